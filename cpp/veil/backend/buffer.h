@@ -1,0 +1,77 @@
+// Buffer<T>: an owning, movable, non-copyable array of T on one Device (RAII).
+#pragma once
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "veil/backend/memory.h"
+#include "veil/core/error.h"
+
+namespace veil {
+
+template <class T>
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(const Device& dev, std::size_t count) : dev_(dev), size_(count) {
+    if (count) data_ = static_cast<T*>(backend::allocate(dev, count * sizeof(T)));
+  }
+  /// Copies a host vector onto `dev`.
+  static Buffer from_host(const Device& dev, const std::vector<T>& host) {
+    Buffer b(dev, host.size());
+    if (!host.empty())
+      backend::copy(dev, b.data_, Device::cpu(), host.data(), host.size() * sizeof(T));
+    return b;
+  }
+  ~Buffer() { release(); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Buffer(Buffer&& o) noexcept { swap(o); }
+  Buffer& operator=(Buffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      swap(o);
+    }
+    return *this;
+  }
+
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const Device& device() const { return dev_; }
+
+  /// Deep copy on the same device.
+  Buffer clone() const { return to(dev_); }
+  /// Deep copy onto another device.
+  Buffer to(const Device& dev) const {
+    Buffer b(dev, size_);
+    if (size_) backend::copy(dev, b.data_, dev_, data_, size_ * sizeof(T));
+    return b;
+  }
+  std::vector<T> to_host() const {
+    std::vector<T> v(size_);
+    if (size_) backend::copy(Device::cpu(), v.data(), dev_, data_, size_ * sizeof(T));
+    return v;
+  }
+  void zero() {
+    if (size_) backend::fill_zero(dev_, data_, size_ * sizeof(T));
+  }
+
+ private:
+  void release() noexcept {
+    if (data_) backend::deallocate(dev_, data_, size_ * sizeof(T));
+    data_ = nullptr;
+    size_ = 0;
+  }
+  void swap(Buffer& o) noexcept {
+    std::swap(dev_, o.dev_);
+    std::swap(data_, o.data_);
+    std::swap(size_, o.size_);
+  }
+  Device dev_{};
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace veil

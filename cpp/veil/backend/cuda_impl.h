@@ -1,0 +1,27 @@
+// Internal: the CUDA runtime side of the backend. Implemented in cuda_runtime.cu when the CUDA
+// backend is built, and by throwing stubs in cuda_stub.cpp otherwise.
+#pragma once
+#include <cstddef>
+
+#include "veil/backend/device.h"
+#include "veil/backend/memory.h"
+
+namespace veil::backend::cuda {
+
+bool built();
+int device_count();
+CudaDeviceInfo device_info(int index);
+void* allocate(int index, std::size_t bytes);
+void deallocate(int index, void* ptr, std::size_t bytes) noexcept;
+// kind: 0 host->device, 1 device->host, 2 device->device (dst_index may differ from src_index)
+void copy(int dst_index, void* dst, int src_index, const void* src, std::size_t bytes, int kind);
+void fill_zero(int index, void* ptr, std::size_t bytes);
+void synchronize(int index);
+StreamHandle stream(int index);
+void set_current(int index);
+void set_pool_limit(int index, std::size_t bytes);
+std::size_t pool_limit(int index);
+std::size_t bytes_in_use(int index);
+void check_last_launch(const char* what);
+
+}  // namespace veil::backend::cuda

@@ -1,0 +1,177 @@
+// The CUDA runtime side of the backend: per-device stream and stream-ordered memory pool.
+#include <cuda_runtime.h>
+
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "veil/backend/cuda_impl.h"
+#include "veil/core/error.h"
+
+namespace veil::backend::cuda {
+
+namespace {
+
+constexpr int kMaxDevices = 64;
+
+void check(cudaError_t err, const std::string& what) {
+  if (err == cudaSuccess) return;
+  cudaGetLastError();  // clear sticky-free errors
+  if (err == cudaErrorMemoryAllocation) {
+    throw OutOfMemory(what + ": " + cudaGetErrorString(err));
+  }
+  throw RuntimeError(what + ": " + cudaGetErrorString(err));
+}
+
+struct DeviceState {
+  std::once_flag once;
+  cudaStream_t stream = nullptr;
+  cudaMemPool_t pool = nullptr;
+  std::atomic<std::size_t> in_use{0};
+  std::atomic<std::size_t> limit{0};
+};
+
+std::array<DeviceState, kMaxDevices>& states() {
+  static std::array<DeviceState, kMaxDevices> s;
+  return s;
+}
+
+DeviceState& state(int index) {
+  if (index < 0 || index >= kMaxDevices) {
+    throw InvalidArgument("device: CUDA index " + std::to_string(index) + " out of range");
+  }
+  DeviceState& st = states()[index];
+  std::call_once(st.once, [&] {
+    check(cudaSetDevice(index), "cudaSetDevice(" + std::to_string(index) + ")");
+    check(cudaStreamCreateWithFlags(&st.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    cudaMemPoolProps props = {};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = index;
+    check(cudaMemPoolCreate(&st.pool, &props), "cudaMemPoolCreate");
+    // Keep freed blocks in the pool: repeated HE operations reuse them without driver calls.
+    std::uint64_t threshold = UINT64_MAX;
+    check(cudaMemPoolSetAttribute(st.pool, cudaMemPoolAttrReleaseThreshold, &threshold),
+          "cudaMemPoolSetAttribute");
+    if (const char* env = std::getenv("VEIL_CUDA_POOL_LIMIT")) {
+      st.limit = std::strtoull(env, nullptr, 10);
+    }
+  });
+  return st;
+}
+
+}  // namespace
+
+bool built() { return true; }
+
+int device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+CudaDeviceInfo device_info(int index) {
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, index), "cudaGetDeviceProperties");
+  CudaDeviceInfo info;
+  info.name = prop.name;
+  info.total_memory = prop.totalGlobalMem;
+  info.multiprocessors = prop.multiProcessorCount;
+  info.compute_major = prop.major;
+  info.compute_minor = prop.minor;
+  cudaRuntimeGetVersion(&info.runtime_version);
+  cudaDriverGetVersion(&info.driver_version);
+  return info;
+}
+
+void* allocate(int index, std::size_t bytes) {
+  DeviceState& st = state(index);
+  std::size_t limit = st.limit.load();
+  std::size_t used = st.in_use.load();
+  if (limit && used + bytes > limit) {
+    throw OutOfMemory("cuda:" + std::to_string(index) + ": allocation of " +
+                      std::to_string(bytes) + " bytes exceeds the pool limit of " +
+                      std::to_string(limit) + " bytes (" + std::to_string(used) + " in use)");
+  }
+  check(cudaSetDevice(index), "cudaSetDevice");
+  void* p = nullptr;
+  cudaError_t err = cudaMallocFromPoolAsync(&p, bytes, st.pool, st.stream);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw OutOfMemory("cuda:" + std::to_string(index) + ": allocation of " +
+                      std::to_string(bytes) + " bytes failed (" + std::to_string(used) +
+                      " bytes in use through Veil): " + cudaGetErrorString(err));
+  }
+  st.in_use += bytes;
+  return p;
+}
+
+void deallocate(int index, void* ptr, std::size_t bytes) noexcept {
+  DeviceState& st = states()[index];
+  cudaSetDevice(index);
+  cudaFreeAsync(ptr, st.stream);
+  st.in_use -= bytes;
+}
+
+void copy(int dst_index, void* dst, int src_index, const void* src, std::size_t bytes, int kind) {
+  if (kind == 0) {
+    DeviceState& st = state(dst_index);
+    check(cudaSetDevice(dst_index), "cudaSetDevice");
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, st.stream), "copy to device");
+    // The host source may be freed right after return: wait for the copy.
+    check(cudaStreamSynchronize(st.stream), "copy to device");
+  } else if (kind == 1) {
+    DeviceState& st = state(src_index);
+    check(cudaSetDevice(src_index), "cudaSetDevice");
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, st.stream), "copy to host");
+    check(cudaStreamSynchronize(st.stream), "copy to host");
+  } else if (dst_index == src_index) {
+    DeviceState& st = state(dst_index);
+    check(cudaSetDevice(dst_index), "cudaSetDevice");
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st.stream), "device copy");
+  } else {
+    // Different GPUs: order after both streams' work.
+    synchronize(src_index);
+    DeviceState& st = state(dst_index);
+    check(cudaMemcpyPeerAsync(dst, dst_index, src, src_index, bytes, st.stream), "peer copy");
+    check(cudaStreamSynchronize(st.stream), "peer copy");
+  }
+}
+
+void fill_zero(int index, void* ptr, std::size_t bytes) {
+  DeviceState& st = state(index);
+  check(cudaSetDevice(index), "cudaSetDevice");
+  check(cudaMemsetAsync(ptr, 0, bytes, st.stream), "cudaMemsetAsync");
+}
+
+void synchronize(int index) {
+  DeviceState& st = state(index);
+  check(cudaStreamSynchronize(st.stream), "cudaStreamSynchronize");
+}
+
+StreamHandle stream(int index) { return state(index).stream; }
+
+void set_current(int index) {
+  state(index);
+  check(cudaSetDevice(index), "cudaSetDevice");
+}
+
+void set_pool_limit(int index, std::size_t bytes) { state(index).limit = bytes; }
+std::size_t pool_limit(int index) { return state(index).limit.load(); }
+std::size_t bytes_in_use(int index) { return state(index).in_use.load(); }
+
+void check_last_launch(const char* what) {
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) {
+    throw RuntimeError(std::string("CUDA launch failed in ") + what + ": " +
+                       cudaGetErrorString(err));
+  }
+}
+
+}  // namespace veil::backend::cuda

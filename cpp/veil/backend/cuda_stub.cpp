@@ -1,0 +1,28 @@
+// Stubs used when Veil is built without the CUDA backend: every entry reports that clearly.
+#include "veil/backend/cuda_impl.h"
+#include "veil/core/error.h"
+
+namespace veil::backend::cuda {
+
+namespace {
+[[noreturn]] void no_cuda() {
+  throw RuntimeError("this build of Veil has no CUDA backend (nvcc was not found at build time)");
+}
+}  // namespace
+
+bool built() { return false; }
+int device_count() { return 0; }
+CudaDeviceInfo device_info(int) { no_cuda(); }
+void* allocate(int, std::size_t) { no_cuda(); }
+void deallocate(int, void*, std::size_t) noexcept {}
+void copy(int, void*, int, const void*, std::size_t, int) { no_cuda(); }
+void fill_zero(int, void*, std::size_t) { no_cuda(); }
+void synchronize(int) { no_cuda(); }
+StreamHandle stream(int) { no_cuda(); }
+void set_current(int) { no_cuda(); }
+void set_pool_limit(int, std::size_t) { no_cuda(); }
+std::size_t pool_limit(int) { return 0; }
+std::size_t bytes_in_use(int) { return 0; }
+void check_last_launch(const char*) {}
+
+}  // namespace veil::backend::cuda

@@ -1,0 +1,49 @@
+// The one launch helper for element-wise work: for_each(dev, n, f) calls f(i) for i in [0, n).
+// CPU: an OpenMP parallel loop. CUDA: a grid-stride kernel on the device's stream.
+// `f` must be a VEIL_HD functor (or an nvcc extended __host__ __device__ lambda) capturing only
+// device-accessible pointers and plain values.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "veil/backend/device.h"
+#include "veil/backend/memory.h"
+#include "veil/core/error.h"
+#include "veil/core/hd.h"
+
+namespace veil {
+
+#if defined(__CUDACC__)
+template <class F>
+__global__ void veil_grid_stride_kernel(std::size_t n, F f) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(blockDim.x) * gridDim.x) {
+    f(i);
+  }
+}
+#endif
+
+[[noreturn]] void throw_cuda_not_in_this_unit(const char* file);
+
+template <class F>
+void for_each(const Device& dev, std::size_t n, F f) {
+  if (n == 0) return;
+  if (dev.is_cuda()) {
+#if defined(__CUDACC__)
+    backend::set_current(dev);
+    constexpr unsigned threads = 256;
+    std::size_t blocks = (n + threads - 1) / threads;
+    if (blocks > 65535u * 4u) blocks = 65535u * 4u;
+    veil_grid_stride_kernel<<<unsigned(blocks), threads, 0, backend::stream(dev)>>>(n, f);
+    backend::check_last_launch("for_each");
+#else
+    throw_cuda_not_in_this_unit(__FILE__);
+#endif
+  } else {
+    const std::int64_t count = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static) if (count >= 8192)
+    for (std::int64_t i = 0; i < count; ++i) f(static_cast<std::size_t>(i));
+  }
+}
+
+}  // namespace veil

@@ -1,0 +1,39 @@
+// Raw allocation, copy and synchronization on a Device. The CUDA side uses one stream-ordered
+// memory pool per device (cudaMallocAsync on a cudaMemPool_t) with a configurable size limit.
+// No layer above this one calls the CUDA runtime directly.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "veil/backend/device.h"
+
+struct CUstream_st;
+
+namespace veil::backend {
+
+using StreamHandle = CUstream_st*;
+
+/// Allocates `bytes` on `dev`. Throws OutOfMemory naming the request on failure.
+void* allocate(const Device& dev, std::size_t bytes);
+/// Returns memory to `dev`'s pool (stream-ordered on CUDA).
+void deallocate(const Device& dev, void* ptr, std::size_t bytes) noexcept;
+/// Copies bytes between any two devices (host <-> device, device <-> device). Blocks until the
+/// copy is complete when the destination is the host.
+void copy(const Device& dst_dev, void* dst, const Device& src_dev, const void* src,
+          std::size_t bytes);
+void fill_zero(const Device& dev, void* ptr, std::size_t bytes);
+/// Waits for all work queued on dev's stream.
+void synchronize(const Device& dev);
+/// The stream Veil queues work on for a CUDA device (nullptr for the CPU).
+StreamHandle stream(const Device& dev);
+/// Makes `dev` current for the calling thread (no-op for CPU).
+void set_current(const Device& dev);
+/// Pool limit in bytes for a CUDA device (0 = no limit beyond the device's memory).
+void set_pool_limit(const Device& dev, std::size_t bytes);
+std::size_t pool_limit(const Device& dev);
+/// Bytes currently allocated through Veil on `dev`.
+std::size_t bytes_in_use(const Device& dev);
+/// Throws RuntimeError if the last kernel launch on `dev` failed (CUDA only).
+void check_last_launch(const char* what);
+
+}  // namespace veil::backend

@@ -1,0 +1,125 @@
+// Word-level modular arithmetic for 64-bit RNS words (moduli < 2^61), host and device.
+//
+// Barrett reduction of a 128-bit product uses the two-word constant floor(2^128 / q)
+// (Barrett, CRYPTO'86; the two-word variant as in SEAL's util/uintarithsmallmod.h semantics).
+// Shoup multiplication by a constant w uses w' = floor(w * 2^64 / q) (Shoup, NTL; Harvey,
+// "Faster arithmetic for number-theoretic transforms", J. Symb. Comp. 2014, Alg. 2), and its
+// lazy form returns a value in [0, 2q) that the NTT butterflies consume directly.
+#pragma once
+#include <cstdint>
+
+#include "veil/core/hd.h"
+
+namespace veil {
+
+using u64 = std::uint64_t;
+using u32 = std::uint32_t;
+using i64 = std::int64_t;
+#if defined(__SIZEOF_INT128__)
+using u128 = unsigned __int128;
+#endif
+
+/// A word modulus q < 2^61 with its Barrett constant floor(2^128/q) = (ratio_hi, ratio_lo).
+/// Plain-old-data so it can live in device tables.
+struct Modulus {
+  u64 value = 0;
+  u64 ratio_hi = 0;  // floor(2^128 / q) >> 64
+  u64 ratio_lo = 0;  // floor(2^128 / q) mod 2^64
+  int bit_count = 0;
+
+  Modulus() = default;
+  /// Builds the Barrett constants. Throws veil::InvalidArgument if q < 2 or q >= 2^61.
+  explicit Modulus(u64 q);
+};
+
+VEIL_HD u64 mul_hi(u64 a, u64 b) {
+#if VEIL_DEVICE_CODE
+  return __umul64hi(a, b);
+#else
+  return static_cast<u64>((static_cast<u128>(a) * b) >> 64);
+#endif
+}
+
+/// (hi, lo) = a * b.
+VEIL_HD void mul_wide(u64 a, u64 b, u64& hi, u64& lo) {
+  lo = a * b;
+  hi = mul_hi(a, b);
+}
+
+/// 128-bit accumulate: (hi, lo) += (bhi, blo).
+VEIL_HD void add_wide(u64& hi, u64& lo, u64 bhi, u64 blo) {
+  lo += blo;
+  hi += bhi + (lo < blo ? 1 : 0);
+}
+
+VEIL_HD u64 add_mod(u64 a, u64 b, u64 q) {
+  u64 s = a + b;
+  return s >= q ? s - q : s;
+}
+
+VEIL_HD u64 sub_mod(u64 a, u64 b, u64 q) { return a >= b ? a - b : a + q - b; }
+
+VEIL_HD u64 neg_mod(u64 a, u64 q) { return a == 0 ? 0 : q - a; }
+
+/// x mod q for a single word, via Barrett with the high ratio word.
+VEIL_HD u64 reduce_word(u64 x, const Modulus& m) {
+  u64 qhat = mul_hi(x, m.ratio_hi);
+  u64 r = x - qhat * m.value;
+  return r >= m.value ? r - m.value : r;
+}
+
+/// (hi * 2^64 + lo) mod q, for hi < q (any 128-bit value whose quotient fits; products of two
+/// residues always qualify). Barrett with the two-word ratio; one final conditional subtraction.
+VEIL_HD u64 reduce_wide(u64 hi, u64 lo, const Modulus& m) {
+  // floor((hi*2^64 + lo) * ratio / 2^128), keeping only the terms that matter.
+  u64 carry = mul_hi(lo, m.ratio_lo);
+  u64 t_hi, t_lo;
+  mul_wide(lo, m.ratio_hi, t_hi, t_lo);
+  u64 mid = t_lo + carry;
+  u64 c1 = t_hi + (mid < t_lo ? 1 : 0);
+  u64 u_hi, u_lo;
+  mul_wide(hi, m.ratio_lo, u_hi, u_lo);
+  mid += u_lo;
+  c1 += u_hi + (mid < u_lo ? 1 : 0);
+  u64 qhat = hi * m.ratio_hi + c1;
+  u64 r = lo - qhat * m.value;
+  return r >= m.value ? r - m.value : r;
+}
+
+VEIL_HD u64 mul_mod(u64 a, u64 b, const Modulus& m) {
+  u64 hi, lo;
+  mul_wide(a, b, hi, lo);
+  return reduce_wide(hi, lo, m);
+}
+
+/// a * b + c mod q.
+VEIL_HD u64 mul_add_mod(u64 a, u64 b, u64 c, const Modulus& m) {
+  u64 hi, lo;
+  mul_wide(a, b, hi, lo);
+  add_wide(hi, lo, 0, c);
+  return reduce_wide(hi, lo, m);
+}
+
+/// Shoup precomputation: floor(w * 2^64 / q), for w < q. Host only (uses 128-bit division).
+inline u64 shoup_quotient(u64 w, u64 q) {
+  return static_cast<u64>((static_cast<u128>(w) << 64) / q);
+}
+
+/// x * w mod q in [0, 2q) given wq = floor(w*2^64/q); x may be any 64-bit word.
+VEIL_HD u64 mul_shoup_lazy(u64 x, u64 w, u64 wq, u64 q) {
+  u64 qhat = mul_hi(x, wq);
+  return x * w - qhat * q;
+}
+
+/// x * w mod q in [0, q).
+VEIL_HD u64 mul_shoup(u64 x, u64 w, u64 wq, u64 q) {
+  u64 r = mul_shoup_lazy(x, w, wq, q);
+  return r >= q ? r - q : r;
+}
+
+/// Host-only helpers (exact, slow): pow and inverse mod q.
+u64 pow_mod(u64 base, u64 exp, const Modulus& m);
+/// Inverse of a mod q; throws veil::InvalidArgument if it does not exist.
+u64 inv_mod(u64 a, u64 q);
+
+}  // namespace veil

@@ -1,0 +1,42 @@
+// Prime generation and number-theoretic helpers (host only).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "veil/core/modarith.h"
+
+namespace veil {
+
+/// Deterministic Miller-Rabin for 64-bit integers (bases 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37
+/// are a proven witness set below 2^64; Sorenson & Webster 2015).
+bool is_prime(u64 n);
+
+/// The `count` largest primes q < 2^bit_size with q = 1 mod 2N (NTT-friendly for the negacyclic
+/// NTT of size N), in descending order, skipping any listed in `exclude`. Throws InvalidArgument
+/// if bit_size is outside [2, 61] or not enough primes exist.
+std::vector<u64> generate_ntt_primes(int bit_size, u64 n, std::size_t count,
+                                     const std::vector<u64>& exclude = {});
+
+/// The minimal primitive 2N-th root of unity mod q (SEAL's choice, so NTT-form data is
+/// exchangeable with SEAL). Throws InvalidArgument if q != 1 mod 2N.
+u64 minimal_primitive_root(u64 two_n, const Modulus& q);
+
+/// Reverses the lowest `bits` bits of x.
+inline u32 reverse_bits(u32 x, int bits) {
+  u32 r = 0;
+  for (int i = 0; i < bits; ++i) {
+    r = (r << 1) | (x & 1);
+    x >>= 1;
+  }
+  return r;
+}
+
+inline int log2_exact(u64 n) {
+  int l = 0;
+  while ((u64(1) << l) < n) ++l;
+  return l;
+}
+
+inline bool is_power_of_two(u64 n) { return n && !(n & (n - 1)); }
+
+}  // namespace veil

@@ -1,0 +1,76 @@
+// ChaCha20 block function (RFC 8439, section 2.3), host and device.
+//
+// Veil addresses its keystream by (seed, domain, stream, block): the 256-bit seed is the key,
+// the 96-bit nonce is (domain low 32, domain high 32, stream), and `block` is the 32-bit block
+// counter. Every GPU thread can thus compute exactly the blocks it needs, and the CPU computes
+// the same ones, which is what makes keys and ciphertexts bit-identical across backends.
+#pragma once
+#include <cstdint>
+
+#include "veil/core/hd.h"
+
+namespace veil {
+
+struct ChaChaKey {
+  std::uint32_t words[8];
+};
+
+VEIL_HD std::uint32_t chacha_rotl(std::uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
+
+#define VEIL_CHACHA_QR(a, b, c, d)                                                                 \
+  a += b;                                                                                          \
+  d ^= a;                                                                                          \
+  d = chacha_rotl(d, 16);                                                                          \
+  c += d;                                                                                          \
+  b ^= c;                                                                                          \
+  b = chacha_rotl(b, 12);                                                                          \
+  a += b;                                                                                          \
+  d ^= a;                                                                                          \
+  d = chacha_rotl(d, 8);                                                                           \
+  c += d;                                                                                          \
+  b ^= c;                                                                                          \
+  b = chacha_rotl(b, 7);
+
+/// Computes one 64-byte block as 16 little-endian words (RFC 8439 §2.3, 20 rounds).
+VEIL_HD void chacha20_block(const ChaChaKey& key, std::uint32_t counter, std::uint32_t nonce0,
+                            std::uint32_t nonce1, std::uint32_t nonce2, std::uint32_t out[16]) {
+  std::uint32_t s[16] = {0x61707865u,  0x3320646eu,  0x79622d32u,  0x6b206574u,
+                         key.words[0], key.words[1], key.words[2], key.words[3],
+                         key.words[4], key.words[5], key.words[6], key.words[7],
+                         counter,      nonce0,       nonce1,       nonce2};
+  std::uint32_t x[16];
+#pragma unroll
+  for (int i = 0; i < 16; ++i) x[i] = s[i];
+#pragma unroll 1
+  for (int r = 0; r < 10; ++r) {
+    VEIL_CHACHA_QR(x[0], x[4], x[8], x[12])
+    VEIL_CHACHA_QR(x[1], x[5], x[9], x[13])
+    VEIL_CHACHA_QR(x[2], x[6], x[10], x[14])
+    VEIL_CHACHA_QR(x[3], x[7], x[11], x[15])
+    VEIL_CHACHA_QR(x[0], x[5], x[10], x[15])
+    VEIL_CHACHA_QR(x[1], x[6], x[11], x[12])
+    VEIL_CHACHA_QR(x[2], x[7], x[8], x[13])
+    VEIL_CHACHA_QR(x[3], x[4], x[9], x[14])
+  }
+#pragma unroll
+  for (int i = 0; i < 16; ++i) out[i] = x[i] + s[i];
+}
+
+#undef VEIL_CHACHA_QR
+
+/// A keystream address: seed plus a 64-bit domain (one per sampling call).
+struct PrngStream {
+  ChaChaKey key;
+  std::uint64_t domain;
+
+  /// Block `block` of sub-stream `stream`, as 8 64-bit words (little-endian word pairs).
+  VEIL_HD void block64(std::uint32_t stream, std::uint32_t block, std::uint64_t out[8]) const {
+    std::uint32_t w[16];
+    chacha20_block(key, block, static_cast<std::uint32_t>(domain),
+                   static_cast<std::uint32_t>(domain >> 32), stream, w);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) out[i] = std::uint64_t(w[2 * i]) | (std::uint64_t(w[2 * i + 1]) << 32);
+  }
+};
+
+}  // namespace veil

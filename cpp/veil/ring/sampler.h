@@ -1,0 +1,41 @@
+// Samplers for RLWE: uniform residues, ternary secrets, centered-binomial errors.
+// All are functions of a PrngStream only, so the CPU and CUDA backends produce identical output.
+//
+// - Uniform mod q: each coefficient takes 128 keystream bits x and returns x mod q. The
+//   statistical distance from uniform is at most q / 2^128 < 2^-67 per coefficient.
+// - Ternary: each coefficient takes 64 bits x and returns floor(3x / 2^64) - 1 in {-1, 0, 1}
+//   (distance from uniform < 2^-62), written into every limb (SEAL's secret distribution).
+// - Centered binomial: popcount of 21 bits minus popcount of 21 bits, variance 42/4 = 10.5,
+//   sigma ~ 3.24 (SEAL's default sigma = 3.2 with the same support bound of 21).
+#pragma once
+#include <cstddef>
+
+#include "veil/backend/device.h"
+#include "veil/core/modarith.h"
+#include "veil/ring/chacha20.h"
+#include "veil/ring/rns_base.h"
+
+namespace veil {
+
+/// out: [base.size()][n], uniform in [0, q_l) per limb l.
+void sample_uniform(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
+                    const PrngStream& stream);
+/// out: [base.size()][n], one ternary polynomial reduced into every limb.
+void sample_ternary(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
+                    const PrngStream& stream);
+/// out: [base.size()][n], one centered-binomial polynomial reduced into every limb.
+void sample_cbd(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
+                const PrngStream& stream);
+
+/// The raw signed values the ternary / CBD samplers produce for coefficient index j (tests).
+VEIL_HD i64 ternary_value(u64 x) { return static_cast<i64>(mul_hi(x, 3)) - 1; }
+VEIL_HD i64 cbd_value(u64 x) {
+#if VEIL_DEVICE_CODE
+  return static_cast<i64>(__popcll(x & 0x1FFFFFull)) - static_cast<i64>(__popcll((x >> 21) & 0x1FFFFFull));
+#else
+  return static_cast<i64>(__builtin_popcountll(x & 0x1FFFFFull)) -
+         static_cast<i64>(__builtin_popcountll((x >> 21) & 0x1FFFFFull));
+#endif
+}
+
+}  // namespace veil

@@ -1,0 +1,47 @@
+// RNS base conversion (seed 002 §II-D; seed 001 §III-B).
+//
+// FastBaseConv (Bajard et al. 2016): for x given by residues x_i modulo the primes q_i of base
+// `from` (product Q), returns  sum_i [x_i * (Q/q_i)^-1]_{q_i} * (Q/q_i)  mod p_j  for every p_j of
+// base `to`. The result equals x + u*Q with 0 <= u < |from| (approximate).
+//
+// Exact conversion (Halevi-Polyakov-Shoup 2019, seed 002 §II-D.2): subtracts v*Q where
+// v = round(sum_i [x_i (Q/q_i)^-1]_{q_i} / q_i), giving the centered representative of x in
+// (-Q/2, Q/2]. The fractions are held in 0.128 fixed point rather than double: with 61-bit primes
+// double precision (nu = 53) only supports q_i <= 2^(nu-3)/k (seed 002 Table 1), while 128
+// fractional bits keep the total error below k * 2^-67, far inside the 1/4 margin.
+#pragma once
+#include <cstddef>
+
+#include "veil/backend/table.h"
+#include "veil/ring/rns_base.h"
+
+namespace veil {
+
+class BaseConverter {
+ public:
+  BaseConverter() = default;
+  /// Precomputes (Q/q_i)^-1 mod q_i, (Q/q_i) mod p_j, Q mod p_j and the 0.128 fixed-point
+  /// fractions 1/q_i. Throws InvalidArgument if the bases share a modulus.
+  BaseConverter(const RnsBase& from, const RnsBase& to);
+
+  const RnsBase& from() const { return from_; }
+  const RnsBase& to() const { return to_; }
+
+  /// in: [num_polys][from.size()][n] (residues in [0, q_i)); out: [num_polys][to.size()][n].
+  /// Approximate (x + u*Q, 0 <= u < |from|). `out` must not alias `in`.
+  void fast_convert(const Device& dev, const u64* in, u64* out, std::size_t n,
+                    std::size_t num_polys = 1) const;
+  /// Exact, centered: out = x' mod p_j where x' in (-Q/2, Q/2] and x' = x mod Q.
+  void exact_convert(const Device& dev, const u64* in, u64* out, std::size_t n,
+                     std::size_t num_polys = 1) const;
+
+ private:
+  RnsBase from_, to_;
+  DeviceTable<u64> qhat_inv_;        // [from]: (Q/q_i)^-1 mod q_i
+  DeviceTable<u64> qhat_inv_shoup_;  // [from]
+  DeviceTable<u64> qhat_mod_p_;      // [to][from]: (Q/q_i) mod p_j
+  DeviceTable<u64> q_mod_p_;         // [to]: Q mod p_j
+  DeviceTable<u64> frac_;            // [from][2]: 0.128 fixed point of 1/q_i (hi, lo)
+};
+
+}  // namespace veil

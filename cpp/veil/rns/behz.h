@@ -1,0 +1,51 @@
+// BEHZ tools (Bajard-Eynard-Hasan-Zucca 2016; SEAL's RNSTool; seed 000 §III: fastbconv, sm_mrq,
+// fast_floor, fastbconv_sk; seed 002 §III).
+//
+// Bases: Q (ciphertext primes), B (|Q| auxiliary NTT primes), m_sk (one more NTT prime),
+// Bsk = B ∪ {m_sk} (stored as [B..., m_sk]), m_tilde = 2^32, gamma (an NTT prime for decryption).
+#pragma once
+#include <cstddef>
+
+#include "veil/backend/table.h"
+#include "veil/rns/base_converter.h"
+
+namespace veil {
+
+class BehzTools {
+ public:
+  BehzTools() = default;
+  /// q: ciphertext base; bsk: |Q|+1 NTT primes (B then m_sk), disjoint from q; gamma: a prime
+  /// not in q (decryption); t: plain modulus.
+  BehzTools(const RnsBase& q, const RnsBase& bsk, u64 gamma, u64 t);
+
+  const RnsBase& base_bsk() const { return bsk_; }
+
+  /// Multiplication step 1 (SEAL fastbconv_m_tilde): in [num_polys][Q][n] ->
+  /// out [num_polys][Bsk ∪ {m_tilde}][n] = FastBaseConv([x * m_tilde]_Q) (m_tilde limb last).
+  void fastbconv_m_tilde(const Device& dev, const u64* in, u64* out, std::size_t n,
+                         std::size_t num_polys) const;
+  /// Step 2, small Montgomery reduction (BEHZ Alg. 2): in [Bsk ∪ {m_tilde}] -> out [Bsk]:
+  /// r = [-x_mtilde * Q^-1]_{m_tilde};  y = (x + Q r) * m_tilde^-1 mod Bsk.
+  void sm_mrq(const Device& dev, const u64* in, u64* out, std::size_t n,
+              std::size_t num_polys) const;
+  /// Step 4, fast floor: in [num_polys][Q ∪ Bsk][n] (Q limbs first) -> out [num_polys][Bsk][n]
+  /// = (x_Bsk - FastBaseConv_{Q->Bsk}(x_Q)) * Q^-1 mod Bsk  (floor(x/Q) up to |Q|).
+  void fast_floor(const Device& dev, const u64* in, u64* out, std::size_t n,
+                  std::size_t num_polys) const;
+  /// Step 5, Shenoy-Kumaresan: in [num_polys][Bsk][n] -> out [num_polys][Q][n], exact
+  /// conversion from B to Q using the redundant m_sk.
+  void fastbconv_sk(const Device& dev, const u64* in, u64* out, std::size_t n,
+                    std::size_t num_polys) const;
+  /// Decryption (BEHZ §2.3 with gamma correction, as SEAL decrypt_scale_and_round):
+  /// in [Q][n] (x = c0 + c1 s) -> out [n] values round(t x / Q) mod t in [0, t).
+  void decrypt_scale_and_round(const Device& dev, const u64* in, u64* out, std::size_t n) const;
+
+ private:
+  RnsBase q_, b_, bsk_, bsk_mtilde_, t_gamma_;
+  u64 t_ = 0, gamma_ = 0;
+  // Implementation-defined precomputed tables live here.
+  BaseConverter q_to_bsk_mtilde_, q_to_bsk_, b_to_q_, b_to_msk_, q_to_t_gamma_;
+  DeviceTable<u64> consts_;
+};
+
+}  // namespace veil

@@ -1,0 +1,53 @@
+// HPS (Halevi-Polyakov-Shoup 2019; seed 002 §IV) scale-and-round with fixed-point correction.
+//
+// ScaleAndRoundQR: given x by its residues over Q ∪ R, returns round(t * x / Q) mod r_j for
+// every r_j in R (the tensor-product rescaling of HPS multiplication, seed 002 eq. for
+// "ScaleAndRound"):
+//   round(t x / Q) = round(sum_{i in Q} x_i * theta_i) + sum_{i in Q} x_i * omega_ij
+//                    + x_j * lambda_j   (mod r_j),
+// where t R [(QR/q_i)^-1]_{q_i} / q_i = omega_i + theta_i (integer + fraction, omega_ij = omega_i
+// mod r_j) and lambda_j = t (R/r_j) [(QR/r_j)^-1]_{r_j} mod r_j.
+//
+// ScaleAndRoundQ (decryption): from residues over Q, returns round(t x / Q) mod t (x any
+// representative), with t [(Q/q_i)^-1]_{q_i} / q_i = omega_i + theta_i.
+//
+// The fractions theta_i are kept in 0.128 fixed point (see base_converter.h for why).
+#pragma once
+#include <cstddef>
+
+#include "veil/backend/table.h"
+#include "veil/ring/rns_base.h"
+
+namespace veil {
+
+class HpsScaleAndRoundQR {
+ public:
+  HpsScaleAndRoundQR() = default;
+  HpsScaleAndRoundQR(const RnsBase& q, const RnsBase& r, u64 t);
+  /// in: [num_polys][|Q|+|R|][n] (Q limbs first); out: [num_polys][|R|][n].
+  void apply(const Device& dev, const u64* in, u64* out, std::size_t n,
+             std::size_t num_polys = 1) const;
+
+ private:
+  RnsBase q_, r_;
+  DeviceTable<u64> theta_;   // [Q][2] fixed point (hi, lo)
+  DeviceTable<u64> omega_;   // [R][Q]: omega_i mod r_j
+  DeviceTable<u64> lambda_;  // [R]
+  DeviceTable<u64> lambda_shoup_;
+};
+
+class HpsScaleAndRoundQ {
+ public:
+  HpsScaleAndRoundQ() = default;
+  HpsScaleAndRoundQ(const RnsBase& q, u64 t);
+  /// in: [|Q|][n]; out: [n] values in [0, t).
+  void apply(const Device& dev, const u64* in, u64* out, std::size_t n) const;
+
+ private:
+  RnsBase q_;
+  Modulus t_;
+  DeviceTable<u64> theta_;  // [Q][2]
+  DeviceTable<u64> omega_;  // [Q]: omega_i mod t
+};
+
+}  // namespace veil
