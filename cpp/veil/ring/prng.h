@@ -21,7 +21,7 @@ class Prng {
   static Prng from_u64(std::uint64_t seed);
 
   /// The next keystream domain.
-  PrngStream next() { return PrngStream{key_, next_domain_->fetch_add(1)}; }
+  PrngStream next() const { return PrngStream{key_, next_domain_->fetch_add(1)}; }
 
  private:
   ChaChaKey key_{};

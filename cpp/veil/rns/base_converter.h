@@ -11,17 +11,38 @@
 // fractional bits keep the total error below k * 2^-67, far inside the 1/4 margin.
 #pragma once
 #include <cstddef>
+#include <vector>
 
 #include "veil/backend/table.h"
 #include "veil/ring/rns_base.h"
 
 namespace veil {
 
+namespace detail {
+/// Constants of one fast base conversion from -> to whose inputs are first multiplied by a
+/// per-limb scalar c_i (c = 1 for a plain conversion; m_tilde or t*gamma for BEHZ):
+///   y_i = [x_i * c_i * (Q/q_i)^-1]_{q_i},  out_j = sum_i y_i * (Q/q_i)  mod p_j.
+/// Built on the host (base_converter_host.cpp); used by the kernels in rns/conv_kernels.h.
+struct FastConvTables {
+  std::size_t k_from = 0, k_to = 0;
+  DeviceTable<u64> scale;        // [from]: c_i * (Q/q_i)^-1 mod q_i
+  DeviceTable<u64> scale_shoup;  // [from]
+  DeviceTable<u64> qhat_mod_p;   // [to][from]: (Q/q_i) mod p_j
+  DeviceTable<u64> q_mod_p;      // [to]: Q mod p_j
+
+  FastConvTables() = default;
+  /// `c_mod_q`: c mod q_i per limb of `from` (empty: c = 1). Throws InvalidArgument if either
+  /// base is empty or they share a modulus (`what` names the caller in the message).
+  FastConvTables(const RnsBase& from, const RnsBase& to, const std::vector<u64>& c_mod_q,
+                 const char* what);
+};
+}  // namespace detail
+
 class BaseConverter {
  public:
   BaseConverter() = default;
   /// Precomputes (Q/q_i)^-1 mod q_i, (Q/q_i) mod p_j, Q mod p_j and the 0.128 fixed-point
-  /// fractions 1/q_i. Throws InvalidArgument if the bases share a modulus.
+  /// fractions 1/q_i. Throws InvalidArgument if a base is empty or the bases share a modulus.
   BaseConverter(const RnsBase& from, const RnsBase& to);
 
   const RnsBase& from() const { return from_; }
@@ -32,16 +53,15 @@ class BaseConverter {
   void fast_convert(const Device& dev, const u64* in, u64* out, std::size_t n,
                     std::size_t num_polys = 1) const;
   /// Exact, centered: out = x' mod p_j where x' in (-Q/2, Q/2] and x' = x mod Q.
+  /// (v is rounded from 0.128 fixed point, so x within |from| * 2^-67 * Q of +-Q/2 may come out
+  /// as the other representative, x' - Q or x' + Q; no other error.) `out` must not alias `in`.
   void exact_convert(const Device& dev, const u64* in, u64* out, std::size_t n,
                      std::size_t num_polys = 1) const;
 
  private:
   RnsBase from_, to_;
-  DeviceTable<u64> qhat_inv_;        // [from]: (Q/q_i)^-1 mod q_i
-  DeviceTable<u64> qhat_inv_shoup_;  // [from]
-  DeviceTable<u64> qhat_mod_p_;      // [to][from]: (Q/q_i) mod p_j
-  DeviceTable<u64> q_mod_p_;         // [to]: Q mod p_j
-  DeviceTable<u64> frac_;            // [from][2]: 0.128 fixed point of 1/q_i (hi, lo)
+  detail::FastConvTables conv_;  // c = 1
+  DeviceTable<u64> frac_;        // [from][2]: 0.128 fixed point of 1/q_i (hi, lo)
 };
 
 }  // namespace veil

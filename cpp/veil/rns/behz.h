@@ -15,7 +15,10 @@ class BehzTools {
  public:
   BehzTools() = default;
   /// q: ciphertext base; bsk: |Q|+1 NTT primes (B then m_sk), disjoint from q; gamma: a prime
-  /// not in q (decryption); t: plain modulus.
+  /// not in q (decryption); t: plain modulus. Throws InvalidArgument if a base is empty, bsk has
+  /// fewer than 2 moduli, the bases overlap, gamma is in q, or t is not co-prime to Q and gamma.
+  /// Not checked: the BEHZ bounds need B at least about as large as Q (SEAL: |B| = |Q| primes of
+  /// the same size), and decryption needs gamma > t (SEAL: a 61-bit prime).
   BehzTools(const RnsBase& q, const RnsBase& bsk, u64 gamma, u64 t);
 
   const RnsBase& base_bsk() const { return bsk_; }
@@ -25,7 +28,8 @@ class BehzTools {
   void fastbconv_m_tilde(const Device& dev, const u64* in, u64* out, std::size_t n,
                          std::size_t num_polys) const;
   /// Step 2, small Montgomery reduction (BEHZ Alg. 2): in [Bsk ∪ {m_tilde}] -> out [Bsk]:
-  /// r = [-x_mtilde * Q^-1]_{m_tilde};  y = (x + Q r) * m_tilde^-1 mod Bsk.
+  /// r = [-x_mtilde * Q^-1]_{m_tilde} taken centered in [-m_tilde/2, m_tilde/2) (as SEAL);
+  /// y = (x + Q r) * m_tilde^-1 mod Bsk.
   void sm_mrq(const Device& dev, const u64* in, u64* out, std::size_t n,
               std::size_t num_polys) const;
   /// Step 4, fast floor: in [num_polys][Q ∪ Bsk][n] (Q limbs first) -> out [num_polys][Bsk][n]
@@ -41,11 +45,19 @@ class BehzTools {
   void decrypt_scale_and_round(const Device& dev, const u64* in, u64* out, std::size_t n) const;
 
  private:
-  RnsBase q_, b_, bsk_, bsk_mtilde_, t_gamma_;
+  RnsBase q_, b_, bsk_, bsk_mtilde_, t_gamma_, msk_q_;  // msk_q_ = {m_sk} then Q
   u64 t_ = 0, gamma_ = 0;
-  // Implementation-defined precomputed tables live here.
-  BaseConverter q_to_bsk_mtilde_, q_to_bsk_, b_to_q_, b_to_msk_, q_to_t_gamma_;
-  DeviceTable<u64> consts_;
+  detail::FastConvTables q_to_bsk_mtilde_;  // Q -> Bsk ∪ {m_tilde}, inputs scaled by m_tilde
+  detail::FastConvTables q_to_bsk_;         // Q -> Bsk
+  detail::FastConvTables b_to_msk_q_;       // B -> {m_sk} ∪ Q
+  detail::FastConvTables q_to_t_gamma_;     // Q -> {t, gamma}, inputs scaled by t * gamma
+  u64 neg_inv_q_mod_mtilde_ = 0;            // -Q^-1 mod m_tilde
+  DeviceTable<u64> q_mod_bsk_, q_mod_bsk_shoup_;            // [Bsk]: Q mod b_j
+  DeviceTable<u64> mtilde_inv_bsk_, mtilde_inv_bsk_shoup_;  // [Bsk]: m_tilde^-1 mod b_j
+  DeviceTable<u64> q_inv_bsk_, q_inv_bsk_shoup_;            // [Bsk]: Q^-1 mod b_j
+  DeviceTable<u64> b_mod_q_, b_mod_q_shoup_;                // [Q]: B mod q_i
+  u64 b_inv_msk_ = 0, b_inv_msk_shoup_ = 0;                 // B^-1 mod m_sk
+  u64 neg_inv_q_mod_t_ = 0, neg_inv_q_mod_gamma_ = 0, gamma_inv_mod_t_ = 0;
 };
 
 }  // namespace veil

@@ -11,7 +11,9 @@
 // ScaleAndRoundQ (decryption): from residues over Q, returns round(t x / Q) mod t (x any
 // representative), with t [(Q/q_i)^-1]_{q_i} / q_i = omega_i + theta_i.
 //
-// The fractions theta_i are kept in 0.128 fixed point (see base_converter.h for why).
+// The fractions theta_i are kept in 0.128 fixed point (see base_converter.h for why); the
+// rounding is exact except when the fractional part of t x / Q lies within |Q| * 2^-67 of 1/2
+// (the HPS boundary case; BFV noise keeps real inputs far from it).
 #pragma once
 #include <cstddef>
 
@@ -23,6 +25,7 @@ namespace veil {
 class HpsScaleAndRoundQR {
  public:
   HpsScaleAndRoundQR() = default;
+  /// Throws InvalidArgument if a base is empty, the bases overlap or t < 2.
   HpsScaleAndRoundQR(const RnsBase& q, const RnsBase& r, u64 t);
   /// in: [num_polys][|Q|+|R|][n] (Q limbs first); out: [num_polys][|R|][n].
   void apply(const Device& dev, const u64* in, u64* out, std::size_t n,
@@ -39,13 +42,14 @@ class HpsScaleAndRoundQR {
 class HpsScaleAndRoundQ {
  public:
   HpsScaleAndRoundQ() = default;
+  /// Throws InvalidArgument if q is empty, t is not in [2, 2^61) or shares a factor with Q.
   HpsScaleAndRoundQ(const RnsBase& q, u64 t);
   /// in: [|Q|][n]; out: [n] values in [0, t).
   void apply(const Device& dev, const u64* in, u64* out, std::size_t n) const;
 
  private:
   RnsBase q_;
-  Modulus t_;
+  DeviceTable<Modulus> t_;  // [1]: t
   DeviceTable<u64> theta_;  // [Q][2]
   DeviceTable<u64> omega_;  // [Q]: omega_i mod t
 };

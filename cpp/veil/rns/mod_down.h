@@ -2,8 +2,8 @@
 // one prime is dropped; SEAL's divide_and_round_q_last_inplace for one prime).
 //
 // Input x over base K ∪ D (K kept, D dropped, D's limbs last), coefficient form.
-// Output over K: round(x / D) = (x + floor(D/2) - FastBaseConv_{D->K}([x + floor(D/2)]_D)
-//                                - floor(D/2)) * D^-1 mod k_i.
+// Output over K: round(x / D) = (x + floor(D/2) - FastBaseConv_{D->K}([x + floor(D/2)]_D))
+//                                * D^-1 mod k_i.
 // With |D| > 1 the fast conversion is approximate (adds u*D, u < |D|), so the result is within
 // |D| of the rounded quotient, which key switching absorbs into its error (seed 001 §III-C).
 #pragma once
@@ -17,18 +17,20 @@ namespace veil {
 class ModDown {
  public:
   ModDown() = default;
+  /// Throws InvalidArgument if either base is empty or they share a modulus.
   ModDown(const RnsBase& keep, const RnsBase& drop);
   const RnsBase& keep() const { return keep_; }
   const RnsBase& drop() const { return drop_; }
   /// in: [num_polys][|K|+|D|][n]; out: [num_polys][|K|][n] (may alias `in`'s K limbs only if
-  /// out == in, in which case each polynomial's K limbs are overwritten in place).
+  /// out == in, in which case each polynomial's K limbs are overwritten in place, i.e. the
+  /// output keeps the input's polynomial stride (|K|+|D|)*n and the D limbs are left as they were).
   /// Scratch is allocated from the device pool.
   void apply(const Device& dev, const u64* in, u64* out, std::size_t n,
              std::size_t num_polys = 1) const;
 
  private:
   RnsBase keep_, drop_;
-  BaseConverter conv_;                 // D -> K
+  detail::FastConvTables conv_;        // D -> K
   DeviceTable<u64> half_mod_d_;        // [D]: floor(D/2) mod d_j
   DeviceTable<u64> half_mod_k_;        // [K]: floor(D/2) mod k_i
   DeviceTable<u64> d_inv_, d_inv_shoup_;  // [K]: D^-1 mod k_i

@@ -1,0 +1,64 @@
+#include "veil/api/encryptor.h"
+
+#include "veil/bfv/bfv.h"
+#include "veil/core/error.h"
+#include "veil/rlwe/encrypt.h"
+
+namespace veil {
+
+namespace {
+Prng make_prng(std::optional<std::uint64_t> seed) { return seed ? Prng::from_u64(*seed) : Prng(); }
+[[noreturn]] void unsupported(SchemeType s, const char* op) {
+  throw InvalidArgument(std::string(op) + ": not available for scheme " + to_string(s));
+}
+}  // namespace
+
+Encryptor::Encryptor(ContextPtr ctx, const PublicKey& pk, std::optional<std::uint64_t> seed)
+    : ctx_(std::move(ctx)), pk_(pk), prng_(make_prng(seed)) {
+  check_compatible(*ctx_, pk.device(), pk.context(), pk.device(), "public_key");
+}
+
+Encryptor::Encryptor(ContextPtr ctx, const SecretKey& sk, std::optional<std::uint64_t> seed)
+    : ctx_(std::move(ctx)), sk_(sk), prng_(make_prng(seed)) {
+  check_compatible(*ctx_, sk.device(), sk.context(), sk.device(), "secret_key");
+}
+
+const Device& Encryptor::device() const { return pk_ ? pk_->device() : sk_->device(); }
+
+Ciphertext Encryptor::encrypt(const Plaintext& plain) const {
+  check_compatible(*ctx_, device(), plain.context(), plain.device(), "plain");
+  switch (ctx_->scheme()) {
+    case SchemeType::bfv:
+      return pk_ ? bfv::encrypt(*pk_, plain, prng_) : bfv::encrypt_symmetric(*sk_, plain, prng_);
+    default: unsupported(ctx_->scheme(), "encrypt");
+  }
+}
+
+Ciphertext Encryptor::encrypt_zero() const {
+  const bool ntt = ctx_->scheme() != SchemeType::bfv;
+  const u64 f = ctx_->scheme() == SchemeType::bgv ? ctx_->plain_modulus() : 1;
+  return pk_ ? encrypt_zero_asymmetric(*pk_, ctx_->max_level(), prng_, ntt, f)
+             : encrypt_zero_symmetric(*sk_, ctx_->max_level(), prng_, ntt, f);
+}
+
+Decryptor::Decryptor(ContextPtr ctx, const SecretKey& sk) : ctx_(std::move(ctx)), sk_(sk) {
+  check_compatible(*ctx_, sk.device(), sk.context(), sk.device(), "secret_key");
+}
+
+Plaintext Decryptor::decrypt(const Ciphertext& encrypted) const {
+  check_compatible(*ctx_, sk_.device(), encrypted.context(), encrypted.device(), "encrypted");
+  switch (ctx_->scheme()) {
+    case SchemeType::bfv: return bfv::decrypt(sk_, encrypted);
+    default: unsupported(ctx_->scheme(), "decrypt");
+  }
+}
+
+int Decryptor::invariant_noise_budget(const Ciphertext& encrypted) const {
+  check_compatible(*ctx_, sk_.device(), encrypted.context(), encrypted.device(), "encrypted");
+  switch (ctx_->scheme()) {
+    case SchemeType::bfv: return bfv::invariant_noise_budget(sk_, encrypted);
+    default: unsupported(ctx_->scheme(), "invariant_noise_budget");
+  }
+}
+
+}  // namespace veil

@@ -1,0 +1,44 @@
+// Encryptor and Decryptor (SEAL's classes), dispatching to the scheme.
+#pragma once
+#include <cstdint>
+#include <optional>
+
+#include "veil/ring/prng.h"
+#include "veil/rlwe/objects.h"
+
+namespace veil {
+
+class Encryptor {
+ public:
+  /// Public-key encryption. `seed` fixes the randomness (tests only); default: OS entropy.
+  Encryptor(ContextPtr ctx, const PublicKey& pk, std::optional<std::uint64_t> seed = std::nullopt);
+  /// Symmetric (secret-key) encryption.
+  Encryptor(ContextPtr ctx, const SecretKey& sk, std::optional<std::uint64_t> seed = std::nullopt);
+  /// Encrypts on the key's device. Throws InvalidArgument if `plain` is from another context
+  /// or TypeMismatch if it lives on another device.
+  Ciphertext encrypt(const Plaintext& plain) const;
+  /// An encryption of zero at the top level.
+  Ciphertext encrypt_zero() const;
+  const Device& device() const;
+
+ private:
+  ContextPtr ctx_;
+  std::optional<PublicKey> pk_;
+  std::optional<SecretKey> sk_;
+  Prng prng_;
+};
+
+class Decryptor {
+ public:
+  Decryptor(ContextPtr ctx, const SecretKey& sk);
+  Plaintext decrypt(const Ciphertext& encrypted) const;
+  /// BFV/BGV: remaining noise budget in bits (0 means decryption may fail).
+  int invariant_noise_budget(const Ciphertext& encrypted) const;
+  const Device& device() const { return sk_.device(); }
+
+ private:
+  ContextPtr ctx_;
+  SecretKey sk_;
+};
+
+}  // namespace veil

@@ -1,0 +1,309 @@
+#include "veil/api/evaluator.h"
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "veil/bfv/bfv.h"
+#include "veil/core/error.h"
+#include "veil/ring/poly_ops.h"
+#include "veil/rlwe/encrypt.h"
+#include "veil/rlwe/keyswitch.h"
+
+namespace veil {
+
+Evaluator::Evaluator(ContextPtr ctx) : ctx_(std::move(ctx)) {
+  if (!ctx_) throw InvalidArgument("context: is empty");
+}
+
+void Evaluator::check(const Ciphertext& a, const char* what) const {
+  if (a.empty()) throw InvalidArgument(std::string(what) + ": is empty (not initialized)");
+  check_compatible(*ctx_, a.device(), a.context(), a.device(), what);
+}
+
+namespace {
+void check_pair(const Context& ctx, const Ciphertext& a, const Ciphertext& b) {
+  check_compatible(ctx, a.device(), b.context(), b.device(), "encrypted2");
+  if (a.level() != b.level()) {
+    throw InvalidArgument("encrypted2: is at level " + std::to_string(b.level()) +
+                          " but encrypted1 is at level " + std::to_string(a.level()) +
+                          " (align them with mod_switch_to)");
+  }
+  if (a.is_ntt_form() != b.is_ntt_form()) {
+    throw InvalidArgument("encrypted2: NTT form differs from encrypted1");
+  }
+}
+}  // namespace
+
+void Evaluator::add_inplace(Ciphertext& a, const Ciphertext& b) const {
+  check(a, "encrypted1");
+  check(b, "encrypted2");
+  check_pair(*ctx_, a, b);
+  const RnsBase& q = ctx_->base_q(a.level());
+  const std::size_t common = std::min(a.size(), b.size());
+  if (b.size() > a.size()) {
+    Ciphertext grown(ctx_, a.device(), b.size(), a.level(), a.is_ntt_form());
+    grown.buffer().zero();
+    backend::copy(a.device(), grown.data(), a.device(), a.data(), a.word_count() * sizeof(u64));
+    backend::copy(a.device(), grown.poly(a.size()), a.device(), b.poly(a.size()),
+                  (b.size() - a.size()) * b.poly_words() * sizeof(u64));
+    grown.set_scale(a.scale());
+    grown.set_correction_factor(a.correction_factor());
+    a = std::move(grown);
+  }
+  poly::add(a.device(), q, ctx_->n(), common, a.data(), b.data(), a.data());
+}
+
+Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
+  Ciphertext r(a);
+  add_inplace(r, b);
+  return r;
+}
+
+void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b) const {
+  check(a, "encrypted1");
+  check(b, "encrypted2");
+  check_pair(*ctx_, a, b);
+  if (b.size() > a.size()) {
+    Ciphertext nb = negate(b);
+    add_inplace(a, nb);
+    return;
+  }
+  const RnsBase& q = ctx_->base_q(a.level());
+  poly::sub(a.device(), q, ctx_->n(), b.size(), a.data(), b.data(), a.data());
+}
+
+Ciphertext Evaluator::sub(const Ciphertext& a, const Ciphertext& b) const {
+  Ciphertext r(a);
+  sub_inplace(r, b);
+  return r;
+}
+
+void Evaluator::negate_inplace(Ciphertext& a) const {
+  check(a, "encrypted");
+  poly::negate(a.device(), ctx_->base_q(a.level()), ctx_->n(), a.size(), a.data(), a.data());
+}
+
+Ciphertext Evaluator::negate(const Ciphertext& a) const {
+  Ciphertext r(a);
+  negate_inplace(r);
+  return r;
+}
+
+Ciphertext Evaluator::add_many(const std::vector<Ciphertext>& cts) const {
+  if (cts.empty()) throw InvalidArgument("encrypteds: expected at least one ciphertext");
+  Ciphertext r(cts[0]);
+  for (std::size_t i = 1; i < cts.size(); ++i) add_inplace(r, cts[i]);
+  return r;
+}
+
+void Evaluator::add_plain_inplace(Ciphertext& a, const Plaintext& p) const {
+  check(a, "encrypted");
+  switch (ctx_->scheme()) {
+    case SchemeType::bfv: bfv::add_plain_inplace(a, p); return;
+    default: throw InvalidArgument("add_plain: scheme not supported yet");
+  }
+}
+
+void Evaluator::sub_plain_inplace(Ciphertext& a, const Plaintext& p) const {
+  check(a, "encrypted");
+  switch (ctx_->scheme()) {
+    case SchemeType::bfv: bfv::sub_plain_inplace(a, p); return;
+    default: throw InvalidArgument("sub_plain: scheme not supported yet");
+  }
+}
+
+void Evaluator::multiply_plain_inplace(Ciphertext& a, const Plaintext& p) const {
+  check(a, "encrypted");
+  switch (ctx_->scheme()) {
+    case SchemeType::bfv: bfv::multiply_plain_inplace(a, p); return;
+    default: throw InvalidArgument("multiply_plain: scheme not supported yet");
+  }
+}
+
+Ciphertext Evaluator::add_plain(const Ciphertext& a, const Plaintext& p) const {
+  Ciphertext r(a);
+  add_plain_inplace(r, p);
+  return r;
+}
+Ciphertext Evaluator::sub_plain(const Ciphertext& a, const Plaintext& p) const {
+  Ciphertext r(a);
+  sub_plain_inplace(r, p);
+  return r;
+}
+Ciphertext Evaluator::multiply_plain(const Ciphertext& a, const Plaintext& p) const {
+  Ciphertext r(a);
+  multiply_plain_inplace(r, p);
+  return r;
+}
+
+Ciphertext Evaluator::multiply(const Ciphertext& a, const Ciphertext& b) const {
+  check(a, "encrypted1");
+  check(b, "encrypted2");
+  check_pair(*ctx_, a, b);
+  switch (ctx_->scheme()) {
+    case SchemeType::bfv: return bfv::multiply(a, b);
+    default: throw InvalidArgument("multiply: scheme not supported yet");
+  }
+}
+
+Ciphertext Evaluator::square(const Ciphertext& a) const {
+  check(a, "encrypted");
+  switch (ctx_->scheme()) {
+    case SchemeType::bfv: return bfv::multiply(a, a);
+    default: throw InvalidArgument("square: scheme not supported yet");
+  }
+}
+
+void Evaluator::relinearize_inplace(Ciphertext& a, const RelinKeys& rlk) const {
+  check(a, "encrypted");
+  if (rlk.empty()) throw InvalidArgument("relin_keys: is empty");
+  check_compatible(*ctx_, a.device(), rlk.context(), rlk.device(), "relin_keys");
+  if (a.size() != 3) {
+    throw InvalidArgument("encrypted: relinearize expects a ciphertext of size 3, got size " +
+                          std::to_string(a.size()));
+  }
+  Ciphertext out(ctx_, a.device(), 2, a.level(), a.is_ntt_form());
+  backend::copy(a.device(), out.data(), a.device(), a.data(), 2 * a.poly_words() * sizeof(u64));
+  out.set_scale(a.scale());
+  out.set_correction_factor(a.correction_factor());
+  key_switch_accumulate(*ctx_, a.device(), a.level(), a.poly(2), a.is_ntt_form(), rlk.key(),
+                        out.poly(0), out.poly(1), a.is_ntt_form());
+  a = std::move(out);
+}
+
+Ciphertext Evaluator::relinearize(const Ciphertext& a, const RelinKeys& rlk) const {
+  Ciphertext r(a);
+  relinearize_inplace(r, rlk);
+  return r;
+}
+
+Ciphertext Evaluator::multiply_many(const std::vector<Ciphertext>& cts, const RelinKeys& rlk) const {
+  if (cts.empty()) throw InvalidArgument("encrypteds: expected at least one ciphertext");
+  std::vector<Ciphertext> layer(cts);
+  while (layer.size() > 1) {
+    std::vector<Ciphertext> next;
+    for (std::size_t i = 0; i + 1 < layer.size(); i += 2) {
+      next.push_back(relinearize(multiply(layer[i], layer[i + 1]), rlk));
+    }
+    if (layer.size() % 2) next.push_back(std::move(layer.back()));
+    layer = std::move(next);
+  }
+  return layer[0];
+}
+
+Ciphertext Evaluator::exponentiate(const Ciphertext& a, std::uint64_t exponent,
+                                   const RelinKeys& rlk) const {
+  check(a, "encrypted");
+  if (exponent == 0) throw InvalidArgument("exponent: expected >= 1, got 0");
+  Ciphertext base(a);
+  std::optional<Ciphertext> result;
+  while (exponent) {
+    if (exponent & 1) result = result ? relinearize(multiply(*result, base), rlk) : base;
+    exponent >>= 1;
+    if (exponent) base = relinearize(square(base), rlk);
+  }
+  return *result;
+}
+
+Ciphertext Evaluator::galois_with_digits(const Ciphertext& a, const Buffer<u64>& digits, u32 elt,
+                                         const GaloisKeys& gk) const {
+  const KSwitchKey& key = gk.key(elt);
+  const std::size_t n = ctx_->n();
+  const RnsBase& q = ctx_->base_q(a.level());
+  Ciphertext out(ctx_, a.device(), 2, a.level(), a.is_ntt_form());
+  out.set_scale(a.scale());
+  out.set_correction_factor(a.correction_factor());
+  if (a.is_ntt_form()) {
+    poly::automorphism_ntt(a.device(), q, n, 1, elt, a.poly(0), out.poly(0));
+  } else {
+    poly::automorphism_coeff(a.device(), q, n, 1, elt, a.poly(0), out.poly(0));
+  }
+  out.buffer();  // c1 accumulates from zero
+  backend::fill_zero(a.device(), out.poly(1), a.poly_words() * sizeof(u64));
+  key_switch_inner(*ctx_, a.device(), a.level(), digits, key, out.poly(0), out.poly(1),
+                   a.is_ntt_form(), elt);
+  return out;
+}
+
+Ciphertext Evaluator::apply_galois(const Ciphertext& a, u32 galois_elt, const GaloisKeys& gk) const {
+  check(a, "encrypted");
+  check_compatible(*ctx_, a.device(), gk.context(), gk.device(), "galois_keys");
+  if (a.size() != 2) {
+    throw InvalidArgument("encrypted: Galois automorphisms expect size 2 (relinearize first), got " +
+                          std::to_string(a.size()));
+  }
+  if (galois_elt % 2 == 0 || galois_elt >= 2 * ctx_->n()) {
+    throw InvalidArgument("galois_elt: expected an odd element below 2N, got " +
+                          std::to_string(galois_elt));
+  }
+  gk.key(galois_elt);  // throws a clear error if missing
+  Buffer<u64> digits = key_switch_mod_up(*ctx_, a.device(), a.level(), a.poly(1), a.is_ntt_form());
+  return galois_with_digits(a, digits, galois_elt, gk);
+}
+
+std::vector<int> naf_decompose(int step) {
+  std::vector<int> out;
+  long long v = step;
+  int power = 0;
+  while (v != 0) {
+    if (v & 1) {
+      int digit = static_cast<int>(2 - (((v % 4) + 4) % 4));  // +1 or -1
+      out.push_back(digit * (1 << power));
+      v -= digit;
+    }
+    v /= 2;
+    ++power;
+  }
+  return out;
+}
+
+Ciphertext Evaluator::rotate_rows(const Ciphertext& a, int steps, const GaloisKeys& gk) const {
+  check(a, "encrypted");
+  if (ctx_->scheme() == SchemeType::ckks) {
+    throw InvalidArgument("rotate_rows: not defined for CKKS (use rotate_vector)");
+  }
+  const int row = static_cast<int>(ctx_->n() / 2);
+  int s = steps % row;
+  if (s == 0) return a;
+  const u32 elt = ctx_->galois_elt_from_step(s);
+  if (gk.has_key(elt)) return apply_galois(a, elt, gk);
+  Ciphertext r(a);
+  for (int part : naf_decompose(s)) {
+    if (part % row == 0) continue;  // a rotation by N/2 is the identity on rows of N/2 slots
+    const u32 e = ctx_->galois_elt_from_step(part % row);
+    if (!gk.has_key(e)) {
+      throw InvalidArgument("galois_keys: no key for step " + std::to_string(steps) +
+                            " nor for the power-of-two step " + std::to_string(part) +
+                            " needed to compose it");
+    }
+    r = apply_galois(r, e, gk);
+  }
+  return r;
+}
+
+Ciphertext Evaluator::rotate_columns(const Ciphertext& a, const GaloisKeys& gk) const {
+  if (ctx_->scheme() == SchemeType::ckks) {
+    throw InvalidArgument("rotate_columns: not defined for CKKS (use conjugate)");
+  }
+  return apply_galois(a, ctx_->galois_elt_column(), gk);
+}
+
+std::vector<Ciphertext> Evaluator::rotate_many(const Ciphertext& a, const std::vector<int>& steps,
+                                               const GaloisKeys& gk) const {
+  check(a, "encrypted");
+  check_compatible(*ctx_, a.device(), gk.context(), gk.device(), "galois_keys");
+  if (a.size() != 2) throw InvalidArgument("encrypted: expected size 2 (relinearize first)");
+  std::vector<u32> elts;
+  for (int s : steps) {
+    u32 e = ctx_->galois_elt_from_step(s);
+    gk.key(e);
+    elts.push_back(e);
+  }
+  Buffer<u64> digits = key_switch_mod_up(*ctx_, a.device(), a.level(), a.poly(1), a.is_ntt_form());
+  std::vector<Ciphertext> out;
+  for (u32 e : elts) out.push_back(e == 1 ? a : galois_with_digits(a, digits, e, gk));
+  return out;
+}
+
+}  // namespace veil

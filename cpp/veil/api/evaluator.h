@@ -1,0 +1,66 @@
+// Evaluator: homomorphic operations (SEAL's Evaluator API), dispatching to the scheme.
+// Every method checks its operands (same context, same device, matching levels) and throws
+// InvalidArgument / TypeMismatch naming the argument otherwise.
+#pragma once
+#include <vector>
+
+#include "veil/rlwe/objects.h"
+
+namespace veil {
+
+class Evaluator {
+ public:
+  explicit Evaluator(ContextPtr ctx);
+
+  Ciphertext add(const Ciphertext& a, const Ciphertext& b) const;
+  void add_inplace(Ciphertext& a, const Ciphertext& b) const;
+  Ciphertext sub(const Ciphertext& a, const Ciphertext& b) const;
+  void sub_inplace(Ciphertext& a, const Ciphertext& b) const;
+  Ciphertext negate(const Ciphertext& a) const;
+  void negate_inplace(Ciphertext& a) const;
+  Ciphertext add_many(const std::vector<Ciphertext>& cts) const;
+
+  Ciphertext add_plain(const Ciphertext& a, const Plaintext& p) const;
+  Ciphertext sub_plain(const Ciphertext& a, const Plaintext& p) const;
+  Ciphertext multiply_plain(const Ciphertext& a, const Plaintext& p) const;
+  void add_plain_inplace(Ciphertext& a, const Plaintext& p) const;
+  void sub_plain_inplace(Ciphertext& a, const Plaintext& p) const;
+  void multiply_plain_inplace(Ciphertext& a, const Plaintext& p) const;
+
+  /// Tensor product (size s1 + s2 - 1); relinearize afterwards.
+  Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) const;
+  Ciphertext square(const Ciphertext& a) const;
+  /// Size 3 -> 2. Throws InvalidArgument if the size is not 3.
+  Ciphertext relinearize(const Ciphertext& a, const RelinKeys& rlk) const;
+  void relinearize_inplace(Ciphertext& a, const RelinKeys& rlk) const;
+  /// Product of all inputs by a balanced tree, relinearizing after each multiplication.
+  Ciphertext multiply_many(const std::vector<Ciphertext>& cts, const RelinKeys& rlk) const;
+  /// a^exponent (exponent >= 1) by square-and-multiply with relinearization.
+  Ciphertext exponentiate(const Ciphertext& a, std::uint64_t exponent, const RelinKeys& rlk) const;
+
+  /// Applies X -> X^galois_elt and switches back to s. Throws if the key is missing.
+  Ciphertext apply_galois(const Ciphertext& a, u32 galois_elt, const GaloisKeys& gk) const;
+  /// BFV/BGV: rotates both rows left by `steps` (negative: right). Without a key for the step
+  /// it composes the power-of-two keys along the step's non-adjacent form.
+  Ciphertext rotate_rows(const Ciphertext& a, int steps, const GaloisKeys& gk) const;
+  /// BFV/BGV: swaps the two rows.
+  Ciphertext rotate_columns(const Ciphertext& a, const GaloisKeys& gk) const;
+  /// Hoisted rotations: one decomposition (ModUp) shared by every step (Halevi-Shoup 2018,
+  /// seed 001 §III-C); each result equals rotate_rows(a, step) bit for bit.
+  std::vector<Ciphertext> rotate_many(const Ciphertext& a, const std::vector<int>& steps,
+                                      const GaloisKeys& gk) const;
+
+  const ContextPtr& context() const { return ctx_; }
+
+ private:
+  void check(const Ciphertext& a, const char* what) const;
+  Ciphertext galois_with_digits(const Ciphertext& a, const Buffer<u64>& digits, u32 elt,
+                                const GaloisKeys& gk) const;
+  ContextPtr ctx_;
+};
+
+/// Signed-digit (non-adjacent form) decomposition of a step into powers of two (SEAL's
+/// naf-based rotation when no key exists for the step).
+std::vector<int> naf_decompose(int step);
+
+}  // namespace veil

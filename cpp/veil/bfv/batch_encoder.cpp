@@ -1,0 +1,104 @@
+#include "veil/bfv/batch_encoder.h"
+
+#include <string>
+
+#include "veil/backend/launch.h"
+#include "veil/core/error.h"
+
+namespace veil {
+
+BatchEncoder::BatchEncoder(ContextPtr ctx) : ctx_(std::move(ctx)) {
+  if (ctx_->scheme() == SchemeType::ckks) {
+    throw InvalidArgument("context: BatchEncoder needs a BFV or BGV context (use CKKSEncoder)");
+  }
+  ctx_->plain_ntt();  // throws a clear error when t does not enable batching
+}
+
+Plaintext BatchEncoder::encode(const std::vector<std::uint64_t>& values, const Device& dev) const {
+  const std::size_t n = ctx_->n();
+  const u64 t = ctx_->plain_modulus();
+  if (values.size() > n) {
+    throw InvalidArgument("values: expected at most " + std::to_string(n) + " slots, got " +
+                          std::to_string(values.size()));
+  }
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (values[i] >= t) {
+      throw InvalidArgument("values: slot " + std::to_string(i) + " holds " +
+                            std::to_string(values[i]) + ", expected a value below plain_modulus " +
+                            std::to_string(t));
+    }
+  }
+  std::vector<u64> slots(values);
+  slots.resize(n, 0);
+  return encode_words(std::move(slots), dev);
+}
+
+Plaintext BatchEncoder::encode_signed(const std::vector<std::int64_t>& values,
+                                      const Device& dev) const {
+  const std::size_t n = ctx_->n();
+  const u64 t = ctx_->plain_modulus();
+  const std::int64_t bound = static_cast<std::int64_t>((t - 1) / 2);
+  if (values.size() > n) {
+    throw InvalidArgument("values: expected at most " + std::to_string(n) + " slots, got " +
+                          std::to_string(values.size()));
+  }
+  std::vector<u64> slots(n, 0);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::int64_t v = values[i];
+    if (v > bound || v < -bound) {
+      throw InvalidArgument("values: slot " + std::to_string(i) + " holds " + std::to_string(v) +
+                            ", expected |value| <= (plain_modulus - 1) / 2 = " +
+                            std::to_string(bound));
+    }
+    slots[i] = v >= 0 ? static_cast<u64>(v) : t - static_cast<u64>(-v);
+  }
+  return encode_words(std::move(slots), dev);
+}
+
+Plaintext BatchEncoder::encode_words(std::vector<std::uint64_t> slots, const Device& dev) const {
+  const std::size_t n = ctx_->n();
+  Plaintext pt(ctx_, dev, n, ctx_->max_level(), false);
+  Buffer<u64> src = Buffer<u64>::from_host(dev, slots);
+  const u64* s = src.data();
+  const u32* map = ctx_->slot_index_map().data(dev);
+  u64* out = pt.data();
+  for_each(dev, n, VEIL_LAMBDA(std::size_t i) { out[map[i]] = s[i]; });
+  const NttTables& tn = ctx_->plain_ntt();
+  RnsBase base({tn.prime(0)}, {0});
+  ntt_inverse(dev, out, 1, base, tn);
+  return pt;
+}
+
+std::vector<std::uint64_t> BatchEncoder::decode(const Plaintext& pt) const {
+  if (!pt.context() || pt.context()->parameter_hash() != ctx_->parameter_hash()) {
+    throw InvalidArgument("plain: belongs to a different context");
+  }
+  if (pt.is_ntt_form()) {
+    throw InvalidArgument("plain: is in NTT form (prepared for multiply_plain); decode needs a "
+                          "plaintext from encode() or decrypt()");
+  }
+  const Device& dev = pt.device();
+  const std::size_t n = ctx_->n();
+  Buffer<u64> tmp = pt.buffer().clone();
+  const NttTables& tn = ctx_->plain_ntt();
+  RnsBase base({tn.prime(0)}, {0});
+  ntt_forward(dev, tmp.data(), 1, base, tn);
+  Buffer<u64> out(dev, n);
+  const u64* src = tmp.data();
+  u64* o = out.data();
+  const u32* map = ctx_->slot_index_map().data(dev);
+  for_each(dev, n, VEIL_LAMBDA(std::size_t i) { o[i] = src[map[i]]; });
+  return out.to_host();
+}
+
+std::vector<std::int64_t> BatchEncoder::decode_signed(const Plaintext& pt) const {
+  std::vector<u64> v = decode(pt);
+  const u64 t = ctx_->plain_modulus();
+  std::vector<std::int64_t> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    out[i] = v[i] > t / 2 ? -static_cast<std::int64_t>(t - v[i]) : static_cast<std::int64_t>(v[i]);
+  }
+  return out;
+}
+
+}  // namespace veil

@@ -1,0 +1,36 @@
+// BatchEncoder: N integers mod t <-> one plaintext polynomial (SEAL's BatchEncoder semantics).
+// Slots form a 2 x N/2 matrix; rotate_rows cycles the rows by powers of the generator 3,
+// rotate_columns swaps the rows (Galois element 2N - 1). Encoding is an inverse negacyclic NTT mod
+// t after placing slot i at NTT index map[i] (Smart-Vercauteren packing; SEAL's
+// matrix_reps_index_map). Requires t prime, t = 1 mod 2N.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "veil/rlwe/objects.h"
+
+namespace veil {
+
+class BatchEncoder {
+ public:
+  /// Throws InvalidArgument naming plain_modulus if it does not enable batching.
+  explicit BatchEncoder(ContextPtr ctx);
+  std::size_t slot_count() const { return ctx_->n(); }
+  std::size_t row_size() const { return ctx_->n() / 2; }
+
+  /// values: at most N entries, each < t (missing slots are 0). Throws InvalidArgument otherwise.
+  Plaintext encode(const std::vector<std::uint64_t>& values, const Device& dev = Device::cpu()) const;
+  /// Signed values in [-(t-1)/2, (t-1)/2].
+  Plaintext encode_signed(const std::vector<std::int64_t>& values,
+                          const Device& dev = Device::cpu()) const;
+  /// N values in [0, t).
+  std::vector<std::uint64_t> decode(const Plaintext& pt) const;
+  /// N values centered into (-t/2, t/2].
+  std::vector<std::int64_t> decode_signed(const Plaintext& pt) const;
+
+ private:
+  Plaintext encode_words(std::vector<std::uint64_t> slots, const Device& dev) const;
+  ContextPtr ctx_;
+};
+
+}  // namespace veil

@@ -1,0 +1,239 @@
+#include "veil/bfv/bfv.h"
+
+#include <cmath>
+#include <string>
+
+#include "veil/backend/launch.h"
+#include "veil/core/error.h"
+#include "veil/ring/poly_ops.h"
+#include "veil/rlwe/encrypt.h"
+#include "veil/rns/mod_down.h"
+
+namespace veil::bfv {
+
+namespace {
+
+void check_plain(const Context& ctx, const Device& dev, const Plaintext& pt, const char* what) {
+  check_compatible(ctx, dev, pt.context(), pt.device(), what);
+  if (pt.is_ntt_form() || pt.word_count() != ctx.n()) {
+    throw InvalidArgument(std::string(what) +
+                          ": expected a BFV plaintext of N coefficients mod t (from encode)");
+  }
+}
+
+void check_bfv(const Ciphertext& ct, const char* what) {
+  if (ct.empty()) throw InvalidArgument(std::string(what) + ": is empty");
+  if (ct.context()->scheme() != SchemeType::bfv) {
+    throw InvalidArgument(std::string(what) + ": is not a BFV ciphertext");
+  }
+  if (ct.is_ntt_form()) throw InvalidArgument(std::string(what) + ": BFV ciphertexts must be in coefficient form");
+}
+
+}  // namespace
+
+void add_scaled_plain(const Context& ctx, const Device& dev, const u64* m, u64* c0, bool subtract) {
+  const std::size_t n = ctx.n();
+  const RnsBase& q = ctx.base_q(ctx.max_level());
+  const std::size_t limbs = q.size();
+  const Modulus* mods = q.moduli(dev);
+  const u64* delta = ctx.bfv().delta.data(dev);
+  const u64 q_mod_t = ctx.bfv().q_mod_t;
+  const u64 t = ctx.plain_modulus();
+  const u64 half_up = (t + 1) >> 1;
+  for_each(dev, limbs * n, VEIL_LAMBDA(std::size_t i) {
+    const std::size_t l = i / n, j = i % n;
+    const u64 v = m[j];
+    // floor((q_mod_t * v + floor((t+1)/2)) / t): the rounding part of round(Q v / t).
+    u128 num = static_cast<u128>(q_mod_t) * v + half_up;
+    const u64 fix = static_cast<u64>(num / t);
+    const Modulus mod = mods[l];
+    const u64 add = mul_add_mod(delta[l], reduce_word(v, mod), reduce_word(fix, mod), mod);
+    c0[i] = subtract ? sub_mod(c0[i], add, mod.value) : add_mod(c0[i], add, mod.value);
+  });
+}
+
+Ciphertext encrypt(const PublicKey& pk, const Plaintext& pt, const Prng& prng) {
+  const Context& ctx = *pk.context();
+  check_plain(ctx, pk.device(), pt, "plain");
+  Ciphertext ct = encrypt_zero_asymmetric(pk, ctx.max_level(), prng, false);
+  add_scaled_plain(ctx, pk.device(), pt.data(), ct.poly(0), false);
+  return ct;
+}
+
+Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prng& prng) {
+  const Context& ctx = *sk.context();
+  check_plain(ctx, sk.device(), pt, "plain");
+  Ciphertext ct = encrypt_zero_symmetric(sk, ctx.max_level(), prng, false);
+  add_scaled_plain(ctx, sk.device(), pt.data(), ct.poly(0), false);
+  return ct;
+}
+
+Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct) {
+  check_bfv(ct, "encrypted");
+  const ContextPtr& ctx = ct.context();
+  Buffer<u64> phase = decrypt_phase(sk, ct);
+  Plaintext pt(ctx, ct.device(), ctx->n(), ctx->max_level(), false);
+  if (ctx->params().mul_method == MulMethod::behz) {
+    ctx->bfv().behz->decrypt_scale_and_round(ct.device(), phase.data(), pt.data(), ctx->n());
+  } else {
+    ctx->bfv().scale_q.apply(ct.device(), phase.data(), pt.data(), ctx->n());
+  }
+  return pt;
+}
+
+int invariant_noise_budget(const SecretKey& sk, const Ciphertext& ct) {
+  check_bfv(ct, "encrypted");
+  const ContextPtr& ctx = ct.context();
+  Buffer<u64> phase = decrypt_phase(sk, ct);
+  const RnsBase& q = ctx->base_q(ct.level());
+  poly::multiply_word(ct.device(), q, ctx->n(), 1, phase.data(), ctx->plain_modulus(), phase.data());
+  std::vector<u64> host = phase.to_host();
+  double noise_bits = max_centered_log2(host.data(), ctx->n(), q);
+  double q_bits = 0;
+  for (const Modulus& m : q.moduli()) q_bits += std::log2(static_cast<double>(m.value));
+  // SEAL: bit_count(Q) - bit_count(||t * phase||) - 1 with bit counts = floor(log2) + 1.
+  int budget = static_cast<int>(std::floor(q_bits)) - static_cast<int>(std::floor(noise_bits)) - 1;
+  return budget > 0 ? budget : 0;
+}
+
+namespace {
+
+// out[k] = sum_{i+j=k} a[i] * b[j] over `base` (NTT form), sizes sa, sb.
+void tensor(const Device& dev, const RnsBase& base, std::size_t n, const u64* a, std::size_t sa,
+            const u64* b, std::size_t sb, u64* out) {
+  const std::size_t pw = base.size() * n;
+  if (sa == 2 && sb == 2) {
+    // Fused 2x2 tensor (one pass): d0 = a0 b0, d1 = a0 b1 + a1 b0, d2 = a1 b1.
+    const Modulus* m = base.moduli(dev);
+    const std::size_t limbs = base.size();
+    for_each(dev, pw, VEIL_LAMBDA(std::size_t i) {
+      const Modulus mod = m[(i / n) % limbs];
+      const u64 a0 = a[i], a1 = a[pw + i], b0 = b[i], b1 = b[pw + i];
+      out[i] = mul_mod(a0, b0, mod);
+      u64 h, l, h2, l2;
+      mul_wide(a0, b1, h, l);
+      mul_wide(a1, b0, h2, l2);
+      add_wide(h, l, h2, l2);
+      out[pw + i] = reduce_wide(reduce_word(h, mod), l, mod);
+      out[2 * pw + i] = mul_mod(a1, b1, mod);
+    });
+    return;
+  }
+  backend::fill_zero(dev, out, (sa + sb - 1) * pw * sizeof(u64));
+  for (std::size_t i = 0; i < sa; ++i)
+    for (std::size_t j = 0; j < sb; ++j)
+      poly::multiply_accumulate(dev, base, n, 1, a + i * pw, b + j * pw, out + (i + j) * pw);
+}
+
+Ciphertext multiply_hps(const Ciphertext& a, const Ciphertext& b) {
+  const ContextPtr& ctx = a.context();
+  const Device& dev = a.device();
+  const BfvTables& t = ctx->bfv();
+  const std::size_t n = ctx->n();
+  const std::size_t lq = ctx->num_q(), lr = t.base_r.size(), lqr = lq + lr;
+  const std::size_t sa = a.size(), sb = b.size(), sc = sa + sb - 1;
+  Buffer<u64> ea(dev, sa * lqr * n), eb(dev, sb * lqr * n);
+  auto extend = [&](const Ciphertext& src, Buffer<u64>& dst, std::size_t s) {
+    for (std::size_t i = 0; i < s; ++i) {
+      u64* d = dst.data() + i * lqr * n;
+      backend::copy(dev, d, dev, src.poly(i), lq * n * sizeof(u64));
+      // Exact centered extension Q -> R (HPS: the tensor then represents the true integer product).
+      t.q_to_r.exact_convert(dev, src.poly(i), d + lq * n, n, 1);
+    }
+    ntt_forward(dev, dst.data(), s, t.base_qr, ctx->ntt());
+  };
+  extend(a, ea, sa);
+  if (&a == &b) {
+    eb = ea.clone();
+  } else {
+    extend(b, eb, sb);
+  }
+  Buffer<u64> prod(dev, sc * lqr * n);
+  tensor(dev, t.base_qr, n, ea.data(), sa, eb.data(), sb, prod.data());
+  ntt_inverse(dev, prod.data(), sc, t.base_qr, ctx->ntt());
+  Buffer<u64> in_r(dev, sc * lr * n);
+  t.scale_qr.apply(dev, prod.data(), in_r.data(), n, sc);
+  Ciphertext out(ctx, dev, sc, ctx->max_level(), false);
+  t.r_to_q.exact_convert(dev, in_r.data(), out.data(), n, sc);
+  return out;
+}
+
+Ciphertext multiply_behz(const Ciphertext& a, const Ciphertext& b) {
+  const ContextPtr& ctx = a.context();
+  const Device& dev = a.device();
+  const BfvTables& t = ctx->bfv();
+  const BehzTools& behz = *t.behz;
+  const std::size_t n = ctx->n();
+  const std::size_t lq = ctx->num_q(), lb = behz.base_bsk().size(), lqb = lq + lb;
+  const std::size_t sa = a.size(), sb = b.size(), sc = sa + sb - 1;
+  Buffer<u64> tmp(dev, (lb + 1) * n * std::max(sa, sb));
+  Buffer<u64> ea(dev, sa * lqb * n), eb(dev, sb * lqb * n);
+  auto extend = [&](const Ciphertext& src, Buffer<u64>& dst, std::size_t s) {
+    // BEHZ steps 1-2: [x m~]_Q -> Bsk ∪ {m~}, then small Montgomery reduction to Bsk.
+    behz.fastbconv_m_tilde(dev, src.data(), tmp.data(), n, s);
+    for (std::size_t i = 0; i < s; ++i) {
+      u64* d = dst.data() + i * lqb * n;
+      backend::copy(dev, d, dev, src.poly(i), lq * n * sizeof(u64));
+      behz.sm_mrq(dev, tmp.data() + i * (lb + 1) * n, d + lq * n, n, 1);
+    }
+    ntt_forward(dev, dst.data(), s, t.base_q_bsk, ctx->ntt());
+  };
+  extend(a, ea, sa);
+  if (&a == &b) {
+    eb = ea.clone();
+  } else {
+    extend(b, eb, sb);
+  }
+  Buffer<u64> prod(dev, sc * lqb * n);
+  tensor(dev, t.base_q_bsk, n, ea.data(), sa, eb.data(), sb, prod.data());
+  ntt_inverse(dev, prod.data(), sc, t.base_q_bsk, ctx->ntt());
+  // Steps 4-5: multiply by t, fast floor by Q into Bsk, Shenoy-Kumaresan back to Q.
+  poly::multiply_word(dev, t.base_q_bsk, n, sc, prod.data(), ctx->plain_modulus(), prod.data());
+  Buffer<u64> in_bsk(dev, sc * lb * n);
+  behz.fast_floor(dev, prod.data(), in_bsk.data(), n, sc);
+  Ciphertext out(ctx, dev, sc, ctx->max_level(), false);
+  behz.fastbconv_sk(dev, in_bsk.data(), out.data(), n, sc);
+  return out;
+}
+
+}  // namespace
+
+Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) {
+  check_bfv(a, "encrypted1");
+  check_bfv(b, "encrypted2");
+  check_compatible(*a.context(), a.device(), b.context(), b.device(), "encrypted2");
+  if (a.level() != a.context()->max_level() || b.level() != a.level()) {
+    throw InvalidArgument("encrypted: BFV multiplication needs ciphertexts at the top level");
+  }
+  if (a.context()->params().mul_method == MulMethod::behz) return multiply_behz(a, b);
+  return multiply_hps(a, b);
+}
+
+void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
+  check_bfv(ct, "encrypted");
+  const Context& ctx = *ct.context();
+  const Device& dev = ct.device();
+  check_plain(ctx, dev, pt, "plain");
+  const std::size_t n = ctx.n();
+  const RnsBase& q = ctx.base_q(ct.level());
+  Buffer<u64> m(dev, q.size() * n);
+  poly::lift_small(dev, q, n, pt.data(), ctx.plain_modulus(), true, m.data());
+  ntt_forward(dev, m.data(), 1, q, ctx.ntt());
+  ntt_forward(dev, ct.data(), ct.size(), q, ctx.ntt());
+  poly::multiply_broadcast(dev, q, n, ct.size(), ct.data(), m.data(), ct.data());
+  ntt_inverse(dev, ct.data(), ct.size(), q, ctx.ntt());
+}
+
+void add_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
+  check_bfv(ct, "encrypted");
+  check_plain(*ct.context(), ct.device(), pt, "plain");
+  add_scaled_plain(*ct.context(), ct.device(), pt.data(), ct.poly(0), false);
+}
+
+void sub_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
+  check_bfv(ct, "encrypted");
+  check_plain(*ct.context(), ct.device(), pt, "plain");
+  add_scaled_plain(*ct.context(), ct.device(), pt.data(), ct.poly(0), true);
+}
+
+}  // namespace veil::bfv

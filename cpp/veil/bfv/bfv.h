@@ -1,0 +1,28 @@
+// BFV (Fan-Vercauteren 2012) in full RNS: ciphertexts in coefficient form over Q.
+// Multiplication by HPS (Halevi-Polyakov-Shoup 2019; seed 002 §IV) or BEHZ (Bajard et al. 2016;
+// seed 000 §III, SEAL's pipeline), chosen by EncryptionParameters::mul_method.
+#pragma once
+#include "veil/ring/prng.h"
+#include "veil/rlwe/objects.h"
+
+namespace veil::bfv {
+
+/// c0 += round(Q m / t) (or -= when `subtract`), m: [N] coefficients in [0, t).
+/// Rounds half up, as SEAL's multiply_add_plain_with_scaling_variant.
+void add_scaled_plain(const Context& ctx, const Device& dev, const u64* m, u64* c0, bool subtract);
+
+Ciphertext encrypt(const PublicKey& pk, const Plaintext& pt, const Prng& prng);
+Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prng& prng);
+/// round(t/Q * [c0 + c1 s + ...]_Q) mod t (HPS or BEHZ per mul_method).
+Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct);
+/// SEAL's invariant noise budget in bits: log2(Q) - log2(||t * phase||) - 1, floored at 0.
+int invariant_noise_budget(const SecretKey& sk, const Ciphertext& ct);
+
+/// Tensor product rescaled by t/Q: sizes s1, s2 -> s1 + s2 - 1.
+Ciphertext multiply(const Ciphertext& a, const Ciphertext& b);
+/// ct * m for a plaintext m (coefficients mod t, centered lift).
+void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt);
+void add_plain_inplace(Ciphertext& ct, const Plaintext& pt);
+void sub_plain_inplace(Ciphertext& ct, const Plaintext& pt);
+
+}  // namespace veil::bfv

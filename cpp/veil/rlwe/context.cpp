@@ -1,0 +1,281 @@
+#include "veil/rlwe/context.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "veil/core/error.h"
+#include "veil/core/primes.h"
+
+namespace veil {
+
+// Defined in context_host.cpp (Boost.Multiprecision).
+void compute_bfv_scaling(const std::vector<u64>& q, u64 t, std::vector<u64>& delta_mod_q,
+                         u64& q_mod_t);
+
+namespace {
+
+u64 fnv1a(u64 h, u64 v) {
+  for (int i = 0; i < 8; ++i) {
+    h ^= (v >> (8 * i)) & 0xff;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::vector<Modulus> to_moduli(const std::vector<u64>& v) {
+  std::vector<Modulus> m;
+  m.reserve(v.size());
+  for (u64 q : v) m.emplace_back(q);
+  return m;
+}
+
+std::vector<u32> iota_ids(std::size_t first, std::size_t count) {
+  std::vector<u32> ids(count);
+  for (std::size_t i = 0; i < count; ++i) ids[i] = static_cast<u32>(first + i);
+  return ids;
+}
+
+}  // namespace
+
+std::shared_ptr<const Context> Context::create(const EncryptionParameters& params,
+                                               SecurityLevel security) {
+  std::shared_ptr<Context> ctx(new Context());
+  ctx->build(params, security);
+  return ctx;
+}
+
+void Context::build(const EncryptionParameters& p, SecurityLevel security) {
+  params_ = p;
+  security_ = security;
+  const std::size_t n = p.poly_modulus_degree;
+  if (!is_power_of_two(n) || n < 1024 || n > 131072) {
+    throw InvalidArgument("poly_modulus_degree: expected a power of two in 1024..131072, got " +
+                          std::to_string(n));
+  }
+  log_n_ = log2_exact(n);
+  if (p.coeff_modulus.empty()) throw InvalidArgument("coeff_modulus: expected at least one prime");
+  if (p.special_primes >= p.coeff_modulus.size()) {
+    throw InvalidArgument("special_primes: " + std::to_string(p.special_primes) +
+                          " special primes leave no ciphertext prime in coeff_modulus of size " +
+                          std::to_string(p.coeff_modulus.size()));
+  }
+  std::set<u64> seen;
+  for (u64 q : p.coeff_modulus) {
+    if (q >> 60) {
+      throw InvalidArgument("coeff_modulus: prime " + std::to_string(q) +
+                            " has more than 60 bits");
+    }
+    if (!is_prime(q)) {
+      throw InvalidArgument("coeff_modulus: " + std::to_string(q) + " is not prime");
+    }
+    if ((q - 1) % (2 * n) != 0) {
+      throw InvalidArgument("coeff_modulus: prime " + std::to_string(q) +
+                            " is not NTT-friendly (q != 1 mod 2N with N = " + std::to_string(n) +
+                            ")");
+    }
+    if (!seen.insert(q).second) {
+      throw InvalidArgument("coeff_modulus: prime " + std::to_string(q) + " is repeated");
+    }
+  }
+  num_p_ = p.special_primes;
+  num_q_ = p.coeff_modulus.size() - num_p_;
+  alpha_ = p.alpha ? p.alpha : std::max<std::size_t>(1, num_p_);
+  if (num_p_ > 0 && alpha_ > num_q_) alpha_ = num_q_;
+
+  if (p.scheme != SchemeType::ckks) {
+    const u64 t = p.plain_modulus;
+    if (t < 2 || (t >> 60)) {
+      throw InvalidArgument("plain_modulus: expected 2 <= t < 2^60, got " + std::to_string(t));
+    }
+    for (u64 q : p.coeff_modulus) {
+      if (q % t == 0 || t % q == 0) {
+        throw InvalidArgument("plain_modulus: " + std::to_string(t) +
+                              " is not co-prime to coeff_modulus prime " + std::to_string(q));
+      }
+    }
+    plain_ = Modulus(t);
+    batching_ = is_prime(t) && (t - 1) % (2 * n) == 0;
+  }
+
+  // Security: log2(QP) against the HE Standard bound.
+  int qp_bits = 0;
+  for (u64 q : p.coeff_modulus) qp_bits += Modulus(q).bit_count;
+  if (security != SecurityLevel::none) {
+    int bound = max_coeff_modulus_bits(n, security);
+    if (qp_bits > bound) {
+      throw InvalidArgument("coeff_modulus: log2(QP) = " + std::to_string(qp_bits) +
+                            " bits exceeds the " + std::to_string(int(security)) +
+                            "-bit security bound of " + std::to_string(bound) +
+                            " bits for poly_modulus_degree " + std::to_string(n) +
+                            " (pass security=None explicitly to allow it)");
+    }
+  }
+
+  // P large enough for the digit size: P must dominate every digit D_j, or ModDown no longer
+  // removes the key-switching error (Han-Ki 2020 §3; seed 001 §III-C).
+  if (num_p_ > 0) {
+    int p_bits = 0;
+    for (std::size_t i = num_q_; i < p.coeff_modulus.size(); ++i)
+      p_bits += Modulus(p.coeff_modulus[i]).bit_count;
+    for (std::size_t first = 0; first < num_q_; first += alpha_) {
+      int d_bits = 0;
+      for (std::size_t i = first; i < std::min(num_q_, first + alpha_); ++i)
+        d_bits += Modulus(p.coeff_modulus[i]).bit_count;
+      if (d_bits > p_bits) {
+        throw InvalidArgument("special_primes: P has " + std::to_string(p_bits) +
+                              " bits but a key-switching digit of alpha = " +
+                              std::to_string(alpha_) + " primes has " + std::to_string(d_bits) +
+                              " bits; use more or larger special primes or a smaller alpha");
+      }
+    }
+  }
+
+  // NTT primes: Q, P, then scheme auxiliaries.
+  std::vector<u64> all = p.coeff_modulus;
+  std::vector<u64> aux_hps, aux_bsk;
+  u64 gamma = 0;
+  if (p.scheme == SchemeType::bfv) {
+    std::vector<u64> exclude = all;
+    exclude.push_back(p.plain_modulus);
+    if (p.mul_method == MulMethod::hps) {
+      // R must hold round(t * (ct1 x ct2) / Q) exactly: log2 R >= log2 Q + log2 N + log2 t + 3.
+      int q_bits = 0;
+      for (std::size_t i = 0; i < num_q_; ++i) q_bits += Modulus(p.coeff_modulus[i]).bit_count;
+      int need = q_bits + log_n_ + plain_.bit_count + 3;
+      std::size_t count = static_cast<std::size_t>((need + 59) / 60);
+      aux_hps = generate_ntt_primes(60, n, count, exclude);
+    } else {
+      // Bsk: |Q| + 1 primes of 61 bits, plus gamma (SEAL's choice of sizes).
+      auto primes = generate_ntt_primes(61, n, num_q_ + 2, exclude);
+      gamma = primes.back();
+      primes.pop_back();
+      aux_bsk = primes;
+    }
+  }
+  std::vector<u64> ntt_primes = all;
+  ntt_primes.insert(ntt_primes.end(), aux_hps.begin(), aux_hps.end());
+  ntt_primes.insert(ntt_primes.end(), aux_bsk.begin(), aux_bsk.end());
+  ntt_ = NttTables(n, to_moduli(ntt_primes));
+
+  std::vector<Modulus> qm = to_moduli(p.coeff_modulus);
+  for (std::size_t l = 0; l < num_q_; ++l) {
+    base_q_.emplace_back(std::vector<Modulus>(qm.begin(), qm.begin() + l + 1), iota_ids(0, l + 1));
+  }
+  base_p_ = RnsBase(std::vector<Modulus>(qm.begin() + num_q_, qm.end()), iota_ids(num_q_, num_p_));
+  base_qp_full_ = base_q_.back().concat(base_p_);
+  ks_.resize(num_q_);
+  for (std::size_t l = 0; l < num_q_; ++l) ks_once_.push_back(std::make_unique<std::once_flag>());
+
+  hash_ = 0xcbf29ce484222325ull;
+  hash_ = fnv1a(hash_, static_cast<u64>(p.scheme));
+  hash_ = fnv1a(hash_, n);
+  hash_ = fnv1a(hash_, p.plain_modulus);
+  hash_ = fnv1a(hash_, num_p_);
+  hash_ = fnv1a(hash_, alpha_);
+  hash_ = fnv1a(hash_, static_cast<u64>(p.mul_method));
+  for (u64 q : p.coeff_modulus) hash_ = fnv1a(hash_, q);
+
+  if (batching_) {
+    plain_ntt_ = std::make_unique<NttTables>(n, std::vector<Modulus>{plain_});
+    // SEAL's matrix representation: row i holds the slots of 3^i, row 2 those of -3^i.
+    const std::size_t row = n / 2;
+    const u64 m = 2 * n;
+    std::vector<u32> map(n);
+    u64 pos = 1;
+    for (std::size_t i = 0; i < row; ++i) {
+      u64 idx1 = (pos - 1) >> 1, idx2 = (m - pos - 1) >> 1;
+      map[i] = reverse_bits(static_cast<u32>(idx1), log_n_);
+      map[row + i] = reverse_bits(static_cast<u32>(idx2), log_n_);
+      pos = (pos * 3) & (m - 1);
+    }
+    slot_map_ = DeviceTable<u32>(std::move(map));
+  }
+
+  if (p.scheme == SchemeType::bfv) {
+    bfv_ = std::make_unique<BfvTables>();
+    std::vector<u64> qv(p.coeff_modulus.begin(), p.coeff_modulus.begin() + num_q_);
+    std::vector<u64> delta;
+    compute_bfv_scaling(qv, p.plain_modulus, delta, bfv_->q_mod_t);
+    bfv_->delta = DeviceTable<u64>(std::move(delta));
+    const RnsBase& q = base_q_.back();
+    if (!aux_hps.empty()) {
+      bfv_->base_r = RnsBase(to_moduli(aux_hps), iota_ids(all.size(), aux_hps.size()));
+      bfv_->base_qr = q.concat(bfv_->base_r);
+      bfv_->q_to_r = BaseConverter(q, bfv_->base_r);
+      bfv_->r_to_q = BaseConverter(bfv_->base_r, q);
+      bfv_->scale_qr = HpsScaleAndRoundQR(q, bfv_->base_r, p.plain_modulus);
+    }
+    if (!aux_bsk.empty()) {
+      RnsBase bsk(to_moduli(aux_bsk), iota_ids(all.size() + aux_hps.size(), aux_bsk.size()));
+      bfv_->base_q_bsk = q.concat(bsk);
+      bfv_->behz = std::make_unique<BehzTools>(q, bsk, gamma, p.plain_modulus);
+    }
+    bfv_->scale_q = HpsScaleAndRoundQ(q, p.plain_modulus);
+  }
+}
+
+const BfvTables& Context::bfv() const {
+  if (!bfv_) throw InvalidArgument("context: BFV tables requested from a non-BFV context");
+  return *bfv_;
+}
+
+const NttTables& Context::plain_ntt() const {
+  if (!plain_ntt_) {
+    throw InvalidArgument("plain_modulus: " + std::to_string(params_.plain_modulus) +
+                          " does not enable batching (it must be a prime = 1 mod 2N, e.g. "
+                          "PlainModulus.batching(N, bits))");
+  }
+  return *plain_ntt_;
+}
+
+u32 Context::galois_elt_from_step(int step) const {
+  const std::size_t row = n() / 2;
+  if (step == 0) return 1;
+  const long long s = step;
+  if (s >= static_cast<long long>(row) || -s >= static_cast<long long>(row)) {
+    throw InvalidArgument("steps: |step| must be < N/2 = " + std::to_string(row) + ", got " +
+                          std::to_string(step));
+  }
+  const u64 pos = s > 0 ? static_cast<u64>(s) : static_cast<u64>(row + s);
+  const u64 m = 2 * n();
+  u64 g = 1;
+  for (u64 i = 0; i < pos; ++i) g = (g * 3) & (m - 1);
+  return static_cast<u32>(g);
+}
+
+const KeySwitchLevel& Context::key_switch(std::size_t level) const {
+  if (num_p_ == 0) {
+    throw InvalidArgument("special_primes: key switching needs at least one special prime");
+  }
+  if (level >= num_q_) {
+    throw InvalidArgument("level: " + std::to_string(level) + " exceeds the maximum level " +
+                          std::to_string(num_q_ - 1));
+  }
+  std::call_once(*ks_once_[level], [&] { ks_[level] = build_key_switch(level); });
+  return *ks_[level];
+}
+
+std::unique_ptr<KeySwitchLevel> Context::build_key_switch(std::size_t level) const {
+  auto ks = std::make_unique<KeySwitchLevel>();
+  ks->level = level;
+  const RnsBase& q = base_q_[level];
+  ks->base_qp = q.concat(base_p_);
+  const std::size_t limbs = level + 1;
+  ks->dnum = (limbs + alpha_ - 1) / alpha_;
+  for (std::size_t j = 0; j < ks->dnum; ++j) {
+    const std::size_t first = j * alpha_;
+    const std::size_t size = std::min(alpha_, limbs - first);
+    RnsBase digit = q.slice(first, size);
+    RnsBase rest = q.slice(0, first).concat(q.slice(first + size, limbs - first - size));
+    rest = rest.concat(base_p_);
+    ks->digit_first.push_back(first);
+    ks->digit_size.push_back(size);
+    ks->ext_bases.push_back(digit.concat(rest));
+    ks->mod_up.emplace_back(digit, rest);
+  }
+  ks->mod_down = ModDown(q, base_p_);
+  return ks;
+}
+
+}  // namespace veil

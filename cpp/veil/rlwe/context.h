@@ -1,0 +1,122 @@
+// Context: validated parameters and every precomputed table, shared (immutable) by all objects.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "veil/backend/device.h"
+#include "veil/backend/table.h"
+#include "veil/ring/ntt.h"
+#include "veil/ring/rns_base.h"
+#include "veil/rlwe/params.h"
+#include "veil/rns/base_converter.h"
+#include "veil/rns/behz.h"
+#include "veil/rns/hps.h"
+#include "veil/rns/mod_down.h"
+
+namespace veil {
+
+/// Key-switching tables for one level l (ciphertext base Q_l = q_0..q_l).
+/// Digit j covers primes [j*alpha, min((j+1)*alpha, l+1)) of Q_l (seed 001 §III-C; Han-Ki 2020).
+struct KeySwitchLevel {
+  std::size_t level = 0;
+  std::size_t dnum = 0;
+  RnsBase base_qp;                    // Q_l ∪ P
+  std::vector<RnsBase> ext_bases;     // per digit: D_j then (Q_l ∪ P) \ D_j
+  std::vector<BaseConverter> mod_up;  // per digit: D_j -> (Q_l ∪ P) \ D_j
+  std::vector<std::size_t> digit_first, digit_size;
+  ModDown mod_down;                   // Q_l ∪ P -> Q_l (divide by P, round)
+};
+
+/// BFV constants at the top level.
+struct BfvTables {
+  DeviceTable<u64> delta;  // floor(Q/t) mod q_i
+  u64 q_mod_t = 0;         // Q mod t (for rounding Q*m/t in encoding)
+  // HPS
+  RnsBase base_r, base_qr;
+  BaseConverter q_to_r, r_to_q;
+  HpsScaleAndRoundQR scale_qr;
+  HpsScaleAndRoundQ scale_q;
+  // BEHZ
+  RnsBase base_q_bsk;
+  std::unique_ptr<BehzTools> behz;
+};
+
+class Context {
+ public:
+  /// Validates `params` and builds every table. Throws InvalidArgument naming the offending
+  /// parameter: N not a power of two in 2^10..2^17; primes not NTT-friendly, repeated, or above
+  /// 60 bits; plain modulus < 2 or not co-prime to Q (BFV/BGV); log2(QP) above the security
+  /// bound (pass SecurityLevel::none explicitly to skip).
+  static std::shared_ptr<const Context> create(const EncryptionParameters& params,
+                                               SecurityLevel security = SecurityLevel::tc128);
+
+  const EncryptionParameters& params() const { return params_; }
+  SchemeType scheme() const { return params_.scheme; }
+  std::size_t n() const { return params_.poly_modulus_degree; }
+  int log_n() const { return log_n_; }
+  SecurityLevel security() const { return security_; }
+  u64 plain_modulus() const { return params_.plain_modulus; }
+  const Modulus& plain_mod() const { return plain_; }
+  /// Number of Q primes (L) and special primes (k).
+  std::size_t num_q() const { return num_q_; }
+  std::size_t num_p() const { return num_p_; }
+  std::size_t alpha() const { return alpha_; }
+  /// Highest level index: a ciphertext at level l has l+1 limbs (q_0..q_l).
+  std::size_t max_level() const { return num_q_ - 1; }
+  /// Total bits of Q (all levels) and of Q*P.
+  int total_q_bits() const { return base_q_.back().total_bits(); }
+  int total_qp_bits() const { return base_qp_full_.total_bits(); }
+  /// An identifier of the parameters (FNV-1a over N, moduli, t, scheme); objects from contexts
+  /// with different hashes never mix.
+  u64 parameter_hash() const { return hash_; }
+
+  const NttTables& ntt() const { return ntt_; }
+  const RnsBase& base_q(std::size_t level) const { return base_q_.at(level); }
+  const RnsBase& base_p() const { return base_p_; }
+  const RnsBase& base_qp_full() const { return base_qp_full_; }
+  /// Key-switching tables at a level (built on first use, thread-safe).
+  const KeySwitchLevel& key_switch(std::size_t level) const;
+
+  const BfvTables& bfv() const;
+  bool batching_enabled() const { return batching_; }
+  const NttTables& plain_ntt() const;
+  /// SEAL's slot -> bit-reversed NTT index map for batching ([N]).
+  const DeviceTable<u32>& slot_index_map() const { return slot_map_; }
+
+  /// Galois element for a row rotation by `step` (SEAL: 3^step mod 2N; negative steps rotate
+  /// right). Throws InvalidArgument if |step| >= N/2.
+  u32 galois_elt_from_step(int step) const;
+  /// The column-swap / conjugation element 2N - 1.
+  u32 galois_elt_column() const { return static_cast<u32>(2 * n() - 1); }
+
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+ private:
+  Context() = default;
+  void build(const EncryptionParameters& params, SecurityLevel security);
+  void build_bfv();
+  std::unique_ptr<KeySwitchLevel> build_key_switch(std::size_t level) const;
+
+  EncryptionParameters params_;
+  SecurityLevel security_ = SecurityLevel::tc128;
+  int log_n_ = 0;
+  std::size_t num_q_ = 0, num_p_ = 0, alpha_ = 1;
+  Modulus plain_;
+  u64 hash_ = 0;
+  NttTables ntt_;
+  std::vector<RnsBase> base_q_;
+  RnsBase base_p_, base_qp_full_;
+  mutable std::vector<std::unique_ptr<KeySwitchLevel>> ks_;
+  mutable std::vector<std::unique_ptr<std::once_flag>> ks_once_;
+  std::unique_ptr<BfvTables> bfv_;
+  bool batching_ = false;
+  std::unique_ptr<NttTables> plain_ntt_;
+  DeviceTable<u32> slot_map_;
+};
+
+using ContextPtr = std::shared_ptr<const Context>;
+
+}  // namespace veil

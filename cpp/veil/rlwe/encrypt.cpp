@@ -1,0 +1,92 @@
+#include "veil/rlwe/encrypt.h"
+
+#include <string>
+
+#include "veil/core/error.h"
+#include "veil/ring/poly_ops.h"
+#include "veil/ring/sampler.h"
+
+namespace veil {
+
+void check_compatible(const Context& ctx, const Device& dev, const ContextPtr& other_ctx,
+                      const Device& other_dev, const char* what) {
+  if (!other_ctx) throw InvalidArgument(std::string(what) + ": is empty (not initialized)");
+  if (other_ctx->parameter_hash() != ctx.parameter_hash()) {
+    throw InvalidArgument(std::string(what) + ": belongs to a different context (parameters differ)");
+  }
+  if (other_dev != dev) {
+    throw TypeMismatch(std::string(what) + ": lives on " + other_dev.str() + " but the operation runs on " +
+                       dev.str() + " (move it with .to(device))");
+  }
+}
+
+Ciphertext encrypt_zero_asymmetric(const PublicKey& pk, std::size_t level, const Prng& prng,
+                                   bool ntt_form, u64 error_factor) {
+  const ContextPtr& ctx = pk.context();
+  const Device& dev = pk.device();
+  const std::size_t n = ctx->n();
+  const RnsBase& q = ctx->base_q(level);
+  const std::size_t limbs = q.size();
+  const std::size_t pk_limbs = ctx->num_q();
+  Ciphertext ct(ctx, dev, 2, level, ntt_form);
+  Buffer<u64> u(dev, limbs * n);
+  sample_ternary(dev, u.data(), n, q, prng.next());
+  ntt_forward(dev, u.data(), 1, q, ctx->ntt());
+  // pk restricted to Q_level (its first limbs) is an RLWE sample mod Q_level.
+  poly::multiply(dev, q, n, 1, pk.data(), u.data(), ct.poly(0));
+  poly::multiply(dev, q, n, 1, pk.data() + pk_limbs * n, u.data(), ct.poly(1));
+  Buffer<u64> e(dev, 2 * limbs * n);
+  sample_cbd(dev, e.data(), n, q, prng.next());
+  sample_cbd(dev, e.data() + limbs * n, n, q, prng.next());
+  if (error_factor != 1) poly::multiply_word(dev, q, n, 2, e.data(), error_factor, e.data());
+  if (ntt_form) {
+    ntt_forward(dev, e.data(), 2, q, ctx->ntt());
+  } else {
+    ntt_inverse(dev, ct.data(), 2, q, ctx->ntt());
+  }
+  poly::add(dev, q, n, 2, ct.data(), e.data(), ct.data());
+  return ct;
+}
+
+Ciphertext encrypt_zero_symmetric(const SecretKey& sk, std::size_t level, const Prng& prng,
+                                  bool ntt_form, u64 error_factor) {
+  const ContextPtr& ctx = sk.context();
+  const Device& dev = sk.device();
+  const std::size_t n = ctx->n();
+  const RnsBase& q = ctx->base_q(level);
+  const std::size_t limbs = q.size();
+  Ciphertext ct(ctx, dev, 2, level, ntt_form);
+  sample_uniform(dev, ct.poly(1), n, q, prng.next());
+  Buffer<u64> e(dev, limbs * n);
+  sample_cbd(dev, e.data(), n, q, prng.next());
+  if (error_factor != 1) poly::multiply_word(dev, q, n, 1, e.data(), error_factor, e.data());
+  ntt_forward(dev, e.data(), 1, q, ctx->ntt());
+  poly::multiply(dev, q, n, 1, ct.poly(1), sk.data(), ct.poly(0));
+  poly::sub(dev, q, n, 1, e.data(), ct.poly(0), ct.poly(0));
+  if (!ntt_form) ntt_inverse(dev, ct.data(), 2, q, ctx->ntt());
+  return ct;
+}
+
+Buffer<u64> decrypt_phase(const SecretKey& sk, const Ciphertext& ct) {
+  const ContextPtr& ctx = ct.context();
+  check_compatible(*ctx, ct.device(), sk.context(), sk.device(), "secret_key");
+  const Device& dev = ct.device();
+  const std::size_t n = ctx->n();
+  const RnsBase& q = ctx->base_q(ct.level());
+  const std::size_t limbs = q.size();
+  Buffer<u64> acc(dev, limbs * n);
+  // Horner: ((c_{k} s + c_{k-1}) s + ...) s + c0, in NTT form.
+  Buffer<u64> polys(dev, ct.size() * limbs * n);
+  backend::copy(dev, polys.data(), dev, ct.data(), ct.size() * limbs * n * sizeof(u64));
+  if (!ct.is_ntt_form()) ntt_forward(dev, polys.data(), ct.size(), q, ctx->ntt());
+  backend::copy(dev, acc.data(), dev, polys.data() + (ct.size() - 1) * limbs * n,
+                limbs * n * sizeof(u64));
+  for (std::size_t i = ct.size() - 1; i-- > 0;) {
+    poly::multiply(dev, q, n, 1, acc.data(), sk.data(), acc.data());
+    poly::add(dev, q, n, 1, acc.data(), polys.data() + i * limbs * n, acc.data());
+  }
+  if (!ct.is_ntt_form()) ntt_inverse(dev, acc.data(), 1, q, ctx->ntt());
+  return acc;
+}
+
+}  // namespace veil

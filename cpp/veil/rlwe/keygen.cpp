@@ -1,0 +1,140 @@
+#include "veil/rlwe/keygen.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "veil/backend/launch.h"
+#include "veil/core/error.h"
+#include "veil/ring/poly_ops.h"
+#include "veil/ring/sampler.h"
+
+namespace veil {
+
+namespace {
+Prng make_prng(std::optional<std::uint64_t> seed) {
+  return seed ? Prng::from_u64(*seed) : Prng();
+}
+}  // namespace
+
+KeyGenerator::KeyGenerator(ContextPtr ctx, const Device& dev, std::optional<std::uint64_t> seed)
+    : ctx_(std::move(ctx)), dev_(dev), prng_(make_prng(seed)) {
+  const RnsBase& qp = ctx_->base_qp_full();
+  sk_ = SecretKey(ctx_, dev_, qp.size() * ctx_->n());
+  sample_ternary(dev_, sk_.data(), ctx_->n(), qp, prng_.next());
+  ntt_forward(dev_, sk_.data(), 1, qp, ctx_->ntt());
+}
+
+KeyGenerator::KeyGenerator(ContextPtr ctx, const SecretKey& sk, std::optional<std::uint64_t> seed)
+    : ctx_(std::move(ctx)), dev_(sk.device()), prng_(make_prng(seed)), sk_(sk) {
+  if (sk.context()->parameter_hash() != ctx_->parameter_hash()) {
+    throw InvalidArgument("secret_key: belongs to a different context");
+  }
+}
+
+PublicKey KeyGenerator::create_public_key() const {
+  const std::size_t n = ctx_->n();
+  const RnsBase& q = ctx_->base_q(ctx_->max_level());
+  const std::size_t limbs = q.size();
+  PublicKey pk(ctx_, dev_, 2 * limbs * n);
+  u64* b = pk.data();
+  u64* a = b + limbs * n;
+  sample_uniform(dev_, a, n, q, prng_.next());
+  Buffer<u64> e(dev_, limbs * n);
+  sample_cbd(dev_, e.data(), n, q, prng_.next());
+  ntt_forward(dev_, e.data(), 1, q, ctx_->ntt());
+  // b = e - a s (the secret key's Q limbs are its first limbs).
+  poly::multiply(dev_, q, n, 1, a, sk_.data(), b);
+  poly::sub(dev_, q, n, 1, e.data(), b, b);
+  return pk;
+}
+
+KSwitchKey KeyGenerator::create_kswitch_key(const u64* target) const {
+  const std::size_t n = ctx_->n();
+  const std::size_t L = ctx_->num_q(), k = ctx_->num_p();
+  if (k == 0) throw InvalidArgument("special_primes: key switching needs a special prime");
+  const RnsBase& qp = ctx_->base_qp_full();
+  const std::size_t alpha = ctx_->alpha();
+  const std::size_t dnum = (L + alpha - 1) / alpha;
+  KSwitchKey key(ctx_, dev_, dnum);
+  const std::size_t pw = key.poly_words();
+  // P mod q_i for the digit indicator terms.
+  std::vector<u64> p_mod_q(L);
+  for (std::size_t i = 0; i < L; ++i) {
+    u64 acc = 1;
+    for (std::size_t j = 0; j < k; ++j) acc = mul_mod(acc, reduce_word(qp[L + j].value, qp[i]), qp[i]);
+    p_mod_q[i] = acc;
+  }
+  DeviceTable<u64> pq(p_mod_q);
+  const u64* pq_d = pq.data(dev_);
+  const Modulus* mods = qp.moduli(dev_);
+  Buffer<u64> e(dev_, pw);
+  for (std::size_t j = 0; j < dnum; ++j) {
+    u64* b = key.data() + 2 * j * pw;
+    u64* a = b + pw;
+    sample_uniform(dev_, a, n, qp, prng_.next());
+    sample_cbd(dev_, e.data(), n, qp, prng_.next());
+    ntt_forward(dev_, e.data(), 1, qp, ctx_->ntt());
+    poly::multiply(dev_, qp, n, 1, a, sk_.data(), b);
+    poly::sub(dev_, qp, n, 1, e.data(), b, b);
+    const std::size_t first = j * alpha, last = std::min(L, first + alpha);
+    // b += P * s' on the digit's own limbs (the CRT indicator of D_j is 1 there, 0 elsewhere).
+    for_each(dev_, (last - first) * n, VEIL_LAMBDA(std::size_t i) {
+      const std::size_t limb = first + i / n;
+      const std::size_t idx = limb * n + i % n;
+      b[idx] = mul_add_mod(target[idx], pq_d[limb], b[idx], mods[limb]);
+    });
+  }
+  return key;
+}
+
+RelinKeys KeyGenerator::create_relin_keys() const {
+  const RnsBase& qp = ctx_->base_qp_full();
+  Buffer<u64> s2(dev_, qp.size() * ctx_->n());
+  poly::multiply(dev_, qp, ctx_->n(), 1, sk_.data(), sk_.data(), s2.data());
+  return RelinKeys(create_kswitch_key(s2.data()));
+}
+
+GaloisKeys KeyGenerator::create_galois_keys_from_elts(const std::vector<std::uint32_t>& elts) const {
+  const RnsBase& qp = ctx_->base_qp_full();
+  const std::size_t n = ctx_->n();
+  GaloisKeys gk(ctx_, dev_);
+  Buffer<u64> rotated(dev_, qp.size() * n);
+  for (std::uint32_t g : elts) {
+    if (g % 2 == 0 || g >= 2 * n) {
+      throw InvalidArgument("galois_elts: expected odd elements below 2N, got " + std::to_string(g));
+    }
+    if (gk.has_key(g) || g == 1) continue;
+    poly::automorphism_ntt(dev_, qp, n, 1, g, sk_.data(), rotated.data());
+    gk.insert(g, create_kswitch_key(rotated.data()));
+  }
+  return gk;
+}
+
+GaloisKeys KeyGenerator::create_galois_keys(const std::vector<int>& steps,
+                                            bool include_columns) const {
+  std::vector<std::uint32_t> elts;
+  for (int s : steps) elts.push_back(ctx_->galois_elt_from_step(s));
+  if (include_columns) elts.push_back(ctx_->galois_elt_column());
+  return create_galois_keys_from_elts(elts);
+}
+
+GaloisKeys KeyGenerator::create_galois_keys() const {
+  std::vector<int> steps;
+  for (std::size_t s = 1; s < ctx_->n() / 2; s <<= 1) {
+    steps.push_back(static_cast<int>(s));
+    steps.push_back(-static_cast<int>(s));
+  }
+  return create_galois_keys(steps, true);
+}
+
+const KSwitchKey& GaloisKeys::key(u32 galois_elt) const {
+  auto it = keys_.find(galois_elt);
+  if (it == keys_.end()) {
+    throw InvalidArgument("galois_keys: no key for Galois element " + std::to_string(galois_elt) +
+                          " (create it with KeyGenerator.create_galois_keys)");
+  }
+  return it->second;
+}
+
+}  // namespace veil

@@ -1,0 +1,131 @@
+#include "veil/rlwe/keyswitch.h"
+
+#include <string>
+
+#include "veil/backend/launch.h"
+#include "veil/core/error.h"
+#include "veil/ring/poly_ops.h"
+
+namespace veil {
+
+Buffer<u64> key_switch_mod_up(const Context& ctx, const Device& dev, std::size_t level,
+                              const u64* c, bool c_ntt) {
+  const KeySwitchLevel& ks = ctx.key_switch(level);
+  const std::size_t n = ctx.n();
+  const std::size_t limbs = level + 1;
+  const std::size_t ext_limbs = limbs + ctx.num_p();
+  const RnsBase& q = ctx.base_q(level);
+
+  Buffer<u64> coeff;
+  const u64* src = c;
+  if (c_ntt) {
+    coeff = Buffer<u64>(dev, limbs * n);
+    backend::copy(dev, coeff.data(), dev, c, limbs * n * sizeof(u64));
+    ntt_inverse(dev, coeff.data(), 1, q, ctx.ntt());
+    src = coeff.data();
+  }
+  Buffer<u64> digits(dev, ks.dnum * ext_limbs * n);
+  for (std::size_t j = 0; j < ks.dnum; ++j) {
+    u64* ext = digits.data() + j * ext_limbs * n;
+    const std::size_t first = ks.digit_first[j], size = ks.digit_size[j];
+    if (c_ntt) {
+      // The digit's own limbs in NTT form are c's own limbs (no ModUp, no NTT; seed 001 §III-C).
+      backend::copy(dev, ext, dev, c + first * n, size * n * sizeof(u64));
+    } else {
+      backend::copy(dev, ext, dev, src + first * n, size * n * sizeof(u64));
+    }
+    ks.mod_up[j].fast_convert(dev, src + first * n, ext + size * n, n, 1);
+    if (c_ntt) {
+      ntt_forward(dev, ext + size * n, 1, ks.ext_bases[j].slice(size, ext_limbs - size),
+                  ctx.ntt());
+    } else {
+      ntt_forward(dev, ext, 1, ks.ext_bases[j], ctx.ntt());
+    }
+  }
+  return digits;
+}
+
+void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
+                      const Buffer<u64>& digits, const KSwitchKey& key, u64* acc0, u64* acc1,
+                      bool acc_ntt, u32 galois_elt) {
+  const KeySwitchLevel& ks = ctx.key_switch(level);
+  if (key.context()->parameter_hash() != ctx.parameter_hash()) {
+    throw InvalidArgument("key: belongs to a different context");
+  }
+  if (key.device() != dev) {
+    throw TypeMismatch("key: lives on " + key.device().str() + ", operand on " + dev.str());
+  }
+  if (key.dnum() < ks.dnum) throw InvalidArgument("key: has too few digits for this level");
+  const std::size_t n = ctx.n();
+  const std::size_t limbs = level + 1;
+  const std::size_t k = ctx.num_p();
+  const std::size_t ext_limbs = limbs + k;
+  const std::size_t num_q = ctx.num_q();
+  const std::size_t alpha = ctx.alpha();
+  const std::size_t dnum = ks.dnum;
+  if (dnum > 60) throw InvalidArgument("key switching: more than 60 digits is not supported");
+  const RnsBase& qp = ks.base_qp;
+  const Modulus* mods = qp.moduli(dev);
+  const std::size_t key_poly = key.poly_words();
+  const u64* kd = key.data();
+  const u64* dg = digits.data();
+
+  Buffer<u64> perm;
+  if (galois_elt != 0) {
+    perm = Buffer<u64>(dev, digits.size());
+    for (std::size_t j = 0; j < dnum; ++j) {
+      poly::automorphism_ntt(dev, ks.ext_bases[j], n, 1, galois_elt, dg + j * ext_limbs * n,
+                             perm.data() + j * ext_limbs * n);
+    }
+    dg = perm.data();
+  }
+
+  // Inner product over Q_l ∪ P (NTT form), both outputs in one pass over the digits.
+  Buffer<u64> out(dev, 2 * ext_limbs * n);
+  u64* o = out.data();
+  for_each(dev, ext_limbs * n, VEIL_LAMBDA(std::size_t i) {
+    const std::size_t lp = i / n, coeff = i % n;
+    const std::size_t key_limb = lp <= level ? lp : num_q + (lp - limbs);
+    u64 h0 = 0, l0 = 0, h1 = 0, l1 = 0;
+    for (std::size_t j = 0; j < dnum; ++j) {
+      const std::size_t first = j * alpha;
+      const std::size_t size = (limbs - first) < alpha ? (limbs - first) : alpha;
+      std::size_t pos;
+      if (lp >= first && lp < first + size) {
+        pos = lp - first;
+      } else if (lp < first) {
+        pos = size + lp;
+      } else {
+        pos = lp;
+      }
+      const u64 d = dg[(j * ext_limbs + pos) * n + coeff];
+      const u64 b = kd[(2 * j) * key_poly + key_limb * n + coeff];
+      const u64 a = kd[(2 * j + 1) * key_poly + key_limb * n + coeff];
+      u64 ph, pl;
+      mul_wide(d, b, ph, pl);
+      add_wide(h0, l0, ph, pl);
+      mul_wide(d, a, ph, pl);
+      add_wide(h1, l1, ph, pl);
+    }
+    const Modulus m = mods[lp];
+    o[i] = reduce_wide(reduce_word(h0, m), l0, m);
+    o[ext_limbs * n + i] = reduce_wide(reduce_word(h1, m), l1, m);
+  });
+
+  ntt_inverse(dev, o, 2, qp, ctx.ntt());
+  Buffer<u64> down(dev, 2 * limbs * n);
+  ks.mod_down.apply(dev, o, down.data(), n, 2);
+  const RnsBase& q = ctx.base_q(level);
+  if (acc_ntt) ntt_forward(dev, down.data(), 2, q, ctx.ntt());
+  poly::add(dev, q, n, 1, acc0, down.data(), acc0);
+  poly::add(dev, q, n, 1, acc1, down.data() + limbs * n, acc1);
+}
+
+void key_switch_accumulate(const Context& ctx, const Device& dev, std::size_t level,
+                           const u64* c, bool c_ntt, const KSwitchKey& key, u64* acc0, u64* acc1,
+                           bool acc_ntt) {
+  Buffer<u64> digits = key_switch_mod_up(ctx, dev, level, c, c_ntt);
+  key_switch_inner(ctx, dev, level, digits, key, acc0, acc1, acc_ntt);
+}
+
+}  // namespace veil

@@ -1,0 +1,33 @@
+// Hybrid key switching (Han-Ki, CT-RSA 2020; seed 001 §III-C).
+//
+// For a polynomial c over Q_l encrypted "under" s' (i.e. a phase term c * s'), returns (d0, d1)
+// over Q_l with d0 + d1 s ~= c s'. Steps: decompose c into dnum digits of alpha primes
+// (the digit itself is c's residues: keys carry the CRT indicator, "HPS-style" keys, so no scalar
+// multiply is needed), ModUp each digit to Q_l ∪ P by fast base conversion (the digit's own limbs
+// are copied, not converted), NTT, inner product with the key, INTT, ModDown by P.
+// alpha = 1 with one special prime is SEAL's method.
+#pragma once
+#include <cstddef>
+
+#include "veil/rlwe/objects.h"
+
+namespace veil {
+
+/// acc0 += d0, acc1 += d1 (over Q_level; NTT form iff acc_ntt). `c` is over Q_level, in NTT form
+/// iff c_ntt. Throws InvalidArgument if the key does not belong to the context or device.
+void key_switch_accumulate(const Context& ctx, const Device& dev, std::size_t level,
+                           const u64* c, bool c_ntt, const KSwitchKey& key, u64* acc0, u64* acc1,
+                           bool acc_ntt);
+
+/// The hoisted part of key switching for one input: digits ModUp'ed and in NTT form over
+/// Q_l ∪ P, in each digit's extended-base order ([dnum][l+1+k][N]). Reusable across keys.
+Buffer<u64> key_switch_mod_up(const Context& ctx, const Device& dev, std::size_t level,
+                              const u64* c, bool c_ntt);
+/// The per-key part: inner product with `key`, INTT, ModDown; accumulates into acc0/acc1.
+/// If galois_elt != 0, the digits are first permuted by the NTT-form automorphism (hoisted
+/// rotations: sigma commutes with the decomposition).
+void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
+                      const Buffer<u64>& digits, const KSwitchKey& key, u64* acc0, u64* acc1,
+                      bool acc_ntt, u32 galois_elt = 0);
+
+}  // namespace veil

@@ -1,0 +1,186 @@
+// Plaintexts, ciphertexts and keys. Each lives on one device, keeps a shared reference to its
+// Context (so destruction order never matters) and moves with .to(device).
+#pragma once
+#include <cstddef>
+#include <map>
+#include <memory>
+
+#include "veil/backend/buffer.h"
+#include "veil/rlwe/context.h"
+
+namespace veil {
+
+/// Data shared by every object: context, device and a word buffer.
+class DataObject {
+ public:
+  DataObject() = default;
+  DataObject(ContextPtr ctx, const Device& dev, std::size_t words)
+      : ctx_(std::move(ctx)), data_(dev, words) {}
+  DataObject(const DataObject& o) : ctx_(o.ctx_), data_(o.data_.clone()) {}
+  DataObject& operator=(const DataObject& o) {
+    if (this != &o) {
+      ctx_ = o.ctx_;
+      data_ = o.data_.clone();
+    }
+    return *this;
+  }
+  DataObject(DataObject&&) noexcept = default;
+  DataObject& operator=(DataObject&&) noexcept = default;
+
+  const ContextPtr& context() const { return ctx_; }
+  const Device& device() const { return data_.device(); }
+  u64* data() { return data_.data(); }
+  const u64* data() const { return data_.data(); }
+  std::size_t word_count() const { return data_.size(); }
+  Buffer<u64>& buffer() { return data_; }
+  const Buffer<u64>& buffer() const { return data_; }
+  bool empty() const { return !ctx_; }
+
+ protected:
+  void move_data_to(const Device& dev) { data_ = data_.to(dev); }
+  ContextPtr ctx_;
+  Buffer<u64> data_;
+};
+
+/// A plaintext. BFV/BGV: N coefficients mod t ([N], coefficient form) unless is_ntt_form, in
+/// which case [level+1][N] residues in NTT form (prepared for multiply_plain). CKKS: [level+1][N]
+/// in NTT form with a scale.
+class Plaintext : public DataObject {
+ public:
+  Plaintext() = default;
+  Plaintext(ContextPtr ctx, const Device& dev, std::size_t words, std::size_t level, bool ntt)
+      : DataObject(std::move(ctx), dev, words), level_(level), is_ntt_form_(ntt) {}
+  std::size_t level() const { return level_; }
+  bool is_ntt_form() const { return is_ntt_form_; }
+  double scale() const { return scale_; }
+  void set_scale(double s) { scale_ = s; }
+  Plaintext to(const Device& dev) const {
+    Plaintext p(*this);
+    p.move_data_to(dev);
+    return p;
+  }
+
+ private:
+  std::size_t level_ = 0;
+  bool is_ntt_form_ = false;
+  double scale_ = 1.0;
+};
+
+/// A ciphertext: `size` polynomials ([size][level+1][N]) over Q_level.
+class Ciphertext : public DataObject {
+ public:
+  Ciphertext() = default;
+  Ciphertext(ContextPtr ctx, const Device& dev, std::size_t size, std::size_t level, bool ntt)
+      : DataObject(ctx, dev, size * (level + 1) * ctx->n()),
+        size_(size),
+        level_(level),
+        is_ntt_form_(ntt) {}
+
+  std::size_t size() const { return size_; }
+  std::size_t level() const { return level_; }
+  std::size_t limbs() const { return level_ + 1; }
+  bool is_ntt_form() const { return is_ntt_form_; }
+  double scale() const { return scale_; }
+  void set_scale(double s) { scale_ = s; }
+  u64 correction_factor() const { return correction_factor_; }
+  void set_correction_factor(u64 f) { correction_factor_ = f; }
+  std::size_t poly_words() const { return limbs() * ctx_->n(); }
+  u64* poly(std::size_t i) { return data() + i * poly_words(); }
+  const u64* poly(std::size_t i) const { return data() + i * poly_words(); }
+
+  Ciphertext to(const Device& dev) const {
+    Ciphertext c(*this);
+    c.move_data_to(dev);
+    return c;
+  }
+
+ private:
+  std::size_t size_ = 0;
+  std::size_t level_ = 0;
+  bool is_ntt_form_ = false;
+  double scale_ = 1.0;
+  u64 correction_factor_ = 1;
+};
+
+/// Secret key s: ternary, stored in NTT form over Q ∪ P ([L+k][N]).
+class SecretKey : public DataObject {
+ public:
+  using DataObject::DataObject;
+  SecretKey to(const Device& dev) const {
+    SecretKey s(*this);
+    s.move_data_to(dev);
+    return s;
+  }
+};
+
+/// Public key (b, a) = (-a s + e, a) over Q at the top level, NTT form ([2][L][N]).
+class PublicKey : public DataObject {
+ public:
+  using DataObject::DataObject;
+  PublicKey to(const Device& dev) const {
+    PublicKey p(*this);
+    p.move_data_to(dev);
+    return p;
+  }
+};
+
+/// A key-switching key from s' to s: for each digit j, (b_j, a_j) over Q ∪ P in NTT form with
+/// b_j = -a_j s + e_j + P * [D_j-indicator] * s' ([dnum][2][L+k][N]).
+class KSwitchKey : public DataObject {
+ public:
+  KSwitchKey() = default;
+  KSwitchKey(ContextPtr ctx, const Device& dev, std::size_t dnum)
+      : DataObject(ctx, dev, dnum * 2 * (ctx->num_q() + ctx->num_p()) * ctx->n()), dnum_(dnum) {}
+  std::size_t dnum() const { return dnum_; }
+  std::size_t poly_words() const { return (ctx_->num_q() + ctx_->num_p()) * ctx_->n(); }
+  const u64* b(std::size_t j) const { return data() + (2 * j) * poly_words(); }
+  const u64* a(std::size_t j) const { return data() + (2 * j + 1) * poly_words(); }
+  KSwitchKey to(const Device& dev) const {
+    KSwitchKey k(*this);
+    k.move_data_to(dev);
+    return k;
+  }
+
+ private:
+  std::size_t dnum_ = 0;
+};
+
+/// Relinearization key: switches s^2 to s.
+class RelinKeys {
+ public:
+  RelinKeys() = default;
+  explicit RelinKeys(KSwitchKey k) : key_(std::move(k)) {}
+  const KSwitchKey& key() const { return key_; }
+  const ContextPtr& context() const { return key_.context(); }
+  const Device& device() const { return key_.device(); }
+  bool empty() const { return key_.empty(); }
+  RelinKeys to(const Device& dev) const { return RelinKeys(key_.to(dev)); }
+
+ private:
+  KSwitchKey key_;
+};
+
+/// Galois keys: one key-switching key per Galois element g (switching sigma_g(s) to s).
+class GaloisKeys {
+ public:
+  GaloisKeys() = default;
+  GaloisKeys(ContextPtr ctx, const Device& dev) : ctx_(std::move(ctx)), dev_(dev) {}
+  bool has_key(u32 galois_elt) const { return keys_.count(galois_elt) != 0; }
+  const KSwitchKey& key(u32 galois_elt) const;
+  void insert(u32 galois_elt, KSwitchKey k) { keys_[galois_elt] = std::move(k); }
+  const std::map<u32, KSwitchKey>& keys() const { return keys_; }
+  const ContextPtr& context() const { return ctx_; }
+  const Device& device() const { return dev_; }
+  GaloisKeys to(const Device& dev) const {
+    GaloisKeys g(ctx_, dev);
+    for (const auto& [e, k] : keys_) g.insert(e, k.to(dev));
+    return g;
+  }
+
+ private:
+  ContextPtr ctx_;
+  Device dev_;
+  std::map<u32, KSwitchKey> keys_;
+};
+
+}  // namespace veil

@@ -1,0 +1,55 @@
+// BaseConverter hot paths (one for_each thread per coefficient of each polynomial).
+#include "veil/rns/base_converter.h"
+
+#include "veil/rns/conv_kernels.h"
+
+namespace veil {
+
+namespace rns_detail {
+/// Exact conversion epilogue: out_j = r_j - v * Q mod p_j (HPS 2019, §2.2 / seed 002 §II-D.2).
+struct ExactEpi {
+  u64* out;
+  std::size_t n;
+  const Modulus* to;
+  const u64* q_mod_p;
+  VEIL_HD void operator()(std::size_t j, u64 r, u64 v_hi, u64 v_lo) const {
+    const Modulus& p = to[j];
+    const u64 vq = mul_mod(reduce_u128(v_hi, v_lo, p), q_mod_p[j], p);
+    out[j * n] = sub_mod(r, vq, p.value);
+  }
+};
+}  // namespace rns_detail
+
+void BaseConverter::fast_convert(const Device& dev, const u64* in, u64* out, std::size_t n,
+                                 std::size_t num_polys) const {
+  using namespace rns_detail;
+  VEIL_REQUIRE(conv_.k_from > 0, "BaseConverter::fast_convert: converter is default-constructed");
+  const ConvView cv = make_view(dev, conv_, from_, to_);
+  const std::size_t kf = cv.kf, kt = cv.kt;
+  Buffer<u64> scratch = partial_scratch(dev, kf, kt, n, num_polys);
+  u64* part = scratch.data();
+  for_each(dev, num_polys * n, VEIL_LAMBDA(std::size_t idx) {
+    const std::size_t p = idx / n, c = idx % n;
+    StoreEpi epi{out + p * kt * n + c, n};
+    convert_coeff(cv, in + p * kf * n + c, part ? part + p * kt * n + c : nullptr, n, epi);
+  });
+}
+
+void BaseConverter::exact_convert(const Device& dev, const u64* in, u64* out, std::size_t n,
+                                  std::size_t num_polys) const {
+  using namespace rns_detail;
+  VEIL_REQUIRE(conv_.k_from > 0, "BaseConverter::exact_convert: converter is default-constructed");
+  const ConvView cv = make_view(dev, conv_, from_, to_, frac_.data(dev));
+  const std::size_t kf = cv.kf, kt = cv.kt;
+  const Modulus* to = cv.to;
+  const u64* q_mod_p = conv_.q_mod_p.data(dev);
+  Buffer<u64> scratch = partial_scratch(dev, kf, kt, n, num_polys);
+  u64* part = scratch.data();
+  for_each(dev, num_polys * n, VEIL_LAMBDA(std::size_t idx) {
+    const std::size_t p = idx / n, c = idx % n;
+    ExactEpi epi{out + p * kt * n + c, n, to, q_mod_p};
+    convert_coeff(cv, in + p * kf * n + c, part ? part + p * kt * n + c : nullptr, n, epi);
+  });
+}
+
+}  // namespace veil

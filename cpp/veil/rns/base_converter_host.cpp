@@ -1,0 +1,62 @@
+// Host-side precomputation for BaseConverter and the shared fast-conversion tables.
+// (Plain C++: *_host.cpp files never go through nvcc.)
+#include <string>
+
+#include "veil/core/error.h"
+#include "veil/rns/base_converter.h"
+#include "veil/rns/host_util.h"
+
+namespace veil {
+namespace detail {
+
+
+FastConvTables::FastConvTables(const RnsBase& from, const RnsBase& to,
+                               const std::vector<u64>& c_mod_q, const char* what) {
+  rns_host::check_bases(from, to, what);
+  if (!c_mod_q.empty() && c_mod_q.size() != from.size())
+    throw InvalidArgument(std::string(what) + ": scalar list does not match the source base");
+  k_from = from.size();
+  k_to = to.size();
+  std::vector<u64> sc(k_from), sc_sh(k_from), qhat(k_to * k_from), qmod(k_to);
+  for (std::size_t i = 0; i < k_from; ++i) {
+    const Modulus& qi = from[i];
+    u64 prod = 1 % qi.value;  // (Q/q_i) mod q_i
+    for (std::size_t l = 0; l < k_from; ++l)
+      if (l != i) prod = mul_mod(prod, reduce_word(from[l].value, qi), qi);
+    u64 s = inv_mod(prod, qi.value);
+    if (!c_mod_q.empty()) s = mul_mod(s, reduce_word(c_mod_q[i], qi), qi);
+    sc[i] = s;
+    sc_sh[i] = shoup_quotient(s, qi.value);
+  }
+  for (std::size_t j = 0; j < k_to; ++j) {
+    const Modulus& pj = to[j];
+    u64 all = 1 % pj.value;
+    for (std::size_t i = 0; i < k_from; ++i) all = mul_mod(all, reduce_word(from[i].value, pj), pj);
+    qmod[j] = all;
+    for (std::size_t i = 0; i < k_from; ++i) {
+      u64 prod = 1 % pj.value;
+      for (std::size_t l = 0; l < k_from; ++l)
+        if (l != i) prod = mul_mod(prod, reduce_word(from[l].value, pj), pj);
+      qhat[j * k_from + i] = prod;
+    }
+  }
+  scale = DeviceTable<u64>(std::move(sc));
+  scale_shoup = DeviceTable<u64>(std::move(sc_sh));
+  qhat_mod_p = DeviceTable<u64>(std::move(qhat));
+  q_mod_p = DeviceTable<u64>(std::move(qmod));
+}
+
+}  // namespace detail
+
+BaseConverter::BaseConverter(const RnsBase& from, const RnsBase& to)
+    : from_(from), to_(to), conv_(from, to, {}, "BaseConverter") {
+  // 1/q_i in 0.128 fixed point is exactly the Barrett ratio floor(2^128 / q_i).
+  std::vector<u64> frac(2 * from.size());
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    frac[2 * i] = from[i].ratio_hi;
+    frac[2 * i + 1] = from[i].ratio_lo;
+  }
+  frac_ = DeviceTable<u64>(std::move(frac));
+}
+
+}  // namespace veil

@@ -1,0 +1,314 @@
+// Tests for veil/backend: Device parsing and identity, Buffer<T> on the CPU and on CUDA, and the
+// CUDA pool limit.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "veil/backend/buffer.h"
+#include "veil/backend/device.h"
+#include "veil/backend/memory.h"
+#include "veil/core/error.h"
+
+namespace {
+
+using u64 = std::uint64_t;
+using veil::Buffer;
+using veil::Device;
+
+std::vector<u64> pattern(std::size_t n, u64 salt) {
+  std::vector<u64> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = (i + 1) * 0x9E3779B97F4A7C15ull ^ salt;
+  return v;
+}
+
+bool has_gpu() { return veil::cuda_device_count() > 0; }
+
+// ---- Device ---------------------------------------------------------------------------------
+
+TEST(BackendTest, ParseCpu) {
+  const Device d = Device::parse("cpu");
+  EXPECT_TRUE(d.is_cpu());
+  EXPECT_FALSE(d.is_cuda());
+  EXPECT_EQ(d.kind, Device::Kind::cpu);
+  EXPECT_EQ(d, Device::cpu());
+  EXPECT_EQ(d.str(), "cpu");
+}
+
+TEST(BackendTest, ParseRejectsMalformedStrings) {
+  for (const char* bad : {"gpu", "cuda:x", "cuda:-1", "", "CPU", "cpu:0", " cpu", "cpu ", "cuda:",
+                          "cudax", "cuda0", "cuda:1x", "cuda:0:0", "cuda:99999999999999999999",
+                          "tpu:0"}) {
+    EXPECT_THROW(Device::parse(bad), veil::InvalidArgument) << "'" << bad << "'";
+  }
+}
+
+TEST(BackendTest, ParseErrorNamesTheInput) {
+  try {
+    Device::parse("gpu");
+    FAIL() << "no exception";
+  } catch (const veil::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("gpu"), std::string::npos) << e.what();
+  }
+}
+
+TEST(BackendTest, ParseCudaWithoutCudaBuild) {
+  if (veil::cuda_built()) GTEST_SKIP() << "CUDA backend built";
+  for (const char* text : {"cuda", "cuda:0", "cuda:1"}) {
+    try {
+      Device::parse(text);
+      FAIL() << "no exception for " << text;
+    } catch (const veil::RuntimeError& e) {
+      EXPECT_NE(std::string(e.what()).find("CUDA"), std::string::npos) << e.what();
+    } catch (const std::exception& e) {
+      FAIL() << "expected RuntimeError for " << text << ", got: " << e.what();
+    }
+  }
+  EXPECT_EQ(veil::cuda_device_count(), 0);
+  EXPECT_THROW(veil::cuda_device_info(0), veil::RuntimeError);
+  // CUDA buffers cannot be made either.
+  EXPECT_THROW((void)Buffer<u64>(Device(Device::Kind::cuda, 0), 4), veil::RuntimeError);
+}
+
+TEST(BackendTest, ParseCudaWithCudaBuild) {
+  if (!veil::cuda_built()) GTEST_SKIP() << "CPU-only build";
+  const int count = veil::cuda_device_count();
+  // An index past the last GPU is a RuntimeError (a valid string, an unavailable device).
+  EXPECT_THROW(Device::parse("cuda:" + std::to_string(count)), veil::RuntimeError);
+  if (count == 0) {
+    EXPECT_THROW(Device::parse("cuda"), veil::RuntimeError);
+    return;
+  }
+  const Device d = Device::parse("cuda");
+  EXPECT_TRUE(d.is_cuda());
+  EXPECT_EQ(d.index, 0);
+  EXPECT_EQ(Device::parse("cuda:0"), d);
+  EXPECT_EQ(Device::parse("cuda:" + std::to_string(count - 1)).index, count - 1);
+  const veil::CudaDeviceInfo info = veil::cuda_device_info(0);
+  EXPECT_FALSE(info.name.empty());
+  EXPECT_GT(info.total_memory, 0u);
+  EXPECT_GT(info.multiprocessors, 0);
+}
+
+TEST(BackendTest, CudaBuiltMatchesCompileDefinition) {
+#if defined(VEIL_HAVE_CUDA)
+  EXPECT_TRUE(veil::cuda_built());
+#else
+  EXPECT_FALSE(veil::cuda_built());
+  EXPECT_EQ(veil::cuda_device_count(), 0);
+#endif
+  EXPECT_GE(veil::cuda_device_count(), 0);
+}
+
+TEST(BackendTest, DeviceIdentityAndNames) {
+  const Device c0(Device::Kind::cuda, 0), c1(Device::Kind::cuda, 1);
+  EXPECT_EQ(c0.str(), "cuda:0");
+  EXPECT_EQ(c1.str(), "cuda:1");
+  EXPECT_NE(c0, c1);
+  EXPECT_NE(c0, Device::cpu());
+  EXPECT_EQ(c1, Device(Device::Kind::cuda, 1));
+  // The index means nothing for the CPU.
+  EXPECT_EQ(Device(Device::Kind::cpu, 3), Device::cpu());
+  EXPECT_EQ(Device().str(), "cpu");
+}
+
+TEST(BackendTest, NumThreads) {
+  const int def = veil::num_threads();
+  EXPECT_GE(def, 1);
+  veil::set_num_threads(1);
+  EXPECT_EQ(veil::num_threads(), 1);
+  veil::set_num_threads(0);
+  EXPECT_EQ(veil::num_threads(), def);
+}
+
+TEST(BackendTest, PoolLimitIsCudaOnly) {
+  EXPECT_THROW(veil::backend::set_pool_limit(Device::cpu(), 1 << 20), veil::InvalidArgument);
+  EXPECT_EQ(veil::backend::pool_limit(Device::cpu()), 0u);
+}
+
+// ---- Buffer on the CPU ----------------------------------------------------------------------
+
+TEST(BackendTest, CpuBufferEmpty) {
+  Buffer<u64> a;
+  EXPECT_TRUE(a.empty());
+  EXPECT_EQ(a.size(), 0u);
+  EXPECT_EQ(a.data(), nullptr);
+  EXPECT_TRUE(a.to_host().empty());
+  Buffer<u64> b(Device::cpu(), 0);
+  EXPECT_TRUE(b.empty());
+  EXPECT_TRUE(b.clone().empty());
+  b.zero();  // no-op, must not crash
+  EXPECT_TRUE(Buffer<u64>::from_host(Device::cpu(), {}).empty());
+}
+
+TEST(BackendTest, CpuBufferRoundTrip) {
+  const Device cpu = Device::cpu();
+  for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(1000), std::size_t(1) << 16}) {
+    const std::vector<u64> host = pattern(n, n);
+    Buffer<u64> a = Buffer<u64>::from_host(cpu, host);
+    EXPECT_EQ(a.size(), n);
+    EXPECT_FALSE(a.empty());
+    EXPECT_EQ(a.device(), cpu);
+    ASSERT_NE(a.data(), nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a.data()) % alignof(u64), 0u);
+    EXPECT_EQ(a.to_host(), host);
+    // Direct writes through data() are visible in to_host().
+    a.data()[n - 1] = 12345;
+    std::vector<u64> modified = host;
+    modified[n - 1] = 12345;
+    EXPECT_EQ(a.to_host(), modified);
+
+    // clone / to() are deep copies.
+    Buffer<u64> b = a.clone();
+    Buffer<u64> c = a.to(cpu);
+    EXPECT_NE(b.data(), a.data());
+    EXPECT_NE(c.data(), a.data());
+    EXPECT_EQ(b.to_host(), modified);
+    EXPECT_EQ(c.to_host(), modified);
+    b.data()[0] ^= 1;
+    EXPECT_EQ(a.to_host(), modified);
+    EXPECT_EQ(c.to_host(), modified);
+
+    // zero() clears only this buffer.
+    b.zero();
+    EXPECT_EQ(b.to_host(), std::vector<u64>(n, 0));
+    EXPECT_EQ(a.to_host(), modified);
+  }
+}
+
+TEST(BackendTest, CpuBufferMoveSemantics) {
+  const std::vector<u64> host = pattern(100, 1);
+  Buffer<u64> a = Buffer<u64>::from_host(Device::cpu(), host);
+  const u64* p = a.data();
+  Buffer<u64> b(std::move(a));
+  EXPECT_EQ(b.data(), p);
+  EXPECT_EQ(b.size(), 100u);
+  EXPECT_EQ(a.size(), 0u);      // NOLINT(bugprone-use-after-move): moved-from is empty
+  EXPECT_EQ(a.data(), nullptr);  // NOLINT(bugprone-use-after-move)
+  Buffer<u64> c(Device::cpu(), 5);
+  c = std::move(b);
+  EXPECT_EQ(c.data(), p);
+  EXPECT_EQ(c.to_host(), host);
+  c = Buffer<u64>();
+  EXPECT_TRUE(c.empty());
+}
+
+TEST(BackendTest, CpuBytesInUseTracksBuffers) {
+  const Device cpu = Device::cpu();
+  const std::size_t before = veil::backend::bytes_in_use(cpu);
+  {
+    Buffer<u64> a(cpu, 1000);
+    EXPECT_EQ(veil::backend::bytes_in_use(cpu), before + 8000);
+    Buffer<std::uint32_t> b(cpu, 3);
+    EXPECT_EQ(veil::backend::bytes_in_use(cpu), before + 8012);
+  }
+  EXPECT_EQ(veil::backend::bytes_in_use(cpu), before);
+}
+
+TEST(BackendTest, CpuRawCopyAndFill) {
+  const Device cpu = Device::cpu();
+  std::vector<u64> src = pattern(33, 5), dst(33, 0);
+  veil::backend::copy(cpu, dst.data(), cpu, src.data(), 33 * sizeof(u64));
+  EXPECT_EQ(dst, src);
+  veil::backend::fill_zero(cpu, dst.data(), 10 * sizeof(u64));
+  for (int i = 0; i < 33; ++i) EXPECT_EQ(dst[i], i < 10 ? 0 : src[i]) << i;
+  EXPECT_EQ(veil::backend::stream(cpu), nullptr);
+  EXPECT_NO_THROW(veil::backend::synchronize(cpu));
+  EXPECT_NO_THROW(veil::backend::set_current(cpu));
+}
+
+// ---- Buffer on CUDA -------------------------------------------------------------------------
+
+TEST(BackendCuda, HostDeviceRoundTrip) {
+  if (!has_gpu()) GTEST_SKIP() << "no CUDA device";
+  const Device dev(Device::Kind::cuda, 0);
+  for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(1) << 20}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    const std::vector<u64> host = pattern(n, 3 * n);
+    Buffer<u64> d = Buffer<u64>::from_host(dev, host);
+    EXPECT_EQ(d.device(), dev);
+    EXPECT_EQ(d.size(), n);
+    EXPECT_EQ(d.to_host(), host);
+
+    // device -> device on the same GPU (clone and to()), deep.
+    Buffer<u64> e = d.clone();
+    Buffer<u64> f = d.to(dev);
+    EXPECT_NE(e.data(), d.data());
+    EXPECT_EQ(e.device(), dev);
+    EXPECT_EQ(e.to_host(), host);
+    EXPECT_EQ(f.to_host(), host);
+    e.zero();
+    EXPECT_EQ(e.to_host(), std::vector<u64>(n, 0));
+    EXPECT_EQ(d.to_host(), host);
+    EXPECT_EQ(f.to_host(), host);
+
+    // device -> host Buffer and back.
+    Buffer<u64> h = d.to(Device::cpu());
+    EXPECT_TRUE(h.device().is_cpu());
+    EXPECT_EQ(h.to_host(), host);
+    EXPECT_EQ(h.to(dev).to_host(), host);
+  }
+}
+
+TEST(BackendCuda, PeerDeviceCopy) {
+  if (veil::cuda_device_count() < 2) GTEST_SKIP() << "fewer than 2 CUDA devices";
+  const Device d0(Device::Kind::cuda, 0), d1(Device::Kind::cuda, 1);
+  const std::vector<u64> host = pattern(4097, 11);
+  Buffer<u64> a = Buffer<u64>::from_host(d0, host);
+  Buffer<u64> b = a.to(d1);
+  EXPECT_EQ(b.device(), d1);
+  EXPECT_EQ(b.to_host(), host);
+  EXPECT_EQ(b.to(d0).to_host(), host);
+}
+
+TEST(BackendCuda, BytesInUseTracksBuffers) {
+  if (!has_gpu()) GTEST_SKIP() << "no CUDA device";
+  const Device dev(Device::Kind::cuda, 0);
+  const std::size_t before = veil::backend::bytes_in_use(dev);
+  {
+    Buffer<u64> a(dev, 1 << 16);
+    EXPECT_EQ(veil::backend::bytes_in_use(dev), before + (std::size_t(8) << 16));
+  }
+  EXPECT_EQ(veil::backend::bytes_in_use(dev), before);
+  EXPECT_NE(veil::backend::stream(dev), nullptr);
+}
+
+// Resets the pool limit even when an assertion fails.
+struct PoolLimitGuard {
+  Device dev;
+  ~PoolLimitGuard() { veil::backend::set_pool_limit(dev, 0); }
+};
+
+TEST(BackendCuda, PoolLimitMakesAllocationThrowOutOfMemory) {
+  if (!has_gpu()) GTEST_SKIP() << "no CUDA device";
+  const Device dev(Device::Kind::cuda, 0);
+  PoolLimitGuard guard{dev};
+  const std::size_t limit = veil::backend::bytes_in_use(dev) + (std::size_t(1) << 20);
+  veil::backend::set_pool_limit(dev, limit);
+  EXPECT_EQ(veil::backend::pool_limit(dev), limit);
+
+  // Under the limit: fine.
+  { Buffer<u64> small(dev, 1024); EXPECT_EQ(small.size(), 1024u); }
+
+  const std::size_t count = std::size_t(1) << 20;  // 8 MiB of u64 > 1 MiB headroom
+  const std::string bytes = std::to_string(count * sizeof(u64));
+  try {
+    Buffer<u64> big(dev, count);
+    FAIL() << "allocation over the pool limit did not throw";
+  } catch (const veil::OutOfMemory& e) {
+    EXPECT_NE(std::string(e.what()).find(bytes), std::string::npos)
+        << "message does not name the request of " << bytes << " bytes: " << e.what();
+  }
+
+  veil::backend::set_pool_limit(dev, 0);
+  EXPECT_EQ(veil::backend::pool_limit(dev), 0u);
+  Buffer<u64> big(dev, count);
+  EXPECT_EQ(big.size(), count);
+  big.zero();
+  EXPECT_EQ(big.to_host()[count - 1], 0u);
+}
+
+}  // namespace

@@ -1,0 +1,498 @@
+// Tests for veil/core: word modular arithmetic (modarith.h) and prime helpers (primes.h).
+// Oracle: exact unsigned __int128 arithmetic and trial division, independent of the Barrett /
+// Shoup / Miller-Rabin code under test.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "veil/core/error.h"
+#include "veil/core/modarith.h"
+#include "veil/core/primes.h"
+
+namespace {
+
+using veil::u128;
+using veil::u32;
+using veil::u64;
+
+constexpr u64 kMaxWord = ~u64(0);
+
+// ---- oracles --------------------------------------------------------------------------------
+
+u64 o_mul(u64 a, u64 b, u64 q) { return static_cast<u64>((u128(a) * b) % q); }
+
+u64 o_pow(u64 b, u64 e, u64 q) {
+  u64 r = 1 % q;
+  b %= q;
+  while (e) {
+    if (e & 1) r = o_mul(r, b, q);
+    b = o_mul(b, b, q);
+    e >>= 1;
+  }
+  return r;
+}
+
+bool o_is_prime_trial(u64 n) {
+  if (n < 2) return false;
+  for (u64 d = 2; d * d <= n; ++d) {
+    if (n % d == 0) return false;
+  }
+  return true;
+}
+
+// Moduli of every bit size 2..61: both ends of the range, a random one, and some primes.
+std::vector<u64> test_moduli(std::mt19937_64& rng) {
+  std::vector<u64> qs;
+  for (int b = 2; b <= 61; ++b) {
+    const u64 lo = u64(1) << (b - 1), hi = (u64(1) << b) - 1;
+    qs.push_back(lo);
+    qs.push_back(hi);
+    qs.push_back(lo + rng() % (hi - lo + 1));
+    qs.push_back(lo + rng() % (hi - lo + 1));
+  }
+  for (u64 q : {u64(2), u64(3), u64(5), u64(97), u64(12289), u64(65537), u64(998244353),
+                (u64(1) << 61) - 1, u64(0x7fffffd8001), u64(0xfffffffc001),
+                u64(0x1fffffffffe00001)})
+    qs.push_back(q);
+  return qs;
+}
+
+// Residues: edge values plus random ones.
+std::vector<u64> residues(u64 q, std::mt19937_64& rng, int random_count) {
+  std::vector<u64> v = {0, 1, q - 1, q / 2, (q - 1) / 2};
+  if (q > 2) v.push_back(q - 2);
+  for (int i = 0; i < random_count; ++i) v.push_back(rng() % q);
+  return v;
+}
+
+// Arbitrary 64-bit words: edge values plus random ones.
+std::vector<u64> words(u64 q, std::mt19937_64& rng, int random_count) {
+  std::vector<u64> v = {0, 1, q - 1, q, q + 1, 2 * q - 1, 2 * q, kMaxWord, kMaxWord - 1,
+                        u64(1) << 63, (u64(1) << 63) - 1, kMaxWord / q * q, kMaxWord / q * q - 1};
+  for (int i = 0; i < random_count; ++i) v.push_back(rng());
+  return v;
+}
+
+// ---- Modulus --------------------------------------------------------------------------------
+
+TEST(ModulusTest, RejectsOutOfRange) {
+  EXPECT_THROW((void)veil::Modulus(0), veil::InvalidArgument);
+  EXPECT_THROW((void)veil::Modulus(1), veil::InvalidArgument);
+  EXPECT_THROW((void)veil::Modulus(u64(1) << 61), veil::InvalidArgument);
+  EXPECT_THROW((void)veil::Modulus((u64(1) << 61) + 1), veil::InvalidArgument);
+  EXPECT_THROW((void)veil::Modulus(u64(1) << 62), veil::InvalidArgument);
+  EXPECT_THROW((void)veil::Modulus(kMaxWord), veil::InvalidArgument);
+  EXPECT_NO_THROW((void)veil::Modulus(2));
+  EXPECT_NO_THROW((void)veil::Modulus((u64(1) << 61) - 1));
+}
+
+TEST(ModulusTest, InvalidArgumentIsAStdInvalidArgument) {
+  // Python maps InvalidArgument -> ValueError; callers may catch the std base.
+  EXPECT_THROW((void)veil::Modulus(1), std::invalid_argument);
+}
+
+TEST(ModulusTest, BarrettConstantsAndBitCount) {
+  std::mt19937_64 rng(1);
+  for (u64 q : test_moduli(rng)) {
+    veil::Modulus m(q);
+    EXPECT_EQ(m.value, q);
+    // floor(2^128 / q) as (hi, lo): check hi*2^64 + lo <= 2^128/q < hi*2^64 + lo + 1 exactly:
+    // hi = floor(2^64 / q) and lo = floor((2^64 mod q) * 2^64 / q).
+    const u128 two64 = u128(1) << 64;
+    EXPECT_EQ(m.ratio_hi, static_cast<u64>(two64 / q)) << q;
+    EXPECT_EQ(m.ratio_lo, static_cast<u64>(((two64 % q) << 64) / q)) << q;
+    int bits = 0;
+    for (u64 v = q; v; v >>= 1) ++bits;
+    EXPECT_EQ(m.bit_count, bits) << q;
+  }
+}
+
+// ---- arithmetic against the __int128 oracle ------------------------------------------------
+
+TEST(ArithTest, AddSubNegMod) {
+  std::mt19937_64 rng(2);
+  for (u64 q : test_moduli(rng)) {
+    auto r = residues(q, rng, 40);
+    for (u64 a : r) {
+      EXPECT_EQ(veil::neg_mod(a, q), (q - a) % q) << "neg " << a << " mod " << q;
+      for (u64 b : r) {
+        ASSERT_EQ(veil::add_mod(a, b, q), static_cast<u64>((u128(a) + b) % q))
+            << a << " + " << b << " mod " << q;
+        ASSERT_EQ(veil::sub_mod(a, b, q), static_cast<u64>((u128(a) + q - b) % q))
+            << a << " - " << b << " mod " << q;
+      }
+    }
+  }
+}
+
+TEST(ArithTest, ReduceWordAnyWord) {
+  std::mt19937_64 rng(3);
+  for (u64 q : test_moduli(rng)) {
+    veil::Modulus m(q);
+    for (u64 x : words(q, rng, 2000)) {
+      ASSERT_EQ(veil::reduce_word(x, m), x % q) << x << " mod " << q;
+    }
+  }
+}
+
+TEST(ArithTest, ReduceWideHighWordBelowQ) {
+  std::mt19937_64 rng(4);
+  for (u64 q : test_moduli(rng)) {
+    veil::Modulus m(q);
+    std::vector<u64> his = residues(q, rng, 30);
+    std::vector<u64> los = words(q, rng, 30);
+    for (u64 hi : his) {
+      for (u64 lo : los) {
+        const u128 x = (u128(hi) << 64) | lo;
+        ASSERT_EQ(veil::reduce_wide(hi, lo, m), static_cast<u64>(x % q))
+            << "(" << hi << " * 2^64 + " << lo << ") mod " << q;
+      }
+    }
+  }
+}
+
+TEST(ArithTest, MulModAndMulAddMod) {
+  std::mt19937_64 rng(5);
+  for (u64 q : test_moduli(rng)) {
+    veil::Modulus m(q);
+    auto r = residues(q, rng, 40);
+    for (u64 a : r) {
+      for (u64 b : r) {
+        ASSERT_EQ(veil::mul_mod(a, b, m), o_mul(a, b, q)) << a << " * " << b << " mod " << q;
+      }
+    }
+    // a * b + c with c a residue, and with c any word (the 128-bit sum still has hi < q).
+    for (int i = 0; i < 2000; ++i) {
+      const u64 a = r[i % r.size()], b = rng() % q;
+      for (u64 c : {rng() % q, q - 1, u64(0), rng(), kMaxWord}) {
+        const u64 want = static_cast<u64>((u128(a) * b + c) % q);
+        ASSERT_EQ(veil::mul_add_mod(a, b, c, m), want)
+            << a << " * " << b << " + " << c << " mod " << q;
+      }
+    }
+  }
+}
+
+TEST(ArithTest, MulWideAndAddWide) {
+  std::mt19937_64 rng(6);
+  for (int i = 0; i < 5000; ++i) {
+    const u64 a = i < 4 ? (i & 1 ? kMaxWord : 0) : rng(), b = i < 4 ? (i & 2 ? kMaxWord : 1) : rng();
+    u64 hi, lo;
+    veil::mul_wide(a, b, hi, lo);
+    const u128 p = u128(a) * b;
+    ASSERT_EQ(lo, static_cast<u64>(p));
+    ASSERT_EQ(hi, static_cast<u64>(p >> 64));
+    ASSERT_EQ(veil::mul_hi(a, b), static_cast<u64>(p >> 64));
+    const u64 bhi = rng() >> 1, blo = (i % 3 == 0) ? kMaxWord : rng();
+    u64 shi = hi >> 1, slo = lo;
+    veil::add_wide(shi, slo, bhi, blo);
+    const u128 s = ((u128(hi >> 1) << 64) | lo) + ((u128(bhi) << 64) | blo);
+    ASSERT_EQ(slo, static_cast<u64>(s));
+    ASSERT_EQ(shi, static_cast<u64>(s >> 64));
+  }
+}
+
+TEST(ArithTest, ShoupMultiplication) {
+  std::mt19937_64 rng(7);
+  for (u64 q : test_moduli(rng)) {
+    for (u64 w : residues(q, rng, 12)) {
+      const u64 wq = veil::shoup_quotient(w, q);
+      ASSERT_EQ(wq, static_cast<u64>((u128(w) << 64) / q)) << w << " mod " << q;
+      for (u64 x : words(q, rng, 200)) {
+        const u64 want = static_cast<u64>((u128(x) * w) % q);
+        const u64 lazy = veil::mul_shoup_lazy(x, w, wq, q);
+        ASSERT_LT(lazy, 2 * q) << x << " * " << w << " mod " << q;
+        ASSERT_EQ(lazy % q, want) << x << " * " << w << " mod " << q;
+        ASSERT_EQ(veil::mul_shoup(x, w, wq, q), want) << x << " * " << w << " mod " << q;
+      }
+    }
+  }
+}
+
+TEST(ArithTest, PowMod) {
+  std::mt19937_64 rng(8);
+  for (u64 q : test_moduli(rng)) {
+    veil::Modulus m(q);
+    for (int i = 0; i < 60; ++i) {
+      const u64 base = i == 0 ? 0 : i == 1 ? q - 1 : i == 2 ? kMaxWord : rng();
+      const u64 exp = i == 3 ? 0 : i == 4 ? 1 : i == 5 ? kMaxWord : rng() >> (rng() % 64);
+      ASSERT_EQ(veil::pow_mod(base, exp, m), o_pow(base, exp, q))
+          << base << "^" << exp << " mod " << q;
+    }
+  }
+  // x^0 = 1 and 0^0 = 1 (mod q > 1); Fermat for primes.
+  EXPECT_EQ(veil::pow_mod(0, 0, veil::Modulus(97)), 1u);
+  EXPECT_EQ(veil::pow_mod(5, 96, veil::Modulus(97)), 1u);
+  const u64 p61 = (u64(1) << 61) - 1;
+  EXPECT_EQ(veil::pow_mod(3, p61 - 1, veil::Modulus(p61)), 1u);
+  EXPECT_EQ(veil::pow_mod(2, 61, veil::Modulus(p61)), 1u);
+}
+
+TEST(ArithTest, InvMod) {
+  std::mt19937_64 rng(9);
+  for (u64 q : test_moduli(rng)) {
+    for (int i = 0; i < 200; ++i) {
+      const u64 a = i == 0 ? 1 : i == 1 ? q - 1 : rng() % q;
+      u64 g = a, h = q;
+      while (h) {
+        u64 t = g % h;
+        g = h;
+        h = t;
+      }
+      if (g != 1) {
+        EXPECT_THROW(veil::inv_mod(a, q), veil::InvalidArgument) << a << " mod " << q;
+        continue;
+      }
+      const u64 inv = veil::inv_mod(a, q);
+      ASSERT_LT(inv, q);
+      ASSERT_EQ(o_mul(a % q, inv, q), 1 % q) << a << "^-1 mod " << q;
+    }
+  }
+  // Inputs >= q are reduced first.
+  EXPECT_EQ(veil::inv_mod(97 + 2, 97), veil::inv_mod(2, 97));
+  EXPECT_EQ(veil::inv_mod(2, 97), 49u);
+  // Full-width modulus (2^64 - 59 is prime).
+  const u64 p64 = kMaxWord - 58;
+  EXPECT_EQ(o_mul(veil::inv_mod(kMaxWord, p64), kMaxWord % p64, p64), 1u);
+  // Not invertible.
+  EXPECT_THROW(veil::inv_mod(0, 97), veil::InvalidArgument);
+  EXPECT_THROW(veil::inv_mod(97, 97), veil::InvalidArgument);
+  EXPECT_THROW(veil::inv_mod(6, 9), veil::InvalidArgument);
+  EXPECT_THROW(veil::inv_mod(u64(1) << 20, u64(1) << 40), veil::InvalidArgument);
+}
+
+// ---- primes ---------------------------------------------------------------------------------
+
+TEST(PrimeTest, IsPrimeMatchesTrialDivisionBelowOneMillion) {
+  int count = 0;
+  for (u64 n = 0; n < 1000000; ++n) {
+    const bool want = o_is_prime_trial(n);
+    ASSERT_EQ(veil::is_prime(n), want) << n;
+    count += want;
+  }
+  EXPECT_EQ(count, 78498);  // pi(10^6)
+}
+
+TEST(PrimeTest, IsPrimeKnownLargePrimes) {
+  for (u64 p : {u64(2147483647),                // 2^31 - 1
+                (u64(1) << 61) - 1,             // Mersenne M61
+                u64(4294967291),                // largest prime < 2^32
+                u64(4294967311),                // smallest prime > 2^32
+                u64(1000000007), u64(998244353), u64(0x7fffffd8001), u64(0x7fffffc8001),
+                u64(0xfffffffc001), u64(0xffffff6c001), u64(0xfffffebc001),
+                kMaxWord - 58,                  // largest prime < 2^64
+                u64(1) << 63 | 29}) {           // smallest prime > 2^63
+    EXPECT_TRUE(veil::is_prime(p)) << p;
+  }
+}
+
+TEST(PrimeTest, IsPrimeKnownCompositesAndPseudoprimes) {
+  // Carmichael numbers (Fermat liars to every coprime base).
+  for (u64 n : {561, 1105, 1729, 2465, 2821, 6601, 8911, 41041, 62745, 63973, 75361, 101101,
+                126217, 172081, 188461, 252601, 278545, 294409, 314821, 334153, 340561, 399001,
+                410041, 449065, 488881, 512461}) {
+    EXPECT_FALSE(veil::is_prime(n)) << n;
+  }
+  // Strong pseudoprimes: 2047 (base 2), 3215031751 = 151*751*28351 (bases 2..7),
+  // 2152302898747 (bases 2..11), 3474749660383 (bases 2..13), 341550071728321 (2..19),
+  // 3825123056546413051 = 149491*747451*34233211 (bases 2..31; only 37 is a witness).
+  for (u64 n : {u64(2047), u64(3215031751), u64(2152302898747), u64(3474749660383),
+                u64(341550071728321), u64(3825123056546413051)}) {
+    EXPECT_FALSE(veil::is_prime(n)) << n;
+  }
+  // Products of two large primes, prime squares, powers of two, the word edges.
+  EXPECT_FALSE(veil::is_prime(u64(4294967291) * 4294967291u));
+  EXPECT_FALSE(veil::is_prime(u64(4294967291) * 4294967279u));
+  EXPECT_FALSE(veil::is_prime(u64(2147483647) * 2147483629u));
+  EXPECT_FALSE(veil::is_prime(u64(1000000007) * 998244353u));
+  EXPECT_FALSE(veil::is_prime(u64(1) << 61));
+  EXPECT_FALSE(veil::is_prime(kMaxWord));
+  EXPECT_FALSE(veil::is_prime(kMaxWord - 1));
+  EXPECT_FALSE(veil::is_prime(0));
+  EXPECT_FALSE(veil::is_prime(1));
+}
+
+TEST(PrimeTest, GenerateNttPrimesMatchesSealBfvDefaults) {
+  // SEAL CoeffModulus::BFVDefault(8192) = {43, 43, 44, 44, 44} bits.
+  EXPECT_EQ(veil::generate_ntt_primes(43, 8192, 2),
+            (std::vector<u64>{0x7fffffd8001, 0x7fffffc8001}));
+  EXPECT_EQ(veil::generate_ntt_primes(44, 8192, 3),
+            (std::vector<u64>{0xfffffffc001, 0xffffff6c001, 0xfffffebc001}));
+}
+
+// Checks the documented contract; for small bit sizes also that no valid prime was skipped
+// (trial division), otherwise with is_prime (tested above).
+void check_ntt_primes(int bits, u64 n, std::size_t count, const std::vector<u64>& exclude = {}) {
+  SCOPED_TRACE("bits=" + std::to_string(bits) + " n=" + std::to_string(n) +
+               " count=" + std::to_string(count));
+  const std::vector<u64> ps = veil::generate_ntt_primes(bits, n, count, exclude);
+  ASSERT_EQ(ps.size(), count);
+  const u64 lower = u64(1) << (bits - 1), upper = u64(1) << bits;
+  auto prime = [&](u64 x) { return bits <= 32 ? o_is_prime_trial(x) : veil::is_prime(x); };
+  std::set<u64> seen;
+  u64 prev = upper;  // every candidate in (p_i, prev) that is 1 mod 2N must be non-prime or excluded
+  for (u64 p : ps) {
+    EXPECT_TRUE(prime(p)) << p;
+    EXPECT_EQ(p % (2 * n), 1u) << p;
+    EXPECT_GE(p, lower) << p;
+    EXPECT_LT(p, upper) << p;
+    EXPECT_LT(p, prev) << "not strictly descending at " << p;
+    EXPECT_TRUE(seen.insert(p).second) << "duplicate " << p;
+    EXPECT_EQ(std::find(exclude.begin(), exclude.end(), p), exclude.end()) << "excluded " << p;
+    // Largest c < prev with c = 1 mod 2N, then down to p.
+    for (u64 c = (prev - 2) / (2 * n) * (2 * n) + 1; c > p; c -= 2 * n) {
+      const bool excluded = std::find(exclude.begin(), exclude.end(), c) != exclude.end();
+      EXPECT_TRUE(excluded || !prime(c)) << "skipped prime " << c;
+    }
+    prev = p;
+  }
+}
+
+TEST(PrimeTest, GenerateNttPrimesContract) {
+  check_ntt_primes(20, 8, 30);
+  check_ntt_primes(17, 4096, 1);
+  check_ntt_primes(30, 1024, 12);
+  check_ntt_primes(30, 1 << 14, 3);
+  check_ntt_primes(36, 4096, 5);
+  check_ntt_primes(50, 1 << 15, 4);
+  check_ntt_primes(60, 1 << 16, 4);
+  check_ntt_primes(61, 2048, 5);
+  check_ntt_primes(61, 1 << 17, 3);
+  // Small degrees: n = 1 (q odd) and 2-bit primes.
+  EXPECT_EQ(veil::generate_ntt_primes(2, 1, 1), std::vector<u64>{3});
+  EXPECT_EQ(veil::generate_ntt_primes(5, 1, 3), (std::vector<u64>{31, 29, 23}));
+  EXPECT_EQ(veil::generate_ntt_primes(8, 8, 2), (std::vector<u64>{241, 193}));
+  EXPECT_EQ(veil::generate_ntt_primes(14, 2048, 1), std::vector<u64>{12289});
+  EXPECT_EQ(veil::generate_ntt_primes(8, 8, 0), std::vector<u64>{});
+}
+
+TEST(PrimeTest, GenerateNttPrimesExclude) {
+  const auto all = veil::generate_ntt_primes(44, 8192, 5);
+  const auto rest = veil::generate_ntt_primes(44, 8192, 3, {all[0], all[2]});
+  EXPECT_EQ(rest, (std::vector<u64>{all[1], all[3], all[4]}));
+  // Excluding numbers that would not be chosen anyway changes nothing.
+  EXPECT_EQ(veil::generate_ntt_primes(44, 8192, 3, {12289, 0x7fffffd8001, 4}),
+            (std::vector<u64>{all[0], all[1], all[2]}));
+  check_ntt_primes(44, 8192, 4, {all[1], all[3]});
+  // Exclude every prime there is.
+  EXPECT_THROW(veil::generate_ntt_primes(14, 2048, 1, {12289}), veil::InvalidArgument);
+}
+
+TEST(PrimeTest, GenerateNttPrimesRejectsImpossibleRequests) {
+  EXPECT_THROW(veil::generate_ntt_primes(1, 1, 1), veil::InvalidArgument);
+  EXPECT_THROW(veil::generate_ntt_primes(0, 8, 1), veil::InvalidArgument);
+  EXPECT_THROW(veil::generate_ntt_primes(62, 8, 1), veil::InvalidArgument);
+  EXPECT_THROW(veil::generate_ntt_primes(64, 8, 1), veil::InvalidArgument);
+  // 2^bits <= 2N: no candidate q = 1 mod 2N below 2^bits other than 1.
+  EXPECT_THROW(veil::generate_ntt_primes(10, 1024, 1), veil::InvalidArgument);
+  EXPECT_THROW(veil::generate_ntt_primes(11, 1024, 1), veil::InvalidArgument);
+  // Only one 14-bit prime is 1 mod 4096 (12289).
+  EXPECT_THROW(veil::generate_ntt_primes(14, 2048, 2), veil::InvalidArgument);
+  // 8-bit primes = 1 mod 16: 193 and 241 only (17, 97, 113 have fewer bits).
+  EXPECT_THROW(veil::generate_ntt_primes(8, 8, 3), veil::InvalidArgument);
+  // Degree not a power of two.
+  EXPECT_THROW(veil::generate_ntt_primes(40, 1000, 1), veil::InvalidArgument);
+  EXPECT_THROW(veil::generate_ntt_primes(40, 0, 1), veil::InvalidArgument);
+}
+
+// The minimal primitive 2N-th root by brute force: smallest g with g^N = -1 mod q (for 2N a
+// power of two, g^N = -1 is equivalent to g having order exactly 2N).
+u64 brute_min_root(u64 two_n, u64 q) {
+  for (u64 g = 2; g < q; ++g) {
+    if (o_pow(g, two_n / 2, q) == q - 1) return g;
+  }
+  return 0;
+}
+
+TEST(PrimeTest, MinimalPrimitiveRootBruteForce) {
+  {
+    const u64 g = veil::minimal_primitive_root(16, veil::Modulus(97));
+    EXPECT_EQ(g, brute_min_root(16, 97));
+    EXPECT_EQ(o_pow(g, 8, 97), 96u);
+  }
+  for (u64 n = 16; n <= 2048; n *= 2) {
+    const u64 g = veil::minimal_primitive_root(2 * n, veil::Modulus(12289));
+    EXPECT_EQ(g, brute_min_root(2 * n, 12289)) << "N = " << n;
+    EXPECT_EQ(o_pow(g, n, 12289), 12288u) << "N = " << n;
+  }
+  // 2N = 2: the only primitive square root of unity is -1.
+  EXPECT_EQ(veil::minimal_primitive_root(2, veil::Modulus(97)), 96u);
+  // A few more small primes and degrees, all brute-forced.
+  for (u64 q : {u64(17), u64(257), u64(65537), u64(7681), u64(40961)}) {
+    for (u64 two_n = 2; (q - 1) % two_n == 0; two_n *= 2) {
+      EXPECT_EQ(veil::minimal_primitive_root(two_n, veil::Modulus(q)), brute_min_root(two_n, q))
+          << "q = " << q << ", 2N = " << two_n;
+    }
+  }
+}
+
+TEST(PrimeTest, MinimalPrimitiveRootLargePrimes) {
+  // For large q: g^N = -1 and g is the least of all primitive 2N-th roots g^k, k odd.
+  for (auto [bits, n] : {std::pair{43, u64(8192)}, std::pair{44, u64(8192)},
+                         std::pair{60, u64(4096)}, std::pair{30, u64(1024)}}) {
+    for (u64 q : veil::generate_ntt_primes(bits, n, 2)) {
+      const u64 g = veil::minimal_primitive_root(2 * n, veil::Modulus(q));
+      ASSERT_EQ(o_pow(g, n, q), q - 1) << q;
+      const u64 g2 = o_mul(g, g, q);
+      u64 cur = g;
+      for (u64 k = 1; k < 2 * n; k += 2) {
+        ASSERT_GE(cur, g) << "g^" << k << " mod " << q << " is smaller";
+        cur = o_mul(cur, g2, q);
+      }
+      EXPECT_EQ(cur, g);  // g^(2N+1) = g
+    }
+  }
+}
+
+TEST(PrimeTest, MinimalPrimitiveRootRejectsBadDegree) {
+  EXPECT_THROW(veil::minimal_primitive_root(64, veil::Modulus(97)), veil::InvalidArgument);
+  EXPECT_THROW(veil::minimal_primitive_root(8192, veil::Modulus(12289)), veil::InvalidArgument);
+}
+
+TEST(CoreTest, ReverseBits) {
+  EXPECT_EQ(veil::reverse_bits(0, 0), 0u);
+  EXPECT_EQ(veil::reverse_bits(1, 1), 1u);
+  EXPECT_EQ(veil::reverse_bits(1, 3), 4u);
+  EXPECT_EQ(veil::reverse_bits(6, 3), 3u);
+  EXPECT_EQ(veil::reverse_bits(0b0001011, 7), 0b1101000u);
+  EXPECT_EQ(veil::reverse_bits(1, 32), 0x80000000u);
+  EXPECT_EQ(veil::reverse_bits(0x12345678u, 32), 0x1E6A2C48u);
+  std::mt19937_64 rng(10);
+  for (int bits = 0; bits <= 32; ++bits) {
+    for (int i = 0; i < 200; ++i) {
+      const u32 x = static_cast<u32>(rng()) & (bits == 32 ? ~u32(0) : (u32(1) << bits) - 1);
+      u32 want = 0;
+      for (int k = 0; k < bits; ++k) {
+        if (x >> k & 1) want |= u32(1) << (bits - 1 - k);
+      }
+      const u32 r = veil::reverse_bits(x, bits);
+      ASSERT_EQ(r, want) << x << " in " << bits << " bits";
+      ASSERT_EQ(veil::reverse_bits(r, bits), x);
+    }
+  }
+  // Permutation of [0, 2^k).
+  for (int bits = 1; bits <= 12; ++bits) {
+    std::vector<bool> hit(std::size_t(1) << bits, false);
+    for (u32 x = 0; x < (u32(1) << bits); ++x) hit[veil::reverse_bits(x, bits)] = true;
+    EXPECT_TRUE(std::all_of(hit.begin(), hit.end(), [](bool b) { return b; })) << bits;
+  }
+}
+
+TEST(CoreTest, Log2AndPowerOfTwo) {
+  EXPECT_EQ(veil::log2_exact(1), 0);
+  EXPECT_EQ(veil::log2_exact(2), 1);
+  EXPECT_EQ(veil::log2_exact(8192), 13);
+  EXPECT_EQ(veil::log2_exact(u64(1) << 40), 40);
+  EXPECT_TRUE(veil::is_power_of_two(1));
+  EXPECT_TRUE(veil::is_power_of_two(u64(1) << 63));
+  EXPECT_FALSE(veil::is_power_of_two(0));
+  EXPECT_FALSE(veil::is_power_of_two(12));
+  EXPECT_FALSE(veil::is_power_of_two(kMaxWord));
+}
+
+}  // namespace
