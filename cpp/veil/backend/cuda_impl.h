@@ -23,5 +23,9 @@ void set_pool_limit(int index, std::size_t bytes);
 std::size_t pool_limit(int index);
 std::size_t bytes_in_use(int index);
 void check_last_launch(const char* what);
+void* event_create(int index);
+void event_destroy(void* ev) noexcept;
+void event_record(int index, void* ev);
+double event_elapsed_ms(void* start, void* stop);
 
 }  // namespace veil::backend::cuda

@@ -174,4 +174,27 @@ void check_last_launch(const char* what) {
   }
 }
 
+void* event_create(int index) {
+  set_current(index);
+  cudaEvent_t ev = nullptr;
+  check(cudaEventCreate(&ev), "cudaEventCreate");
+  return ev;
+}
+
+void event_destroy(void* ev) noexcept {
+  if (ev) cudaEventDestroy(static_cast<cudaEvent_t>(ev));
+}
+
+void event_record(int index, void* ev) {
+  check(cudaEventRecord(static_cast<cudaEvent_t>(ev), state(index).stream), "cudaEventRecord");
+}
+
+double event_elapsed_ms(void* start, void* stop) {
+  check(cudaEventSynchronize(static_cast<cudaEvent_t>(stop)), "cudaEventSynchronize");
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(stop)),
+        "cudaEventElapsedTime");
+  return ms;
+}
+
 }  // namespace veil::backend::cuda

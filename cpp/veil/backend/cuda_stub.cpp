@@ -24,5 +24,9 @@ void set_pool_limit(int, std::size_t) { no_cuda(); }
 std::size_t pool_limit(int) { return 0; }
 std::size_t bytes_in_use(int) { return 0; }
 void check_last_launch(const char*) {}
+void* event_create(int) { no_cuda(); }
+void event_destroy(void*) noexcept {}
+void event_record(int, void*) { no_cuda(); }
+double event_elapsed_ms(void*, void*) { no_cuda(); }
 
 }  // namespace veil::backend::cuda

@@ -53,8 +53,10 @@ class BaseConverter {
   void fast_convert(const Device& dev, const u64* in, u64* out, std::size_t n,
                     std::size_t num_polys = 1) const;
   /// Exact, centered: out = x' mod p_j where x' in (-Q/2, Q/2] and x' = x mod Q.
-  /// (v is rounded from 0.128 fixed point, so x within |from| * 2^-67 * Q of +-Q/2 may come out
-  /// as the other representative, x' - Q or x' + Q; no other error.) `out` must not alias `in`.
+  /// v is rounded from 0.128 fixed point with truncated fractions, so the sum is never
+  /// over-estimated: every x' <= (Q-1)/2 is exact, and only x with x mod Q in
+  /// ((Q+1)/2, (Q+1)/2 + |from| * 2^-67 * Q) may come out uncentered (as x mod Q instead of
+  /// x mod Q - Q); no other error. `out` must not alias `in`.
   void exact_convert(const Device& dev, const u64* in, u64* out, std::size_t n,
                      std::size_t num_polys = 1) const;
 

@@ -1,0 +1,61 @@
+"""Veil: homomorphic encryption (BFV, BGV, CKKS) on NVIDIA GPUs, with the same code on the CPU.
+
+Two levels of API:
+
+* SEAL-style classes (``EncryptionParameters``, ``Context``, ``KeyGenerator``, ``BatchEncoder``,
+  ``Encryptor``, ``Decryptor``, ``Evaluator``) from the C++ core, for full control.
+* A pythonic layer: ``ctx = veil.bfv(poly_modulus_degree=16384, plain_modulus=65537)`` returns a
+  context holding keys; ``ctx.encrypt(numpy_array)`` gives a ciphertext supporting ``+ - *``,
+  ``rotate_rows`` and friends; ``ctx.decrypt(ct)`` returns numpy.
+"""
+
+from __future__ import annotations
+
+from . import _core
+from ._core import (
+    BatchEncoder,
+    Ciphertext as RawCiphertext,
+    CoeffModulus,
+    Context,
+    Decryptor,
+    EncryptionParameters,
+    Encryptor,
+    Evaluator,
+    GaloisKeys,
+    KeyGenerator,
+    PlainModulus,
+    Plaintext,
+    PublicKey,
+    RelinKeys,
+    SecretKey,
+    Timer,
+)
+from ._device import default_device, device_info, resolve_device
+from ._bfv import BFVContext, Ciphertext, bfv
+
+__version__ = _core.__version__
+
+__all__ = [
+    "BFVContext",
+    "BatchEncoder",
+    "Ciphertext",
+    "CoeffModulus",
+    "Context",
+    "Decryptor",
+    "EncryptionParameters",
+    "Encryptor",
+    "Evaluator",
+    "GaloisKeys",
+    "KeyGenerator",
+    "PlainModulus",
+    "Plaintext",
+    "PublicKey",
+    "RawCiphertext",
+    "RelinKeys",
+    "SecretKey",
+    "Timer",
+    "bfv",
+    "default_device",
+    "device_info",
+    "resolve_device",
+]

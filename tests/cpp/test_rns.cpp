@@ -1,0 +1,754 @@
+// Tests for veil/rns: BaseConverter, HPS scale-and-round, BEHZ tools, ModDown, max_centered_log2.
+// Oracle: exact big-integer arithmetic with Boost cpp_int (CRT composition of the inputs with
+// Fermat inverses, exact quotients and rounding), independent of the fixed-point / Shoup /
+// Barrett code under test. RnsCuda compares the GPU bit for bit with the CPU.
+#include <gtest/gtest.h>
+
+#include <boost/multiprecision/cpp_int.hpp>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "veil/backend/buffer.h"
+#include "veil/backend/device.h"
+#include "veil/core/error.h"
+#include "veil/core/modarith.h"
+#include "veil/core/primes.h"
+#include "veil/ring/ntt.h"
+#include "veil/ring/rns_base.h"
+#include "veil/rns/base_converter.h"
+#include "veil/rns/behz.h"
+#include "veil/rns/hps.h"
+#include "veil/rns/mod_down.h"
+
+namespace {
+
+using boost::multiprecision::cpp_int;
+using veil::BaseConverter;
+using veil::BehzTools;
+using veil::Device;
+using veil::HpsScaleAndRoundQ;
+using veil::HpsScaleAndRoundQR;
+using veil::Modulus;
+using veil::RnsBase;
+using veil::u32;
+using veil::u64;
+
+// ---- oracle helpers -------------------------------------------------------------------------
+
+std::vector<u64> cat(std::vector<u64> a, const std::vector<u64>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+RnsBase make_base(const std::vector<u64>& primes) {
+  std::vector<Modulus> m;
+  for (u64 p : primes) m.emplace_back(p);
+  return RnsBase(std::move(m));
+}
+
+/// A base with NTT tables (ids index `tables`), as a Context builds them.
+RnsBase make_ntt_base(const std::vector<u64>& primes, const veil::NttTables& tables) {
+  std::vector<Modulus> m;
+  std::vector<u32> ids;
+  for (u64 p : primes) {
+    m.emplace_back(p);
+    ids.push_back(tables.index_of(p));
+  }
+  return RnsBase(std::move(m), std::move(ids));
+}
+
+cpp_int prod(const std::vector<u64>& q) {
+  cpp_int p = 1;
+  for (u64 v : q) p *= v;
+  return p;
+}
+
+/// x mod p in [0, p) for any signed big integer.
+u64 mod_u(const cpp_int& x, u64 p) {
+  cpp_int r = x % p;
+  if (r < 0) r += p;
+  return static_cast<u64>(r);
+}
+
+cpp_int mod_pos(const cpp_int& x, const cpp_int& m) {
+  cpp_int r = x % m;
+  if (r < 0) r += m;
+  return r;
+}
+
+/// floor(a / b) for b > 0 (cpp_int division truncates toward zero).
+cpp_int floor_div(const cpp_int& a, const cpp_int& b) { return (a - mod_pos(a, b)) / b; }
+
+/// round(a / b) for b > 0 odd (no ties), a >= 0 or negative.
+cpp_int round_div(const cpp_int& a, const cpp_int& b) { return floor_div(2 * a + b, 2 * b); }
+
+/// CRT data for a base of primes: q-hat_i = Q/q_i and [q-hat_i^-1]_{q_i} by Fermat.
+struct Crt {
+  std::vector<u64> q;
+  cpp_int Q;
+  std::vector<cpp_int> qhat;
+  std::vector<u64> qhat_inv;
+  explicit Crt(const std::vector<u64>& primes) : q(primes), Q(prod(primes)) {
+    for (u64 qi : q) {
+      qhat.push_back(Q / qi);
+      qhat_inv.push_back(static_cast<u64>(
+          boost::multiprecision::powm(cpp_int(qhat.back() % qi), cpp_int(qi - 2), cpp_int(qi))));
+    }
+  }
+  /// x in [0, Q) from residues col[i * stride].
+  cpp_int compose(const u64* col, std::size_t stride) const {
+    cpp_int x = 0;
+    for (std::size_t i = 0; i < q.size(); ++i)
+      x += cpp_int(col[i * stride]) * qhat[i] * qhat_inv[i];
+    return x % Q;
+  }
+  /// sum_i [x_i * c * qhat_inv_i]_{q_i} * qhat_i (the fast conversion's integer).
+  cpp_int fast_sum(const u64* col, std::size_t stride, const cpp_int& c = 1) const {
+    cpp_int s = 0;
+    for (std::size_t i = 0; i < q.size(); ++i)
+      s += ((cpp_int(col[i * stride]) * c * qhat_inv[i]) % q[i]) * qhat[i];
+    return s;
+  }
+};
+
+std::vector<u64> random_residues(std::mt19937_64& rng, const std::vector<u64>& base,
+                                 std::size_t n, std::size_t num_polys) {
+  std::vector<u64> v(num_polys * base.size() * n);
+  for (std::size_t p = 0; p < num_polys; ++p)
+    for (std::size_t l = 0; l < base.size(); ++l)
+      for (std::size_t c = 0; c < n; ++c) v[(p * base.size() + l) * n + c] = rng() % base[l];
+  return v;
+}
+
+/// Uniform-ish big integer in [lo, hi).
+cpp_int random_big(std::mt19937_64& rng, const cpp_int& lo, const cpp_int& hi) {
+  const cpp_int range = hi - lo;
+  const std::size_t words = boost::multiprecision::msb(range) / 64 + 3;
+  cpp_int r = 0;
+  for (std::size_t w = 0; w < words; ++w) r = (r << 64) | cpp_int(rng());
+  return lo + r % range;
+}
+
+/// Writes the residues of x over `base` into column c of polynomial storage [limb][n].
+void put_residues(const cpp_int& x, const std::vector<u64>& base, u64* poly, std::size_t n,
+                  std::size_t c) {
+  for (std::size_t l = 0; l < base.size(); ++l) poly[l * n + c] = mod_u(x, base[l]);
+}
+
+/// Compares result with expected; reports the first mismatch and the count.
+::testing::AssertionResult same(const std::vector<u64>& got, const std::vector<u64>& want) {
+  if (got.size() != want.size())
+    return ::testing::AssertionFailure() << "size " << got.size() << " != " << want.size();
+  std::size_t bad = 0, first = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (got[i] != want[i] && bad++ == 0) first = i;
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << bad << " of " << got.size() << " words differ; first at "
+                                       << first << ": got " << got[first] << ", want "
+                                       << want[first];
+}
+
+std::vector<u64> primes(int bits, std::size_t n, std::size_t count,
+                        const std::vector<u64>& exclude = {}) {
+  return veil::generate_ntt_primes(bits, n, count, exclude);
+}
+
+const Device kCpu = Device::cpu();
+
+// ---- BaseConverter --------------------------------------------------------------------------
+
+struct ConvCase {
+  int bits_from;
+  std::size_t k_from;
+  int bits_to;
+  std::size_t k_to;
+  std::size_t n;
+  std::size_t num_polys;
+};
+
+const ConvCase kConvCases[] = {
+    {61, 1, 61, 1, 16, 1},   {60, 2, 61, 3, 64, 2},    {61, 5, 60, 4, 256, 1},
+    {30, 3, 40, 2, 128, 3},  {40, 8, 30, 9, 1024, 1},  {61, 20, 61, 21, 4096, 1},
+    {35, 20, 60, 1, 512, 2}, {61, 40, 61, 3, 32, 2},   {30, 33, 31, 34, 16, 1},
+    {60, 12, 36, 12, 2048, 1},
+};
+
+std::string describe(const ConvCase& c) {
+  return "from " + std::to_string(c.k_from) + "x" + std::to_string(c.bits_from) + "b to " +
+         std::to_string(c.k_to) + "x" + std::to_string(c.bits_to) + "b, n=" + std::to_string(c.n) +
+         ", polys=" + std::to_string(c.num_polys);
+}
+
+TEST(BaseConv, FastConvertIsXPlusUQ) {
+  std::mt19937_64 rng(1);
+  for (const auto& cs : kConvCases) {
+    SCOPED_TRACE(describe(cs));
+    const auto qf = primes(cs.bits_from, cs.n, cs.k_from);
+    const auto pt = primes(cs.bits_to, cs.n, cs.k_to, qf);
+    const Crt crt(qf);
+    BaseConverter conv(make_base(qf), make_base(pt));
+    const auto in = random_residues(rng, qf, cs.n, cs.num_polys);
+    std::vector<u64> out(cs.num_polys * pt.size() * cs.n), want(out.size());
+    conv.fast_convert(kCpu, in.data(), out.data(), cs.n, cs.num_polys);
+    for (std::size_t p = 0; p < cs.num_polys; ++p)
+      for (std::size_t c = 0; c < cs.n; ++c) {
+        const u64* col = in.data() + p * qf.size() * cs.n + c;
+        const cpp_int x = crt.compose(col, cs.n);
+        const cpp_int s = crt.fast_sum(col, cs.n);
+        const cpp_int d = s - x;
+        ASSERT_EQ(d % crt.Q, 0);
+        ASSERT_GE(d / crt.Q, 0);
+        ASSERT_LT(d / crt.Q, cs.k_from);
+        put_residues(s, pt, want.data() + p * pt.size() * cs.n, cs.n, c);
+      }
+    EXPECT_TRUE(same(out, want));
+  }
+}
+
+TEST(BaseConv, ExactConvertIsCenteredX) {
+  std::mt19937_64 rng(2);
+  for (const auto& cs : kConvCases) {
+    SCOPED_TRACE(describe(cs));
+    const auto qf = primes(cs.bits_from, cs.n, cs.k_from);
+    const auto pt = primes(cs.bits_to, cs.n, cs.k_to, qf);
+    const Crt crt(qf);
+    BaseConverter conv(make_base(qf), make_base(pt));
+    auto in = random_residues(rng, qf, cs.n, cs.num_polys);
+    // Also the extremes: 0, 1, -1, the largest positive (Q-1)/2, and a negative value just past
+    // the documented ambiguity band above Q/2 (width |from| * 2^-67 * Q).
+    const cpp_int special[] = {0, 1, crt.Q - 1, (crt.Q - 1) / 2, (crt.Q + 1) / 2 + (crt.Q >> 60)};
+    for (std::size_t s = 0; s < 5 && s < cs.n; ++s) put_residues(special[s], qf, in.data(), cs.n, s);
+    std::vector<u64> out(cs.num_polys * pt.size() * cs.n), want(out.size());
+    conv.exact_convert(kCpu, in.data(), out.data(), cs.n, cs.num_polys);
+    for (std::size_t p = 0; p < cs.num_polys; ++p)
+      for (std::size_t c = 0; c < cs.n; ++c) {
+        cpp_int x = crt.compose(in.data() + p * qf.size() * cs.n + c, cs.n);
+        if (x > crt.Q / 2) x -= crt.Q;  // centered into (-Q/2, Q/2]
+        put_residues(x, pt, want.data() + p * pt.size() * cs.n, cs.n, c);
+      }
+    EXPECT_TRUE(same(out, want));
+  }
+}
+
+TEST(BaseConv, RejectsEmptyAndOverlappingBases) {
+  const auto q = primes(50, 16, 3);
+  EXPECT_THROW(BaseConverter(make_base(q), make_base({q[1]})), veil::InvalidArgument);
+  EXPECT_THROW(BaseConverter(make_base({}), make_base(q)), veil::InvalidArgument);
+  EXPECT_THROW(BaseConverter(make_base(q), make_base({})), veil::InvalidArgument);
+  EXPECT_THROW(BaseConverter(make_base({q[0], q[0]}), make_base({q[2]})), veil::InvalidArgument);
+  try {
+    BaseConverter(make_base(q), make_base({q[2]}));
+    FAIL() << "no exception";
+  } catch (const veil::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("overlap"), std::string::npos) << e.what();
+  }
+  BaseConverter none;
+  u64 dummy = 0;
+  EXPECT_THROW(none.fast_convert(kCpu, &dummy, &dummy, 1), veil::InvalidArgument);
+}
+
+// ---- HPS ------------------------------------------------------------------------------------
+
+struct HpsCase {
+  int bits_q;
+  std::size_t k_q;
+  int bits_r;
+  std::size_t k_r;
+  u64 t;
+  std::size_t n;
+  std::size_t num_polys;
+};
+
+TEST(Hps, ScaleAndRoundQRMatchesRoundTXOverQ) {
+  const HpsCase cases[] = {
+      {60, 1, 60, 2, 65537, 16, 1},         {60, 2, 61, 3, 2, 64, 2},
+      {61, 5, 61, 6, 1032193, 256, 1},      {30, 4, 40, 3, 786433, 128, 2},
+      {40, 10, 30, 14, 3, 1024, 1},         {60, 20, 60, 21, (u64(1) << 40) + 15, 4096, 1},
+      {61, 36, 61, 37, 65537, 16, 2},       {36, 12, 61, 7, (u64(1) << 59) - 55, 512, 1},
+  };
+  std::mt19937_64 rng(3);
+  for (const auto& cs : cases) {
+    SCOPED_TRACE("k_q=" + std::to_string(cs.k_q) + " k_r=" + std::to_string(cs.k_r) +
+                 " t=" + std::to_string(cs.t) + " n=" + std::to_string(cs.n));
+    const auto q = primes(cs.bits_q, cs.n, cs.k_q);
+    const auto r = primes(cs.bits_r, cs.n, cs.k_r, q);
+    const auto qr = cat(q, r);
+    const Crt crt(qr);
+    const cpp_int Q = prod(q);
+    HpsScaleAndRoundQR hps(make_base(q), make_base(r), cs.t);
+    const auto in = random_residues(rng, qr, cs.n, cs.num_polys);
+    std::vector<u64> out(cs.num_polys * r.size() * cs.n), want(out.size());
+    hps.apply(kCpu, in.data(), out.data(), cs.n, cs.num_polys);
+    for (std::size_t p = 0; p < cs.num_polys; ++p)
+      for (std::size_t c = 0; c < cs.n; ++c) {
+        const cpp_int x = crt.compose(in.data() + p * qr.size() * cs.n + c, cs.n);
+        put_residues(round_div(cpp_int(cs.t) * x, Q), r, want.data() + p * r.size() * cs.n,
+                     cs.n, c);
+      }
+    EXPECT_TRUE(same(out, want));
+  }
+}
+
+TEST(Hps, ScaleAndRoundQMatchesRoundTXOverQ) {
+  const HpsCase cases[] = {
+      {60, 1, 0, 0, 65537, 16, 1},   {61, 3, 0, 0, 2, 64, 1},
+      {30, 6, 0, 0, 786433, 256, 1}, {40, 12, 0, 0, (u64(1) << 35) + 1, 1024, 1},
+      {60, 20, 0, 0, 3, 4096, 1},    {61, 35, 0, 0, (u64(1) << 60) + 33, 32, 1},
+  };
+  std::mt19937_64 rng(4);
+  for (const auto& cs : cases) {
+    SCOPED_TRACE("k_q=" + std::to_string(cs.k_q) + " t=" + std::to_string(cs.t));
+    const auto q = primes(cs.bits_q, cs.n, cs.k_q);
+    const Crt crt(q);
+    HpsScaleAndRoundQ hps(make_base(q), cs.t);
+    const auto in = random_residues(rng, q, cs.n, 1);
+    std::vector<u64> out(cs.n), want(cs.n);
+    hps.apply(kCpu, in.data(), out.data(), cs.n);
+    for (std::size_t c = 0; c < cs.n; ++c)
+      want[c] = mod_u(round_div(cpp_int(cs.t) * crt.compose(in.data() + c, cs.n), crt.Q), cs.t);
+    EXPECT_TRUE(same(out, want));
+  }
+}
+
+TEST(Hps, RejectsBadArguments) {
+  const auto q = primes(50, 16, 3);
+  EXPECT_THROW(HpsScaleAndRoundQR(make_base(q), make_base({q[0]}), 65537), veil::InvalidArgument);
+  EXPECT_THROW(HpsScaleAndRoundQR(make_base(q), make_base({}), 65537), veil::InvalidArgument);
+  EXPECT_THROW(HpsScaleAndRoundQ(make_base({}), 65537), veil::InvalidArgument);
+  EXPECT_THROW(HpsScaleAndRoundQ(make_base(q), q[1]), veil::InvalidArgument);
+}
+
+// ---- BEHZ -----------------------------------------------------------------------------------
+
+struct BehzSetup {
+  std::vector<u64> q, b, bsk, tg;
+  u64 msk, gamma, t;
+  std::size_t n;
+  veil::NttTables tables;
+  BehzTools tools;
+  BehzSetup(int bits_q, std::size_t k, int bits_b, u64 t_, std::size_t n_)
+      : t(t_), n(n_) {
+    q = primes(bits_q, n, k);
+    bsk = primes(bits_b, n, k + 1, q);  // B then m_sk
+    b.assign(bsk.begin(), bsk.end() - 1);
+    msk = bsk.back();
+    gamma = primes(61, n, 1, cat(q, bsk))[0];
+    std::vector<Modulus> all;
+    for (u64 p : cat(q, bsk)) all.emplace_back(p);
+    tables = veil::NttTables(n, all);
+    tools = BehzTools(make_ntt_base(q, tables), make_ntt_base(bsk, tables), gamma, t);
+  }
+  std::string name() const {
+    return "k=" + std::to_string(q.size()) + " t=" + std::to_string(t) + " n=" + std::to_string(n);
+  }
+};
+
+struct BehzCase {
+  int bits_q;
+  std::size_t k;
+  int bits_b;
+  u64 t;
+  std::size_t n;
+};
+
+const BehzCase kBehzCases[] = {
+    {60, 1, 61, 65537, 16},    {60, 2, 61, 2, 64},         {60, 4, 61, 1032193, 256},
+    {30, 3, 40, 786433, 128},  {40, 10, 40, 65537, 1024},  {60, 20, 61, 65537, 4096},
+    {36, 33, 36, 3, 16},       {50, 8, 61, (u64(1) << 30) + 3, 512},
+};
+
+constexpr u64 kMTilde = u64(1) << 32;
+
+TEST(Behz, FastbconvMTildeIsFastConversionOfXTimesMTilde) {
+  std::mt19937_64 rng(5);
+  for (const auto& bc : kBehzCases) {
+    BehzSetup s(bc.bits_q, bc.k, bc.bits_b, bc.t, bc.n);
+    SCOPED_TRACE(s.name());
+    const Crt crt(s.q);
+    const auto out_base = cat(s.bsk, {kMTilde});
+    const std::size_t np = 2;
+    const auto in = random_residues(rng, s.q, s.n, np);
+    std::vector<u64> out(np * out_base.size() * s.n), want(out.size());
+    s.tools.fastbconv_m_tilde(kCpu, in.data(), out.data(), s.n, np);
+    for (std::size_t p = 0; p < np; ++p)
+      for (std::size_t c = 0; c < s.n; ++c) {
+        const u64* col = in.data() + p * s.q.size() * s.n + c;
+        const cpp_int x = crt.compose(col, s.n);
+        const cpp_int v = crt.fast_sum(col, s.n, kMTilde);
+        ASSERT_EQ(mod_pos(v - x * kMTilde, crt.Q), 0);  // v = [x m_tilde]_Q + u Q
+        ASSERT_LT(v, crt.Q * s.q.size());
+        put_residues(v, out_base, want.data() + p * out_base.size() * s.n, s.n, c);
+      }
+    EXPECT_TRUE(same(out, want));
+  }
+}
+
+TEST(Behz, SmMrqIsSmallMontgomeryReduction) {
+  std::mt19937_64 rng(6);
+  for (const auto& bc : kBehzCases) {
+    BehzSetup s(bc.bits_q, bc.k, bc.bits_b, bc.t, bc.n);
+    SCOPED_TRACE(s.name());
+    const Crt crt(s.q), crt_bsk(s.bsk);
+    const auto in_base = cat(s.bsk, {kMTilde});
+    const std::size_t np = 2;
+    // Realistic input: the output of fastbconv_m_tilde for random x over Q.
+    const auto xq = random_residues(rng, s.q, s.n, np);
+    std::vector<u64> in(np * in_base.size() * s.n), out(np * s.bsk.size() * s.n),
+        want(out.size());
+    std::vector<cpp_int> xs(np * s.n);
+    for (std::size_t p = 0; p < np; ++p)
+      for (std::size_t c = 0; c < s.n; ++c) {
+        const u64* col = xq.data() + p * s.q.size() * s.n + c;
+        xs[p * s.n + c] = crt.compose(col, s.n);
+        put_residues(crt.fast_sum(col, s.n, kMTilde), in_base,
+                     in.data() + p * in_base.size() * s.n, s.n, c);
+      }
+    s.tools.sm_mrq(kCpu, in.data(), out.data(), s.n, np);
+    const cpp_int q_inv_mt =
+        boost::multiprecision::powm(mod_pos(crt.Q, kMTilde), cpp_int(kMTilde / 2 - 1),
+                                    cpp_int(kMTilde));
+    for (std::size_t p = 0; p < np; ++p)
+      for (std::size_t c = 0; c < s.n; ++c) {
+        const u64* col = in.data() + p * in_base.size() * s.n + c;
+        // The integer c (exact: c < |Q| Q < Bsk) and r = [-c Q^-1]_{m_tilde}, centered.
+        const cpp_int cval = crt_bsk.compose(col, s.n);
+        ASSERT_EQ(mod_u(cval, kMTilde), col[s.bsk.size() * s.n]);
+        cpp_int r = mod_pos(-cval * q_inv_mt, cpp_int(kMTilde));
+        if (r >= kMTilde / 2) r -= kMTilde;
+        const cpp_int num = cval + crt.Q * r;
+        ASSERT_EQ(num % kMTilde, 0);
+        const cpp_int y = num / kMTilde;
+        // Semantics: y = x mod Q and |y| < Q (the m_tilde error is gone).
+        ASSERT_EQ(mod_pos(y - xs[p * s.n + c], crt.Q), 0);
+        ASSERT_LT(abs(y), crt.Q);
+        put_residues(y, s.bsk, want.data() + p * s.bsk.size() * s.n, s.n, c);
+      }
+    EXPECT_TRUE(same(out, want));
+  }
+}
+
+TEST(Behz, FastFloorIsFloorMinusU) {
+  std::mt19937_64 rng(7);
+  for (const auto& bc : kBehzCases) {
+    BehzSetup s(bc.bits_q, bc.k, bc.bits_b, bc.t, bc.n);
+    SCOPED_TRACE(s.name());
+    const Crt crt(s.q);
+    const auto in_base = cat(s.q, s.bsk);
+    const cpp_int QB = crt.Q * prod(s.b);
+    const std::size_t np = 2;
+    std::vector<u64> in(np * in_base.size() * s.n), out(np * s.bsk.size() * s.n),
+        want(out.size());
+    std::vector<cpp_int> xs(np * s.n);
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      xs[i] = random_big(rng, -QB / 2, QB / 2);  // signed, as the tensor product is
+      put_residues(xs[i], in_base, in.data() + (i / s.n) * in_base.size() * s.n, s.n, i % s.n);
+    }
+    s.tools.fast_floor(kCpu, in.data(), out.data(), s.n, np);
+    for (std::size_t p = 0; p < np; ++p)
+      for (std::size_t c = 0; c < s.n; ++c) {
+        const cpp_int& x = xs[p * s.n + c];
+        const cpp_int sum = crt.fast_sum(in.data() + p * in_base.size() * s.n + c, s.n);
+        const cpp_int d = sum - mod_pos(x, crt.Q);
+        ASSERT_EQ(d % crt.Q, 0);
+        const cpp_int u = d / crt.Q;
+        ASSERT_GE(u, 0);
+        ASSERT_LT(u, s.q.size());
+        put_residues(floor_div(x, crt.Q) - u, s.bsk, want.data() + p * s.bsk.size() * s.n, s.n,
+                     c);
+      }
+    EXPECT_TRUE(same(out, want));
+  }
+}
+
+TEST(Behz, FastbconvSkIsExact) {
+  std::mt19937_64 rng(8);
+  for (const auto& bc : kBehzCases) {
+    BehzSetup s(bc.bits_q, bc.k, bc.bits_b, bc.t, bc.n);
+    SCOPED_TRACE(s.name());
+    const cpp_int B = prod(s.b);
+    const std::size_t np = 3;
+    std::vector<u64> in(np * s.bsk.size() * s.n), out(np * s.q.size() * s.n), want(out.size());
+    for (std::size_t i = 0; i < np * s.n; ++i) {
+      const cpp_int x = random_big(rng, -4 * B, 4 * B);
+      put_residues(x, s.bsk, in.data() + (i / s.n) * s.bsk.size() * s.n, s.n, i % s.n);
+      put_residues(x, s.q, want.data() + (i / s.n) * s.q.size() * s.n, s.n, i % s.n);
+    }
+    s.tools.fastbconv_sk(kCpu, in.data(), out.data(), s.n, np);
+    EXPECT_TRUE(same(out, want));
+  }
+}
+
+TEST(Behz, DecryptScaleAndRoundRecoversMessage) {
+  std::mt19937_64 rng(9);
+  for (const auto& bc : kBehzCases) {
+    BehzSetup s(bc.bits_q, bc.k, bc.bits_b, bc.t, bc.n);
+    SCOPED_TRACE(s.name());
+    const cpp_int Q = prod(s.q);
+    const cpp_int delta = Q / s.t;
+    for (const cpp_int& e_max : std::vector<cpp_int>{cpp_int(1) << 10, cpp_int(delta / 4)}) {
+      std::vector<u64> in(s.q.size() * s.n), out(s.n), want(s.n);
+      for (std::size_t c = 0; c < s.n; ++c) {
+        const u64 m = rng() % s.t;
+        const cpp_int e = random_big(rng, -e_max, e_max + 1);
+        const cpp_int x = mod_pos(delta * m + e, Q);
+        want[c] = mod_u(round_div(cpp_int(s.t) * x, Q), s.t);
+        ASSERT_EQ(want[c], m);
+        put_residues(x, s.q, in.data(), s.n, c);
+      }
+      s.tools.decrypt_scale_and_round(kCpu, in.data(), out.data(), s.n);
+      EXPECT_TRUE(same(out, want));
+    }
+  }
+}
+
+TEST(Behz, RejectsBadArguments) {
+  const auto q = primes(50, 16, 3);
+  const auto bsk = primes(51, 16, 4);
+  const u64 gamma = primes(61, 16, 1)[0];
+  EXPECT_THROW(BehzTools(make_base(q), make_base({bsk[0], q[0]}), gamma, 65537),
+               veil::InvalidArgument);
+  EXPECT_THROW(BehzTools(make_base({}), make_base(bsk), gamma, 65537), veil::InvalidArgument);
+  EXPECT_THROW(BehzTools(make_base(q), make_base({bsk[0]}), gamma, 65537),
+               veil::InvalidArgument);
+  EXPECT_THROW(BehzTools(make_base(q), make_base(bsk), q[1], 65537), veil::InvalidArgument);
+  EXPECT_THROW(BehzTools(make_base(q), make_base(bsk), gamma, q[2]), veil::InvalidArgument);
+}
+
+// ---- ModDown --------------------------------------------------------------------------------
+
+struct ModDownCase {
+  int bits_k;
+  std::size_t k;
+  int bits_d;
+  std::size_t d;
+  std::size_t n;
+  std::size_t num_polys;
+};
+
+const ModDownCase kModDownCases[] = {
+    {60, 1, 61, 1, 16, 1},   {60, 3, 61, 1, 64, 2},   {50, 10, 60, 1, 1024, 2},
+    {60, 20, 61, 1, 4096, 1}, {30, 4, 40, 2, 128, 2},  {60, 8, 61, 3, 256, 3},
+    {36, 12, 36, 4, 512, 1},  {61, 5, 61, 34, 16, 2},  {40, 20, 60, 20, 2048, 1},
+};
+
+/// Expected ModDown output for every coefficient of `in` ([polys][K+D][n]) into `want`
+/// ([polys][K][n] with stride `out_stride` per polynomial).
+void mod_down_oracle(const std::vector<u64>& kq, const std::vector<u64>& dq,
+                     const std::vector<u64>& in, std::vector<u64>& want, std::size_t n,
+                     std::size_t np, std::size_t out_stride) {
+  const Crt all(cat(kq, dq)), crt_d(dq);
+  const cpp_int D = crt_d.Q, h = D / 2;
+  const std::size_t kk = kq.size(), kd = dq.size();
+  for (std::size_t p = 0; p < np; ++p)
+    for (std::size_t c = 0; c < n; ++c) {
+      const u64* col = in.data() + p * (kk + kd) * n + c;
+      const cpp_int x = all.compose(col, n);
+      std::vector<u64> z(kd);  // [x + floor(D/2)]_{d_i}
+      for (std::size_t i = 0; i < kd; ++i) z[i] = mod_u(x + h, dq[i]);
+      const cpp_int sum = crt_d.fast_sum(z.data(), 1);
+      const cpp_int diff = sum - mod_pos(x + h, D);
+      ASSERT_EQ(diff % D, 0);
+      const cpp_int u = diff / D;
+      ASSERT_GE(u, 0);
+      ASSERT_LT(u, kd);
+      if (kd == 1) ASSERT_EQ(u, 0);  // one dropped prime: exactly round(x / D)
+      put_residues(floor_div(x + h, D) - u, kq, want.data() + p * out_stride, n, c);
+    }
+}
+
+TEST(ModDown, DivideAndRoundWithinD) {
+  std::mt19937_64 rng(10);
+  for (const auto& mc : kModDownCases) {
+    SCOPED_TRACE("K=" + std::to_string(mc.k) + " D=" + std::to_string(mc.d) +
+                 " n=" + std::to_string(mc.n));
+    const auto kq = primes(mc.bits_k, mc.n, mc.k);
+    const auto dq = primes(mc.bits_d, mc.n, mc.d, kq);
+    veil::ModDown md(make_base(kq), make_base(dq));
+    const auto in = random_residues(rng, cat(kq, dq), mc.n, mc.num_polys);
+    std::vector<u64> out(mc.num_polys * kq.size() * mc.n), want(out.size());
+    md.apply(kCpu, in.data(), out.data(), mc.n, mc.num_polys);
+    mod_down_oracle(kq, dq, in, want, mc.n, mc.num_polys, kq.size() * mc.n);
+    EXPECT_TRUE(same(out, want));
+  }
+}
+
+TEST(ModDown, SinglePrimeIsExactRounding) {
+  // |D| = 1: the result is round(x / D) exactly, for x anywhere in [0, KD) (incl. the ends).
+  const std::size_t n = 64;
+  const auto kq = primes(60, n, 3);
+  const auto dq = primes(61, n, 1, kq);
+  const Crt all(cat(kq, dq));
+  const cpp_int D = dq[0];
+  veil::ModDown md(make_base(kq), make_base(dq));
+  std::mt19937_64 rng(11);
+  std::vector<u64> in(all.q.size() * n), out(kq.size() * n), want(out.size());
+  for (std::size_t c = 0; c < n; ++c) {
+    cpp_int x = c < 4 ? cpp_int(c) : random_big(rng, 0, all.Q);
+    if (c == 4) x = all.Q - 1;
+    if (c == 5) x = D / 2;      // rounds down
+    if (c == 6) x = D / 2 + 1;  // rounds up
+    put_residues(x, all.q, in.data(), n, c);
+    put_residues(round_div(x, D), kq, want.data(), n, c);
+  }
+  md.apply(kCpu, in.data(), out.data(), n);
+  EXPECT_TRUE(same(out, want));
+}
+
+TEST(ModDown, InPlaceKeepsPolynomialStride) {
+  std::mt19937_64 rng(12);
+  for (const auto& mc : {kModDownCases[2], kModDownCases[5], kModDownCases[7]}) {
+    SCOPED_TRACE("K=" + std::to_string(mc.k) + " D=" + std::to_string(mc.d));
+    const auto kq = primes(mc.bits_k, mc.n, mc.k);
+    const auto dq = primes(mc.bits_d, mc.n, mc.d, kq);
+    veil::ModDown md(make_base(kq), make_base(dq));
+    const std::size_t np = 3, stride = (kq.size() + dq.size()) * mc.n;
+    const auto in = random_residues(rng, cat(kq, dq), mc.n, np);
+    std::vector<u64> data = in, want = in;
+    md.apply(kCpu, data.data(), data.data(), mc.n, np);
+    mod_down_oracle(kq, dq, in, want, mc.n, np, stride);  // D limbs stay as they were
+    EXPECT_TRUE(same(data, want));
+  }
+}
+
+TEST(ModDown, RejectsBadArguments) {
+  const auto q = primes(50, 16, 3);
+  EXPECT_THROW(veil::ModDown(make_base(q), make_base({})), veil::InvalidArgument);
+  EXPECT_THROW(veil::ModDown(make_base({}), make_base(q)), veil::InvalidArgument);
+  EXPECT_THROW(veil::ModDown(make_base(q), make_base({q[0]})), veil::InvalidArgument);
+}
+
+// ---- max_centered_log2 ----------------------------------------------------------------------
+
+TEST(RnsHost, MaxCenteredLog2) {
+  const std::size_t n = 8;
+  const auto q = primes(60, n, 3);
+  const cpp_int Q = prod(q);
+  const RnsBase base = make_base(q);
+  std::vector<u64> poly(q.size() * n, 0);
+  EXPECT_EQ(veil::max_centered_log2(poly.data(), n, base), 0.0);
+  const double half_log = std::log2(static_cast<double>((Q - 1) / 2));
+  const struct {
+    cpp_int value;
+    double max_log2;  // expected after this coefficient is set
+  } steps[] = {
+      {5, std::log2(5.0)},
+      {-(cpp_int(3) << 80), 80 + std::log2(3.0)},
+      {cpp_int(1) << 100, 100.0},
+      {-7, 100.0},
+      {(Q - 1) / 2, half_log},
+      {(Q + 1) / 2, half_log},  // centers to -(Q-1)/2
+  };
+  std::size_t c = 0;
+  for (const auto& st : steps) {
+    put_residues(st.value, q, poly.data(), n, c++);
+    EXPECT_NEAR(veil::max_centered_log2(poly.data(), n, base), st.max_log2, 1e-9) << c;
+  }
+  EXPECT_THROW(veil::max_centered_log2(poly.data(), n, make_base({})), veil::InvalidArgument);
+}
+
+// ---- CUDA parity ----------------------------------------------------------------------------
+
+class RnsCuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (veil::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+    gpu_ = Device(Device::Kind::cuda, 0);
+  }
+  /// Runs f(dev, in_ptr, out_ptr) on the CPU and the GPU and compares the outputs bit for bit.
+  template <class F>
+  void compare(const std::vector<u64>& in, std::size_t out_size, F f) {
+    std::vector<u64> cpu_out(out_size, 0);
+    f(kCpu, in.data(), cpu_out.data());
+    auto din = veil::Buffer<u64>::from_host(gpu_, in);
+    veil::Buffer<u64> dout(gpu_, out_size);
+    dout.zero();
+    f(gpu_, din.data(), dout.data());
+    EXPECT_TRUE(same(dout.to_host(), cpu_out));
+  }
+  Device gpu_;
+};
+
+TEST_F(RnsCuda, BaseConverterMatchesCpu) {
+  std::mt19937_64 rng(20);
+  for (const auto& cs : kConvCases) {
+    SCOPED_TRACE(describe(cs));
+    const auto qf = primes(cs.bits_from, cs.n, cs.k_from);
+    const auto pt = primes(cs.bits_to, cs.n, cs.k_to, qf);
+    BaseConverter conv(make_base(qf), make_base(pt));
+    const auto in = random_residues(rng, qf, cs.n, cs.num_polys);
+    const std::size_t out_size = cs.num_polys * pt.size() * cs.n;
+    compare(in, out_size, [&](const Device& d, const u64* i, u64* o) {
+      conv.fast_convert(d, i, o, cs.n, cs.num_polys);
+    });
+    compare(in, out_size, [&](const Device& d, const u64* i, u64* o) {
+      conv.exact_convert(d, i, o, cs.n, cs.num_polys);
+    });
+  }
+}
+
+TEST_F(RnsCuda, HpsMatchesCpu) {
+  std::mt19937_64 rng(21);
+  for (std::size_t k : {1, 5, 20, 36}) {
+    const std::size_t n = k > 20 ? 64 : 4096;
+    const auto q = primes(60, n, k);
+    const auto r = primes(61, n, k + 1, q);
+    const u64 t = 65537;
+    HpsScaleAndRoundQR qr(make_base(q), make_base(r), t);
+    const auto in = random_residues(rng, cat(q, r), n, 2);
+    compare(in, 2 * r.size() * n,
+            [&](const Device& d, const u64* i, u64* o) { qr.apply(d, i, o, n, 2); });
+    HpsScaleAndRoundQ qs(make_base(q), t);
+    const auto in_q = random_residues(rng, q, n, 1);
+    compare(in_q, n, [&](const Device& d, const u64* i, u64* o) { qs.apply(d, i, o, n); });
+  }
+}
+
+TEST_F(RnsCuda, BehzMatchesCpu) {
+  std::mt19937_64 rng(22);
+  for (const auto& bc : kBehzCases) {
+    BehzSetup s(bc.bits_q, bc.k, bc.bits_b, bc.t, bc.n);
+    SCOPED_TRACE(s.name());
+    const std::size_t np = 2, kq = s.q.size(), kb = s.bsk.size();
+    const auto xq = random_residues(rng, s.q, s.n, np);
+    compare(xq, np * (kb + 1) * s.n, [&](const Device& d, const u64* i, u64* o) {
+      s.tools.fastbconv_m_tilde(d, i, o, s.n, np);
+    });
+    const auto xm = random_residues(rng, cat(s.bsk, {kMTilde}), s.n, np);
+    compare(xm, np * kb * s.n,
+            [&](const Device& d, const u64* i, u64* o) { s.tools.sm_mrq(d, i, o, s.n, np); });
+    const auto xf = random_residues(rng, cat(s.q, s.bsk), s.n, np);
+    compare(xf, np * kb * s.n,
+            [&](const Device& d, const u64* i, u64* o) { s.tools.fast_floor(d, i, o, s.n, np); });
+    const auto xs = random_residues(rng, s.bsk, s.n, np);
+    compare(xs, np * kq * s.n, [&](const Device& d, const u64* i, u64* o) {
+      s.tools.fastbconv_sk(d, i, o, s.n, np);
+    });
+    const auto xd = random_residues(rng, s.q, s.n, 1);
+    compare(xd, s.n, [&](const Device& d, const u64* i, u64* o) {
+      s.tools.decrypt_scale_and_round(d, i, o, s.n);
+    });
+  }
+}
+
+TEST_F(RnsCuda, ModDownMatchesCpu) {
+  std::mt19937_64 rng(23);
+  for (const auto& mc : kModDownCases) {
+    const auto kq = primes(mc.bits_k, mc.n, mc.k);
+    const auto dq = primes(mc.bits_d, mc.n, mc.d, kq);
+    veil::ModDown md(make_base(kq), make_base(dq));
+    const auto in = random_residues(rng, cat(kq, dq), mc.n, mc.num_polys);
+    compare(in, mc.num_polys * kq.size() * mc.n, [&](const Device& d, const u64* i, u64* o) {
+      md.apply(d, i, o, mc.n, mc.num_polys);
+    });
+    // In place (output keeps the input's stride).
+    compare(in, in.size(), [&](const Device& d, const u64* i, u64* o) {
+      veil::backend::copy(d, o, d, i, in.size() * sizeof(u64));
+      md.apply(d, o, o, mc.n, mc.num_polys);
+    });
+  }
+}
+
+}  // namespace
