@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: build (CUDA, sm_90), run the C++ tests (GPU suites included), the
+# Python tests, the demo on the GPU, and the benchmark. Logs go to $OUT (or ./out).
+# Usage: bash scripts/gpu_run.sh [all|test|bench|demo] [extra bench args...]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+MODE=${1:-all}
+shift || true
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+export CMAKE_CUDA_ARCHITECTURES=${CMAKE_CUDA_ARCHITECTURES:-90}
+export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-16}
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv \
+  > "$OUT/gpu.txt" 2>&1
+cat "$OUT/gpu.txt"
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+fi
+BUILD=build/gpu
+t0=$(date +%s)
+python3 -m pip install --no-build-isolation --no-deps -q -C build-dir="$BUILD" \
+  -C cmake.define.VEIL_BUILD_TESTS=ON -C cmake.define.VEIL_CUDA=ON . > "$OUT/build.log" 2>&1
+rc=$?
+echo "build rc=$rc in $(( $(date +%s) - t0 )) s"
+if [ $rc -ne 0 ]; then grep -E "error|Error" "$OUT/build.log" | head -40; exit 1; fi
+if [ "$MODE" = all ] || [ "$MODE" = test ]; then
+  "$BUILD/veil_tests" --gtest_brief=1 > "$OUT/gtest.log" 2>&1
+  echo "gtest rc=$?"; grep -E "FAILED|PASSED|SKIPPED \[|tests ran" "$OUT/gtest.log" | tail -25
+  (cd /tmp && python3 -m pytest "$OLDPWD/tests/python" -q -x > "$OUT/pytest.log" 2>&1)
+  echo "pytest rc=$?"; tail -5 "$OUT/pytest.log"
+fi
+if [ "$MODE" = all ] || [ "$MODE" = demo ] || [ "$MODE" = test ]; then
+  (cd /tmp && veil demo --device cuda) > "$OUT/demo_cuda.log" 2>&1
+  echo "demo rc=$?"; tail -25 "$OUT/demo_cuda.log"
+fi
+if [ "$MODE" = all ] || [ "$MODE" = bench ]; then
+  (cd /tmp && veil bench --scheme bfv --device cuda --json "$OUT/bench_bfv.json" \
+    --markdown "$OUT/bench_bfv.md" "$@") > "$OUT/bench.log" 2>&1
+  echo "bench rc=$?"; tail -40 "$OUT/bench.log"
+fi

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what Veil needs to build and test on a fresh Debian/Ubuntu machine:
+# a C++20 compiler, Boost (header-only Multiprecision), zstd, GoogleTest, Ninja, and the Python
+# build/test packages. The CUDA toolkit is optional: when nvcc is on PATH the CUDA backend builds.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null; then SUDO=sudo; fi
+if command -v apt-get >/dev/null; then
+  need=""
+  for pkg in g++ libboost-dev libzstd-dev libgtest-dev ninja-build; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
+  done
+  if [ -n "$need" ]; then
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need
+  fi
+fi
+python3 -m pip install -q --upgrade "cmake>=3.28" "scikit-build-core>=0.10" "nanobind>=2.0" numpy \
+  scikit-learn pytest hypothesis rich

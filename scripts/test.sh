@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds Veil and runs the whole test suite: GoogleTest (C++) and pytest (Python).
+# GPU tests run when a CUDA GPU is visible and skip otherwise. Set VEIL_CUDA=OFF to build the CPU
+# backend only; by default the CUDA backend is compiled whenever nvcc is found.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-$(nproc)}
+export CMAKE_BUILD_PARALLEL_LEVEL=$JOBS
+BUILD=build/tests
+# One CMake build serves both: the extension module and the GoogleTest binary.
+python3 -m pip install --no-build-isolation -q \
+  -C build-dir="$BUILD" -C cmake.define.VEIL_BUILD_TESTS=ON .
+echo "== C++ tests (GoogleTest)"
+(cd "$BUILD" && ctest --output-on-failure -j "$JOBS")
+echo "== Python tests (pytest)"
+cd /tmp && python3 -m pytest "$OLDPWD/tests/python" -q

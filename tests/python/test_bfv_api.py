@@ -1,0 +1,129 @@
+"""The pythonic BFV layer against numpy arithmetic mod t (an independent oracle)."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import veil
+
+T = 65537
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return veil.bfv(poly_modulus_degree=4096, plain_modulus=T, device="cpu", seed=11,
+                    galois_steps=[1, -1, 2, 4, 7])
+
+
+def centered(x):
+    x = np.mod(x, T)
+    return np.where(x > T // 2, x - T, x)
+
+
+def rotate_rows(v, k):
+    row = v.size // 2
+    return np.concatenate([np.roll(v[:row], -k), np.roll(v[row:], -k)])
+
+
+def test_encrypt_decrypt_roundtrip(ctx):
+    rng = np.random.default_rng(1)
+    v = rng.integers(-(T // 2), T // 2, ctx.slot_count)
+    assert np.array_equal(ctx.decrypt(ctx.encrypt(v)), v)
+
+
+def test_short_vector_is_zero_padded(ctx):
+    out = ctx.decrypt(ctx.encrypt([1, 2, 3]))
+    assert list(out[:3]) == [1, 2, 3] and not out[3:].any()
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(-3000, 3000))
+def test_arithmetic_matches_numpy(ctx, seed, k):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-300, 300, ctx.slot_count)
+    b = rng.integers(-300, 300, ctx.slot_count)
+    ca, cb = ctx.encrypt(a), ctx.encrypt(b)
+    assert np.array_equal(ctx.decrypt(ca + cb), centered(a + b))
+    assert np.array_equal(ctx.decrypt(ca - cb), centered(a - b))
+    assert np.array_equal(ctx.decrypt(-ca), centered(-a))
+    assert np.array_equal(ctx.decrypt(ca * cb), centered(a * b))
+    assert np.array_equal(ctx.decrypt(ca + k), centered(a + k))
+    assert np.array_equal(ctx.decrypt(k - ca), centered(k - a))
+    assert np.array_equal(ctx.decrypt(ca * b), centered(a * b))
+
+
+def test_rotations(ctx):
+    v = np.arange(ctx.slot_count) % 1000
+    c = ctx.encrypt(v)
+    for k in (1, -1, 2, 7, 3, 5):  # 3 = 4 - 1 and 5 = 4 + 1 have no direct key: NAF composition
+        assert np.array_equal(ctx.decrypt(c.rotate_rows(k)), rotate_rows(v, k)), k
+    row = ctx.row_size
+    swapped = np.concatenate([v[row:], v[:row]])
+    assert np.array_equal(ctx.decrypt(c.rotate_columns()), swapped)
+    hoisted = c.rotate_many([1, 2, 4])
+    for k, h in zip([1, 2, 4], hoisted):
+        assert np.array_equal(h.raw.data(), c.rotate_rows(k).raw.data())
+
+
+def test_power_and_square():
+    # depth 2 needs more than N = 4096's 72-bit Q: use N = 8192
+    ctx = veil.bfv(poly_modulus_degree=8192, plain_modulus=T, device="cpu", seed=4,
+                   galois_steps=None)
+    v = np.arange(ctx.slot_count) % 7
+    c = ctx.encrypt(v)
+    assert np.array_equal(ctx.decrypt(c ** 3), centered(v**3))
+    assert np.array_equal(ctx.decrypt(c.square()), centered(v**2))
+
+
+def test_noise_budget_decreases(ctx):
+    c = ctx.encrypt(np.ones(16, dtype=np.int64))
+    b0 = ctx.noise_budget(c)
+    c2 = c * c
+    b1 = ctx.noise_budget(c2)
+    assert b0 > b1 > 0
+
+
+def test_public_context_cannot_decrypt(ctx):
+    srv = ctx.public()
+    c = srv.encrypt([5])
+    c2 = c * c
+    with pytest.raises(ValueError, match="secret key"):
+        srv.decrypt(c2)
+    assert ctx.decrypt(c2)[0] == 25
+
+
+def test_behz_matches_hps_results():
+    a = np.arange(64) - 32
+    for method in ("hps", "behz"):
+        ctx = veil.bfv(poly_modulus_degree=4096, plain_modulus=T, mul_method=method,
+                       device="cpu", seed=3, galois_steps=None)
+        c = ctx.encrypt(a)
+        assert np.array_equal(ctx.decrypt(c * c)[:64], a * a)
+
+
+def test_seed_determinism():
+    kw = dict(poly_modulus_degree=4096, plain_modulus=T, device="cpu", galois_steps=None)
+    c1 = veil.bfv(seed=5, **kw)
+    c2 = veil.bfv(seed=5, **kw)
+    c3 = veil.bfv(seed=6, **kw)
+    assert np.array_equal(c1.public_key.data(), c2.public_key.data())
+    assert not np.array_equal(c1.public_key.data(), c3.public_key.data())
+    assert np.array_equal(c1.encrypt([1, 2]).raw.data(), c2.encrypt([1, 2]).raw.data())
+
+
+@pytest.mark.gpu
+def test_gpu_matches_cpu_bit_for_bit():
+    kw = dict(poly_modulus_degree=8192, plain_modulus=T, seed=9, galois_steps=[1])
+    cpu = veil.bfv(device="cpu", **kw)
+    gpu = veil.bfv(device="cuda", **kw)
+    assert np.array_equal(cpu.secret_key.data(), gpu.secret_key.data())
+    assert np.array_equal(cpu.relin_keys.data(), gpu.relin_keys.data())
+    v = np.arange(100)
+    a_c, a_g = cpu.encrypt(v), gpu.encrypt(v)
+    assert np.array_equal(a_c.raw.data(), a_g.raw.data())
+    for f in (lambda x: x * x, lambda x: x.rotate_rows(1), lambda x: x * v + 3):
+        assert np.array_equal(f(a_c).raw.data(), f(a_g).raw.data())
+    assert np.array_equal(gpu.decrypt(a_g * a_g)[:100], v * v)
+    moved = a_g.to("cpu")
+    assert np.array_equal(moved.raw.data(), a_c.raw.data())
