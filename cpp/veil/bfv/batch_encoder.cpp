@@ -7,6 +7,23 @@
 
 namespace veil {
 
+namespace {
+// Slots -> plaintext: place slot i at NTT index map[i], then inverse NTT mod t.
+Plaintext encode_words(const ContextPtr& ctx_, std::vector<std::uint64_t> slots, const Device& dev) {
+  const std::size_t n = ctx_->n();
+  Plaintext pt(ctx_, dev, n, ctx_->max_level(), false);
+  Buffer<u64> src = Buffer<u64>::from_host(dev, slots);
+  const u64* s = src.data();
+  const u32* map = ctx_->slot_index_map().data(dev);
+  u64* out = pt.data();
+  for_each(dev, n, VEIL_LAMBDA(std::size_t i) { out[map[i]] = s[i]; });
+  const NttTables& tn = ctx_->plain_ntt();
+  RnsBase base({tn.prime(0)}, {0});
+  ntt_inverse(dev, out, 1, base, tn);
+  return pt;
+}
+}  // namespace
+
 BatchEncoder::BatchEncoder(ContextPtr ctx) : ctx_(std::move(ctx)) {
   if (ctx_->scheme() == SchemeType::ckks) {
     throw InvalidArgument("context: BatchEncoder needs a BFV or BGV context (use CKKSEncoder)");
@@ -30,7 +47,7 @@ Plaintext BatchEncoder::encode(const std::vector<std::uint64_t>& values, const D
   }
   std::vector<u64> slots(values);
   slots.resize(n, 0);
-  return encode_words(std::move(slots), dev);
+  return encode_words(ctx_, std::move(slots), dev);
 }
 
 Plaintext BatchEncoder::encode_signed(const std::vector<std::int64_t>& values,
@@ -52,21 +69,7 @@ Plaintext BatchEncoder::encode_signed(const std::vector<std::int64_t>& values,
     }
     slots[i] = v >= 0 ? static_cast<u64>(v) : t - static_cast<u64>(-v);
   }
-  return encode_words(std::move(slots), dev);
-}
-
-Plaintext BatchEncoder::encode_words(std::vector<std::uint64_t> slots, const Device& dev) const {
-  const std::size_t n = ctx_->n();
-  Plaintext pt(ctx_, dev, n, ctx_->max_level(), false);
-  Buffer<u64> src = Buffer<u64>::from_host(dev, slots);
-  const u64* s = src.data();
-  const u32* map = ctx_->slot_index_map().data(dev);
-  u64* out = pt.data();
-  for_each(dev, n, VEIL_LAMBDA(std::size_t i) { out[map[i]] = s[i]; });
-  const NttTables& tn = ctx_->plain_ntt();
-  RnsBase base({tn.prime(0)}, {0});
-  ntt_inverse(dev, out, 1, base, tn);
-  return pt;
+  return encode_words(ctx_, std::move(slots), dev);
 }
 
 std::vector<std::uint64_t> BatchEncoder::decode(const Plaintext& pt) const {

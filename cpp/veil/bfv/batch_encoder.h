@@ -29,7 +29,6 @@ class BatchEncoder {
   std::vector<std::int64_t> decode_signed(const Plaintext& pt) const;
 
  private:
-  Plaintext encode_words(std::vector<std::uint64_t> slots, const Device& dev) const;
   ContextPtr ctx_;
 };
 
