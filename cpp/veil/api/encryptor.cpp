@@ -1,6 +1,8 @@
 #include "veil/api/encryptor.h"
 
 #include "veil/bfv/bfv.h"
+#include "veil/bgv/bgv.h"
+#include "veil/ckks/ckks.h"
 #include "veil/core/error.h"
 #include "veil/rlwe/encrypt.h"
 
@@ -30,8 +32,12 @@ Ciphertext Encryptor::encrypt(const Plaintext& plain) const {
   switch (ctx_->scheme()) {
     case SchemeType::bfv:
       return pk_ ? bfv::encrypt(*pk_, plain, prng_) : bfv::encrypt_symmetric(*sk_, plain, prng_);
-    default: unsupported(ctx_->scheme(), "encrypt");
+    case SchemeType::bgv:
+      return pk_ ? bgv::encrypt(*pk_, plain, prng_) : bgv::encrypt_symmetric(*sk_, plain, prng_);
+    case SchemeType::ckks:
+      return pk_ ? ckks::encrypt(*pk_, plain, prng_) : ckks::encrypt_symmetric(*sk_, plain, prng_);
   }
+  unsupported(ctx_->scheme(), "encrypt");
 }
 
 Ciphertext Encryptor::encrypt_zero() const {
@@ -49,16 +55,20 @@ Plaintext Decryptor::decrypt(const Ciphertext& encrypted) const {
   check_compatible(*ctx_, sk_.device(), encrypted.context(), encrypted.device(), "encrypted");
   switch (ctx_->scheme()) {
     case SchemeType::bfv: return bfv::decrypt(sk_, encrypted);
-    default: unsupported(ctx_->scheme(), "decrypt");
+    case SchemeType::bgv: return bgv::decrypt(sk_, encrypted);
+    case SchemeType::ckks: return ckks::decrypt(sk_, encrypted);
   }
+  unsupported(ctx_->scheme(), "decrypt");
 }
 
 int Decryptor::invariant_noise_budget(const Ciphertext& encrypted) const {
   check_compatible(*ctx_, sk_.device(), encrypted.context(), encrypted.device(), "encrypted");
   switch (ctx_->scheme()) {
     case SchemeType::bfv: return bfv::invariant_noise_budget(sk_, encrypted);
-    default: unsupported(ctx_->scheme(), "invariant_noise_budget");
+    case SchemeType::bgv: return bgv::invariant_noise_budget(sk_, encrypted);
+    default: break;
   }
+  unsupported(ctx_->scheme(), "invariant_noise_budget");
 }
 
 }  // namespace veil

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "veil/bfv/bfv.h"
+#include "veil/bgv/bgv.h"
+#include "veil/ckks/ckks.h"
 #include "veil/core/error.h"
 #include "veil/ring/poly_ops.h"
 #include "veil/rlwe/encrypt.h"
@@ -35,10 +37,16 @@ void check_pair(const Context& ctx, const Ciphertext& a, const Ciphertext& b) {
 }
 }  // namespace
 
-void Evaluator::add_inplace(Ciphertext& a, const Ciphertext& b) const {
+void Evaluator::add_inplace(Ciphertext& a, const Ciphertext& b_in) const {
   check(a, "encrypted1");
-  check(b, "encrypted2");
-  check_pair(*ctx_, a, b);
+  check(b_in, "encrypted2");
+  check_pair(*ctx_, a, b_in);
+  if (ctx_->scheme() == SchemeType::ckks) ckks::check_scales(a.scale(), b_in.scale(), "encrypted2");
+  std::optional<Ciphertext> aligned;
+  if (ctx_->scheme() == SchemeType::bgv && a.correction_factor() != b_in.correction_factor()) {
+    aligned = bgv::align_correction(b_in, a.correction_factor());
+  }
+  const Ciphertext& b = aligned ? *aligned : b_in;
   const RnsBase& q = ctx_->base_q(a.level());
   const std::size_t common = std::min(a.size(), b.size());
   if (b.size() > a.size()) {
@@ -60,10 +68,16 @@ Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
   return r;
 }
 
-void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b) const {
+void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b_in) const {
   check(a, "encrypted1");
-  check(b, "encrypted2");
-  check_pair(*ctx_, a, b);
+  check(b_in, "encrypted2");
+  check_pair(*ctx_, a, b_in);
+  if (ctx_->scheme() == SchemeType::ckks) ckks::check_scales(a.scale(), b_in.scale(), "encrypted2");
+  std::optional<Ciphertext> aligned;
+  if (ctx_->scheme() == SchemeType::bgv && a.correction_factor() != b_in.correction_factor()) {
+    aligned = bgv::align_correction(b_in, a.correction_factor());
+  }
+  const Ciphertext& b = aligned ? *aligned : b_in;
   if (b.size() > a.size()) {
     Ciphertext nb = negate(b);
     add_inplace(a, nb);
@@ -101,7 +115,8 @@ void Evaluator::add_plain_inplace(Ciphertext& a, const Plaintext& p) const {
   check(a, "encrypted");
   switch (ctx_->scheme()) {
     case SchemeType::bfv: bfv::add_plain_inplace(a, p); return;
-    default: throw InvalidArgument("add_plain: scheme not supported yet");
+    case SchemeType::bgv: bgv::add_plain_inplace(a, p, false); return;
+    case SchemeType::ckks: ckks::add_plain_inplace(a, p, false); return;
   }
 }
 
@@ -109,7 +124,8 @@ void Evaluator::sub_plain_inplace(Ciphertext& a, const Plaintext& p) const {
   check(a, "encrypted");
   switch (ctx_->scheme()) {
     case SchemeType::bfv: bfv::sub_plain_inplace(a, p); return;
-    default: throw InvalidArgument("sub_plain: scheme not supported yet");
+    case SchemeType::bgv: bgv::add_plain_inplace(a, p, true); return;
+    case SchemeType::ckks: ckks::add_plain_inplace(a, p, true); return;
   }
 }
 
@@ -117,7 +133,8 @@ void Evaluator::multiply_plain_inplace(Ciphertext& a, const Plaintext& p) const 
   check(a, "encrypted");
   switch (ctx_->scheme()) {
     case SchemeType::bfv: bfv::multiply_plain_inplace(a, p); return;
-    default: throw InvalidArgument("multiply_plain: scheme not supported yet");
+    case SchemeType::bgv: bgv::multiply_plain_inplace(a, p); return;
+    case SchemeType::ckks: ckks::multiply_plain_inplace(a, p); return;
   }
 }
 
@@ -143,16 +160,20 @@ Ciphertext Evaluator::multiply(const Ciphertext& a, const Ciphertext& b) const {
   check_pair(*ctx_, a, b);
   switch (ctx_->scheme()) {
     case SchemeType::bfv: return bfv::multiply(a, b);
-    default: throw InvalidArgument("multiply: scheme not supported yet");
+    case SchemeType::bgv: return bgv::multiply(a, b);
+    case SchemeType::ckks: return ckks::multiply(a, b);
   }
+  throw InvalidArgument("multiply: unknown scheme");
 }
 
 Ciphertext Evaluator::square(const Ciphertext& a) const {
   check(a, "encrypted");
   switch (ctx_->scheme()) {
     case SchemeType::bfv: return bfv::multiply(a, a);
-    default: throw InvalidArgument("square: scheme not supported yet");
+    case SchemeType::bgv: return bgv::multiply(a, a);
+    case SchemeType::ckks: return ckks::multiply(a, a);
   }
+  throw InvalidArgument("square: unknown scheme");
 }
 
 void Evaluator::relinearize_inplace(Ciphertext& a, const RelinKeys& rlk) const {
@@ -263,6 +284,25 @@ Ciphertext Evaluator::rotate_rows(const Ciphertext& a, int steps, const GaloisKe
   if (ctx_->scheme() == SchemeType::ckks) {
     throw InvalidArgument("rotate_rows: not defined for CKKS (use rotate_vector)");
   }
+  return rotate_generic(a, steps, gk);
+}
+
+Ciphertext Evaluator::rotate_vector(const Ciphertext& a, int steps, const GaloisKeys& gk) const {
+  check(a, "encrypted");
+  if (ctx_->scheme() != SchemeType::ckks) {
+    throw InvalidArgument("rotate_vector: defined for CKKS only (use rotate_rows)");
+  }
+  return rotate_generic(a, steps, gk);
+}
+
+Ciphertext Evaluator::conjugate(const Ciphertext& a, const GaloisKeys& gk) const {
+  if (ctx_->scheme() != SchemeType::ckks) {
+    throw InvalidArgument("conjugate: defined for CKKS only (use rotate_columns)");
+  }
+  return apply_galois(a, ctx_->galois_elt_column(), gk);
+}
+
+Ciphertext Evaluator::rotate_generic(const Ciphertext& a, int steps, const GaloisKeys& gk) const {
   const int row = static_cast<int>(ctx_->n() / 2);
   int s = steps % row;
   if (s == 0) return a;
@@ -297,13 +337,71 @@ std::vector<Ciphertext> Evaluator::rotate_many(const Ciphertext& a, const std::v
   std::vector<u32> elts;
   for (int s : steps) {
     u32 e = ctx_->galois_elt_from_step(s);
-    gk.key(e);
+    if (e != 1) gk.key(e);  // throws a clear error if missing; step 0 needs no key
     elts.push_back(e);
   }
   Buffer<u64> digits = key_switch_mod_up(*ctx_, a.device(), a.level(), a.poly(1), a.is_ntt_form());
   std::vector<Ciphertext> out;
   for (u32 e : elts) out.push_back(e == 1 ? a : galois_with_digits(a, digits, e, gk));
   return out;
+}
+
+}  // namespace veil
+
+namespace veil {
+
+void Evaluator::mod_switch_to_next_inplace(Ciphertext& a) const {
+  check(a, "encrypted");
+  switch (ctx_->scheme()) {
+    case SchemeType::bgv: bgv::mod_switch_to_next_inplace(a); return;
+    case SchemeType::ckks: ckks::mod_switch_to_next_inplace(a); return;
+    case SchemeType::bfv: break;
+  }
+  throw InvalidArgument("encrypted: modulus switching is available for BGV and CKKS");
+}
+
+Ciphertext Evaluator::mod_switch_to_next(const Ciphertext& a) const {
+  Ciphertext r(a);
+  mod_switch_to_next_inplace(r);
+  return r;
+}
+
+Ciphertext Evaluator::mod_switch_to(const Ciphertext& a, std::size_t level) const {
+  check(a, "encrypted");
+  if (level > a.level()) {
+    throw InvalidArgument("level: " + std::to_string(level) + " is above the ciphertext's level " +
+                          std::to_string(a.level()) + " (switching only goes down)");
+  }
+  Ciphertext r(a);
+  while (r.level() > level) mod_switch_to_next_inplace(r);
+  return r;
+}
+
+Plaintext Evaluator::mod_switch_to(const Plaintext& p, std::size_t level) const {
+  if (ctx_->scheme() != SchemeType::ckks) {
+    throw InvalidArgument("plain: only CKKS plaintexts carry a level");
+  }
+  if (level > p.level()) {
+    throw InvalidArgument("level: " + std::to_string(level) + " is above the plaintext's level " +
+                          std::to_string(p.level()));
+  }
+  Plaintext r(p);
+  while (r.level() > level) ckks::mod_switch_to_next_inplace(r);
+  return r;
+}
+
+void Evaluator::rescale_to_next_inplace(Ciphertext& a) const {
+  check(a, "encrypted");
+  if (ctx_->scheme() != SchemeType::ckks) {
+    throw InvalidArgument("encrypted: rescaling is a CKKS operation (use mod_switch_to_next)");
+  }
+  ckks::rescale_to_next_inplace(a);
+}
+
+Ciphertext Evaluator::rescale_to_next(const Ciphertext& a) const {
+  Ciphertext r(a);
+  rescale_to_next_inplace(r);
+  return r;
 }
 
 }  // namespace veil

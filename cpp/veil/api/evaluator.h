@@ -50,10 +50,27 @@ class Evaluator {
   std::vector<Ciphertext> rotate_many(const Ciphertext& a, const std::vector<int>& steps,
                                       const GaloisKeys& gk) const;
 
+  /// BGV: modulus switching to the next level (seed 001 eq. 3); CKKS: drops the last prime
+  /// without rescaling (level alignment). Throws at level 0.
+  Ciphertext mod_switch_to_next(const Ciphertext& a) const;
+  void mod_switch_to_next_inplace(Ciphertext& a) const;
+  /// Switches down to `level` (<= the current level).
+  Ciphertext mod_switch_to(const Ciphertext& a, std::size_t level) const;
+  /// CKKS plaintexts: drop primes down to `level`.
+  Plaintext mod_switch_to(const Plaintext& p, std::size_t level) const;
+  /// CKKS: divides by the last prime and drops it (scale /= q_l). Throws at level 0.
+  Ciphertext rescale_to_next(const Ciphertext& a) const;
+  void rescale_to_next_inplace(Ciphertext& a) const;
+  /// CKKS: rotates the N/2 slots left by `steps` (NAF composition without a direct key).
+  Ciphertext rotate_vector(const Ciphertext& a, int steps, const GaloisKeys& gk) const;
+  /// CKKS: complex conjugation of every slot (Galois element 2N - 1).
+  Ciphertext conjugate(const Ciphertext& a, const GaloisKeys& gk) const;
+
   const ContextPtr& context() const { return ctx_; }
 
  private:
   void check(const Ciphertext& a, const char* what) const;
+  Ciphertext rotate_generic(const Ciphertext& a, int steps, const GaloisKeys& gk) const;
   Ciphertext galois_with_digits(const Ciphertext& a, const Buffer<u64>& digits, u32 elt,
                                 const GaloisKeys& gk) const;
   ContextPtr ctx_;

@@ -166,6 +166,8 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
   base_qp_full_ = base_q_.back().concat(base_p_);
   ks_.resize(num_q_);
   for (std::size_t l = 0; l < num_q_; ++l) ks_once_.push_back(std::make_unique<std::once_flag>());
+  lt_.resize(num_q_);
+  for (std::size_t l = 0; l < num_q_; ++l) lt_once_.push_back(std::make_unique<std::once_flag>());
 
   hash_ = 0xcbf29ce484222325ull;
   hash_ = fnv1a(hash_, static_cast<u64>(p.scheme));
@@ -275,7 +277,24 @@ std::unique_ptr<KeySwitchLevel> Context::build_key_switch(std::size_t level) con
     ks->mod_up.emplace_back(digit, rest);
   }
   ks->mod_down = ModDown(q, base_p_);
+  ks->mod_down_ntt = ModDownNtt(q, base_p_, scheme() == SchemeType::bgv ? plain_modulus() : 0);
   return ks;
+}
+
+const LevelTables& Context::level_tables(std::size_t level) const {
+  if (level >= num_q_) {
+    throw InvalidArgument("level: " + std::to_string(level) + " exceeds the maximum level " +
+                          std::to_string(num_q_ - 1));
+  }
+  std::call_once(*lt_once_[level], [&] {
+    auto lt = std::make_unique<LevelTables>();
+    lt->level = level;
+    const u64 t = scheme() == SchemeType::bgv ? plain_modulus() : 0;
+    if (level > 0) lt->drop_last = ModDownNtt(base_q_[level - 1], base_q_[level].slice(level, 1), t);
+    if (scheme() != SchemeType::ckks) lt->to_plain = BaseConverter(base_q_[level], RnsBase({plain_}));
+    lt_[level] = std::move(lt);
+  });
+  return *lt_[level];
 }
 
 }  // namespace veil

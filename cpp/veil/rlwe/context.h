@@ -14,6 +14,7 @@
 #include "veil/rns/behz.h"
 #include "veil/rns/hps.h"
 #include "veil/rns/mod_down.h"
+#include "veil/rns/mod_down_ntt.h"
 
 namespace veil {
 
@@ -26,7 +27,15 @@ struct KeySwitchLevel {
   std::vector<RnsBase> ext_bases;     // per digit: D_j then (Q_l ∪ P) \ D_j
   std::vector<BaseConverter> mod_up;  // per digit: D_j -> (Q_l ∪ P) \ D_j
   std::vector<std::size_t> digit_first, digit_size;
-  ModDown mod_down;                   // Q_l ∪ P -> Q_l (divide by P, round)
+  ModDown mod_down;                   // Q_l ∪ P -> Q_l (divide by P, round), coefficient form
+  ModDownNtt mod_down_ntt;            // the same on NTT-form data (BGV: with the t-correction)
+};
+
+/// Per-level tables for NTT-form schemes (built on first use).
+struct LevelTables {
+  std::size_t level = 0;
+  ModDownNtt drop_last;  // Q_l -> Q_{l-1}: CKKS rescale (t = 0) / BGV mod switch (t-correction)
+  BaseConverter to_plain;  // BGV: Q_l -> {t}, exact (decryption)
 };
 
 /// BFV constants at the top level.
@@ -79,6 +88,9 @@ class Context {
   /// Key-switching tables at a level (built on first use, thread-safe).
   const KeySwitchLevel& key_switch(std::size_t level) const;
 
+  /// Rescale / mod-switch / decryption tables at a level (built on first use, thread-safe).
+  const LevelTables& level_tables(std::size_t level) const;
+
   const BfvTables& bfv() const;
   bool batching_enabled() const { return batching_; }
   const NttTables& plain_ntt() const;
@@ -111,6 +123,8 @@ class Context {
   RnsBase base_p_, base_qp_full_;
   mutable std::vector<std::unique_ptr<KeySwitchLevel>> ks_;
   mutable std::vector<std::unique_ptr<std::once_flag>> ks_once_;
+  mutable std::vector<std::unique_ptr<LevelTables>> lt_;
+  mutable std::vector<std::unique_ptr<std::once_flag>> lt_once_;
   std::unique_ptr<BfvTables> bfv_;
   bool batching_ = false;
   std::unique_ptr<NttTables> plain_ntt_;

@@ -42,6 +42,9 @@ PublicKey KeyGenerator::create_public_key() const {
   sample_uniform(dev_, a, n, q, prng_.next());
   Buffer<u64> e(dev_, limbs * n);
   sample_cbd(dev_, e.data(), n, q, prng_.next());
+  if (ctx_->scheme() == SchemeType::bgv) {
+    poly::multiply_word(dev_, q, n, 1, e.data(), ctx_->plain_modulus(), e.data());  // BGV: t*e
+  }
   ntt_forward(dev_, e.data(), 1, q, ctx_->ntt());
   // b = e - a s (the secret key's Q limbs are its first limbs).
   poly::multiply(dev_, q, n, 1, a, sk_.data(), b);
@@ -74,6 +77,9 @@ KSwitchKey KeyGenerator::create_kswitch_key(const u64* target) const {
     u64* a = b + pw;
     sample_uniform(dev_, a, n, qp, prng_.next());
     sample_cbd(dev_, e.data(), n, qp, prng_.next());
+    if (ctx_->scheme() == SchemeType::bgv) {
+      poly::multiply_word(dev_, qp, n, 1, e.data(), ctx_->plain_modulus(), e.data());
+    }
     ntt_forward(dev_, e.data(), 1, qp, ctx_->ntt());
     poly::multiply(dev_, qp, n, 1, a, sk_.data(), b);
     poly::sub(dev_, qp, n, 1, e.data(), b, b);

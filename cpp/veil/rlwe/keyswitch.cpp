@@ -112,11 +112,15 @@ void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
     o[ext_limbs * n + i] = reduce_wide(reduce_word(h1, m), l1, m);
   });
 
-  ntt_inverse(dev, o, 2, qp, ctx.ntt());
   Buffer<u64> down(dev, 2 * limbs * n);
-  ks.mod_down.apply(dev, o, down.data(), n, 2);
+  if (acc_ntt) {
+    // NTT-form schemes: only P's limbs leave the NTT domain (seed 001 "NTT + ModDown").
+    ks.mod_down_ntt.apply(dev, ctx.ntt(), o, down.data(), n, 2);
+  } else {
+    ntt_inverse(dev, o, 2, qp, ctx.ntt());
+    ks.mod_down.apply(dev, o, down.data(), n, 2);
+  }
   const RnsBase& q = ctx.base_q(level);
-  if (acc_ntt) ntt_forward(dev, down.data(), 2, q, ctx.ntt());
   poly::add(dev, q, n, 1, acc0, down.data(), acc0);
   poly::add(dev, q, n, 1, acc1, down.data() + limbs * n, acc1);
 }

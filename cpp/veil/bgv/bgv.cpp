@@ -1,0 +1,181 @@
+#include "veil/bgv/bgv.h"
+
+#include <cmath>
+#include <string>
+
+#include "veil/backend/launch.h"
+#include "veil/core/error.h"
+#include "veil/ring/poly_ops.h"
+#include "veil/rlwe/encrypt.h"
+#include "veil/rns/mod_down.h"
+
+namespace veil::bgv {
+
+namespace {
+
+void check_plain(const Context& ctx, const Device& dev, const Plaintext& pt, const char* what) {
+  check_compatible(ctx, dev, pt.context(), pt.device(), what);
+  if (pt.is_ntt_form() || pt.word_count() != ctx.n()) {
+    throw InvalidArgument(std::string(what) +
+                          ": expected a BGV plaintext of N coefficients mod t (from encode)");
+  }
+}
+
+void check_bgv(const Ciphertext& ct, const char* what) {
+  if (ct.empty()) throw InvalidArgument(std::string(what) + ": is empty");
+  if (ct.context()->scheme() != SchemeType::bgv) {
+    throw InvalidArgument(std::string(what) + ": is not a BGV ciphertext");
+  }
+}
+
+}  // namespace
+
+Buffer<u64> lift_plain(const Context& ctx, const Device& dev, const Plaintext& pt,
+                       std::size_t level) {
+  const RnsBase& q = ctx.base_q(level);
+  Buffer<u64> m(dev, q.size() * ctx.n());
+  poly::lift_small(dev, q, ctx.n(), pt.data(), ctx.plain_modulus(), true, m.data());
+  ntt_forward(dev, m.data(), 1, q, ctx.ntt());
+  return m;
+}
+
+namespace {
+Ciphertext finish_encrypt(Ciphertext ct, const Plaintext& pt) {
+  const Context& ctx = *ct.context();
+  Buffer<u64> m = lift_plain(ctx, ct.device(), pt, ct.level());
+  poly::add(ct.device(), ctx.base_q(ct.level()), ctx.n(), 1, ct.poly(0), m.data(), ct.poly(0));
+  ct.set_correction_factor(1);
+  return ct;
+}
+}  // namespace
+
+Ciphertext encrypt(const PublicKey& pk, const Plaintext& pt, const Prng& prng) {
+  const Context& ctx = *pk.context();
+  check_plain(ctx, pk.device(), pt, "plain");
+  return finish_encrypt(
+      encrypt_zero_asymmetric(pk, ctx.max_level(), prng, true, ctx.plain_modulus()), pt);
+}
+
+Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prng& prng) {
+  const Context& ctx = *sk.context();
+  check_plain(ctx, sk.device(), pt, "plain");
+  return finish_encrypt(
+      encrypt_zero_symmetric(sk, ctx.max_level(), prng, true, ctx.plain_modulus()), pt);
+}
+
+Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct) {
+  check_bgv(ct, "encrypted");
+  const ContextPtr& ctx = ct.context();
+  const Device& dev = ct.device();
+  const std::size_t n = ctx->n();
+  Buffer<u64> phase = decrypt_phase(sk, ct);
+  ntt_inverse(dev, phase.data(), 1, ctx->base_q(ct.level()), ctx->ntt());
+  Plaintext pt(ctx, dev, n, ct.level(), false);
+  // Exact centered conversion Q_l -> {t} gives [phase]_Q mod t.
+  ctx->level_tables(ct.level()).to_plain.exact_convert(dev, phase.data(), pt.data(), n, 1);
+  const u64 t = ctx->plain_modulus();
+  const u64 f = ct.correction_factor() % t;
+  if (f != 1) {
+    const u64 finv = inv_mod(f, t);
+    u64* d = pt.data();
+    const Modulus tm = ctx->plain_mod();
+    for_each(dev, n, VEIL_LAMBDA(std::size_t i) { d[i] = mul_mod(d[i], finv, tm); });
+  }
+  return pt;
+}
+
+int invariant_noise_budget(const SecretKey& sk, const Ciphertext& ct) {
+  check_bgv(ct, "encrypted");
+  const ContextPtr& ctx = ct.context();
+  Buffer<u64> phase = decrypt_phase(sk, ct);
+  const RnsBase& q = ctx->base_q(ct.level());
+  ntt_inverse(ct.device(), phase.data(), 1, q, ctx->ntt());
+  std::vector<u64> host = phase.to_host();
+  const double noise_bits = max_centered_log2(host.data(), ctx->n(), q);
+  double q_bits = 0;
+  for (const Modulus& m : q.moduli()) q_bits += std::log2(static_cast<double>(m.value));
+  const int budget =
+      static_cast<int>(std::floor(q_bits)) - static_cast<int>(std::floor(noise_bits)) - 2;
+  return budget > 0 ? budget : 0;
+}
+
+Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) {
+  check_bgv(a, "encrypted1");
+  check_bgv(b, "encrypted2");
+  const ContextPtr& ctx = a.context();
+  const Device& dev = a.device();
+  const RnsBase& q = ctx->base_q(a.level());
+  const std::size_t n = ctx->n(), pw = q.size() * n;
+  const std::size_t sa = a.size(), sb = b.size();
+  Ciphertext out(ctx, dev, sa + sb - 1, a.level(), true);
+  out.buffer().zero();
+  for (std::size_t i = 0; i < sa; ++i)
+    for (std::size_t j = 0; j < sb; ++j)
+      poly::multiply_accumulate(dev, q, n, 1, a.data() + i * pw, b.data() + j * pw,
+                                out.data() + (i + j) * pw);
+  const Modulus& t = ctx->plain_mod();
+  out.set_correction_factor(mul_mod(a.correction_factor() % t.value, b.correction_factor() % t.value, t));
+  return out;
+}
+
+void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
+  check_bgv(ct, "encrypted");
+  const Context& ctx = *ct.context();
+  check_plain(ctx, ct.device(), pt, "plain");
+  Buffer<u64> m = lift_plain(ctx, ct.device(), pt, ct.level());
+  poly::multiply_broadcast(ct.device(), ctx.base_q(ct.level()), ctx.n(), ct.size(), ct.data(),
+                           m.data(), ct.data());
+}
+
+void add_plain_inplace(Ciphertext& ct, const Plaintext& pt, bool subtract) {
+  check_bgv(ct, "encrypted");
+  const Context& ctx = *ct.context();
+  check_plain(ctx, ct.device(), pt, "plain");
+  Buffer<u64> m = lift_plain(ctx, ct.device(), pt, ct.level());
+  const RnsBase& q = ctx.base_q(ct.level());
+  const u64 f = ct.correction_factor() % ctx.plain_modulus();
+  if (f != 1) poly::multiply_word(ct.device(), q, ctx.n(), 1, m.data(), f, m.data());
+  if (subtract) {
+    poly::sub(ct.device(), q, ctx.n(), 1, ct.poly(0), m.data(), ct.poly(0));
+  } else {
+    poly::add(ct.device(), q, ctx.n(), 1, ct.poly(0), m.data(), ct.poly(0));
+  }
+}
+
+void multiply_scalar_inplace(Ciphertext& ct, u64 scalar) {
+  const Context& ctx = *ct.context();
+  poly::multiply_word(ct.device(), ctx.base_q(ct.level()), ctx.n(), ct.size(), ct.data(), scalar,
+                      ct.data());
+}
+
+Ciphertext align_correction(const Ciphertext& b, u64 target_factor) {
+  const Context& ctx = *b.context();
+  const u64 t = ctx.plain_modulus();
+  const u64 fb = b.correction_factor() % t, fa = target_factor % t;
+  Ciphertext r(b);
+  if (fa == fb) return r;
+  const u64 ratio = mul_mod(fa, inv_mod(fb, t), ctx.plain_mod());
+  multiply_scalar_inplace(r, ratio);
+  r.set_correction_factor(fa);
+  return r;
+}
+
+void mod_switch_to_next_inplace(Ciphertext& ct) {
+  check_bgv(ct, "encrypted");
+  const ContextPtr& ctx = ct.context();
+  const std::size_t level = ct.level();
+  if (level == 0) {
+    throw InvalidArgument("encrypted: is at level 0; there is no next level to switch to");
+  }
+  const Device& dev = ct.device();
+  Ciphertext out(ctx, dev, ct.size(), level - 1, true);
+  ctx->level_tables(level).drop_last.apply(dev, ctx->ntt(), ct.data(), out.data(), ctx->n(),
+                                           ct.size());
+  const Modulus& t = ctx->plain_mod();
+  const u64 ql = ctx->base_q(level)[level].value;
+  const u64 qinv = inv_mod(ql % t.value, t.value);
+  out.set_correction_factor(mul_mod(ct.correction_factor() % t.value, qinv, t));
+  ct = std::move(out);
+}
+
+}  // namespace veil::bgv

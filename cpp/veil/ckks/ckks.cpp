@@ -1,0 +1,174 @@
+#include "veil/ckks/ckks.h"
+
+#include <cmath>
+#include <string>
+
+#include "veil/core/error.h"
+#include "veil/ring/poly_ops.h"
+#include "veil/rlwe/encrypt.h"
+
+namespace veil::ckks {
+
+namespace {
+
+void check_ckks(const Ciphertext& ct, const char* what) {
+  if (ct.empty()) throw InvalidArgument(std::string(what) + ": is empty");
+  if (ct.context()->scheme() != SchemeType::ckks) {
+    throw InvalidArgument(std::string(what) + ": is not a CKKS ciphertext");
+  }
+}
+
+void check_plain(const Context& ctx, const Ciphertext& ct, const Plaintext& pt, const char* what) {
+  check_compatible(ctx, ct.device(), pt.context(), pt.device(), what);
+  if (!pt.is_ntt_form()) throw InvalidArgument(std::string(what) + ": expected a CKKS plaintext (NTT form)");
+  if (pt.level() != ct.level()) {
+    throw InvalidArgument(std::string(what) + ": is at level " + std::to_string(pt.level()) +
+                          " but the ciphertext is at level " + std::to_string(ct.level()) +
+                          " (encode at the ciphertext's level or mod_switch_to)");
+  }
+}
+
+double log2_q(const Context& ctx, std::size_t level) {
+  double b = 0;
+  for (const Modulus& m : ctx.base_q(level).moduli()) b += std::log2(static_cast<double>(m.value));
+  return b;
+}
+
+Ciphertext finish_encrypt(Ciphertext ct, const Plaintext& pt) {
+  const Context& ctx = *ct.context();
+  poly::add(ct.device(), ctx.base_q(ct.level()), ctx.n(), 1, ct.poly(0), pt.data(), ct.poly(0));
+  ct.set_scale(pt.scale());
+  return ct;
+}
+
+void check_encryptable(const Context& ctx, const Device& dev, const Plaintext& pt) {
+  check_compatible(ctx, dev, pt.context(), pt.device(), "plain");
+  if (!pt.is_ntt_form()) throw InvalidArgument("plain: expected a CKKS plaintext (NTT form)");
+}
+
+}  // namespace
+
+void check_scales(double a, double b, const char* what) {
+  if (std::fabs(a - b) > kScaleTolerance * std::max(std::fabs(a), std::fabs(b))) {
+    throw InvalidArgument(std::string(what) + ": scale 2^" + std::to_string(std::log2(b)) +
+                          " does not match 2^" + std::to_string(std::log2(a)) +
+                          " (rescale or set_scale to align them)");
+  }
+}
+
+Ciphertext encrypt(const PublicKey& pk, const Plaintext& pt, const Prng& prng) {
+  check_encryptable(*pk.context(), pk.device(), pt);
+  return finish_encrypt(encrypt_zero_asymmetric(pk, pt.level(), prng, true), pt);
+}
+
+Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prng& prng) {
+  check_encryptable(*sk.context(), sk.device(), pt);
+  return finish_encrypt(encrypt_zero_symmetric(sk, pt.level(), prng, true), pt);
+}
+
+Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct) {
+  check_ckks(ct, "encrypted");
+  Buffer<u64> phase = decrypt_phase(sk, ct);
+  Plaintext pt(ct.context(), ct.device(), 0, ct.level(), true);
+  pt.buffer() = std::move(phase);
+  pt.set_scale(ct.scale());
+  return pt;
+}
+
+Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) {
+  check_ckks(a, "encrypted1");
+  check_ckks(b, "encrypted2");
+  const ContextPtr& ctx = a.context();
+  const double scale = a.scale() * b.scale();
+  if (std::log2(scale) >= log2_q(*ctx, a.level()) - 1) {
+    throw InvalidArgument("encrypted2: the product's scale 2^" + std::to_string(std::log2(scale)) +
+                          " would exceed Q at level " + std::to_string(a.level()) +
+                          " (rescale first)");
+  }
+  const Device& dev = a.device();
+  const RnsBase& q = ctx->base_q(a.level());
+  const std::size_t n = ctx->n(), pw = q.size() * n;
+  const std::size_t sa = a.size(), sb = b.size();
+  Ciphertext out(ctx, dev, sa + sb - 1, a.level(), true);
+  out.buffer().zero();
+  for (std::size_t i = 0; i < sa; ++i)
+    for (std::size_t j = 0; j < sb; ++j)
+      poly::multiply_accumulate(dev, q, n, 1, a.data() + i * pw, b.data() + j * pw,
+                                out.data() + (i + j) * pw);
+  out.set_scale(scale);
+  return out;
+}
+
+void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
+  check_ckks(ct, "encrypted");
+  const Context& ctx = *ct.context();
+  check_plain(ctx, ct, pt, "plain");
+  const double scale = ct.scale() * pt.scale();
+  if (std::log2(scale) >= log2_q(ctx, ct.level()) - 1) {
+    throw InvalidArgument("plain: the product's scale would exceed Q at this level (rescale first)");
+  }
+  poly::multiply_broadcast(ct.device(), ctx.base_q(ct.level()), ctx.n(), ct.size(), ct.data(),
+                           pt.data(), ct.data());
+  ct.set_scale(scale);
+}
+
+void add_plain_inplace(Ciphertext& ct, const Plaintext& pt, bool subtract) {
+  check_ckks(ct, "encrypted");
+  const Context& ctx = *ct.context();
+  check_plain(ctx, ct, pt, "plain");
+  check_scales(ct.scale(), pt.scale(), "plain");
+  const RnsBase& q = ctx.base_q(ct.level());
+  if (subtract) {
+    poly::sub(ct.device(), q, ctx.n(), 1, ct.poly(0), pt.data(), ct.poly(0));
+  } else {
+    poly::add(ct.device(), q, ctx.n(), 1, ct.poly(0), pt.data(), ct.poly(0));
+  }
+}
+
+void rescale_to_next_inplace(Ciphertext& ct) {
+  check_ckks(ct, "encrypted");
+  const ContextPtr& ctx = ct.context();
+  const std::size_t level = ct.level();
+  if (level == 0) {
+    throw InvalidArgument("encrypted: is at the last level (0); it cannot be rescaled further");
+  }
+  const Device& dev = ct.device();
+  Ciphertext out(ctx, dev, ct.size(), level - 1, true);
+  ctx->level_tables(level).drop_last.apply(dev, ctx->ntt(), ct.data(), out.data(), ctx->n(),
+                                           ct.size());
+  out.set_scale(ct.scale() / static_cast<double>(ctx->base_q(level)[level].value));
+  ct = std::move(out);
+}
+
+namespace {
+template <class Obj>
+Buffer<u64> drop_last_limb(const Obj& o, std::size_t polys, std::size_t level) {
+  const std::size_t n = o.context()->n();
+  Buffer<u64> out(o.device(), polys * level * n);
+  for (std::size_t p = 0; p < polys; ++p) {
+    backend::copy(o.device(), out.data() + p * level * n, o.device(),
+                  o.data() + p * (level + 1) * n, level * n * sizeof(u64));
+  }
+  return out;
+}
+}  // namespace
+
+void mod_switch_to_next_inplace(Ciphertext& ct) {
+  check_ckks(ct, "encrypted");
+  if (ct.level() == 0) throw InvalidArgument("encrypted: is at level 0; no next level");
+  Ciphertext out(ct.context(), ct.device(), ct.size(), ct.level() - 1, true);
+  out.buffer() = drop_last_limb(ct, ct.size(), ct.level());
+  out.set_scale(ct.scale());
+  ct = std::move(out);
+}
+
+void mod_switch_to_next_inplace(Plaintext& pt) {
+  if (!pt.is_ntt_form()) throw InvalidArgument("plain: expected a CKKS plaintext (NTT form)");
+  if (pt.level() == 0) throw InvalidArgument("plain: is at level 0; no next level");
+  Plaintext out(pt.context(), pt.device(), 0, pt.level() - 1, true);
+  out.buffer() = drop_last_limb(pt, 1, pt.level());
+  out.set_scale(pt.scale());
+  pt = std::move(out);
+}
+
+}  // namespace veil::ckks

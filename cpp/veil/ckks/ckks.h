@@ -1,0 +1,32 @@
+// CKKS (Cheon-Kim-Kim-Song 2017) in full RNS (Cheon-Han-Kim-Kim-Song 2018): ciphertexts and
+// plaintexts in NTT form over Q_level, each with a scale; rescaling divides by the last prime.
+#pragma once
+#include "veil/ring/prng.h"
+#include "veil/rlwe/objects.h"
+
+namespace veil::ckks {
+
+/// Relative tolerance within which two scales count as equal (SEAL compares scales for
+/// equality after rescaling by nearly-equal primes; differences beyond this are an error).
+inline constexpr double kScaleTolerance = 1e-6;
+
+/// Throws InvalidArgument naming `what` if the scales differ by more than the tolerance.
+void check_scales(double a, double b, const char* what);
+
+Ciphertext encrypt(const PublicKey& pk, const Plaintext& pt, const Prng& prng);
+Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prng& prng);
+/// The phase c0 + c1 s as an NTT-form plaintext at the ciphertext's level and scale.
+Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct);
+
+/// Tensor product; scale = product of the scales. Throws if log2(scale) would reach log2(Q_l).
+Ciphertext multiply(const Ciphertext& a, const Ciphertext& b);
+void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt);
+void add_plain_inplace(Ciphertext& ct, const Plaintext& pt, bool subtract);
+/// Divides by the last prime q_l (rounding) and drops it: scale /= q_l. Throws at level 0.
+void rescale_to_next_inplace(Ciphertext& ct);
+/// Drops the last prime without dividing (level alignment; the scale is unchanged).
+void mod_switch_to_next_inplace(Ciphertext& ct);
+/// The same for a plaintext.
+void mod_switch_to_next_inplace(Plaintext& pt);
+
+}  // namespace veil::ckks

@@ -1,0 +1,46 @@
+// Divide-and-round by trailing primes on NTT-form data (CKKS rescale, ModDown after key
+// switching for NTT-form schemes; seed 001 §III-C "NTT + ModDown" fusion), with the BGV
+// plaintext-modulus correction when t != 0 (seed 001 §II-C, eq. 3; Kim-Polyakov-Zucca 2021):
+//
+//   CKKS / plain:  out = (x - r) * D^-1,   r = [x]_D lifted to K (centered, via x + floor(D/2))
+//   BGV (t != 0):  out = (x - delta) * D^-1, delta = r + D * [-r * D^-1]_t (centered), so that
+//                  delta = x mod D and delta = 0 mod t: the plaintext becomes m * D^-1 mod t.
+//
+// Only the |D| dropped limbs go through an inverse NTT; the correction is converted to K in
+// coefficient form and forward-transformed there, and the final subtraction and scaling happen
+// in the NTT domain.
+#pragma once
+#include <cstddef>
+
+#include "veil/backend/table.h"
+#include "veil/ring/ntt.h"
+#include "veil/rns/base_converter.h"
+
+namespace veil {
+
+class ModDownNtt {
+ public:
+  ModDownNtt() = default;
+  /// keep, drop: NTT-capable bases (drop's limbs follow keep's in the input). t: BGV plain
+  /// modulus, or 0 for CKKS / plain rounding.
+  ModDownNtt(const RnsBase& keep, const RnsBase& drop, u64 t = 0);
+  /// in: [num_polys][|K|+|D|][n] NTT form; out: [num_polys][|K|][n] NTT form (out may equal in,
+  /// then each polynomial's K limbs are overwritten in place and the stride stays |K|+|D|).
+  void apply(const Device& dev, const NttTables& tables, const u64* in, u64* out, std::size_t n,
+             std::size_t num_polys = 1) const;
+  const RnsBase& keep() const { return keep_; }
+  const RnsBase& drop() const { return drop_; }
+
+ private:
+  RnsBase keep_, drop_, target_;  // target = keep (+ {t})
+  u64 t_ = 0;
+  BaseConverter conv_;            // drop -> target
+  DeviceTable<u64> half_mod_d_;   // floor(D/2) mod d_j
+  DeviceTable<u64> half_mod_k_;   // floor(D/2) mod k_i (and mod t last)
+  DeviceTable<u64> d_mod_k_;      // D mod k_i
+  DeviceTable<u64> d_inv_;        // D^-1 mod k_i
+  DeviceTable<u64> d_inv_shoup_;
+  u64 d_inv_mod_t_ = 0;           // D^-1 mod t
+};
+
+}  // namespace veil
