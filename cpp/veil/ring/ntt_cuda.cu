@@ -13,17 +13,24 @@
 // log2(N1) Cooley-Tukey stages touch only the row bits, so they are N2 independent N1-point
 // transforms over the columns; the remaining log2(N2) stages are N1 independent transforms over
 // the contiguous rows. The Gentleman-Sande inverse runs the same passes in the opposite order.
-//   - Column pass: a block takes S = 4096 / N1 adjacent columns (a 4096-word tile). Adjacent
-//     threads own adjacent columns, so every global access is coalesced straight into registers.
-//   - Row pass: a block takes R = 4096 / N2 rows (4096 contiguous words).
-//   - N <= 2^12: one pass, one block per (polynomial, limb) holding the whole polynomial.
-// Inside a pass each of the 256 threads keeps 16 words in registers and performs 4 butterfly
-// stages on them (radix-16 per thread) before exchanging through shared memory, so an L-point
-// pass costs ceil(log2(L) / 4) register rounds. Row tiles in shared memory are padded (one word
-// per 16) so that both the strided and the contiguous windows are free of bank conflicts. The
-// forward pass that holds the last stage fully reduces to [0, q); the inverse pass that holds the
-// last stage multiplies by N^-1. Arithmetic is Harvey's lazy Shoup butterflies (values in [0, 4q))
-// as in the CPU reference, so the output is bit-identical to it.
+//   - N >= 2^13: two launches per direction, N1 = 2^floor(logN/2) (2^6..2^8), N2 = N / N1.
+//     Column pass: a block takes S = 4096 / N1 adjacent columns (a 4096-word tile); adjacent
+//     threads own adjacent columns, so every global access goes coalesced straight to registers.
+//     Row pass: a block takes R = 4096 / N2 whole rows (4096 contiguous words).
+//   - 2^4 <= N <= 2^12: one launch, one block of N/16 threads per (polynomial, limb).
+//   - Grid: blockIdx.x = (limb, tile, polynomial), polynomial fastest, so the polynomials over one
+//     prime run together and share its twiddles in L2.
+// Inside a pass each thread keeps 16 words in registers and performs 4 butterfly stages on them
+// (radix-16 per thread) before exchanging through shared memory, so an L-point pass costs
+// ceil(log2(L) / 4) register rounds and one barrier per exchange. Row tiles in shared memory are
+// padded (one word per 16) so that both the strided and the contiguous windows are free of bank
+// conflicts; row passes whose first (last) round works on the low bits load (store) through
+// shared memory to stay coalesced. The forward pass holding the last stage fully reduces to
+// [0, q); the inverse pass holding the last stage multiplies by N^-1. Arithmetic is Harvey's lazy
+// Shoup butterflies (values in [0, 4q)), the same operations as the CPU reference; the output is
+// fully reduced, hence bit-identical to it.
+// Resources (ptxas, sm_90): 256 threads, <= 128 registers (launch bounds: 2 blocks/SM), no spills;
+// 32 KiB (columns) or 34 KiB (rows) of static shared memory per block.
 //
 // Twiddle of the butterfly on global index bit b whose lower element has index x (SEAL's table,
 // tw[m + i] with m = 2^(logN-1-b), i = x >> (b+1)): tw[(N | x) >> (b + 1)].
@@ -33,6 +40,7 @@
 #include <cuda_runtime.h>
 
 #include <cassert>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -44,9 +52,9 @@ namespace veil::detail {
 
 namespace {
 
-constexpr int kLogP = 4;         // log2 of words per thread
-constexpr int kP = 1 << kLogP;   // words per thread (radix-16 per round)
-constexpr int kTileWords = 4096; // words per block tile (256 threads x 16)
+constexpr int kLogP = 4;          // log2 of words per thread
+constexpr int kP = 1 << kLogP;    // words per thread (radix-16 per round)
+constexpr int kTileWords = 4096;  // words per block tile (256 threads x 16)
 
 struct NttArgs {
   u64* data;
@@ -56,7 +64,6 @@ struct NttArgs {
   const u64* inv_n;
   u32 num_polys;
   u32 num_limbs;
-  u32 log_n;
 };
 
 template <int I, int N, class F>
@@ -102,14 +109,14 @@ struct Pass {
   static constexpr bool kStoreDirect = kCols || lo(kRounds - 1) == kLogL - kLogP;
 
   u64 v[kP];
-  u64* poly;           // this (polynomial, limb)
-  const u64* w_tab;    // psi^bitrev (forward) or psi^-bitrev (inverse) for this limb's prime
-  const u64* ws_tab;   // their Shoup quotients
+  u64* poly;          // this (polynomial, limb)
+  const u64* w_tab;   // psi^bitrev (forward) or psi^-bitrev (inverse) for this limb's prime
+  const u64* ws_tab;  // their Shoup quotients
   u64 q, two_q;
   u64 ninv, ninv_shoup;
-  u32 first;           // first column / row of the tile
-  u32 seq;             // this thread's column / row
-  u32 s, f;            // sequence within the tile; thread within the sequence
+  u32 first;  // first column / row of the tile
+  u32 seq;    // this thread's column / row
+  u32 s, f;   // sequence within the tile; thread within the sequence
   u32 tid;
 
   VEIL_HD void init(const NttArgs& a, u32 block, u32 thread) {
@@ -313,9 +320,9 @@ void visit_passes(Visit&& visit) {
 template <bool kFwd, class Visit>
 bool for_each_pass(int log_n, Visit&& visit) {
   switch (log_n) {
-#define VEIL_NTT_CASE(L)                 \
-  case L:                                \
-    visit_passes<kFwd, L>(visit);        \
+#define VEIL_NTT_CASE(L)          \
+  case L:                         \
+    visit_passes<kFwd, L>(visit); \
     return true;
     VEIL_NTT_CASE(4)
     VEIL_NTT_CASE(5)
@@ -337,8 +344,8 @@ bool for_each_pass(int log_n, Visit&& visit) {
   }
 }
 
-// At most 128 registers per thread: 512 resident threads per SM (2 blocks of 256), in at most
-// the 32 blocks an SM can hold.
+// At most 128 registers per thread: the launch bounds ask for 16 resident warps per SM (2 blocks
+// of 256 threads; more, smaller blocks for N < 2^12).
 template <int kThreads>
 constexpr int min_blocks() {
   constexpr int warps = (kThreads + 31) / 32;  // registers are allocated per warp
@@ -448,12 +455,14 @@ unsigned grid_for(std::size_t work) {
   return unsigned(b > 65535u * 8u ? 65535u * 8u : b);
 }
 
-bool use_simple() {
+// The fast kernels read twiddle pairs as 16-byte words; tables come from the pool (256-byte
+// aligned), so the second condition is only a guard.
+bool use_simple(const u64* twiddles) {
   static const bool simple = [] {
     const char* e = std::getenv("VEIL_NTT_SIMPLE");
     return e != nullptr && e[0] != '\0' && std::strcmp(e, "0") != 0;
   }();
-  return simple;
+  return simple || reinterpret_cast<std::uintptr_t>(twiddles) % 16 != 0;
 }
 
 }  // namespace
@@ -464,11 +473,16 @@ void ntt_forward_cuda(const Device& dev, u64* data, std::size_t num_polys, std::
   if (num_pl == 0) return;
   backend::set_current(dev);
   auto stream = backend::stream(dev);
-  const NttArgs args{data, ids, moduli, twiddles, nullptr, u32(num_polys), u32(num_limbs),
-                     u32(log_n)};
-  if (!use_simple() && for_each_pass<true>(log_n, [&]<class P>() {
-        ntt_pass_kernel<P><<<unsigned(pass_blocks<P>(num_pl, log_n)), P::kThreads, 0, stream>>>(
-            args);
+  const NttArgs args{.data = data,
+                     .ids = ids,
+                     .moduli = moduli,
+                     .twiddles = twiddles,
+                     .inv_n = nullptr,
+                     .num_polys = u32(num_polys),
+                     .num_limbs = u32(num_limbs)};
+  if (!use_simple(twiddles) && for_each_pass<true>(log_n, [&]<class P>() {
+        ntt_pass_kernel<P>
+            <<<unsigned(pass_blocks<P>(num_pl, log_n)), P::kThreads, 0, stream>>>(args);
         backend::check_last_launch("ntt_forward");
       })) {
     return;
@@ -483,17 +497,22 @@ void ntt_forward_cuda(const Device& dev, u64* data, std::size_t num_polys, std::
 }
 
 void ntt_inverse_cuda(const Device& dev, u64* data, std::size_t num_polys, std::size_t num_limbs,
-                      const u32* ids, const Modulus* moduli, const u64* twiddles,
-                      const u64* inv_n, int log_n) {
+                      const u32* ids, const Modulus* moduli, const u64* twiddles, const u64* inv_n,
+                      int log_n) {
   const std::size_t num_pl = num_polys * num_limbs;
   if (num_pl == 0) return;
   backend::set_current(dev);
   auto stream = backend::stream(dev);
-  const NttArgs args{data, ids, moduli, twiddles, inv_n, u32(num_polys), u32(num_limbs),
-                     u32(log_n)};
-  if (!use_simple() && for_each_pass<false>(log_n, [&]<class P>() {
-        ntt_pass_kernel<P><<<unsigned(pass_blocks<P>(num_pl, log_n)), P::kThreads, 0, stream>>>(
-            args);
+  const NttArgs args{.data = data,
+                     .ids = ids,
+                     .moduli = moduli,
+                     .twiddles = twiddles,
+                     .inv_n = inv_n,
+                     .num_polys = u32(num_polys),
+                     .num_limbs = u32(num_limbs)};
+  if (!use_simple(twiddles) && for_each_pass<false>(log_n, [&]<class P>() {
+        ntt_pass_kernel<P>
+            <<<unsigned(pass_blocks<P>(num_pl, log_n)), P::kThreads, 0, stream>>>(args);
         backend::check_last_launch("ntt_inverse");
       })) {
     return;

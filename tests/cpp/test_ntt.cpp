@@ -1,0 +1,379 @@
+// Tests for the negacyclic NTT (veil/ring/ntt.h).
+//
+// Oracles independent of the code under test (DESIGN.md, "Tests"):
+//  - the schoolbook negacyclic convolution mod q, in 128-bit integer arithmetic, against
+//    forward -> pointwise product -> inverse;
+//  - the definition of SEAL's bit-reversed negacyclic NTT: output i is a(psi^(2 bitrev(i) + 1)),
+//    evaluated directly (Horner), with psi the minimal primitive 2N-th root found by brute force;
+//  - round trips for N up to 2^17;
+//  - NttCuda: the CUDA transform against the CPU reference, bit for bit (skipped without a GPU).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "veil/backend/buffer.h"
+#include "veil/backend/device.h"
+#include "veil/backend/memory.h"
+#include "veil/core/modarith.h"
+#include "veil/core/primes.h"
+#include "veil/ring/ntt.h"
+#include "veil/ring/rns_base.h"
+
+namespace {
+
+using veil::Buffer;
+using veil::Device;
+using veil::Modulus;
+using veil::NttTables;
+using veil::RnsBase;
+using veil::u32;
+using veil::u64;
+using u128 = unsigned __int128;
+
+// ---- independent arithmetic (plain 128-bit integers, no Barrett/Shoup) ----------------------
+
+u64 mulmod(u64 a, u64 b, u64 q) { return static_cast<u64>(static_cast<u128>(a) * b % q); }
+
+u64 powmod(u64 a, u64 e, u64 q) {
+  u64 r = 1 % q;
+  for (a %= q; e; e >>= 1, a = mulmod(a, a, q)) {
+    if (e & 1) r = mulmod(r, a, q);
+  }
+  return r;
+}
+
+u32 bitrev(u32 x, int bits) {
+  u32 r = 0;
+  for (int i = 0; i < bits; ++i) r |= ((x >> i) & 1u) << (bits - 1 - i);
+  return r;
+}
+
+// c = a * b in Z_q[X]/(X^N + 1), schoolbook. Products (< 2^122) are summed 32 at a time in 128
+// bits before reducing, so no sum can overflow.
+std::vector<u64> negacyclic_schoolbook(const u64* a, const u64* b, std::size_t n, u64 q) {
+  std::vector<u64> c(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    u128 pos = 0, neg = 0;
+    int pos_terms = 0, neg_terms = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i <= k) {  // X^i * X^(k-i) = X^k
+        pos += static_cast<u128>(a[i]) * b[k - i];
+        if (++pos_terms == 32) pos %= q, pos_terms = 0;
+      } else {  // X^i * X^(n+k-i) = X^(n+k) = -X^k
+        neg += static_cast<u128>(a[i]) * b[n + k - i];
+        if (++neg_terms == 32) neg %= q, neg_terms = 0;
+      }
+    }
+    const u64 p = static_cast<u64>(pos % q), m = static_cast<u64>(neg % q);
+    c[k] = p >= m ? p - m : p + q - m;
+  }
+  return c;
+}
+
+// The minimal primitive 2N-th root of unity mod q, by brute force over the odd powers of any one
+// primitive root (all of them are the odd powers).
+u64 minimal_psi(u64 q, std::size_t n) {
+  // r = g^((q-1)/2N) has order dividing 2N; it is primitive exactly when r^N = -1.
+  for (u64 g = 2;; ++g) {
+    const u64 r = powmod(g, (q - 1) / (2 * n), q);
+    if (powmod(r, n, q) != q - 1) continue;  // order must be 2N (N is a power of two)
+    u64 best = r;
+    const u64 r2 = mulmod(r, r, q);
+    u64 cur = r;
+    for (std::size_t k = 1; k < n; ++k) {
+      cur = mulmod(cur, r2, q);  // r^(2k+1)
+      best = std::min(best, cur);
+    }
+    return best;
+  }
+}
+
+// ---- fixtures ------------------------------------------------------------------------------
+
+// A base over `bits.size()` primes, with tables whose prime order differs from the base's (an
+// extra prime first, the base's primes reversed) so that limb -> table ids are not the identity.
+struct NttSetup {
+  std::size_t n;
+  std::vector<Modulus> moduli;
+  NttTables tables;
+  RnsBase base;
+};
+
+NttSetup make_setup(std::size_t n, const std::vector<int>& bits) {
+  std::vector<u64> primes;
+  for (int b : bits) primes.push_back(veil::generate_ntt_primes(b, n, 1, primes)[0]);
+  std::vector<Modulus> moduli;
+  for (u64 q : primes) moduli.emplace_back(q);
+  std::vector<Modulus> tab(moduli.rbegin(), moduli.rend());
+  tab.insert(tab.begin(), Modulus(veil::generate_ntt_primes(40, n, 1, primes)[0]));
+  NttTables tables(n, tab);
+  std::vector<u32> ids;
+  for (const Modulus& m : moduli) ids.push_back(tables.index_of(m.value));
+  RnsBase base(moduli, ids);
+  return NttSetup{n, moduli, std::move(tables), std::move(base)};
+}
+
+std::vector<u64> random_polys(const NttSetup& s, std::size_t polys, std::mt19937_64& rng) {
+  const std::size_t limbs = s.moduli.size();
+  std::vector<u64> v(polys * limbs * s.n);
+  for (std::size_t p = 0; p < polys; ++p)
+    for (std::size_t l = 0; l < limbs; ++l)
+      for (std::size_t i = 0; i < s.n; ++i)
+        v[(p * limbs + l) * s.n + i] = rng() % s.moduli[l].value;
+  return v;
+}
+
+bool all_reduced(const std::vector<u64>& v, const NttSetup& s) {
+  const std::size_t limbs = s.moduli.size();
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    if (v[k] >= s.moduli[(k / s.n) % limbs].value) return false;
+  }
+  return true;
+}
+
+const std::vector<int> kBitSizes = {30, 61, 45, 36, 59, 50, 60, 40};
+
+std::vector<int> bits_for(std::size_t limbs, std::size_t salt) {
+  std::vector<int> b;
+  for (std::size_t i = 0; i < limbs; ++i) b.push_back(kBitSizes[(i + salt) % kBitSizes.size()]);
+  return b;
+}
+
+const Device kCpu = Device::cpu();
+
+// ---- (a) NTT multiplication equals the schoolbook negacyclic product ------------------------
+
+TEST(NttCpu, MultiplicationMatchesSchoolbook) {
+  std::mt19937_64 rng(1);
+  for (int log_n = 4; log_n <= 12; ++log_n) {
+    const std::size_t n = std::size_t(1) << log_n;
+    const std::size_t limbs = log_n <= 10 ? 4 : 2, polys = 2;
+    const NttSetup s = make_setup(n, bits_for(limbs, log_n));
+    const std::vector<u64> a = random_polys(s, polys, rng), b = random_polys(s, polys, rng);
+    std::vector<u64> fa = a, fb = b;
+    veil::ntt_forward(kCpu, fa.data(), polys, s.base, s.tables);
+    veil::ntt_forward(kCpu, fb.data(), polys, s.base, s.tables);
+    ASSERT_TRUE(all_reduced(fa, s)) << "log_n=" << log_n;
+    std::vector<u64> c(fa.size());
+    for (std::size_t k = 0; k < c.size(); ++k) {
+      c[k] = mulmod(fa[k], fb[k], s.moduli[(k / n) % limbs].value);
+    }
+    veil::ntt_inverse(kCpu, c.data(), polys, s.base, s.tables);
+    for (std::size_t p = 0; p < polys; ++p) {
+      for (std::size_t l = 0; l < limbs; ++l) {
+        const std::size_t off = (p * limbs + l) * n;
+        const std::vector<u64> want =
+            negacyclic_schoolbook(a.data() + off, b.data() + off, n, s.moduli[l].value);
+        ASSERT_TRUE(std::equal(want.begin(), want.end(), c.begin() + off))
+            << "log_n=" << log_n << " poly=" << p << " limb=" << l << " q=" << s.moduli[l].value;
+      }
+    }
+  }
+}
+
+// X * X^(N-1) = X^N = -1: a sign check the random test could in principle miss.
+TEST(NttCpu, MonomialWrapsNegatively) {
+  const std::size_t n = 64;
+  const NttSetup s = make_setup(n, {61});
+  const u64 q = s.moduli[0].value;
+  std::vector<u64> a(n, 0), b(n, 0);
+  a[1] = 1;
+  b[n - 1] = 1;
+  veil::ntt_forward(kCpu, a.data(), 1, s.base, s.tables);
+  veil::ntt_forward(kCpu, b.data(), 1, s.base, s.tables);
+  for (std::size_t i = 0; i < n; ++i) a[i] = mulmod(a[i], b[i], q);
+  veil::ntt_inverse(kCpu, a.data(), 1, s.base, s.tables);
+  EXPECT_EQ(a[0], q - 1);
+  for (std::size_t i = 1; i < n; ++i) EXPECT_EQ(a[i], 0u) << i;
+}
+
+// ---- (b) the forward transform is SEAL's bit-reversed evaluation at odd powers of psi ---------
+
+TEST(NttCpu, PsiIsTheMinimalPrimitiveRoot) {
+  for (int log_n = 1; log_n <= 12; ++log_n) {
+    const std::size_t n = std::size_t(1) << log_n;
+    const NttSetup s = make_setup(n, bits_for(3, log_n));
+    for (std::size_t l = 0; l < s.moduli.size(); ++l) {
+      const u64 q = s.moduli[l].value;
+      const u32 id = s.base.ntt_ids()[l];
+      EXPECT_EQ(s.tables.psi(id), minimal_psi(q, n)) << "log_n=" << log_n << " q=" << q;
+    }
+  }
+}
+
+TEST(NttCpu, ForwardIsBitReversedEvaluation) {
+  std::mt19937_64 rng(2);
+  for (int log_n = 1; log_n <= 10; ++log_n) {
+    const std::size_t n = std::size_t(1) << log_n;
+    const std::size_t limbs = 3, polys = 2;
+    const NttSetup s = make_setup(n, bits_for(limbs, 2 * log_n));
+    const std::vector<u64> a = random_polys(s, polys, rng);
+    std::vector<u64> fa = a;
+    veil::ntt_forward(kCpu, fa.data(), polys, s.base, s.tables);
+    for (std::size_t p = 0; p < polys; ++p) {
+      for (std::size_t l = 0; l < limbs; ++l) {
+        const u64 q = s.moduli[l].value;
+        const u64 psi = minimal_psi(q, n);
+        const u64* coeffs = a.data() + (p * limbs + l) * n;
+        const u64* got = fa.data() + (p * limbs + l) * n;
+        for (std::size_t i = 0; i < n; ++i) {
+          const u64 z = powmod(psi, 2 * u64(bitrev(u32(i), log_n)) + 1, q);
+          u64 acc = 0;  // Horner: a(z)
+          for (std::size_t k = n; k-- > 0;) acc = (mulmod(acc, z, q) + coeffs[k]) % q;
+          ASSERT_EQ(got[i], acc) << "log_n=" << log_n << " poly=" << p << " limb=" << l
+                                 << " i=" << i;
+        }
+      }
+    }
+  }
+}
+
+// ---- (c) round trips ------------------------------------------------------------------------
+
+TEST(NttCpu, InverseUndoesForward) {
+  std::mt19937_64 rng(3);
+  for (int log_n = 1; log_n <= 17; ++log_n) {
+    const std::size_t n = std::size_t(1) << log_n;
+    const std::size_t limbs = log_n <= 14 ? 4 : 2, polys = log_n <= 14 ? 3 : 2;
+    const NttSetup s = make_setup(n, bits_for(limbs, log_n));
+    const std::vector<u64> a = random_polys(s, polys, rng);
+    std::vector<u64> v = a;
+    veil::ntt_forward(kCpu, v.data(), polys, s.base, s.tables);
+    ASSERT_TRUE(all_reduced(v, s)) << "log_n=" << log_n;
+    veil::ntt_inverse(kCpu, v.data(), polys, s.base, s.tables);
+    ASSERT_EQ(v, a) << "log_n=" << log_n;
+    // and the other way round, from random NTT-form data
+    veil::ntt_inverse(kCpu, v.data(), polys, s.base, s.tables);
+    ASSERT_TRUE(all_reduced(v, s)) << "log_n=" << log_n;
+    veil::ntt_forward(kCpu, v.data(), polys, s.base, s.tables);
+    ASSERT_EQ(v, a) << "log_n=" << log_n;
+  }
+}
+
+// Largest residues everywhere: the lazy [0, 4q) bounds are tightest here.
+TEST(NttCpu, ExtremeInputsRoundTrip) {
+  for (int log_n : {4, 10, 13, 16}) {
+    const std::size_t n = std::size_t(1) << log_n;
+    const NttSetup s = make_setup(n, {61, 60, 30});
+    std::vector<u64> a(3 * n);
+    for (std::size_t k = 0; k < a.size(); ++k) a[k] = s.moduli[k / n].value - 1;
+    std::vector<u64> v = a;
+    veil::ntt_forward(kCpu, v.data(), 1, s.base, s.tables);
+    ASSERT_TRUE(all_reduced(v, s));
+    veil::ntt_inverse(kCpu, v.data(), 1, s.base, s.tables);
+    ASSERT_EQ(v, a) << "log_n=" << log_n;
+  }
+}
+
+TEST(NttCpu, RejectsBaseWithoutTables) {
+  const std::size_t n = 16;
+  const NttSetup s = make_setup(n, {40});
+  const RnsBase plain(s.moduli);
+  std::vector<u64> v(n, 1);
+  EXPECT_ANY_THROW(veil::ntt_forward(kCpu, v.data(), 1, plain, s.tables));
+  EXPECT_ANY_THROW(veil::ntt_inverse(kCpu, v.data(), 1, plain, s.tables));
+}
+
+// ---- (d) CUDA against the CPU reference, bit for bit ----------------------------------------
+
+class NttCuda : public testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    if (veil::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+    gpu_ = Device(Device::Kind::cuda, 0);
+  }
+  // CPU and CUDA transforms of the same random input must agree word for word.
+  void compare(int log_n, std::size_t limbs, std::size_t polys, bool forward,
+               std::mt19937_64& rng) {
+    const std::size_t n = std::size_t(1) << log_n;
+    const NttSetup s = make_setup(n, bits_for(limbs, limbs + log_n));
+    const std::vector<u64> input = random_polys(s, polys, rng);
+    std::vector<u64> want = input;
+    Buffer<u64> dev = Buffer<u64>::from_host(gpu_, input);
+    if (forward) {
+      veil::ntt_forward(kCpu, want.data(), polys, s.base, s.tables);
+      veil::ntt_forward(gpu_, dev.data(), polys, s.base, s.tables);
+    } else {
+      veil::ntt_inverse(kCpu, want.data(), polys, s.base, s.tables);
+      veil::ntt_inverse(gpu_, dev.data(), polys, s.base, s.tables);
+    }
+    veil::backend::synchronize(gpu_);
+    const std::vector<u64> got = dev.to_host();
+    ASSERT_EQ(got.size(), want.size());
+    std::size_t bad = 0, first = got.size();
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      if (got[k] != want[k]) {
+        if (bad++ == 0) first = k;
+      }
+    }
+    ASSERT_EQ(bad, 0u) << (forward ? "forward" : "inverse") << " log_n=" << log_n
+                       << " limbs=" << limbs << " polys=" << polys << ": " << bad
+                       << " mismatches, first at poly " << first / (limbs * n) << " limb "
+                       << (first / n) % limbs << " index " << first % n;
+  }
+  Device gpu_;
+};
+
+// (limbs, polys) shapes: one limb, a few, and a full ciphertext-sized batch.
+const std::vector<std::pair<std::size_t, std::size_t>> kShapes = {
+    {1, 1}, {3, 2}, {7, 3}, {40, 1}, {40, 3}};
+
+TEST_P(NttCuda, ForwardMatchesCpu) {
+  std::mt19937_64 rng(100 + GetParam());
+  for (const auto& [limbs, polys] : kShapes) compare(GetParam(), limbs, polys, true, rng);
+}
+
+TEST_P(NttCuda, InverseMatchesCpu) {
+  std::mt19937_64 rng(200 + GetParam());
+  for (const auto& [limbs, polys] : kShapes) compare(GetParam(), limbs, polys, false, rng);
+}
+
+TEST_P(NttCuda, RoundTripOnDevice) {
+  const int log_n = GetParam();
+  const std::size_t n = std::size_t(1) << log_n;
+  std::mt19937_64 rng(300 + log_n);
+  const NttSetup s = make_setup(n, bits_for(5, log_n));
+  const std::vector<u64> input = random_polys(s, 2, rng);
+  Buffer<u64> dev = Buffer<u64>::from_host(gpu_, input);
+  veil::ntt_forward(gpu_, dev.data(), 2, s.base, s.tables);
+  veil::ntt_inverse(gpu_, dev.data(), 2, s.base, s.tables);
+  veil::backend::synchronize(gpu_);
+  EXPECT_EQ(dev.to_host(), input) << "log_n=" << log_n;
+}
+
+// Limbs 1..3 of a 5-limb polynomial, through a sliced base: the data pointer is offset by one limb
+// and limb -> table ids start mid-table; words outside the slice must stay untouched.
+TEST_P(NttCuda, SlicedBaseAtOffset) {
+  const int log_n = GetParam();
+  const std::size_t n = std::size_t(1) << log_n;
+  std::mt19937_64 rng(400 + log_n);
+  const NttSetup s = make_setup(n, bits_for(5, 3 * log_n));
+  const RnsBase mid = s.base.slice(1, 3);
+  const std::vector<u64> input = random_polys(s, 1, rng);
+  for (const bool forward : {true, false}) {
+    std::vector<u64> want = input;
+    Buffer<u64> dev = Buffer<u64>::from_host(gpu_, input);
+    if (forward) {
+      veil::ntt_forward(kCpu, want.data() + n, 1, mid, s.tables);
+      veil::ntt_forward(gpu_, dev.data() + n, 1, mid, s.tables);
+    } else {
+      veil::ntt_inverse(kCpu, want.data() + n, 1, mid, s.tables);
+      veil::ntt_inverse(gpu_, dev.data() + n, 1, mid, s.tables);
+    }
+    veil::backend::synchronize(gpu_);
+    EXPECT_EQ(dev.to_host(), want) << (forward ? "forward" : "inverse") << " log_n=" << log_n;
+  }
+}
+
+// 2^10..2^17 are the library's degrees; 2^4..2^9 exercise the small one-block path and 2^18 the
+// per-stage fallback kernels.
+INSTANTIATE_TEST_SUITE_P(Degrees, NttCuda, testing::Range(4, 19),
+                         [](const testing::TestParamInfo<int>& i) {
+                           return "N2e" + std::to_string(i.param);
+                         });
+
+}  // namespace
