@@ -53,7 +53,18 @@ int max_coeff_modulus_bits(std::size_t n, SecurityLevel level) {
   return it == t->end() ? 0 : it->second;
 }
 
+namespace {
+// For each bit size b, the count(b) largest NTT-friendly primes below 2^b, handed out in
+// ascending order (SEAL's CoeffModulus::Create) or descending order (SEAL's BFVDefault tables).
+std::vector<u64> create_ordered(std::size_t n, const std::vector<int>& bit_sizes, bool descending);
+}  // namespace
+
 std::vector<u64> CoeffModulus::create(std::size_t n, const std::vector<int>& bit_sizes) {
+  return create_ordered(n, bit_sizes, false);
+}
+
+namespace {
+std::vector<u64> create_ordered(std::size_t n, const std::vector<int>& bit_sizes, bool descending) {
   if (!is_power_of_two(n)) {
     throw InvalidArgument("poly_modulus_degree: expected a power of two, got " + std::to_string(n));
   }
@@ -69,9 +80,13 @@ std::vector<u64> CoeffModulus::create(std::size_t n, const std::vector<int>& bit
   for (auto& [b, c] : count) pool[b] = generate_ntt_primes(b, n, c);
   std::map<int, std::size_t> used;
   std::vector<u64> out;
-  for (int b : bit_sizes) out.push_back(pool[b][used[b]++]);
+  for (int b : bit_sizes) {
+    const std::size_t k = used[b]++;
+    out.push_back(descending ? pool[b][k] : pool[b][count[b] - 1 - k]);
+  }
   return out;
 }
+}  // namespace
 
 std::vector<u64> CoeffModulus::bfv_default(std::size_t n, SecurityLevel level) {
   if (level != SecurityLevel::tc128 && level != SecurityLevel::none) {
@@ -80,28 +95,28 @@ std::vector<u64> CoeffModulus::bfv_default(std::size_t n, SecurityLevel level) {
     if (budget == 0) throw InvalidArgument("poly_modulus_degree: unsupported " + std::to_string(n));
     int primes = std::max(2, (budget + 59) / 60);
     int bits = std::min(60, budget / primes);
-    return create(n, std::vector<int>(primes, bits));
+    return create_ordered(n, std::vector<int>(primes, bits), true);
   }
   switch (n) {
-    case 1024: return create(n, {27});
-    case 2048: return create(n, {54});
-    case 4096: return create(n, {36, 36, 37});
-    case 8192: return create(n, {43, 43, 44, 44, 44});
-    case 16384: return create(n, {48, 48, 48, 49, 49, 49, 49, 49, 49});
+    case 1024: return create_ordered(n, {27}, true);
+    case 2048: return create_ordered(n, {54}, true);
+    case 4096: return create_ordered(n, {36, 36, 37}, true);
+    case 8192: return create_ordered(n, {43, 43, 44, 44, 44}, true);
+    case 16384: return create_ordered(n, {48, 48, 48, 49, 49, 49, 49, 49, 49}, true);
     case 32768: {
       std::vector<int> b(15, 55);
       b.push_back(56);
-      return create(n, b);
+      return create_ordered(n, b, true);
     }
     case 65536: {
       std::vector<int> b(31, 54);
       b.push_back(56);
-      return create(n, b);
+      return create_ordered(n, b, true);
     }
     case 131072: {
       std::vector<int> b(59, 58);
       b.push_back(60);
-      return create(n, b);
+      return create_ordered(n, b, true);
     }
     default:
       throw InvalidArgument("poly_modulus_degree: expected a power of two in 1024..131072, got " +

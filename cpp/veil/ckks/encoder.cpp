@@ -1,0 +1,372 @@
+// CKKSEncoder: the canonical-embedding encoder (CKKS 2017 §3.1; SEAL's CKKSEncoder), every step
+// as for_each kernels on the plaintext's device. See encoder.h for the conventions.
+//
+// Floating point: only + - * / and round on doubles, in the same order on both backends, and no
+// fma calls. The CUDA build compiles device code with --fmad=false; on the host, GCC contracts
+// a*b+c into an FMA only when the target has one (not baseline x86-64, which the build targets;
+// a build with -march=native would also need -ffp-contract=off to keep CPU == GPU bit for bit).
+#include "veil/ckks/encoder.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "veil/backend/launch.h"
+#include "veil/core/error.h"
+
+namespace veil {
+
+namespace {
+
+using detail::Complex64;
+using detail::CkksEncoderTables;
+
+constexpr u32 kConjFlag = u32(1) << 31;
+constexpr std::size_t kMaxBlock = 64;  // coefficients per thread in the max-|c| pre-reduction
+
+VEIL_HD u64 double_bits(double x) {
+#if VEIL_DEVICE_CODE
+  return static_cast<u64>(__double_as_longlong(x));
+#else
+  u64 b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+#endif
+}
+
+/// 2^e mod q, square-and-multiply (e >= 0).
+VEIL_HD u64 pow2_mod(int e, const Modulus& m) {
+  u64 result = 1 % m.value, base = 2 % m.value;
+  while (e > 0) {
+    if (e & 1) result = mul_mod(result, base, m);
+    base = mul_mod(base, base, m);
+    e >>= 1;
+  }
+  return result;
+}
+
+/// c mod q, exactly, for an integer-valued finite double c. |c| < 2^63: a word cast. Otherwise
+/// c = mant * 2^e with the 53-bit significand `mant` and e >= 11 read from the IEEE-754 fields
+/// (what frexp/ldexp would give, without libm on the device): (mant mod q) * (2^e mod q) mod q.
+VEIL_HD u64 reduce_integer_double(double c, const Modulus& m) {
+  const bool neg = c < 0.0;
+  const double a = neg ? -c : c;
+  u64 r;
+  if (a < 9223372036854775808.0) {  // 2^63
+    r = reduce_word(static_cast<u64>(a), m);
+  } else {
+    const u64 bits = double_bits(a);
+    const u64 mant = (bits & ((u64(1) << 52) - 1)) | (u64(1) << 52);
+    const int e = static_cast<int>((bits >> 52) & 0x7FF) - 1075;
+    r = mul_mod(reduce_word(mant, m), pow2_mod(e, m), m);
+  }
+  return neg ? neg_mod(r, m.value) : r;
+}
+
+// ---- the half-size special FFT ---------------------------------------------------------------
+// Forward (decode): Cooley-Tukey with bit-reversed output. Stage with m blocks (m = 1..half/2),
+// gap = half / (2m); butterfly b: block i = b / gap, x = 2*i*gap + b % gap, y = x + gap,
+//   (v[x], v[y]) <- (v[x] + r*v[y], v[x] - r*v[y]),  r = roots[m + i].
+// Inverse (encode): the same stages undone in reverse order, Gentleman-Sande:
+//   (v[x], v[y]) <- (v[x] + v[y], (v[x] - v[y]) * conj(r)),
+// which yields half * (input of the forward transform); the 1/half goes into the scale factor.
+
+void fft_forward(const Device& dev, Complex64* v, std::size_t half, const Complex64* roots) {
+  for (std::size_t m = 1; m < half; m <<= 1) {
+    const std::size_t gap = half / (2 * m);
+    for_each(dev, half / 2, VEIL_LAMBDA(std::size_t b) {
+      const std::size_t i = b / gap;
+      const std::size_t x = 2 * i * gap + (b - i * gap), y = x + gap;
+      const Complex64 r = roots[m + i];
+      const Complex64 u = v[x], w = v[y];
+      const double tr = w.re * r.re - w.im * r.im;
+      const double ti = w.re * r.im + w.im * r.re;
+      v[x] = Complex64{u.re + tr, u.im + ti};
+      v[y] = Complex64{u.re - tr, u.im - ti};
+    });
+  }
+}
+
+void fft_inverse(const Device& dev, Complex64* v, std::size_t half, const Complex64* roots) {
+  for (std::size_t m = half / 2; m >= 1; m >>= 1) {
+    const std::size_t gap = half / (2 * m);
+    for_each(dev, half / 2, VEIL_LAMBDA(std::size_t b) {
+      const std::size_t i = b / gap;
+      const std::size_t x = 2 * i * gap + (b - i * gap), y = x + gap;
+      const Complex64 r = roots[m + i];
+      const Complex64 u = v[x], w = v[y];
+      const double dr = u.re - w.re, di = u.im - w.im;
+      v[x] = Complex64{u.re + w.re, u.im + w.im};
+      v[y] = Complex64{dr * r.re + di * r.im, di * r.re - dr * r.im};  // d * conj(r)
+    });
+  }
+}
+
+/// Slot j -> its position in the transform's bit-reversed order (conjugated for the points
+/// zeta^(-3^j)): SEAL's index map restricted to the points = 1 mod 4.
+void scatter_slots(const Device& dev, const Complex64* z, const u32* slot_pos, Complex64* v,
+                   std::size_t half) {
+  for_each(dev, half, VEIL_LAMBDA(std::size_t j) {
+    const u32 p = slot_pos[j];
+    const Complex64 s = z[j];
+    v[p & ~kConjFlag] = (p & kConjFlag) ? Complex64{s.re, -s.im} : s;
+  });
+}
+
+void gather_slots(const Device& dev, const Complex64* v, const u32* slot_pos, Complex64* z,
+                  std::size_t half) {
+  for_each(dev, half, VEIL_LAMBDA(std::size_t j) {
+    const u32 p = slot_pos[j];
+    const Complex64 s = v[p & ~kConjFlag];
+    z[j] = (p & kConjFlag) ? Complex64{s.re, -s.im} : s;
+  });
+}
+
+/// c_k = m_k + i*m_{k+half} -> coefficients round(f * m), f = scale / half.
+void round_coefficients(const Device& dev, const Complex64* v, double f, double* coeffs,
+                        std::size_t half) {
+  for_each(dev, half, VEIL_LAMBDA(std::size_t k) {
+    const Complex64 c = v[k];
+    coeffs[k] = ::round(c.re * f);
+    coeffs[k + half] = ::round(c.im * f);
+  });
+}
+
+/// Per block of kMaxBlock coefficients, max |c| (non-finite -> +inf). Finished on the host.
+std::vector<double> block_max_abs(const Device& dev, const double* coeffs, std::size_t n) {
+  const std::size_t blocks = (n + kMaxBlock - 1) / kMaxBlock;
+  const double inf = std::numeric_limits<double>::infinity();
+  const double dbl_max = std::numeric_limits<double>::max();
+  Buffer<double> out(dev, blocks);
+  double* o = out.data();
+  for_each(dev, blocks, VEIL_LAMBDA(std::size_t b) {
+    const std::size_t end = (b + 1) * kMaxBlock < n ? (b + 1) * kMaxBlock : n;
+    double best = 0.0;
+    for (std::size_t k = b * kMaxBlock; k < end; ++k) {
+      double a = coeffs[k] < 0.0 ? -coeffs[k] : coeffs[k];
+      if (!(a <= dbl_max)) a = inf;  // NaN or inf
+      if (a > best) best = a;
+    }
+    o[b] = best;
+  });
+  return out.to_host();
+}
+
+/// out[l][k] = coeffs[k] mod q_l for every limb of `base`.
+void reduce_coefficients(const Device& dev, const double* coeffs, const RnsBase& base,
+                         std::size_t n, u64* out) {
+  const Modulus* q = base.moduli(dev);
+  for_each(dev, base.size() * n, VEIL_LAMBDA(std::size_t i) {
+    out[i] = reduce_integer_double(coeffs[i % n], q[i / n]);
+  });
+}
+
+/// Fills every word of limb l with res[l] (the NTT form of a constant polynomial is constant).
+void fill_constant(const Device& dev, const u64* res, std::size_t limbs, std::size_t n, u64* out) {
+  for_each(dev, limbs * n, VEIL_LAMBDA(std::size_t i) { out[i] = res[i / n]; });
+}
+
+/// Garner's mixed radix for the residues (r1, r2, r3) of the centered x modulo p1 > p2 > p3:
+/// x mod P = v1 + v2 p1 + v3 p1 p2. P is odd, so (P - 1)/2 has digits ((p1-1)/2, (p2-1)/2,
+/// (p3-1)/2) and x > (P-1)/2 (x negative) is a lexicographic comparison; then |x| = P - x has
+/// digits (p1 - v1, p2 - 1 - v2, p3 - 1 - v3). Digits are non-negative, so the double Horner
+/// evaluation has no cancellation (relative error < 2^-50). Writes v[k] = (x_k, x_{k+half}) /
+/// scale, the packed input of the forward transform.
+struct GarnerConsts {
+  Modulus p1, p2, p3;
+  u64 inv_p1_mod_p2, inv_p1_mod_p3, inv_p2_mod_p3;
+};
+
+VEIL_HD double garner_to_double(u64 r1, u64 r2, u64 r3, const GarnerConsts& g) {
+  const u64 q1 = g.p1.value, q2 = g.p2.value, q3 = g.p3.value;
+  const u64 v1 = r1;
+  const u64 v2 = mul_mod(sub_mod(r2, reduce_word(v1, g.p2), q2), g.inv_p1_mod_p2, g.p2);
+  u64 t = mul_mod(sub_mod(r3, reduce_word(v1, g.p3), q3), g.inv_p1_mod_p3, g.p3);
+  t = sub_mod(t, reduce_word(v2, g.p3), q3);
+  const u64 v3 = mul_mod(t, g.inv_p2_mod_p3, g.p3);
+  const u64 h1 = (q1 - 1) / 2, h2 = (q2 - 1) / 2, h3 = (q3 - 1) / 2;
+  const bool neg = v3 > h3 || (v3 == h3 && (v2 > h2 || (v2 == h2 && v1 > h1)));
+  const u64 d1 = neg ? q1 - v1 : v1;
+  const u64 d2 = neg ? q2 - 1 - v2 : v2;
+  const u64 d3 = neg ? q3 - 1 - v3 : v3;
+  const double mag = (static_cast<double>(d3) * static_cast<double>(q2) + static_cast<double>(d2)) *
+                         static_cast<double>(q1) +
+                     static_cast<double>(d1);
+  return neg ? -mag : mag;
+}
+
+void garner_pack(const Device& dev, const u64* r, const GarnerConsts& g, double scale,
+                 std::size_t n, Complex64* v) {
+  const std::size_t half = n / 2;
+  for_each(dev, half, VEIL_LAMBDA(std::size_t k) {
+    const std::size_t k2 = k + half;
+    const double a = garner_to_double(r[k], r[n + k], r[2 * n + k], g) / scale;
+    const double b = garner_to_double(r[k2], r[n + k2], r[2 * n + k2], g) / scale;
+    v[k] = Complex64{a, b};
+  });
+}
+
+std::string fmt_bits(double bits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f", bits);
+  return buf;
+}
+
+void check_level_scale(const Context& ctx, double scale, std::size_t level) {
+  if (level > ctx.max_level()) {
+    throw InvalidArgument("level: expected at most max_level " + std::to_string(ctx.max_level()) +
+                          ", got " + std::to_string(level));
+  }
+  if (!(scale > 0.0) || !std::isfinite(scale)) {
+    throw InvalidArgument("scale: expected a finite positive number, got " + std::to_string(scale));
+  }
+}
+
+/// Throws if the largest |coefficient| (max_abs) does not fit into (-Q_level/2, Q_level/2).
+void check_fits(double max_abs, double log2_q, std::size_t level, const char* arg) {
+  if (!std::isfinite(max_abs)) {
+    throw InvalidArgument(std::string(arg) + ": the scaled input overflows double precision (scale * values "
+                          "exceeds 2^1024); Q at level " + std::to_string(level) + " has " +
+                          fmt_bits(log2_q) + " bits");
+  }
+  if (max_abs == 0.0) return;
+  const double need = 1.0 + std::log2(max_abs);  // log2(2 * max |c|): magnitude and sign
+  if (need >= log2_q) {
+    throw InvalidArgument(std::string(arg) + ": the scaled input needs " + fmt_bits(need) +
+                          " bits but Q at level " + std::to_string(level) + " has " +
+                          fmt_bits(log2_q) + " bits");
+  }
+}
+
+/// Slots -> bit-reversed positions -> inverse special FFT -> scaled, rounded coefficients ->
+/// exact residues mod each q_i -> NTT. `z` holds N/2 finite slots; `arg` names the argument.
+Plaintext encode_slots(const ContextPtr& ctx, const CkksEncoderTables& t,
+                       const std::vector<Complex64>& z, double scale, std::size_t level,
+                       const Device& dev, const char* arg) {
+  const std::size_t n = ctx->n(), half = n / 2;
+  Buffer<Complex64> zin = Buffer<Complex64>::from_host(dev, z);
+  Buffer<Complex64> v(dev, half);
+  scatter_slots(dev, zin.data(), t.slot_pos.data(dev), v.data(), half);
+  fft_inverse(dev, v.data(), half, t.roots.data(dev));
+  Buffer<double> coeffs(dev, n);
+  round_coefficients(dev, v.data(), scale / static_cast<double>(half), coeffs.data(), half);
+
+  double max_abs = 0.0;
+  for (double b : block_max_abs(dev, coeffs.data(), n)) max_abs = b > max_abs ? b : max_abs;
+  check_fits(max_abs, t.log2_q[level], level, arg);
+
+  const RnsBase& base = ctx->base_q(level);
+  Plaintext pt(ctx, dev, (level + 1) * n, level, /*ntt=*/true);
+  reduce_coefficients(dev, coeffs.data(), base, n, pt.data());
+  ntt_forward(dev, pt.data(), 1, base, ctx->ntt());
+  pt.set_scale(scale);
+  return pt;
+}
+
+}  // namespace
+
+CKKSEncoder::CKKSEncoder(ContextPtr ctx) : ctx_(std::move(ctx)) {
+  if (!ctx_) throw InvalidArgument("context: is null");
+  if (ctx_->scheme() != SchemeType::ckks) {
+    throw InvalidArgument("context: CKKSEncoder needs a CKKS context, got " +
+                          to_string(ctx_->scheme()) + " (use BatchEncoder)");
+  }
+  tables_ = detail::build_ckks_encoder_tables(*ctx_);
+}
+
+Plaintext CKKSEncoder::encode(const std::vector<std::complex<double>>& values, double scale,
+                              std::size_t level, const Device& dev) const {
+  const std::size_t half = slot_count();
+  if (values.size() > half) {
+    throw InvalidArgument("values: expected at most " + std::to_string(half) +
+                          " slots (N/2), got " + std::to_string(values.size()));
+  }
+  check_level_scale(*ctx_, scale, level);
+  std::vector<Complex64> z(half);
+  for (std::size_t j = 0; j < values.size(); ++j) {
+    if (!std::isfinite(values[j].real()) || !std::isfinite(values[j].imag())) {
+      throw InvalidArgument("values: slot " + std::to_string(j) + " is not finite");
+    }
+    z[j] = Complex64{values[j].real(), values[j].imag()};
+  }
+  return encode_slots(ctx_, tables_, z, scale, level, dev, "values");
+}
+
+Plaintext CKKSEncoder::encode(const std::vector<double>& values, double scale, std::size_t level,
+                              const Device& dev) const {
+  std::vector<std::complex<double>> c(values.begin(), values.end());
+  return encode(c, scale, level, dev);
+}
+
+Plaintext CKKSEncoder::encode(std::complex<double> value, double scale, std::size_t level,
+                              const Device& dev) const {
+  check_level_scale(*ctx_, scale, level);
+  if (!std::isfinite(value.real()) || !std::isfinite(value.imag())) {
+    throw InvalidArgument("value: is not finite");
+  }
+  if (value.imag() != 0.0) {
+    const std::vector<Complex64> z(slot_count(), Complex64{value.real(), value.imag()});
+    return encode_slots(ctx_, tables_, z, scale, level, dev, "value");
+  }
+  // A real constant is the constant polynomial round(value * scale): its NTT form is that
+  // constant in every position (SEAL's encode(double)).
+  const double c = std::round(value.real() * scale);
+  check_fits(std::fabs(c), tables_.log2_q[level], level, "value");
+  const RnsBase& base = ctx_->base_q(level);
+  std::vector<u64> res(level + 1);
+  for (std::size_t l = 0; l <= level; ++l) res[l] = reduce_integer_double(c, base[l]);
+  const Buffer<u64> r = Buffer<u64>::from_host(dev, res);
+  const std::size_t n = ctx_->n();
+  Plaintext pt(ctx_, dev, (level + 1) * n, level, /*ntt=*/true);
+  fill_constant(dev, r.data(), level + 1, n, pt.data());
+  pt.set_scale(scale);
+  return pt;
+}
+
+std::vector<std::complex<double>> CKKSEncoder::decode(const Plaintext& plain) const {
+  if (plain.empty()) throw InvalidArgument("plain: is empty");
+  if (plain.context()->parameter_hash() != ctx_->parameter_hash()) {
+    throw InvalidArgument("plain: belongs to a different context than the encoder");
+  }
+  const std::size_t n = ctx_->n(), half = n / 2, level = plain.level();
+  if (level > ctx_->max_level()) {
+    throw InvalidArgument("plain: level " + std::to_string(level) + " exceeds max_level " +
+                          std::to_string(ctx_->max_level()));
+  }
+  if (plain.word_count() != (level + 1) * n) {
+    throw InvalidArgument("plain: expected (level + 1) * N = " + std::to_string((level + 1) * n) +
+                          " words at level " + std::to_string(level) + ", got " +
+                          std::to_string(plain.word_count()));
+  }
+  const double scale = plain.scale();
+  if (!(scale > 0.0) || !std::isfinite(scale)) {
+    throw InvalidArgument("plain: scale must be finite and positive, got " +
+                          std::to_string(scale));
+  }
+  const Device& dev = plain.device();
+  const RnsBase& base = ctx_->base_q(level);
+
+  // Coefficients over Q_level -> exact centered residues mod p1, p2, p3 -> signed doubles.
+  Buffer<u64> coeffs = plain.buffer().clone();
+  if (plain.is_ntt_form()) ntt_inverse(dev, coeffs.data(), 1, base, ctx_->ntt());
+  Buffer<u64> r(dev, 3 * n);
+  tables_.to_decode[level].exact_convert(dev, coeffs.data(), r.data(), n, 1);
+  const RnsBase& pb = tables_.decode_base;
+  const GarnerConsts g{pb[0], pb[1], pb[2], tables_.inv_p1_mod_p2, tables_.inv_p1_mod_p3,
+                       tables_.inv_p2_mod_p3};
+  Buffer<Complex64> v(dev, half);
+  garner_pack(dev, r.data(), g, scale, n, v.data());
+
+  // Forward special FFT, then read each slot through the index map.
+  fft_forward(dev, v.data(), half, tables_.roots.data(dev));
+  Buffer<Complex64> z(dev, half);
+  gather_slots(dev, v.data(), tables_.slot_pos.data(dev), z.data(), half);
+  const std::vector<Complex64> host = z.to_host();
+  std::vector<std::complex<double>> out(half);
+  for (std::size_t j = 0; j < half; ++j) out[j] = {host[j].re, host[j].im};
+  return out;
+}
+
+}  // namespace veil

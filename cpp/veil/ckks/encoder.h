@@ -1,0 +1,114 @@
+// CKKSEncoder: N/2 complex slots <-> one CKKS plaintext (Cheon-Kim-Kim-Song, "Homomorphic
+// Encryption for Arithmetic of Approximate Numbers", ASIACRYPT 2017, §3.1; conventions of SEAL's
+// CKKSEncoder, native/src/seal/ckks.{h,cpp}).
+//
+// The canonical embedding. With zeta = exp(i*pi/N), a real polynomial m(X) of degree < N is
+// identified with its values at the primitive 2N-th roots of unity. Slot j (0 <= j < N/2) is the
+// value at zeta^(3^j mod 2N); the value at zeta^(-3^j) is its complex conjugate (generator 3 and
+// the element 2N - 1, as SEAL's rotations). Encoding with scale Delta finds m with
+// m(zeta^(3^j)) = Delta * z_j and rounds its coefficients to integers (the paper's
+// Ecd(z; Delta) = round(Delta * sigma^-1(pi^-1(z)))); decoding evaluates m / Delta.
+//
+// SEAL's index map (matrix_reps_index_map): with pos = 3^i mod 2N,
+//   map[i] = bitrev((pos - 1) / 2, logN),  map[N/2 + i] = bitrev((2N - pos - 1) / 2, logN),
+// i.e. the position of the point zeta^pos in a negacyclic transform with bit-reversed output.
+// Exactly one of pos, 2N - pos is 1 mod 4; those N/2 points are the outputs of the "special FFT"
+// of size N/2 implemented here (the first Cooley-Tukey stage of SEAL's size-N transform, for a
+// real input, packs m into c_k = m_k + i*m_{k+N/2}: Kim-Song's/HEAAN's half-size transform), and
+// their positions bitrev((pos-1)/2, logN) < N/2 are the bit-reversed positions of that transform.
+//
+// Every per-slot, per-butterfly and per-coefficient step runs through for_each on the plaintext's
+// device, using IEEE double + - * / and round only (no fused multiply-add: the CUDA build compiles
+// with --fmad=false), so the CPU and the GPU produce bit-identical plaintexts and decodings.
+#pragma once
+#include <complex>
+#include <cstddef>
+#include <vector>
+
+#include "veil/backend/table.h"
+#include "veil/rlwe/objects.h"
+#include "veil/rns/base_converter.h"
+
+namespace veil {
+
+namespace detail {
+/// A complex double as plain data, usable in device tables and kernels (std::complex is not).
+struct Complex64 {
+  double re = 0.0;
+  double im = 0.0;
+};
+
+/// Tables of one CKKSEncoder, built once on the host (encoder_host.cpp).
+struct CkksEncoderTables {
+  std::size_t n = 0;  // N
+  int log_n = 0;
+  /// [N/2] roots of the half-size transform: roots[m + i] = zeta^bitrev(2m + i, logN) for the
+  /// stage with m blocks (m = 1, 2, ..., N/4) and block i < m; roots[0] is unused.
+  DeviceTable<Complex64> roots;
+  /// [N/2] where slot j lives in the half-size transform's bit-reversed output: the position in
+  /// bits 0..30 and, in bit 31, whether that position holds conj(z_j) (the point zeta^(-3^j)).
+  DeviceTable<u32> slot_pos;
+  /// [N] SEAL's matrix_reps_index_map (see the file comment).
+  std::vector<u32> index_map;
+  /// Three 61-bit primes p1, p2, p3 outside the context, for exact decoding.
+  RnsBase decode_base;
+  /// Per level l: Q_l -> {p1, p2, p3}, exact centered conversion.
+  std::vector<BaseConverter> to_decode;
+  /// Garner constants: p1^-1 mod p2, p1^-1 mod p3, p2^-1 mod p3.
+  u64 inv_p1_mod_p2 = 0, inv_p1_mod_p3 = 0, inv_p2_mod_p3 = 0;
+  /// Per level l: log2(Q_l) = sum of log2(q_i), i <= l.
+  std::vector<double> log2_q;
+};
+
+/// Builds every table for `ctx` (a CKKS context).
+CkksEncoderTables build_ckks_encoder_tables(const Context& ctx);
+}  // namespace detail
+
+/// Encodes vectors of up to N/2 complex (or real) numbers into CKKS plaintexts and back.
+/// Immutable after construction; safe to share between threads.
+class CKKSEncoder {
+ public:
+  /// Builds the root tables, the slot map and the decoding converters for every level.
+  /// Throws InvalidArgument("context: ...") unless `ctx` is a CKKS context.
+  explicit CKKSEncoder(ContextPtr ctx);
+
+  /// Number of complex slots, N/2.
+  std::size_t slot_count() const { return tables_.n / 2; }
+  const ContextPtr& context() const { return ctx_; }
+
+  /// Encodes `values` (at most N/2; missing slots are 0) with scale `scale` at level `level`
+  /// (level + 1 primes q_0..q_level) on `dev`.
+  /// Returns a Plaintext of (level + 1) * N words ([level+1][N], NTT form over Q_level), with
+  /// plain.scale() == scale. Its coefficients are round(scale * sigma^-1(z)) (CKKS §3.1), reduced
+  /// exactly modulo each prime (also above 2^63).
+  /// Throws InvalidArgument naming the argument: "values" if there are more than N/2 values, a
+  /// value is not finite, or the scaled polynomial does not fit ("values: the scaled input needs
+  /// X bits but Q at level L has Y bits", X = log2(2 * max |coefficient|), Y = log2(Q_level));
+  /// "level" if level > max_level; "scale" if scale is not finite or <= 0.
+  Plaintext encode(const std::vector<std::complex<double>>& values, double scale, std::size_t level,
+                   const Device& dev = Device::cpu()) const;
+  /// Real values: the decoded slots are real (imaginary parts ~ 0). Same shapes and errors.
+  Plaintext encode(const std::vector<double>& values, double scale, std::size_t level,
+                   const Device& dev = Device::cpu()) const;
+  /// Every slot = `value`. A real value is encoded as the constant polynomial round(value*scale)
+  /// (as SEAL does: exact, no FFT noise); a complex one through the general path. Same errors.
+  Plaintext encode(std::complex<double> value, double scale, std::size_t level,
+                   const Device& dev = Device::cpu()) const;
+
+  /// The N/2 slot values of `plain` divided by plain.scale(). `plain`: [level+1][N] words over
+  /// Q_level, in NTT form (as encode returns) or in coefficient form (is_ntt_form() false).
+  /// Runs on plain.device(); the result is copied to the host.
+  /// Each coefficient's centered value x in (-Q_level/2, Q_level/2] is recovered exactly by an
+  /// exact conversion to three 61-bit primes and Garner's mixed radix, which is exact for
+  /// |x| < p1*p2*p3/2 (about 2^182; larger values - never a meaningful plaintext - wrap), then
+  /// converted to double (relative error below 2^-50).
+  /// Throws InvalidArgument("plain: ...") if the plaintext is empty, from another context, of the
+  /// wrong size, or has a non-finite or non-positive scale.
+  std::vector<std::complex<double>> decode(const Plaintext& plain) const;
+
+ private:
+  ContextPtr ctx_;
+  detail::CkksEncoderTables tables_;
+};
+
+}  // namespace veil
