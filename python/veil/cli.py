@@ -1,0 +1,254 @@
+"""The ``veil`` command line: ``veil info``, ``veil demo``, ``veil bench``.
+
+Examples::
+
+    veil info
+    veil demo --device cpu --seed 1
+    veil bench --scheme bfv --quick --device cpu --json bench.json --markdown bench.md
+
+Bad arguments and unavailable devices exit with status 2 and a one-line message (no traceback);
+a demo whose decrypted results differ from the plaintext model exits with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+EXIT_OK = 0
+EXIT_WRONG = 1  # a computation gave a wrong answer
+EXIT_USAGE = 2  # bad arguments or unavailable device (argparse uses 2 as well)
+
+_SCHEMES = ("bfv",)
+
+
+def _device_arg(value: str) -> str:
+    """argparse type: 'auto', 'cpu', 'cuda' or 'cuda:k' (validated later against the build)."""
+    v = value.strip().lower()
+    if v in ("auto", "cpu", "cuda") or (v.startswith("cuda:") and v[5:].isdigit()):
+        return v
+    raise argparse.ArgumentTypeError(f"expected auto, cpu, cuda or cuda:k, got {value!r}")
+
+
+def _positive_int(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {n}")
+    return n
+
+
+def _seed_arg(value: str) -> int:
+    try:
+        n = int(value, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value!r}") from None
+    if not 0 <= n < 2**64:
+        raise argparse.ArgumentTypeError(f"expected an integer in [0, 2^64), got {n}")
+    return n
+
+
+def _threads_arg(value: str) -> list[int]:
+    """'1,0' -> [1, 0]: CPU thread counts to benchmark (0 = the default, all cores)."""
+    out = []
+    for part in value.split(","):
+        part = part.strip()
+        if not part.isdigit():
+            raise argparse.ArgumentTypeError(
+                f"expected comma-separated thread counts like '1,0' (0 = default), got {value!r}"
+            )
+        out.append(int(part))
+    if not out:
+        raise argparse.ArgumentTypeError("expected at least one thread count")
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``veil`` command."""
+    parser = argparse.ArgumentParser(
+        prog="veil", description="Veil: homomorphic encryption on NVIDIA GPUs and CPUs."
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="{info,demo,bench}")
+
+    sub.add_parser("info", help="build, CPU and GPU facts")
+
+    demo = sub.add_parser(
+        "demo", help="encrypted tumour classification (Breast Cancer Wisconsin, BFV)"
+    )
+    demo.add_argument("--scheme", choices=_SCHEMES, default="bfv")
+    demo.add_argument(
+        "--device", type=_device_arg, default="auto",
+        help="auto (GPU when present), cpu, cuda or cuda:k (default: auto)",
+    )
+    demo.add_argument("--seed", type=_seed_arg, default=None,
+                      help="fix key/encryption randomness (default: OS entropy)")
+
+    bench = sub.add_parser("bench", help="time Veil's operations against SEAL and Phantom's numbers")
+    bench.add_argument("--scheme", choices=_SCHEMES, default="bfv")
+    bench.add_argument(
+        "--device", type=_device_arg, default="auto",
+        help="auto (CPU backends + the GPU when present), cpu or cuda[:k] (default: auto)",
+    )
+    bench.add_argument("--quick", action="store_true",
+                       help="few parameter rows and runs (CI smoke test)")
+    bench.add_argument("--runs", type=_positive_int, default=None,
+                       help="timed runs per fast op (default: 100 on GPU, time-bounded on CPU)")
+    bench.add_argument("--json", dest="json_path", metavar="PATH", default=None,
+                       help="write all raw medians as JSON")
+    bench.add_argument("--markdown", dest="markdown_path", metavar="PATH", default=None,
+                       help="write the markdown tables")
+    bench.add_argument("--no-seal", dest="seal", action="store_false",
+                       help="skip the SEAL (seal-python) peer")
+    bench.add_argument("--threads", type=_threads_arg, default=None, metavar="LIST",
+                       help="CPU thread counts, comma-separated; 0 = default (default: '1,0')")
+    bench.add_argument("--rows", choices=("default", "phantom", "all"), default="all",
+                       help="parameter rows: SEAL defaults, Phantom's rows, or both (default: all)")
+    bench.add_argument("--max-n", type=_positive_int, default=None, metavar="N",
+                       help="skip rows with poly_modulus_degree above N")
+    bench.add_argument("--cpu-max-n", type=_positive_int, default=None, metavar="N",
+                       help="largest N timed on the CPU backends (default: 16384; 65536 with "
+                       "the current CPU backend takes hours)")
+    return parser
+
+
+def cmd_info(console: Console) -> int:
+    """Prints version, build, CPU threads and each GPU's facts."""
+    import veil
+
+    from .bench import cpu_model
+
+    info = veil.device_info()
+    t = Table(show_header=False, box=None, pad_edge=False)
+    t.add_column(style="cyan")
+    t.add_column()
+    t.add_row("veil", str(info["version"]))
+    t.add_row("CUDA in this build", "yes" if info["cuda_built"] else "no")
+    backends = ["cpu"] + [f"cuda:{i}" for i in range(len(info["gpus"]))]
+    t.add_row("backends", ", ".join(backends))
+    t.add_row("CPU threads (OpenMP)", str(info["cpu_threads"]))
+    t.add_row("CPU", cpu_model())
+    t.add_row("default device", veil.default_device())
+    console.print(t)
+    if info["gpus"]:
+        g = Table(title="GPUs", title_justify="left")
+        for col in ("index", "name", "memory", "SMs", "compute capability", "runtime", "driver"):
+            g.add_column(col)
+        for i, d in enumerate(info["gpus"]):
+            g.add_row(
+                str(i),
+                str(d.get("name", "?")),
+                f"{int(d.get('total_memory', 0)) / 2**30:.1f} GiB",
+                str(d.get("multiprocessors", "?")),
+                str(d.get("compute_capability", "?")),
+                _cuda_version(d.get("runtime_version")),
+                _cuda_version(d.get("driver_version")),
+            )
+        console.print(g)
+    elif info["cuda_built"]:
+        console.print("no CUDA device visible")
+    return EXIT_OK
+
+
+def _cuda_version(v: object) -> str:
+    """CUDA's integer version (e.g. 13000) as '13.0'."""
+    try:
+        n = int(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return "?"
+    return f"{n // 1000}.{(n % 1000) // 10}"
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Runs :func:`veil.demo.run`; exit status 1 unless decrypted scores are exact."""
+    from . import demo
+
+    r = demo.run(device=args.device, seed=args.seed, scheme=args.scheme)
+    return EXIT_OK if r["exact"] and r["agreement"] == 1.0 else EXIT_WRONG
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Runs :func:`veil.bench.run`; exit status 1 when an operation gave a wrong result."""
+    from . import bench
+
+    r = bench.run(
+        scheme=args.scheme,
+        device=args.device,
+        quick=args.quick,
+        runs=args.runs,
+        json_path=args.json_path,
+        markdown_path=args.markdown_path,
+        seal=args.seal,
+        threads=args.threads,
+        rows=args.rows,
+        max_n=args.max_n,
+        cpu_max_n=args.cpu_max_n,
+    )
+    return EXIT_OK if r.get("all_correct", True) else EXIT_WRONG
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``veil`` command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    console = Console()
+    if args.version:
+        import veil
+
+        console.print(f"veil {veil.__version__}")
+        return EXIT_OK
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    if args.command == "info":
+        return cmd_info(console)
+    try:
+        _check_args(args)
+    except (ValueError, TypeError, RuntimeError, OSError, ImportError) as e:
+        # Bad arguments, an unavailable device or a missing optional dependency: one line.
+        print(f"veil {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        if args.command == "demo":
+            return cmd_demo(args)
+        return cmd_bench(args)
+    except KeyboardInterrupt:
+        print(f"veil {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except OSError as e:  # e.g. --json into a directory that does not exist
+        print(f"veil {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """Validates what argparse cannot: the device against this build, output paths, extras.
+
+    Raises ValueError/RuntimeError (device), OSError (paths) or ImportError (missing extras), so
+    that errors inside a run are real failures and keep their traceback.
+    """
+    import os
+
+    import veil
+
+    veil.resolve_device(args.device)
+    if args.command == "demo":
+        try:
+            import sklearn  # noqa: F401
+        except ImportError:
+            raise ImportError("the demo needs scikit-learn: pip install 'veil[demo]'") from None
+    if args.command == "bench":
+        for path in (args.json_path, args.markdown_path):
+            if path:
+                folder = os.path.dirname(os.path.abspath(path))
+                if not os.path.isdir(folder):
+                    raise OSError(f"{path}: folder {folder} does not exist")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,238 @@
+"""Tests of the demo (encrypted tumour classification), the benchmark and the ``veil`` CLI.
+
+Timings are never asserted (DESIGN.md, Tests); only structure and exactness are.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import veil
+from veil import bench, cli, demo
+
+sklearn = pytest.importorskip("sklearn")
+
+
+def has_gpu() -> bool:
+    return veil._core.cuda_built() and veil._core.cuda_device_count() > 0
+
+
+# ---- demo: pure functions -----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def data() -> demo.Dataset:
+    return demo.load_data()
+
+
+@pytest.fixture(scope="module")
+def model(data: demo.Dataset) -> demo.FloatModel:
+    return demo.train_model(data.x_train, data.y_train)
+
+
+def test_data_split_is_stratified_and_standardized(data: demo.Dataset) -> None:
+    assert data.x_train.shape[1] == data.x_test.shape[1] == demo.N_FEATURES
+    assert len(data.x_train) + len(data.x_test) == 569
+    # Stratified: the malignant fraction matches within one sample.
+    frac_tr, frac_te = data.y_train.mean(), data.y_test.mean()
+    assert abs(frac_tr - frac_te) < 1.0 / len(data.y_test) + 1e-9
+    # Standardized on the training rows (up to clipping) and clipped.
+    assert np.allclose(data.x_train.mean(axis=0), 0.0, atol=0.05)
+    assert np.abs(data.x_test).max() <= demo.CLIP
+
+
+def test_standardize_fits_on_train_only() -> None:
+    tr = np.array([[0.0, 10.0], [2.0, 10.0]])
+    te = np.array([[4.0, 11.0]])
+    a, b = demo.standardize(tr, te, clip=100.0)
+    assert np.allclose(a, [[-1.0, 0.0], [1.0, 0.0]])  # zero-variance column stays finite
+    assert np.allclose(b, [[3.0, 1.0]])
+
+
+def test_quantization_keeps_decisions(data: demo.Dataset, model: demo.FloatModel) -> None:
+    q = demo.quantize_model(model)
+    xq = demo.quantize_features(data.x_test)
+    float_dec = model.scores(data.x_test) > 0
+    q_dec = q.scores(xq) > 0
+    assert np.mean(float_dec == q_dec) >= 0.98
+    # The integer score approximates the float score times 2^(2 s_x + s_w).
+    scale = 2.0 ** (2 * q.s_x + q.s_w)
+    err = np.abs(q.scores(xq) / scale - model.scores(data.x_test))
+    assert np.median(err) < 0.1
+
+
+def test_quantize_features_range() -> None:
+    x = np.array([[-100.0, -0.5, 0.0, 0.26, 100.0]])
+    xq = demo.quantize_features(x, s_x=4, clip=6.0)
+    assert xq.dtype == np.int64
+    assert xq.tolist() == [[-96, -8, 0, 4, 96]]
+
+
+def test_quantized_scales_are_consistent() -> None:
+    m = demo.FloatModel(w=np.array([0.5, -0.25]), v=np.array([0.125, 0.0]), b=-1.0)
+    q = demo.quantize_model(m, s_x=2, s_w=3, clip=4.0)
+    # x = (1, 2) -> xq = (4, 8); score_float = 0.5 - 0.5 + 0.125 - 1 = -0.875
+    xq = np.array([[4, 8]])
+    assert q.scores(xq)[0] == round(-0.875 * 2 ** (2 * 2 + 3))
+    assert q.x_max == 16
+
+
+def test_score_bound_covers_worst_case() -> None:
+    q = demo.QuantizedModel(w=np.array([3, -2]), v=np.array([-1, 5]), b=-7, s_x=0, s_w=0, x_max=4)
+    bound = q.score_bound()
+    assert bound == (3 + 2) * 4 + (1 + 5) * 16 + 7
+    grid = np.array([[a, b] for a in range(-4, 5) for b in range(-4, 5)])
+    assert np.abs(q.scores(grid)).max() <= bound
+
+
+def test_plain_modulus_bound_check() -> None:
+    demo.check_plain_modulus(32768, 65537)  # t = 65537 decodes into [-32768, 32768]
+    with pytest.raises(ValueError, match="plain_modulus"):
+        demo.check_plain_modulus(32769, 65537)
+    with pytest.raises(ValueError, match="bound"):
+        demo.check_plain_modulus(-1, 65537)
+    t = demo.choose_plain_modulus(10**7, 8192)
+    assert t > 2 * 10**7 and t % (2 * 8192) == 1
+    assert t == veil.PlainModulus.batching(8192, t.bit_length())
+
+
+def test_packing_layout_and_unpacking() -> None:
+    n_slots, block = 8192, demo.BLOCK
+    rng = np.random.default_rng(0)
+    xq = rng.integers(-96, 97, size=(300, 30))
+    packed = demo.pack_features(xq, n_slots)
+    per = demo.samples_per_ciphertext(n_slots)
+    assert per == 256 and len(packed) == 2
+    assert all(v.shape == (n_slots,) and v.dtype == np.int64 for v in packed)
+    blocks = packed[0].reshape(per, block)
+    assert np.array_equal(blocks[:, :30], xq[:256])
+    assert not blocks[:, 30:].any()  # two zero pads per sample
+    assert not packed[1].reshape(per, block)[300 - 256 :].any()  # unused blocks are zero
+    # The plaintext model of the rotate-and-add block sum puts each block's sum in slot 32 i.
+    w = rng.integers(-50, 51, size=30)
+    prods = [v * demo.tile_vector(w, n_slots) for v in packed]
+    sums = [demo.block_sum_plain(p) + demo.bias_vector(7, n_slots) for p in prods]
+    assert np.array_equal(demo.unpack_scores(sums, 300), xq @ w + 7)
+
+
+def test_block_sum_steps_and_rows() -> None:
+    assert demo.block_sum_steps(32) == [16, 8, 4, 2, 1]
+    # Blocks never straddle the two rows: a block sum never mixes the rows.
+    v = np.zeros(8192, dtype=np.int64)
+    v[4096 - 32 : 4096] = 1  # last block of row 0
+    s = demo.block_sum_plain(v)
+    assert s[4096 - 32] == 32 and s[0] == 0
+    with pytest.raises(ValueError):
+        demo.samples_per_ciphertext(8192, block=24)
+
+
+def test_unpack_scores_rejects_too_many() -> None:
+    with pytest.raises(ValueError, match="n_samples"):
+        demo.unpack_scores([np.zeros(64, dtype=np.int64)], 3, block=32)
+
+
+# ---- demo: the encrypted pipeline ---------------------------------------------------------------
+def test_demo_run_cpu_is_exact() -> None:
+    r = demo.run(device="cpu", seed=1, verbose=False)
+    assert r["exact"], f"{r['mismatches']} decrypted scores differ from the plaintext model"
+    assert r["agreement"] == 1.0
+    assert r["accuracy"] > 0.9
+    assert r["accuracy"] == r["quantized_accuracy"]
+    assert r["n_test"] == 143 and r["n_ciphertexts"] == 1
+    assert 2 * r["score_bound"] < r["params"]["plain_modulus"]
+    assert r["params"]["security"] == 128
+    assert r["noise_budget_bits"] > 0
+    assert all(v > 0 for v in r["times_s"].values())
+
+
+def test_demo_rejects_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="scheme"):
+        demo.run(device="cpu", scheme="ckks", verbose=False)
+    with pytest.raises(ValueError):
+        demo.run(device="tpu", verbose=False)
+
+
+@pytest.mark.gpu
+def test_demo_run_gpu_is_exact() -> None:
+    r = demo.run(device="cuda", seed=1, verbose=False)
+    assert r["exact"] and r["agreement"] == 1.0 and r["accuracy"] > 0.9
+
+
+# ---- benchmark ----------------------------------------------------------------------------------
+def test_bench_rows_match_anchors() -> None:
+    rows = bench.phantom_rows()
+    assert len(rows) == 13
+    assert [r.special for r in rows] == [1, 1, 1, 2, 1, 1, 4, 1, 1, 8, 1, 1, 16]
+    assert bench.parse_bit_sizes("7×54 + 1×60") == [54] * 7 + [60]
+    assert bench.parse_bit_sizes("2x35+1x38") == [35, 35, 38]
+    with pytest.raises(ValueError):
+        bench.parse_bit_sizes("7 by 54")
+    r = next(r for r in rows if r.n == 16384 and r.special == 4)
+    assert r.bit_sizes == [36] * 8 + [37] * 2 + [38] * 2
+    assert bench.PHANTOM_BFV[(8192, "3×54 + 1×56")]["HPS"]["multiply"] == (245.0, 235.0)
+    assert [r.n for r in bench.default_rows()] == [8192, 16384, 32768, 65536]
+    assert bench.default_rows()[-1].plain_modulus == 786433
+    for r in rows:  # every Phantom row's prime list reproduces ANCHORS's log QP
+        assert sum(q.bit_length() for q in r.primes()) == sum(r.bit_sizes)
+
+
+def test_bench_quick_cpu(tmp_path) -> None:
+    jpath, mpath = tmp_path / "b.json", tmp_path / "b.md"
+    r = bench.run(scheme="bfv", device="cpu", quick=True, seal=False, threads=[1],
+                  json_path=str(jpath), markdown_path=str(mpath), verbose=False)
+    assert r["all_correct"]
+    veil_rows = [x for x in r["results"] if x["kind"] == "veil"]
+    assert len(veil_rows) == 2
+    for x in veil_rows:
+        assert "error" not in x, x.get("error")
+        assert set(x["median_us"]) == set(bench.OPS)
+        assert all(v > 0 for v in x["median_us"].values())
+        assert all(x["correct"].values())
+    assert isinstance(r["markdown"], str) and "| params |" in r["markdown"]
+    assert mpath.read_text() == r["markdown"]
+    on_disk = json.loads(jpath.read_text())
+    assert on_disk["meta"]["cpu_model"] and on_disk["results"][0]["median_us"]["keygen"] > 0
+
+
+def test_bench_rejects_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="scheme"):
+        bench.run(scheme="ckks", device="cpu", quick=True, seal=False, verbose=False)
+    with pytest.raises(ValueError, match="rows"):
+        bench.select_rows("some")
+
+
+@pytest.mark.gpu
+def test_bench_quick_gpu() -> None:
+    r = bench.run(scheme="bfv", device="cuda", quick=True, seal=False, verbose=False)
+    assert r["all_correct"]
+    assert all(v > 0 for x in r["results"] for v in x["median_us"].values())
+
+
+# ---- CLI ----------------------------------------------------------------------------------------
+def test_cli_info(capsys) -> None:
+    assert cli.main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert veil.__version__ in out and "CUDA in this build" in out
+
+
+def test_cli_info_subprocess() -> None:
+    p = subprocess.run([sys.executable, "-m", "veil.cli", "info"], capture_output=True,
+                       text=True, timeout=120, check=False)
+    assert p.returncode == 0, p.stderr
+    assert "backends" in p.stdout
+
+
+def test_cli_bad_arguments_exit_cleanly(capsys) -> None:
+    with pytest.raises(SystemExit) as e:
+        cli.main(["demo", "--device", "tpu"])
+    assert e.value.code == 2
+    with pytest.raises(SystemExit):
+        cli.main(["bench", "--runs", "0"])
+    assert cli.main(["bench", "--quick", "--json", "/no/such/dir/b.json"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "does not exist" in err
+    if not has_gpu():
+        assert cli.main(["demo", "--device", "cuda"]) == 2
+        assert "Traceback" not in capsys.readouterr().err
