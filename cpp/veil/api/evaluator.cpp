@@ -334,15 +334,24 @@ std::vector<Ciphertext> Evaluator::rotate_many(const Ciphertext& a, const std::v
   check(a, "encrypted");
   check_compatible(*ctx_, a.device(), gk.context(), gk.device(), "galois_keys");
   if (a.size() != 2) throw InvalidArgument("encrypted: expected size 2 (relinearize first)");
+  const int row = static_cast<int>(ctx_->n() / 2);
   std::vector<u32> elts;
-  for (int s : steps) {
-    u32 e = ctx_->galois_elt_from_step(s);
-    if (e != 1) gk.key(e);  // throws a clear error if missing; step 0 needs no key
-    elts.push_back(e);
-  }
-  Buffer<u64> digits = key_switch_mod_up(*ctx_, a.device(), a.level(), a.poly(1), a.is_ntt_form());
+  for (int s : steps) elts.push_back(ctx_->galois_elt_from_step(s % row));
+  std::optional<Buffer<u64>> digits;  // the shared decomposition, computed once if needed
   std::vector<Ciphertext> out;
-  for (u32 e : elts) out.push_back(e == 1 ? a : galois_with_digits(a, digits, e, gk));
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const u32 e = elts[i];
+    if (e == 1) {
+      out.push_back(a);
+    } else if (gk.has_key(e)) {
+      if (!digits) {
+        digits = key_switch_mod_up(*ctx_, a.device(), a.level(), a.poly(1), a.is_ntt_form());
+      }
+      out.push_back(galois_with_digits(a, *digits, e, gk));
+    } else {
+      out.push_back(rotate_generic(a, steps[i], gk));  // NAF composition, as rotate_rows
+    }
+  }
   return out;
 }
 

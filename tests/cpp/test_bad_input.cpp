@@ -1,0 +1,469 @@
+// Bad input: every public entry rejects what is outside its domain with a typed exception whose
+// message names the argument (DESIGN.md "Errors"). One test per case; each asserts the exception
+// type (veil::InvalidArgument or veil::TypeMismatch, which are unrelated types) and the name.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "veil/api/encryptor.h"
+#include "veil/api/evaluator.h"
+#include "veil/backend/device.h"
+#include "veil/bfv/batch_encoder.h"
+#include "veil/core/error.h"
+#include "veil/rlwe/context.h"
+#include "veil/rlwe/keygen.h"
+#include "veil/rlwe/params.h"
+
+namespace {
+
+using veil::BatchEncoder;
+using veil::Ciphertext;
+using veil::CoeffModulus;
+using veil::Context;
+using veil::ContextPtr;
+using veil::Decryptor;
+using veil::Device;
+using veil::EncryptionParameters;
+using veil::Encryptor;
+using veil::Evaluator;
+using veil::GaloisKeys;
+using veil::InvalidArgument;
+using veil::KeyGenerator;
+using veil::PlainModulus;
+using veil::Plaintext;
+using veil::PublicKey;
+using veil::RelinKeys;
+using veil::SecretKey;
+using veil::SecurityLevel;
+using veil::TypeMismatch;
+
+using u64 = std::uint64_t;
+using u128 = unsigned __int128;
+
+// Runs `stmt`, requires an exception of exactly the family `Type` and a message containing `word`.
+#define EXPECT_THROW_NAMING(stmt, Type, word)                                                      \
+  do {                                                                                             \
+    bool caught_ = false;                                                                          \
+    std::string msg_;                                                                              \
+    try {                                                                                          \
+      stmt;                                                                                        \
+    } catch (const Type &ex_) {                                                                    \
+      caught_ = true;                                                                              \
+      msg_ = ex_.what();                                                                           \
+    } catch (const std::exception &ex_) {                                                          \
+      ADD_FAILURE() << #stmt " threw the wrong type (want " #Type "): " << ex_.what();             \
+    }                                                                                              \
+    EXPECT_TRUE(caught_) << #stmt " did not throw " #Type;                                         \
+    if (caught_) {                                                                                 \
+      EXPECT_NE(msg_.find(word), std::string::npos)                                                \
+          << #stmt ": message \"" << msg_ << "\" does not name " << word;                          \
+    }                                                                                              \
+  } while (0)
+
+// ---- number theory for building bad moduli (independent of the library) -----------------------
+
+u64 powm(u64 b, u64 e, u64 m) {
+  u64 r = 1;
+  for (b %= m; e; e >>= 1, b = static_cast<u64>(static_cast<u128>(b) * b % m))
+    if (e & 1)
+      r = static_cast<u64>(static_cast<u128>(r) * b % m);
+  return r;
+}
+
+// Deterministic Miller-Rabin below 2^64 (the first 12 primes are a witness set).
+bool prime(u64 n) {
+  if (n < 2)
+    return false;
+  for (u64 p : {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37}) {
+    if (n % p == 0)
+      return n == p;
+  }
+  u64 d = n - 1;
+  int s = 0;
+  while (!(d & 1))
+    d >>= 1, ++s;
+  for (u64 a : {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37}) {
+    u64 x = powm(a, d, n);
+    if (x == 1 || x == n - 1)
+      continue;
+    bool witness = true;
+    for (int i = 1; i < s && witness; ++i) {
+      x = static_cast<u64>(static_cast<u128>(x) * x % n);
+      if (x == n - 1)
+        witness = false;
+    }
+    if (witness)
+      return false;
+  }
+  return true;
+}
+
+// The largest q < 2^bits with q = 1 mod 2N and prime(q) == want_prime.
+u64 find_ntt_shaped(int bits, u64 n, bool want_prime) {
+  const u64 m = 2 * n;
+  u64 q = ((u64(1) << bits) - 1) / m * m + 1;
+  while (prime(q) != want_prime)
+    q -= m;
+  return q;
+}
+
+// The largest prime q < 2^bits with q != 1 mod 2N.
+u64 find_non_ntt_prime(int bits, u64 n) {
+  u64 q = (u64(1) << bits) - 1;
+  while (!prime(q) || (q - 1) % (2 * n) == 0)
+    q -= 2;
+  return q;
+}
+
+// ---- shared small parameters ------------------------------------------------------------------
+
+constexpr std::size_t kN = 4096;
+
+EncryptionParameters base_params(u64 t = 65537) {
+  EncryptionParameters p(veil::SchemeType::bfv);
+  p.poly_modulus_degree = kN;
+  p.coeff_modulus = CoeffModulus::bfv_default(kN);
+  p.plain_modulus = t;
+  return p;
+}
+
+// Two contexts with different parameters (different t) and their objects.
+struct Pair {
+  ContextPtr a = Context::create(base_params());
+  ContextPtr b = Context::create(base_params(PlainModulus::batching(kN, 20)));
+  KeyGenerator kga{a, Device::cpu(), 1}, kgb{b, Device::cpu(), 2};
+  PublicKey pka = kga.create_public_key(), pkb = kgb.create_public_key();
+  BatchEncoder enca{a}, encb{b};
+  Encryptor ea{a, pka, 3}, eb{b, pkb, 4};
+  Evaluator eva{a};
+  Ciphertext ca = ea.encrypt(enca.encode({1, 2, 3}));
+  Ciphertext cb = eb.encrypt(encb.encode({4, 5, 6}));
+};
+
+Pair &pair() {
+  static Pair p;
+  return p;
+}
+
+// ---- parameters -------------------------------------------------------------------------------
+
+TEST(BadInput, PolyModulusDegreeNotPowerOfTwo) {
+  EncryptionParameters p = base_params();
+  p.poly_modulus_degree = 3000;
+  EXPECT_THROW_NAMING(Context::create(p), InvalidArgument, "poly_modulus_degree");
+  p.poly_modulus_degree = 4097;
+  EXPECT_THROW_NAMING(Context::create(p), InvalidArgument, "poly_modulus_degree");
+  EXPECT_THROW_NAMING(CoeffModulus::create(3000, {40, 40}), InvalidArgument, "poly_modulus_degree");
+}
+
+TEST(BadInput, PolyModulusDegreeOutOfRange) {
+  for (std::size_t n : {std::size_t(0), std::size_t(512), std::size_t(1) << 18}) {
+    EncryptionParameters p = base_params();
+    p.poly_modulus_degree = n;
+    if (n)
+      p.coeff_modulus = CoeffModulus::create(n, {50, 50});
+    EXPECT_THROW_NAMING(Context::create(p, SecurityLevel::none), InvalidArgument,
+                        "poly_modulus_degree");
+  }
+  EXPECT_THROW_NAMING(CoeffModulus::bfv_default(512), InvalidArgument, "poly_modulus_degree");
+}
+
+TEST(BadInput, CoeffModulusNotNttFriendly) {
+  const u64 q = find_non_ntt_prime(40, kN);
+  ASSERT_TRUE(prime(q));
+  ASSERT_NE((q - 1) % (2 * kN), 0u);
+  EncryptionParameters p = base_params();
+  p.coeff_modulus[1] = q;
+  EXPECT_THROW_NAMING(Context::create(p), InvalidArgument, "coeff_modulus");
+  // Friendly for N = 2048 (q = 1 mod 4096) but not for N = 4096.
+  const u64 half = find_ntt_shaped(36, 2048, true);
+  if ((half - 1) % (2 * kN) != 0) {
+    p.coeff_modulus[1] = half;
+    EXPECT_THROW_NAMING(Context::create(p), InvalidArgument, "NTT-friendly");
+  }
+}
+
+TEST(BadInput, CoeffModulusRepeated) {
+  EncryptionParameters p = base_params();
+  p.coeff_modulus = {p.coeff_modulus[0], p.coeff_modulus[0], p.coeff_modulus[2]};
+  EXPECT_THROW_NAMING(Context::create(p), InvalidArgument, "coeff_modulus");
+  EXPECT_THROW_NAMING(Context::create(p), InvalidArgument, "repeated");
+}
+
+TEST(BadInput, CoeffModulusTooLarge) {
+  // A genuine 61-bit NTT-friendly prime: only its size is wrong.
+  const u64 q61 = find_ntt_shaped(61, kN, true);
+  ASSERT_EQ(q61 >> 60, 1u);
+  EncryptionParameters p = base_params();
+  p.coeff_modulus = {q61, CoeffModulus::create(kN, {40})[0]};
+  EXPECT_THROW_NAMING(Context::create(p, SecurityLevel::none), InvalidArgument, "coeff_modulus");
+  EXPECT_THROW_NAMING(Context::create(p, SecurityLevel::none), InvalidArgument, "60 bits");
+  EXPECT_THROW_NAMING(CoeffModulus::create(kN, {61}), InvalidArgument, "bit_sizes");
+  EXPECT_THROW_NAMING(CoeffModulus::create(kN, {40, 1}), InvalidArgument, "bit_sizes");
+}
+
+TEST(BadInput, CoeffModulusNotPrime) {
+  const u64 c = find_ntt_shaped(36, kN, false); // = 1 mod 2N, composite
+  ASSERT_FALSE(prime(c));
+  EncryptionParameters p = base_params();
+  p.coeff_modulus[0] = c;
+  EXPECT_THROW_NAMING(Context::create(p), InvalidArgument, "coeff_modulus");
+  EXPECT_THROW_NAMING(Context::create(p), InvalidArgument, "not prime");
+}
+
+TEST(BadInput, CoeffModulusEmpty) {
+  EncryptionParameters p = base_params();
+  p.coeff_modulus.clear();
+  EXPECT_THROW_NAMING(Context::create(p), InvalidArgument, "coeff_modulus");
+}
+
+TEST(BadInput, SpecialPrimesLeaveNoCiphertextPrime) {
+  EncryptionParameters p = base_params();
+  p.special_primes = p.coeff_modulus.size();
+  EXPECT_THROW_NAMING(Context::create(p), InvalidArgument, "special_primes");
+}
+
+TEST(BadInput, SpecialPrimesTooSmallForAlpha) {
+  // Digits of alpha = 2 forty-bit primes (80 bits) need P >= 80 bits; one 30-bit prime is not.
+  EncryptionParameters p(veil::SchemeType::bfv);
+  p.poly_modulus_degree = 8192;
+  p.coeff_modulus = CoeffModulus::create(8192, {40, 40, 40, 40, 30});
+  p.special_primes = 1;
+  p.alpha = 2;
+  p.plain_modulus = 65537;
+  EXPECT_THROW_NAMING(Context::create(p), InvalidArgument, "special_primes");
+  EXPECT_THROW_NAMING(Context::create(p), InvalidArgument, "alpha");
+  // alpha = 1 (digits of one 40-bit prime) is still too much for a 30-bit P...
+  p.alpha = 1;
+  EXPECT_THROW_NAMING(Context::create(p), InvalidArgument, "special_primes");
+  // ...while a 60-bit special prime with alpha = 1 is accepted.
+  p.coeff_modulus = CoeffModulus::create(8192, {40, 40, 40, 40, 50});
+  EXPECT_NO_THROW(Context::create(p));
+}
+
+TEST(BadInput, PlainModulusNotBatchingFriendly) {
+  // 65521 is prime but 65520 is not a multiple of 2N = 8192; 1000 is composite. Both are valid
+  // BFV plain moduli (co-prime to Q), so the context accepts them; the BatchEncoder does not.
+  for (u64 t : {u64(65521), u64(1000)}) {
+    const ContextPtr ctx = Context::create(base_params(t));
+    EXPECT_FALSE(ctx->batching_enabled()) << t;
+    EXPECT_THROW_NAMING(BatchEncoder{ctx}, InvalidArgument, "plain_modulus");
+  }
+}
+
+TEST(BadInput, PlainModulusInvalid) {
+  EncryptionParameters p = base_params();
+  for (u64 t : {u64(0), u64(1), u64(1) << 60, p.coeff_modulus[1]}) {
+    p.plain_modulus = t;
+    EXPECT_THROW_NAMING(Context::create(p), InvalidArgument, "plain_modulus");
+  }
+  EXPECT_THROW_NAMING(PlainModulus::batching(kN, 61), InvalidArgument, "bits");
+  EXPECT_THROW_NAMING(PlainModulus::batching(kN, 1), InvalidArgument, "bits");
+}
+
+TEST(BadInput, AboveSecurityBound) {
+  // 2 x 60 bits = 120 > 109, the 128-bit bound for N = 4096.
+  EncryptionParameters p = base_params();
+  p.coeff_modulus = CoeffModulus::create(kN, {60, 60});
+  EXPECT_THROW_NAMING(Context::create(p), InvalidArgument, "coeff_modulus");
+  EXPECT_THROW_NAMING(Context::create(p, SecurityLevel::tc128), InvalidArgument, "security");
+  // Accepted when the check is switched off explicitly, and usable.
+  ContextPtr ctx;
+  ASSERT_NO_THROW(ctx = Context::create(p, SecurityLevel::none));
+  EXPECT_EQ(ctx->security(), SecurityLevel::none);
+  EXPECT_EQ(ctx->total_qp_bits(), 120);
+  // SEAL's 128-bit default chain is above the 192-bit bound for N = 8192 (218 > 152).
+  EncryptionParameters q = base_params();
+  q.poly_modulus_degree = 8192;
+  q.coeff_modulus = CoeffModulus::bfv_default(8192);
+  EXPECT_NO_THROW(Context::create(q));
+  EXPECT_THROW_NAMING(Context::create(q, SecurityLevel::tc192), InvalidArgument, "coeff_modulus");
+  // The 192-bit default chain is within it.
+  q.coeff_modulus = CoeffModulus::bfv_default(8192, SecurityLevel::tc192);
+  EXPECT_NO_THROW(Context::create(q, SecurityLevel::tc192));
+}
+
+TEST(BadInput, ParameterNamesFromStrings) {
+  EXPECT_THROW_NAMING(veil::mul_method_from_string("karatsuba"), InvalidArgument, "mul_method");
+  EXPECT_THROW_NAMING(veil::scheme_from_string("tfhe"), InvalidArgument, "scheme");
+}
+
+// ---- encoding ---------------------------------------------------------------------------------
+
+TEST(BadInput, EncodeValueNotBelowPlainModulus) {
+  BatchEncoder &enc = pair().enca;
+  const u64 t = pair().a->plain_modulus();
+  std::vector<u64> v(kN, 1);
+  v[17] = t;
+  EXPECT_THROW_NAMING(enc.encode(v), InvalidArgument, "values");
+  EXPECT_THROW_NAMING(enc.encode(v), InvalidArgument, "plain_modulus");
+  v[17] = ~u64(0);
+  EXPECT_THROW_NAMING(enc.encode(v), InvalidArgument, "values");
+  v[17] = t - 1;
+  EXPECT_NO_THROW(enc.encode(v));
+  const std::int64_t half = static_cast<std::int64_t>((t - 1) / 2);
+  EXPECT_THROW_NAMING(enc.encode_signed({half + 1}), InvalidArgument, "values");
+  EXPECT_THROW_NAMING(enc.encode_signed({0, -half - 1}), InvalidArgument, "values");
+  EXPECT_NO_THROW(enc.encode_signed({half, -half}));
+}
+
+TEST(BadInput, EncodeTooManyValues) {
+  BatchEncoder &enc = pair().enca;
+  EXPECT_THROW_NAMING(enc.encode(std::vector<u64>(kN + 1, 0)), InvalidArgument, "values");
+  EXPECT_THROW_NAMING(enc.encode_signed(std::vector<std::int64_t>(2 * kN, 0)), InvalidArgument,
+                      "values");
+}
+
+// ---- mixing contexts --------------------------------------------------------------------------
+
+TEST(BadInput, OperandsFromDifferentContexts) {
+  Pair &P = pair();
+  ASSERT_NE(P.a->parameter_hash(), P.b->parameter_hash());
+  const Evaluator &ev = P.eva;
+  EXPECT_THROW_NAMING(ev.add(P.ca, P.cb), InvalidArgument, "encrypted2");
+  EXPECT_THROW_NAMING(ev.sub(P.ca, P.cb), InvalidArgument, "encrypted2");
+  EXPECT_THROW_NAMING(ev.multiply(P.ca, P.cb), InvalidArgument, "encrypted2");
+  EXPECT_THROW_NAMING(ev.add(P.cb, P.ca), InvalidArgument, "encrypted1");
+  EXPECT_THROW_NAMING(ev.negate(P.cb), InvalidArgument, "encrypted");
+  EXPECT_THROW_NAMING(ev.square(P.cb), InvalidArgument, "encrypted");
+  const Plaintext pb = P.encb.encode({1});
+  EXPECT_THROW_NAMING(ev.add_plain(P.ca, pb), InvalidArgument, "plain");
+  EXPECT_THROW_NAMING(ev.sub_plain(P.ca, pb), InvalidArgument, "plain");
+  EXPECT_THROW_NAMING(ev.multiply_plain(P.ca, pb), InvalidArgument, "plain");
+  EXPECT_THROW_NAMING(P.ea.encrypt(pb), InvalidArgument, "plain");
+  EXPECT_THROW_NAMING(P.enca.decode(pb), InvalidArgument, "plain");
+  const Ciphertext prod = ev.multiply(P.ca, P.ca);
+  EXPECT_THROW_NAMING(ev.relinearize(prod, P.kgb.create_relin_keys()), InvalidArgument,
+                      "relin_keys");
+  const GaloisKeys gkb = P.kgb.create_galois_keys({1}, true);
+  EXPECT_THROW_NAMING(ev.rotate_rows(P.ca, 1, gkb), InvalidArgument, "galois_keys");
+  EXPECT_THROW_NAMING(ev.rotate_columns(P.ca, gkb), InvalidArgument, "galois_keys");
+  EXPECT_THROW_NAMING(ev.rotate_many(P.ca, {1}, gkb), InvalidArgument, "galois_keys");
+  Decryptor da(P.a, P.kga.secret_key());
+  EXPECT_THROW_NAMING(da.decrypt(P.cb), InvalidArgument, "encrypted");
+  EXPECT_THROW_NAMING(da.invariant_noise_budget(P.cb), InvalidArgument, "encrypted");
+}
+
+TEST(BadInput, EncryptorDecryptorFromKeyOfAnotherContext) {
+  // Decrypting with a public key does not compile; a key of another context must be refused.
+  static_assert(!std::is_constructible_v<Decryptor, ContextPtr, const PublicKey &>);
+  static_assert(!std::is_convertible_v<const PublicKey &, const SecretKey &>);
+  static_assert(!std::is_convertible_v<const SecretKey &, const PublicKey &>);
+  Pair &P = pair();
+  EXPECT_THROW_NAMING(Encryptor(P.b, P.pka), InvalidArgument, "public_key");
+  EXPECT_THROW_NAMING(Encryptor(P.b, P.kga.secret_key()), InvalidArgument, "secret_key");
+  EXPECT_THROW_NAMING(Decryptor(P.b, P.kga.secret_key()), InvalidArgument, "secret_key");
+  EXPECT_THROW_NAMING(KeyGenerator(P.b, P.kga.secret_key()), InvalidArgument, "secret_key");
+}
+
+// ---- operation preconditions ------------------------------------------------------------------
+
+TEST(BadInput, RelinearizeNeedsSizeThree) {
+  Pair &P = pair();
+  const RelinKeys rlk = P.kga.create_relin_keys();
+  ASSERT_EQ(P.ca.size(), 2u);
+  EXPECT_THROW_NAMING(P.eva.relinearize(P.ca, rlk), InvalidArgument, "encrypted");
+  const Ciphertext four = P.eva.multiply(P.eva.multiply(P.ca, P.ca), P.ca);
+  ASSERT_EQ(four.size(), 4u);
+  EXPECT_THROW_NAMING(P.eva.relinearize(four, rlk), InvalidArgument, "size");
+  Ciphertext x = P.ca;
+  EXPECT_THROW_NAMING(P.eva.relinearize_inplace(x, rlk), InvalidArgument, "encrypted");
+  EXPECT_THROW_NAMING(P.eva.relinearize(P.eva.multiply(P.ca, P.ca), RelinKeys{}), InvalidArgument,
+                      "relin_keys");
+}
+
+TEST(BadInput, MissingGaloisKey) {
+  Pair &P = pair();
+  const Evaluator &ev = P.eva;
+  // Only the column key: no key for step 1 and nothing to compose it from.
+  const GaloisKeys cols = P.kga.create_galois_keys({}, true);
+  EXPECT_THROW_NAMING(ev.rotate_rows(P.ca, 1, cols), InvalidArgument, "galois_keys");
+  EXPECT_THROW_NAMING(ev.apply_galois(P.ca, 9, cols), InvalidArgument, "galois_keys");
+  EXPECT_THROW_NAMING(ev.rotate_many(P.ca, {2}, cols), InvalidArgument, "galois_keys");
+  // Only step 1: step 3 = 4 - 1 has neither a direct key nor the power-of-two keys it needs.
+  const GaloisKeys one = P.kga.create_galois_keys({1}, false);
+  EXPECT_THROW_NAMING(ev.rotate_rows(P.ca, 3, one), InvalidArgument, "galois_keys");
+  EXPECT_THROW_NAMING(ev.rotate_columns(P.ca, one), InvalidArgument, "galois_keys");
+  EXPECT_NO_THROW(ev.rotate_rows(P.ca, 1, one));
+}
+
+TEST(BadInput, GaloisArgumentsOutOfRange) {
+  Pair &P = pair();
+  const GaloisKeys gk = P.kga.create_galois_keys({1}, true);
+  EXPECT_THROW_NAMING(P.kga.create_galois_keys({static_cast<int>(kN / 2)}, false), InvalidArgument,
+                      "steps");
+  EXPECT_THROW_NAMING(P.kga.create_galois_keys({-static_cast<int>(kN / 2)}, false), InvalidArgument,
+                      "steps");
+  EXPECT_THROW_NAMING(P.kga.create_galois_keys_from_elts({4}), InvalidArgument, "galois_elts");
+  EXPECT_THROW_NAMING(P.kga.create_galois_keys_from_elts({std::uint32_t(2 * kN + 1)}),
+                      InvalidArgument, "galois_elts");
+  EXPECT_THROW_NAMING(P.eva.apply_galois(P.ca, 6, gk), InvalidArgument, "galois_elt");
+  EXPECT_THROW_NAMING(P.eva.apply_galois(P.ca, 2 * kN + 3, gk), InvalidArgument, "galois_elt");
+  // Automorphisms need a relinearized (size 2) ciphertext.
+  EXPECT_THROW_NAMING(P.eva.apply_galois(P.eva.multiply(P.ca, P.ca), 3, gk), InvalidArgument,
+                      "encrypted");
+  EXPECT_THROW_NAMING(P.eva.rotate_many(P.eva.multiply(P.ca, P.ca), {1}, gk), InvalidArgument,
+                      "encrypted");
+}
+
+TEST(BadInput, ExponentAndEmptyLists) {
+  Pair &P = pair();
+  const RelinKeys rlk = P.kga.create_relin_keys();
+  EXPECT_THROW_NAMING(P.eva.exponentiate(P.ca, 0, rlk), InvalidArgument, "exponent");
+  EXPECT_THROW_NAMING(P.eva.add_many({}), InvalidArgument, "encrypteds");
+  EXPECT_THROW_NAMING(P.eva.multiply_many({}, rlk), InvalidArgument, "encrypteds");
+}
+
+TEST(BadInput, EmptyObjects) {
+  Pair &P = pair();
+  EXPECT_THROW_NAMING(P.eva.add(Ciphertext{}, P.ca), InvalidArgument, "encrypted1");
+  EXPECT_THROW_NAMING(P.eva.add(P.ca, Ciphertext{}), InvalidArgument, "encrypted2");
+  EXPECT_THROW_NAMING(P.eva.negate(Ciphertext{}), InvalidArgument, "encrypted");
+  EXPECT_THROW_NAMING(P.ea.encrypt(Plaintext{}), InvalidArgument, "plain");
+  EXPECT_THROW_NAMING(Evaluator(nullptr), InvalidArgument, "context");
+}
+
+TEST(BadInput, KeySwitchingWithoutSpecialPrime) {
+  EncryptionParameters p = base_params();
+  p.special_primes = 0;
+  const ContextPtr ctx = Context::create(p);
+  KeyGenerator kg(ctx, Device::cpu(), 1);
+  EXPECT_THROW_NAMING(kg.create_relin_keys(), InvalidArgument, "special_primes");
+  EXPECT_THROW_NAMING(kg.create_galois_keys({1}, false), InvalidArgument, "special_primes");
+}
+
+// ---- devices ----------------------------------------------------------------------------------
+
+TEST(BadInput, CudaObjectWithCpuObject) {
+  if (veil::cuda_device_count() == 0)
+    GTEST_SKIP() << "no CUDA device";
+  Pair &P = pair();
+  const Device gpu(Device::Kind::cuda, 0);
+  const Ciphertext cg = P.ca.to(gpu);
+  const Evaluator &ev = P.eva;
+  EXPECT_THROW_NAMING(ev.add(P.ca, cg), TypeMismatch, "encrypted2");
+  EXPECT_THROW_NAMING(ev.add(cg, P.ca), TypeMismatch, "encrypted2");
+  EXPECT_THROW_NAMING(ev.multiply(cg, P.ca), TypeMismatch, "encrypted2");
+  const Plaintext pt = P.enca.encode({1, 2});
+  EXPECT_THROW_NAMING(ev.add_plain(cg, pt), TypeMismatch, "plain");
+  EXPECT_THROW_NAMING(ev.multiply_plain(cg, pt), TypeMismatch, "plain");
+  // Keys on the CPU, ciphertext on the GPU.
+  const RelinKeys rlk = P.kga.create_relin_keys();
+  EXPECT_THROW_NAMING(ev.relinearize(ev.multiply(cg, cg), rlk), TypeMismatch, "relin_keys");
+  const GaloisKeys gk = P.kga.create_galois_keys({1}, true);
+  EXPECT_THROW_NAMING(ev.rotate_rows(cg, 1, gk), TypeMismatch, "galois_keys");
+  EXPECT_THROW_NAMING(ev.rotate_columns(cg, gk), TypeMismatch, "galois_keys");
+  // Encryptor with a CPU key, plaintext on the GPU; decryptor with a CPU key, GPU ciphertext.
+  EXPECT_THROW_NAMING(P.ea.encrypt(P.enca.encode({1}, gpu)), TypeMismatch, "plain");
+  Decryptor dec(P.a, P.kga.secret_key());
+  EXPECT_THROW_NAMING(dec.decrypt(cg), TypeMismatch, "encrypted");
+  // Everything on the GPU works.
+  Decryptor dg(P.a, P.kga.secret_key().to(gpu));
+  EXPECT_EQ(P.enca.decode(dg.decrypt(cg)).at(2), 3u);
+}
+
+} // namespace

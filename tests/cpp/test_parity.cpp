@@ -1,0 +1,309 @@
+// CPU/GPU parity for BFV (DESIGN.md "Backends and determinism"): with the same explicit seeds,
+// keys, encodings, ciphertexts, every evaluator result and every decryption are bit-identical
+// on Device::cpu() and cuda:0. Skipped without a CUDA device.
+//
+// Building with -DVEIL_PARITY_SELF_CHECK compares the CPU with itself instead (no GPU needed):
+// that checks the test's own logic, not the backends.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "veil/api/encryptor.h"
+#include "veil/api/evaluator.h"
+#include "veil/backend/device.h"
+#include "veil/bfv/batch_encoder.h"
+#include "veil/rlwe/context.h"
+#include "veil/rlwe/keygen.h"
+#include "veil/rlwe/params.h"
+
+namespace {
+
+using veil::BatchEncoder;
+using veil::Ciphertext;
+using veil::CoeffModulus;
+using veil::ContextPtr;
+using veil::Decryptor;
+using veil::Device;
+using veil::Encryptor;
+using veil::Evaluator;
+using veil::GaloisKeys;
+using veil::KeyGenerator;
+using veil::MulMethod;
+using veil::PlainModulus;
+using veil::Plaintext;
+using veil::PublicKey;
+using veil::RelinKeys;
+
+using u64 = std::uint64_t;
+using Vec = std::vector<u64>;
+
+bool have_second_device() {
+#ifdef VEIL_PARITY_SELF_CHECK
+  return true;
+#else
+  return veil::cuda_device_count() > 0;
+#endif
+}
+
+Device second_device() {
+#ifdef VEIL_PARITY_SELF_CHECK
+  return Device::cpu();
+#else
+  return Device(Device::Kind::cuda, 0);
+#endif
+}
+
+// Compares two objects' words, reporting the first difference (keys can be gigabytes: no dump).
+template <class A, class B>::testing::AssertionResult same_words(const A &x, const B &y) {
+  const Vec a = x.buffer().to_host(), b = y.buffer().to_host();
+  if (a.size() != b.size()) {
+    return ::testing::AssertionFailure() << "word counts " << a.size() << " != " << b.size();
+  }
+  std::size_t bad = 0, first = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i] && bad++ == 0)
+      first = i;
+  }
+  if (bad == 0)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << bad << " of " << a.size() << " words differ; first at "
+                                       << first << ": " << a[first] << " vs " << b[first];
+}
+
+::testing::AssertionResult same_ct(const Ciphertext &x, const Ciphertext &y) {
+  if (x.size() != y.size() || x.level() != y.level() || x.is_ntt_form() != y.is_ntt_form()) {
+    return ::testing::AssertionFailure() << "shape differs: size " << x.size() << "/" << y.size()
+                                         << ", level " << x.level() << "/" << y.level();
+  }
+  return same_words(x, y);
+}
+
+::testing::AssertionResult same_galois(const GaloisKeys &x, const GaloisKeys &y) {
+  if (x.keys().size() != y.keys().size()) {
+    return ::testing::AssertionFailure()
+           << x.keys().size() << " keys vs " << y.keys().size() << " keys";
+  }
+  for (const auto &[elt, k] : x.keys()) {
+    if (!y.has_key(elt))
+      return ::testing::AssertionFailure() << "no key for element " << elt;
+    auto r = same_words(k, y.key(elt));
+    if (!r)
+      return r << " (element " << elt << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+Vec rot_rows(const Vec &v, long long k) {
+  const long long row = static_cast<long long>(v.size() / 2);
+  Vec r(v.size());
+  for (long long i = 0; i < 2; ++i)
+    for (long long c = 0; c < row; ++c)
+      r[i * row + c] = v[i * row + (((c + k) % row) + row) % row];
+  return r;
+}
+
+struct ParityCase {
+  std::string name;
+  std::size_t n;
+  std::vector<int> bits; // empty: CoeffModulus::bfv_default(n)
+  std::size_t special_primes;
+  std::size_t alpha;
+  int t_bits; // 0: t = 65537
+  MulMethod method;
+};
+
+void PrintTo(const ParityCase &c, std::ostream *os) { *os << c.name; }
+
+const MulMethod HPS = MulMethod::hps;
+const MulMethod BEHZ = MulMethod::behz;
+
+class BfvParity : public ::testing::TestWithParam<ParityCase> {
+protected:
+  void SetUp() override {
+    if (!have_second_device())
+      GTEST_SKIP() << "no CUDA device";
+    const ParityCase &c = GetParam();
+    veil::EncryptionParameters p(veil::SchemeType::bfv);
+    p.poly_modulus_degree = c.n;
+    p.coeff_modulus =
+        c.bits.empty() ? CoeffModulus::bfv_default(c.n) : CoeffModulus::create(c.n, c.bits);
+    p.special_primes = c.special_primes;
+    p.alpha = c.alpha;
+    p.plain_modulus = c.t_bits ? PlainModulus::batching(c.n, c.t_bits) : 65537;
+    p.mul_method = c.method;
+    ctx = veil::Context::create(p);
+    t = ctx->plain_modulus();
+  }
+  // Large N: Galois keys for step 1 and the column swap only (each key is up to ~1 GB).
+  bool large() const { return GetParam().n >= 32768; }
+
+  ContextPtr ctx;
+  u64 t = 0;
+  const Device cpu = Device::cpu();
+  const Device gpu = second_device();
+};
+
+TEST_P(BfvParity, KeysCiphertextsAndEvaluation) {
+  const std::size_t n = ctx->n();
+  const std::uint64_t seed = 0xC0FFEE + n;
+  // ---- keys (created in the same order on both devices: the PRNG domains follow the calls)
+  KeyGenerator kc(ctx, cpu, seed), kg(ctx, gpu, seed);
+  EXPECT_EQ(kg.secret_key().device(), gpu);
+  EXPECT_TRUE(same_words(kc.secret_key(), kg.secret_key())) << "secret key";
+  const PublicKey pkc = kc.create_public_key(), pkg = kg.create_public_key();
+  EXPECT_TRUE(same_words(pkc, pkg)) << "public key";
+  const RelinKeys rlkc = kc.create_relin_keys(), rlkg = kg.create_relin_keys();
+  EXPECT_EQ(rlkg.device(), gpu);
+  EXPECT_TRUE(same_words(rlkc.key(), rlkg.key())) << "relin keys";
+  const std::vector<int> key_steps = large() ? std::vector<int>{1} : std::vector<int>{1, -1, 2, 4};
+  const GaloisKeys gkc = kc.create_galois_keys(key_steps, true);
+  const GaloisKeys gkg = kg.create_galois_keys(key_steps, true);
+  EXPECT_EQ(gkc.keys().size(), key_steps.size() + 1);
+  EXPECT_TRUE(same_galois(gkc, gkg)) << "galois keys";
+
+  // ---- encode and encrypt
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<u64> d(0, t - 1);
+  Vec a(n), b(n);
+  for (auto &x : a)
+    x = d(rng);
+  for (auto &x : b)
+    x = d(rng);
+  BatchEncoder enc(ctx);
+  const Plaintext pac = enc.encode(a, cpu), pag = enc.encode(a, gpu);
+  const Plaintext pbc = enc.encode(b, cpu), pbg = enc.encode(b, gpu);
+  EXPECT_EQ(pag.device(), gpu);
+  EXPECT_TRUE(same_words(pac, pag)) << "encode";
+  EXPECT_TRUE(same_words(pbc, pbg)) << "encode";
+  Encryptor ec(ctx, pkc, 7), eg(ctx, pkg, 7);
+  const Ciphertext cac = ec.encrypt(pac), cag = eg.encrypt(pag);
+  const Ciphertext cbc = ec.encrypt(pbc), cbg = eg.encrypt(pbg);
+  EXPECT_EQ(cag.device(), gpu);
+  EXPECT_TRUE(same_ct(cac, cag)) << "encrypt (public key)";
+  EXPECT_TRUE(same_ct(cbc, cbg)) << "encrypt (public key), second call";
+  Encryptor sc(ctx, kc.secret_key(), 9), sg(ctx, kg.secret_key(), 9);
+  const Ciphertext csc = sc.encrypt(pbc), csg = sg.encrypt(pbg);
+  EXPECT_TRUE(same_ct(csc, csg)) << "encrypt (secret key)";
+  EXPECT_TRUE(same_ct(ec.encrypt_zero(), eg.encrypt_zero())) << "encrypt_zero";
+
+  // ---- evaluation: one Evaluator serves both devices (the operands choose)
+  Evaluator ev(ctx);
+  EXPECT_TRUE(same_ct(ev.add(cac, cbc), ev.add(cag, cbg))) << "add";
+  EXPECT_TRUE(same_ct(ev.sub(cac, csc), ev.sub(cag, csg))) << "sub";
+  EXPECT_TRUE(same_ct(ev.negate(cac), ev.negate(cag))) << "negate";
+  EXPECT_TRUE(same_ct(ev.add_plain(cac, pbc), ev.add_plain(cag, pbg))) << "add_plain";
+  EXPECT_TRUE(same_ct(ev.sub_plain(cac, pbc), ev.sub_plain(cag, pbg))) << "sub_plain";
+  EXPECT_TRUE(same_ct(ev.multiply_plain(cac, pbc), ev.multiply_plain(cag, pbg)))
+      << "multiply_plain";
+  const Ciphertext mc = ev.multiply(cac, cbc), mg = ev.multiply(cag, cbg);
+  EXPECT_EQ(mg.device(), gpu);
+  EXPECT_TRUE(same_ct(mc, mg)) << "multiply (" << veil::to_string(GetParam().method) << ")";
+  EXPECT_TRUE(same_ct(ev.square(cac), ev.square(cag))) << "square";
+  EXPECT_TRUE(same_ct(ev.add(mc, csc), ev.add(mg, csg))) << "add (sizes 3 and 2)";
+  const Ciphertext rc = ev.relinearize(mc, rlkc), rg = ev.relinearize(mg, rlkg);
+  EXPECT_TRUE(same_ct(rc, rg)) << "relinearize";
+  const std::vector<int> steps = large() ? std::vector<int>{1, -(static_cast<int>(n / 2) - 1)}
+                                         : std::vector<int>{1, -1, 2, 4, 3, 5};
+  for (int s : steps) {
+    EXPECT_TRUE(same_ct(ev.rotate_rows(cac, s, gkc), ev.rotate_rows(cag, s, gkg)))
+        << "rotate_rows " << s;
+  }
+  EXPECT_TRUE(same_ct(ev.rotate_columns(rc, gkc), ev.rotate_columns(rg, gkg))) << "rotate_columns";
+  const std::vector<Ciphertext> manyc = ev.rotate_many(cac, key_steps, gkc);
+  const std::vector<Ciphertext> manyg = ev.rotate_many(cag, key_steps, gkg);
+  ASSERT_EQ(manyc.size(), key_steps.size());
+  ASSERT_EQ(manyg.size(), key_steps.size());
+  for (std::size_t i = 0; i < key_steps.size(); ++i) {
+    EXPECT_TRUE(same_ct(manyc[i], manyg[i])) << "rotate_many step " << key_steps[i];
+    EXPECT_TRUE(same_ct(manyg[i], ev.rotate_rows(cag, key_steps[i], gkg)))
+        << "rotate_many vs rotate_rows on the GPU, step " << key_steps[i];
+  }
+
+  // ---- decryption: identical plaintexts and budgets, and the right values
+  Decryptor dc(ctx, kc.secret_key()), dg(ctx, kg.secret_key());
+  const Plaintext outc = dc.decrypt(rc), outg = dg.decrypt(rg);
+  EXPECT_EQ(outg.device(), gpu);
+  EXPECT_TRUE(same_words(outc, outg)) << "decrypt";
+  EXPECT_TRUE(same_words(dc.decrypt(cac), dg.decrypt(cag))) << "decrypt fresh";
+  EXPECT_TRUE(same_words(dc.decrypt(mc), dg.decrypt(mg))) << "decrypt size 3";
+  EXPECT_EQ(dc.invariant_noise_budget(rc), dg.invariant_noise_budget(rg));
+  Vec ab(n);
+  for (std::size_t i = 0; i < n; ++i)
+    ab[i] = static_cast<u64>((unsigned __int128)a[i] * b[i] % t);
+  EXPECT_EQ(enc.decode(outg), ab);
+  EXPECT_EQ(enc.decode(outc), ab);
+  EXPECT_EQ(enc.decode(dg.decrypt(ev.rotate_rows(cag, 1, gkg))), rot_rows(a, 1));
+}
+
+TEST_P(BfvParity, MovesPreserveData) {
+  const std::size_t n = ctx->n();
+  const std::uint64_t seed = 0xBEEF + n;
+  KeyGenerator kc(ctx, cpu, seed), kg(ctx, gpu, seed);
+  const PublicKey pkc = kc.create_public_key();
+  const RelinKeys rlkc = kc.create_relin_keys();
+  const GaloisKeys gkc = kc.create_galois_keys({1}, true);
+  // Keys made on the CPU and moved equal keys made on the GPU (same seed, same call order).
+  EXPECT_TRUE(same_words(kc.secret_key().to(gpu), kg.secret_key()));
+  EXPECT_EQ(kc.secret_key().to(gpu).device(), gpu);
+  EXPECT_TRUE(same_words(pkc.to(gpu), kg.create_public_key()));
+  const RelinKeys rlkg = kg.create_relin_keys();
+  EXPECT_TRUE(same_words(rlkc.to(gpu).key(), rlkg.key()));
+  const GaloisKeys gkg = kg.create_galois_keys({1}, true);
+  EXPECT_TRUE(same_galois(gkc.to(gpu), gkg));
+  EXPECT_EQ(gkc.to(gpu).device(), gpu);
+  // Round trips cpu -> gpu -> cpu and gpu -> cpu -> gpu.
+  EXPECT_TRUE(same_words(kc.secret_key().to(gpu).to(cpu), kc.secret_key()));
+  EXPECT_TRUE(same_words(pkc.to(gpu).to(cpu), pkc));
+  EXPECT_TRUE(same_galois(gkg.to(cpu).to(gpu), gkg));
+  EXPECT_TRUE(same_galois(gkg.to(cpu), gkc));
+  BatchEncoder enc(ctx);
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<u64> d(0, t - 1);
+  Vec a(n);
+  for (auto &x : a)
+    x = d(rng);
+  const Plaintext pc = enc.encode(a, cpu);
+  EXPECT_TRUE(same_words(pc.to(gpu).to(cpu), pc));
+  EXPECT_EQ(enc.decode(pc.to(gpu)), a);
+  Encryptor ec(ctx, pkc, 3);
+  const Ciphertext cc = ec.encrypt(pc);
+  const Ciphertext moved = cc.to(gpu);
+  EXPECT_EQ(moved.device(), gpu);
+  EXPECT_EQ(moved.size(), cc.size());
+  EXPECT_EQ(moved.level(), cc.level());
+  EXPECT_TRUE(same_ct(moved.to(cpu), cc));
+  // Work on moved objects matches work where they were made: GPU relinearize with moved CPU keys.
+  Evaluator ev(ctx);
+  const Ciphertext mc = ev.relinearize(ev.square(cc), rlkc);
+  const Ciphertext mg = ev.relinearize(ev.square(moved), rlkc.to(gpu));
+  EXPECT_TRUE(same_ct(mg.to(cpu), mc));
+  EXPECT_TRUE(same_ct(ev.rotate_rows(moved, 1, gkc.to(gpu)).to(cpu), ev.rotate_rows(cc, 1, gkc)));
+  Decryptor dg(ctx, kc.secret_key().to(gpu));
+  Vec sq(n);
+  for (std::size_t i = 0; i < n; ++i)
+    sq[i] = static_cast<u64>((unsigned __int128)a[i] * a[i] % t);
+  EXPECT_EQ(enc.decode(dg.decrypt(mg)), sq);
+}
+
+INSTANTIATE_TEST_SUITE_P(Bfv, BfvParity,
+                         ::testing::Values(ParityCase{"n4096_hps", 4096, {}, 1, 0, 0, HPS},
+                                           ParityCase{"n4096_behz", 4096, {}, 1, 0, 0, BEHZ},
+                                           ParityCase{"n8192_hps", 8192, {}, 1, 0, 20, HPS},
+                                           ParityCase{"n8192_behz", 8192, {}, 1, 0, 0, BEHZ},
+                                           ParityCase{"n8192_36x6_sp2_a2_behz", 8192,
+                                                      std::vector<int>(6, 36), 2, 2, 0, BEHZ},
+                                           ParityCase{"n16384_hps", 16384, {}, 1, 0, 0, HPS},
+                                           ParityCase{"n16384_behz", 16384, {}, 1, 0, 30, BEHZ},
+                                           ParityCase{"n32768_hps", 32768, {}, 1, 0, 0, HPS},
+                                           ParityCase{"n32768_behz", 32768, {}, 1, 0, 25, BEHZ},
+                                           ParityCase{"n65536_hps", 65536, {}, 1, 0, 20, HPS},
+                                           ParityCase{"n65536_behz", 65536, {}, 1, 0, 20, BEHZ}),
+                         [](const ::testing::TestParamInfo<ParityCase> &i) {
+                           return i.param.name;
+                         });
+
+} // namespace
