@@ -31,6 +31,12 @@ if [ "$MODE" = all ] || [ "$MODE" = test ]; then
   (cd /tmp && python3 -m pytest "$OLDPWD/tests/python" -q -x > "$OUT/pytest.log" 2>&1)
   echo "pytest rc=$?"; tail -5 "$OUT/pytest.log"
 fi
+if [ "$MODE" = all ] || [ "$MODE" = profile ] || [ "$MODE" = test ]; then
+  { "$BUILD/veil_profile" cuda 16384 54 54 54 54 54 54 54 60
+    "$BUILD/veil_profile" cuda 65536 55 55 55 55 55 55 55 55 55 55 55 55 55 55 55 56 56 56 56 56 56 56 56 56 56 56 56 56 56 56 56 56
+  } > "$OUT/profile.log" 2>&1
+  echo "profile rc=$?"; cat "$OUT/profile.log"
+fi
 if [ "$MODE" = all ] || [ "$MODE" = demo ] || [ "$MODE" = test ]; then
   (cd /tmp && veil demo --device cuda) > "$OUT/demo_cuda.log" 2>&1
   echo "demo rc=$?"; tail -25 "$OUT/demo_cuda.log"

@@ -16,6 +16,8 @@ void deallocate(int index, void* ptr, std::size_t bytes) noexcept;
 // kind: 0 host->device, 1 device->host, 2 device->device (dst_index may differ from src_index)
 void copy(int dst_index, void* dst, int src_index, const void* src, std::size_t bytes, int kind);
 void fill_zero(int index, void* ptr, std::size_t bytes);
+void copy_rows(int index, void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+               std::size_t width, std::size_t rows);
 void synchronize(int index);
 StreamHandle stream(int index);
 void set_current(int index);

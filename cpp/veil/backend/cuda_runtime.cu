@@ -150,6 +150,15 @@ void fill_zero(int index, void* ptr, std::size_t bytes) {
   check(cudaMemsetAsync(ptr, 0, bytes, st.stream), "cudaMemsetAsync");
 }
 
+void copy_rows(int index, void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+               std::size_t width, std::size_t rows) {
+  DeviceState& st = state(index);
+  check(cudaSetDevice(index), "cudaSetDevice");
+  check(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows, cudaMemcpyDeviceToDevice,
+                          st.stream),
+        "cudaMemcpy2DAsync");
+}
+
 void synchronize(int index) {
   DeviceState& st = state(index);
   check(cudaStreamSynchronize(st.stream), "cudaStreamSynchronize");

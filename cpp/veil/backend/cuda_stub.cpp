@@ -17,6 +17,9 @@ void* allocate(int, std::size_t) { no_cuda(); }
 void deallocate(int, void*, std::size_t) noexcept {}
 void copy(int, void*, int, const void*, std::size_t, int) { no_cuda(); }
 void fill_zero(int, void*, std::size_t) { no_cuda(); }
+void copy_rows(int, void*, std::size_t, const void*, std::size_t, std::size_t, std::size_t) {
+  no_cuda();
+}
 void synchronize(int) { no_cuda(); }
 StreamHandle stream(int) { no_cuda(); }
 void set_current(int) { no_cuda(); }

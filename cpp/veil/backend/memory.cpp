@@ -121,6 +121,19 @@ void fill_zero(const Device& dev, void* ptr, std::size_t bytes) {
   }
 }
 
+void copy_rows(const Device& dev, void* dst, std::size_t dst_pitch, const void* src,
+               std::size_t src_pitch, std::size_t width, std::size_t rows) {
+  if (width == 0 || rows == 0) return;
+  if (dev.is_cuda()) {
+    cuda::copy_rows(dev.index, dst, dst_pitch, src, src_pitch, width, rows);
+    return;
+  }
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::memcpy(static_cast<char*>(dst) + r * dst_pitch,
+                static_cast<const char*>(src) + r * src_pitch, width);
+  }
+}
+
 void synchronize(const Device& dev) {
   if (dev.is_cuda()) cuda::synchronize(dev.index);
 }

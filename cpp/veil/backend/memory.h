@@ -22,6 +22,10 @@ void deallocate(const Device& dev, void* ptr, std::size_t bytes) noexcept;
 void copy(const Device& dst_dev, void* dst, const Device& src_dev, const void* src,
           std::size_t bytes);
 void fill_zero(const Device& dev, void* ptr, std::size_t bytes);
+/// Copies `rows` rows of `width` bytes within one device: row r goes from src + r * src_pitch to
+/// dst + r * dst_pitch (a strided gather/scatter of polynomials in one call).
+void copy_rows(const Device& dev, void* dst, std::size_t dst_pitch, const void* src,
+               std::size_t src_pitch, std::size_t width, std::size_t rows);
 /// Waits for all work queued on dev's stream.
 void synchronize(const Device& dev);
 /// The stream Veil queues work on for a CUDA device (nullptr for the CPU).

@@ -134,12 +134,11 @@ Ciphertext multiply_hps(const Ciphertext& a, const Ciphertext& b) {
   const std::size_t sa = a.size(), sb = b.size(), sc = sa + sb - 1;
   Buffer<u64> ea(dev, sa * lqr * n), eb(dev, sb * lqr * n);
   auto extend = [&](const Ciphertext& src, Buffer<u64>& dst, std::size_t s) {
-    for (std::size_t i = 0; i < s; ++i) {
-      u64* d = dst.data() + i * lqr * n;
-      backend::copy(dev, d, dev, src.poly(i), lq * n * sizeof(u64));
-      // Exact centered extension Q -> R (HPS: the tensor then represents the true integer product).
-      t.q_to_r.exact_convert(dev, src.poly(i), d + lq * n, n, 1);
-    }
+    // Q limbs copied, R limbs by exact centered extension Q -> R (HPS: the tensor then
+    // represents the true integer product), every polynomial in one call each.
+    backend::copy_rows(dev, dst.data(), lqr * n * sizeof(u64), src.data(), lq * n * sizeof(u64),
+                       lq * n * sizeof(u64), s);
+    t.q_to_r.exact_convert(dev, src.data(), dst.data() + lq * n, n, s, lq * n, lqr * n);
     ntt_forward(dev, dst.data(), s, t.base_qr, ctx->ntt());
   };
   extend(a, ea, sa);

@@ -82,6 +82,10 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
   num_q_ = p.coeff_modulus.size() - num_p_;
   alpha_ = p.alpha ? p.alpha : std::max<std::size_t>(1, num_p_);
   if (num_p_ > 0 && alpha_ > num_q_) alpha_ = num_q_;
+  if (alpha_ > 32) {
+    throw InvalidArgument("alpha: at most 32 primes per key-switching digit, got " +
+                          std::to_string(alpha_));
+  }
 
   if (p.scheme != SchemeType::ckks) {
     const u64 t = p.plain_modulus;
@@ -263,19 +267,37 @@ std::unique_ptr<KeySwitchLevel> Context::build_key_switch(std::size_t level) con
   ks->level = level;
   const RnsBase& q = base_q_[level];
   ks->base_qp = q.concat(base_p_);
-  const std::size_t limbs = level + 1;
+  const RnsBase& qp = ks->base_qp;
+  const std::size_t limbs = level + 1, ext = qp.size();
   ks->dnum = (limbs + alpha_ - 1) / alpha_;
+  std::vector<u64> scale(ks->dnum * alpha_, 0), scale_shoup(ks->dnum * alpha_, 0);
+  std::vector<u64> mat(ks->dnum * ext * alpha_, 0);
   for (std::size_t j = 0; j < ks->dnum; ++j) {
     const std::size_t first = j * alpha_;
     const std::size_t size = std::min(alpha_, limbs - first);
-    RnsBase digit = q.slice(first, size);
-    RnsBase rest = q.slice(0, first).concat(q.slice(first + size, limbs - first - size));
-    rest = rest.concat(base_p_);
     ks->digit_first.push_back(first);
     ks->digit_size.push_back(size);
-    ks->ext_bases.push_back(digit.concat(rest));
-    ks->mod_up.emplace_back(digit, rest);
+    for (std::size_t i = 0; i < size; ++i) {
+      // D_j / q_i = product of the digit's other primes, reduced modulo each target.
+      const Modulus& qi = q[first + i];
+      u64 hat_mod_qi = 1;
+      for (std::size_t i2 = 0; i2 < size; ++i2)
+        if (i2 != i) hat_mod_qi = mul_mod(hat_mod_qi, reduce_word(q[first + i2].value, qi), qi);
+      const u64 inv = inv_mod(hat_mod_qi, qi.value);
+      scale[j * alpha_ + i] = inv;
+      scale_shoup[j * alpha_ + i] = shoup_quotient(inv, qi.value);
+      for (std::size_t l = 0; l < ext; ++l) {
+        if (l >= first && l < first + size) continue;
+        u64 h = 1;
+        for (std::size_t i2 = 0; i2 < size; ++i2)
+          if (i2 != i) h = mul_mod(h, reduce_word(q[first + i2].value, qp[l]), qp[l]);
+        mat[(j * ext + l) * alpha_ + i] = h;
+      }
+    }
   }
+  ks->modup_scale = DeviceTable<u64>(std::move(scale));
+  ks->modup_scale_shoup = DeviceTable<u64>(std::move(scale_shoup));
+  ks->modup_mat = DeviceTable<u64>(std::move(mat));
   ks->mod_down = ModDown(q, base_p_);
   ks->mod_down_ntt = ModDownNtt(q, base_p_, scheme() == SchemeType::bgv ? plain_modulus() : 0);
   return ks;

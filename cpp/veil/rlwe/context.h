@@ -24,9 +24,11 @@ struct KeySwitchLevel {
   std::size_t level = 0;
   std::size_t dnum = 0;
   RnsBase base_qp;                    // Q_l ∪ P
-  std::vector<RnsBase> ext_bases;     // per digit: D_j then (Q_l ∪ P) \ D_j
-  std::vector<BaseConverter> mod_up;  // per digit: D_j -> (Q_l ∪ P) \ D_j
   std::vector<std::size_t> digit_first, digit_size;
+  // ModUp of every digit in one pass, written in Q_l ∪ P order (FastBaseConv from D_j):
+  DeviceTable<u64> modup_scale;        // [dnum][alpha]: (D_j/q_i)^-1 mod q_i
+  DeviceTable<u64> modup_scale_shoup;  // [dnum][alpha]
+  DeviceTable<u64> modup_mat;          // [dnum][l+1+k][alpha]: (D_j/q_i) mod m (0 inside D_j)
   ModDown mod_down;                   // Q_l ∪ P -> Q_l (divide by P, round), coefficient form
   ModDownNtt mod_down_ntt;            // the same on NTT-form data (BGV: with the t-correction)
 };

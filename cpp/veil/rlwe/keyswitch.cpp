@@ -13,35 +13,53 @@ Buffer<u64> key_switch_mod_up(const Context& ctx, const Device& dev, std::size_t
   const KeySwitchLevel& ks = ctx.key_switch(level);
   const std::size_t n = ctx.n();
   const std::size_t limbs = level + 1;
-  const std::size_t ext_limbs = limbs + ctx.num_p();
-  const RnsBase& q = ctx.base_q(level);
-
+  const std::size_t ext = limbs + ctx.num_p();
+  const std::size_t alpha = ctx.alpha();
+  const std::size_t dnum = ks.dnum;
   Buffer<u64> coeff;
   const u64* src = c;
   if (c_ntt) {
     coeff = Buffer<u64>(dev, limbs * n);
     backend::copy(dev, coeff.data(), dev, c, limbs * n * sizeof(u64));
-    ntt_inverse(dev, coeff.data(), 1, q, ctx.ntt());
+    ntt_inverse(dev, coeff.data(), 1, ctx.base_q(level), ctx.ntt());
     src = coeff.data();
   }
-  Buffer<u64> digits(dev, ks.dnum * ext_limbs * n);
-  for (std::size_t j = 0; j < ks.dnum; ++j) {
-    u64* ext = digits.data() + j * ext_limbs * n;
-    const std::size_t first = ks.digit_first[j], size = ks.digit_size[j];
-    if (c_ntt) {
-      // The digit's own limbs in NTT form are c's own limbs (no ModUp, no NTT; seed 001 §III-C).
-      backend::copy(dev, ext, dev, c + first * n, size * n * sizeof(u64));
-    } else {
-      backend::copy(dev, ext, dev, src + first * n, size * n * sizeof(u64));
+  // Every digit's ModUp in one pass: digit j keeps its own residues and fast-converts them to
+  // every other prime of Q_l ∪ P; the result is in Q_l ∪ P order for all digits, so one
+  // batched NTT transforms them all.
+  Buffer<u64> digits(dev, dnum * ext * n);
+  u64* out = digits.data();
+  const Modulus* mods = ks.base_qp.moduli(dev);
+  const u64* sc = ks.modup_scale.data(dev);
+  const u64* scs = ks.modup_scale_shoup.data(dev);
+  const u64* mat = ks.modup_mat.data(dev);
+  for_each(dev, dnum * n, VEIL_LAMBDA(std::size_t idx) {
+    const std::size_t j = idx / n, cc = idx % n;
+    const std::size_t first = j * alpha;
+    const std::size_t size = (limbs - first) < alpha ? (limbs - first) : alpha;
+    u64 y[32];
+    for (std::size_t i = 0; i < size; ++i) {
+      const std::size_t l = first + i;
+      y[i] = mul_shoup(src[l * n + cc], sc[j * alpha + i], scs[j * alpha + i], mods[l].value);
     }
-    ks.mod_up[j].fast_convert(dev, src + first * n, ext + size * n, n, 1);
-    if (c_ntt) {
-      ntt_forward(dev, ext + size * n, 1, ks.ext_bases[j].slice(size, ext_limbs - size),
-                  ctx.ntt());
-    } else {
-      ntt_forward(dev, ext, 1, ks.ext_bases[j], ctx.ntt());
+    u64* o = out + j * ext * n + cc;
+    for (std::size_t l = 0; l < ext; ++l) {
+      if (l >= first && l < first + size) {
+        o[l * n] = src[l * n + cc];
+        continue;
+      }
+      const u64* row = mat + (j * ext + l) * alpha;
+      u64 hi = 0, lo = 0;
+      for (std::size_t i = 0; i < size; ++i) {
+        u64 ph, pl;
+        mul_wide(y[i], row[i], ph, pl);
+        add_wide(hi, lo, ph, pl);
+      }
+      const Modulus m = mods[l];
+      o[l * n] = reduce_wide(reduce_word(hi, m), lo, m);
     }
-  }
+  });
+  ntt_forward(dev, out, dnum, ks.base_qp, ctx.ntt());
   return digits;
 }
 
@@ -61,7 +79,6 @@ void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
   const std::size_t k = ctx.num_p();
   const std::size_t ext_limbs = limbs + k;
   const std::size_t num_q = ctx.num_q();
-  const std::size_t alpha = ctx.alpha();
   const std::size_t dnum = ks.dnum;
   if (dnum > 60) throw InvalidArgument("key switching: more than 60 digits is not supported");
   const RnsBase& qp = ks.base_qp;
@@ -72,11 +89,9 @@ void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
 
   Buffer<u64> perm;
   if (galois_elt != 0) {
+    // Hoisting: sigma commutes with the decomposition, so permute the NTT-form digits.
     perm = Buffer<u64>(dev, digits.size());
-    for (std::size_t j = 0; j < dnum; ++j) {
-      poly::automorphism_ntt(dev, ks.ext_bases[j], n, 1, galois_elt, dg + j * ext_limbs * n,
-                             perm.data() + j * ext_limbs * n);
-    }
+    poly::automorphism_ntt(dev, qp, n, dnum, galois_elt, dg, perm.data());
     dg = perm.data();
   }
 
@@ -88,17 +103,7 @@ void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
     const std::size_t key_limb = lp <= level ? lp : num_q + (lp - limbs);
     u64 h0 = 0, l0 = 0, h1 = 0, l1 = 0;
     for (std::size_t j = 0; j < dnum; ++j) {
-      const std::size_t first = j * alpha;
-      const std::size_t size = (limbs - first) < alpha ? (limbs - first) : alpha;
-      std::size_t pos;
-      if (lp >= first && lp < first + size) {
-        pos = lp - first;
-      } else if (lp < first) {
-        pos = size + lp;
-      } else {
-        pos = lp;
-      }
-      const u64 d = dg[(j * ext_limbs + pos) * n + coeff];
+      const u64 d = dg[(j * ext_limbs + lp) * n + coeff];
       const u64 b = kd[(2 * j) * key_poly + key_limb * n + coeff];
       const u64 a = kd[(2 * j + 1) * key_poly + key_limb * n + coeff];
       u64 ph, pl;
@@ -112,17 +117,18 @@ void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
     o[ext_limbs * n + i] = reduce_wide(reduce_word(h1, m), l1, m);
   });
 
-  Buffer<u64> down(dev, 2 * limbs * n);
   if (acc_ntt) {
     // NTT-form schemes: only P's limbs leave the NTT domain (seed 001 "NTT + ModDown").
+    Buffer<u64> down(dev, 2 * limbs * n);
     ks.mod_down_ntt.apply(dev, ctx.ntt(), o, down.data(), n, 2);
+    const RnsBase& q = ctx.base_q(level);
+    poly::add(dev, q, n, 1, acc0, down.data(), acc0);
+    poly::add(dev, q, n, 1, acc1, down.data() + limbs * n, acc1);
   } else {
+    // Coefficient form (BFV): INTT, then ModDown fused with the accumulation.
     ntt_inverse(dev, o, 2, qp, ctx.ntt());
-    ks.mod_down.apply(dev, o, down.data(), n, 2);
+    ks.mod_down.apply_accumulate(dev, o, acc0, acc1, n, 2);
   }
-  const RnsBase& q = ctx.base_q(level);
-  poly::add(dev, q, n, 1, acc0, down.data(), acc0);
-  poly::add(dev, q, n, 1, acc1, down.data() + limbs * n, acc1);
 }
 
 void key_switch_accumulate(const Context& ctx, const Device& dev, std::size_t level,

@@ -21,34 +21,38 @@ struct ExactEpi {
 }  // namespace rns_detail
 
 void BaseConverter::fast_convert(const Device& dev, const u64* in, u64* out, std::size_t n,
-                                 std::size_t num_polys) const {
+                                 std::size_t num_polys, std::size_t in_stride,
+                                 std::size_t out_stride) const {
   using namespace rns_detail;
   VEIL_REQUIRE(conv_.k_from > 0, "BaseConverter::fast_convert: converter is default-constructed");
   const ConvView cv = make_view(dev, conv_, from_, to_);
   const std::size_t kf = cv.kf, kt = cv.kt;
+  const std::size_t is = in_stride ? in_stride : kf * n, os = out_stride ? out_stride : kt * n;
   Buffer<u64> scratch = partial_scratch(dev, kf, kt, n, num_polys);
   u64* part = scratch.data();
   for_each(dev, num_polys * n, VEIL_LAMBDA(std::size_t idx) {
     const std::size_t p = idx / n, c = idx % n;
-    StoreEpi epi{out + p * kt * n + c, n};
-    convert_coeff(cv, in + p * kf * n + c, part ? part + p * kt * n + c : nullptr, n, epi);
+    StoreEpi epi{out + p * os + c, n};
+    convert_coeff(cv, in + p * is + c, part ? part + p * kt * n + c : nullptr, n, epi);
   });
 }
 
 void BaseConverter::exact_convert(const Device& dev, const u64* in, u64* out, std::size_t n,
-                                  std::size_t num_polys) const {
+                                  std::size_t num_polys, std::size_t in_stride,
+                                  std::size_t out_stride) const {
   using namespace rns_detail;
   VEIL_REQUIRE(conv_.k_from > 0, "BaseConverter::exact_convert: converter is default-constructed");
   const ConvView cv = make_view(dev, conv_, from_, to_, frac_.data(dev));
   const std::size_t kf = cv.kf, kt = cv.kt;
+  const std::size_t is = in_stride ? in_stride : kf * n, os = out_stride ? out_stride : kt * n;
   const Modulus* to = cv.to;
   const u64* q_mod_p = conv_.q_mod_p.data(dev);
   Buffer<u64> scratch = partial_scratch(dev, kf, kt, n, num_polys);
   u64* part = scratch.data();
   for_each(dev, num_polys * n, VEIL_LAMBDA(std::size_t idx) {
     const std::size_t p = idx / n, c = idx % n;
-    ExactEpi epi{out + p * kt * n + c, n, to, q_mod_p};
-    convert_coeff(cv, in + p * kf * n + c, part ? part + p * kt * n + c : nullptr, n, epi);
+    ExactEpi epi{out + p * os + c, n, to, q_mod_p};
+    convert_coeff(cv, in + p * is + c, part ? part + p * kt * n + c : nullptr, n, epi);
   });
 }
 

@@ -27,6 +27,10 @@ class ModDown {
   /// Scratch is allocated from the device pool.
   void apply(const Device& dev, const u64* in, u64* out, std::size_t n,
              std::size_t num_polys = 1) const;
+  /// acc[p] += round(in[p] / D) for each polynomial (acc: [num_polys] pointers to K-limb
+  /// polynomials, each [|K|][n]); the fused epilogue of key switching (seed 001 §IV fusion).
+  void apply_accumulate(const Device& dev, const u64* in, u64* acc0, u64* acc1, std::size_t n,
+                        std::size_t num_polys) const;
 
  private:
   RnsBase keep_, drop_;
