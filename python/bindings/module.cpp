@@ -7,6 +7,7 @@
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+#include <nanobind/stl/complex.h>
 
 #include <cstdint>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "veil/api/evaluator.h"
 #include "veil/backend/timer.h"
 #include "veil/bfv/batch_encoder.h"
+#include "veil/ckks/encoder.h"
 #include "veil/core/error.h"
 #include "veil/rlwe/keygen.h"
 
@@ -161,12 +163,23 @@ NB_MODULE(_core, m) {
             return static_cast<int>(c.security());
           })
       .def_prop_ro("parameter_hash", &Context::parameter_hash)
+      .def("coeff_modulus_at", [](const Context& c, std::size_t level) {
+            std::vector<u64> q;
+            for (const Modulus& m : c.base_q(level).moduli()) q.push_back(m.value);
+            return q;
+          }, "level"_a, "The primes of Q at `level` (level + 1 primes).")
+      .def_prop_ro("special_modulus", [](const Context& c) {
+            std::vector<u64> p;
+            for (const Modulus& m : c.base_p().moduli()) p.push_back(m.value);
+            return p;
+          })
       .def("galois_elt_from_step", &Context::galois_elt_from_step, "step"_a)
       .def_prop_ro("galois_elt_column", &Context::galois_elt_column);
 
   // ---- data objects ----------------------------------------------------------------------
   nb::class_<Plaintext>(m, "Plaintext")
       .def_prop_ro("device", [](const Plaintext& p) { return p.device().str(); })
+      .def_prop_rw("scale", &Plaintext::scale, &Plaintext::set_scale)
       .def_prop_ro("level", &Plaintext::level)
       .def_prop_ro("is_ntt_form", &Plaintext::is_ntt_form)
       .def("to", [](const Plaintext& p, const std::string& d) { return p.to(dev_of(d)); }, "device"_a)
@@ -177,7 +190,11 @@ NB_MODULE(_core, m) {
       .def_prop_ro("size", &Ciphertext::size)
       .def_prop_ro("level", &Ciphertext::level)
       .def_prop_ro("is_ntt_form", &Ciphertext::is_ntt_form)
-      .def_prop_ro("scale", &Ciphertext::scale)
+      .def_prop_rw("scale", &Ciphertext::scale, [](Ciphertext& c, double s) {
+            if (!(s > 0)) throw InvalidArgument("scale: expected a positive number");
+            c.set_scale(s);
+          }, "CKKS scale (set it to align nearly-equal scales explicitly).")
+      .def_prop_ro("correction_factor", &Ciphertext::correction_factor)
       .def_prop_ro("device", [](const Ciphertext& c) { return c.device().str(); })
       .def_prop_ro("parameter_hash", [](const Ciphertext& c) { return c.context()->parameter_hash(); })
       .def("to", [](const Ciphertext& c, const std::string& d) { return c.to(dev_of(d)); }, "device"_a)
@@ -237,6 +254,25 @@ NB_MODULE(_core, m) {
       .def("decode_unsigned", [](const BatchEncoder& e, const Plaintext& p) { return to_numpy(e.decode(p)); }, "plain"_a)
       .def("decode_signed", [](const BatchEncoder& e, const Plaintext& p) { return to_numpy(e.decode_signed(p)); }, "plain"_a);
 
+  using C128Array = nb::ndarray<const std::complex<double>, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+  using F64Array = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+  nb::class_<CKKSEncoder>(m, "CKKSEncoder",
+                          "N/2 complex slots <-> one plaintext at a scale and level (CKKS §3.1).")
+      .def("__init__", [](CKKSEncoder* e, const Ctx& c) { new (e) CKKSEncoder(c); }, "context"_a)
+      .def_prop_ro("slot_count", &CKKSEncoder::slot_count)
+      .def("encode_complex", [](const CKKSEncoder& e, const C128Array& v, double scale, std::size_t level,
+                                const std::string& d) {
+             return e.encode(std::vector<std::complex<double>>(v.data(), v.data() + v.shape(0)), scale, level, dev_of(d));
+           }, "values"_a, "scale"_a, "level"_a, "device"_a = "cpu")
+      .def("encode_real", [](const CKKSEncoder& e, const F64Array& v, double scale, std::size_t level,
+                             const std::string& d) {
+             return e.encode(std::vector<double>(v.data(), v.data() + v.shape(0)), scale, level, dev_of(d));
+           }, "values"_a, "scale"_a, "level"_a, "device"_a = "cpu")
+      .def("encode_scalar", [](const CKKSEncoder& e, std::complex<double> v, double scale, std::size_t level,
+                               const std::string& d) { return e.encode(v, scale, level, dev_of(d)); },
+           "value"_a, "scale"_a, "level"_a, "device"_a = "cpu")
+      .def("decode", [](const CKKSEncoder& e, const Plaintext& p) { return to_numpy(e.decode(p)); }, "plain"_a);
+
   nb::class_<Encryptor>(m, "Encryptor")
       .def("__init__", [](Encryptor* e, const Ctx& c, const PublicKey& k, std::optional<std::uint64_t> seed) {
              new (e) Encryptor(c, k, seed);
@@ -278,5 +314,13 @@ NB_MODULE(_core, m) {
       .def("apply_galois", &Evaluator::apply_galois, "encrypted"_a, "galois_elt"_a, "galois_keys"_a)
       .def("rotate_rows", &Evaluator::rotate_rows, "encrypted"_a, "steps"_a, "galois_keys"_a)
       .def("rotate_columns", &Evaluator::rotate_columns, "encrypted"_a, "galois_keys"_a)
-      .def("rotate_many", &Evaluator::rotate_many, "encrypted"_a, "steps"_a, "galois_keys"_a);
+      .def("rotate_many", &Evaluator::rotate_many, "encrypted"_a, "steps"_a, "galois_keys"_a)
+      .def("rotate_vector", &Evaluator::rotate_vector, "encrypted"_a, "steps"_a, "galois_keys"_a)
+      .def("conjugate", &Evaluator::conjugate, "encrypted"_a, "galois_keys"_a)
+      .def("mod_switch_to_next", &Evaluator::mod_switch_to_next, "encrypted"_a)
+      .def("mod_switch_to", nb::overload_cast<const Ciphertext&, std::size_t>(&Evaluator::mod_switch_to, nb::const_),
+           "encrypted"_a, "level"_a)
+      .def("mod_switch_plain_to", nb::overload_cast<const Plaintext&, std::size_t>(&Evaluator::mod_switch_to, nb::const_),
+           "plain"_a, "level"_a)
+      .def("rescale_to_next", &Evaluator::rescale_to_next, "encrypted"_a);
 }

@@ -15,6 +15,7 @@ from . import _core
 from ._core import (
     BatchEncoder,
     Ciphertext as RawCiphertext,
+    CKKSEncoder,
     CoeffModulus,
     Context,
     Decryptor,
@@ -31,12 +32,21 @@ from ._core import (
     Timer,
 )
 from ._device import default_device, device_info, resolve_device
-from ._bfv import BFVContext, Ciphertext, bfv
+from ._ckks import CKKSCiphertext, CKKSContext, ckks, precision
+from ._integer import BFVContext, BGVContext, Ciphertext, IntegerContext, bfv, bgv
 
 __version__ = _core.__version__
 
 __all__ = [
     "BFVContext",
+    "BGVContext",
+    "CKKSCiphertext",
+    "CKKSContext",
+    "CKKSEncoder",
+    "IntegerContext",
+    "bgv",
+    "ckks",
+    "precision",
     "BatchEncoder",
     "Ciphertext",
     "CoeffModulus",

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._bfv import BFVContext, Ciphertext, bfv
+from ._integer import BFVContext, Ciphertext, bfv
 from ._device import device_info, resolve_device
 
 #: Slots per sample: 30 features padded to a power of two so that blocks tile a row of N/2 slots.

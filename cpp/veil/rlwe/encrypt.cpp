@@ -25,26 +25,49 @@ Ciphertext encrypt_zero_asymmetric(const PublicKey& pk, std::size_t level, const
   const ContextPtr& ctx = pk.context();
   const Device& dev = pk.device();
   const std::size_t n = ctx->n();
-  const RnsBase& q = ctx->base_q(level);
-  const std::size_t limbs = q.size();
-  const std::size_t pk_limbs = ctx->num_q();
-  Ciphertext ct(ctx, dev, 2, level, ntt_form);
-  Buffer<u64> u(dev, limbs * n);
-  sample_ternary(dev, u.data(), n, q, prng.next());
-  ntt_forward(dev, u.data(), 1, q, ctx->ntt());
-  // pk restricted to Q_level (its first limbs) is an RLWE sample mod Q_level.
-  poly::multiply(dev, q, n, 1, pk.data(), u.data(), ct.poly(0));
-  poly::multiply(dev, q, n, 1, pk.data() + pk_limbs * n, u.data(), ct.poly(1));
-  Buffer<u64> e(dev, 2 * limbs * n);
-  sample_cbd(dev, e.data(), n, q, prng.next());
-  sample_cbd(dev, e.data() + limbs * n, n, q, prng.next());
-  if (error_factor != 1) poly::multiply_word(dev, q, n, 2, e.data(), error_factor, e.data());
-  if (ntt_form) {
-    ntt_forward(dev, e.data(), 2, q, ctx->ntt());
-  } else {
-    ntt_inverse(dev, ct.data(), 2, q, ctx->ntt());
+  const std::size_t L = ctx->num_q(), k = ctx->num_p();
+  const std::size_t limbs = level + 1;
+  const std::size_t ext = limbs + k;
+  // Work over Q_level ∪ P, then divide by P (SEAL's encrypt_zero_asymmetric): the noise
+  // e*u + e0 + e1*s shrinks by P and only the rounding error remains.
+  const RnsBase base = k ? ctx->base_q(level).concat(ctx->base_p()) : ctx->base_q(level);
+  Buffer<u64> key(dev, 2 * ext * n);
+  const std::size_t pk_poly = (L + k) * n;
+  for (std::size_t i = 0; i < 2; ++i) {
+    backend::copy(dev, key.data() + i * ext * n, dev, pk.data() + i * pk_poly, limbs * n * sizeof(u64));
+    if (k) {
+      backend::copy(dev, key.data() + i * ext * n + limbs * n, dev, pk.data() + i * pk_poly + L * n,
+                    k * n * sizeof(u64));
+    }
   }
-  poly::add(dev, q, n, 2, ct.data(), e.data(), ct.data());
+  Buffer<u64> u(dev, ext * n);
+  sample_ternary(dev, u.data(), n, base, prng.next());
+  ntt_forward(dev, u.data(), 1, base, ctx->ntt());
+  Buffer<u64> c(dev, 2 * ext * n);
+  poly::multiply(dev, base, n, 1, key.data(), u.data(), c.data());
+  poly::multiply(dev, base, n, 1, key.data() + ext * n, u.data(), c.data() + ext * n);
+  Buffer<u64> e(dev, 2 * ext * n);
+  sample_cbd(dev, e.data(), n, base, prng.next());
+  sample_cbd(dev, e.data() + ext * n, n, base, prng.next());
+  if (error_factor != 1) poly::multiply_word(dev, base, n, 2, e.data(), error_factor, e.data());
+  Ciphertext ct(ctx, dev, 2, level, ntt_form);
+  if (ntt_form) {
+    ntt_forward(dev, e.data(), 2, base, ctx->ntt());
+    poly::add(dev, base, n, 2, c.data(), e.data(), c.data());
+    if (k) {
+      ctx->key_switch(level).mod_down_ntt.apply(dev, ctx->ntt(), c.data(), ct.data(), n, 2);
+    } else {
+      backend::copy(dev, ct.data(), dev, c.data(), 2 * limbs * n * sizeof(u64));
+    }
+  } else {
+    ntt_inverse(dev, c.data(), 2, base, ctx->ntt());
+    poly::add(dev, base, n, 2, c.data(), e.data(), c.data());
+    if (k) {
+      ctx->key_switch(level).mod_down.apply(dev, c.data(), ct.data(), n, 2);
+    } else {
+      backend::copy(dev, ct.data(), dev, c.data(), 2 * limbs * n * sizeof(u64));
+    }
+  }
   return ct;
 }
 

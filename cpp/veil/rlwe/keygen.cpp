@@ -34,7 +34,8 @@ KeyGenerator::KeyGenerator(ContextPtr ctx, const SecretKey& sk, std::optional<st
 
 PublicKey KeyGenerator::create_public_key() const {
   const std::size_t n = ctx_->n();
-  const RnsBase& q = ctx_->base_q(ctx_->max_level());
+  // Over Q ∪ P, like SEAL: encryption then divides by P, which removes most of the e*u noise.
+  const RnsBase& q = ctx_->base_qp_full();
   const std::size_t limbs = q.size();
   PublicKey pk(ctx_, dev_, 2 * limbs * n);
   u64* b = pk.data();

@@ -21,7 +21,7 @@ class KeyGenerator {
                std::optional<std::uint64_t> seed = std::nullopt);
 
   const SecretKey& secret_key() const { return sk_; }
-  /// (b, a) = (-a s + e, a) over Q, NTT form.
+  /// (b, a) = (-a s + e, a) over Q ∪ P, NTT form ([2][L+k][N]).
   PublicKey create_public_key() const;
   /// Switches s^2 to s. Throws InvalidArgument if the context has no special prime.
   RelinKeys create_relin_keys() const;

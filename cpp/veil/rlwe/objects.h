@@ -113,7 +113,7 @@ class SecretKey : public DataObject {
   }
 };
 
-/// Public key (b, a) = (-a s + e, a) over Q at the top level, NTT form ([2][L][N]).
+/// Public key (b, a) = (-a s + e, a) over Q ∪ P, NTT form ([2][L+k][N]).
 class PublicKey : public DataObject {
  public:
   using DataObject::DataObject;

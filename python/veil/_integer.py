@@ -1,4 +1,4 @@
-"""Pythonic BFV: a context that owns its keys, and ciphertexts with operators.
+"""Pythonic BFV and BGV: contexts that own their keys, and ciphertexts with operators.
 
 Example::
 
@@ -9,9 +9,12 @@ Example::
     c = (a * b + 5).rotate_rows(1)
     print(ctx.decrypt(c)[:8])
 
-Scheme: Fan-Vercauteren (2012) in full RNS, multiplication by HPS (Halevi-Polyakov-Shoup 2019)
-or BEHZ (Bajard et al. 2016), hybrid key switching (Han-Ki 2020). Slots follow SEAL's batching:
-a 2 x (N/2) matrix of integers mod t; rotate_rows cycles both rows, rotate_columns swaps them.
+BFV: Fan-Vercauteren (2012) in full RNS, multiplication by HPS (Halevi-Polyakov-Shoup 2019) or
+BEHZ (Bajard et al. 2016). BGV: Brakerski-Gentry-Vaikuntanathan (2012) with SEAL's conventions
+(NTT-form ciphertexts, correction factor, modulus switching with the t-correction of
+Kim-Polyakov-Zucca 2021). Both use hybrid key switching (Han-Ki 2020). Slots follow SEAL's
+batching: a 2 x (N/2) matrix of integers mod t; rotate_rows cycles both rows, rotate_columns swaps
+them.
 """
 
 from __future__ import annotations
@@ -21,21 +24,21 @@ from typing import Iterable, Sequence, Union
 import numpy as np
 
 from . import _core
+from ._base import KeyedContext, build_params, check_same_context
 from ._device import resolve_device
 
 ArrayLike = Union[Sequence[int], np.ndarray]
 
 
-class BFVContext:
-    """A BFV context with its keys on one device.
+class IntegerContext(KeyedContext):
+    """A BFV or BGV context with its keys on one device.
 
     Args:
-        poly_modulus_degree: N, a power of two in 2^12..2^17.
+        poly_modulus_degree: N, a power of two in 2^10..2^17.
         plain_modulus: t; must be a prime = 1 mod 2N for batching. ``None`` picks a 20-bit one.
-        coeff_modulus: the primes of Q followed by the special primes (list of ints), or a list of
-            bit sizes (``{"bits": [...]}`` is not needed: ints below 64 are read as bit sizes).
-            Default: SEAL's BFVDefault(N).
-        mul_method: ``"hps"`` (default) or ``"behz"``.
+        coeff_modulus: the primes of Q followed by the special primes (ints), or their bit
+            sizes (ints below 64). Default: SEAL's BFVDefault(N) chain.
+        mul_method: BFV only: ``"hps"`` (default) or ``"behz"``.
         device: ``"auto"`` (GPU if present), ``"cpu"``, ``"cuda"`` or ``"cuda:k"``.
         security: 128 (default), 192, 256, or ``None`` to disable the HE-Standard check.
         seed: fix all randomness (tests and reproducible runs only); default: OS entropy.
@@ -50,10 +53,9 @@ class BFVContext:
         RuntimeError: CUDA requested but unavailable.
     """
 
-    scheme = "bfv"
-
     def __init__(
         self,
+        scheme: str = "bfv",
         poly_modulus_degree: int = 8192,
         plain_modulus: int | None = 65537,
         coeff_modulus: Sequence[int] | None = None,
@@ -65,55 +67,18 @@ class BFVContext:
         special_primes: int = 1,
         alpha: int | None = None,
         relin_keys: bool = True,
-        _shared: dict | None = None,
     ) -> None:
-        if _shared is not None:  # public view of an existing context
-            self.__dict__.update(_shared)
-            return
+        if scheme not in ("bfv", "bgv"):
+            raise ValueError(f"scheme: expected 'bfv' or 'bgv', got {scheme!r}")
+        self.scheme = scheme
         n = int(poly_modulus_degree)
-        params = _core.EncryptionParameters("bfv")
-        params.poly_modulus_degree = n
         if coeff_modulus is None:
-            primes = _core.CoeffModulus.bfv_default(n, 128 if security is None else security)
-        else:
-            coeff_modulus = [int(q) for q in coeff_modulus]
-            if all(q < 64 for q in coeff_modulus):
-                primes = _core.CoeffModulus.create(n, coeff_modulus)
-            else:
-                primes = coeff_modulus
-        params.coeff_modulus = primes
-        params.special_primes = int(special_primes)
-        params.alpha = 0 if alpha is None else int(alpha)
-        params.plain_modulus = (
-            _core.PlainModulus.batching(n, 20) if plain_modulus is None else int(plain_modulus)
-        )
-        params.mul_method = mul_method
-        self.device = resolve_device(device)
-        self.context = _core.Context(params, security)
+            coeff_modulus = _core.CoeffModulus.bfv_default(n, 128 if security is None else security)
+        t = _core.PlainModulus.batching(n, 20) if plain_modulus is None else int(plain_modulus)
+        params = build_params(scheme, n, coeff_modulus, t, special_primes, alpha,
+                              mul_method if scheme == "bfv" else None, security)
+        self._setup(params, device, security, seed, galois_steps, relin_keys)
         self.encoder = _core.BatchEncoder(self.context)
-        keygen = _core.KeyGenerator(self.context, self.device, seed)
-        self.secret_key = keygen.secret_key()
-        self.public_key = keygen.create_public_key()
-        self.relin_keys = keygen.create_relin_keys() if relin_keys else None
-        if galois_steps is None:
-            self.galois_keys = None
-        elif isinstance(galois_steps, str):
-            if galois_steps != "power_of_two":
-                raise ValueError(
-                    f"galois_steps: expected 'power_of_two', a list of steps or None, got {galois_steps!r}"
-                )
-            self.galois_keys = keygen.create_galois_keys()
-        else:
-            self.galois_keys = keygen.create_galois_keys([int(s) for s in galois_steps], True)
-        enc_seed = None if seed is None else seed + 1
-        self.encryptor = _core.Encryptor(self.context, self.public_key, enc_seed)
-        self.decryptor = _core.Decryptor(self.context, self.secret_key)
-        self.evaluator = _core.Evaluator(self.context)
-
-    # ---- facts ----------------------------------------------------------------------------
-    @property
-    def poly_modulus_degree(self) -> int:
-        return self.context.poly_modulus_degree
 
     @property
     def plain_modulus(self) -> int:
@@ -128,51 +93,15 @@ class BFVContext:
     def row_size(self) -> int:
         return self.encoder.row_size
 
-    @property
-    def coeff_modulus(self) -> list[int]:
-        return list(self.context.coeff_modulus)
-
-    @property
-    def security(self) -> int | None:
-        return self.context.security
-
-    @property
-    def has_secret_key(self) -> bool:
-        return self.secret_key is not None
-
-    def describe(self) -> dict:
-        """Parameters as a dict (for printing and benchmark records)."""
-        q = self.coeff_modulus
-        return {
-            "scheme": "bfv",
-            "poly_modulus_degree": self.poly_modulus_degree,
-            "plain_modulus": self.plain_modulus,
-            "coeff_modulus_bits": [int(x).bit_length() for x in q],
-            "special_primes": self.context.special_primes,
-            "alpha": self.context.alpha,
-            "log2_qp": self.context.total_coeff_modulus_bits,
-            "mul_method": self.context.mul_method,
-            "security": self.security,
-            "device": self.device,
-        }
-
-    def public(self) -> "BFVContext":
-        """The server's view: same context and evaluation keys, no secret key.
-
-        Encrypting still works (with the public key); decrypting raises ValueError.
-        """
-        shared = dict(self.__dict__)
-        shared["secret_key"] = None
-        shared["decryptor"] = None
-        return BFVContext(_shared=shared)
-
     # ---- encoding -------------------------------------------------------------------------
     def _slots(self, values: ArrayLike) -> np.ndarray:
         arr = np.asarray(values)
         if arr.ndim == 0:
             arr = np.full(self.slot_count, int(arr), dtype=np.int64)
         if arr.ndim != 1:
-            raise ValueError(f"values: expected a 1-D array of at most {self.slot_count} integers, got shape {arr.shape}")
+            raise ValueError(
+                f"values: expected a 1-D array of at most {self.slot_count} integers, "
+                f"got shape {arr.shape}")
         if arr.size > self.slot_count:
             raise ValueError(f"values: expected at most {self.slot_count} slots, got {arr.size}")
         if arr.dtype.kind not in "iub":
@@ -182,9 +111,11 @@ class BFVContext:
     def encode(self, values: ArrayLike) -> _core.Plaintext:
         """Encodes up to N integers in [-(t-1)/2, t) into a plaintext on this context's device.
 
-        Negative values are read mod t. Raises ValueError for values outside that range or too
-        many slots, TypeError for non-integers.
+        A scalar fills every slot. Negative values are read mod t. Raises ValueError for values
+        outside that range or too many slots, TypeError for non-integers.
         """
+        if isinstance(values, _core.Plaintext):
+            return values
         arr = self._slots(values)
         t = self.plain_modulus
         if arr.dtype.kind == "u":
@@ -195,8 +126,7 @@ class BFVContext:
         if a.size and (int(a.max()) >= t or int(a.min()) < -((t - 1) // 2)):
             raise ValueError(
                 f"values: expected entries in [-(t-1)/2, t) with plain_modulus t = {t}, "
-                f"got range [{int(a.min())}, {int(a.max())}]"
-            )
+                f"got range [{int(a.min())}, {int(a.max())}]")
         wrapped = np.where(a < 0, a + t, a).astype(np.uint64)
         return self.encoder.encode_unsigned(wrapped, self.device)
 
@@ -209,19 +139,16 @@ class BFVContext:
     # ---- encryption -----------------------------------------------------------------------
     def encrypt(self, values: ArrayLike | _core.Plaintext) -> "Ciphertext":
         """Encrypts a plaintext or up to N integers (public-key encryption)."""
-        plain = values if isinstance(values, _core.Plaintext) else self.encode(values)
-        return Ciphertext(self, self.encryptor.encrypt(plain))
+        return Ciphertext(self, self.encryptor.encrypt(self.encode(values)))
 
     def decrypt(self, ct: "Ciphertext", signed: bool = True) -> np.ndarray:
         """Decrypts to N int64 slot values. Raises ValueError without the secret key."""
-        if self.decryptor is None:
-            raise ValueError("ctx: this is a public context (no secret key); decrypt on the client")
+        self._need_secret()
         return self.decode(self.decryptor.decrypt(self._raw(ct)), signed)
 
     def noise_budget(self, ct: "Ciphertext") -> int:
         """Invariant noise budget in bits (SEAL's definition); needs the secret key."""
-        if self.decryptor is None:
-            raise ValueError("ctx: this is a public context (no secret key)")
+        self._need_secret()
         return self.decryptor.invariant_noise_budget(self._raw(ct))
 
     def _raw(self, ct) -> _core.Ciphertext:
@@ -234,17 +161,32 @@ class BFVContext:
         raise TypeError(f"ct: expected a veil Ciphertext, got {type(ct).__name__}")
 
 
+class BFVContext(IntegerContext):
+    """BFV context (see :class:`IntegerContext` for the arguments)."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(scheme="bfv", **kwargs)
+
+
+class BGVContext(IntegerContext):
+    """BGV context (see :class:`IntegerContext`; ``mul_method`` does not apply)."""
+
+    def __init__(self, **kwargs) -> None:
+        kwargs.pop("mul_method", None)
+        super().__init__(scheme="bgv", **kwargs)
+
+
 class Ciphertext:
-    """An encrypted vector of N slots with arithmetic operators.
+    """An encrypted vector of N integer slots with arithmetic operators.
 
     ``a + b``, ``a - b``, ``-a``: slot-wise mod t. ``a * b`` multiplies and relinearizes.
-    ``a + k`` / ``a * k`` with an int or an array: plaintext operations. ``a ** e``:
-    exponentiation by squaring.
+    ``a + k`` / ``a * k`` with an int, an array or a Plaintext: plaintext operations.
+    ``a ** e``: exponentiation by squaring. BGV ciphertexts also switch levels.
     """
 
     __array_priority__ = 1000  # numpy defers to our reflected operators
 
-    def __init__(self, ctx: BFVContext, raw: _core.Ciphertext) -> None:
+    def __init__(self, ctx: IntegerContext, raw: _core.Ciphertext) -> None:
         self.ctx = ctx
         self.raw = raw
 
@@ -261,17 +203,15 @@ class Ciphertext:
         return self.raw.device
 
     def __repr__(self) -> str:
-        return f"veil.Ciphertext(scheme=bfv, size={self.size}, device={self.device!r})"
+        return (f"veil.Ciphertext(scheme={self.ctx.scheme}, size={self.size}, "
+                f"level={self.level}, device={self.device!r})")
 
     def _wrap(self, raw: _core.Ciphertext) -> "Ciphertext":
         return Ciphertext(self.ctx, raw)
 
-    def _other(self, other) -> _core.Ciphertext:
-        if isinstance(other, Ciphertext):
-            if other.ctx.context.parameter_hash != self.ctx.context.parameter_hash:
-                raise ValueError("other: ciphertext belongs to a different context")
-            return other.raw
-        raise TypeError(f"other: expected a Ciphertext, got {type(other).__name__}")
+    def _other(self, other: "Ciphertext") -> _core.Ciphertext:
+        check_same_context(self, other)
+        return other.raw
 
     def __add__(self, other) -> "Ciphertext":
         ev = self.ctx.evaluator
@@ -296,8 +236,7 @@ class Ciphertext:
     def __mul__(self, other) -> "Ciphertext":
         ev = self.ctx.evaluator
         if isinstance(other, Ciphertext):
-            prod = ev.multiply(self.raw, self._other(other))
-            return self._wrap(self._relin(prod))
+            return self._wrap(self._relin(ev.multiply(self.raw, self._other(other))))
         return self._wrap(ev.multiply_plain(self.raw, self.ctx.encode(other)))
 
     __rmul__ = __mul__
@@ -305,15 +244,10 @@ class Ciphertext:
     def __pow__(self, exponent: int) -> "Ciphertext":
         if not isinstance(exponent, (int, np.integer)) or exponent < 1:
             raise ValueError(f"exponent: expected an integer >= 1, got {exponent!r}")
-        return self._wrap(self.ctx.evaluator.exponentiate(self.raw, int(exponent), self._rlk()))
-
-    def _rlk(self):
-        if self.ctx.relin_keys is None:
-            raise ValueError("ctx: no relinearization keys (create the context with relin_keys=True)")
-        return self.ctx.relin_keys
+        return self._wrap(self.ctx.evaluator.exponentiate(self.raw, int(exponent), self.ctx._rlk()))
 
     def _relin(self, raw: _core.Ciphertext) -> _core.Ciphertext:
-        return self.ctx.evaluator.relinearize(raw, self._rlk()) if raw.size == 3 else raw
+        return self.ctx.evaluator.relinearize(raw, self.ctx._rlk()) if raw.size == 3 else raw
 
     def square(self) -> "Ciphertext":
         return self._wrap(self._relin(self.ctx.evaluator.square(self.raw)))
@@ -321,28 +255,36 @@ class Ciphertext:
     def relinearize(self) -> "Ciphertext":
         return self._wrap(self._relin(self.raw))
 
-    def _gk(self):
-        if self.ctx.galois_keys is None:
-            raise ValueError("ctx: no Galois keys (create the context with galois_steps=...)")
-        return self.ctx.galois_keys
-
     def rotate_rows(self, steps: int) -> "Ciphertext":
         """Rotates both rows left by ``steps`` (negative: right)."""
-        return self._wrap(self.ctx.evaluator.rotate_rows(self.raw, int(steps), self._gk()))
+        return self._wrap(self.ctx.evaluator.rotate_rows(self.raw, int(steps), self.ctx._gk()))
 
     def rotate_columns(self) -> "Ciphertext":
         """Swaps the two rows."""
-        return self._wrap(self.ctx.evaluator.rotate_columns(self.raw, self._gk()))
+        return self._wrap(self.ctx.evaluator.rotate_columns(self.raw, self.ctx._gk()))
 
     def rotate_many(self, steps: Iterable[int]) -> list["Ciphertext"]:
         """Hoisted rotations: one shared decomposition for every step."""
-        raws = self.ctx.evaluator.rotate_many(self.raw, [int(s) for s in steps], self._gk())
+        raws = self.ctx.evaluator.rotate_many(self.raw, [int(s) for s in steps], self.ctx._gk())
         return [self._wrap(r) for r in raws]
+
+    def mod_switch_to_next(self) -> "Ciphertext":
+        """BGV: switches to the next level (drops a prime; shrinks the noise)."""
+        return self._wrap(self.ctx.evaluator.mod_switch_to_next(self.raw))
+
+    def mod_switch_to(self, level: int) -> "Ciphertext":
+        """BGV: switches down to ``level``."""
+        return self._wrap(self.ctx.evaluator.mod_switch_to(self.raw, int(level)))
 
     def to(self, device: str) -> "Ciphertext":
         return self._wrap(self.raw.to(resolve_device(device)))
 
 
 def bfv(**kwargs) -> BFVContext:
-    """Creates a :class:`BFVContext` (see its arguments)."""
+    """Creates a :class:`BFVContext` (see :class:`IntegerContext` for the arguments)."""
     return BFVContext(**kwargs)
+
+
+def bgv(**kwargs) -> BGVContext:
+    """Creates a :class:`BGVContext` (see :class:`IntegerContext` for the arguments)."""
+    return BGVContext(**kwargs)
