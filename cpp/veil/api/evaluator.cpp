@@ -35,17 +35,23 @@ void check_pair(const Context& ctx, const Ciphertext& a, const Ciphertext& b) {
     throw InvalidArgument("encrypted2: NTT form differs from encrypted1");
   }
 }
+// Checks the operands of add/sub and returns b brought to a's correction factor when BGV
+// needs it (nullopt: use b as it is). CKKS scales must agree within the tolerance.
+std::optional<Ciphertext> prepare_binary(const Context& ctx, const Ciphertext& a,
+                                         const Ciphertext& b) {
+  check_pair(ctx, a, b);
+  if (ctx.scheme() == SchemeType::ckks) ckks::check_scales(a.scale(), b.scale(), "encrypted2");
+  if (ctx.scheme() == SchemeType::bgv && a.correction_factor() != b.correction_factor()) {
+    return bgv::align_correction(b, a.correction_factor());
+  }
+  return std::nullopt;
+}
 }  // namespace
 
 void Evaluator::add_inplace(Ciphertext& a, const Ciphertext& b_in) const {
   check(a, "encrypted1");
   check(b_in, "encrypted2");
-  check_pair(*ctx_, a, b_in);
-  if (ctx_->scheme() == SchemeType::ckks) ckks::check_scales(a.scale(), b_in.scale(), "encrypted2");
-  std::optional<Ciphertext> aligned;
-  if (ctx_->scheme() == SchemeType::bgv && a.correction_factor() != b_in.correction_factor()) {
-    aligned = bgv::align_correction(b_in, a.correction_factor());
-  }
+  const std::optional<Ciphertext> aligned = prepare_binary(*ctx_, a, b_in);
   const Ciphertext& b = aligned ? *aligned : b_in;
   const RnsBase& q = ctx_->base_q(a.level());
   const std::size_t common = std::min(a.size(), b.size());
@@ -71,12 +77,7 @@ Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
 void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b_in) const {
   check(a, "encrypted1");
   check(b_in, "encrypted2");
-  check_pair(*ctx_, a, b_in);
-  if (ctx_->scheme() == SchemeType::ckks) ckks::check_scales(a.scale(), b_in.scale(), "encrypted2");
-  std::optional<Ciphertext> aligned;
-  if (ctx_->scheme() == SchemeType::bgv && a.correction_factor() != b_in.correction_factor()) {
-    aligned = bgv::align_correction(b_in, a.correction_factor());
-  }
+  const std::optional<Ciphertext> aligned = prepare_binary(*ctx_, a, b_in);
   const Ciphertext& b = aligned ? *aligned : b_in;
   if (b.size() > a.size()) {
     Ciphertext nb = negate(b);

@@ -7,6 +7,7 @@
 #include "veil/core/error.h"
 #include "veil/ring/poly_ops.h"
 #include "veil/rlwe/encrypt.h"
+#include "veil/rlwe/ntt_ops.h"
 #include "veil/rns/mod_down.h"
 
 namespace veil::bgv {
@@ -103,16 +104,7 @@ Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) {
   check_bgv(a, "encrypted1");
   check_bgv(b, "encrypted2");
   const ContextPtr& ctx = a.context();
-  const Device& dev = a.device();
-  const RnsBase& q = ctx->base_q(a.level());
-  const std::size_t n = ctx->n(), pw = q.size() * n;
-  const std::size_t sa = a.size(), sb = b.size();
-  Ciphertext out(ctx, dev, sa + sb - 1, a.level(), true);
-  out.buffer().zero();
-  for (std::size_t i = 0; i < sa; ++i)
-    for (std::size_t j = 0; j < sb; ++j)
-      poly::multiply_accumulate(dev, q, n, 1, a.data() + i * pw, b.data() + j * pw,
-                                out.data() + (i + j) * pw);
+  Ciphertext out = tensor_ntt(a, b);
   const Modulus& t = ctx->plain_mod();
   out.set_correction_factor(mul_mod(a.correction_factor() % t.value, b.correction_factor() % t.value, t));
   return out;
@@ -164,13 +156,7 @@ void mod_switch_to_next_inplace(Ciphertext& ct) {
   check_bgv(ct, "encrypted");
   const ContextPtr& ctx = ct.context();
   const std::size_t level = ct.level();
-  if (level == 0) {
-    throw InvalidArgument("encrypted: is at level 0; there is no next level to switch to");
-  }
-  const Device& dev = ct.device();
-  Ciphertext out(ctx, dev, ct.size(), level - 1, true);
-  ctx->level_tables(level).drop_last.apply(dev, ctx->ntt(), ct.data(), out.data(), ctx->n(),
-                                           ct.size());
+  Ciphertext out = divide_by_last_prime(ct, "encrypted");
   const Modulus& t = ctx->plain_mod();
   const u64 ql = ctx->base_q(level)[level].value;
   const u64 qinv = inv_mod(ql % t.value, t.value);

@@ -6,6 +6,7 @@
 #include "veil/core/error.h"
 #include "veil/ring/poly_ops.h"
 #include "veil/rlwe/encrypt.h"
+#include "veil/rlwe/ntt_ops.h"
 
 namespace veil::ckks {
 
@@ -85,16 +86,7 @@ Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) {
                           " would exceed Q at level " + std::to_string(a.level()) +
                           " (rescale first)");
   }
-  const Device& dev = a.device();
-  const RnsBase& q = ctx->base_q(a.level());
-  const std::size_t n = ctx->n(), pw = q.size() * n;
-  const std::size_t sa = a.size(), sb = b.size();
-  Ciphertext out(ctx, dev, sa + sb - 1, a.level(), true);
-  out.buffer().zero();
-  for (std::size_t i = 0; i < sa; ++i)
-    for (std::size_t j = 0; j < sb; ++j)
-      poly::multiply_accumulate(dev, q, n, 1, a.data() + i * pw, b.data() + j * pw,
-                                out.data() + (i + j) * pw);
+  Ciphertext out = tensor_ntt(a, b);
   out.set_scale(scale);
   return out;
 }
@@ -132,10 +124,7 @@ void rescale_to_next_inplace(Ciphertext& ct) {
   if (level == 0) {
     throw InvalidArgument("encrypted: is at the last level (0); it cannot be rescaled further");
   }
-  const Device& dev = ct.device();
-  Ciphertext out(ctx, dev, ct.size(), level - 1, true);
-  ctx->level_tables(level).drop_last.apply(dev, ctx->ntt(), ct.data(), out.data(), ctx->n(),
-                                           ct.size());
+  Ciphertext out = divide_by_last_prime(ct, "encrypted");
   out.set_scale(ct.scale() / static_cast<double>(ctx->base_q(level)[level].value));
   ct = std::move(out);
 }

@@ -25,53 +25,50 @@ struct ModDownEpiT {
     out[i * n] = kAccumulate ? add_mod(out[i * n], v, k) : v;
   }
 };
-using ModDownEpi = ModDownEpiT<false>;
 }  // namespace rns_detail
 
-void ModDown::apply(const Device& dev, const u64* in, u64* out, std::size_t n,
-                    std::size_t num_polys) const {
+namespace {
+// Shared body of apply / apply_accumulate: polynomial p's output starts at
+// outs[p] (p < 2) or at outs[0] + p * out_stride.
+template <bool kAccumulate>
+void mod_down_run(const Device& dev, const detail::FastConvTables& conv, const RnsBase& keep,
+                  const RnsBase& drop, const u64* half_d, const u64* half_k, const u64* d_inv,
+                  const u64* d_inv_shoup, const u64* in, u64* out0, u64* out1,
+                  std::size_t out_stride, std::size_t n, std::size_t num_polys) {
   using namespace rns_detail;
-  VEIL_REQUIRE(conv_.k_from > 0, "ModDown::apply: object is default-constructed");
-  ConvView cv = make_view(dev, conv_, drop_, keep_);
-  cv.offset = half_mod_d_.data(dev);
-  const std::size_t kk = keep_.size(), kd = drop_.size();
+  VEIL_REQUIRE(conv.k_from > 0, "ModDown::apply: object is default-constructed");
+  ConvView cv = make_view(dev, conv, drop, keep);
+  cv.offset = half_d;
+  const std::size_t kk = keep.size(), kd = drop.size();
   const std::size_t in_stride = (kk + kd) * n;
-  const std::size_t out_stride = out == in ? in_stride : kk * n;
   const Modulus* km = cv.to;
-  const u64* hk = half_mod_k_.data(dev);
-  const u64* di = d_inv_.data(dev);
-  const u64* di_sh = d_inv_shoup_.data(dev);
   Buffer<u64> scratch = partial_scratch(dev, kd, kk, n, num_polys);
   u64* part = scratch.data();
   for_each(dev, num_polys * n, VEIL_LAMBDA(std::size_t idx) {
     const std::size_t p = idx / n, c = idx % n;
     const u64* x = in + p * in_stride + c;
-    ModDownEpi epi{out + p * out_stride + c, x, n, km, hk, di, di_sh};
+    u64* o = (out1 != nullptr && p == 1) ? out1 : out0 + (out1 != nullptr ? 0 : p * out_stride);
+    ModDownEpiT<kAccumulate> epi{o + c, x, n, km, half_k, d_inv, d_inv_shoup};
     convert_coeff(cv, x + kk * n, part ? part + p * kk * n + c : nullptr, n, epi);
   });
+}
+}  // namespace
+
+void ModDown::apply(const Device& dev, const u64* in, u64* out, std::size_t n,
+                    std::size_t num_polys) const {
+  const std::size_t kk = keep_.size(), kd = drop_.size();
+  const std::size_t out_stride = out == in ? (kk + kd) * n : kk * n;
+  mod_down_run<false>(dev, conv_, keep_, drop_, half_mod_d_.data(dev), half_mod_k_.data(dev),
+                      d_inv_.data(dev), d_inv_shoup_.data(dev), in, out, nullptr, out_stride, n,
+                      num_polys);
 }
 
 void ModDown::apply_accumulate(const Device& dev, const u64* in, u64* acc0, u64* acc1,
                                std::size_t n, std::size_t num_polys) const {
-  using namespace rns_detail;
-  VEIL_REQUIRE(conv_.k_from > 0, "ModDown::apply: object is default-constructed");
   VEIL_REQUIRE(num_polys >= 1 && num_polys <= 2, "ModDown::apply_accumulate: 1 or 2 polynomials");
-  ConvView cv = make_view(dev, conv_, drop_, keep_);
-  cv.offset = half_mod_d_.data(dev);
-  const std::size_t kk = keep_.size(), kd = drop_.size();
-  const std::size_t in_stride = (kk + kd) * n;
-  const Modulus* km = cv.to;
-  const u64* hk = half_mod_k_.data(dev);
-  const u64* di = d_inv_.data(dev);
-  const u64* di_sh = d_inv_shoup_.data(dev);
-  Buffer<u64> scratch = partial_scratch(dev, kd, kk, n, num_polys);
-  u64* part = scratch.data();
-  for_each(dev, num_polys * n, VEIL_LAMBDA(std::size_t idx) {
-    const std::size_t p = idx / n, c = idx % n;
-    const u64* x = in + p * in_stride + c;
-    ModDownEpiT<true> epi{(p == 0 ? acc0 : acc1) + c, x, n, km, hk, di, di_sh};
-    convert_coeff(cv, x + kk * n, part ? part + p * kk * n + c : nullptr, n, epi);
-  });
+  mod_down_run<true>(dev, conv_, keep_, drop_, half_mod_d_.data(dev), half_mod_k_.data(dev),
+                     d_inv_.data(dev), d_inv_shoup_.data(dev), in, acc0,
+                     num_polys == 2 ? acc1 : nullptr, 0, n, num_polys);
 }
 
 }  // namespace veil

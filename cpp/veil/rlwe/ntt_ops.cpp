@@ -1,0 +1,41 @@
+#include "veil/rlwe/ntt_ops.h"
+
+#include <string>
+
+#include "veil/core/error.h"
+#include "veil/ring/poly_ops.h"
+
+namespace veil {
+
+Ciphertext tensor_ntt(const Ciphertext& a, const Ciphertext& b) {
+  const ContextPtr& ctx = a.context();
+  const Device& dev = a.device();
+  const RnsBase& q = ctx->base_q(a.level());
+  const std::size_t n = ctx->n(), pw = q.size() * n;
+  const std::size_t sa = a.size(), sb = b.size();
+  Ciphertext out(ctx, dev, sa + sb - 1, a.level(), true);
+  out.buffer().zero();
+  for (std::size_t i = 0; i < sa; ++i)
+    for (std::size_t j = 0; j < sb; ++j)
+      poly::multiply_accumulate(dev, q, n, 1, a.data() + i * pw, b.data() + j * pw,
+                                out.data() + (i + j) * pw);
+  return out;
+}
+
+Ciphertext divide_by_last_prime(const Ciphertext& ct, const char* what) {
+  const ContextPtr& ctx = ct.context();
+  const std::size_t level = ct.level();
+  if (level == 0) {
+    throw InvalidArgument(std::string(what) +
+                          ": is at the last level (0); there is no next level to switch to");
+  }
+  const Device& dev = ct.device();
+  Ciphertext out(ctx, dev, ct.size(), level - 1, true);
+  ctx->level_tables(level).drop_last.apply(dev, ctx->ntt(), ct.data(), out.data(), ctx->n(),
+                                           ct.size());
+  out.set_scale(ct.scale());
+  out.set_correction_factor(ct.correction_factor());
+  return out;
+}
+
+}  // namespace veil
