@@ -12,9 +12,9 @@ Two levels of API:
 from __future__ import annotations
 
 from . import _core
+from ._ckks import CKKSCiphertext, CKKSContext, ckks, precision
 from ._core import (
     BatchEncoder,
-    Ciphertext as RawCiphertext,
     CKKSEncoder,
     CoeffModulus,
     Context,
@@ -31,8 +31,10 @@ from ._core import (
     SecretKey,
     Timer,
 )
+from ._core import (
+    Ciphertext as RawCiphertext,
+)
 from ._device import default_device, device_info, resolve_device
-from ._ckks import CKKSCiphertext, CKKSContext, ckks, precision
 from ._integer import BFVContext, BGVContext, Ciphertext, IntegerContext, bfv, bgv
 
 __version__ = _core.__version__
@@ -40,14 +42,10 @@ __version__ = _core.__version__
 __all__ = [
     "BFVContext",
     "BGVContext",
+    "BatchEncoder",
     "CKKSCiphertext",
     "CKKSContext",
     "CKKSEncoder",
-    "IntegerContext",
-    "bgv",
-    "ckks",
-    "precision",
-    "BatchEncoder",
     "Ciphertext",
     "CoeffModulus",
     "Context",
@@ -56,6 +54,7 @@ __all__ = [
     "Encryptor",
     "Evaluator",
     "GaloisKeys",
+    "IntegerContext",
     "KeyGenerator",
     "PlainModulus",
     "Plaintext",
@@ -65,7 +64,10 @@ __all__ = [
     "SecretKey",
     "Timer",
     "bfv",
+    "bgv",
+    "ckks",
     "default_device",
     "device_info",
+    "precision",
     "resolve_device",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from . import _core
 from ._device import resolve_device
@@ -142,9 +142,54 @@ class KeyedContext:
         return self.relin_keys
 
 
+class CiphertextBase:
+    """What the pythonic ciphertexts share: the owning context, the raw C++ ciphertext and the
+    level/size/device facts, moves and level switching. Subclasses define ``_wrap``."""
+
+    __array_priority__ = 1000  # numpy defers to our reflected operators
+
+    ctx: KeyedContext
+    raw: _core.Ciphertext
+
+    @property
+    def size(self) -> int:
+        return self.raw.size
+
+    @property
+    def level(self) -> int:
+        return self.raw.level
+
+    @property
+    def device(self) -> str:
+        return self.raw.device
+
+    def _wrap(self, raw):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def __neg__(self):
+        return self._wrap(self.ctx.evaluator.negate(self.raw))
+
+    def rotate_many(self, steps) -> list:
+        """Hoisted rotations: one shared decomposition (ModUp) for every step."""
+        raws = self.ctx.evaluator.rotate_many(self.raw, [int(s) for s in steps], self.ctx._gk())
+        return [self._wrap(r) for r in raws]
+
+    def mod_switch_to_next(self):
+        """Switches to the next level (BGV: modulus switching; CKKS: drops a prime, same scale)."""
+        return self._wrap(self.ctx.evaluator.mod_switch_to_next(self.raw))
+
+    def mod_switch_to(self, level: int):
+        """Switches down to ``level``."""
+        return self._wrap(self.ctx.evaluator.mod_switch_to(self.raw, int(level)))
+
+    def to(self, device: str):
+        """A copy on another device."""
+        return self._wrap(self.raw.to(resolve_device(device)))
+
+
 def check_same_context(a, b, what: str = "other") -> None:
     if a.ctx.context.parameter_hash != b.ctx.context.parameter_hash:
         raise ValueError(f"{what}: ciphertext belongs to a different context")
 
 
-__all__: Sequence[str] = ["KeyedContext", "build_params", "check_same_context"]
+__all__: Sequence[str] = ["CiphertextBase", "KeyedContext", "build_params", "check_same_context"]

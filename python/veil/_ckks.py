@@ -19,13 +19,13 @@ every multiplication (off by default).
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence, Union
+from collections.abc import Sequence
+from typing import Union
 
 import numpy as np
 
 from . import _core
-from ._base import KeyedContext, build_params, check_same_context
-from ._device import resolve_device
+from ._base import CiphertextBase, KeyedContext, build_params, check_same_context
 
 Values = Union[float, complex, Sequence[float], Sequence[complex], np.ndarray]
 
@@ -50,7 +50,7 @@ def precision(expected, got) -> dict:
     err = np.abs(e - g)
     max_err = float(err.max()) if err.size else 0.0
     mean_err = float(err.mean()) if err.size else 0.0
-    bits = lambda x: float("inf") if x == 0 else -math.log2(x)  # noqa: E731
+    bits = lambda x: float("inf") if x == 0 else -math.log2(x)
     return {"max_error": max_err, "mean_error": mean_err, "min_bits": bits(max_err),
             "mean_bits": bits(mean_err)}
 
@@ -130,7 +130,7 @@ class CKKSContext(KeyedContext):
         raw = self.encryptor.encrypt(self.encode(values, scale, level))
         return CKKSCiphertext(self, raw, is_complex)
 
-    def decrypt(self, ct: "CKKSCiphertext", complex_output: bool | None = None) -> np.ndarray:
+    def decrypt(self, ct: CKKSCiphertext, complex_output: bool | None = None) -> np.ndarray:
         """Decrypts to N/2 slots: float64 if the inputs were real (unless complex_output)."""
         self._need_secret()
         if not isinstance(ct, CKKSCiphertext):
@@ -141,10 +141,8 @@ class CKKSContext(KeyedContext):
         return out if want_complex else out.real.copy()
 
 
-class CKKSCiphertext:
+class CKKSCiphertext(CiphertextBase):
     """An encrypted vector of N/2 approximate numbers; tracks its level and scale."""
-
-    __array_priority__ = 1000
 
     def __init__(self, ctx: CKKSContext, raw: _core.Ciphertext, is_complex: bool) -> None:
         self.ctx = ctx
@@ -152,26 +150,14 @@ class CKKSCiphertext:
         self.is_complex = is_complex
 
     @property
-    def level(self) -> int:
-        return self.raw.level
-
-    @property
     def scale(self) -> float:
         return self.raw.scale
-
-    @property
-    def size(self) -> int:
-        return self.raw.size
-
-    @property
-    def device(self) -> str:
-        return self.raw.device
 
     def __repr__(self) -> str:
         return (f"veil.CKKSCiphertext(level={self.level}, scale=2^{math.log2(self.scale):.2f}, "
                 f"size={self.size}, device={self.device!r})")
 
-    def _wrap(self, raw, is_complex: bool | None = None) -> "CKKSCiphertext":
+    def _wrap(self, raw, is_complex: bool | None = None) -> CKKSCiphertext:
         return CKKSCiphertext(self.ctx, raw, self.is_complex if is_complex is None else is_complex)
 
     def _complexity(self, other) -> bool:
@@ -187,7 +173,7 @@ class CKKSCiphertext:
             raw = ev.rescale_to_next(raw)
         return raw
 
-    def __add__(self, other) -> "CKKSCiphertext":
+    def __add__(self, other) -> CKKSCiphertext:
         ev = self.ctx.evaluator
         if isinstance(other, CKKSCiphertext):
             check_same_context(self, other)
@@ -197,7 +183,7 @@ class CKKSCiphertext:
 
     __radd__ = __add__
 
-    def __sub__(self, other) -> "CKKSCiphertext":
+    def __sub__(self, other) -> CKKSCiphertext:
         ev = self.ctx.evaluator
         if isinstance(other, CKKSCiphertext):
             check_same_context(self, other)
@@ -205,13 +191,10 @@ class CKKSCiphertext:
         pt = self.ctx.encode(other, self.scale, self.level)
         return self._wrap(ev.sub_plain(self.raw, pt), self._complexity(other))
 
-    def __rsub__(self, other) -> "CKKSCiphertext":
+    def __rsub__(self, other) -> CKKSCiphertext:
         return (-self) + other
 
-    def __neg__(self) -> "CKKSCiphertext":
-        return self._wrap(self.ctx.evaluator.negate(self.raw))
-
-    def __mul__(self, other) -> "CKKSCiphertext":
+    def __mul__(self, other) -> CKKSCiphertext:
         ev = self.ctx.evaluator
         if isinstance(other, CKKSCiphertext):
             check_same_context(self, other)
@@ -221,42 +204,27 @@ class CKKSCiphertext:
 
     __rmul__ = __mul__
 
-    def square(self) -> "CKKSCiphertext":
+    def square(self) -> CKKSCiphertext:
         return self._wrap(self._after_mul(self.ctx.evaluator.square(self.raw)))
 
-    def rescale(self) -> "CKKSCiphertext":
+    def rescale(self) -> CKKSCiphertext:
         """Divides by the last prime and drops it (scale /= q_level)."""
         return self._wrap(self.ctx.evaluator.rescale_to_next(self.raw))
 
-    def mod_switch_to_next(self) -> "CKKSCiphertext":
-        """Drops the last prime without dividing (scale unchanged)."""
-        return self._wrap(self.ctx.evaluator.mod_switch_to_next(self.raw))
-
-    def mod_switch_to(self, level: int) -> "CKKSCiphertext":
-        return self._wrap(self.ctx.evaluator.mod_switch_to(self.raw, int(level)))
-
-    def set_scale(self, scale: float) -> "CKKSCiphertext":
+    def set_scale(self, scale: float) -> CKKSCiphertext:
         """Returns a copy whose scale is declared as ``scale`` (aligning nearly-equal scales)."""
         raw = self.raw.__copy__()
         raw.scale = float(scale)
         return self._wrap(raw)
 
-    def rotate(self, steps: int) -> "CKKSCiphertext":
+    def rotate(self, steps: int) -> CKKSCiphertext:
         """Rotates the slots left by ``steps`` (negative: right)."""
         return self._wrap(self.ctx.evaluator.rotate_vector(self.raw, int(steps), self.ctx._gk()))
 
     rotate_vector = rotate
 
-    def conjugate(self) -> "CKKSCiphertext":
+    def conjugate(self) -> CKKSCiphertext:
         return self._wrap(self.ctx.evaluator.conjugate(self.raw, self.ctx._gk()), True)
-
-    def rotate_many(self, steps: Iterable[int]) -> list["CKKSCiphertext"]:
-        """Hoisted rotations: one shared decomposition for every step."""
-        raws = self.ctx.evaluator.rotate_many(self.raw, [int(s) for s in steps], self.ctx._gk())
-        return [self._wrap(r) for r in raws]
-
-    def to(self, device: str) -> "CKKSCiphertext":
-        return self._wrap(self.raw.to(resolve_device(device)))
 
 
 def ckks(**kwargs) -> CKKSContext:

@@ -19,13 +19,13 @@ them.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence, Union
+from collections.abc import Sequence
+from typing import Union
 
 import numpy as np
 
 from . import _core
-from ._base import KeyedContext, build_params, check_same_context
-from ._device import resolve_device
+from ._base import CiphertextBase, KeyedContext, build_params, check_same_context
 
 ArrayLike = Union[Sequence[int], np.ndarray]
 
@@ -137,16 +137,16 @@ class IntegerContext(KeyedContext):
         return self.encoder.decode_unsigned(plain).astype(np.int64)
 
     # ---- encryption -----------------------------------------------------------------------
-    def encrypt(self, values: ArrayLike | _core.Plaintext) -> "Ciphertext":
+    def encrypt(self, values: ArrayLike | _core.Plaintext) -> Ciphertext:
         """Encrypts a plaintext or up to N integers (public-key encryption)."""
         return Ciphertext(self, self.encryptor.encrypt(self.encode(values)))
 
-    def decrypt(self, ct: "Ciphertext", signed: bool = True) -> np.ndarray:
+    def decrypt(self, ct: Ciphertext, signed: bool = True) -> np.ndarray:
         """Decrypts to N int64 slot values. Raises ValueError without the secret key."""
         self._need_secret()
         return self.decode(self.decryptor.decrypt(self._raw(ct)), signed)
 
-    def noise_budget(self, ct: "Ciphertext") -> int:
+    def noise_budget(self, ct: Ciphertext) -> int:
         """Invariant noise budget in bits (SEAL's definition); needs the secret key."""
         self._need_secret()
         return self.decryptor.invariant_noise_budget(self._raw(ct))
@@ -176,7 +176,7 @@ class BGVContext(IntegerContext):
         super().__init__(scheme="bgv", **kwargs)
 
 
-class Ciphertext:
+class Ciphertext(CiphertextBase):
     """An encrypted vector of N integer slots with arithmetic operators.
 
     ``a + b``, ``a - b``, ``-a``: slot-wise mod t. ``a * b`` multiplies and relinearizes.
@@ -184,36 +184,22 @@ class Ciphertext:
     ``a ** e``: exponentiation by squaring. BGV ciphertexts also switch levels.
     """
 
-    __array_priority__ = 1000  # numpy defers to our reflected operators
-
     def __init__(self, ctx: IntegerContext, raw: _core.Ciphertext) -> None:
         self.ctx = ctx
         self.raw = raw
-
-    @property
-    def size(self) -> int:
-        return self.raw.size
-
-    @property
-    def level(self) -> int:
-        return self.raw.level
-
-    @property
-    def device(self) -> str:
-        return self.raw.device
 
     def __repr__(self) -> str:
         return (f"veil.Ciphertext(scheme={self.ctx.scheme}, size={self.size}, "
                 f"level={self.level}, device={self.device!r})")
 
-    def _wrap(self, raw: _core.Ciphertext) -> "Ciphertext":
+    def _wrap(self, raw: _core.Ciphertext) -> Ciphertext:
         return Ciphertext(self.ctx, raw)
 
-    def _other(self, other: "Ciphertext") -> _core.Ciphertext:
+    def _other(self, other: Ciphertext) -> _core.Ciphertext:
         check_same_context(self, other)
         return other.raw
 
-    def __add__(self, other) -> "Ciphertext":
+    def __add__(self, other) -> Ciphertext:
         ev = self.ctx.evaluator
         if isinstance(other, Ciphertext):
             return self._wrap(ev.add(self.raw, self._other(other)))
@@ -221,19 +207,16 @@ class Ciphertext:
 
     __radd__ = __add__
 
-    def __sub__(self, other) -> "Ciphertext":
+    def __sub__(self, other) -> Ciphertext:
         ev = self.ctx.evaluator
         if isinstance(other, Ciphertext):
             return self._wrap(ev.sub(self.raw, self._other(other)))
         return self._wrap(ev.sub_plain(self.raw, self.ctx.encode(other)))
 
-    def __rsub__(self, other) -> "Ciphertext":
+    def __rsub__(self, other) -> Ciphertext:
         return (-self) + other
 
-    def __neg__(self) -> "Ciphertext":
-        return self._wrap(self.ctx.evaluator.negate(self.raw))
-
-    def __mul__(self, other) -> "Ciphertext":
+    def __mul__(self, other) -> Ciphertext:
         ev = self.ctx.evaluator
         if isinstance(other, Ciphertext):
             return self._wrap(self._relin(ev.multiply(self.raw, self._other(other))))
@@ -241,7 +224,7 @@ class Ciphertext:
 
     __rmul__ = __mul__
 
-    def __pow__(self, exponent: int) -> "Ciphertext":
+    def __pow__(self, exponent: int) -> Ciphertext:
         if not isinstance(exponent, (int, np.integer)) or exponent < 1:
             raise ValueError(f"exponent: expected an integer >= 1, got {exponent!r}")
         return self._wrap(self.ctx.evaluator.exponentiate(self.raw, int(exponent), self.ctx._rlk()))
@@ -249,35 +232,19 @@ class Ciphertext:
     def _relin(self, raw: _core.Ciphertext) -> _core.Ciphertext:
         return self.ctx.evaluator.relinearize(raw, self.ctx._rlk()) if raw.size == 3 else raw
 
-    def square(self) -> "Ciphertext":
+    def square(self) -> Ciphertext:
         return self._wrap(self._relin(self.ctx.evaluator.square(self.raw)))
 
-    def relinearize(self) -> "Ciphertext":
+    def relinearize(self) -> Ciphertext:
         return self._wrap(self._relin(self.raw))
 
-    def rotate_rows(self, steps: int) -> "Ciphertext":
+    def rotate_rows(self, steps: int) -> Ciphertext:
         """Rotates both rows left by ``steps`` (negative: right)."""
         return self._wrap(self.ctx.evaluator.rotate_rows(self.raw, int(steps), self.ctx._gk()))
 
-    def rotate_columns(self) -> "Ciphertext":
+    def rotate_columns(self) -> Ciphertext:
         """Swaps the two rows."""
         return self._wrap(self.ctx.evaluator.rotate_columns(self.raw, self.ctx._gk()))
-
-    def rotate_many(self, steps: Iterable[int]) -> list["Ciphertext"]:
-        """Hoisted rotations: one shared decomposition for every step."""
-        raws = self.ctx.evaluator.rotate_many(self.raw, [int(s) for s in steps], self.ctx._gk())
-        return [self._wrap(r) for r in raws]
-
-    def mod_switch_to_next(self) -> "Ciphertext":
-        """BGV: switches to the next level (drops a prime; shrinks the noise)."""
-        return self._wrap(self.ctx.evaluator.mod_switch_to_next(self.raw))
-
-    def mod_switch_to(self, level: int) -> "Ciphertext":
-        """BGV: switches down to ``level``."""
-        return self._wrap(self.ctx.evaluator.mod_switch_to(self.raw, int(level)))
-
-    def to(self, device: str) -> "Ciphertext":
-        return self._wrap(self.raw.to(resolve_device(device)))
 
 
 def bfv(**kwargs) -> BFVContext:
