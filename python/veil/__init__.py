@@ -11,7 +11,14 @@ Two levels of API:
 
 from __future__ import annotations
 
-from . import _core
+import os as _os
+
+# OpenMP threads of the CPU backend sleep instead of spinning between parallel regions: spinning
+# collapses throughput when the machine is oversubscribed (measured 7-20x slower on a loaded
+# 2-core machine). Set OMP_WAIT_POLICY=active before importing veil to override.
+_os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+from . import _core  # noqa: E402
 from ._ckks import CKKSCiphertext, CKKSContext, ckks, precision
 from ._core import (
     BatchEncoder,

@@ -109,6 +109,8 @@ class CKKSContext(KeyedContext):
         scale = self.scale if scale is None else float(scale)
         level = self.max_level if level is None else int(level)
         if np.isscalar(values) or (isinstance(values, np.ndarray) and values.ndim == 0):
+            if isinstance(values, (str, bytes)) or not isinstance(values, (int, float, complex, np.number)):
+                raise TypeError(f"values: expected a number or an array of numbers, got {type(values).__name__}")
             v = complex(values)
             return self.encoder.encode_scalar(v, scale, level, self.device)
         arr = np.asarray(values)

@@ -24,7 +24,8 @@ rotations by 16, 8, 4, 2, 1 (SEAL-style ``rotate_rows``; a row has N/2 slots and
 so no block straddles a row), leaving sample i's score in slot 32 i.
 
 Data: scikit-learn's bundled copy of the UCI data set (569 samples, 30 features; no download).
-Run it with ``veil demo`` or ``python -m veil.demo``.
+Run it with ``veil demo`` or ``python -m veil.demo``. The CKKS variant (real-valued scores and a
+polynomial sigmoid under encryption) is :mod:`veil.demo_ckks` (``veil demo --scheme ckks``).
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._integer import BFVContext, Ciphertext, bfv
 from ._device import device_info, resolve_device
+from ._integer import BFVContext, Ciphertext, bfv
 
 #: Slots per sample: 30 features padded to a power of two so that blocks tile a row of N/2 slots.
 BLOCK = 32
@@ -332,7 +333,8 @@ def run(
     Args:
         device: ``"auto"`` (GPU when present), ``"cpu"``, ``"cuda"`` or ``"cuda:k"``.
         seed: fixes key and encryption randomness (reproducible runs); None: OS entropy.
-        scheme: only ``"bfv"``.
+        scheme: ``"bfv"`` (exact integer scores, this module) or ``"ckks"`` (real-valued scores
+            and a polynomial sigmoid: :func:`veil.demo_ckks.run`, whose keys the result has).
         verbose: print the report (rich tables).
 
     Returns:
@@ -346,8 +348,12 @@ def run(
     Raises:
         ValueError: unknown scheme or device string. RuntimeError: CUDA requested but unavailable.
     """
+    if scheme == "ckks":
+        from . import demo_ckks
+
+        return demo_ckks.run(device=device, seed=seed, verbose=verbose)
     if scheme != "bfv":
-        raise ValueError(f"scheme: the demo supports 'bfv', got {scheme!r}")
+        raise ValueError(f"scheme: the demo supports 'bfv' and 'ckks', got {scheme!r}")
     t_all = time.perf_counter()
     dev = resolve_device(device)
 

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 import veil
-from veil import bench, cli, demo
+from veil import bench, cli, demo, demo_ckks
 
 sklearn = pytest.importorskip("sklearn")
 
@@ -149,7 +149,7 @@ def test_demo_run_cpu_is_exact() -> None:
 
 def test_demo_rejects_bad_arguments() -> None:
     with pytest.raises(ValueError, match="scheme"):
-        demo.run(device="cpu", scheme="ckks", verbose=False)
+        demo.run(device="cpu", scheme="bgv", verbose=False)
     with pytest.raises(ValueError):
         demo.run(device="tpu", verbose=False)
 
@@ -158,6 +158,74 @@ def test_demo_rejects_bad_arguments() -> None:
 def test_demo_run_gpu_is_exact() -> None:
     r = demo.run(device="cuda", seed=1, verbose=False)
     assert r["exact"] and r["agreement"] == 1.0 and r["accuracy"] > 0.9
+
+
+# ---- CKKS demo ----------------------------------------------------------------------------------
+def test_fit_sigmoid_is_odd_around_one_half() -> None:
+    c = demo_ckks.fit_sigmoid(8.0)
+    assert c.shape == (4,)
+    assert c[0] == pytest.approx(0.5, abs=1e-12) and abs(c[2]) < 1e-12  # sigmoid - 1/2 is odd
+    assert c[1] > 0 > c[3]
+    z = np.linspace(-8, 8, 101)
+    # Kim et al. (HELR, 2018), least squares on [-8, 8]: 0.5 + 0.15012 x - 0.001593 x^3
+    assert c[1] == pytest.approx(0.15012, abs=1e-4) and c[3] == pytest.approx(-0.001593, abs=1e-5)
+    assert np.abs(demo_ckks.poly_eval(c, z) - demo_ckks.sigmoid(z)).max() < 0.12
+    # decisions agree with the sign of the score inside the fit interval
+    assert np.array_equal(demo_ckks.poly_eval(c, z) > 0.5, z > 0)
+    with pytest.raises(ValueError, match="radius"):
+        demo_ckks.fit_sigmoid(0.0)
+    with pytest.raises(ValueError, match="degree"):
+        demo_ckks.fit_sigmoid(1.0, degree=0)
+    assert demo_ckks.format_poly([0.5, 0.25, 0.0, -1e-3]) == "0.5 + 0.25 s + 0 s² - 0.001 s³"
+    # the server's normalized form: the same polynomial in u = s / R
+    d = demo_ckks.normalized_coeffs(c, 8.0)
+    assert np.allclose(demo_ckks.poly_eval(d, z / 8.0), demo_ckks.poly_eval(c, z), atol=1e-12)
+
+
+def test_ckks_packing_layout() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(300, 30))
+    packed = demo_ckks.pack_real(x, 8192)
+    assert len(packed) == 2 and all(v.shape == (8192,) for v in packed)
+    blocks = packed[0].reshape(256, demo.BLOCK)
+    assert np.array_equal(blocks[:, :30], x[:256]) and not blocks[:, 30:].any()
+    w = rng.normal(size=30)
+    sums = [demo_ckks.tile_real(w, 8192) * v for v in packed]
+    block_sums = [s.reshape(-1, demo.BLOCK).sum(axis=1).repeat(demo.BLOCK) for s in sums]
+    assert np.allclose(demo_ckks.first_slots(block_sums, 300), x @ w)
+    with pytest.raises(ValueError, match="n_samples"):
+        demo_ckks.first_slots([np.zeros(64)], 3)
+    with pytest.raises(ValueError, match="x"):
+        demo_ckks.pack_real(np.zeros((2, 40)), 8192)
+
+
+def test_demo_run_ckks_cpu_agrees() -> None:
+    r = demo.run(device="cpu", seed=1, scheme="ckks", verbose=False)
+    assert r["scheme"] == "ckks" and r["passed"]
+    assert r["agreement"] >= demo_ckks.AGREEMENT_MIN
+    assert r["float_agreement"] >= 0.97
+    assert r["accuracy"] > 0.9
+    assert r["max_abs_error"] < 1e-4  # decrypted probabilities vs the plaintext polynomial
+    assert r["n_test"] == 143 and r["n_ciphertexts"] == 1
+    p = r["params"]
+    assert p["security"] == 128 and p["poly_modulus_degree"] == demo_ckks.POLY_MODULUS_DEGREE
+    assert p["coeff_modulus_bits"] == demo_ckks.COEFF_MODULUS_BITS
+    assert r["final_level"] == 0
+    assert all(v > 0 for v in r["times_s"].values()) and r["samples_per_s"] > 0
+
+
+def test_cli_demo_ckks_subprocess() -> None:
+    p = subprocess.run([sys.executable, "-m", "veil.cli", "demo", "--scheme", "ckks", "--device",
+                        "cpu", "--seed", "3"], capture_output=True, text=True, timeout=300,
+                       check=False)
+    assert p.returncode == 0, p.stderr
+    assert "agreement with plaintext polynomial" in p.stdout and "CKKS" in p.stdout
+
+
+@pytest.mark.gpu
+def test_demo_run_ckks_gpu_agrees() -> None:
+    r = demo.run(device="cuda", seed=1, scheme="ckks", verbose=False)
+    assert r["passed"] and r["agreement"] >= 0.99 and r["accuracy"] > 0.9
 
 
 # ---- benchmark ----------------------------------------------------------------------------------
@@ -196,16 +264,69 @@ def test_bench_quick_cpu(tmp_path) -> None:
     assert on_disk["meta"]["cpu_model"] and on_disk["results"][0]["median_us"]["keygen"] > 0
 
 
+def test_bench_rows_bgv_ckks_match_anchors() -> None:
+    bgv = bench.phantom_rows("bgv")
+    assert len(bgv) == 13 and all(r.scheme == "bgv" for r in bgv)
+    assert [r.special for r in bgv] == [1, 1, 1, 2, 1, 1, 4, 1, 1, 8, 1, 1, 16]
+    assert bench.PHANTOM_BGV[(4096, "2×35 + 1×38")]["BGV"]["multiply"] == (121.0, 108.0)
+    ckks = bench.phantom_rows("ckks")
+    assert len(ckks) == 14 and all(r.plain_modulus is None for r in ckks)
+    assert [r.special for r in ckks] == [1, 1, 1, 2, 1, 2, 3, 4, 1, 2, 3, 4, 5, 6]
+    assert bench.PHANTOM_CKKS[(16384, "1×60 + 5×40 + 2×60")]["CKKS"]["rescale"] == (58.0, 56.0)
+    anchors_log_qp = [160, 200, 400, 380, 880, 860, 800, 740, 1760, 1740, 1760, 1700, 1720, 1580]
+    assert [sum(r.bit_sizes) for r in ckks] == anchors_log_qp
+    for r in ckks + bgv:  # the generated primes have the rows' bit sizes
+        assert [q.bit_length() for q in r.primes()] == r.bit_sizes
+    # rows beyond the 128-bit bound are run with security=None and marked
+    assert not ckks[8].secure() and ckks[9].secure()
+    ctx, secure = bench.make_context(ckks[8])
+    assert not secure and ctx.security is None and ctx.alpha == ckks[8].special
+    assert len(bench.select_rows(quick=True, scheme="bgv")) == 2
+    assert [r.special for r in bench.select_rows(quick=True, scheme="bgv")] == [1, 2]
+    # "all" for CKKS: the defaults that equal Phantom rows appear once
+    names = [r.name for r in bench.select_rows("all", scheme="ckks")]
+    assert len(names) == len(set(names)) == 15
+
+
+@pytest.mark.parametrize("scheme", ["bgv", "ckks"])
+def test_bench_quick_cpu_bgv_ckks(scheme: str, tmp_path) -> None:
+    jpath = tmp_path / "b.json"
+    r = bench.run(scheme=scheme, device="cpu", quick=True, seal=False, threads=[1],
+                  json_path=str(jpath), verbose=False)
+    assert r["all_correct"]
+    ops = bench.OPS_BY_SCHEME[scheme]
+    assert {"rotate_many_8", "rotate_8", "decode"} <= set(ops)
+    assert ("rescale" in ops) == (scheme == "ckks")
+    assert ("mod_switch_to_next" in ops) == (scheme == "bgv")
+    veil_rows = [x for x in r["results"] if x["kind"] == "veil"]
+    assert len(veil_rows) == 2
+    for x in veil_rows:
+        assert "error" not in x, x.get("error")
+        assert set(x["median_us"]) == set(ops)
+        assert all(v > 0 for v in x["median_us"].values())
+        assert all(x["correct"].values()) and set(x["correct"]) >= set(ops) - {
+            "keygen", "decode", "decrypt"}
+        assert x["row"]["phantom_us"] is not None
+        if scheme == "ckks":
+            assert min(b["mean_bits"] for b in x["precision_bits"].values()) >= 20
+    md = r["markdown"]
+    assert f"Veil benchmark: {scheme.upper()}" in md and "hoisted 8 rot" in md
+    assert "Phantom H100 mul+relin" in md
+    on_disk = json.loads(jpath.read_text())
+    assert on_disk["meta"]["scheme"] == scheme
+
+
 def test_bench_rejects_bad_arguments() -> None:
     with pytest.raises(ValueError, match="scheme"):
-        bench.run(scheme="ckks", device="cpu", quick=True, seal=False, verbose=False)
+        bench.run(scheme="tfhe", device="cpu", quick=True, seal=False, verbose=False)
     with pytest.raises(ValueError, match="rows"):
         bench.select_rows("some")
 
 
 @pytest.mark.gpu
-def test_bench_quick_gpu() -> None:
-    r = bench.run(scheme="bfv", device="cuda", quick=True, seal=False, verbose=False)
+@pytest.mark.parametrize("scheme", ["bfv", "bgv", "ckks"])
+def test_bench_quick_gpu(scheme: str) -> None:
+    r = bench.run(scheme=scheme, device="cuda", quick=True, seal=False, verbose=False)
     assert r["all_correct"]
     assert all(v > 0 for x in r["results"] for v in x["median_us"].values())
 
