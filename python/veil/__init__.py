@@ -18,7 +18,7 @@ import os as _os
 # 2-core machine). Set OMP_WAIT_POLICY=active before importing veil to override.
 _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-from . import _core  # noqa: E402
+from . import _core
 from ._ckks import CKKSCiphertext, CKKSContext, ckks, precision
 from ._core import (
     BatchEncoder,

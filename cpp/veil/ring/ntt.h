@@ -70,6 +70,13 @@ void ntt_forward_cuda(const Device& dev, u64* data, std::size_t num_polys, std::
 void ntt_inverse_cuda(const Device& dev, u64* data, std::size_t num_polys, std::size_t num_limbs,
                       const u32* ids, const Modulus* moduli, const u64* twiddles,
                       const u64* inv_n, int log_n);
+// Kernel variant of the CUDA NTT (ntt_cuda.cu; CUDA builds only): 0..ntt_variant_count()-1, all
+// bit-identical to the CPU. The default comes from VEIL_NTT_VARIANT (read once) or the built-in
+// choice; set_ntt_variant(v) overrides it for this process (-1 restores it; for benchmarks).
+void set_ntt_variant(int variant);
+int ntt_variant();
+int ntt_variant_count();
+const char* ntt_variant_name(int variant);
 }  // namespace detail
 
 }  // namespace veil
