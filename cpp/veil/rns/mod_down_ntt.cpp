@@ -11,46 +11,32 @@ void ModDownNtt::apply(const Device& dev, const NttTables& tables, const u64* in
   const std::size_t kk = keep_.size(), kd = drop_.size(), kt = target_.size();
   const std::size_t in_stride = (kk + kd) * n;
   const std::size_t out_stride = out == in ? in_stride : kk * n;
-  // 1. The dropped limbs in coefficient form, offset by floor(D/2) for rounding.
+  // 1. The dropped limbs in coefficient form.
   Buffer<u64> xd(dev, num_polys * kd * n);
-  for (std::size_t p = 0; p < num_polys; ++p) {
-    backend::copy(dev, xd.data() + p * kd * n, dev, in + p * in_stride + kk * n,
-                  kd * n * sizeof(u64));
-  }
+  backend::copy_rows(dev, xd.data(), kd * n * sizeof(u64), in + kk * n, in_stride * sizeof(u64),
+                     kd * n * sizeof(u64), num_polys);
   ntt_inverse(dev, xd.data(), num_polys, drop_, tables);
-  {
-    u64* x = xd.data();
-    const Modulus* dm = drop_.moduli(dev);
-    const u64* hd = half_mod_d_.data(dev);
-    for_each(dev, num_polys * kd * n, VEIL_LAMBDA(std::size_t i) {
-      const std::size_t l = (i / n) % kd;
-      x[i] = add_mod(x[i], hd[l], dm[l].value);
-    });
-  }
-  // 2. r = FastBaseConv([x + D/2]_D) - D/2 over K (and t): the centered lift of [x]_D.
+  // 2. r = the centered lift of [x]_D to K (and t), by exact base conversion (HPS), so that
+  //    (x - r) / D = round(x / D) for any number of dropped primes.
   Buffer<u64> r(dev, num_polys * kt * n);
-  conv_.fast_convert(dev, xd.data(), r.data(), n, num_polys);
-  {
+  conv_.exact_convert(dev, xd.data(), r.data(), n, num_polys);
+  if (t_) {
     u64* rr = r.data();
     const Modulus* tm = target_.moduli(dev);
-    const u64* hk = half_mod_k_.data(dev);
     const u64* dk = d_mod_k_.data(dev);
     const u64 t = t_, dit = d_inv_mod_t_;
     for_each(dev, num_polys * n, VEIL_LAMBDA(std::size_t idx) {
       const std::size_t p = idx / n, c = idx % n;
       u64* col = rr + p * kt * n + c;
-      for (std::size_t l = 0; l < kt; ++l) col[l * n] = sub_mod(col[l * n], hk[l], tm[l].value);
-      if (t) {
-        // delta = r + D * k with k = [-r * D^-1]_t centered: delta = 0 mod t, delta = x mod D.
-        const Modulus tmod = tm[kk];
-        const u64 rt = col[kk * n];
-        u64 k = mul_mod(neg_mod(rt, t), dit, tmod);
-        const bool negative = k > (t >> 1);
-        for (std::size_t l = 0; l < kk; ++l) {
-          const Modulus m = tm[l];
-          const u64 kk_mod = negative ? neg_mod(reduce_word(t - k, m), m.value) : reduce_word(k, m);
-          col[l * n] = mul_add_mod(kk_mod, dk[l], col[l * n], m);
-        }
+      // delta = r + D * k with k = [-r * D^-1]_t centered: delta = 0 mod t, delta = x mod D.
+      const Modulus tmod = tm[kk];
+      const u64 rt = col[kk * n];
+      const u64 k = mul_mod(neg_mod(rt, t), dit, tmod);
+      const bool negative = k > (t >> 1);
+      for (std::size_t l = 0; l < kk; ++l) {
+        const Modulus m = tm[l];
+        const u64 km = negative ? neg_mod(reduce_word(t - k, m), m.value) : reduce_word(k, m);
+        col[l * n] = mul_add_mod(km, dk[l], col[l * n], m);
       }
     });
   }

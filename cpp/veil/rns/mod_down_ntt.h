@@ -2,7 +2,7 @@
 // switching for NTT-form schemes; seed 001 §III-C "NTT + ModDown" fusion), with the BGV
 // plaintext-modulus correction when t != 0 (seed 001 §II-C, eq. 3; Kim-Polyakov-Zucca 2021):
 //
-//   CKKS / plain:  out = (x - r) * D^-1,   r = [x]_D lifted to K (centered, via x + floor(D/2))
+//   CKKS / plain:  out = (x - r) * D^-1,   r = [x]_D lifted to K, centered (exact conversion)
 //   BGV (t != 0):  out = (x - delta) * D^-1, delta = r + D * [-r * D^-1]_t (centered), so that
 //                  delta = x mod D and delta = 0 mod t: the plaintext becomes m * D^-1 mod t.
 //
@@ -35,8 +35,6 @@ class ModDownNtt {
   RnsBase keep_, drop_, target_;  // target = keep (+ {t})
   u64 t_ = 0;
   BaseConverter conv_;            // drop -> target
-  DeviceTable<u64> half_mod_d_;   // floor(D/2) mod d_j
-  DeviceTable<u64> half_mod_k_;   // floor(D/2) mod k_i (and mod t last)
   DeviceTable<u64> d_mod_k_;      // D mod k_i
   DeviceTable<u64> d_inv_;        // D^-1 mod k_i
   DeviceTable<u64> d_inv_shoup_;

@@ -18,9 +18,6 @@ ModDownNtt::ModDownNtt(const RnsBase& keep, const RnsBase& drop, u64 t)
   target_ = t ? keep.concat(RnsBase({Modulus(t)})) : keep;
   conv_ = BaseConverter(drop, target_);
   const rns_host::cpp_int d = rns_host::product(drop);
-  const rns_host::cpp_int half = d / 2;
-  half_mod_d_ = DeviceTable<u64>(residues(half, drop));
-  half_mod_k_ = DeviceTable<u64>(residues(half, target_));
   d_mod_k_ = DeviceTable<u64>(residues(d, keep));
   std::vector<u64> inv, inv_sh;
   for (const auto& m : keep.moduli()) {

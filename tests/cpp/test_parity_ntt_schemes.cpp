@@ -1,0 +1,382 @@
+// CPU/GPU parity for the NTT-form schemes, BGV and CKKS (DESIGN.md "Backends and determinism"):
+// with the same explicit seeds, keys, ciphertexts and every evaluator result are bit-identical
+// on Device::cpu() and cuda:0 (keys and ciphertexts compared word for word through
+// .buffer().to_host()). Skipped without a CUDA device.
+//
+// CKKS encoding goes through floating point and DESIGN.md allows it to differ in the last
+// rounding between backends (the encoder aims for bit-identity: IEEE + - * / only, nvcc
+// --fmad=false). The encoded plaintexts are compared and a difference is reported (printed and
+// recorded as the test property "ckks_encode_words_differ"), not failed; everything after
+// encoding starts from the same plaintext (the CPU one moved with .to(gpu)) and must be
+// bit-identical. Decoded slots are compared too (bit-identity expected; a difference beyond
+// 1e-9 relative fails).
+//
+// Building with -DVEIL_PARITY_SELF_CHECK compares the CPU with itself instead (no GPU needed):
+// that checks the test's own logic, not the backends.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "veil/api/encryptor.h"
+#include "veil/api/evaluator.h"
+#include "veil/backend/device.h"
+#include "veil/bfv/batch_encoder.h"
+#include "veil/ckks/encoder.h"
+#include "veil/rlwe/context.h"
+#include "veil/rlwe/keygen.h"
+#include "veil/rlwe/params.h"
+
+namespace {
+
+using veil::BatchEncoder;
+using veil::Ciphertext;
+using veil::CKKSEncoder;
+using veil::CoeffModulus;
+using veil::ContextPtr;
+using veil::Decryptor;
+using veil::Device;
+using veil::Encryptor;
+using veil::Evaluator;
+using veil::GaloisKeys;
+using veil::KeyGenerator;
+using veil::PlainModulus;
+using veil::Plaintext;
+using veil::PublicKey;
+using veil::RelinKeys;
+using veil::SchemeType;
+
+using u64 = std::uint64_t;
+using Vec = std::vector<u64>;
+using cd = std::complex<double>;
+using CVec = std::vector<cd>;
+
+bool have_second_device() {
+#ifdef VEIL_PARITY_SELF_CHECK
+  return true;
+#else
+  return veil::cuda_device_count() > 0;
+#endif
+}
+
+Device second_device() {
+#ifdef VEIL_PARITY_SELF_CHECK
+  return Device::cpu();
+#else
+  return Device(Device::Kind::cuda, 0);
+#endif
+}
+
+// Compares two objects' words, reporting the first difference.
+template <class A, class B>::testing::AssertionResult same_words(const A &x, const B &y) {
+  const Vec a = x.buffer().to_host(), b = y.buffer().to_host();
+  if (a.size() != b.size())
+    return ::testing::AssertionFailure() << "word counts " << a.size() << " != " << b.size();
+  std::size_t bad = 0, first = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i] && bad++ == 0)
+      first = i;
+  if (bad == 0)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << bad << " of " << a.size() << " words differ; first at "
+                                       << first << ": " << a[first] << " vs " << b[first];
+}
+
+// Ciphertexts: shape, metadata (level, scale, correction factor) and words.
+::testing::AssertionResult same_ct(const Ciphertext &x, const Ciphertext &y) {
+  if (x.size() != y.size() || x.level() != y.level() || x.is_ntt_form() != y.is_ntt_form())
+    return ::testing::AssertionFailure() << "shape differs: size " << x.size() << "/" << y.size()
+                                         << ", level " << x.level() << "/" << y.level();
+  if (x.scale() != y.scale() || x.correction_factor() != y.correction_factor())
+    return ::testing::AssertionFailure()
+           << "scale " << x.scale() << "/" << y.scale() << ", correction factor "
+           << x.correction_factor() << "/" << y.correction_factor();
+  return same_words(x, y);
+}
+
+::testing::AssertionResult same_galois(const GaloisKeys &x, const GaloisKeys &y) {
+  if (x.keys().size() != y.keys().size())
+    return ::testing::AssertionFailure() << x.keys().size() << " keys vs " << y.keys().size();
+  for (const auto &[elt, k] : x.keys()) {
+    if (!y.has_key(elt))
+      return ::testing::AssertionFailure() << "no key for element " << elt;
+    auto r = same_words(k, y.key(elt));
+    if (!r)
+      return r << " (element " << elt << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+struct ParityCase {
+  std::string name;
+  std::vector<int> bits;
+  std::size_t special_primes, alpha;
+};
+void PrintTo(const ParityCase &c, std::ostream *os) { *os << c.name; }
+
+constexpr std::size_t kN = 8192;
+// Rotation keys: 1, -1, 4 (3 = 4 - 1 and 5 = 4 + 1 are composed) and the column / conjugation
+// element.
+const std::vector<int> kKeySteps = {1, -1, 4};
+
+veil::EncryptionParameters make_params(SchemeType s, const ParityCase &c) {
+  veil::EncryptionParameters p(s);
+  p.poly_modulus_degree = kN;
+  p.coeff_modulus = CoeffModulus::create(kN, c.bits);
+  p.special_primes = c.special_primes;
+  p.alpha = c.alpha;
+  if (s == SchemeType::bgv)
+    p.plain_modulus = PlainModulus::batching(kN, 20);
+  return p;
+}
+
+// Keys on both devices, created in the same order (the PRNG domains follow the calls).
+struct KeyPair {
+  KeyPair(const ContextPtr &ctx, const Device &cpu, const Device &gpu, std::uint64_t seed)
+      : kc(ctx, cpu, seed), kg(ctx, gpu, seed), pkc(kc.create_public_key()),
+        pkg(kg.create_public_key()), rlkc(kc.create_relin_keys()), rlkg(kg.create_relin_keys()),
+        gkc(kc.create_galois_keys(kKeySteps, true)), gkg(kg.create_galois_keys(kKeySteps, true)) {}
+  void expect_same(const Device &gpu) const {
+    EXPECT_EQ(kg.secret_key().device(), gpu);
+    EXPECT_EQ(pkg.device(), gpu);
+    EXPECT_EQ(rlkg.device(), gpu);
+    EXPECT_TRUE(same_words(kc.secret_key(), kg.secret_key())) << "secret key";
+    EXPECT_TRUE(same_words(pkc, pkg)) << "public key";
+    EXPECT_TRUE(same_words(rlkc.key(), rlkg.key())) << "relinearization key";
+    EXPECT_TRUE(same_galois(gkc, gkg)) << "Galois keys";
+  }
+  KeyGenerator kc, kg;
+  PublicKey pkc, pkg;
+  RelinKeys rlkc, rlkg;
+  GaloisKeys gkc, gkg;
+};
+
+// ---- BGV ----------------------------------------------------------------------------------------
+
+class BgvParity : public ::testing::TestWithParam<ParityCase> {
+protected:
+  void SetUp() override {
+    if (!have_second_device())
+      GTEST_SKIP() << "no CUDA device";
+    ctx =
+        veil::Context::create(make_params(SchemeType::bgv, GetParam()), veil::SecurityLevel::none);
+  }
+  ContextPtr ctx;
+  const Device cpu = Device::cpu();
+  const Device gpu = second_device();
+};
+
+TEST_P(BgvParity, KeysCiphertextsAndEvaluation) {
+  const std::uint64_t seed = 0xB6F0 + GetParam().special_primes;
+  const KeyPair K(ctx, cpu, gpu, seed);
+  K.expect_same(gpu);
+  const u64 t = ctx->plain_modulus();
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<u64> d(0, t - 1);
+  Vec a(kN), b(kN);
+  for (auto &x : a)
+    x = d(rng);
+  for (auto &x : b)
+    x = d(rng);
+
+  const BatchEncoder enc(ctx);
+  const Plaintext pac = enc.encode(a, cpu), pag = enc.encode(a, gpu);
+  const Plaintext pbc = enc.encode(b, cpu), pbg = enc.encode(b, gpu);
+  EXPECT_EQ(pag.device(), gpu);
+  EXPECT_TRUE(same_words(pac, pag)) << "encode";
+  EXPECT_TRUE(same_words(pbc, pbg)) << "encode";
+
+  // Public-key and symmetric encryption with the same seeds.
+  const Encryptor ec(ctx, K.pkc, seed + 1), eg(ctx, K.pkg, seed + 1);
+  const Encryptor sc(ctx, K.kc.secret_key(), seed + 2), sg(ctx, K.kg.secret_key(), seed + 2);
+  const Ciphertext cac = ec.encrypt(pac), cag = eg.encrypt(pag);
+  const Ciphertext cbc = sc.encrypt(pbc), cbg = sg.encrypt(pbg);
+  ASSERT_EQ(cag.device(), gpu);
+  EXPECT_TRUE(same_ct(cac, cag)) << "public-key encryption";
+  EXPECT_TRUE(same_ct(cbc, cbg)) << "symmetric encryption";
+  EXPECT_TRUE(same_ct(ec.encrypt_zero(), eg.encrypt_zero())) << "encrypt_zero";
+
+  const Evaluator ev(ctx);
+  const Ciphertext mc = ev.multiply(cac, cbc), mg = ev.multiply(cag, cbg);
+  EXPECT_TRUE(same_ct(mc, mg)) << "multiply";
+  const Ciphertext rc = ev.relinearize(mc, K.rlkc), rg = ev.relinearize(mg, K.rlkg);
+  EXPECT_TRUE(same_ct(rc, rg)) << "relinearize";
+  const Ciphertext sw_c = ev.mod_switch_to_next(rc), sw_g = ev.mod_switch_to_next(rg);
+  EXPECT_TRUE(same_ct(sw_c, sw_g)) << "mod_switch_to_next";
+  EXPECT_TRUE(same_ct(ev.mod_switch_to(cac, 0), ev.mod_switch_to(cag, 0))) << "mod_switch_to 0";
+  EXPECT_TRUE(same_ct(ev.square(sw_c), ev.square(sw_g))) << "square";
+  // Different correction factors: a switched product plus a switched fresh ciphertext.
+  const Ciphertext b1c = ev.mod_switch_to_next(cbc), b1g = ev.mod_switch_to_next(cbg);
+  EXPECT_TRUE(same_ct(ev.add(sw_c, b1c), ev.add(sw_g, b1g))) << "add, mixed factors";
+  EXPECT_TRUE(same_ct(ev.sub(b1c, sw_c), ev.sub(b1g, sw_g))) << "sub, mixed factors";
+  EXPECT_TRUE(same_ct(ev.negate(sw_c), ev.negate(sw_g))) << "negate";
+  EXPECT_TRUE(same_ct(ev.multiply_plain(sw_c, pbc), ev.multiply_plain(sw_g, pbg)))
+      << "multiply_plain";
+  EXPECT_TRUE(same_ct(ev.add_plain(sw_c, pbc), ev.add_plain(sw_g, pbg))) << "add_plain";
+  EXPECT_TRUE(same_ct(ev.sub_plain(sw_c, pbc), ev.sub_plain(sw_g, pbg))) << "sub_plain";
+  // Rotations: direct keys, a composed step, the column swap, hoisted.
+  for (int s : {1, -1, 4, 3, 5}) {
+    EXPECT_TRUE(same_ct(ev.rotate_rows(sw_c, s, K.gkc), ev.rotate_rows(sw_g, s, K.gkg)))
+        << "rotate_rows " << s;
+  }
+  EXPECT_TRUE(same_ct(ev.rotate_columns(cac, K.gkc), ev.rotate_columns(cag, K.gkg)))
+      << "rotate_columns";
+  const std::vector<int> steps = {1, 3, -1, 0, 4};
+  const std::vector<Ciphertext> hc = ev.rotate_many(sw_c, steps, K.gkc),
+                                hg = ev.rotate_many(sw_g, steps, K.gkg);
+  ASSERT_EQ(hc.size(), hg.size());
+  for (std::size_t i = 0; i < hc.size(); ++i)
+    EXPECT_TRUE(same_ct(hc[i], hg[i])) << "rotate_many step " << steps[i];
+  // Decryption: plaintext words, decoded values and noise budgets.
+  const Decryptor dc(ctx, K.kc.secret_key()), dg(ctx, K.kg.secret_key());
+  for (const auto &[xc, xg] : {std::pair{&cac, &cag}, std::pair{&rc, &rg}, std::pair{&sw_c, &sw_g},
+                               std::pair{&hc[1], &hg[1]}}) {
+    const Plaintext pc = dc.decrypt(*xc), pg = dg.decrypt(*xg);
+    EXPECT_TRUE(same_words(pc, pg)) << "decrypt";
+    EXPECT_EQ(enc.decode(pc), enc.decode(pg));
+    EXPECT_EQ(dc.invariant_noise_budget(*xc), dg.invariant_noise_budget(*xg));
+  }
+  // And the values are right (so that parity is not parity of garbage).
+  Vec ab(kN);
+  for (std::size_t i = 0; i < kN; ++i)
+    ab[i] = static_cast<u64>(static_cast<unsigned __int128>(a[i]) * b[i] % t);
+  EXPECT_EQ(enc.decode(dg.decrypt(sw_g)), ab);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bgv, BgvParity,
+    ::testing::Values(ParityCase{"n8192_40x3_p50", {40, 40, 40, 50}, 1, 0},
+                      ParityCase{"n8192_40x4_p50x2_a2", {40, 40, 40, 40, 50, 50}, 2, 2}),
+    [](const ::testing::TestParamInfo<ParityCase> &i) { return i.param.name; });
+
+// ---- CKKS ---------------------------------------------------------------------------------------
+
+class CkksParity : public ::testing::TestWithParam<ParityCase> {
+protected:
+  void SetUp() override {
+    if (!have_second_device())
+      GTEST_SKIP() << "no CUDA device";
+    ctx =
+        veil::Context::create(make_params(SchemeType::ckks, GetParam()), veil::SecurityLevel::none);
+  }
+  ContextPtr ctx;
+  const Device cpu = Device::cpu();
+  const Device gpu = second_device();
+};
+
+TEST_P(CkksParity, KeysCiphertextsAndEvaluation) {
+  const std::uint64_t seed = 0xC6F0 + GetParam().special_primes;
+  const KeyPair K(ctx, cpu, gpu, seed);
+  K.expect_same(gpu);
+  const CKKSEncoder enc(ctx);
+  const std::size_t top = ctx->max_level();
+  const double scale = std::ldexp(1.0, 40);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  CVec a(enc.slot_count()), b(enc.slot_count());
+  for (auto &z : a)
+    z = cd(u(rng), u(rng));
+  for (auto &z : b)
+    z = cd(u(rng), u(rng));
+
+  // Encoding on each device: reported, not failed, if the words differ (see the header).
+  const Plaintext pa_cpu = enc.encode(a, scale, top, cpu), pa_gpu = enc.encode(a, scale, top, gpu);
+  EXPECT_EQ(pa_gpu.device(), gpu);
+  EXPECT_EQ(pa_cpu.scale(), pa_gpu.scale());
+  {
+    const Vec wc = pa_cpu.buffer().to_host(), wg = pa_gpu.buffer().to_host();
+    ASSERT_EQ(wc.size(), wg.size());
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < wc.size(); ++i)
+      differ += wc[i] != wg[i];
+    RecordProperty("ckks_encode_words_differ", static_cast<int>(differ));
+    if (differ)
+      std::printf("[ CkksParity ] %s: CKKS encode differs in %zu of %zu words between CPU and "
+                  "GPU (allowed by DESIGN.md; continuing from the CPU plaintext)\n",
+                  GetParam().name.c_str(), differ, wc.size());
+  }
+  // Everything after encoding starts from the CPU plaintexts, moved.
+  const Plaintext pac = pa_cpu, pag = pa_cpu.to(gpu);
+  const Plaintext pbc = enc.encode(b, scale, top, cpu), pbg = pbc.to(gpu);
+  EXPECT_TRUE(same_words(pac, pag));
+
+  const Encryptor ec(ctx, K.pkc, seed + 1), eg(ctx, K.pkg, seed + 1);
+  const Encryptor sc(ctx, K.kc.secret_key(), seed + 2), sg(ctx, K.kg.secret_key(), seed + 2);
+  const Ciphertext cac = ec.encrypt(pac), cag = eg.encrypt(pag);
+  const Ciphertext cbc = sc.encrypt(pbc), cbg = sg.encrypt(pbg);
+  ASSERT_EQ(cag.device(), gpu);
+  EXPECT_TRUE(same_ct(cac, cag)) << "public-key encryption";
+  EXPECT_TRUE(same_ct(cbc, cbg)) << "symmetric encryption";
+
+  const Evaluator ev(ctx);
+  const Ciphertext mc = ev.multiply(cac, cbc), mg = ev.multiply(cag, cbg);
+  EXPECT_TRUE(same_ct(mc, mg)) << "multiply";
+  const Ciphertext rc = ev.relinearize(mc, K.rlkc), rg = ev.relinearize(mg, K.rlkg);
+  EXPECT_TRUE(same_ct(rc, rg)) << "relinearize";
+  const Ciphertext sc1 = ev.rescale_to_next(rc), sg1 = ev.rescale_to_next(rg);
+  EXPECT_TRUE(same_ct(sc1, sg1)) << "rescale_to_next";
+  EXPECT_TRUE(same_ct(ev.square(cac), ev.square(cag))) << "square";
+  EXPECT_TRUE(same_ct(ev.mod_switch_to(cac, 0), ev.mod_switch_to(cag, 0))) << "mod_switch_to 0";
+  EXPECT_TRUE(same_words(ev.mod_switch_to(pbc, 1), ev.mod_switch_to(pbg, 1)))
+      << "mod_switch_to (plaintext)";
+  const Ciphertext b1c = ev.mod_switch_to_next(cbc), b1g = ev.mod_switch_to_next(cbg);
+  EXPECT_TRUE(same_ct(b1c, b1g)) << "mod_switch_to_next";
+  EXPECT_TRUE(same_ct(ev.add(cac, cbc), ev.add(cag, cbg))) << "add";
+  EXPECT_TRUE(same_ct(ev.sub(cac, cbc), ev.sub(cag, cbg))) << "sub";
+  EXPECT_TRUE(same_ct(ev.negate(sc1), ev.negate(sg1))) << "negate";
+  EXPECT_TRUE(same_ct(ev.multiply_plain(cac, pbc), ev.multiply_plain(cag, pbg)))
+      << "multiply_plain";
+  EXPECT_TRUE(same_ct(ev.add_plain(cac, pbc), ev.add_plain(cag, pbg))) << "add_plain";
+  for (int s : {1, -1, 4, 3, 5}) {
+    EXPECT_TRUE(same_ct(ev.rotate_vector(sc1, s, K.gkc), ev.rotate_vector(sg1, s, K.gkg)))
+        << "rotate_vector " << s;
+  }
+  const Ciphertext cjc = ev.conjugate(sc1, K.gkc), cjg = ev.conjugate(sg1, K.gkg);
+  EXPECT_TRUE(same_ct(cjc, cjg)) << "conjugate";
+  const std::uint32_t e4 = ctx->galois_elt_from_step(4);
+  EXPECT_TRUE(same_ct(ev.apply_galois(cac, e4, K.gkc), ev.apply_galois(cag, e4, K.gkg)))
+      << "apply_galois";
+  const std::vector<int> steps = {1, 3, -1, 0, 4};
+  const std::vector<Ciphertext> hc = ev.rotate_many(sc1, steps, K.gkc),
+                                hg = ev.rotate_many(sg1, steps, K.gkg);
+  ASSERT_EQ(hc.size(), hg.size());
+  for (std::size_t i = 0; i < hc.size(); ++i)
+    EXPECT_TRUE(same_ct(hc[i], hg[i])) << "rotate_many step " << steps[i];
+
+  // Decryption is integer (bit-identical); decoding is floating point.
+  const Decryptor dc(ctx, K.kc.secret_key()), dg(ctx, K.kg.secret_key());
+  for (const auto &[xc, xg] :
+       {std::pair{&cac, &cag}, std::pair{&sc1, &sg1}, std::pair{&cjc, &cjg}}) {
+    const Plaintext pc = dc.decrypt(*xc), pg = dg.decrypt(*xg);
+    EXPECT_TRUE(same_words(pc, pg)) << "decrypt";
+    const CVec vc = enc.decode(pc), vg = enc.decode(pg);
+    ASSERT_EQ(vc.size(), vg.size());
+    std::size_t inexact = 0;
+    for (std::size_t i = 0; i < vc.size(); ++i) {
+      inexact += vc[i] != vg[i];
+      EXPECT_LE(std::abs(vc[i] - vg[i]), 1e-9 * (1 + std::abs(vc[i]))) << "slot " << i;
+    }
+    if (inexact)
+      std::printf("[ CkksParity ] decode: %zu slots not bit-identical\n", inexact);
+  }
+  // The values are right: a * b after one rescale, conjugated.
+  const CVec got = enc.decode(dg.decrypt(cjg));
+  double err = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    err = std::max(err, std::abs(got[i] - std::conj(a[i] * b[i])));
+  EXPECT_LE(err, std::ldexp(1.0, -15));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Ckks, CkksParity,
+    ::testing::Values(ParityCase{"n8192_60_40x2_p60", {60, 40, 40, 60}, 1, 0},
+                      ParityCase{"n8192_50_40x3_p50x2_a2", {50, 40, 40, 40, 50, 50}, 2, 2}),
+    [](const ::testing::TestParamInfo<ParityCase> &i) { return i.param.name; });
+
+} // namespace
