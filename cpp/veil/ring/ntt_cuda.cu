@@ -51,8 +51,10 @@
 //   - inverse: the last stage (one twiddle, psi^-bitrev(1)) is merged with the N^-1 scaling:
 //     x' = (u + v) N^-1 and y' = (u - v + 2q) (w N^-1), each one fully reduced Shoup product, with
 //     (w N^-1)'s Shoup quotient derived from the Barrett constant; no separate N^-1 pass.
-// Resources (ptxas -v, sm_90, no spills): see the report of the change that added them; regs:
-// r16 <= 128, r8 <= 64, cluster-r8 <= 64, cluster-r16 <= 128.
+// Resources (ptxas -v, sm_90, CUDA 13.0; no spills anywhere): r16 121-128 registers, 32 KiB
+// (columns) / 34 KiB (rows) static shared memory; r8 62-64 registers, 16 KiB; cluster-r8 64
+// registers, 16 / 16 / 32 / 32 / 64 KiB dynamic (both tiles); cluster-r16 125-128 registers,
+// 16.5 / 33 / 33 / 66 / 66 / 132 KiB. Single-block kernels (N <= T) may use up to 128 registers.
 //
 // Twiddle of the butterfly on global index bit b whose lower element has index x (SEAL's table,
 // tw[m + i] with m = 2^(logN-1-b), i = x >> (b+1)): tw[(N | x) >> (b + 1)].
@@ -75,6 +77,9 @@
 #include "veil/backend/memory.h"
 #include "veil/core/error.h"
 #include "veil/ring/ntt.h"
+
+// Not every pass configuration reads every one of Pass's constants (nvcc warning 177).
+#pragma nv_diag_suppress 177
 
 namespace veil::detail {
 
@@ -121,7 +126,7 @@ struct Pass {
   static constexpr int kLogP = kLogP_;
   static constexpr u32 kP = 1u << kLogP;  // words per thread
   static_assert(kLogL >= kLogP && kLogL <= kLogN, "a pass needs P to N points");
-  [[maybe_unused]] static constexpr int kLog = kLogL;
+  static constexpr int kLog = kLogL;
   static constexpr u32 kN = 1u << kLogN;
   static constexpr u32 kGoff = kCols ? kLogN - kLogL : 0;  // global index bit of sequence bit 0
   static constexpr int kSeqsPerBlock = kSeqs;
@@ -147,8 +152,8 @@ struct Pass {
   static constexpr int act_hi(int r) { return (r < kFull || !kFwd) ? kLogP : kRem; }
   // Global memory is touched straight from registers when the window is the top bits (adjacent
   // threads then hold adjacent words); columns are always coalesced across threads.
-  [[maybe_unused]] static constexpr bool kLoadDirect = kCols || lo(0) == kLogL - kLogP;
-  [[maybe_unused]] static constexpr bool kStoreDirect = kCols || lo(kRounds - 1) == kLogL - kLogP;
+  static constexpr bool kLoadDirect = kCols || lo(0) == kLogL - kLogP;
+  static constexpr bool kStoreDirect = kCols || lo(kRounds - 1) == kLogL - kLogP;
 
   u64 v[kP];
   u64* poly;          // this (polynomial, limb)
@@ -764,8 +769,10 @@ void launch_pass(const NttArgs& args, std::size_t num_pl, int log_n, cudaStream_
 template <bool kFwd, class F>
 bool run_two_pass(const NttArgs& args, std::size_t num_pl, int log_n, cudaStream_t stream) {
   return for_each_pass<kFwd, F>(log_n, [&]<class P>() {
-    launch_pass<P, min_blocks<P::kThreads, F::kWarps>()>(args, num_pl, log_n, stream,
-                                                          kFwd ? "ntt_forward" : "ntt_inverse");
+    // One block per (polynomial, limb) for N <= T: few blocks, so registers over occupancy.
+    constexpr int kWarps = P::kL == P::kN ? 16 : F::kWarps;
+    launch_pass<P, min_blocks<P::kThreads, kWarps>()>(args, num_pl, log_n, stream,
+                                                      kFwd ? "ntt_forward" : "ntt_inverse");
   });
 }
 
