@@ -46,3 +46,10 @@ if [ "$MODE" = all ] || [ "$MODE" = bench ]; then
     --markdown "$OUT/bench_bfv.md" "$@") > "$OUT/bench.log" 2>&1
   echo "bench rc=$?"; tail -40 "$OUT/bench.log"
 fi
+if [ "$MODE" = ntt ]; then
+  "$BUILD/veil_ntt_bench" > "$OUT/ntt_bench.log" 2>&1
+  echo "ntt_bench rc=$?"; cat "$OUT/ntt_bench.log"
+  for v in 0 1 2 3; do
+    echo "variant $v: $(VEIL_NTT_VARIANT=$v "$BUILD/veil_tests" --gtest_brief=1 --gtest_filter='NttCuda*:RnsCuda*:BfvParity*' 2>&1 | grep -E 'PASSED|FAILED' | tr '\n' ' ')"
+  done
+fi
