@@ -38,13 +38,15 @@ if [ "$MODE" = all ] || [ "$MODE" = profile ] || [ "$MODE" = test ]; then
   echo "profile rc=$?"; cat "$OUT/profile.log"
 fi
 if [ "$MODE" = all ] || [ "$MODE" = demo ] || [ "$MODE" = test ]; then
-  (cd /tmp && veil demo --device cuda) > "$OUT/demo_cuda.log" 2>&1
-  echo "demo rc=$?"; tail -25 "$OUT/demo_cuda.log"
+  (cd /tmp && veil demo --device cuda && veil demo --scheme ckks --device cuda) \
+    > "$OUT/demo_cuda.log" 2>&1
+  echo "demo rc=$?"; grep -E "agreement|accuracy|samples|device|evaluate" "$OUT/demo_cuda.log"
 fi
 if [ "$MODE" = all ] || [ "$MODE" = bench ]; then
-  (cd /tmp && veil bench --scheme bfv --device cuda --json "$OUT/bench_bfv.json" \
-    --markdown "$OUT/bench_bfv.md" "$@") > "$OUT/bench.log" 2>&1
-  echo "bench rc=$?"; tail -40 "$OUT/bench.log"
+  SCHEME=${SCHEME:-bfv}
+  (cd /tmp && veil bench --scheme "$SCHEME" --device cuda --json "$OUT/bench_$SCHEME.json" \
+    --markdown "$OUT/bench_$SCHEME.md" "$@") > "$OUT/bench_$SCHEME.log" 2>&1
+  echo "bench rc=$?"; tail -40 "$OUT/bench_$SCHEME.log"
 fi
 if [ "$MODE" = ntt ]; then
   "$BUILD/veil_ntt_bench" > "$OUT/ntt_bench.log" 2>&1

@@ -736,7 +736,10 @@ bool use_simple(const u64* twiddles) {
 // ---- variant selection and launches ---------------------------------------------------------
 
 constexpr int kNumVariants = 4;
-constexpr int kDefaultVariant = 2;
+// Default (-1, "auto"): measured on an H200 (bench/NOTES.md, veil_ntt_bench): the one-pass
+// cluster kernel wins for N <= 2^14 (11.0 vs 15.5 us for 2 x 7 limbs at 2^14), the two-pass r8
+// kernel for larger N (75.5 vs 94.3 us for 2 x 31 limbs at 2^16).
+constexpr int kDefaultVariant = -1;
 constexpr const char* kVariantNames[kNumVariants] = {"r16", "r8", "cluster-r8", "cluster-r16"};
 
 std::atomic<int> g_variant_override{-1};
@@ -831,7 +834,9 @@ template <bool kFwd>
 bool run_fast(const Device& dev, const NttArgs& args, std::size_t num_pl, int log_n) {
   if (use_simple(args.twiddles)) return false;
   auto stream = backend::stream(dev);
-  switch (ntt_variant()) {
+  int variant = ntt_variant();
+  if (variant < 0) variant = log_n <= 14 ? 2 : 1;
+  switch (variant) {
     case 0:
       return run_two_pass<kFwd, FamR16>(args, num_pl, log_n, stream);
     case 1:
@@ -863,7 +868,8 @@ int ntt_variant() {
 int ntt_variant_count() { return kNumVariants; }
 
 const char* ntt_variant_name(int variant) {
-  return variant >= 0 && variant < kNumVariants ? kVariantNames[variant] : "?";
+  if (variant < 0) return "auto";
+  return variant < kNumVariants ? kVariantNames[variant] : "?";
 }
 
 void ntt_forward_cuda(const Device& dev, u64* data, std::size_t num_polys, std::size_t num_limbs,
