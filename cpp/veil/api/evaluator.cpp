@@ -241,7 +241,6 @@ Ciphertext Evaluator::galois_with_digits(const Ciphertext& a, const Buffer<u64>&
   } else {
     poly::automorphism_coeff(a.device(), q, n, 1, elt, a.poly(0), out.poly(0));
   }
-  out.buffer();  // c1 accumulates from zero
   backend::fill_zero(a.device(), out.poly(1), a.poly_words() * sizeof(u64));
   key_switch_inner(*ctx_, a.device(), a.level(), digits, key, out.poly(0), out.poly(1),
                    a.is_ntt_form(), elt);

@@ -19,8 +19,8 @@ void key_switch_accumulate(const Context& ctx, const Device& dev, std::size_t le
                            const u64* c, bool c_ntt, const KSwitchKey& key, u64* acc0, u64* acc1,
                            bool acc_ntt);
 
-/// The hoisted part of key switching for one input: digits ModUp'ed and in NTT form over
-/// Q_l ∪ P, in each digit's extended-base order ([dnum][l+1+k][N]). Reusable across keys.
+/// The hoisted part of key switching for one input: every digit ModUp'ed to Q_l ∪ P and in NTT
+/// form, each in Q_l ∪ P limb order ([dnum][l+1+k][N]). Reusable across keys.
 Buffer<u64> key_switch_mod_up(const Context& ctx, const Device& dev, std::size_t level,
                               const u64* c, bool c_ntt);
 /// The per-key part: inner product with `key`, INTT, ModDown; accumulates into acc0/acc1.
