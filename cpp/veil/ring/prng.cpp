@@ -8,6 +8,15 @@
 
 namespace veil {
 
+UniformSeed derive_uniform_seed(const PrngStream& s) {
+  std::uint32_t block[16];
+  chacha20_block(s.key, 0, static_cast<std::uint32_t>(s.domain),
+                 static_cast<std::uint32_t>(s.domain >> 32), 0xFFFFFFFEu, block);
+  UniformSeed seed{};
+  for (int i = 0; i < 8; ++i) seed[i] = block[i];
+  return seed;
+}
+
 Prng::Prng() {
   unsigned char* p = reinterpret_cast<unsigned char*>(key_.words);
   std::size_t got = 0;

@@ -11,6 +11,24 @@
 
 namespace veil {
 
+/// A 256-bit seed from which a uniform polynomial is regenerated bit for bit on any backend
+/// (seeded serialization: the seed is written instead of the polynomial, as SEAL does).
+using UniformSeed = std::array<std::uint32_t, 8>;
+
+/// A fresh seed derived one-way from a keystream address: the first 256 bits of the ChaCha20
+/// block (counter 0) of sub-stream 0xFFFFFFFE, a sub-stream no sampler uses. Seeds are written
+/// into serialized objects, so they must not reveal the generator's key, which also draws
+/// secrets and errors; ChaCha20 output does not (RFC 8439 §2.3 is a PRF of the key).
+UniformSeed derive_uniform_seed(const PrngStream& s);
+
+/// The keystream that samples polynomial `index` (a key-switching digit, say) of a seeded object.
+inline PrngStream uniform_stream(const UniformSeed& seed, std::uint64_t index) {
+  PrngStream s{};
+  for (int i = 0; i < 8; ++i) s.key.words[i] = seed[i];
+  s.domain = index;
+  return s;
+}
+
 class Prng {
  public:
   /// Seeded from the OS (getrandom). Throws RuntimeError if the OS refuses.

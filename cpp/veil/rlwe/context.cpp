@@ -15,14 +15,6 @@ void compute_bfv_scaling(const std::vector<u64>& q, u64 t, std::vector<u64>& del
 
 namespace {
 
-u64 fnv1a(u64 h, u64 v) {
-  for (int i = 0; i < 8; ++i) {
-    h ^= (v >> (8 * i)) & 0xff;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
 std::vector<Modulus> to_moduli(const std::vector<u64>& v) {
   std::vector<Modulus> m;
   m.reserve(v.size());
@@ -80,8 +72,7 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
   }
   num_p_ = p.special_primes;
   num_q_ = p.coeff_modulus.size() - num_p_;
-  alpha_ = p.alpha ? p.alpha : std::max<std::size_t>(1, num_p_);
-  if (num_p_ > 0 && alpha_ > num_q_) alpha_ = num_q_;
+  alpha_ = resolved_alpha(p);
   if (alpha_ > 32) {
     throw InvalidArgument("alpha: at most 32 primes per key-switching digit, got " +
                           std::to_string(alpha_));
@@ -173,14 +164,7 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
   lt_.resize(num_q_);
   for (std::size_t l = 0; l < num_q_; ++l) lt_once_.push_back(std::make_unique<std::once_flag>());
 
-  hash_ = 0xcbf29ce484222325ull;
-  hash_ = fnv1a(hash_, static_cast<u64>(p.scheme));
-  hash_ = fnv1a(hash_, n);
-  hash_ = fnv1a(hash_, p.plain_modulus);
-  hash_ = fnv1a(hash_, num_p_);
-  hash_ = fnv1a(hash_, alpha_);
-  hash_ = fnv1a(hash_, static_cast<u64>(p.mul_method));
-  for (u64 q : p.coeff_modulus) hash_ = fnv1a(hash_, q);
+  hash_ = veil::parameter_hash(p);
 
   if (batching_) {
     plain_ntt_ = std::make_unique<NttTables>(n, std::vector<Modulus>{plain_});

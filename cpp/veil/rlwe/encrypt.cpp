@@ -79,7 +79,9 @@ Ciphertext encrypt_zero_symmetric(const SecretKey& sk, std::size_t level, const 
   const RnsBase& q = ctx->base_q(level);
   const std::size_t limbs = q.size();
   Ciphertext ct(ctx, dev, 2, level, ntt_form);
-  sample_uniform(dev, ct.poly(1), n, q, prng.next());
+  const UniformSeed seed = derive_uniform_seed(prng.next());
+  sample_uniform(dev, ct.poly(1), n, q, uniform_stream(seed, 0));
+  ct.set_uniform_seed(seed);
   Buffer<u64> e(dev, limbs * n);
   sample_cbd(dev, e.data(), n, q, prng.next());
   if (error_factor != 1) poly::multiply_word(dev, q, n, 1, e.data(), error_factor, e.data());

@@ -40,7 +40,9 @@ PublicKey KeyGenerator::create_public_key() const {
   PublicKey pk(ctx_, dev_, 2 * limbs * n);
   u64* b = pk.data();
   u64* a = b + limbs * n;
-  sample_uniform(dev_, a, n, q, prng_.next());
+  const UniformSeed seed = derive_uniform_seed(prng_.next());
+  sample_uniform(dev_, a, n, q, uniform_stream(seed, 0));
+  pk.set_uniform_seed(seed);
   Buffer<u64> e(dev_, limbs * n);
   sample_cbd(dev_, e.data(), n, q, prng_.next());
   if (ctx_->scheme() == SchemeType::bgv) {
@@ -73,10 +75,13 @@ KSwitchKey KeyGenerator::create_kswitch_key(const u64* target) const {
   const u64* pq_d = pq.data(dev_);
   const Modulus* mods = qp.moduli(dev_);
   Buffer<u64> e(dev_, pw);
+  // One seed for the whole key; digit j's a_j is its sub-stream j (seeded serialization).
+  const UniformSeed seed = derive_uniform_seed(prng_.next());
+  key.set_uniform_seed(seed);
   for (std::size_t j = 0; j < dnum; ++j) {
     u64* b = key.data() + 2 * j * pw;
     u64* a = b + pw;
-    sample_uniform(dev_, a, n, qp, prng_.next());
+    sample_uniform(dev_, a, n, qp, uniform_stream(seed, j));
     sample_cbd(dev_, e.data(), n, qp, prng_.next());
     if (ctx_->scheme() == SchemeType::bgv) {
       poly::multiply_word(dev_, qp, n, 1, e.data(), ctx_->plain_modulus(), e.data());

@@ -4,8 +4,10 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "veil/backend/buffer.h"
+#include "veil/ring/prng.h"
 #include "veil/rlwe/context.h"
 
 namespace veil {
@@ -16,11 +18,12 @@ class DataObject {
   DataObject() = default;
   DataObject(ContextPtr ctx, const Device& dev, std::size_t words)
       : ctx_(std::move(ctx)), data_(dev, words) {}
-  DataObject(const DataObject& o) : ctx_(o.ctx_), data_(o.data_.clone()) {}
+  DataObject(const DataObject& o) : ctx_(o.ctx_), data_(o.data_.clone()), seed_(o.seed_) {}
   DataObject& operator=(const DataObject& o) {
     if (this != &o) {
       ctx_ = o.ctx_;
       data_ = o.data_.clone();
+      seed_ = o.seed_;
     }
     return *this;
   }
@@ -36,10 +39,17 @@ class DataObject {
   const Buffer<u64>& buffer() const { return data_; }
   bool empty() const { return !ctx_; }
 
+  /// The seed its uniform part was sampled from (symmetric-key ciphertexts, public keys and
+  /// key-switching keys fresh from their generator), or nothing. Seeded serialization writes it
+  /// instead of that part and checks first that the part still matches (io/serialize.h).
+  const std::optional<UniformSeed>& uniform_seed() const { return seed_; }
+  void set_uniform_seed(const std::optional<UniformSeed>& s) { seed_ = s; }
+
  protected:
   void move_data_to(const Device& dev) { data_ = data_.to(dev); }
   ContextPtr ctx_;
   Buffer<u64> data_;
+  std::optional<UniformSeed> seed_;
 };
 
 /// A plaintext. BFV/BGV: N coefficients mod t ([N], coefficient form) unless is_ntt_form, in

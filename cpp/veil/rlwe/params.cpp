@@ -32,6 +32,36 @@ MulMethod mul_method_from_string(const std::string& s) {
 
 std::string to_string(MulMethod m) { return m == MulMethod::hps ? "hps" : "behz"; }
 
+std::size_t resolved_alpha(const EncryptionParameters& p) {
+  const std::size_t k = p.special_primes;
+  const std::size_t L = p.coeff_modulus.size() > k ? p.coeff_modulus.size() - k : 0;
+  std::size_t alpha = p.alpha ? p.alpha : std::max<std::size_t>(1, k);
+  if (k > 0 && alpha > L) alpha = L;
+  return alpha;
+}
+
+namespace {
+std::uint64_t fnv1a(std::uint64_t h, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) {
+    h ^= (v >> (8 * i)) & 0xff;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+}  // namespace
+
+std::uint64_t parameter_hash(const EncryptionParameters& p) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  h = fnv1a(h, static_cast<std::uint64_t>(p.scheme));
+  h = fnv1a(h, p.poly_modulus_degree);
+  h = fnv1a(h, p.plain_modulus);
+  h = fnv1a(h, p.special_primes);
+  h = fnv1a(h, resolved_alpha(p));
+  h = fnv1a(h, static_cast<std::uint64_t>(p.mul_method));
+  for (u64 q : p.coeff_modulus) h = fnv1a(h, q);
+  return h;
+}
+
 int max_coeff_modulus_bits(std::size_t n, SecurityLevel level) {
   static const std::map<std::size_t, int> t128 = {{1024, 27},   {2048, 54},    {4096, 109},
                                                   {8192, 218},  {16384, 438},  {32768, 881},

@@ -1,6 +1,7 @@
 // Encryption parameters (SEAL semantics) and helpers to choose them.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,15 @@ struct EncryptionParameters {
   EncryptionParameters() = default;
   explicit EncryptionParameters(SchemeType s) : scheme(s) {}
 };
+
+/// Primes per key-switching digit once `alpha` = 0 (the default) is resolved: `special_primes`
+/// (at least 1), capped at the number of Q primes.
+std::size_t resolved_alpha(const EncryptionParameters& p);
+
+/// An identifier of the parameters (FNV-1a over scheme, N, t, special primes, resolved alpha,
+/// mul_method and every prime): objects whose contexts have different hashes never mix, and
+/// serialized objects carry it (io/serialize.h). Not a cryptographic hash.
+std::uint64_t parameter_hash(const EncryptionParameters& p);
 
 /// Largest log2(Q*P) allowed for a ternary secret at the given level (0 when N is unsupported).
 /// N <= 2^15: HomomorphicEncryption.org Security Standard v1.1 (Albrecht et al. 2018), Table 1,

@@ -1,0 +1,717 @@
+#include "veil/io/serialize.h"
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <numeric>
+
+#include "veil/core/primes.h"
+#include "veil/io/validate.h"
+#include "veil/ring/ntt.h"
+#include "veil/ring/sampler.h"
+
+namespace veil::io {
+
+std::string to_string(ObjectType t) {
+  switch (t) {
+    case ObjectType::parameters: return "parameters";
+    case ObjectType::plaintext: return "plaintext";
+    case ObjectType::ciphertext: return "ciphertext";
+    case ObjectType::secret_key: return "secret key";
+    case ObjectType::public_key: return "public key";
+    case ObjectType::relin_keys: return "relinearization keys";
+    case ObjectType::galois_keys: return "Galois keys";
+  }
+  return "unknown object";
+}
+
+namespace {
+
+constexpr std::uint8_t kMagic[4] = {'V', 'E', 'I', 'L'};
+constexpr std::uint16_t kVersion = 1;
+constexpr std::size_t kHeaderSize = 48;
+constexpr std::size_t kMaxDescriptor = std::size_t(64) << 20;
+constexpr std::size_t kMaxCiphertextSize = 16;  // as SEAL's SEAL_CIPHERTEXT_SIZE_MAX
+constexpr std::size_t kMaxPrimes = 1024;
+constexpr std::uint8_t kFlagSeeded = 1;
+
+// ---- writing --------------------------------------------------------------------------------
+
+// An object ready to be framed: its descriptor and body words (host).
+struct Encoded {
+  ObjectType type;
+  SchemeType scheme;
+  std::uint64_t hash;
+  bool seeded = false;
+  Bytes descriptor;
+  std::vector<u64> body;
+};
+
+Bytes frame(const Encoded& e, const SaveOptions& o) {
+  if (o.compression == Compression::zlib) {
+    throw InvalidArgument("compression: Veil's format uses 'none' or 'zstd' ('zlib' is for SEAL's)");
+  }
+  const ByteView body(reinterpret_cast<const std::uint8_t*>(e.body.data()), e.body.size() * 8);
+  const std::uint32_t crc = crc32(body, crc32(e.descriptor));
+  Bytes compressed;
+  if (o.compression == Compression::zstd) compressed = zstd_compress(body, o.level);
+  const ByteView stored = o.compression == Compression::zstd ? ByteView(compressed) : body;
+  Bytes out;
+  out.reserve(kHeaderSize + e.descriptor.size() + stored.size);
+  ByteWriter w(out);
+  w.raw(kMagic, 4);
+  w.u16(kVersion);
+  w.u8(static_cast<std::uint8_t>(e.type));
+  w.u8(static_cast<std::uint8_t>(e.scheme));
+  w.u8(static_cast<std::uint8_t>(o.compression));
+  w.u8(e.seeded ? kFlagSeeded : 0);
+  w.u16(0);
+  w.u32(crc);
+  w.u64(e.hash);
+  w.u32(static_cast<std::uint32_t>(e.descriptor.size()));
+  w.u32(0);
+  w.u64(body.size);
+  w.u64(stored.size);
+  w.raw(e.descriptor.data(), e.descriptor.size());
+  w.raw(stored.data, stored.size);
+  return out;
+}
+
+void write_seed(ByteWriter& w, const UniformSeed& s) {
+  for (std::uint32_t x : s) w.u32(x);
+}
+
+UniformSeed read_seed(ByteReader& r) {
+  UniformSeed s{};
+  for (auto& x : s) x = r.u32("seed");
+  return s;
+}
+
+// Samples uniform polynomial `index` of a seeded object over `base` into `out`.
+void expand_uniform(const Context& ctx, const Device& dev, const UniformSeed& seed,
+                    std::uint64_t index, const RnsBase& base, bool coefficient_form, u64* out) {
+  sample_uniform(dev, out, ctx.n(), base, uniform_stream(seed, index));
+  if (coefficient_form) ntt_inverse(dev, out, 1, base, ctx.ntt());
+}
+
+// True when the object's uniform polynomials (host words at `host + offset_j`, one per
+// index j) equal what its seed regenerates: seeded saving is only honest then.
+bool seed_still_matches(const Context& ctx, const Device& dev, const UniformSeed& seed,
+                        const RnsBase& base, bool coefficient_form, const u64* host,
+                        const std::vector<std::size_t>& offsets) {
+  Buffer<u64> tmp(dev, base.size() * ctx.n());
+  for (std::size_t j = 0; j < offsets.size(); ++j) {
+    expand_uniform(ctx, dev, seed, j, base, coefficient_form, tmp.data());
+    const std::vector<u64> regen = tmp.to_host();
+    if (std::memcmp(regen.data(), host + offsets[j], regen.size() * 8) != 0) return false;
+  }
+  return true;
+}
+
+// Decides whether to write seeded; throws when Seeding::always cannot be honoured.
+bool decide_seeded(const SaveOptions& o, const std::optional<UniformSeed>& seed, bool shape_ok,
+                   const std::function<bool()>& matches, const char* what) {
+  if (o.seeded == Seeding::never) return false;
+  const bool ok = seed && shape_ok && matches();
+  if (!ok && o.seeded == Seeding::always) {
+    throw InvalidArgument(std::string("seeded: this ") + what +
+                          (seed ? " was modified since it was sampled (or has a size other than 2)"
+                                : " has no seed (only symmetric-key ciphertexts and keys fresh "
+                                  "from KeyGenerator do)") +
+                          "; save it unseeded");
+  }
+  return ok;
+}
+
+void write_shape_prefix(ByteWriter& w, const Context& ctx) { w.u64(ctx.n()); }
+
+// Host words of a key-switching key with (seeded) or without the a_j polynomials.
+std::vector<u64> kswitch_body(const KSwitchKey& k, bool seeded) {
+  std::vector<u64> all = k.buffer().to_host();
+  if (!seeded) return all;
+  const std::size_t pw = k.poly_words();
+  std::vector<u64> out(k.dnum() * pw);
+  for (std::size_t j = 0; j < k.dnum(); ++j)
+    std::memcpy(out.data() + j * pw, all.data() + 2 * j * pw, pw * 8);
+  return out;
+}
+
+bool kswitch_seeded(const KSwitchKey& k, const SaveOptions& o, const std::vector<u64>& host,
+                    const char* what) {
+  const Context& ctx = *k.context();
+  return decide_seeded(o, k.uniform_seed(), true, [&] {
+    std::vector<std::size_t> offsets;
+    for (std::size_t j = 0; j < k.dnum(); ++j) offsets.push_back((2 * j + 1) * k.poly_words());
+    return seed_still_matches(ctx, k.device(), *k.uniform_seed(), ctx.base_qp_full(), false,
+                              host.data(), offsets);
+  }, what);
+}
+
+Encoded start(ObjectType t, const Context& ctx) {
+  return Encoded{t, ctx.scheme(), ctx.parameter_hash(), false, {}, {}};
+}
+
+void require_object(bool empty, const char* what) {
+  if (empty) throw InvalidArgument(std::string(what) + ": is empty (not initialized)");
+}
+
+}  // namespace
+
+Bytes save(const EncryptionParameters& p, const SaveOptions& o) {
+  if (p.coeff_modulus.size() > kMaxPrimes) {
+    throw InvalidArgument("coeff_modulus: at most " + std::to_string(kMaxPrimes) + " primes");
+  }
+  Encoded e{ObjectType::parameters, p.scheme, parameter_hash(p), false, {}, {}};
+  ByteWriter w(e.descriptor);
+  w.u8(static_cast<std::uint8_t>(p.scheme));
+  w.u8(static_cast<std::uint8_t>(p.mul_method));
+  w.u16(0);
+  w.u32(static_cast<std::uint32_t>(p.coeff_modulus.size()));
+  w.u64(p.poly_modulus_degree);
+  w.u64(p.special_primes);
+  w.u64(p.alpha);
+  w.u64(p.plain_modulus);
+  for (u64 q : p.coeff_modulus) w.u64(q);
+  return frame(e, o);
+}
+
+Bytes save(const Plaintext& pt, const SaveOptions& o) {
+  require_object(pt.empty(), "plain");
+  const Context& ctx = *pt.context();
+  Encoded e = start(ObjectType::plaintext, ctx);
+  ByteWriter w(e.descriptor);
+  write_shape_prefix(w, ctx);
+  w.u32(static_cast<std::uint32_t>(pt.level()));
+  w.u8(pt.is_ntt_form() ? 1 : 0);
+  w.u8(0);
+  w.u16(0);
+  w.f64(pt.scale());
+  e.body = pt.buffer().to_host();
+  return frame(e, o);
+}
+
+Bytes save(const Ciphertext& ct, const SaveOptions& o) {
+  require_object(ct.empty(), "encrypted");
+  const Context& ctx = *ct.context();
+  Encoded e = start(ObjectType::ciphertext, ctx);
+  std::vector<u64> host = ct.buffer().to_host();
+  const std::size_t pw = ct.poly_words();
+  e.seeded = decide_seeded(o, ct.uniform_seed(), ct.size() == 2, [&] {
+    return seed_still_matches(ctx, ct.device(), *ct.uniform_seed(), ctx.base_q(ct.level()),
+                              !ct.is_ntt_form(), host.data(), {pw});
+  }, "ciphertext");
+  ByteWriter w(e.descriptor);
+  write_shape_prefix(w, ctx);
+  w.u32(static_cast<std::uint32_t>(ct.size()));
+  w.u32(static_cast<std::uint32_t>(ct.level()));
+  w.u8(ct.is_ntt_form() ? 1 : 0);
+  for (int i = 0; i < 7; ++i) w.u8(0);
+  w.f64(ct.scale());
+  w.u64(ct.correction_factor());
+  if (e.seeded) {
+    write_seed(w, *ct.uniform_seed());
+    host.resize(pw);  // c0 only
+  }
+  e.body = std::move(host);
+  return frame(e, o);
+}
+
+Bytes save(const SecretKey& sk, const SaveOptions& o) {
+  require_object(sk.empty(), "secret_key");
+  const Context& ctx = *sk.context();
+  Encoded e = start(ObjectType::secret_key, ctx);
+  ByteWriter w(e.descriptor);
+  write_shape_prefix(w, ctx);
+  w.u32(static_cast<std::uint32_t>(ctx.base_qp_full().size()));
+  e.body = sk.buffer().to_host();
+  return frame(e, o);
+}
+
+Bytes save(const PublicKey& pk, const SaveOptions& o) {
+  require_object(pk.empty(), "public_key");
+  const Context& ctx = *pk.context();
+  Encoded e = start(ObjectType::public_key, ctx);
+  std::vector<u64> host = pk.buffer().to_host();
+  const std::size_t pw = ctx.base_qp_full().size() * ctx.n();
+  e.seeded = decide_seeded(o, pk.uniform_seed(), true, [&] {
+    return seed_still_matches(ctx, pk.device(), *pk.uniform_seed(), ctx.base_qp_full(), false,
+                              host.data(), {pw});
+  }, "public key");
+  ByteWriter w(e.descriptor);
+  write_shape_prefix(w, ctx);
+  w.u32(static_cast<std::uint32_t>(ctx.base_qp_full().size()));
+  if (e.seeded) {
+    write_seed(w, *pk.uniform_seed());
+    host.resize(pw);
+  }
+  e.body = std::move(host);
+  return frame(e, o);
+}
+
+Bytes save(const RelinKeys& rk, const SaveOptions& o) {
+  require_object(rk.empty(), "relin_keys");
+  const KSwitchKey& k = rk.key();
+  const Context& ctx = *k.context();
+  Encoded e = start(ObjectType::relin_keys, ctx);
+  std::vector<u64> host = k.buffer().to_host();
+  e.seeded = kswitch_seeded(k, o, host, "relinearization key");
+  ByteWriter w(e.descriptor);
+  write_shape_prefix(w, ctx);
+  w.u32(static_cast<std::uint32_t>(k.dnum()));
+  w.u32(static_cast<std::uint32_t>(ctx.base_qp_full().size()));
+  if (e.seeded) write_seed(w, *k.uniform_seed());
+  e.body = e.seeded ? kswitch_body(k, true) : std::move(host);
+  return frame(e, o);
+}
+
+Bytes save(const GaloisKeys& gk, const SaveOptions& o) {
+  require_object(!gk.context(), "galois_keys");
+  const Context& ctx = *gk.context();
+  Encoded e = start(ObjectType::galois_keys, ctx);
+  const std::size_t limbs = ctx.base_qp_full().size();
+  const std::size_t dnum = (ctx.num_q() + ctx.alpha() - 1) / ctx.alpha();
+  // Seeded only if every key can be (one flag for the object).
+  std::vector<std::vector<u64>> hosts;
+  bool all_seeded = o.seeded != Seeding::never;
+  for (const auto& [elt, k] : gk.keys()) {
+    hosts.push_back(k.buffer().to_host());
+    // `automatic` gives up at the first key that cannot be seeded; `always` throws there.
+    if (all_seeded) all_seeded = kswitch_seeded(k, o, hosts.back(), "Galois key");
+  }
+  e.seeded = all_seeded && !gk.keys().empty();
+  ByteWriter w(e.descriptor);
+  write_shape_prefix(w, ctx);
+  w.u32(static_cast<std::uint32_t>(gk.keys().size()));
+  w.u32(static_cast<std::uint32_t>(dnum));
+  w.u32(static_cast<std::uint32_t>(limbs));
+  for (const auto& [elt, k] : gk.keys()) {
+    w.u32(elt);
+    if (e.seeded) write_seed(w, *k.uniform_seed());
+  }
+  std::size_t i = 0;
+  for (const auto& [elt, k] : gk.keys()) {
+    std::vector<u64> part = e.seeded ? kswitch_body(k, true) : std::move(hosts[i]);
+    e.body.insert(e.body.end(), part.begin(), part.end());
+    ++i;
+  }
+  return frame(e, o);
+}
+
+// ---- reading --------------------------------------------------------------------------------
+
+HeaderInfo read_header(ByteView in) {
+  ByteReader r(in, "header");
+  ByteView magic = r.take("magic", 4);
+  if (std::memcmp(magic.data, kMagic, 4) != 0) {
+    r.fail("magic", "not a Veil object (expected the bytes 'VEIL')");
+  }
+  const std::uint16_t version = r.u16("format_version");
+  if (version != kVersion) {
+    r.fail("format_version", std::to_string(version) + " is not supported (this build reads " +
+                                 std::to_string(kVersion) + ")");
+  }
+  HeaderInfo h;
+  const std::uint8_t type = r.u8("object_type");
+  if (type < 1 || type > 7) r.fail("object_type", "unknown value " + std::to_string(type));
+  h.type = static_cast<ObjectType>(type);
+  const std::uint8_t scheme = r.u8("scheme");
+  if (scheme > 2) r.fail("scheme", "unknown value " + std::to_string(scheme));
+  h.scheme = static_cast<SchemeType>(scheme);
+  const std::uint8_t comp = r.u8("compression");
+  if (comp != static_cast<std::uint8_t>(Compression::none) &&
+      comp != static_cast<std::uint8_t>(Compression::zstd)) {
+    r.fail("compression", "unknown value " + std::to_string(comp) + " (expected 0 none or 2 zstd)");
+  }
+  h.compression = static_cast<Compression>(comp);
+  const std::uint8_t flags = r.u8("flags");
+  if (flags & ~kFlagSeeded) r.fail("flags", "unknown bits set");
+  h.seeded = flags & kFlagSeeded;
+  if (r.u16("reserved") != 0) r.fail("reserved", "must be zero");
+  h.crc32 = r.u32("crc32");
+  h.parameter_hash = r.u64("parameter_hash");
+  const std::uint32_t desc = r.u32("descriptor_size");
+  h.descriptor_size = desc;
+  if (desc > kMaxDescriptor) r.fail("descriptor_size", "larger than " + std::to_string(kMaxDescriptor));
+  if (r.u32("reserved") != 0) r.fail("reserved", "must be zero");
+  h.body_size = r.u64("body_size");
+  const std::uint64_t stored = r.u64("stored_size");
+  if (stored > in.size || desc > in.size - kHeaderSize ||
+      kHeaderSize + desc + stored != in.size) {
+    r.fail("stored_size", "header, descriptor (" + std::to_string(desc) + ") and body (" +
+                              std::to_string(stored) + ") do not add up to the " +
+                              std::to_string(in.size) + " bytes given");
+  }
+  if (h.compression == Compression::none && stored != h.body_size) {
+    r.fail("body_size", "uncompressed body of " + std::to_string(h.body_size) + " bytes but " +
+                            std::to_string(stored) + " stored");
+  }
+  h.total_size = in.size;
+  return h;
+}
+
+namespace {
+
+// A checked header plus views of the descriptor and stored body.
+struct Framed {
+  HeaderInfo h;
+  ByteView descriptor, stored;
+};
+
+Framed open(ByteView in, ObjectType want, const Context* ctx) {
+  Framed f{read_header(in), {}, {}};
+  const std::size_t desc = f.h.descriptor_size;
+  f.descriptor = in.sub(kHeaderSize, desc);
+  f.stored = in.sub(kHeaderSize + desc, in.size - kHeaderSize - desc);
+  if (f.h.type != want) {
+    throw InvalidArgument("object_type: expected " + to_string(want) + ", got " + to_string(f.h.type));
+  }
+  if (ctx) {
+    if (f.h.scheme != ctx->scheme()) {
+      throw InvalidArgument("scheme: the object is " + veil::to_string(f.h.scheme) +
+                            " but the context is " + veil::to_string(ctx->scheme()));
+    }
+    if (f.h.parameter_hash != ctx->parameter_hash()) {
+      throw InvalidArgument("parameter_hash: the object was saved under parameters " +
+                            hex64(f.h.parameter_hash) + " but the context has " +
+                            hex64(ctx->parameter_hash()));
+    }
+  }
+  return f;
+}
+
+// Reads the body after its size was checked against the shape and the limit.
+std::vector<u64> read_body(const Framed& f, std::size_t words, const LoadOptions& o) {
+  if (f.h.body_size != words * 8) {
+    throw InvalidArgument("body_size: " + std::to_string(f.h.body_size) + " bytes, but the " +
+                          to_string(f.h.type) + "'s shape needs " + std::to_string(words * 8));
+  }
+  if (f.h.body_size > o.max_bytes) {
+    throw InvalidArgument("body_size: " + std::to_string(f.h.body_size) +
+                          " bytes exceeds the load limit of " + std::to_string(o.max_bytes) +
+                          " (raise max_bytes to load larger objects)");
+  }
+  std::vector<u64> body(words);
+  auto* bytes = reinterpret_cast<std::uint8_t*>(body.data());
+  if (f.h.compression == Compression::zstd) {
+    zstd_decompress_exact(f.stored, bytes, words * 8, "body");
+  } else if (words) {
+    std::memcpy(bytes, f.stored.data, words * 8);
+  }
+  const ByteView bv(bytes, words * 8);
+  if (crc32(bv, crc32(f.descriptor)) != f.h.crc32) {
+    throw InvalidArgument("crc32: checksum mismatch (the bytes were corrupted)");
+  }
+  return body;
+}
+
+std::uint64_t check_n(ByteReader& r, const Context& ctx) {
+  const std::uint64_t n = r.u64("poly_modulus_degree");
+  if (n != ctx.n()) {
+    r.fail("poly_modulus_degree", "the object has N = " + std::to_string(n) +
+                                      " but the context has " + std::to_string(ctx.n()));
+  }
+  return n;
+}
+
+std::size_t check_level(ByteReader& r, const Context& ctx) {
+  const std::uint32_t level = r.u32("level");
+  if (level > ctx.max_level()) {
+    r.fail("level", std::to_string(level) + " exceeds the context's maximum level " +
+                        std::to_string(ctx.max_level()));
+  }
+  return level;
+}
+
+void check_limbs(ByteReader& r, std::uint32_t got, std::size_t want) {
+  if (got != want) {
+    r.fail("limbs", std::to_string(got) + " RNS limbs, the context's Q ∪ P has " + std::to_string(want));
+  }
+}
+
+void copy_in(const Device& dev, u64* dst, const u64* src, std::size_t words) {
+  if (words) backend::copy(dev, dst, Device::cpu(), src, words * 8);
+}
+
+// Builds a key-switching key on `dev` from body words (b_j, or (b_j, a_j) when not seeded).
+KSwitchKey build_kswitch(const ContextPtr& ctx, const Device& dev, std::size_t dnum,
+                         const u64* body, const std::optional<UniformSeed>& seed) {
+  KSwitchKey k(ctx, dev, dnum);
+  const std::size_t pw = k.poly_words();
+  if (!seed) {
+    copy_in(dev, k.data(), body, 2 * dnum * pw);
+  } else {
+    for (std::size_t j = 0; j < dnum; ++j) {
+      copy_in(dev, k.data() + 2 * j * pw, body + j * pw, pw);
+      expand_uniform(*ctx, dev, *seed, j, ctx->base_qp_full(), false, k.data() + (2 * j + 1) * pw);
+    }
+    k.set_uniform_seed(seed);
+  }
+  return k;
+}
+
+}  // namespace
+
+EncryptionParameters load_parameters(ByteView in, const LoadOptions& o) {
+  Framed f = open(in, ObjectType::parameters, nullptr);
+  ByteReader r(f.descriptor, "parameters");
+  EncryptionParameters p;
+  const std::uint8_t scheme = r.u8("scheme");
+  if (scheme > 2 || scheme != static_cast<std::uint8_t>(f.h.scheme)) {
+    r.fail("scheme", "does not match the header");
+  }
+  p.scheme = static_cast<SchemeType>(scheme);
+  const std::uint8_t mul = r.u8("mul_method");
+  if (mul > 1) r.fail("mul_method", "unknown value " + std::to_string(mul));
+  p.mul_method = static_cast<MulMethod>(mul);
+  if (r.u16("reserved") != 0) r.fail("reserved", "must be zero");
+  const std::uint32_t count = r.u32("coeff_modulus_count");
+  if (count == 0 || count > kMaxPrimes) {
+    r.fail("coeff_modulus_count", "expected 1.." + std::to_string(kMaxPrimes) + ", got " + std::to_string(count));
+  }
+  p.poly_modulus_degree = r.u64("poly_modulus_degree");
+  if (!is_power_of_two(p.poly_modulus_degree) || p.poly_modulus_degree < 1024 ||
+      p.poly_modulus_degree > 131072) {
+    r.fail("poly_modulus_degree", "expected a power of two in 1024..131072");
+  }
+  p.special_primes = r.u64("special_primes");
+  if (p.special_primes >= count) r.fail("special_primes", "leaves no Q prime");
+  p.alpha = r.u64("alpha");
+  if (p.alpha > count) r.fail("alpha", "larger than the number of primes");
+  p.plain_modulus = r.u64("plain_modulus");
+  p.coeff_modulus.resize(count);
+  for (auto& q : p.coeff_modulus) {
+    q = r.u64("coeff_modulus");
+    if (q < 2 || (q >> 61)) r.fail("coeff_modulus", "a prime outside 2..2^61");
+  }
+  r.expect_end();
+  read_body(f, 0, o);
+  if (parameter_hash(p) != f.h.parameter_hash) {
+    throw InvalidArgument("parameter_hash: " + hex64(f.h.parameter_hash) +
+                          " does not match the parameters read (" + hex64(parameter_hash(p)) + ")");
+  }
+  return p;
+}
+
+Plaintext load_plaintext(ByteView in, const ContextPtr& ctx, const Device& dev, const LoadOptions& o) {
+  Framed f = open(in, ObjectType::plaintext, ctx.get());
+  ByteReader r(f.descriptor, "plaintext");
+  check_n(r, *ctx);
+  const std::size_t level = check_level(r, *ctx);
+  const std::uint8_t ntt = r.u8("is_ntt_form");
+  if (ntt > 1) r.fail("is_ntt_form", "expected 0 or 1");
+  r.u8("reserved");
+  r.u16("reserved");
+  const double scale = r.f64("scale");
+  r.expect_end();
+  if (ctx->scheme() == SchemeType::ckks) {
+    if (!ntt) r.fail("is_ntt_form", "CKKS plaintexts are in NTT form");
+    check_scale(scale, "scale");
+  } else if (scale != 1.0) {
+    r.fail("scale", "BFV/BGV plaintexts have scale 1");
+  }
+  const std::size_t n = ctx->n();
+  const std::size_t words = ntt ? (level + 1) * n : n;
+  std::vector<u64> body = read_body(f, words, o);
+  if (ntt) {
+    check_below_moduli(body.data(), 1, ctx->base_q(level), n, "plaintext");
+  } else {
+    check_below_modulus(body.data(), n, ctx->plain_modulus(), "plaintext");
+  }
+  Plaintext pt(ctx, dev, words, level, ntt);
+  pt.set_scale(scale);
+  copy_in(dev, pt.data(), body.data(), words);
+  return pt;
+}
+
+Ciphertext load_ciphertext(ByteView in, const ContextPtr& ctx, const Device& dev, const LoadOptions& o) {
+  Framed f = open(in, ObjectType::ciphertext, ctx.get());
+  ByteReader r(f.descriptor, "ciphertext");
+  check_n(r, *ctx);
+  const std::uint32_t size = r.u32("size");
+  if (size < 2 || size > kMaxCiphertextSize) {
+    r.fail("size", "expected 2.." + std::to_string(kMaxCiphertextSize) + " polynomials, got " + std::to_string(size));
+  }
+  const std::size_t level = check_level(r, *ctx);
+  const std::uint8_t ntt = r.u8("is_ntt_form");
+  const bool want_ntt = ctx->scheme() != SchemeType::bfv;
+  if (ntt != (want_ntt ? 1 : 0)) {
+    r.fail("is_ntt_form", std::string(veil::to_string(ctx->scheme())) + " ciphertexts are in " +
+                              (want_ntt ? "NTT" : "coefficient") + " form");
+  }
+  for (int i = 0; i < 7; ++i) r.u8("reserved");
+  const double scale = r.f64("scale");
+  const std::uint64_t cf = r.u64("correction_factor");
+  if (ctx->scheme() == SchemeType::ckks) {
+    check_scale(scale, "scale");
+  } else if (scale != 1.0) {
+    r.fail("scale", "BFV/BGV ciphertexts have scale 1");
+  }
+  if (ctx->scheme() == SchemeType::bgv) {
+    const u64 t = ctx->plain_modulus();
+    if (cf == 0 || cf >= t || std::gcd(cf, t) != 1) {
+      r.fail("correction_factor", "expected a unit modulo the plain modulus");
+    }
+  } else if (cf != 1) {
+    r.fail("correction_factor", "must be 1 outside BGV");
+  }
+  std::optional<UniformSeed> seed;
+  if (f.h.seeded) {
+    if (size != 2) r.fail("size", "a seeded ciphertext has 2 polynomials");
+    seed = read_seed(r);
+  }
+  r.expect_end();
+  const std::size_t n = ctx->n(), pw = (level + 1) * n;
+  const std::vector<u64> body = read_body(f, (seed ? 1 : size) * pw, o);
+  const RnsBase& q = ctx->base_q(level);
+  check_below_moduli(body.data(), seed ? 1 : size, q, n, "ciphertext");
+  Ciphertext ct(ctx, dev, size, level, want_ntt);
+  copy_in(dev, ct.data(), body.data(), body.size());
+  if (seed) {
+    expand_uniform(*ctx, dev, *seed, 0, q, !want_ntt, ct.poly(1));
+    ct.set_uniform_seed(seed);
+  }
+  ct.set_scale(scale);
+  ct.set_correction_factor(cf);
+  return ct;
+}
+
+SecretKey load_secret_key(ByteView in, const ContextPtr& ctx, const Device& dev, const LoadOptions& o) {
+  Framed f = open(in, ObjectType::secret_key, ctx.get());
+  if (f.h.seeded) throw InvalidArgument("flags: a secret key is never seeded");
+  ByteReader r(f.descriptor, "secret key");
+  check_n(r, *ctx);
+  const RnsBase& qp = ctx->base_qp_full();
+  check_limbs(r, r.u32("limbs"), qp.size());
+  r.expect_end();
+  const std::vector<u64> body = read_body(f, qp.size() * ctx->n(), o);
+  check_below_moduli(body.data(), 1, qp, ctx->n(), "secret key");
+  SecretKey sk(ctx, dev, body.size());
+  copy_in(dev, sk.data(), body.data(), body.size());
+  return sk;
+}
+
+PublicKey load_public_key(ByteView in, const ContextPtr& ctx, const Device& dev, const LoadOptions& o) {
+  Framed f = open(in, ObjectType::public_key, ctx.get());
+  ByteReader r(f.descriptor, "public key");
+  check_n(r, *ctx);
+  const RnsBase& qp = ctx->base_qp_full();
+  check_limbs(r, r.u32("limbs"), qp.size());
+  std::optional<UniformSeed> seed;
+  if (f.h.seeded) seed = read_seed(r);
+  r.expect_end();
+  const std::size_t pw = qp.size() * ctx->n();
+  const std::vector<u64> body = read_body(f, (seed ? 1 : 2) * pw, o);
+  check_below_moduli(body.data(), seed ? 1 : 2, qp, ctx->n(), "public key");
+  PublicKey pk(ctx, dev, 2 * pw);
+  copy_in(dev, pk.data(), body.data(), body.size());
+  if (seed) {
+    expand_uniform(*ctx, dev, *seed, 0, qp, false, pk.data() + pw);
+    pk.set_uniform_seed(seed);
+  }
+  return pk;
+}
+
+namespace {
+std::size_t expected_dnum(const Context& ctx) {
+  if (ctx.num_p() == 0) {
+    throw InvalidArgument("special_primes: the context has no special prime, so no key-switching keys");
+  }
+  return (ctx.num_q() + ctx.alpha() - 1) / ctx.alpha();
+}
+
+void check_dnum(ByteReader& r, std::uint32_t got, std::size_t want) {
+  if (got != want) {
+    r.fail("dnum", std::to_string(got) + " key-switching digits, the context's alpha gives " +
+                       std::to_string(want));
+  }
+}
+}  // namespace
+
+RelinKeys load_relin_keys(ByteView in, const ContextPtr& ctx, const Device& dev, const LoadOptions& o) {
+  Framed f = open(in, ObjectType::relin_keys, ctx.get());
+  ByteReader r(f.descriptor, "relinearization keys");
+  check_n(r, *ctx);
+  const std::size_t dnum = expected_dnum(*ctx);
+  check_dnum(r, r.u32("dnum"), dnum);
+  const RnsBase& qp = ctx->base_qp_full();
+  check_limbs(r, r.u32("limbs"), qp.size());
+  std::optional<UniformSeed> seed;
+  if (f.h.seeded) seed = read_seed(r);
+  r.expect_end();
+  const std::size_t pw = qp.size() * ctx->n();
+  const std::size_t polys = dnum * (seed ? 1 : 2);
+  const std::vector<u64> body = read_body(f, polys * pw, o);
+  check_below_moduli(body.data(), polys, qp, ctx->n(), "relinearization keys");
+  return RelinKeys(build_kswitch(ctx, dev, dnum, body.data(), seed));
+}
+
+GaloisKeys load_galois_keys(ByteView in, const ContextPtr& ctx, const Device& dev, const LoadOptions& o) {
+  Framed f = open(in, ObjectType::galois_keys, ctx.get());
+  ByteReader r(f.descriptor, "Galois keys");
+  check_n(r, *ctx);
+  const std::uint32_t count = r.u32("count");
+  if (count > ctx->n()) {
+    r.fail("count", std::to_string(count) + " keys, but only N = " + std::to_string(ctx->n()) +
+                        " Galois elements exist");
+  }
+  const std::uint32_t dnum_read = r.u32("dnum");
+  const std::uint32_t limbs = r.u32("limbs");
+  const RnsBase& qp = ctx->base_qp_full();
+  std::size_t dnum = 0;
+  if (count) {
+    dnum = expected_dnum(*ctx);
+    check_dnum(r, dnum_read, dnum);
+    check_limbs(r, limbs, qp.size());
+  }
+  std::vector<u32> elts(count);
+  std::vector<UniformSeed> seeds;
+  const std::uint64_t two_n = 2 * ctx->n();
+  for (std::uint32_t i = 0; i < count; ++i) {
+    elts[i] = r.u32("galois_elt");
+    if (elts[i] % 2 == 0 || elts[i] >= two_n || elts[i] == 1) {
+      r.fail("galois_elt", std::to_string(elts[i]) + " is not an odd element in 3..2N-1");
+    }
+    if (i && elts[i] <= elts[i - 1]) r.fail("galois_elt", "elements must be distinct and increasing");
+    if (f.h.seeded) seeds.push_back(read_seed(r));
+  }
+  r.expect_end();
+  const std::size_t pw = qp.size() * ctx->n();
+  const std::size_t per_key = dnum * (f.h.seeded ? 1 : 2) * pw;
+  const std::vector<u64> body = read_body(f, count * per_key, o);
+  if (count) check_below_moduli(body.data(), count * dnum * (f.h.seeded ? 1 : 2), qp, ctx->n(), "Galois keys");
+  GaloisKeys gk(ctx, dev);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    std::optional<UniformSeed> seed;
+    if (f.h.seeded) seed = seeds[i];
+    gk.insert(elts[i], build_kswitch(ctx, dev, dnum, body.data() + i * per_key, seed));
+  }
+  return gk;
+}
+
+void write_file(const std::string& path, ByteView data) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw RuntimeError("path: cannot open '" + path + "' for writing");
+  out.write(reinterpret_cast<const char*>(data.data), static_cast<std::streamsize>(data.size));
+  out.close();
+  if (!out) throw RuntimeError("path: writing '" + path + "' failed");
+}
+
+Bytes read_file(const std::string& path, std::uint64_t max_bytes) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw RuntimeError("path: cannot open '" + path + "' for reading");
+  const std::streamoff size = in.tellg();
+  if (size < 0) throw RuntimeError("path: cannot tell the size of '" + path + "'");
+  if (static_cast<std::uint64_t>(size) > max_bytes) {
+    throw InvalidArgument("path: '" + path + "' has " + std::to_string(size) +
+                          " bytes, more than the limit of " + std::to_string(max_bytes));
+  }
+  Bytes data(static_cast<std::size_t>(size));
+  in.seekg(0);
+  if (size && !in.read(reinterpret_cast<char*>(data.data()), size)) {
+    throw RuntimeError("path: reading '" + path + "' failed");
+  }
+  return data;
+}
+
+}  // namespace veil::io

@@ -1,0 +1,25 @@
+// Checks shared by Veil's and SEAL's loaders: coefficient ranges and scalar fields of hostile
+// bytes. Messages name the object and the position, never a coefficient's value (a secret key's
+// coefficients must not reach logs).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "veil/ring/rns_base.h"
+
+namespace veil::io {
+
+/// Every word of `polys` polynomials [poly][limb][n] over `base` is below its limb's modulus.
+/// Throws InvalidArgument naming `what`, the polynomial, limb and coefficient index otherwise.
+void check_below_moduli(const std::uint64_t* words, std::size_t polys, const RnsBase& base,
+                        std::size_t n, const std::string& what);
+/// Every one of `count` words is below `modulus`.
+void check_below_modulus(const std::uint64_t* words, std::size_t count, std::uint64_t modulus,
+                         const std::string& what);
+/// A CKKS scale: finite and positive.
+void check_scale(double scale, const std::string& what);
+/// "0x" followed by 16 hex digits.
+std::string hex64(std::uint64_t v);
+
+}  // namespace veil::io
