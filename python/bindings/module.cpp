@@ -8,12 +8,15 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 #include <nanobind/stl/complex.h>
+#include <nanobind/stl/array.h>
+#include <nanobind/stl/pair.h>
 
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "io_bind.h"
 #include "veil/api/encryptor.h"
 #include "veil/api/evaluator.h"
 #include "veil/backend/timer.h"
@@ -21,6 +24,7 @@
 #include "veil/ckks/encoder.h"
 #include "veil/core/error.h"
 #include "veil/rlwe/keygen.h"
+#include "veil/rlwe/plaintext.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -123,7 +127,25 @@ NB_MODULE(_core, m) {
       .def_rw("alpha", &EncryptionParameters::alpha)
       .def_rw("plain_modulus", &EncryptionParameters::plain_modulus)
       .def_prop_rw("mul_method", [](const EncryptionParameters& p) { return to_string(p.mul_method); },
-                   [](EncryptionParameters& p, const std::string& s) { p.mul_method = mul_method_from_string(s); });
+                   [](EncryptionParameters& p, const std::string& s) { p.mul_method = mul_method_from_string(s); })
+      .def("to_bytes", [](const EncryptionParameters& p, const std::string& compression) {
+             return bind::to_py(io::save(p, bind::save_options(compression, false, 3)));
+           }, "compression"_a = "none", "Serializes to Veil's format (io/serialize.h).")
+      .def_static("from_bytes", [](nb::handle data) {
+             bind::PyBytes b(data, "data");
+             return io::load_parameters(b.view());
+           }, "data"_a, "Loads parameters saved by to_bytes (ValueError naming the field if bad).")
+      .def("save", [](const EncryptionParameters& p, const std::string& path) {
+             io::write_file(path, io::save(p, io::SaveOptions{io::Compression::none}));
+           }, "path"_a)
+      .def_static("load", [](const std::string& path) {
+             return io::load_parameters(io::read_file(path, 1 << 20));
+           }, "path"_a)
+      .def_prop_ro("parameter_hash", [](const EncryptionParameters& p) { return parameter_hash(p); })
+      .def("__reduce__", [](const EncryptionParameters& p) {
+             nb::object restore = nb::module_::import_("veil._serialize").attr("_restore_parameters");
+             return nb::make_tuple(restore, nb::make_tuple(bind::to_py(io::save(p, io::SaveOptions{io::Compression::none}))));
+           });
 
   nb::class_<CoeffModulus>(m, "CoeffModulus")
       .def_static("bfv_default", [](std::size_t n, std::optional<int> sec) {
@@ -141,7 +163,8 @@ NB_MODULE(_core, m) {
       .def_static("batching", &PlainModulus::batching, "poly_modulus_degree"_a, "bit_size"_a,
                   "Largest prime t < 2^bit_size with t = 1 mod 2N.");
 
-  nb::class_<Context>(m, "Context", "Validated parameters and precomputed tables (immutable).")
+  nb::class_<Context>(m, "Context", "Validated parameters and precomputed tables (immutable).",
+                     nb::is_weak_referenceable())
       .def(nb::new_([](const EncryptionParameters& p, std::optional<int> security) {
              return hold(Context::create(p, security_from(security)));
            }), "params"_a, "security"_a.none() = 128)
@@ -174,18 +197,36 @@ NB_MODULE(_core, m) {
             return p;
           })
       .def("galois_elt_from_step", &Context::galois_elt_from_step, "step"_a)
-      .def_prop_ro("galois_elt_column", &Context::galois_elt_column);
+      .def_prop_ro("galois_elt_column", &Context::galois_elt_column)
+      .def_prop_ro("params", [](const Context& c) { return c.params(); },
+                   "A copy of the EncryptionParameters this context was built from.")
+      .def("__reduce__", [](const Context& c) {
+             nb::object restore = nb::module_::import_("veil._serialize").attr("_restore_context");
+             return nb::make_tuple(restore, nb::make_tuple(
+                 bind::to_py(io::save(c.params(), io::SaveOptions{io::Compression::none})),
+                 bind::security_bits(c)));
+           });
 
   // ---- data objects ----------------------------------------------------------------------
-  nb::class_<Plaintext>(m, "Plaintext")
+  auto pt_cls = nb::class_<Plaintext>(m, "Plaintext")
       .def_prop_ro("device", [](const Plaintext& p) { return p.device().str(); })
       .def_prop_rw("scale", &Plaintext::scale, &Plaintext::set_scale)
       .def_prop_ro("level", &Plaintext::level)
       .def_prop_ro("is_ntt_form", &Plaintext::is_ntt_form)
       .def("to", [](const Plaintext& p, const std::string& d) { return p.to(dev_of(d)); }, "device"_a)
       .def("data", [](const Plaintext& p) { return to_numpy(p.buffer().to_host()); },
-           "Raw words (copy to the host).");
-  nb::class_<Ciphertext>(m, "Ciphertext")
+           "Raw words (copy to the host).")
+      .def_static("from_coefficients", [](const Ctx& c, const U64Array& v, const std::string& d) {
+             return make_plaintext(c, from_numpy<std::uint64_t>(v), dev_of(d));
+           }, "context"_a, "coefficients"_a, "device"_a = "cpu",
+           "BFV/BGV plaintext without batching: the polynomial sum_i coefficients[i] x^i "
+           "(at most N coefficients, each < t). ValueError naming `coefficients` otherwise.")
+      .def("coefficients", [](const Plaintext& p) { return to_numpy(plaintext_coefficients(p)); },
+           "The N coefficients mod t of a BFV/BGV coefficient-form plaintext (uint64).");
+  bind::def_serialization<Plaintext>(pt_cls, "plaintext", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
+    return io::load_plaintext(v, c, d, o);
+  });
+  auto ct_cls = nb::class_<Ciphertext>(m, "Ciphertext")
       .def("__copy__", [](const Ciphertext& c) { return Ciphertext(c); })
       .def_prop_ro("size", &Ciphertext::size)
       .def_prop_ro("level", &Ciphertext::level)
@@ -200,19 +241,31 @@ NB_MODULE(_core, m) {
       .def("to", [](const Ciphertext& c, const std::string& d) { return c.to(dev_of(d)); }, "device"_a)
       .def("data", [](const Ciphertext& c) { return to_numpy(c.buffer().to_host()); },
            "Raw words [size][level+1][N] (copy to the host).");
-  nb::class_<SecretKey>(m, "SecretKey")
+  bind::def_serialization<Ciphertext>(ct_cls, "ciphertext", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
+    return io::load_ciphertext(v, c, d, o);
+  });
+  auto sk_cls = nb::class_<SecretKey>(m, "SecretKey")
       .def_prop_ro("device", [](const SecretKey& k) { return k.device().str(); })
       .def("to", [](const SecretKey& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a)
       .def("data", [](const SecretKey& k) { return to_numpy(k.buffer().to_host()); });
-  nb::class_<PublicKey>(m, "PublicKey")
+  bind::def_serialization<SecretKey>(sk_cls, "secret_key", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
+    return io::load_secret_key(v, c, d, o);
+  }, /*picklable=*/false);
+  auto pk_cls = nb::class_<PublicKey>(m, "PublicKey")
       .def_prop_ro("device", [](const PublicKey& k) { return k.device().str(); })
       .def("to", [](const PublicKey& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a)
       .def("data", [](const PublicKey& k) { return to_numpy(k.buffer().to_host()); });
-  nb::class_<RelinKeys>(m, "RelinKeys")
+  bind::def_serialization<PublicKey>(pk_cls, "public_key", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
+    return io::load_public_key(v, c, d, o);
+  });
+  auto rk_cls = nb::class_<RelinKeys>(m, "RelinKeys")
       .def_prop_ro("device", [](const RelinKeys& k) { return k.device().str(); })
       .def("to", [](const RelinKeys& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a)
       .def("data", [](const RelinKeys& k) { return to_numpy(k.key().buffer().to_host()); });
-  nb::class_<GaloisKeys>(m, "GaloisKeys")
+  bind::def_serialization<RelinKeys>(rk_cls, "relin_keys", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
+    return io::load_relin_keys(v, c, d, o);
+  });
+  auto gk_cls = nb::class_<GaloisKeys>(m, "GaloisKeys")
       .def_prop_ro("device", [](const GaloisKeys& k) { return k.device().str(); })
       .def("has_key", &GaloisKeys::has_key, "galois_elt"_a)
       .def_prop_ro("galois_elts", [](const GaloisKeys& k) {
@@ -221,6 +274,9 @@ NB_MODULE(_core, m) {
             return e;
           })
       .def("to", [](const GaloisKeys& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a);
+  bind::def_serialization<GaloisKeys>(gk_cls, "galois_keys", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
+    return io::load_galois_keys(v, c, d, o);
+  });
 
   // ---- key generation, encoding, encryption ---------------------------------------------
   nb::class_<KeyGenerator>(m, "KeyGenerator",
@@ -291,6 +347,8 @@ NB_MODULE(_core, m) {
            }, "context"_a, "secret_key"_a)
       .def("decrypt", &Decryptor::decrypt, "encrypted"_a)
       .def("invariant_noise_budget", &Decryptor::invariant_noise_budget, "encrypted"_a);
+
+  bind::def_seal(m);
 
   // ---- evaluation --------------------------------------------------------------------------
   nb::class_<Evaluator>(m, "Evaluator")

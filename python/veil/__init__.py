@@ -19,6 +19,7 @@ import os as _os
 _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from . import _core
+from . import seal
 from ._ckks import CKKSCiphertext, CKKSContext, ckks, precision
 from ._core import (
     BatchEncoder,
@@ -42,7 +43,10 @@ from ._core import (
     Ciphertext as RawCiphertext,
 )
 from ._device import default_device, device_info, resolve_device
+from ._base import KeyedContext
 from ._integer import BFVContext, BGVContext, Ciphertext, IntegerContext, bfv, bgv
+
+load_context = KeyedContext.from_bytes
 
 __version__ = _core.__version__
 
@@ -63,6 +67,7 @@ __all__ = [
     "GaloisKeys",
     "IntegerContext",
     "KeyGenerator",
+    "KeyedContext",
     "PlainModulus",
     "Plaintext",
     "PublicKey",
@@ -75,6 +80,8 @@ __all__ = [
     "ckks",
     "default_device",
     "device_info",
+    "load_context",
     "precision",
     "resolve_device",
+    "seal",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import _core
+from . import _serialize as _ser
 from ._device import resolve_device
 
 
@@ -42,27 +43,71 @@ class KeyedContext:
     scheme = ""
 
     def _setup(self, params: _core.EncryptionParameters, device, security, seed,
-               galois_steps, relin_keys: bool) -> None:
-        self.device = resolve_device(device)
-        self.context = _core.Context(params, security)
-        keygen = _core.KeyGenerator(self.context, self.device, seed)
-        self.secret_key = keygen.secret_key()
-        self.public_key = keygen.create_public_key()
-        self.relin_keys = keygen.create_relin_keys() if relin_keys else None
+               galois_steps, relin_keys: bool, require_batching: bool = False) -> None:
+        device = resolve_device(device)
+        context = _core.Context(params, security)
+        if require_batching and not context.batching_enabled:
+            # Before any key is generated (that can take minutes at large N).
+            raise ValueError(
+                f"plain_modulus: {params.plain_modulus} does not enable batching at "
+                f"poly_modulus_degree {params.poly_modulus_degree} (it must be a prime = 1 mod "
+                "2N, e.g. PlainModulus.batching(N, bits)); use encoding='coefficients' for "
+                "plaintexts without batching")
+        keygen = _core.KeyGenerator(context, device, seed)
         if galois_steps is None:
-            self.galois_keys = None
+            galois_keys = None
         elif isinstance(galois_steps, str):
             if galois_steps != "power_of_two":
                 raise ValueError(
                     "galois_steps: expected 'power_of_two', a list of steps or None, "
                     f"got {galois_steps!r}")
-            self.galois_keys = keygen.create_galois_keys()
+            galois_keys = keygen.create_galois_keys()
         else:
-            self.galois_keys = keygen.create_galois_keys([int(s) for s in galois_steps], True)
-        enc_seed = None if seed is None else seed + 1
-        self.encryptor = _core.Encryptor(self.context, self.public_key, enc_seed)
-        self.decryptor = _core.Decryptor(self.context, self.secret_key)
-        self.evaluator = _core.Evaluator(self.context)
+            galois_keys = keygen.create_galois_keys([int(s) for s in galois_steps], True)
+        self._attach(context, device, keygen.secret_key(), keygen.create_public_key(),
+                     keygen.create_relin_keys() if relin_keys else None, galois_keys,
+                     None if seed is None else seed + 1)
+
+    def _attach(self, context, device: str, secret_key, public_key, relin_keys, galois_keys,
+                enc_seed=None, key_set_id: str | None = None) -> None:
+        """Binds a context and its keys (any of them may be None) to this object."""
+        self.device = device
+        self.context = context
+        self.secret_key = secret_key
+        self.public_key = public_key
+        self.relin_keys = relin_keys
+        self.galois_keys = galois_keys
+        self._enc_seed = enc_seed
+        self.encryptor = (_core.Encryptor(context, public_key, enc_seed)
+                          if public_key is not None else None)
+        self._sym_encryptor = None
+        self.decryptor = _core.Decryptor(context, secret_key) if secret_key is not None else None
+        self.evaluator = _core.Evaluator(context)
+        self.key_set_id = key_set_id or _ser.new_key_set_id()
+        _ser.register_context(context)
+        _ser.register_keyed(self)
+
+    # ---- scheme options (subclasses) --------------------------------------------------------
+    def _options(self) -> dict:
+        """Scheme-specific settings that a bundle must carry (JSON-serializable)."""
+        return {}
+
+    def _init_options(self, options: dict) -> None:
+        """Rebuilds encoders and settings from :meth:`_options` output (bundle loading)."""
+
+    # ---- encryption helpers -----------------------------------------------------------------
+    def _encrypt_raw(self, plain, symmetric: bool):
+        """Public-key encryption, or with ``symmetric`` the secret key (seeded: half the bytes
+        when serialized; needs the secret key)."""
+        if symmetric:
+            self._need_secret()
+            if self._sym_encryptor is None:
+                seed = None if self._enc_seed is None else self._enc_seed + 1
+                self._sym_encryptor = _core.Encryptor(self.context, self.secret_key, seed)
+            return self._sym_encryptor.encrypt(plain)
+        if self.encryptor is None:
+            raise ValueError("ctx: this context has no public key (it was loaded without one)")
+        return self.encryptor.encrypt(plain)
 
     # ---- facts ------------------------------------------------------------------------------
     @property
@@ -125,7 +170,90 @@ class KeyedContext:
         view.__dict__.update(self.__dict__)
         view.secret_key = None
         view.decryptor = None
+        view._sym_encryptor = None
+        _ser.register_keyed(view)
         return view
+
+    # ---- serialization ----------------------------------------------------------------------
+    def to_bytes(self, include_secret_key: bool = False, compression: str = "zstd",
+                 seeded: bool | None = None) -> bytes:
+        """The parameters, options and keys as one bundle (veil._serialize).
+
+        The secret key is written only with ``include_secret_key=True`` (a client saving its own
+        keys); the default is the server's view (public, relinearization and Galois keys).
+        ``compression``/``seeded`` as for the objects' ``to_bytes``.
+        """
+        if include_secret_key and self.secret_key is None:
+            raise ValueError("include_secret_key: this context holds no secret key")
+        blobs = {"parameters": self.context.params.to_bytes()}
+        for name in ("public_key", "relin_keys", "galois_keys"):
+            key = getattr(self, name)
+            if key is not None:
+                blobs[name] = key.to_bytes(compression, seeded)
+        if include_secret_key:
+            blobs["secret_key"] = self.secret_key.to_bytes(compression)
+        meta = {"format": 1, "scheme": self.scheme, "security": self.security,
+                "key_set_id": self.key_set_id, "options": self._options()}
+        return _ser.pack_bundle(meta, blobs)
+
+    def save(self, path, include_secret_key: bool = False, compression: str = "zstd",
+             seeded: bool | None = None) -> None:
+        """Writes :meth:`to_bytes` to a file."""
+        data = self.to_bytes(include_secret_key, compression, seeded)
+        with open(path, "wb") as f:
+            f.write(data)
+
+    @classmethod
+    def from_bytes(cls, data, device: str | None = "auto", max_bytes: int | None = None):
+        """Loads a bundle written by :meth:`to_bytes` onto ``device`` (any pythonic context
+        class accepts any scheme's bundle and returns the right class).
+
+        Raises:
+            ValueError: bad bytes (the message names the field).
+        """
+        meta, blobs = _ser.unpack_bundle(data)
+        scheme = _ser.meta_field(meta, "scheme", str, required=True)
+        if _ser.meta_field(meta, "format", int, required=True) != 1:
+            raise ValueError("format: unsupported context bundle version")
+        security = _ser.meta_field(meta, "security", (int, type(None)))
+        key_set_id = _ser.meta_field(meta, "key_set_id", str, required=True)
+        options = _ser.meta_field(meta, "options", dict, default={})
+        target = _bundle_class(scheme)
+        if "parameters" not in blobs:
+            raise ValueError("parameters: missing from the bundle")
+        params_bytes = bytes(blobs["parameters"])
+        context = _ser.context_for(params_bytes, security)
+        if context.scheme != scheme:
+            raise ValueError(f"scheme: bundle says {scheme!r} but its parameters are {context.scheme!r}")
+        dev = resolve_device(device)
+
+        def load(name, core_cls):
+            if name not in blobs:
+                return None
+            return core_cls.from_bytes(blobs[name], context, dev, max_bytes)
+
+        obj = object.__new__(target)
+        if target is _INTEGER_CLASSES.get(scheme):
+            obj.scheme = scheme
+        obj._attach(context, dev, load("secret_key", _core.SecretKey),
+                    load("public_key", _core.PublicKey), load("relin_keys", _core.RelinKeys),
+                    load("galois_keys", _core.GaloisKeys), key_set_id=key_set_id)
+        obj._init_options(options)
+        return obj
+
+    @classmethod
+    def load(cls, path, device: str | None = "auto", max_bytes: int | None = None):
+        """Loads a file written by :meth:`save`."""
+        with open(path, "rb") as f:
+            return cls.from_bytes(f.read(), device, max_bytes)
+
+    def __reduce__(self):
+        if self.secret_key is not None:
+            raise TypeError(
+                "ctx: this context holds a secret key, which is never pickled; pickle "
+                "ctx.public() (the server's view) or call ctx.to_bytes(include_secret_key=True) "
+                "explicitly")
+        return (_restore_keyed, (self.to_bytes(), self.device))
 
     def _need_secret(self) -> None:
         if self.decryptor is None:
@@ -185,6 +313,74 @@ class CiphertextBase:
     def to(self, device: str):
         """A copy on another device."""
         return self._wrap(self.raw.to(resolve_device(device)))
+
+    # ---- serialization ----------------------------------------------------------------------
+    def to_bytes(self, compression: str = "zstd", seeded: bool | None = None) -> bytes:
+        """Veil-format bytes of the ciphertext (seeded when it is a fresh symmetric-key
+        encryption, unless ``seeded=False``). Load with ``type(ct).from_bytes(data, ctx)``."""
+        return self.raw.to_bytes(compression, seeded)
+
+    def save(self, path, compression: str = "zstd", seeded: bool | None = None) -> None:
+        self.raw.save(str(path), compression, seeded)
+
+    @classmethod
+    def from_bytes(cls, data, ctx: KeyedContext, max_bytes: int | None = None):
+        """Loads a ciphertext into ``ctx`` (checked against its parameters) on its device."""
+        if not isinstance(ctx, KeyedContext):
+            raise TypeError(f"ctx: expected a veil context, got {type(ctx).__name__}")
+        return cls._make(ctx, _core.Ciphertext.from_bytes(data, ctx.context, ctx.device, max_bytes))
+
+    @classmethod
+    def load(cls, path, ctx: KeyedContext, max_bytes: int | None = None):
+        with open(path, "rb") as f:
+            return cls.from_bytes(f.read(), ctx, max_bytes)
+
+    @classmethod
+    def _make(cls, ctx, raw, extra=None):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _extra(self):
+        """Pythonic state beyond the raw ciphertext (CKKS: whether it holds complex values)."""
+        return None
+
+    def __reduce__(self):
+        ctx = self.ctx
+        return (_restore_ciphertext,
+                (ctx.key_set_id, ctx.scheme, ctx.context.params.to_bytes(), ctx.security,
+                 self.raw.device, ctx._options(), self.raw.to_bytes(), self._extra()))
+
+
+_INTEGER_CLASSES: dict = {}
+_CIPHERTEXT_CLASSES: dict = {}
+_CONTEXT_CLASSES: dict = {}
+
+
+def _bundle_class(scheme: str):
+    cls = _CONTEXT_CLASSES.get(scheme)
+    if cls is None:
+        raise ValueError(f"scheme: expected 'bfv', 'bgv' or 'ckks', got {scheme!r}")
+    return cls
+
+
+def _restore_keyed(data: bytes, device: str):
+    return KeyedContext.from_bytes(data, _ser.usable_device(device))
+
+
+def _restore_ciphertext(key_set_id, scheme, params_bytes, security, device, options, data, extra):
+    """Unpickles a pythonic ciphertext into the live context of its key set (the most capable
+    one: the client's secret context, else a server view), or into a keyless context that
+    unpickled ciphertexts of that key set then share."""
+    ctx = _ser.find_keyed(key_set_id)
+    if ctx is None:
+        context = _ser.context_for(params_bytes, security)
+        ctx = object.__new__(_bundle_class(scheme))
+        if scheme in _INTEGER_CLASSES:
+            ctx.scheme = scheme
+        ctx._attach(context, _ser.usable_device(device), None, None, None, None,
+                    key_set_id=key_set_id)
+        ctx._init_options(options)
+    raw = _core.Ciphertext.from_bytes(data, ctx.context, ctx.device)
+    return _CIPHERTEXT_CLASSES[scheme]._make(ctx, raw, extra)
 
 
 def check_same_context(a, b, what: str = "other") -> None:

@@ -25,7 +25,14 @@ from typing import Union
 import numpy as np
 
 from . import _core
-from ._base import CiphertextBase, KeyedContext, build_params, check_same_context
+from ._base import (
+    _CIPHERTEXT_CLASSES,
+    _CONTEXT_CLASSES,
+    CiphertextBase,
+    KeyedContext,
+    build_params,
+    check_same_context,
+)
 
 Values = Union[float, complex, Sequence[float], Sequence[complex], np.ndarray]
 
@@ -89,9 +96,19 @@ class CKKSContext(KeyedContext):
             raise ValueError(f"scale: expected a positive finite number, got {scale!r}")
         params = build_params("ckks", n, coeff_modulus, None, special_primes, alpha, None, security)
         self._setup(params, device, security, seed, galois_steps, relin_keys)
-        self.encoder = _core.CKKSEncoder(self.context)
+        self._init_options({"scale": float(scale), "auto_rescale": bool(auto_rescale)})
+
+    def _options(self) -> dict:
+        return {"scale": self.scale, "auto_rescale": self.auto_rescale}
+
+    def _init_options(self, options: dict) -> None:
+        scale = options.get("scale", 2.0**40)
+        if not isinstance(scale, (int, float)) or isinstance(scale, bool) or not (
+                scale > 0 and math.isfinite(scale)):
+            raise ValueError(f"scale: expected a positive finite number, got {scale!r}")
         self.scale = float(scale)
-        self.auto_rescale = bool(auto_rescale)
+        self.auto_rescale = bool(options.get("auto_rescale", False))
+        self.encoder = _core.CKKSEncoder(self.context)
 
     @property
     def slot_count(self) -> int:
@@ -126,10 +143,12 @@ class CKKSContext(KeyedContext):
         """N/2 complex128 slot values (divided by the plaintext's scale)."""
         return self.encoder.decode(plain)
 
-    def encrypt(self, values: Values, scale: float | None = None, level: int | None = None):
-        """Encrypts values (or a Plaintext) with the public key."""
+    def encrypt(self, values: Values, scale: float | None = None, level: int | None = None,
+                symmetric: bool = False):
+        """Encrypts values (or a Plaintext) with the public key, or with the secret key when
+        ``symmetric`` (client side; such ciphertexts serialize seeded: half the bytes)."""
         is_complex = np.iscomplexobj(values) if not isinstance(values, _core.Plaintext) else True
-        raw = self.encryptor.encrypt(self.encode(values, scale, level))
+        raw = self._encrypt_raw(self.encode(values, scale, level), symmetric)
         return CKKSCiphertext(self, raw, is_complex)
 
     def decrypt(self, ct: CKKSCiphertext, complex_output: bool | None = None) -> np.ndarray:
@@ -228,6 +247,15 @@ class CKKSCiphertext(CiphertextBase):
     def conjugate(self) -> CKKSCiphertext:
         return self._wrap(self.ctx.evaluator.conjugate(self.raw, self.ctx._gk()), True)
 
+    @classmethod
+    def _make(cls, ctx, raw, extra=None) -> CKKSCiphertext:
+        # Loaded without the pythonic flag: treat as complex, so decryption never drops an
+        # imaginary part silently (``ctx.decrypt(ct).real`` recovers real inputs).
+        return cls(ctx, raw, True if extra is None else bool(extra))
+
+    def _extra(self):
+        return self.is_complex
+
 
 def ckks(**kwargs) -> CKKSContext:
     """Creates a :class:`CKKSContext` (see its arguments). ``veil.ckks.precision`` compares
@@ -236,3 +264,6 @@ def ckks(**kwargs) -> CKKSContext:
 
 
 ckks.precision = precision  # type: ignore[attr-defined]
+
+_CONTEXT_CLASSES.update(ckks=CKKSContext)
+_CIPHERTEXT_CLASSES.update(ckks=CKKSCiphertext)

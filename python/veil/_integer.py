@@ -19,13 +19,22 @@ them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Union
 
 import numpy as np
 
 from . import _core
-from ._base import CiphertextBase, KeyedContext, build_params, check_same_context
+from ._base import (
+    _CIPHERTEXT_CLASSES,
+    _CONTEXT_CLASSES,
+    _INTEGER_CLASSES,
+    CiphertextBase,
+    KeyedContext,
+    build_params,
+    check_same_context,
+)
 
 ArrayLike = Union[Sequence[int], np.ndarray]
 
@@ -42,11 +51,16 @@ class IntegerContext(KeyedContext):
         device: ``"auto"`` (GPU if present), ``"cpu"``, ``"cuda"`` or ``"cuda:k"``.
         security: 128 (default), 192, 256, or ``None`` to disable the HE-Standard check.
         seed: fix all randomness (tests and reproducible runs only); default: OS entropy.
-        galois_steps: ``"power_of_two"`` (default: every ±2^i and the column swap), a list of
-            steps, or ``None`` for no Galois keys.
+        galois_steps: ``"power_of_two"`` (every ±2^i and the column swap), a list of steps,
+            or ``None`` for no Galois keys. Default: ``"power_of_two"`` with batching, ``None``
+            with coefficient encoding (slot rotations need batching).
         special_primes: how many trailing primes of coeff_modulus are special primes (P).
         alpha: primes per key-switching digit (default: special_primes).
         relin_keys: create relinearization keys (default True).
+        encoding: ``"batch"`` (default: N slots mod t, SEAL's BatchEncoder; t must be a prime
+            = 1 mod 2N) or ``"coefficients"`` (SEAL's plaintexts without batching: a
+            polynomial of degree < N with coefficients mod t, for any t >= 2; scalars are
+            constant polynomials and ``encode`` also reads SEAL's hex form "1x^3 + 2Fx^1 + 3").
 
     Raises:
         ValueError: invalid parameters (the message names the parameter).
@@ -63,13 +77,16 @@ class IntegerContext(KeyedContext):
         device: str | None = "auto",
         security: int | None = 128,
         seed: int | None = None,
-        galois_steps: str | Sequence[int] | None = "power_of_two",
+        galois_steps: str | Sequence[int] | None = "default",
         special_primes: int = 1,
         alpha: int | None = None,
         relin_keys: bool = True,
+        encoding: str = "batch",
     ) -> None:
         if scheme not in ("bfv", "bgv"):
             raise ValueError(f"scheme: expected 'bfv' or 'bgv', got {scheme!r}")
+        if encoding not in ("batch", "coefficients"):
+            raise ValueError(f"encoding: expected 'batch' or 'coefficients', got {encoding!r}")
         self.scheme = scheme
         n = int(poly_modulus_degree)
         if coeff_modulus is None:
@@ -77,8 +94,21 @@ class IntegerContext(KeyedContext):
         t = _core.PlainModulus.batching(n, 20) if plain_modulus is None else int(plain_modulus)
         params = build_params(scheme, n, coeff_modulus, t, special_primes, alpha,
                               mul_method if scheme == "bfv" else None, security)
-        self._setup(params, device, security, seed, galois_steps, relin_keys)
-        self.encoder = _core.BatchEncoder(self.context)
+        if galois_steps == "default":
+            galois_steps = "power_of_two" if encoding == "batch" else None
+        self._setup(params, device, security, seed, galois_steps, relin_keys,
+                    require_batching=encoding == "batch")
+        self._init_options({"encoding": encoding})
+
+    def _options(self) -> dict:
+        return {"encoding": self.encoding}
+
+    def _init_options(self, options: dict) -> None:
+        encoding = options.get("encoding", "batch")
+        if encoding not in ("batch", "coefficients"):
+            raise ValueError(f"encoding: expected 'batch' or 'coefficients', got {encoding!r}")
+        self.encoding = encoding
+        self.encoder = _core.BatchEncoder(self.context) if encoding == "batch" else None
 
     @property
     def plain_modulus(self) -> int:
@@ -86,12 +116,12 @@ class IntegerContext(KeyedContext):
 
     @property
     def slot_count(self) -> int:
-        """Number of slots (N): two rows of N/2."""
-        return self.encoder.slot_count
+        """Number of slots (N): two rows of N/2 (batching); N coefficients otherwise."""
+        return self.poly_modulus_degree
 
     @property
     def row_size(self) -> int:
-        return self.encoder.row_size
+        return self.poly_modulus_degree // 2
 
     # ---- encoding -------------------------------------------------------------------------
     def _slots(self, values: ArrayLike) -> np.ndarray:
@@ -108,14 +138,21 @@ class IntegerContext(KeyedContext):
             raise TypeError(f"values: expected integers, got dtype {arr.dtype}")
         return arr
 
-    def encode(self, values: ArrayLike) -> _core.Plaintext:
+    def encode(self, values: ArrayLike | str) -> _core.Plaintext:
         """Encodes up to N integers in [-(t-1)/2, t) into a plaintext on this context's device.
 
-        A scalar fills every slot. Negative values are read mod t. Raises ValueError for values
-        outside that range or too many slots, TypeError for non-integers.
+        Batching: slot values; a scalar fills every slot. Coefficient encoding: polynomial
+        coefficients (index i is the coefficient of x^i); a scalar is the constant polynomial;
+        a string is read in SEAL's hex form ("1x^3 + 2Fx^1 + 3"). Negative values are read
+        mod t. Raises ValueError for values outside that range or too many slots, TypeError
+        for non-integers.
         """
         if isinstance(values, _core.Plaintext):
             return values
+        if self.encoding == "coefficients":
+            return self._encode_coefficients(values)
+        if isinstance(values, str):
+            raise TypeError("values: a polynomial string needs encoding='coefficients'")
         arr = self._slots(values)
         t = self.plain_modulus
         if arr.dtype.kind == "u":
@@ -130,16 +167,50 @@ class IntegerContext(KeyedContext):
         wrapped = np.where(a < 0, a + t, a).astype(np.uint64)
         return self.encoder.encode_unsigned(wrapped, self.device)
 
+    def _encode_coefficients(self, values) -> _core.Plaintext:
+        t = self.plain_modulus
+        if isinstance(values, str):
+            coeffs = parse_poly(values, t, self.poly_modulus_degree)
+        else:
+            arr = np.asarray(values)
+            if arr.ndim == 0:
+                if arr.dtype.kind not in "iub":
+                    raise TypeError(f"values: expected integers, got {arr.dtype}")
+                arr = arr.reshape(1)
+            arr = self._slots(arr)
+            if arr.size and (int(arr.max()) >= t or int(arr.min()) < -((t - 1) // 2)):
+                raise ValueError(
+                    f"values: expected coefficients in [-(t-1)/2, t) with plain_modulus t = {t}, "
+                    f"got range [{int(arr.min())}, {int(arr.max())}]")
+            a = arr.astype(object) if arr.dtype.kind == "u" else arr.astype(np.int64)
+            coeffs = np.array([int(v) % t for v in a.tolist()], dtype=np.uint64)
+        return _core.Plaintext.from_coefficients(self.context, coeffs, self.device)
+
     def decode(self, plain: _core.Plaintext, signed: bool = True) -> np.ndarray:
-        """N slot values as int64: centered into (-t/2, t/2] if ``signed``, else in [0, t)."""
+        """N int64 values (slots with batching, coefficients otherwise): centered into
+        (-t/2, t/2] if ``signed``, else in [0, t)."""
+        if self.encoding == "coefficients":
+            c = plain.coefficients().astype(np.int64)
+            if signed:
+                t = self.plain_modulus
+                c = np.where(c > t // 2, c - t, c)
+            return c
         if signed:
             return self.encoder.decode_signed(plain)
         return self.encoder.decode_unsigned(plain).astype(np.int64)
 
+    def decode_string(self, plain: _core.Plaintext) -> str:
+        """A coefficient plaintext in SEAL's hex form (``"1x^3 + 2Fx^1 + 3"``)."""
+        return format_poly(plain.coefficients())
+
     # ---- encryption -----------------------------------------------------------------------
-    def encrypt(self, values: ArrayLike | _core.Plaintext) -> Ciphertext:
-        """Encrypts a plaintext or up to N integers (public-key encryption)."""
-        return Ciphertext(self, self.encryptor.encrypt(self.encode(values)))
+    def encrypt(self, values: ArrayLike | str | _core.Plaintext, symmetric: bool = False) -> Ciphertext:
+        """Encrypts a plaintext or up to N integers.
+
+        Public-key encryption by default; ``symmetric=True`` encrypts with the secret key
+        (client side), whose ciphertexts serialize seeded: half the bytes.
+        """
+        return Ciphertext(self, self._encrypt_raw(self.encode(values), symmetric))
 
     def decrypt(self, ct: Ciphertext, signed: bool = True) -> np.ndarray:
         """Decrypts to N int64 slot values. Raises ValueError without the secret key."""
@@ -238,13 +309,73 @@ class Ciphertext(CiphertextBase):
     def relinearize(self) -> Ciphertext:
         return self._wrap(self._relin(self.raw))
 
+    def _need_batching(self, op: str) -> None:
+        if self.ctx.encoding != "batch":
+            raise ValueError(f"{op}: slot rotations need batching (encoding='batch'); "
+                             "use apply_galois for automorphisms of coefficient plaintexts")
+
     def rotate_rows(self, steps: int) -> Ciphertext:
         """Rotates both rows left by ``steps`` (negative: right)."""
+        self._need_batching("rotate_rows")
         return self._wrap(self.ctx.evaluator.rotate_rows(self.raw, int(steps), self.ctx._gk()))
 
     def rotate_columns(self) -> Ciphertext:
         """Swaps the two rows."""
+        self._need_batching("rotate_columns")
         return self._wrap(self.ctx.evaluator.rotate_columns(self.raw, self.ctx._gk()))
+
+    def apply_galois(self, galois_elt: int) -> Ciphertext:
+        """Applies x -> x^galois_elt (odd, < 2N) and switches back to the secret key."""
+        return self._wrap(self.ctx.evaluator.apply_galois(self.raw, int(galois_elt), self.ctx._gk()))
+
+    @classmethod
+    def _make(cls, ctx, raw, extra=None) -> Ciphertext:
+        return cls(ctx, raw)
+
+
+_TERM = re.compile(r"^([0-9A-Fa-f]+)(?:x\^([0-9]+))?$")
+
+
+def parse_poly(text: str, t: int, n: int) -> np.ndarray:
+    """Coefficients (uint64, length N) of a polynomial in SEAL's hex form: terms
+    ``<hex coefficient>x^<decimal exponent>`` joined by " + ", highest exponent first, the
+    constant term written without ``x^0`` (e.g. ``"1x^3 + 2Fx^1 + 3"``).
+
+    Raises ValueError naming the term that is malformed, out of order, has an exponent >= N or
+    a coefficient >= t.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"values: expected a polynomial string, got {type(text).__name__}")
+    coeffs = np.zeros(n, dtype=np.uint64)
+    s = text.strip()
+    if s == "" or s == "0":
+        return coeffs
+    last = None
+    for term in s.split(" + "):
+        m = _TERM.match(term.strip())
+        if m is None:
+            raise ValueError(f"values: malformed term {term!r} in polynomial {text!r}")
+        c = int(m.group(1), 16)
+        e = int(m.group(2)) if m.group(2) is not None else 0
+        if e >= n:
+            raise ValueError(f"values: exponent {e} in {term!r} must be below N = {n}")
+        if last is not None and e >= last:
+            raise ValueError(f"values: terms must have strictly decreasing exponents ({term!r})")
+        if c >= t:
+            raise ValueError(f"values: coefficient {c} in {term!r} must be below t = {t}")
+        coeffs[e] = c
+        last = e
+    return coeffs
+
+
+def format_poly(coeffs) -> str:
+    """SEAL's hex form of a coefficient vector (zero terms omitted; "0" for zero)."""
+    terms = []
+    for e in range(len(coeffs) - 1, -1, -1):
+        c = int(coeffs[e])
+        if c:
+            terms.append(f"{c:X}" if e == 0 else f"{c:X}x^{e}")
+    return " + ".join(terms) if terms else "0"
 
 
 def bfv(**kwargs) -> BFVContext:
@@ -255,3 +386,8 @@ def bfv(**kwargs) -> BFVContext:
 def bgv(**kwargs) -> BGVContext:
     """Creates a :class:`BGVContext` (see :class:`IntegerContext` for the arguments)."""
     return BGVContext(**kwargs)
+
+
+_CONTEXT_CLASSES.update(bfv=BFVContext, bgv=BGVContext)
+_INTEGER_CLASSES.update(bfv=BFVContext, bgv=BGVContext)
+_CIPHERTEXT_CLASSES.update(bfv=Ciphertext, bgv=Ciphertext)

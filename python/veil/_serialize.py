@@ -1,0 +1,179 @@
+"""Pickling and context bundles for Veil objects.
+
+Every ``veil._core`` object pickles through ``__reduce__`` to (parameters, security, device,
+Veil-format bytes); unpickling rebuilds the :class:`veil.Context` once per process (cached by
+parameters and security level) and loads the object onto its device, or onto the CPU when that
+device is not available here. A ``SecretKey`` never pickles: its bytes leave the process only
+through an explicit ``to_bytes()`` / ``save()``.
+
+The pythonic contexts (``veil.bfv/bgv/ckks``) serialize as a *bundle*: a small JSON description
+(scheme options, key-set identity) followed by the parameters and keys in Veil's format. A
+bundle carries the secret key only when ``include_secret_key=True`` is passed explicitly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import threading
+import weakref
+from typing import Any
+
+from . import _core
+
+_BUNDLE_MAGIC = b"VEILCTX\x01"
+_MAX_META = 1 << 20
+
+_lock = threading.Lock()
+_contexts: dict[tuple[bytes, int | None], weakref.ref] = {}
+
+
+def context_for(params_bytes: bytes, security: int | None) -> _core.Context:
+    """The process-wide Context for these parameter bytes and security level (built once)."""
+    key = (bytes(params_bytes), security)
+    with _lock:
+        ref = _contexts.get(key)
+        ctx = ref() if ref is not None else None
+        if ctx is None:
+            params = _core.EncryptionParameters.from_bytes(params_bytes)
+            ctx = _core.Context(params, security)
+            _contexts[key] = weakref.ref(ctx)
+        return ctx
+
+
+def register_context(ctx: _core.Context) -> None:
+    """Makes ``ctx`` the cached Context for its parameters (so unpickled objects share it)."""
+    key = (bytes(ctx.params.to_bytes()), ctx.security)
+    with _lock:
+        ref = _contexts.get(key)
+        if ref is None or ref() is None:
+            _contexts[key] = weakref.ref(ctx)
+
+
+def usable_device(device: str) -> str:
+    """``device`` if it exists in this process, else ``"cpu"`` (objects pickled on a GPU machine
+    load on a CPU-only one)."""
+    if device.startswith("cuda"):
+        try:
+            return _core.parse_device(device)
+        except (RuntimeError, ValueError):
+            return "cpu"
+    return device
+
+
+_LOADERS = {
+    "plaintext": _core.Plaintext,
+    "ciphertext": _core.Ciphertext,
+    "public_key": _core.PublicKey,
+    "relin_keys": _core.RelinKeys,
+    "galois_keys": _core.GaloisKeys,
+}
+
+
+def _restore(kind: str, params_bytes: bytes, security: int | None, device: str, data: bytes):
+    cls = _LOADERS.get(kind)
+    if cls is None:
+        raise ValueError(f"kind: cannot unpickle a {kind!r}")
+    ctx = context_for(params_bytes, security)
+    return cls.from_bytes(data, ctx, usable_device(device))
+
+
+def _restore_parameters(data: bytes) -> _core.EncryptionParameters:
+    return _core.EncryptionParameters.from_bytes(data)
+
+
+def _restore_context(params_bytes: bytes, security: int | None) -> _core.Context:
+    return context_for(params_bytes, security)
+
+
+# ---- bundles of a pythonic context ---------------------------------------------------------
+
+def pack_bundle(meta: dict, blobs: dict[str, bytes]) -> bytes:
+    """MAGIC | u32 meta length | meta JSON | for each blob in meta['blobs']: u64 length | bytes."""
+    meta = dict(meta, blobs=list(blobs))
+    js = json.dumps(meta, sort_keys=True).encode()
+    parts = [_BUNDLE_MAGIC, struct.pack("<I", len(js)), js]
+    for name in blobs:
+        parts.append(struct.pack("<Q", len(blobs[name])))
+        parts.append(blobs[name])
+    return b"".join(parts)
+
+
+def unpack_bundle(data) -> tuple[dict, dict[str, memoryview]]:
+    """Inverse of :func:`pack_bundle`; raises ValueError naming the field for bad bytes."""
+    try:
+        view = memoryview(data).cast("B")
+    except TypeError as e:
+        raise TypeError(f"data: expected bytes, got {type(data).__name__}") from e
+    if len(view) < 12 or bytes(view[:8]) != _BUNDLE_MAGIC:
+        raise ValueError("magic: not a Veil context bundle (expected b'VEILCTX\\x01')")
+    (meta_len,) = struct.unpack_from("<I", view, 8)
+    if meta_len > _MAX_META or 12 + meta_len > len(view):
+        raise ValueError(f"meta: length {meta_len} is larger than the data or the 1 MiB limit")
+    try:
+        meta = json.loads(bytes(view[12:12 + meta_len]))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"meta: not valid JSON ({e})") from e
+    if not isinstance(meta, dict) or not isinstance(meta.get("blobs"), list):
+        raise ValueError("meta: expected an object with a 'blobs' list")
+    pos = 12 + meta_len
+    blobs: dict[str, memoryview] = {}
+    for name in meta["blobs"]:
+        if not isinstance(name, str) or name in blobs:
+            raise ValueError(f"blobs: bad or repeated name {name!r}")
+        if pos + 8 > len(view):
+            raise ValueError(f"{name}: truncated length")
+        (n,) = struct.unpack_from("<Q", view, pos)
+        pos += 8
+        if n > len(view) - pos:
+            raise ValueError(f"{name}: length {n} runs past the end of the data")
+        blobs[name] = view[pos:pos + n]
+        pos += n
+    if pos != len(view):
+        raise ValueError(f"bundle: {len(view) - pos} unexpected trailing bytes")
+    return meta, blobs
+
+
+def meta_field(meta: dict, name: str, types, default: Any = None, required: bool = False):
+    """A checked field of a bundle's JSON description."""
+    if name not in meta:
+        if required:
+            raise ValueError(f"meta: missing field {name!r}")
+        return default
+    value = meta[name]
+    if not isinstance(value, types) or isinstance(value, bool) and bool not in (
+            types if isinstance(types, tuple) else (types,)):
+        raise ValueError(f"meta: field {name!r} has the wrong type ({type(value).__name__})")
+    return value
+
+
+def new_key_set_id() -> str:
+    """A random identity for a key set (shared by a context, its public view and its copies)."""
+    return os.urandom(16).hex()
+
+
+# ---- key-set registry: where unpickled pythonic ciphertexts find their context ---------------
+
+_registry: dict[str, list[weakref.ref]] = {}
+
+
+def register_keyed(ctx) -> None:
+    with _lock:
+        refs = [r for r in _registry.get(ctx.key_set_id, []) if r() is not None]
+        refs.append(weakref.ref(ctx))
+        _registry[ctx.key_set_id] = refs
+
+
+def find_keyed(key_set_id: str):
+    """The most capable live context of this key set (secret key first, then most keys)."""
+    with _lock:
+        live = [r() for r in _registry.get(key_set_id, [])]
+    live = [c for c in live if c is not None]
+    if not live:
+        return None
+
+    def rank(c):
+        return (c.secret_key is not None, c.relin_keys is not None, c.galois_keys is not None)
+
+    return max(live, key=rank)
