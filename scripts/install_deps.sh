@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Installs what Veil needs to build and test on a fresh Debian/Ubuntu machine:
-# a C++20 compiler, Boost (header-only Multiprecision), zstd, GoogleTest, Ninja, and the Python
-# build/test packages. The CUDA toolkit is optional: when nvcc is on PATH the CUDA backend builds.
+# a C++20 compiler, Boost (header-only Multiprecision), zstd, zlib and libb2 (serialization:
+# compression, SEAL's BLAKE2b parms_id and BLAKE2Xb seeds), GoogleTest, Ninja, clang with
+# libFuzzer and OpenMP (the fuzz harness), and the Python build/test packages, seal-python (the
+# SEAL oracle of the interoperability tests) among them. The CUDA toolkit is optional: when
+# nvcc is on PATH the CUDA backend builds.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null; then SUDO=sudo; fi
 if command -v apt-get >/dev/null; then
   need=""
-  for pkg in g++ libboost-dev libzstd-dev libgtest-dev ninja-build; do
+  for pkg in g++ libboost-dev libzstd-dev zlib1g-dev libb2-dev libgtest-dev ninja-build \
+             clang libclang-rt-dev libomp-dev; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
   done
   if [ -n "$need" ]; then
@@ -16,4 +20,4 @@ if command -v apt-get >/dev/null; then
   fi
 fi
 python3 -m pip install -q --upgrade "cmake>=3.28" "scikit-build-core>=0.10" "nanobind>=2.0" numpy \
-  scikit-learn pytest hypothesis rich
+  scikit-learn pytest hypothesis rich zstandard "seal-python>=4.4"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds Veil and runs the whole test suite: GoogleTest (C++) and pytest (Python).
+# Builds Veil and runs the whole test suite: GoogleTest (C++), pytest (Python) and a bounded
+# libFuzzer run over every loader of serialized bytes (scripts/fuzz.sh).
 # GPU tests run when a CUDA GPU is visible and skip otherwise. Set VEIL_CUDA=OFF to build the CPU
 # backend only; by default the CUDA backend is compiled whenever nvcc is found.
 set -euo pipefail
@@ -13,4 +14,6 @@ python3 -m pip install --no-build-isolation -q \
 echo "== C++ tests (GoogleTest)"
 (cd "$BUILD" && ctest --output-on-failure -j "$JOBS")
 echo "== Python tests (pytest)"
-cd /tmp && python3 -m pytest "$OLDPWD/tests/python" -q
+(cd /tmp && python3 -m pytest "$OLDPWD/tests/python" -q)
+echo "== Fuzzing the loaders (libFuzzer, ASan, UBSan; RUNS=${FUZZ_RUNS:-200000})"
+RUNS=${FUZZ_RUNS:-200000} bash scripts/fuzz.sh
