@@ -1,54 +1,112 @@
 #!/usr/bin/env bash
-# One call on the GPU machine: build (CUDA, sm_90), run the C++ tests (GPU suites included), the
-# Python tests, the demo on the GPU, and the benchmark. Logs go to $OUT (or ./out).
-# Usage: bash scripts/gpu_run.sh [all|test|bench|demo] [extra bench args...]
+# One call on the GPU machine: build (CUDA, sm_90), then the steps asked for, comma-separated:
+#   test    C++ tests (GPU suites included) and Python tests (GPU and SEAL-interop ones included)
+#   depth   the Table 10 reproduction (bench/depth_table10.py) on the GPU
+#   demo    both demos on the GPU
+#   profile stage profile of multiply+relinearize
+#   bench   veil bench (SCHEME=bfv|bgv|ckks) with extra arguments after the modes
+#   ntt     NTT variant benchmark and per-variant parity tests
+# Logs go to $OUT (or ./out) and are packed into $OUT/logs.tgz.
+#
+# The machine has no network: libraries it lacks travel as Debian packages in .deps/ (libb2,
+# and zlib/zstd headers when missing) and Python packages as wheels in .whl/ (seal-python,
+# zstandard, pytest, hypothesis, rich, ...); name both in the call's `carry`.
+# Usage: bash scripts/gpu_run.sh [test,depth,...] [extra bench args...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-MODE=${1:-all}
+MODES=${1:-test}
 shift || true
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 export CMAKE_CUDA_ARCHITECTURES=${CMAKE_CUDA_ARCHITECTURES:-90}
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-16}
 export PYTHONUNBUFFERED=1
+has() { [[ ",$MODES," == *",$1,"* ]]; }
+finish() { tar -C "$OUT" -czf "$OUT/logs.tgz" --exclude logs.tgz . 2>/dev/null; }
+trap finish EXIT
+
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv \
   > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+
+# ---- libraries: extract the carried Debian packages whose headers the system lacks ----------
+ROOT=$PWD/.deps/root
+if [ -d .deps ]; then
+  mkdir -p "$ROOT"
+  need() { [ ! -e "/usr/include/$1" ] && [ ! -e "$ROOT/usr/include/$1" ]; }
+  need blake2.h && for d in .deps/libb2-1_*.deb .deps/libb2-dev_*.deb; do dpkg -x "$d" "$ROOT"; done
+  need zstd.h && dpkg -x .deps/libzstd-dev_*.deb "$ROOT"
+  need zlib.h && dpkg -x .deps/zlib1g-dev_*.deb "$ROOT"
+  # A -dev package's libX.so points at the runtime package's file: use the system's copy.
+  for so in "$ROOT"/usr/lib/x86_64-linux-gnu/*.so; do
+    [ -e "$so" ] && continue
+    base=$(basename "$so")
+    sys=$(ls /usr/lib/x86_64-linux-gnu/"$base".* 2>/dev/null | head -1)
+    [ -n "$sys" ] && ln -sf "$sys" "$so"
+  done
+  export CMAKE_PREFIX_PATH="$ROOT/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  export LD_LIBRARY_PATH="$ROOT/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
+
+# ---- Python packages: install each carried wheel whose module is missing --------------------
+if [ -d .whl ]; then
+  mkdir -p /tmp/site
+  for w in .whl/*.whl; do
+    name=$(basename "$w" | cut -d- -f1)
+    mod=$(echo "$name" | tr 'A-Z' 'a-z')
+    case "$mod" in
+      seal_python) mod=seal ;; markdown_it_py) mod=markdown_it ;; scikit_learn) mod=sklearn ;;
+    esac
+    python3 -c "import $mod" 2>/dev/null && continue
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "$w" \
+      > /dev/null 2>&1 && echo "installed $name"
+  done
+  export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+
 BUILD=build/gpu
 t0=$(date +%s)
 python3 -m pip install --no-build-isolation --no-deps -q -C build-dir="$BUILD" \
   -C cmake.define.VEIL_BUILD_TESTS=ON -C cmake.define.VEIL_CUDA=ON . > "$OUT/build.log" 2>&1
 rc=$?
 echo "build rc=$rc in $(( $(date +%s) - t0 )) s"
-if [ $rc -ne 0 ]; then grep -E "error|Error" "$OUT/build.log" | head -40; exit 1; fi
-if [ "$MODE" = all ] || [ "$MODE" = test ]; then
+if [ $rc -ne 0 ]; then grep -E "error|Error|not found" "$OUT/build.log" | head -40; exit 1; fi
+
+if has test; then
+  t0=$(date +%s)
   "$BUILD/veil_tests" --gtest_brief=1 > "$OUT/gtest.log" 2>&1
-  echo "gtest rc=$?"; grep -E "FAILED|PASSED|SKIPPED \[|tests ran" "$OUT/gtest.log" | tail -25
-  (cd /tmp && python3 -m pytest "$OLDPWD/tests/python" -q -x > "$OUT/pytest.log" 2>&1)
-  echo "pytest rc=$?"; tail -5 "$OUT/pytest.log"
+  echo "gtest rc=$? in $(( $(date +%s) - t0 )) s"
+  grep -E "FAILED|PASSED|SKIPPED \[|tests ran" "$OUT/gtest.log" | tail -25
+  t0=$(date +%s)
+  (cd /tmp && python3 -m pytest "$OLDPWD/tests/python" -q -rs > "$OUT/pytest.log" 2>&1)
+  echo "pytest rc=$? in $(( $(date +%s) - t0 )) s"
+  grep -E "passed|failed|FAILED|SKIPPED" "$OUT/pytest.log" | tail -15
 fi
-if [ "$MODE" = all ] || [ "$MODE" = profile ] || [ "$MODE" = test ]; then
+if has depth; then
+  t0=$(date +%s)
+  (cd /tmp && python3 "$OLDPWD/bench/depth_table10.py" --device cuda --runs "${RUNS:-16}" \
+    --json "$OUT/depth.json" --markdown "$OUT/depth.md") > "$OUT/depth.log" 2>&1
+  echo "depth rc=$? in $(( $(date +%s) - t0 )) s"
+  cat "$OUT/depth.md" 2>/dev/null || tail -20 "$OUT/depth.log"
+fi
+if has profile; then
   { "$BUILD/veil_profile" cuda 16384 54 54 54 54 54 54 54 60
     "$BUILD/veil_profile" cuda 65536 55 55 55 55 55 55 55 55 55 55 55 55 55 55 55 56 56 56 56 56 56 56 56 56 56 56 56 56 56 56 56 56
   } > "$OUT/profile.log" 2>&1
   echo "profile rc=$?"; cat "$OUT/profile.log"
 fi
-if [ "$MODE" = all ] || [ "$MODE" = demo ] || [ "$MODE" = test ]; then
+if has demo; then
   (cd /tmp && veil demo --device cuda && veil demo --scheme ckks --device cuda) \
     > "$OUT/demo_cuda.log" 2>&1
   echo "demo rc=$?"; grep -E "agreement|accuracy|samples|device|evaluate" "$OUT/demo_cuda.log"
 fi
-if [ "$MODE" = all ] || [ "$MODE" = bench ]; then
+if has bench; then
   SCHEME=${SCHEME:-bfv}
   (cd /tmp && veil bench --scheme "$SCHEME" --device cuda --json "$OUT/bench_$SCHEME.json" \
     --markdown "$OUT/bench_$SCHEME.md" "$@") > "$OUT/bench_$SCHEME.log" 2>&1
   echo "bench rc=$?"; tail -40 "$OUT/bench_$SCHEME.log"
 fi
-if [ "$MODE" = ntt ]; then
+if has ntt; then
   "$BUILD/veil_ntt_bench" > "$OUT/ntt_bench.log" 2>&1
   echo "ntt_bench rc=$?"; cat "$OUT/ntt_bench.log"
   for v in 0 1 2 3; do
