@@ -114,6 +114,38 @@ def test_compression_against_pythons_zlib_and_zstd():
         assert np.array_equal(veil.seal.load_ciphertext(framed, ctx).raw.data(), ct.raw.data())
 
 
+def test_per_prime_keys_convert_to_larger_digits(device):
+    """SEAL's layout (alpha = 1, one special prime) loaded into a Veil context with alpha = 2:
+    each digit's key is the sum of its primes' keys. Oracle: plaintext arithmetic mod t."""
+    n = 8192
+    primes = veil.CoeffModulus.create(n, [30, 30, 30, 30, 60])
+    seal_like = veil.bfv(poly_modulus_degree=n, coeff_modulus=primes, galois_steps=[1],
+                         device="cpu", seed=7)
+    assert seal_like.context.alpha == 1
+    wide = veil.seal.keyed_context(veil.seal.save(seal_like.context), device=device,
+                                   secret_key=veil.seal.save(seal_like.secret_key),
+                                   public_key=veil.seal.save(seal_like.public_key))
+    params = wide.context.params
+    params.alpha = 2
+    ctx2 = veil._core.Context(params, 128)
+    assert ctx2.alpha == 2 and ctx2.parameter_hash != seal_like.context.parameter_hash
+    rk = veil.seal.load_relin_keys(veil.seal.save(seal_like.relin_keys), ctx2, device)
+    gk = veil.seal.load_galois_keys(veil.seal.save(seal_like.galois_keys), ctx2, device)
+    sk = veil.seal.load_secret_key(veil.seal.save(seal_like.secret_key), ctx2, device)
+    enc = veil.Encryptor(ctx2, sk, 1)
+    be = veil.BatchEncoder(ctx2)
+    x = np.arange(n, dtype=np.uint64) % 50
+    ct = enc.encrypt(be.encode_unsigned(x, device))
+    ev = veil.Evaluator(ctx2)
+    sq = ev.rotate_rows(ev.relinearize(ev.multiply(ct, ct), rk), 1, gk)
+    got = be.decode_unsigned(veil.Decryptor(ctx2, sk).decrypt(sq))
+    half = n // 2
+    want = (x * x) % seal_like.plain_modulus
+    assert np.array_equal(got, np.concatenate([np.roll(want[:half], -1), np.roll(want[half:], -1)]))
+    with pytest.raises(ValueError, match="alpha"):
+        veil.seal.save(rk)  # digit keys cannot be split back into per-prime keys
+
+
 # ---- with the real SEAL through seal-python ------------------------------------------------------
 
 seal = pytest.importorskip("seal", reason="seal-python (the SEAL 4.4 oracle) is not installed")

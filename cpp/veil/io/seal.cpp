@@ -160,7 +160,8 @@ std::vector<std::uint64_t> read_dynarray(ByteReader& r, const std::string& what,
                         "'s shape (expected " + std::to_string(allowed_counts.front()) + ")");
   }
   if (h.size != 24 + 8 * count) r.fail("size", "does not match the coefficient count of " + what);
-  std::vector<std::uint64_t> words(count);
+  if (count > r.remaining() / 8) r.fail("count", "more coefficients than bytes left in " + what);
+  std::vector<std::uint64_t> words(count);  // allocated only once the bytes are known present
   r.words("coefficients", words.data(), count);
   if (r.position() - start != h.size) r.fail("size", "nested " + what + " size mismatch");
   return words;
