@@ -3,6 +3,8 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "veil/backend/device.h"
+
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -27,6 +29,9 @@ Compression compression_from_string(const std::string& s) {
 
 namespace {
 
+struct CCtxDeleter {
+  void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+};
 struct DCtxDeleter {
   void operator()(ZSTD_DCtx* c) const { ZSTD_freeDCtx(c); }
 };
@@ -48,8 +53,17 @@ Bytes zstd_compress(ByteView in, int level) {
     throw InvalidArgument("compression_level: expected 1.." + std::to_string(ZSTD_maxCLevel()) +
                           " for zstd, got " + std::to_string(level));
   }
+  std::unique_ptr<ZSTD_CCtx, CCtxDeleter> cctx(ZSTD_createCCtx());
+  if (!cctx) throw OutOfMemory("zstd: cannot allocate a compression context");
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, level);
+  ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_contentSizeFlag, 1);
+  // Large bodies (keys reach gigabytes) compress on the CPU backend's threads; the output is
+  // one ordinary frame either way. Builds of libzstd without threads ignore the request.
+  if (in.size >= (std::size_t(8) << 20)) {
+    ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_nbWorkers, std::min(num_threads(), 16));
+  }
   Bytes out(ZSTD_compressBound(in.size));
-  const std::size_t r = ZSTD_compress(out.data(), out.size(), in.data, in.size, level);
+  const std::size_t r = ZSTD_compress2(cctx.get(), out.data(), out.size(), in.data, in.size);
   if (ZSTD_isError(r)) throw RuntimeError(std::string("zstd: ") + ZSTD_getErrorName(r));
   out.resize(r);
   return out;
