@@ -203,6 +203,11 @@ class IntegerContext(KeyedContext):
         """A coefficient plaintext in SEAL's hex form (``"1x^3 + 2Fx^1 + 3"``)."""
         return format_poly(plain.coefficients())
 
+    def decrypt_string(self, ct: Ciphertext) -> str:
+        """Decrypts to SEAL's hex form of the plaintext polynomial (coefficient encoding)."""
+        self._need_secret()
+        return self.decode_string(self.decryptor.decrypt(self._raw(ct)))
+
     # ---- encryption -----------------------------------------------------------------------
     def encrypt(self, values: ArrayLike | str | _core.Plaintext, symmetric: bool = False) -> Ciphertext:
         """Encrypts a plaintext or up to N integers.

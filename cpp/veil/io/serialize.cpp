@@ -124,7 +124,6 @@ bool decide_seeded(const SaveOptions& o, const std::optional<UniformSeed>& seed,
   return ok;
 }
 
-void write_shape_prefix(ByteWriter& w, const Context& ctx) { w.u64(ctx.n()); }
 
 // Host words of a key-switching key with (seeded) or without the a_j polynomials.
 std::vector<u64> kswitch_body(const KSwitchKey& k, bool seeded) {
@@ -148,12 +147,13 @@ bool kswitch_seeded(const KSwitchKey& k, const SaveOptions& o, const std::vector
   }, what);
 }
 
-Encoded start(ObjectType t, const Context& ctx) {
-  return Encoded{t, ctx.scheme(), ctx.parameter_hash(), false, {}, {}};
-}
-
-void require_object(bool empty, const char* what) {
-  if (empty) throw InvalidArgument(std::string(what) + ": is empty (not initialized)");
+// Checks that the object is initialized and starts its encoding; every object's descriptor
+// begins with N (the loader's first shape check).
+Encoded start(ObjectType t, const ContextPtr& ctx, const char* what) {
+  if (!ctx) throw InvalidArgument(std::string(what) + ": is empty (not initialized)");
+  Encoded e{t, ctx->scheme(), ctx->parameter_hash(), false, {}, {}};
+  ByteWriter(e.descriptor).u64(ctx->n());
+  return e;
 }
 
 }  // namespace
@@ -177,11 +177,8 @@ Bytes save(const EncryptionParameters& p, const SaveOptions& o) {
 }
 
 Bytes save(const Plaintext& pt, const SaveOptions& o) {
-  require_object(pt.empty(), "plain");
-  const Context& ctx = *pt.context();
-  Encoded e = start(ObjectType::plaintext, ctx);
+  Encoded e = start(ObjectType::plaintext, pt.context(), "plain");
   ByteWriter w(e.descriptor);
-  write_shape_prefix(w, ctx);
   w.u32(static_cast<std::uint32_t>(pt.level()));
   w.u8(pt.is_ntt_form() ? 1 : 0);
   w.u8(0);
@@ -192,9 +189,8 @@ Bytes save(const Plaintext& pt, const SaveOptions& o) {
 }
 
 Bytes save(const Ciphertext& ct, const SaveOptions& o) {
-  require_object(ct.empty(), "encrypted");
+  Encoded e = start(ObjectType::ciphertext, ct.context(), "encrypted");
   const Context& ctx = *ct.context();
-  Encoded e = start(ObjectType::ciphertext, ctx);
   std::vector<u64> host = ct.buffer().to_host();
   const std::size_t pw = ct.poly_words();
   e.seeded = decide_seeded(o, ct.uniform_seed(), ct.size() == 2, [&] {
@@ -202,7 +198,6 @@ Bytes save(const Ciphertext& ct, const SaveOptions& o) {
                               !ct.is_ntt_form(), host.data(), {pw});
   }, "ciphertext");
   ByteWriter w(e.descriptor);
-  write_shape_prefix(w, ctx);
   w.u32(static_cast<std::uint32_t>(ct.size()));
   w.u32(static_cast<std::uint32_t>(ct.level()));
   w.u8(ct.is_ntt_form() ? 1 : 0);
@@ -218,20 +213,15 @@ Bytes save(const Ciphertext& ct, const SaveOptions& o) {
 }
 
 Bytes save(const SecretKey& sk, const SaveOptions& o) {
-  require_object(sk.empty(), "secret_key");
-  const Context& ctx = *sk.context();
-  Encoded e = start(ObjectType::secret_key, ctx);
-  ByteWriter w(e.descriptor);
-  write_shape_prefix(w, ctx);
-  w.u32(static_cast<std::uint32_t>(ctx.base_qp_full().size()));
+  Encoded e = start(ObjectType::secret_key, sk.context(), "secret_key");
+  ByteWriter(e.descriptor).u32(static_cast<std::uint32_t>(sk.context()->base_qp_full().size()));
   e.body = sk.buffer().to_host();
   return frame(e, o);
 }
 
 Bytes save(const PublicKey& pk, const SaveOptions& o) {
-  require_object(pk.empty(), "public_key");
+  Encoded e = start(ObjectType::public_key, pk.context(), "public_key");
   const Context& ctx = *pk.context();
-  Encoded e = start(ObjectType::public_key, ctx);
   std::vector<u64> host = pk.buffer().to_host();
   const std::size_t pw = ctx.base_qp_full().size() * ctx.n();
   e.seeded = decide_seeded(o, pk.uniform_seed(), true, [&] {
@@ -239,7 +229,6 @@ Bytes save(const PublicKey& pk, const SaveOptions& o) {
                               host.data(), {pw});
   }, "public key");
   ByteWriter w(e.descriptor);
-  write_shape_prefix(w, ctx);
   w.u32(static_cast<std::uint32_t>(ctx.base_qp_full().size()));
   if (e.seeded) {
     write_seed(w, *pk.uniform_seed());
@@ -250,14 +239,12 @@ Bytes save(const PublicKey& pk, const SaveOptions& o) {
 }
 
 Bytes save(const RelinKeys& rk, const SaveOptions& o) {
-  require_object(rk.empty(), "relin_keys");
+  Encoded e = start(ObjectType::relin_keys, rk.context(), "relin_keys");
   const KSwitchKey& k = rk.key();
   const Context& ctx = *k.context();
-  Encoded e = start(ObjectType::relin_keys, ctx);
   std::vector<u64> host = k.buffer().to_host();
   e.seeded = kswitch_seeded(k, o, host, "relinearization key");
   ByteWriter w(e.descriptor);
-  write_shape_prefix(w, ctx);
   w.u32(static_cast<std::uint32_t>(k.dnum()));
   w.u32(static_cast<std::uint32_t>(ctx.base_qp_full().size()));
   if (e.seeded) write_seed(w, *k.uniform_seed());
@@ -266,9 +253,8 @@ Bytes save(const RelinKeys& rk, const SaveOptions& o) {
 }
 
 Bytes save(const GaloisKeys& gk, const SaveOptions& o) {
-  require_object(!gk.context(), "galois_keys");
+  Encoded e = start(ObjectType::galois_keys, gk.context(), "galois_keys");
   const Context& ctx = *gk.context();
-  Encoded e = start(ObjectType::galois_keys, ctx);
   const std::size_t limbs = ctx.base_qp_full().size();
   const std::size_t dnum = (ctx.num_q() + ctx.alpha() - 1) / ctx.alpha();
   // Seeded only if every key can be (one flag for the object).
@@ -281,7 +267,6 @@ Bytes save(const GaloisKeys& gk, const SaveOptions& o) {
   }
   e.seeded = all_seeded && !gk.keys().empty();
   ByteWriter w(e.descriptor);
-  write_shape_prefix(w, ctx);
   w.u32(static_cast<std::uint32_t>(gk.keys().size()));
   w.u32(static_cast<std::uint32_t>(dnum));
   w.u32(static_cast<std::uint32_t>(limbs));
