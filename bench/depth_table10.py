@@ -22,13 +22,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import sys
 import time
 
 import numpy as np
-
 import veil
 from veil import _core
 
@@ -112,8 +110,8 @@ def main(argv=None) -> int:
                 print(f"N=2^{log_n} log q={log_q} t={t} {method}: Veil min {rec['min']} "
                       f"(median {rec['median']}, max {rec['max']}) | paper {rec['paper']} "
                       f"(est. {est}) | {rec['seconds']} s", flush=True)
-    lines = ["| log2 N | log2 q | t | Max. est. (paper) | BEHZ paper | BEHZ Veil min / median / max | "
-             "HPS paper | HPS Veil min / median / max | security of QP |",
+    lines = [("| log2 N | log2 q | t | Max. est. (paper) | BEHZ paper | BEHZ Veil min / median / max | "
+              "HPS paper | HPS Veil min / median / max | security of QP |"),
              "|---|---|---|---|---|---|---|---|---|"]
     key = {(r["log_n"], r["log_q"], r["t"], r["method"]): r for r in results}
     for row in args.rows.split(","):

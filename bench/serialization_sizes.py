@@ -19,7 +19,6 @@ import sys
 import time
 
 import numpy as np
-
 import veil
 from veil import _core
 
@@ -60,16 +59,16 @@ def main(argv=None) -> int:
         with open(args.seal_csv) as f:
             for r in csv.DictReader(f):
                 seal[(int(r["N"]), r["object"])] = r
-    lines = ["| N | object | Veil none | Veil zstd | Veil seeded | Veil seeded + zstd | "
-             "SEAL none | SEAL zstd | SEAL seeded | SEAL seeded + zstd | Veil in SEAL format |",
+    lines = [("| N | object | Veil none | Veil zstd | Veil seeded | Veil seeded + zstd | "
+              "SEAL none | SEAL zstd | SEAL seeded | SEAL seeded + zstd | Veil in SEAL format |"),
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     speed = []
     mb = lambda b: f"{b / 2**20:.2f} MiB" if b >= 2**20 else f"{b / 2**10:.1f} KiB"
     for n in (int(x) for x in args.n.split(",")):
         for ctx, name, obj in objects(n):
             full = obj.to_bytes("none", seeded=False)
-            zst, t_save = timed(lambda: obj.to_bytes("zstd", seeded=False))
-            _, t_load = timed(lambda: type(obj).from_bytes(zst, ctx, "cpu"))
+            zst, t_save = timed(lambda o=obj: o.to_bytes("zstd", seeded=False))
+            _, t_load = timed(lambda o=obj, z=zst, c=ctx: type(o).from_bytes(z, c, "cpu"))
             seedable = name not in ("secret_key", "plaintext", "ciphertext")
             seeded = obj.to_bytes("none", seeded=True) if seedable else None
             seeded_z = obj.to_bytes("zstd", seeded=True) if seedable else None

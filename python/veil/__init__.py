@@ -18,8 +18,8 @@ import os as _os
 # 2-core machine). Set OMP_WAIT_POLICY=active before importing veil to override.
 _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-from . import _core
-from . import seal
+from . import _core, seal
+from ._base import KeyedContext
 from ._ckks import CKKSCiphertext, CKKSContext, ckks, precision
 from ._core import (
     BatchEncoder,
@@ -43,7 +43,6 @@ from ._core import (
     Ciphertext as RawCiphertext,
 )
 from ._device import default_device, device_info, resolve_device
-from ._base import KeyedContext
 from ._integer import BFVContext, BGVContext, Ciphertext, IntegerContext, bfv, bgv
 
 load_context = KeyedContext.from_bytes

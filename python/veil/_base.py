@@ -341,7 +341,7 @@ class CiphertextBase:
 
     def _extra(self):
         """Pythonic state beyond the raw ciphertext (CKKS: whether it holds complex values)."""
-        return None
+        return
 
     def __reduce__(self):
         ctx = self.ctx

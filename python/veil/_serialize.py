@@ -94,9 +94,9 @@ def pack_bundle(meta: dict, blobs: dict[str, bytes]) -> bytes:
     meta = dict(meta, blobs=list(blobs))
     js = json.dumps(meta, sort_keys=True).encode()
     parts = [_BUNDLE_MAGIC, struct.pack("<I", len(js)), js]
-    for name in blobs:
-        parts.append(struct.pack("<Q", len(blobs[name])))
-        parts.append(blobs[name])
+    for blob in blobs.values():
+        parts.append(struct.pack("<Q", len(blob)))
+        parts.append(blob)
     return b"".join(parts)
 
 
@@ -116,7 +116,8 @@ def unpack_bundle(data) -> tuple[dict, dict[str, memoryview]]:
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError(f"meta: not valid JSON ({e})") from e
     if not isinstance(meta, dict) or not isinstance(meta.get("blobs"), list):
-        raise ValueError("meta: expected an object with a 'blobs' list")
+        # Bad bytes, not a bad argument type: ValueError like every other field.
+        raise ValueError("meta: expected an object with a 'blobs' list")  # noqa: TRY004
     pos = 12 + meta_len
     blobs: dict[str, memoryview] = {}
     for name in meta["blobs"]:
@@ -142,8 +143,8 @@ def meta_field(meta: dict, name: str, types, default: Any = None, required: bool
             raise ValueError(f"meta: missing field {name!r}")
         return default
     value = meta[name]
-    if not isinstance(value, types) or isinstance(value, bool) and bool not in (
-            types if isinstance(types, tuple) else (types,)):
+    allowed = types if isinstance(types, tuple) else (types,)
+    if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed):
         raise ValueError(f"meta: field {name!r} has the wrong type ({type(value).__name__})")
     return value
 

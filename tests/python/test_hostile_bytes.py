@@ -8,10 +8,9 @@ from __future__ import annotations
 import functools
 
 import pytest
+import veil
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import veil
 from veil import _core
 
 
