@@ -125,10 +125,8 @@ bool decide_seeded(const SaveOptions& o, const std::optional<UniformSeed>& seed,
 }
 
 
-// Host words of a key-switching key with (seeded) or without the a_j polynomials.
-std::vector<u64> kswitch_body(const KSwitchKey& k, bool seeded) {
-  std::vector<u64> all = k.buffer().to_host();
-  if (!seeded) return all;
+// A key-switching key's host words `all` ([dnum][2][limbs][N]) without the a_j polynomials.
+std::vector<u64> kswitch_body_seeded(const KSwitchKey& k, const std::vector<u64>& all) {
   const std::size_t pw = k.poly_words();
   std::vector<u64> out(k.dnum() * pw);
   for (std::size_t j = 0; j < k.dnum(); ++j)
@@ -248,7 +246,7 @@ Bytes save(const RelinKeys& rk, const SaveOptions& o) {
   w.u32(static_cast<std::uint32_t>(k.dnum()));
   w.u32(static_cast<std::uint32_t>(ctx.base_qp_full().size()));
   if (e.seeded) write_seed(w, *k.uniform_seed());
-  e.body = e.seeded ? kswitch_body(k, true) : std::move(host);
+  e.body = e.seeded ? kswitch_body_seeded(k, host) : std::move(host);
   return frame(e, o);
 }
 
@@ -276,7 +274,7 @@ Bytes save(const GaloisKeys& gk, const SaveOptions& o) {
   }
   std::size_t i = 0;
   for (const auto& [elt, k] : gk.keys()) {
-    std::vector<u64> part = e.seeded ? kswitch_body(k, true) : std::move(hosts[i]);
+    std::vector<u64> part = e.seeded ? kswitch_body_seeded(k, hosts[i]) : std::move(hosts[i]);
     e.body.insert(e.body.end(), part.begin(), part.end());
     ++i;
   }
