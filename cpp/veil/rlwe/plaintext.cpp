@@ -20,9 +20,9 @@ Plaintext make_plaintext(const ContextPtr& ctx, const std::vector<std::uint64_t>
   const u64 t = ctx->plain_modulus();
   for (std::size_t i = 0; i < coefficients.size(); ++i) {
     if (coefficients[i] >= t) {
-      throw InvalidArgument("coefficients: coefficient " + std::to_string(i) + " = " +
-                            std::to_string(coefficients[i]) + " is not below plain_modulus " +
-                            std::to_string(t));
+      // The value itself stays out of the message (plaintexts are the user's data).
+      throw InvalidArgument("coefficients: coefficient " + std::to_string(i) +
+                            " is not below plain_modulus " + std::to_string(t));
     }
   }
   std::vector<u64> full(n, 0);
