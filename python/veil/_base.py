@@ -218,7 +218,7 @@ class KeyedContext:
         security = _ser.meta_field(meta, "security", (int, type(None)))
         key_set_id = _ser.meta_field(meta, "key_set_id", str, required=True)
         options = _ser.meta_field(meta, "options", dict, default={})
-        target = _bundle_class(scheme)
+        _bundle_class(scheme)  # an unknown scheme fails before anything is loaded
         if "parameters" not in blobs:
             raise ValueError("parameters: missing from the bundle")
         params_bytes = bytes(blobs["parameters"])
@@ -232,14 +232,9 @@ class KeyedContext:
                 return None
             return core_cls.from_bytes(blobs[name], context, dev, max_bytes)
 
-        obj = object.__new__(target)
-        if target is _INTEGER_CLASSES.get(scheme):
-            obj.scheme = scheme
-        obj._attach(context, dev, load("secret_key", _core.SecretKey),
-                    load("public_key", _core.PublicKey), load("relin_keys", _core.RelinKeys),
-                    load("galois_keys", _core.GaloisKeys), key_set_id=key_set_id)
-        obj._init_options(options)
-        return obj
+        return assemble(context, dev, options, load("secret_key", _core.SecretKey),
+                        load("public_key", _core.PublicKey), load("relin_keys", _core.RelinKeys),
+                        load("galois_keys", _core.GaloisKeys), key_set_id=key_set_id)
 
     @classmethod
     def load(cls, path, device: str | None = "auto", max_bytes: int | None = None):
@@ -362,6 +357,20 @@ def _bundle_class(scheme: str):
     return cls
 
 
+def assemble(context, device: str, options: dict, secret_key=None, public_key=None,
+             relin_keys=None, galois_keys=None, key_set_id: str | None = None) -> KeyedContext:
+    """A pythonic context of ``context``'s scheme around existing keys (any may be None): how
+    bundles, unpickled ciphertexts and SEAL clients' bytes become contexts."""
+    scheme = context.scheme
+    obj = object.__new__(_bundle_class(scheme))
+    if scheme in _INTEGER_CLASSES:
+        obj.scheme = scheme
+    obj._attach(context, device, secret_key, public_key, relin_keys, galois_keys,
+                key_set_id=key_set_id)
+    obj._init_options(options)
+    return obj
+
+
 def _restore_keyed(data: bytes, device: str):
     return KeyedContext.from_bytes(data, _ser.usable_device(device))
 
@@ -373,12 +382,7 @@ def _restore_ciphertext(key_set_id, scheme, params_bytes, security, device, opti
     ctx = _ser.find_keyed(key_set_id)
     if ctx is None:
         context = _ser.context_for(params_bytes, security)
-        ctx = object.__new__(_bundle_class(scheme))
-        if scheme in _INTEGER_CLASSES:
-            ctx.scheme = scheme
-        ctx._attach(context, _ser.usable_device(device), None, None, None, None,
-                    key_set_id=key_set_id)
-        ctx._init_options(options)
+        ctx = assemble(context, _ser.usable_device(device), options, key_set_id=key_set_id)
     raw = _core.Ciphertext.from_bytes(data, ctx.context, ctx.device)
     return _CIPHERTEXT_CLASSES[scheme]._make(ctx, raw, extra)
 

@@ -153,37 +153,32 @@ class IntegerContext(KeyedContext):
             return self._encode_coefficients(values)
         if isinstance(values, str):
             raise TypeError("values: a polynomial string needs encoding='coefficients'")
-        arr = self._slots(values)
+        return self.encoder.encode_unsigned(self._residues(self._slots(values)), self.device)
+
+    def _residues(self, arr: np.ndarray) -> np.ndarray:
+        """Integers in [-(t-1)/2, t) as uint64 residues mod t (slots or coefficients alike)."""
         t = self.plain_modulus
+        if arr.size:
+            lo, hi = int(arr.min()), int(arr.max())
+            if hi >= t or lo < -((t - 1) // 2):
+                raise ValueError(
+                    f"values: expected entries in [-(t-1)/2, t) with plain_modulus t = {t}, "
+                    f"got range [{lo}, {hi}]")
         if arr.dtype.kind == "u":
-            if arr.size and int(arr.max()) >= t:
-                raise ValueError(f"values: expected entries below plain_modulus {t}, got {int(arr.max())}")
-            return self.encoder.encode_unsigned(np.ascontiguousarray(arr, dtype=np.uint64), self.device)
+            return np.ascontiguousarray(arr, dtype=np.uint64)
         a = np.ascontiguousarray(arr, dtype=np.int64)
-        if a.size and (int(a.max()) >= t or int(a.min()) < -((t - 1) // 2)):
-            raise ValueError(
-                f"values: expected entries in [-(t-1)/2, t) with plain_modulus t = {t}, "
-                f"got range [{int(a.min())}, {int(a.max())}]")
-        wrapped = np.where(a < 0, a + t, a).astype(np.uint64)
-        return self.encoder.encode_unsigned(wrapped, self.device)
+        return np.where(a < 0, a + t, a).astype(np.uint64)
 
     def _encode_coefficients(self, values) -> _core.Plaintext:
-        t = self.plain_modulus
         if isinstance(values, str):
-            coeffs = parse_poly(values, t, self.poly_modulus_degree)
+            coeffs = parse_poly(values, self.plain_modulus, self.poly_modulus_degree)
         else:
             arr = np.asarray(values)
-            if arr.ndim == 0:
+            if arr.ndim == 0:  # a scalar is the constant polynomial
                 if arr.dtype.kind not in "iub":
                     raise TypeError(f"values: expected integers, got {arr.dtype}")
                 arr = arr.reshape(1)
-            arr = self._slots(arr)
-            if arr.size and (int(arr.max()) >= t or int(arr.min()) < -((t - 1) // 2)):
-                raise ValueError(
-                    f"values: expected coefficients in [-(t-1)/2, t) with plain_modulus t = {t}, "
-                    f"got range [{int(arr.min())}, {int(arr.max())}]")
-            a = arr.astype(object) if arr.dtype.kind == "u" else arr.astype(np.int64)
-            coeffs = np.array([int(v) % t for v in a.tolist()], dtype=np.uint64)
+            coeffs = self._residues(self._slots(arr))
         return _core.Plaintext.from_coefficients(self.context, coeffs, self.device)
 
     def decode(self, plain: _core.Plaintext, signed: bool = True) -> np.ndarray:

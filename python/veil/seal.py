@@ -148,7 +148,7 @@ def keyed_context(parameters, public_key=None, relin_keys=None, galois_keys=None
     ``auto_rescale`` (CKKS).
     """
     from . import _serialize as ser
-    from ._base import _INTEGER_CLASSES, _bundle_class
+    from ._base import assemble
     from ._device import resolve_device
 
     params = load_parameters(parameters)
@@ -159,10 +159,6 @@ def keyed_context(parameters, public_key=None, relin_keys=None, galois_keys=None
     def load(fn, data):
         return None if data is None else fn(data, core, dev)
 
-    obj = object.__new__(_bundle_class(core.scheme))
-    if core.scheme in _INTEGER_CLASSES:
-        obj.scheme = core.scheme
-    obj._attach(core, dev, load(load_secret_key, secret_key), load(load_public_key, public_key),
-                load(load_relin_keys, relin_keys), load(load_galois_keys, galois_keys))
-    obj._init_options(options)
-    return obj
+    return assemble(core, dev, options, load(load_secret_key, secret_key),
+                    load(load_public_key, public_key), load(load_relin_keys, relin_keys),
+                    load(load_galois_keys, galois_keys))

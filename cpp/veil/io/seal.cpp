@@ -116,7 +116,7 @@ Header read_header(ByteReader& r, const std::string& what) {
   return h;
 }
 
-Bytes open_object(ByteView in, const std::string& what, std::uint64_t max_bytes) {
+Members open_object(ByteView in, const std::string& what, std::uint64_t max_bytes) {
   ByteReader r(in, what);
   const Header h = read_header(r, what);
   if (h.size != in.size) {
@@ -125,12 +125,11 @@ Bytes open_object(ByteView in, const std::string& what, std::uint64_t max_bytes)
                        " were given (one object per call; seal.split separates a stream)");
   }
   const ByteView body = in.sub(kHeaderSize, in.size - kHeaderSize);
-  switch (h.compression) {
-    case Compression::none: return Bytes(body.data, body.data + body.size);
-    case Compression::zlib: return zlib_decompress_bounded(body, max_bytes, what + ": body");
-    case Compression::zstd: return zstd_decompress_bounded(body, max_bytes, what + ": body");
-  }
-  return {};
+  Members m;
+  if (h.compression == Compression::zlib) m.owned = zlib_decompress_bounded(body, max_bytes, what + ": body");
+  if (h.compression == Compression::zstd) m.owned = zstd_decompress_bounded(body, max_bytes, what + ": body");
+  m.view = h.compression == Compression::none ? body : ByteView(m.owned);
+  return m;
 }
 
 Header read_nested_header(ByteReader& r, const std::string& what) {
@@ -327,8 +326,8 @@ Bytes save(const EncryptionParameters& p, const SaveOptions& o) {
 }
 
 EncryptionParameters load_parameters(ByteView in, const LoadOptions& o) {
-  const Bytes body = open_object(in, "SEAL parameters", std::min<std::uint64_t>(o.max_bytes, 1 << 20));
-  ByteReader r(body, "SEAL parameters");
+  const Members body = open_object(in, "SEAL parameters", std::min<std::uint64_t>(o.max_bytes, 1 << 20));
+  ByteReader r(body.view, "SEAL parameters");
   EncryptionParameters p;
   const std::uint8_t scheme = r.u8("scheme");
   switch (scheme) {
@@ -388,8 +387,8 @@ Bytes save(const Plaintext& pt, const SaveOptions& o) {
 
 Plaintext load_plaintext(ByteView in, const ContextPtr& ctx, const Device& dev, const LoadOptions& o) {
   const Levels lv = levels(*ctx, "context");
-  const Bytes body = open_object(in, "SEAL plaintext", o.max_bytes);
-  ByteReader r(body, "SEAL plaintext");
+  const Members body = open_object(in, "SEAL plaintext", o.max_bytes);
+  ByteReader r(body.view, "SEAL plaintext");
   const ParmsId id = read_parms_id(r);
   const std::uint64_t count = r.u64("coeff_count");
   const double scale = r.f64("scale");
@@ -433,8 +432,8 @@ Bytes save(const SecretKey& sk, const SaveOptions& o) {
 
 SecretKey load_secret_key(ByteView in, const ContextPtr& ctx, const Device& dev, const LoadOptions& o) {
   const Levels lv = levels(*ctx, "context");
-  const Bytes body = open_object(in, "SEAL secret key", o.max_bytes);
-  ByteReader r(body, "SEAL secret key");
+  const Members body = open_object(in, "SEAL secret key", o.max_bytes);
+  ByteReader r(body.view, "SEAL secret key");
   if (read_parms_id(r) != lv.key) r.fail("parms_id", "not this context's key level");
   const RnsBase& qp = ctx->base_qp_full();
   const std::uint64_t count = r.u64("coeff_count");
@@ -468,8 +467,8 @@ Bytes save(const Ciphertext& ct, const SaveOptions& o) {
 
 Ciphertext load_ciphertext(ByteView in, const ContextPtr& ctx, const Device& dev, const LoadOptions& o) {
   const Levels lv = levels(*ctx, "context");
-  const Bytes body = open_object(in, "SEAL ciphertext", o.max_bytes);
-  ByteReader r(body, "SEAL ciphertext");
+  const Members body = open_object(in, "SEAL ciphertext", o.max_bytes);
+  ByteReader r(body.view, "SEAL ciphertext");
   std::vector<const RnsBase*> bases;
   for (std::size_t l = 0; l < lv.data.size(); ++l) bases.push_back(&ctx->base_q(l));
   CiphertextData c = read_ciphertext_members(r, *ctx, lv.data, bases, "ciphertext");
@@ -515,8 +514,8 @@ Bytes save(const PublicKey& pk, const SaveOptions& o) {
 
 PublicKey load_public_key(ByteView in, const ContextPtr& ctx, const Device& dev, const LoadOptions& o) {
   const Levels lv = levels(*ctx, "context");
-  const Bytes body = open_object(in, "SEAL public key", o.max_bytes);
-  ByteReader r(body, "SEAL public key");
+  const Members body = open_object(in, "SEAL public key", o.max_bytes);
+  ByteReader r(body.view, "SEAL public key");
   CiphertextData c = read_key_ciphertext_members(r, *ctx, lv, "public key");
   expect_end(r);
   PublicKey pk(ctx, dev, c.words.size());

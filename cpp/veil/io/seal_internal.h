@@ -40,9 +40,13 @@ struct Header {
 };
 /// Reads and checks a 16-byte header (magic, header size, major version 4, compression mode).
 Header read_header(ByteReader& r, const std::string& what);
-/// The members of one top-level object: decompressed (bounded by `max_bytes`) when needed.
-/// The object must fill `in` exactly.
-Bytes open_object(ByteView in, const std::string& what, std::uint64_t max_bytes);
+/// The members of one top-level object: a view of `in` when uncompressed, else decompressed
+/// (bounded by `max_bytes`) into `owned`. The object must fill `in` exactly.
+struct Members {
+  Bytes owned;
+  ByteView view;
+};
+Members open_object(ByteView in, const std::string& what, std::uint64_t max_bytes);
 /// A nested header; nested objects are never compressed (SEAL never writes them so).
 Header read_nested_header(ByteReader& r, const std::string& what);
 ParmsId read_parms_id(ByteReader& r);

@@ -41,7 +41,7 @@ void write_kswitch_row(ByteWriter& w, const Context& ctx, const ParmsId& key_id,
 KSwitchKey build_key(const ContextPtr& ctx, const Device& dev,
                      const std::vector<std::vector<u64>>& per_prime) {
   const std::size_t L = ctx->num_q(), alpha = ctx->alpha();
-  const std::size_t dnum = (L + alpha - 1) / alpha;
+  const std::size_t dnum = ctx->dnum();
   KSwitchKey key(ctx, dev, dnum);
   const std::size_t pw = key.poly_words(), n = ctx->n();
   const RnsBase& qp = ctx->base_qp_full();
@@ -73,8 +73,8 @@ void read_kswitch(ByteView in, const ContextPtr& ctx, const LoadOptions& o, cons
                   OnRow on_row) {
   const Levels lv = levels(*ctx, "context");
   if (ctx->num_p() == 0) throw InvalidArgument("context: has no special prime, so no " + what);
-  const Bytes body = open_object(in, "SEAL " + what, o.max_bytes);
-  ByteReader r(body, "SEAL " + what);
+  const Members body = open_object(in, "SEAL " + what, o.max_bytes);
+  ByteReader r(body.view, "SEAL " + what);
   if (read_parms_id(r) != lv.key) r.fail("parms_id", "not this context's key level");
   const std::uint64_t rows = r.u64("dim1");
   if (rows > ctx->n()) r.fail("dim1", std::to_string(rows) + " rows, at most N = " + std::to_string(ctx->n()));

@@ -254,7 +254,7 @@ Bytes save(const GaloisKeys& gk, const SaveOptions& o) {
   Encoded e = start(ObjectType::galois_keys, gk.context(), "galois_keys");
   const Context& ctx = *gk.context();
   const std::size_t limbs = ctx.base_qp_full().size();
-  const std::size_t dnum = (ctx.num_q() + ctx.alpha() - 1) / ctx.alpha();
+  const std::size_t dnum = ctx.dnum();
   // Seeded only if every key can be (one flag for the object).
   std::vector<std::vector<u64>> hosts;
   bool all_seeded = o.seeded != Seeding::never;
@@ -602,7 +602,7 @@ std::size_t expected_dnum(const Context& ctx) {
   if (ctx.num_p() == 0) {
     throw InvalidArgument("special_primes: the context has no special prime, so no key-switching keys");
   }
-  return (ctx.num_q() + ctx.alpha() - 1) / ctx.alpha();
+  return ctx.dnum();
 }
 
 void check_dnum(ByteReader& r, std::uint32_t got, std::size_t want) {

@@ -74,6 +74,8 @@ class Context {
   std::size_t num_q() const { return num_q_; }
   std::size_t num_p() const { return num_p_; }
   std::size_t alpha() const { return alpha_; }
+  /// Key-switching digits of a key (over all of Q): ceil(num_q / alpha).
+  std::size_t dnum() const { return (num_q_ + alpha_ - 1) / alpha_; }
   /// Highest level index: a ciphertext at level l has l+1 limbs (q_0..q_l).
   std::size_t max_level() const { return num_q_ - 1; }
   /// Total bits of Q (all levels) and of Q*P.

@@ -61,7 +61,7 @@ KSwitchKey KeyGenerator::create_kswitch_key(const u64* target) const {
   if (k == 0) throw InvalidArgument("special_primes: key switching needs a special prime");
   const RnsBase& qp = ctx_->base_qp_full();
   const std::size_t alpha = ctx_->alpha();
-  const std::size_t dnum = (L + alpha - 1) / alpha;
+  const std::size_t dnum = ctx_->dnum();
   KSwitchKey key(ctx_, dev_, dnum);
   const std::size_t pw = key.poly_words();
   // P mod q_i for the digit indicator terms.
