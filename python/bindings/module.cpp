@@ -24,6 +24,7 @@
 #include "veil/ckks/encoder.h"
 #include "veil/core/error.h"
 #include "veil/rlwe/keygen.h"
+#include "veil/rlwe/checks.h"
 #include "veil/rlwe/plaintext.h"
 
 namespace nb = nanobind;
@@ -63,6 +64,103 @@ std::vector<T> from_numpy(const A& a) {
   return std::vector<T>(a.data(), a.data() + a.shape(0));
 }
 
+// ---- Python-facing argument checks --------------------------------------------------------
+// Integers and reals are converted here, with the argument's name, instead of by nanobind's
+// casters, whose failures read "incompatible function arguments" without naming the argument.
+
+std::string py_repr(nb::handle h) {
+  PyObject* r = PyObject_Repr(h.ptr());
+  if (!r) {
+    PyErr_Clear();
+    return "?";
+  }
+  nb::str s = nb::steal<nb::str>(r);
+  std::string out = s.c_str();
+  return out.size() > 40 ? out.substr(0, 37) + "..." : out;
+}
+
+// An exact Python integer (int, numpy integer: anything with __index__, but not bool or float).
+nb::object as_index(nb::handle h, const char* name) {
+  if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr())) {
+    throw TypeMismatch(std::string(name) + ": expected an integer, got " + Py_TYPE(h.ptr())->tp_name);
+  }
+  PyObject* v = PyNumber_Index(h.ptr());
+  if (!v) {
+    PyErr_Clear();
+    throw TypeMismatch(std::string(name) + ": expected an integer, got " + Py_TYPE(h.ptr())->tp_name);
+  }
+  return nb::steal(v);
+}
+
+std::uint64_t u64_arg(nb::handle h, const char* name, std::uint64_t lo = 0,
+                      std::uint64_t hi = UINT64_MAX) {
+  nb::object v = as_index(h, name);
+  const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
+  const int negative = PyObject_RichCompareBool(v.ptr(), nb::int_(0).ptr(), Py_LT);
+  unsigned long long x = 0;
+  if (negative == 0) {
+    x = PyLong_AsUnsignedLongLong(v.ptr());
+    if (PyErr_Occurred()) PyErr_Clear(); else if (x >= lo && x <= hi) return x;
+  } else {
+    PyErr_Clear();
+  }
+  throw InvalidArgument(std::string(name) + ": expected an integer in " + range + ", got " +
+                        py_repr(v));
+}
+
+std::int64_t i64_arg(nb::handle h, const char* name, std::int64_t lo, std::int64_t hi) {
+  nb::object v = as_index(h, name);
+  int overflow = 0;
+  const long long x = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (PyErr_Occurred()) PyErr_Clear();
+  if (!overflow && x >= lo && x <= hi) return x;
+  throw InvalidArgument(std::string(name) + ": expected an integer in " + std::to_string(lo) +
+                        ".." + std::to_string(hi) + ", got " + py_repr(v));
+}
+
+std::size_t size_arg(nb::handle h, const char* name, std::size_t hi = SIZE_MAX) {
+  return static_cast<std::size_t>(u64_arg(h, name, 0, hi));
+}
+
+int int_arg(nb::handle h, const char* name, int lo = INT32_MIN, int hi = INT32_MAX) {
+  return static_cast<int>(i64_arg(h, name, lo, hi));
+}
+
+template <class F>
+auto list_arg(nb::handle h, const char* name, F convert) {
+  using T = decltype(convert(h));
+  if (PyUnicode_Check(h.ptr()) || PyBytes_Check(h.ptr()) || !PySequence_Check(h.ptr())) {
+    throw TypeMismatch(std::string(name) + ": expected a sequence of integers, got " +
+                       Py_TYPE(h.ptr())->tp_name);
+  }
+  std::vector<T> out;
+  for (nb::handle item : nb::borrow<nb::sequence>(h)) out.push_back(convert(item));
+  return out;
+}
+
+double real_arg(nb::handle h, const char* name) {
+  if (PyBool_Check(h.ptr()) || !(PyFloat_Check(h.ptr()) || PyIndex_Check(h.ptr()) ||
+                                 PyObject_HasAttrString(h.ptr(), "__float__"))) {
+    throw TypeMismatch(std::string(name) + ": expected a real number, got " + Py_TYPE(h.ptr())->tp_name);
+  }
+  if (PyComplex_Check(h.ptr())) {
+    throw TypeMismatch(std::string(name) + ": expected a real number, got complex");
+  }
+  const double v = PyFloat_AsDouble(h.ptr());
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    throw InvalidArgument(std::string(name) + ": " + py_repr(h) + " does not fit a double");
+  }
+  return v;
+}
+
+std::optional<std::uint64_t> seed_arg(nb::handle h) {
+  if (h.is_none()) return std::nullopt;
+  return u64_arg(h, "seed");
+}
+
+using Release = nb::gil_scoped_release;
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -87,8 +185,8 @@ NB_MODULE(_core, m) {
   m.def("cuda_device_count", &cuda_device_count, "Number of usable CUDA devices.");
   m.def(
       "cuda_device_info",
-      [](int i) {
-        CudaDeviceInfo d = cuda_device_info(i);
+      [](nb::handle index) {
+        CudaDeviceInfo d = cuda_device_info(int_arg(index, "index", 0, 1023));
         nb::dict r;
         r["name"] = d.name;
         r["total_memory"] = d.total_memory;
@@ -100,9 +198,19 @@ NB_MODULE(_core, m) {
       },
       "index"_a = 0, "Name, memory (bytes), SM count and versions of CUDA device `index`.");
   m.def("num_threads", &num_threads, "OpenMP threads used by the CPU backend.");
-  m.def("set_num_threads", &set_num_threads, "n"_a, "Sets the CPU backend's threads (0: default).");
+  m.def("set_num_threads", [](nb::handle n) { set_num_threads(int_arg(n, "n")); }, "n"_a,
+        "Sets the CPU backend's threads: 0 restores the default, else 1..max_num_threads(). "
+        "ValueError naming `n` otherwise.");
+  m.def("max_num_threads", &max_num_threads, "Largest accepted set_num_threads (4x the processors).");
+  m.def("set_transparent_check", &set_transparent_check, "on"_a,
+        "Turns SEAL's transparent-result check (on by default) on or off for this process.");
+  m.def("transparent_check", &transparent_check);
+  m.def("zeroized_bytes", [](const std::string& d) { return backend::zeroized_bytes(dev_of(d)); },
+        "device"_a, "Bytes of secret memory zeroized on free so far (tests).");
+  m.def("forked_child", &backend::forked_child,
+        "True in a process forked after Veil was loaded (the CPU backend then runs serially).");
   m.def("synchronize", [](const std::string& d) { backend::synchronize(dev_of(d)); }, "device"_a);
-  m.def("set_pool_limit", [](const std::string& d, std::size_t b) { backend::set_pool_limit(dev_of(d), b); },
+  m.def("set_pool_limit", [](const std::string& d, nb::handle b) { backend::set_pool_limit(dev_of(d), size_arg(b, "bytes")); },
         "device"_a, "bytes"_a, "Caps Veil's memory pool on a CUDA device (0: no cap).");
   m.def("bytes_in_use", [](const std::string& d) { return backend::bytes_in_use(dev_of(d)); }, "device"_a);
   m.def("parse_device", [](const std::string& d) { return dev_of(d).str(); }, "device"_a,
@@ -121,11 +229,24 @@ NB_MODULE(_core, m) {
              new (p) EncryptionParameters(scheme_from_string(scheme));
            }, "scheme"_a = "bfv")
       .def_prop_ro("scheme", [](const EncryptionParameters& p) { return to_string(p.scheme); })
-      .def_rw("poly_modulus_degree", &EncryptionParameters::poly_modulus_degree)
-      .def_rw("coeff_modulus", &EncryptionParameters::coeff_modulus)
-      .def_rw("special_primes", &EncryptionParameters::special_primes)
-      .def_rw("alpha", &EncryptionParameters::alpha)
-      .def_rw("plain_modulus", &EncryptionParameters::plain_modulus)
+      .def_prop_rw("poly_modulus_degree", [](const EncryptionParameters& p) { return p.poly_modulus_degree; },
+                   [](EncryptionParameters& p, nb::handle v) {
+                     p.poly_modulus_degree = size_arg(v, "poly_modulus_degree", 131072);
+                   })
+      .def_prop_rw("coeff_modulus", [](const EncryptionParameters& p) { return p.coeff_modulus; },
+                   [](EncryptionParameters& p, nb::handle v) {
+                     p.coeff_modulus = list_arg(v, "coeff_modulus", [](nb::handle x) {
+                       return u64_arg(x, "coeff_modulus", 2, (std::uint64_t(1) << 61) - 1);
+                     });
+                   })
+      .def_prop_rw("special_primes", [](const EncryptionParameters& p) { return p.special_primes; },
+                   [](EncryptionParameters& p, nb::handle v) { p.special_primes = size_arg(v, "special_primes", 1024); })
+      .def_prop_rw("alpha", [](const EncryptionParameters& p) { return p.alpha; },
+                   [](EncryptionParameters& p, nb::handle v) { p.alpha = size_arg(v, "alpha", 1024); })
+      .def_prop_rw("plain_modulus", [](const EncryptionParameters& p) { return p.plain_modulus; },
+                   [](EncryptionParameters& p, nb::handle v) {
+                     p.plain_modulus = u64_arg(v, "plain_modulus", 0, (std::uint64_t(1) << 60) - 1);
+                   })
       .def_prop_rw("mul_method", [](const EncryptionParameters& p) { return to_string(p.mul_method); },
                    [](EncryptionParameters& p, const std::string& s) { p.mul_method = mul_method_from_string(s); })
       .def("to_bytes", [](const EncryptionParameters& p, const std::string& compression) {
@@ -148,28 +269,43 @@ NB_MODULE(_core, m) {
            });
 
   nb::class_<CoeffModulus>(m, "CoeffModulus")
-      .def_static("bfv_default", [](std::size_t n, std::optional<int> sec) {
-            return CoeffModulus::bfv_default(n, sec ? security_from(sec) : SecurityLevel::tc128);
+      .def_static("bfv_default", [](nb::handle n, std::optional<int> sec) {
+            return CoeffModulus::bfv_default(size_arg(n, "poly_modulus_degree"),
+                                             sec ? security_from(sec) : SecurityLevel::tc128);
           }, "poly_modulus_degree"_a, "security"_a = 128,
           "SEAL's BFVDefault primes for N = 2^12..2^15 (Veil's choice for 2^16, 2^17); the last "
           "prime is the special prime.")
-      .def_static("create", &CoeffModulus::create, "poly_modulus_degree"_a, "bit_sizes"_a,
+      .def_static("create", [](nb::handle n, nb::handle bits) {
+            const std::size_t deg = size_arg(n, "poly_modulus_degree");
+            auto sizes = list_arg(bits, "bit_sizes", [](nb::handle x) { return int_arg(x, "bit_sizes", 2, 60); });
+            Release r;
+            return CoeffModulus::create(deg, sizes);
+          }, "poly_modulus_degree"_a, "bit_sizes"_a,
                   "Largest distinct NTT-friendly primes (q = 1 mod 2N) of the given bit sizes.")
-      .def_static("max_bit_count", [](std::size_t n, int sec) {
-            return max_coeff_modulus_bits(n, security_from(sec));
+      .def_static("max_bit_count", [](nb::handle n, int sec) {
+            return max_coeff_modulus_bits(size_arg(n, "poly_modulus_degree"), security_from(sec));
           }, "poly_modulus_degree"_a, "security"_a = 128,
           "HE Standard bound on log2(QP) for a ternary secret.");
   nb::class_<PlainModulus>(m, "PlainModulus")
-      .def_static("batching", &PlainModulus::batching, "poly_modulus_degree"_a, "bit_size"_a,
+      .def_static("batching", [](nb::handle n, nb::handle bits) {
+            const std::size_t deg = size_arg(n, "poly_modulus_degree");
+            const int b = int_arg(bits, "bit_size", 2, 60);
+            Release r;
+            return PlainModulus::batching(deg, b);
+          }, "poly_modulus_degree"_a, "bit_size"_a,
                   "Largest prime t < 2^bit_size with t = 1 mod 2N.");
 
   nb::class_<Context>(m, "Context", "Validated parameters and precomputed tables (immutable).",
                      nb::is_weak_referenceable())
       .def(nb::new_([](const EncryptionParameters& p, std::optional<int> security) {
-             return hold(Context::create(p, security_from(security)));
+             const SecurityLevel level = security_from(security);
+             Release r;
+             return hold(Context::create(p, level));
            }), "params"_a, "security"_a.none() = 128)
       .def_static("create", [](const EncryptionParameters& p, std::optional<int> security) {
-             return hold(Context::create(p, security_from(security)));
+             const SecurityLevel level = security_from(security);
+             Release r;
+             return hold(Context::create(p, level));
            }, "params"_a, "security"_a.none() = 128)
       .def_prop_ro("scheme", [](const Context& c) { return to_string(c.scheme()); })
       .def_prop_ro("poly_modulus_degree", &Context::n)
@@ -186,7 +322,8 @@ NB_MODULE(_core, m) {
             return static_cast<int>(c.security());
           })
       .def_prop_ro("parameter_hash", &Context::parameter_hash)
-      .def("coeff_modulus_at", [](const Context& c, std::size_t level) {
+      .def("coeff_modulus_at", [](const Context& c, nb::handle lv) {
+            const std::size_t level = size_arg(lv, "level", c.max_level());
             std::vector<u64> q;
             for (const Modulus& m : c.base_q(level).moduli()) q.push_back(m.value);
             return q;
@@ -196,7 +333,9 @@ NB_MODULE(_core, m) {
             for (const Modulus& m : c.base_p().moduli()) p.push_back(m.value);
             return p;
           })
-      .def("galois_elt_from_step", &Context::galois_elt_from_step, "step"_a)
+      .def("galois_elt_from_step", [](const Context& c, nb::handle step) {
+            return c.galois_elt_from_step(int_arg(step, "step"));
+          }, "step"_a)
       .def_prop_ro("galois_elt_column", &Context::galois_elt_column)
       .def_prop_ro("params", [](const Context& c) { return c.params(); },
                    "A copy of the EncryptionParameters this context was built from.")
@@ -210,7 +349,12 @@ NB_MODULE(_core, m) {
   // ---- data objects ----------------------------------------------------------------------
   auto pt_cls = nb::class_<Plaintext>(m, "Plaintext")
       .def_prop_ro("device", [](const Plaintext& p) { return p.device().str(); })
-      .def_prop_rw("scale", &Plaintext::scale, &Plaintext::set_scale)
+      .def_prop_rw("scale", &Plaintext::scale, [](Plaintext& p, nb::handle v) {
+            const double s = real_arg(v, "scale");
+            if (p.empty()) throw InvalidArgument("plain: is empty");
+            check_ckks_scale(*p.context(), s, p.level(), "scale");
+            p.set_scale(s);
+          })
       .def_prop_ro("level", &Plaintext::level)
       .def_prop_ro("is_ntt_form", &Plaintext::is_ntt_form)
       .def("to", [](const Plaintext& p, const std::string& d) { return p.to(dev_of(d)); }, "device"_a)
@@ -231,10 +375,18 @@ NB_MODULE(_core, m) {
       .def_prop_ro("size", &Ciphertext::size)
       .def_prop_ro("level", &Ciphertext::level)
       .def_prop_ro("is_ntt_form", &Ciphertext::is_ntt_form)
-      .def_prop_rw("scale", &Ciphertext::scale, [](Ciphertext& c, double s) {
-            if (!(s > 0)) throw InvalidArgument("scale: expected a positive number");
+      .def_prop_rw("scale", &Ciphertext::scale, [](Ciphertext& c, nb::handle v) {
+            const double s = real_arg(v, "scale");
+            if (c.empty()) throw InvalidArgument("encrypted: is empty");
+            if (c.context()->scheme() != SchemeType::ckks) {
+              throw InvalidArgument("scale: only CKKS ciphertexts carry a scale");
+            }
+            check_ckks_scale(*c.context(), s, c.level(), "scale");
             c.set_scale(s);
-          }, "CKKS scale (set it to align nearly-equal scales explicitly).")
+          }, "CKKS scale in [1, Q_level) (set it to align nearly-equal scales explicitly). "
+             "ValueError naming `scale` otherwise.")
+      .def_prop_ro("key_set_id", &Ciphertext::key_id,
+                   "The key set (secret key) this ciphertext belongs to (0: unknown).")
       .def_prop_ro("correction_factor", &Ciphertext::correction_factor)
       .def_prop_ro("device", [](const Ciphertext& c) { return c.device().str(); })
       .def_prop_ro("parameter_hash", [](const Ciphertext& c) { return c.context()->parameter_hash(); })
@@ -246,6 +398,7 @@ NB_MODULE(_core, m) {
   });
   auto sk_cls = nb::class_<SecretKey>(m, "SecretKey")
       .def_prop_ro("device", [](const SecretKey& k) { return k.device().str(); })
+      .def_prop_ro("key_set_id", &SecretKey::key_id)
       .def("to", [](const SecretKey& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a)
       .def("data", [](const SecretKey& k) { return to_numpy(k.buffer().to_host()); });
   bind::def_serialization<SecretKey>(sk_cls, "secret_key", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
@@ -253,6 +406,7 @@ NB_MODULE(_core, m) {
   }, /*picklable=*/false);
   auto pk_cls = nb::class_<PublicKey>(m, "PublicKey")
       .def_prop_ro("device", [](const PublicKey& k) { return k.device().str(); })
+      .def_prop_ro("key_set_id", &PublicKey::key_id)
       .def("to", [](const PublicKey& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a)
       .def("data", [](const PublicKey& k) { return to_numpy(k.buffer().to_host()); });
   bind::def_serialization<PublicKey>(pk_cls, "public_key", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
@@ -260,6 +414,7 @@ NB_MODULE(_core, m) {
   });
   auto rk_cls = nb::class_<RelinKeys>(m, "RelinKeys")
       .def_prop_ro("device", [](const RelinKeys& k) { return k.device().str(); })
+      .def_prop_ro("key_set_id", &RelinKeys::key_id)
       .def("to", [](const RelinKeys& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a)
       .def("data", [](const RelinKeys& k) { return to_numpy(k.key().buffer().to_host()); });
   bind::def_serialization<RelinKeys>(rk_cls, "relin_keys", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
@@ -267,7 +422,10 @@ NB_MODULE(_core, m) {
   });
   auto gk_cls = nb::class_<GaloisKeys>(m, "GaloisKeys")
       .def_prop_ro("device", [](const GaloisKeys& k) { return k.device().str(); })
-      .def("has_key", &GaloisKeys::has_key, "galois_elt"_a)
+      .def_prop_ro("key_set_id", &GaloisKeys::key_id)
+      .def("has_key", [](const GaloisKeys& k, nb::handle e) {
+            return k.has_key(static_cast<u32>(u64_arg(e, "galois_elt", 0, UINT32_MAX)));
+          }, "galois_elt"_a)
       .def_prop_ro("galois_elts", [](const GaloisKeys& k) {
             std::vector<u32> e;
             for (const auto& [g, _] : k.keys()) e.push_back(g);
@@ -281,21 +439,38 @@ NB_MODULE(_core, m) {
   // ---- key generation, encoding, encryption ---------------------------------------------
   nb::class_<KeyGenerator>(m, "KeyGenerator",
                            "Generates the secret key on `device`; seed=None draws from the OS.")
-      .def("__init__", [](KeyGenerator* k, const Ctx& c, const std::string& d, std::optional<std::uint64_t> seed) {
-             new (k) KeyGenerator(c, dev_of(d), seed);
+      .def("__init__", [](KeyGenerator* k, const Ctx& c, const std::string& d, nb::handle seed) {
+             const auto s = seed_arg(seed);
+             const Device dev = dev_of(d);
+             Release r;
+             new (k) KeyGenerator(c, dev, s);
            }, "context"_a, "device"_a = "cpu", "seed"_a.none() = nb::none())
-      .def("__init__", [](KeyGenerator* k, const Ctx& c, const SecretKey& sk, std::optional<std::uint64_t> seed) {
-             new (k) KeyGenerator(c, sk, seed);
+      .def("__init__", [](KeyGenerator* k, const Ctx& c, const SecretKey& sk, nb::handle seed) {
+             const auto s = seed_arg(seed);
+             Release r;
+             new (k) KeyGenerator(c, sk, s);
            }, "context"_a, "secret_key"_a, "seed"_a.none() = nb::none())
       .def("secret_key", &KeyGenerator::secret_key)
-      .def("create_public_key", &KeyGenerator::create_public_key)
-      .def("create_relin_keys", &KeyGenerator::create_relin_keys)
-      .def("create_galois_keys", [](const KeyGenerator& k, std::optional<std::vector<int>> steps, bool cols) {
-             return steps ? k.create_galois_keys(*steps, cols) : k.create_galois_keys();
+      .def("create_public_key", &KeyGenerator::create_public_key, nb::call_guard<Release>())
+      .def("create_relin_keys", &KeyGenerator::create_relin_keys, nb::call_guard<Release>())
+      .def("create_galois_keys", [](const KeyGenerator& k, nb::handle steps_in, bool cols) {
+             if (steps_in.is_none()) {
+               Release r;
+               return k.create_galois_keys();
+             }
+             auto steps = list_arg(steps_in, "steps", [](nb::handle x) { return int_arg(x, "steps"); });
+             Release r;
+             return k.create_galois_keys(steps, cols);
            }, "steps"_a.none() = nb::none(), "include_columns"_a = true,
            "Keys for the given rotation steps (default: every power of two, both directions) "
            "and the column swap.")
-      .def("create_galois_keys_from_elts", &KeyGenerator::create_galois_keys_from_elts, "galois_elts"_a);
+      .def("create_galois_keys_from_elts", [](const KeyGenerator& k, nb::handle e) {
+             auto elts = list_arg(e, "galois_elts", [](nb::handle x) {
+               return static_cast<std::uint32_t>(u64_arg(x, "galois_elts", 0, UINT32_MAX));
+             });
+             Release r;
+             return k.create_galois_keys_from_elts(elts);
+           }, "galois_elts"_a);
 
   nb::class_<BatchEncoder>(m, "BatchEncoder", "N integers mod t <-> one plaintext (2 x N/2 slots).")
       .def("__init__", [](BatchEncoder* e, const Ctx& c) { new (e) BatchEncoder(c); }, "context"_a)
@@ -316,28 +491,31 @@ NB_MODULE(_core, m) {
                           "N/2 complex slots <-> one plaintext at a scale and level (CKKS §3.1).")
       .def("__init__", [](CKKSEncoder* e, const Ctx& c) { new (e) CKKSEncoder(c); }, "context"_a)
       .def_prop_ro("slot_count", &CKKSEncoder::slot_count)
-      .def("encode_complex", [](const CKKSEncoder& e, const C128Array& v, double scale, std::size_t level,
+      .def("encode_complex", [](const CKKSEncoder& e, const C128Array& v, nb::handle scale, nb::handle level,
                                 const std::string& d) {
-             return e.encode(std::vector<std::complex<double>>(v.data(), v.data() + v.shape(0)), scale, level, dev_of(d));
+             return e.encode(std::vector<std::complex<double>>(v.data(), v.data() + v.shape(0)),
+                             real_arg(scale, "scale"), size_arg(level, "level"), dev_of(d));
            }, "values"_a, "scale"_a, "level"_a, "device"_a = "cpu")
-      .def("encode_real", [](const CKKSEncoder& e, const F64Array& v, double scale, std::size_t level,
+      .def("encode_real", [](const CKKSEncoder& e, const F64Array& v, nb::handle scale, nb::handle level,
                              const std::string& d) {
-             return e.encode(std::vector<double>(v.data(), v.data() + v.shape(0)), scale, level, dev_of(d));
+             return e.encode(std::vector<double>(v.data(), v.data() + v.shape(0)),
+                             real_arg(scale, "scale"), size_arg(level, "level"), dev_of(d));
            }, "values"_a, "scale"_a, "level"_a, "device"_a = "cpu")
-      .def("encode_scalar", [](const CKKSEncoder& e, std::complex<double> v, double scale, std::size_t level,
-                               const std::string& d) { return e.encode(v, scale, level, dev_of(d)); },
-           "value"_a, "scale"_a, "level"_a, "device"_a = "cpu")
+      .def("encode_scalar", [](const CKKSEncoder& e, std::complex<double> v, nb::handle scale, nb::handle level,
+                               const std::string& d) {
+             return e.encode(v, real_arg(scale, "scale"), size_arg(level, "level"), dev_of(d));
+           }, "value"_a, "scale"_a, "level"_a, "device"_a = "cpu")
       .def("decode", [](const CKKSEncoder& e, const Plaintext& p) { return to_numpy(e.decode(p)); }, "plain"_a);
 
   nb::class_<Encryptor>(m, "Encryptor")
-      .def("__init__", [](Encryptor* e, const Ctx& c, const PublicKey& k, std::optional<std::uint64_t> seed) {
-             new (e) Encryptor(c, k, seed);
+      .def("__init__", [](Encryptor* e, const Ctx& c, const PublicKey& k, nb::handle seed) {
+             new (e) Encryptor(c, k, seed_arg(seed));
            }, "context"_a, "public_key"_a, "seed"_a.none() = nb::none())
-      .def("__init__", [](Encryptor* e, const Ctx& c, const SecretKey& k, std::optional<std::uint64_t> seed) {
-             new (e) Encryptor(c, k, seed);
+      .def("__init__", [](Encryptor* e, const Ctx& c, const SecretKey& k, nb::handle seed) {
+             new (e) Encryptor(c, k, seed_arg(seed));
            }, "context"_a, "secret_key"_a, "seed"_a.none() = nb::none())
-      .def("encrypt", &Encryptor::encrypt, "plain"_a)
-      .def("encrypt_zero", &Encryptor::encrypt_zero);
+      .def("encrypt", &Encryptor::encrypt, "plain"_a, nb::call_guard<Release>())
+      .def("encrypt_zero", &Encryptor::encrypt_zero, nb::call_guard<Release>());
 
   nb::class_<Decryptor>(m, "Decryptor")
       .def("__init__", [](Decryptor* d, const Ctx& c, const SecretKey& k) { new (d) Decryptor(c, k); },
@@ -345,40 +523,84 @@ NB_MODULE(_core, m) {
       .def("__init__", [](Decryptor*, const Ctx&, const PublicKey&) {
              throw TypeMismatch("secret_key: Decryptor needs a SecretKey, got a PublicKey");
            }, "context"_a, "secret_key"_a)
-      .def("decrypt", &Decryptor::decrypt, "encrypted"_a)
-      .def("invariant_noise_budget", &Decryptor::invariant_noise_budget, "encrypted"_a);
+      .def("decrypt", &Decryptor::decrypt, "encrypted"_a, "check_noise"_a = true,
+           nb::call_guard<Release>(),
+           "Decrypts. BFV/BGV: ValueError naming `encrypted` when its noise budget is 0 (the "
+           "result would be wrong) unless check_noise=False; ValueError when the ciphertext "
+           "belongs to another key set.")
+      .def_prop_rw("noise_flooding", &Decryptor::noise_flooding, [](Decryptor& d, nb::handle b) {
+             d.set_noise_flooding(int_arg(b, "bits"));
+           }, "CKKS: bits of uniform flooding noise added at decryption (IND-CPA-D; 0 = off).")
+      .def("invariant_noise_budget", &Decryptor::invariant_noise_budget, "encrypted"_a,
+           nb::call_guard<Release>());
 
   bind::def_seal(m);
 
   // ---- evaluation --------------------------------------------------------------------------
   nb::class_<Evaluator>(m, "Evaluator")
       .def("__init__", [](Evaluator* e, const Ctx& c) { new (e) Evaluator(c); }, "context"_a)
-      .def("add", &Evaluator::add, "encrypted1"_a, "encrypted2"_a)
-      .def("add_inplace", &Evaluator::add_inplace, "encrypted1"_a, "encrypted2"_a)
-      .def("sub", &Evaluator::sub, "encrypted1"_a, "encrypted2"_a)
-      .def("sub_inplace", &Evaluator::sub_inplace, "encrypted1"_a, "encrypted2"_a)
-      .def("negate", &Evaluator::negate, "encrypted"_a)
-      .def("add_many", &Evaluator::add_many, "encrypteds"_a)
-      .def("add_plain", &Evaluator::add_plain, "encrypted"_a, "plain"_a)
-      .def("sub_plain", &Evaluator::sub_plain, "encrypted"_a, "plain"_a)
-      .def("multiply_plain", &Evaluator::multiply_plain, "encrypted"_a, "plain"_a)
-      .def("multiply_plain_inplace", &Evaluator::multiply_plain_inplace, "encrypted"_a, "plain"_a)
-      .def("multiply", &Evaluator::multiply, "encrypted1"_a, "encrypted2"_a)
-      .def("square", &Evaluator::square, "encrypted"_a)
-      .def("relinearize", &Evaluator::relinearize, "encrypted"_a, "relin_keys"_a)
-      .def("relinearize_inplace", &Evaluator::relinearize_inplace, "encrypted"_a, "relin_keys"_a)
-      .def("multiply_many", &Evaluator::multiply_many, "encrypteds"_a, "relin_keys"_a)
-      .def("exponentiate", &Evaluator::exponentiate, "encrypted"_a, "exponent"_a, "relin_keys"_a)
-      .def("apply_galois", &Evaluator::apply_galois, "encrypted"_a, "galois_elt"_a, "galois_keys"_a)
-      .def("rotate_rows", &Evaluator::rotate_rows, "encrypted"_a, "steps"_a, "galois_keys"_a)
-      .def("rotate_columns", &Evaluator::rotate_columns, "encrypted"_a, "galois_keys"_a)
-      .def("rotate_many", &Evaluator::rotate_many, "encrypted"_a, "steps"_a, "galois_keys"_a)
-      .def("rotate_vector", &Evaluator::rotate_vector, "encrypted"_a, "steps"_a, "galois_keys"_a)
-      .def("conjugate", &Evaluator::conjugate, "encrypted"_a, "galois_keys"_a)
-      .def("mod_switch_to_next", &Evaluator::mod_switch_to_next, "encrypted"_a)
-      .def("mod_switch_to", nb::overload_cast<const Ciphertext&, std::size_t>(&Evaluator::mod_switch_to, nb::const_),
-           "encrypted"_a, "level"_a)
-      .def("mod_switch_plain_to", nb::overload_cast<const Plaintext&, std::size_t>(&Evaluator::mod_switch_to, nb::const_),
-           "plain"_a, "level"_a)
-      .def("rescale_to_next", &Evaluator::rescale_to_next, "encrypted"_a);
+      .def("add", &Evaluator::add, "encrypted1"_a, "encrypted2"_a, nb::call_guard<Release>())
+      .def("add_inplace", &Evaluator::add_inplace, "encrypted1"_a, "encrypted2"_a, nb::call_guard<Release>())
+      .def("sub", &Evaluator::sub, "encrypted1"_a, "encrypted2"_a, nb::call_guard<Release>())
+      .def("sub_inplace", &Evaluator::sub_inplace, "encrypted1"_a, "encrypted2"_a, nb::call_guard<Release>())
+      .def("negate", &Evaluator::negate, "encrypted"_a, nb::call_guard<Release>())
+      .def("add_many", &Evaluator::add_many, "encrypteds"_a, nb::call_guard<Release>())
+      .def("add_plain", &Evaluator::add_plain, "encrypted"_a, "plain"_a, nb::call_guard<Release>())
+      .def("sub_plain", &Evaluator::sub_plain, "encrypted"_a, "plain"_a, nb::call_guard<Release>())
+      .def("multiply_plain", &Evaluator::multiply_plain, "encrypted"_a, "plain"_a, nb::call_guard<Release>())
+      .def("multiply_plain_inplace", &Evaluator::multiply_plain_inplace, "encrypted"_a, "plain"_a,
+           nb::call_guard<Release>())
+      .def("multiply", &Evaluator::multiply, "encrypted1"_a, "encrypted2"_a, nb::call_guard<Release>())
+      .def("square", &Evaluator::square, "encrypted"_a, nb::call_guard<Release>())
+      .def("relinearize", &Evaluator::relinearize, "encrypted"_a, "relin_keys"_a, nb::call_guard<Release>())
+      .def("relinearize_inplace", &Evaluator::relinearize_inplace, "encrypted"_a, "relin_keys"_a,
+           nb::call_guard<Release>())
+      .def("multiply_many", &Evaluator::multiply_many, "encrypteds"_a, "relin_keys"_a, nb::call_guard<Release>())
+      .def("exponentiate", [](const Evaluator& ev, const Ciphertext& c, nb::handle e, const RelinKeys& rk) {
+             const std::uint64_t exponent = u64_arg(e, "exponent", 1);
+             Release r;
+             return ev.exponentiate(c, exponent, rk);
+           }, "encrypted"_a, "exponent"_a, "relin_keys"_a)
+      .def("apply_galois", [](const Evaluator& ev, const Ciphertext& c, nb::handle e, const GaloisKeys& gk) {
+             const u32 elt = static_cast<u32>(u64_arg(e, "galois_elt", 0, UINT32_MAX));
+             Release r;
+             return ev.apply_galois(c, elt, gk);
+           }, "encrypted"_a, "galois_elt"_a, "galois_keys"_a)
+      .def("rotate_rows", [](const Evaluator& ev, const Ciphertext& c, nb::handle s, const GaloisKeys& gk) {
+             const int steps = int_arg(s, "steps");
+             Release r;
+             return ev.rotate_rows(c, steps, gk);
+           }, "encrypted"_a, "steps"_a, "galois_keys"_a)
+      .def("rotate_columns", &Evaluator::rotate_columns, "encrypted"_a, "galois_keys"_a, nb::call_guard<Release>())
+      .def("rotate_many", [](const Evaluator& ev, const Ciphertext& c, nb::handle s, const GaloisKeys& gk) {
+             auto steps = list_arg(s, "steps", [](nb::handle x) { return int_arg(x, "steps"); });
+             Release r;
+             return ev.rotate_many(c, steps, gk);
+           }, "encrypted"_a, "steps"_a, "galois_keys"_a)
+      .def("rotate_vector", [](const Evaluator& ev, const Ciphertext& c, nb::handle s, const GaloisKeys& gk) {
+             const int steps = int_arg(s, "steps");
+             Release r;
+             return ev.rotate_vector(c, steps, gk);
+           }, "encrypted"_a, "steps"_a, "galois_keys"_a)
+      .def("conjugate", &Evaluator::conjugate, "encrypted"_a, "galois_keys"_a, nb::call_guard<Release>())
+      .def("mod_switch_to_next", &Evaluator::mod_switch_to_next, "encrypted"_a, nb::call_guard<Release>())
+      .def("mod_switch_to", [](const Evaluator& ev, const Ciphertext& c, nb::handle lv) {
+             const std::size_t level = size_arg(lv, "level");
+             Release r;
+             return ev.mod_switch_to(c, level);
+           }, "encrypted"_a, "level"_a)
+      .def("mod_switch_plain_to", [](const Evaluator& ev, const Plaintext& p, nb::handle lv) {
+             const std::size_t level = size_arg(lv, "level");
+             Release r;
+             return ev.mod_switch_to(p, level);
+           }, "plain"_a, "level"_a)
+      .def("rescale_to_next", &Evaluator::rescale_to_next, "encrypted"_a, nb::call_guard<Release>());
+
+  // Ctrl-C during long C++ loops (key generation, products of many ciphertexts): they call
+  // check_interrupt() between steps, which raises KeyboardInterrupt from Python's signal state.
+  set_interrupt_handler([] {
+    if (!Py_IsInitialized()) return;
+    nb::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw nb::python_error();
+  });
 }

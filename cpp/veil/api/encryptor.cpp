@@ -23,6 +23,7 @@ Encryptor::Encryptor(ContextPtr ctx, const PublicKey& pk, std::optional<std::uin
 Encryptor::Encryptor(ContextPtr ctx, const SecretKey& sk, std::optional<std::uint64_t> seed)
     : ctx_(std::move(ctx)), sk_(sk), prng_(make_prng(seed)) {
   check_compatible(*ctx_, sk.device(), sk.context(), sk.device(), "secret_key");
+  if (sk_->key_id() == 0) sk_->set_key_id(key_set_id(*sk_));
 }
 
 const Device& Encryptor::device() const { return pk_ ? pk_->device() : sk_->device(); }
@@ -48,21 +49,38 @@ Ciphertext Encryptor::encrypt_zero() const {
 }
 
 Decryptor::Decryptor(ContextPtr ctx, const SecretKey& sk) : ctx_(std::move(ctx)), sk_(sk) {
+  if (!ctx_) throw InvalidArgument("context: is empty");
   check_compatible(*ctx_, sk.device(), sk.context(), sk.device(), "secret_key");
+  if (sk_.key_id() == 0) sk_.set_key_id(key_set_id(sk_));
 }
 
-Plaintext Decryptor::decrypt(const Ciphertext& encrypted) const {
+void Decryptor::set_noise_flooding(int bits) {
+  if (bits < 0 || bits > 62) {
+    throw InvalidArgument("bits: expected 0 (off) .. 62 bits of flooding noise, got " +
+                          std::to_string(bits));
+  }
+  if (bits && ctx_->scheme() != SchemeType::ckks) {
+    throw InvalidArgument("bits: noise flooding applies to CKKS (BFV/BGV decryption is exact)");
+  }
+  flooding_bits_ = bits;
+}
+
+Plaintext Decryptor::decrypt(const Ciphertext& encrypted, bool check_noise) const {
+  check_ciphertext(*ctx_, encrypted, "encrypted");
   check_compatible(*ctx_, sk_.device(), encrypted.context(), encrypted.device(), "encrypted");
+  join_key_sets(encrypted.key_id(), sk_.key_id(), "encrypted");
   switch (ctx_->scheme()) {
-    case SchemeType::bfv: return bfv::decrypt(sk_, encrypted);
-    case SchemeType::bgv: return bgv::decrypt(sk_, encrypted);
-    case SchemeType::ckks: return ckks::decrypt(sk_, encrypted);
+    case SchemeType::bfv: return bfv::decrypt(sk_, encrypted, check_noise);
+    case SchemeType::bgv: return bgv::decrypt(sk_, encrypted, check_noise);
+    case SchemeType::ckks: return ckks::decrypt(sk_, encrypted, flooding_bits_, &flooding_prng_);
   }
   unsupported(ctx_->scheme(), "decrypt");
 }
 
 int Decryptor::invariant_noise_budget(const Ciphertext& encrypted) const {
+  check_ciphertext(*ctx_, encrypted, "encrypted");
   check_compatible(*ctx_, sk_.device(), encrypted.context(), encrypted.device(), "encrypted");
+  join_key_sets(encrypted.key_id(), sk_.key_id(), "encrypted");
   switch (ctx_->scheme()) {
     case SchemeType::bfv: return bfv::invariant_noise_budget(sk_, encrypted);
     case SchemeType::bgv: return bgv::invariant_noise_budget(sk_, encrypted);

@@ -30,8 +30,18 @@ class Encryptor {
 
 class Decryptor {
  public:
+  /// @throws InvalidArgument / TypeMismatch if `sk` is empty or of another context.
   Decryptor(ContextPtr ctx, const SecretKey& sk);
-  Plaintext decrypt(const Ciphertext& encrypted) const;
+  /// Decrypts on the key's device.
+  /// @param check_noise BFV/BGV: throw when the noise budget is 0 (the result would be wrong);
+  ///        false decrypts anyway (experiments measuring failure).
+  /// @throws InvalidArgument naming `encrypted` (other context, other key set, exhausted noise)
+  ///         or `noise_flooding_bits` (CKKS flooding that does not fit).
+  Plaintext decrypt(const Ciphertext& encrypted, bool check_noise = true) const;
+  /// CKKS: noise flooding at decryption (IND-CPA-D), `bits` of uniform noise (0: off, the
+  /// default); see ckks::decrypt. Throws InvalidArgument naming `bits` outside 0..62.
+  void set_noise_flooding(int bits);
+  int noise_flooding() const { return flooding_bits_; }
   /// BFV/BGV: remaining noise budget in bits (0 means decryption may fail).
   int invariant_noise_budget(const Ciphertext& encrypted) const;
   const Device& device() const { return sk_.device(); }
@@ -39,6 +49,8 @@ class Decryptor {
  private:
   ContextPtr ctx_;
   SecretKey sk_;
+  int flooding_bits_ = 0;
+  Prng flooding_prng_;
 };
 
 }  // namespace veil

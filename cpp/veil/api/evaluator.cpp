@@ -19,39 +19,32 @@ Evaluator::Evaluator(ContextPtr ctx) : ctx_(std::move(ctx)) {
 }
 
 void Evaluator::check(const Ciphertext& a, const char* what) const {
-  if (a.empty()) throw InvalidArgument(std::string(what) + ": is empty (not initialized)");
-  check_compatible(*ctx_, a.device(), a.context(), a.device(), what);
+  check_ciphertext(*ctx_, a, what);
 }
 
 namespace {
-void check_pair(const Context& ctx, const Ciphertext& a, const Ciphertext& b) {
-  check_compatible(ctx, a.device(), b.context(), b.device(), "encrypted2");
-  if (a.level() != b.level()) {
-    throw InvalidArgument("encrypted2: is at level " + std::to_string(b.level()) +
-                          " but encrypted1 is at level " + std::to_string(a.level()) +
-                          " (align them with mod_switch_to)");
-  }
-  if (a.is_ntt_form() != b.is_ntt_form()) {
-    throw InvalidArgument("encrypted2: NTT form differs from encrypted1");
-  }
-}
-// Checks the operands of add/sub and returns b brought to a's correction factor when BGV
-// needs it (nullopt: use b as it is). CKKS scales must agree within the tolerance.
+// Checks the operands of add/sub (rlwe/checks.h) and returns b brought to a's correction factor
+// when BGV needs it (nullopt: use b as it is). CKKS scales must agree within the tolerance.
 std::optional<Ciphertext> prepare_binary(const Context& ctx, const Ciphertext& a,
-                                         const Ciphertext& b) {
-  check_pair(ctx, a, b);
+                                         const Ciphertext& b, u64& key_id) {
+  key_id = check_ciphertext_pair(ctx, a, b, "encrypted1", "encrypted2");
   if (ctx.scheme() == SchemeType::ckks) ckks::check_scales(a.scale(), b.scale(), "encrypted2");
   if (ctx.scheme() == SchemeType::bgv && a.correction_factor() != b.correction_factor()) {
     return bgv::align_correction(b, a.correction_factor());
   }
   return std::nullopt;
 }
+
+// The result of an operation keeps its operands' key set.
+Ciphertext with_key(Ciphertext c, u64 id) {
+  c.set_key_id(id);
+  return c;
+}
 }  // namespace
 
 void Evaluator::add_inplace(Ciphertext& a, const Ciphertext& b_in) const {
-  check(a, "encrypted1");
-  check(b_in, "encrypted2");
-  const std::optional<Ciphertext> aligned = prepare_binary(*ctx_, a, b_in);
+  u64 id = 0;
+  const std::optional<Ciphertext> aligned = prepare_binary(*ctx_, a, b_in, id);
   const Ciphertext& b = aligned ? *aligned : b_in;
   const RnsBase& q = ctx_->base_q(a.level());
   const std::size_t common = std::min(a.size(), b.size());
@@ -66,6 +59,8 @@ void Evaluator::add_inplace(Ciphertext& a, const Ciphertext& b_in) const {
     a = std::move(grown);
   }
   poly::add(a.device(), q, ctx_->n(), common, a.data(), b.data(), a.data());
+  a.set_key_id(id);
+  check_not_transparent(a, "add");
 }
 
 Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
@@ -75,9 +70,8 @@ Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
 }
 
 void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b_in) const {
-  check(a, "encrypted1");
-  check(b_in, "encrypted2");
-  const std::optional<Ciphertext> aligned = prepare_binary(*ctx_, a, b_in);
+  u64 id = 0;
+  const std::optional<Ciphertext> aligned = prepare_binary(*ctx_, a, b_in, id);
   const Ciphertext& b = aligned ? *aligned : b_in;
   if (b.size() > a.size()) {
     Ciphertext nb = negate(b);
@@ -86,6 +80,8 @@ void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b_in) const {
   }
   const RnsBase& q = ctx_->base_q(a.level());
   poly::sub(a.device(), q, ctx_->n(), b.size(), a.data(), b.data(), a.data());
+  a.set_key_id(id);
+  check_not_transparent(a, "sub");
 }
 
 Ciphertext Evaluator::sub(const Ciphertext& a, const Ciphertext& b) const {
@@ -107,6 +103,7 @@ Ciphertext Evaluator::negate(const Ciphertext& a) const {
 
 Ciphertext Evaluator::add_many(const std::vector<Ciphertext>& cts) const {
   if (cts.empty()) throw InvalidArgument("encrypteds: expected at least one ciphertext");
+  for (const Ciphertext& c : cts) check(c, "encrypteds");  // all of them, even a single one
   Ciphertext r(cts[0]);
   for (std::size_t i = 1; i < cts.size(); ++i) add_inplace(r, cts[i]);
   return r;
@@ -114,6 +111,12 @@ Ciphertext Evaluator::add_many(const std::vector<Ciphertext>& cts) const {
 
 void Evaluator::add_plain_inplace(Ciphertext& a, const Plaintext& p) const {
   check(a, "encrypted");
+  const u64 id = a.key_id();
+  struct Keep {  // the scheme may replace `a`; its key set stays
+    Ciphertext& c;
+    u64 id;
+    ~Keep() { c.set_key_id(id); }
+  } keep{a, id};
   switch (ctx_->scheme()) {
     case SchemeType::bfv: bfv::add_plain_inplace(a, p); return;
     case SchemeType::bgv: bgv::add_plain_inplace(a, p, false); return;
@@ -123,6 +126,12 @@ void Evaluator::add_plain_inplace(Ciphertext& a, const Plaintext& p) const {
 
 void Evaluator::sub_plain_inplace(Ciphertext& a, const Plaintext& p) const {
   check(a, "encrypted");
+  const u64 id = a.key_id();
+  struct Keep {  // the scheme may replace `a`; its key set stays
+    Ciphertext& c;
+    u64 id;
+    ~Keep() { c.set_key_id(id); }
+  } keep{a, id};
   switch (ctx_->scheme()) {
     case SchemeType::bfv: bfv::sub_plain_inplace(a, p); return;
     case SchemeType::bgv: bgv::add_plain_inplace(a, p, true); return;
@@ -132,11 +141,14 @@ void Evaluator::sub_plain_inplace(Ciphertext& a, const Plaintext& p) const {
 
 void Evaluator::multiply_plain_inplace(Ciphertext& a, const Plaintext& p) const {
   check(a, "encrypted");
+  const u64 id = a.key_id();
   switch (ctx_->scheme()) {
-    case SchemeType::bfv: bfv::multiply_plain_inplace(a, p); return;
-    case SchemeType::bgv: bgv::multiply_plain_inplace(a, p); return;
-    case SchemeType::ckks: ckks::multiply_plain_inplace(a, p); return;
+    case SchemeType::bfv: bfv::multiply_plain_inplace(a, p); break;
+    case SchemeType::bgv: bgv::multiply_plain_inplace(a, p); break;
+    case SchemeType::ckks: ckks::multiply_plain_inplace(a, p); break;
   }
+  a.set_key_id(id);
+  check_not_transparent(a, "multiply_plain");
 }
 
 Ciphertext Evaluator::add_plain(const Ciphertext& a, const Plaintext& p) const {
@@ -156,13 +168,11 @@ Ciphertext Evaluator::multiply_plain(const Ciphertext& a, const Plaintext& p) co
 }
 
 Ciphertext Evaluator::multiply(const Ciphertext& a, const Ciphertext& b) const {
-  check(a, "encrypted1");
-  check(b, "encrypted2");
-  check_pair(*ctx_, a, b);
+  const u64 id = check_ciphertext_pair(*ctx_, a, b, "encrypted1", "encrypted2");
   switch (ctx_->scheme()) {
-    case SchemeType::bfv: return bfv::multiply(a, b);
-    case SchemeType::bgv: return bgv::multiply(a, b);
-    case SchemeType::ckks: return ckks::multiply(a, b);
+    case SchemeType::bfv: return with_key(bfv::multiply(a, b), id);
+    case SchemeType::bgv: return with_key(bgv::multiply(a, b), id);
+    case SchemeType::ckks: return with_key(ckks::multiply(a, b), id);
   }
   throw InvalidArgument("multiply: unknown scheme");
 }
@@ -170,9 +180,9 @@ Ciphertext Evaluator::multiply(const Ciphertext& a, const Ciphertext& b) const {
 Ciphertext Evaluator::square(const Ciphertext& a) const {
   check(a, "encrypted");
   switch (ctx_->scheme()) {
-    case SchemeType::bfv: return bfv::multiply(a, a);
-    case SchemeType::bgv: return bgv::multiply(a, a);
-    case SchemeType::ckks: return ckks::multiply(a, a);
+    case SchemeType::bfv: return with_key(bfv::multiply(a, a), a.key_id());
+    case SchemeType::bgv: return with_key(bgv::multiply(a, a), a.key_id());
+    case SchemeType::ckks: return with_key(ckks::multiply(a, a), a.key_id());
   }
   throw InvalidArgument("square: unknown scheme");
 }
@@ -181,6 +191,7 @@ void Evaluator::relinearize_inplace(Ciphertext& a, const RelinKeys& rlk) const {
   check(a, "encrypted");
   if (rlk.empty()) throw InvalidArgument("relin_keys: is empty");
   check_compatible(*ctx_, a.device(), rlk.context(), rlk.device(), "relin_keys");
+  const u64 id = join_key_sets(a.key_id(), rlk.key_id(), "relin_keys");
   if (a.size() != 3) {
     throw InvalidArgument("encrypted: relinearize expects a ciphertext of size 3, got size " +
                           std::to_string(a.size()));
@@ -191,6 +202,7 @@ void Evaluator::relinearize_inplace(Ciphertext& a, const RelinKeys& rlk) const {
   out.set_correction_factor(a.correction_factor());
   key_switch_accumulate(*ctx_, a.device(), a.level(), a.poly(2), a.is_ntt_form(), rlk.key(),
                         out.poly(0), out.poly(1), a.is_ntt_form());
+  out.set_key_id(id);
   a = std::move(out);
 }
 
@@ -202,10 +214,14 @@ Ciphertext Evaluator::relinearize(const Ciphertext& a, const RelinKeys& rlk) con
 
 Ciphertext Evaluator::multiply_many(const std::vector<Ciphertext>& cts, const RelinKeys& rlk) const {
   if (cts.empty()) throw InvalidArgument("encrypteds: expected at least one ciphertext");
+  for (const Ciphertext& c : cts) check(c, "encrypteds");  // all of them, even a single one
+  if (rlk.empty()) throw InvalidArgument("relin_keys: is empty");
+  check_compatible(*ctx_, cts[0].device(), rlk.context(), rlk.device(), "relin_keys");
   std::vector<Ciphertext> layer(cts);
   while (layer.size() > 1) {
     std::vector<Ciphertext> next;
     for (std::size_t i = 0; i + 1 < layer.size(); i += 2) {
+      check_interrupt();
       next.push_back(relinearize(multiply(layer[i], layer[i + 1]), rlk));
     }
     if (layer.size() % 2) next.push_back(std::move(layer.back()));
@@ -221,6 +237,7 @@ Ciphertext Evaluator::exponentiate(const Ciphertext& a, std::uint64_t exponent,
   Ciphertext base(a);
   std::optional<Ciphertext> result;
   while (exponent) {
+    check_interrupt();
     if (exponent & 1) result = result ? relinearize(multiply(*result, base), rlk) : base;
     exponent >>= 1;
     if (exponent) base = relinearize(square(base), rlk);
@@ -236,6 +253,7 @@ Ciphertext Evaluator::galois_with_digits(const Ciphertext& a, const Buffer<u64>&
   Ciphertext out(ctx_, a.device(), 2, a.level(), a.is_ntt_form());
   out.set_scale(a.scale());
   out.set_correction_factor(a.correction_factor());
+  out.set_key_id(join_key_sets(a.key_id(), gk.key_id(), "galois_keys"));
   if (a.is_ntt_form()) {
     poly::automorphism_ntt(a.device(), q, n, 1, elt, a.poly(0), out.poly(0));
   } else {
@@ -259,6 +277,7 @@ Ciphertext Evaluator::apply_galois(const Ciphertext& a, u32 galois_elt, const Ga
                           std::to_string(galois_elt));
   }
   gk.key(galois_elt);  // throws a clear error if missing
+  join_key_sets(a.key_id(), gk.key_id(), "galois_keys");
   Buffer<u64> digits = key_switch_mod_up(*ctx_, a.device(), a.level(), a.poly(1), a.is_ntt_form());
   return galois_with_digits(a, digits, galois_elt, gk);
 }
@@ -304,7 +323,8 @@ Ciphertext Evaluator::conjugate(const Ciphertext& a, const GaloisKeys& gk) const
 
 Ciphertext Evaluator::rotate_generic(const Ciphertext& a, int steps, const GaloisKeys& gk) const {
   const int row = static_cast<int>(ctx_->n() / 2);
-  int s = steps % row;
+  ctx_->galois_elt_from_step(steps);  // |steps| < N/2 (SEAL rejects larger steps too)
+  const int s = steps;
   if (s == 0) return a;
   const u32 elt = ctx_->galois_elt_from_step(s);
   if (gk.has_key(elt)) return apply_galois(a, elt, gk);
@@ -334,9 +354,9 @@ std::vector<Ciphertext> Evaluator::rotate_many(const Ciphertext& a, const std::v
   check(a, "encrypted");
   check_compatible(*ctx_, a.device(), gk.context(), gk.device(), "galois_keys");
   if (a.size() != 2) throw InvalidArgument("encrypted: expected size 2 (relinearize first)");
-  const int row = static_cast<int>(ctx_->n() / 2);
+  join_key_sets(a.key_id(), gk.key_id(), "galois_keys");
   std::vector<u32> elts;
-  for (int s : steps) elts.push_back(ctx_->galois_elt_from_step(s % row));
+  for (int s : steps) elts.push_back(ctx_->galois_elt_from_step(s));
   std::optional<Buffer<u64>> digits;  // the shared decomposition, computed once if needed
   std::vector<Ciphertext> out;
   for (std::size_t i = 0; i < steps.size(); ++i) {
@@ -361,12 +381,13 @@ namespace veil {
 
 void Evaluator::mod_switch_to_next_inplace(Ciphertext& a) const {
   check(a, "encrypted");
+  const u64 id = a.key_id();
   switch (ctx_->scheme()) {
-    case SchemeType::bgv: bgv::mod_switch_to_next_inplace(a); return;
-    case SchemeType::ckks: ckks::mod_switch_to_next_inplace(a); return;
-    case SchemeType::bfv: break;
+    case SchemeType::bfv: bfv::mod_switch_to_next_inplace(a); break;
+    case SchemeType::bgv: bgv::mod_switch_to_next_inplace(a); break;
+    case SchemeType::ckks: ckks::mod_switch_to_next_inplace(a); break;
   }
-  throw InvalidArgument("encrypted: modulus switching is available for BGV and CKKS");
+  a.set_key_id(id);
 }
 
 Ciphertext Evaluator::mod_switch_to_next(const Ciphertext& a) const {
@@ -404,7 +425,9 @@ void Evaluator::rescale_to_next_inplace(Ciphertext& a) const {
   if (ctx_->scheme() != SchemeType::ckks) {
     throw InvalidArgument("encrypted: rescaling is a CKKS operation (use mod_switch_to_next)");
   }
+  const u64 id = a.key_id();
   ckks::rescale_to_next_inplace(a);
+  a.set_key_id(id);
 }
 
 Ciphertext Evaluator::rescale_to_next(const Ciphertext& a) const {

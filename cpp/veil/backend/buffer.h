@@ -43,12 +43,18 @@ class Buffer {
 
   /// Deep copy on the same device.
   Buffer clone() const { return to(dev_); }
-  /// Deep copy onto another device.
+  /// Deep copy onto another device (a secure buffer's copy is secure too).
   Buffer to(const Device& dev) const {
     Buffer b(dev, size_);
+    b.secure_ = secure_;
     if (size_) backend::copy(dev, b.data_, dev_, data_, size_ * sizeof(T));
     return b;
   }
+  /// Marks the buffer as holding secret material: its memory is overwritten with zeros before
+  /// it goes back to the allocator (host heap or the device pool), so a later allocation never
+  /// sees the secret.
+  void set_secure(bool on = true) { secure_ = on; }
+  bool secure() const { return secure_; }
   std::vector<T> to_host() const {
     std::vector<T> v(size_);
     if (size_) backend::copy(Device::cpu(), v.data(), dev_, data_, size_ * sizeof(T));
@@ -60,18 +66,24 @@ class Buffer {
 
  private:
   void release() noexcept {
-    if (data_) backend::deallocate(dev_, data_, size_ * sizeof(T));
+    if (data_) {
+      if (secure_) backend::zeroize(dev_, data_, size_ * sizeof(T));
+      backend::deallocate(dev_, data_, size_ * sizeof(T));
+    }
     data_ = nullptr;
     size_ = 0;
+    secure_ = false;
   }
   void swap(Buffer& o) noexcept {
     std::swap(dev_, o.dev_);
     std::swap(data_, o.data_);
     std::swap(size_, o.size_);
+    std::swap(secure_, o.secure_);
   }
   Device dev_{};
   T* data_ = nullptr;
   std::size_t size_ = 0;
+  bool secure_ = false;
 };
 
 }  // namespace veil

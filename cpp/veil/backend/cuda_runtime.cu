@@ -42,8 +42,10 @@ DeviceState& state(int index) {
   if (index < 0 || index >= kMaxDevices) {
     throw InvalidArgument("device: CUDA index " + std::to_string(index) + " out of range");
   }
+  check_cuda_usable_after_fork();
   DeviceState& st = states()[index];
   std::call_once(st.once, [&] {
+    note_cuda_initialized();
     check(cudaSetDevice(index), "cudaSetDevice(" + std::to_string(index) + ")");
     check(cudaStreamCreateWithFlags(&st.stream, cudaStreamNonBlocking), "cudaStreamCreate");
     cudaMemPoolProps props = {};

@@ -41,7 +41,23 @@ struct CudaDeviceInfo {
 CudaDeviceInfo cuda_device_info(int index);
 
 /// Number of OpenMP threads used by the CPU backend (set_num_threads(0) restores the default).
+/// In a process forked after Veil was loaded it is 1: the OpenMP runtime's thread pool does not
+/// survive fork(), so the CPU backend runs serially there instead of blocking.
 int num_threads();
+/// Sets the CPU backend's threads: 0 restores the default, 1..max_num_threads() sets them.
+/// Throws InvalidArgument naming `n` otherwise (thousands of threads abort the OpenMP runtime).
 void set_num_threads(int n);
+/// Largest accepted set_num_threads(): 4x the processors OpenMP sees, at most 1024.
+int max_num_threads();
+
+namespace backend {
+/// True in a child process forked after this library was loaded (pthread_atfork).
+bool forked_child();
+/// Called when a CUDA device is first initialized in this process.
+void note_cuda_initialized();
+/// Throws RuntimeError when this is a forked child whose parent had initialized CUDA (CUDA
+/// contexts do not survive fork(); the child must use 'spawn' or 'forkserver').
+void check_cuda_usable_after_fork();
+}  // namespace backend
 
 }  // namespace veil

@@ -41,6 +41,10 @@ void for_each(const Device& dev, std::size_t n, F f) {
 #endif
   } else {
     const std::int64_t count = static_cast<std::int64_t>(n);
+    if (backend::forked_child()) {  // no OpenMP after fork(): its thread pool is gone
+      for (std::int64_t i = 0; i < count; ++i) f(static_cast<std::size_t>(i));
+      return;
+    }
 #pragma omp parallel for schedule(static) if (count >= 8192)
     for (std::int64_t i = 0; i < count; ++i) f(static_cast<std::size_t>(i));
   }

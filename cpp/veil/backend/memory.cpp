@@ -5,6 +5,8 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <strings.h>
+#include <pthread.h>
 
 #include "veil/backend/cuda_impl.h"
 #include "veil/core/error.h"
@@ -52,8 +54,51 @@ bool cuda_built() { return backend::cuda::built(); }
 int cuda_device_count() { return backend::cuda::device_count(); }
 CudaDeviceInfo cuda_device_info(int index) { return backend::cuda::device_info(index); }
 
+namespace {
+std::atomic<bool> g_forked{false};
+std::atomic<bool> g_cuda_initialized{false};
+std::atomic<bool> g_cuda_lost{false};
+void on_fork_child() {
+  g_forked = true;
+  g_cuda_lost = g_cuda_initialized.load();
+}
+// Registered once when the library is loaded.
+const int g_atfork = pthread_atfork(nullptr, nullptr, on_fork_child);
+
+#if defined(_OPENMP)
+int default_threads() {
+  static const int d = omp_get_max_threads();
+  return d;
+}
+const int g_default_threads_init = default_threads();  // before any set_num_threads
+#endif
+}  // namespace
+
+namespace backend {
+bool forked_child() { return g_forked.load(std::memory_order_relaxed); }
+void note_cuda_initialized() { g_cuda_initialized = true; }
+void check_cuda_usable_after_fork() {
+  if (g_cuda_lost.load()) {
+    throw RuntimeError(
+        "device: CUDA cannot be used in a process forked after its parent used CUDA (CUDA "
+        "contexts do not survive fork()); start worker processes with multiprocessing's "
+        "'spawn' or 'forkserver' method, or use device='cpu' in the child");
+  }
+}
+}  // namespace backend
+
+int max_num_threads() {
+#if defined(_OPENMP)
+  const int procs = omp_get_num_procs() > 0 ? omp_get_num_procs() : 1;
+  return procs * 4 < 1024 ? procs * 4 : 1024;
+#else
+  return 1;
+#endif
+}
+
 int num_threads() {
 #if defined(_OPENMP)
+  if (backend::forked_child()) return 1;
   return omp_get_max_threads();
 #else
   return 1;
@@ -61,11 +106,15 @@ int num_threads() {
 }
 
 void set_num_threads(int n) {
+  const int hi = max_num_threads();
+  if (n < 0 || n > hi) {
+    throw InvalidArgument("n: expected 0 (the default) or 1.." + std::to_string(hi) +
+                          " CPU threads (4x the " + std::to_string(hi / 4 > 0 ? hi / 4 : 1) +
+                          " processors), got " + std::to_string(n));
+  }
 #if defined(_OPENMP)
-  static const int default_threads = omp_get_max_threads();
-  omp_set_num_threads(n > 0 ? n : default_threads);
-#else
-  (void)n;
+  if (backend::forked_child()) return;  // serial in a forked child (see num_threads)
+  omp_set_num_threads(n > 0 ? n : default_threads());
 #endif
 }
 
@@ -119,6 +168,29 @@ void fill_zero(const Device& dev, void* ptr, std::size_t bytes) {
   } else {
     std::memset(ptr, 0, bytes);
   }
+}
+
+namespace {
+std::atomic<std::size_t> zeroized_host{0}, zeroized_cuda{0};
+}  // namespace
+
+void zeroize(const Device& dev, void* ptr, std::size_t bytes) noexcept {
+  if (!ptr || bytes == 0) return;
+  if (dev.is_cuda()) {
+    try {
+      cuda::fill_zero(dev.index, ptr, bytes);
+      zeroized_cuda += bytes;
+    } catch (...) {
+      // The device is failing; its memory is unreachable from the host anyway.
+    }
+    return;
+  }
+  explicit_bzero(ptr, bytes);  // glibc: never removed as a dead store before free()
+  zeroized_host += bytes;
+}
+
+std::size_t zeroized_bytes(const Device& dev) {
+  return dev.is_cuda() ? zeroized_cuda.load() : zeroized_host.load();
 }
 
 void copy_rows(const Device& dev, void* dst, std::size_t dst_pitch, const void* src,

@@ -22,6 +22,12 @@ void deallocate(const Device& dev, void* ptr, std::size_t bytes) noexcept;
 void copy(const Device& dst_dev, void* dst, const Device& src_dev, const void* src,
           std::size_t bytes);
 void fill_zero(const Device& dev, void* ptr, std::size_t bytes);
+/// Overwrites secret memory with zeros before it is freed (never optimized away on the host;
+/// stream-ordered on a device, so the pool hands the block out again only after it). noexcept:
+/// a failure is counted, not thrown, since it runs in destructors.
+void zeroize(const Device& dev, void* ptr, std::size_t bytes) noexcept;
+/// Bytes zeroized so far on `dev`'s kind (host or all devices): for tests.
+std::size_t zeroized_bytes(const Device& dev);
 /// Copies `rows` rows of `width` bytes within one device: row r goes from src + r * src_pitch to
 /// dst + r * dst_pitch (a strided gather/scatter of polynomials in one call).
 void copy_rows(const Device& dev, void* dst, std::size_t dst_pitch, const void* src,

@@ -31,13 +31,15 @@ void check_bfv(const Ciphertext& ct, const char* what) {
 
 }  // namespace
 
-void add_scaled_plain(const Context& ctx, const Device& dev, const u64* m, u64* c0, bool subtract) {
+void add_scaled_plain(const Context& ctx, const Device& dev, const u64* m, u64* c0, bool subtract,
+                      std::size_t level) {
   const std::size_t n = ctx.n();
-  const RnsBase& q = ctx.base_q(ctx.max_level());
+  const RnsBase& q = ctx.base_q(level);
   const std::size_t limbs = q.size();
   const Modulus* mods = q.moduli(dev);
-  const u64* delta = ctx.bfv().delta.data(dev);
-  const u64 q_mod_t = ctx.bfv().q_mod_t;
+  const BfvTables& tables = ctx.bfv(level);
+  const u64* delta = tables.delta.data(dev);
+  const u64 q_mod_t = tables.q_mod_t;
   const u64 t = ctx.plain_modulus();
   const u64 half_up = (t + 1) >> 1;
   for_each(dev, limbs * n, VEIL_LAMBDA(std::size_t i) {
@@ -56,7 +58,7 @@ Ciphertext encrypt(const PublicKey& pk, const Plaintext& pt, const Prng& prng) {
   const Context& ctx = *pk.context();
   check_plain(ctx, pk.device(), pt, "plain");
   Ciphertext ct = encrypt_zero_asymmetric(pk, ctx.max_level(), prng, false);
-  add_scaled_plain(ctx, pk.device(), pt.data(), ct.poly(0), false);
+  add_scaled_plain(ctx, pk.device(), pt.data(), ct.poly(0), false, ct.level());
   return ct;
 }
 
@@ -64,21 +66,36 @@ Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prn
   const Context& ctx = *sk.context();
   check_plain(ctx, sk.device(), pt, "plain");
   Ciphertext ct = encrypt_zero_symmetric(sk, ctx.max_level(), prng, false);
-  add_scaled_plain(ctx, sk.device(), pt.data(), ct.poly(0), false);
+  add_scaled_plain(ctx, sk.device(), pt.data(), ct.poly(0), false, ct.level());
   return ct;
 }
 
-Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct) {
+Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
   check_bfv(ct, "encrypted");
   const ContextPtr& ctx = ct.context();
   Buffer<u64> phase = decrypt_phase(sk, ct);
+  if (check_noise) check_noise_budget(*ctx, ct.device(), phase.data(), ct.level());
   Plaintext pt(ctx, ct.device(), ctx->n(), ctx->max_level(), false);
+  const BfvTables& tables = ctx->bfv(ct.level());
   if (ctx->params().mul_method == MulMethod::behz) {
-    ctx->bfv().behz->decrypt_scale_and_round(ct.device(), phase.data(), pt.data(), ctx->n());
+    tables.behz->decrypt_scale_and_round(ct.device(), phase.data(), pt.data(), ctx->n());
   } else {
-    ctx->bfv().scale_q.apply(ct.device(), phase.data(), pt.data(), ctx->n());
+    tables.scale_q.apply(ct.device(), phase.data(), pt.data(), ctx->n());
   }
   return pt;
+}
+
+void mod_switch_to_next_inplace(Ciphertext& ct) {
+  check_bfv(ct, "encrypted");
+  const ContextPtr& ctx = ct.context();
+  const std::size_t level = ct.level();
+  if (level == 0) throw InvalidArgument("encrypted: is at level 0; no next level");
+  // c -> round(c / q_l) mod Q_{l-1}: Delta_l m + e becomes Delta_{l-1} m + e / q_l + rounding
+  // (SEAL's BFV mod_switch_scale_to_next; Brakerski-Gentry-Vaikuntanathan 2012 §4 for BFV).
+  Ciphertext out(ctx, ct.device(), ct.size(), level - 1, false);
+  ctx->level_tables(level).drop_last_coeff.apply(ct.device(), ct.data(), out.data(), ctx->n(),
+                                                 ct.size());
+  ct = std::move(out);
 }
 
 int invariant_noise_budget(const SecretKey& sk, const Ciphertext& ct) {
@@ -87,13 +104,8 @@ int invariant_noise_budget(const SecretKey& sk, const Ciphertext& ct) {
   Buffer<u64> phase = decrypt_phase(sk, ct);
   const RnsBase& q = ctx->base_q(ct.level());
   poly::multiply_word(ct.device(), q, ctx->n(), 1, phase.data(), ctx->plain_modulus(), phase.data());
-  std::vector<u64> host = phase.to_host();
-  double noise_bits = max_centered_log2(host.data(), ctx->n(), q);
-  double q_bits = 0;
-  for (const Modulus& m : q.moduli()) q_bits += std::log2(static_cast<double>(m.value));
-  // SEAL: bit_count(Q) - bit_count(||t * phase||) - 1 with bit counts = floor(log2) + 1.
-  int budget = static_cast<int>(std::floor(q_bits)) - static_cast<int>(std::floor(noise_bits)) - 1;
-  return budget > 0 ? budget : 0;
+  // SEAL: bit_count(Q) - bit_count(||t * phase||) - 1.
+  return noise_budget_bits(*ctx, phase.to_host(), ct.level());
 }
 
 namespace {
@@ -128,9 +140,9 @@ void tensor(const Device& dev, const RnsBase& base, std::size_t n, const u64* a,
 Ciphertext multiply_hps(const Ciphertext& a, const Ciphertext& b) {
   const ContextPtr& ctx = a.context();
   const Device& dev = a.device();
-  const BfvTables& t = ctx->bfv();
+  const BfvTables& t = ctx->bfv(a.level());
   const std::size_t n = ctx->n();
-  const std::size_t lq = ctx->num_q(), lr = t.base_r.size(), lqr = lq + lr;
+  const std::size_t lq = a.level() + 1, lr = t.base_r.size(), lqr = lq + lr;
   const std::size_t sa = a.size(), sb = b.size(), sc = sa + sb - 1;
   Buffer<u64> ea(dev, sa * lqr * n), eb(dev, sb * lqr * n);
   auto extend = [&](const Ciphertext& src, Buffer<u64>& dst, std::size_t s) {
@@ -152,7 +164,7 @@ Ciphertext multiply_hps(const Ciphertext& a, const Ciphertext& b) {
   ntt_inverse(dev, prod.data(), sc, t.base_qr, ctx->ntt());
   Buffer<u64> in_r(dev, sc * lr * n);
   t.scale_qr.apply(dev, prod.data(), in_r.data(), n, sc);
-  Ciphertext out(ctx, dev, sc, ctx->max_level(), false);
+  Ciphertext out(ctx, dev, sc, a.level(), false);
   t.r_to_q.exact_convert(dev, in_r.data(), out.data(), n, sc);
   return out;
 }
@@ -160,10 +172,10 @@ Ciphertext multiply_hps(const Ciphertext& a, const Ciphertext& b) {
 Ciphertext multiply_behz(const Ciphertext& a, const Ciphertext& b) {
   const ContextPtr& ctx = a.context();
   const Device& dev = a.device();
-  const BfvTables& t = ctx->bfv();
+  const BfvTables& t = ctx->bfv(a.level());
   const BehzTools& behz = *t.behz;
   const std::size_t n = ctx->n();
-  const std::size_t lq = ctx->num_q(), lb = behz.base_bsk().size(), lqb = lq + lb;
+  const std::size_t lq = a.level() + 1, lb = behz.base_bsk().size(), lqb = lq + lb;
   const std::size_t sa = a.size(), sb = b.size(), sc = sa + sb - 1;
   Buffer<u64> tmp(dev, (lb + 1) * n * std::max(sa, sb));
   Buffer<u64> ea(dev, sa * lqb * n), eb(dev, sb * lqb * n);
@@ -190,7 +202,7 @@ Ciphertext multiply_behz(const Ciphertext& a, const Ciphertext& b) {
   poly::multiply_word(dev, t.base_q_bsk, n, sc, prod.data(), ctx->plain_modulus(), prod.data());
   Buffer<u64> in_bsk(dev, sc * lb * n);
   behz.fast_floor(dev, prod.data(), in_bsk.data(), n, sc);
-  Ciphertext out(ctx, dev, sc, ctx->max_level(), false);
+  Ciphertext out(ctx, dev, sc, a.level(), false);
   behz.fastbconv_sk(dev, in_bsk.data(), out.data(), n, sc);
   return out;
 }
@@ -201,8 +213,9 @@ Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) {
   check_bfv(a, "encrypted1");
   check_bfv(b, "encrypted2");
   check_compatible(*a.context(), a.device(), b.context(), b.device(), "encrypted2");
-  if (a.level() != a.context()->max_level() || b.level() != a.level()) {
-    throw InvalidArgument("encrypted: BFV multiplication needs ciphertexts at the top level");
+  if (b.level() != a.level()) {
+    throw InvalidArgument("encrypted2: is at level " + std::to_string(b.level()) +
+                          " but encrypted1 is at level " + std::to_string(a.level()));
   }
   if (a.context()->params().mul_method == MulMethod::behz) return multiply_behz(a, b);
   return multiply_hps(a, b);
@@ -226,13 +239,13 @@ void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
 void add_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
   check_bfv(ct, "encrypted");
   check_plain(*ct.context(), ct.device(), pt, "plain");
-  add_scaled_plain(*ct.context(), ct.device(), pt.data(), ct.poly(0), false);
+  add_scaled_plain(*ct.context(), ct.device(), pt.data(), ct.poly(0), false, ct.level());
 }
 
 void sub_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
   check_bfv(ct, "encrypted");
   check_plain(*ct.context(), ct.device(), pt, "plain");
-  add_scaled_plain(*ct.context(), ct.device(), pt.data(), ct.poly(0), true);
+  add_scaled_plain(*ct.context(), ct.device(), pt.data(), ct.poly(0), true, ct.level());
 }
 
 }  // namespace veil::bfv

@@ -9,12 +9,17 @@ namespace veil::bfv {
 
 /// c0 += round(Q m / t) (or -= when `subtract`), m: [N] coefficients in [0, t).
 /// Rounds half up, as SEAL's multiply_add_plain_with_scaling_variant.
-void add_scaled_plain(const Context& ctx, const Device& dev, const u64* m, u64* c0, bool subtract);
+void add_scaled_plain(const Context& ctx, const Device& dev, const u64* m, u64* c0, bool subtract,
+                      std::size_t level);
 
 Ciphertext encrypt(const PublicKey& pk, const Plaintext& pt, const Prng& prng);
 Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prng& prng);
-/// round(t/Q * [c0 + c1 s + ...]_Q) mod t (HPS or BEHZ per mul_method).
-Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct);
+/// round(t/Q * [c0 + c1 s + ...]_Q) mod t (HPS or BEHZ per mul_method), at any level. With
+/// `check_noise`, throws InvalidArgument naming `encrypted` when the noise budget is 0.
+Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise = true);
+/// Modulus switching to the next level: c -> round(c / q_l) over Q_{l-1} (SEAL's BFV
+/// mod_switch_to_next). Throws at level 0.
+void mod_switch_to_next_inplace(Ciphertext& ct);
 /// SEAL's invariant noise budget in bits: log2(Q) - log2(||t * phase||) - 1, floored at 0.
 int invariant_noise_budget(const SecretKey& sk, const Ciphertext& ct);
 

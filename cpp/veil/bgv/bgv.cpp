@@ -64,13 +64,14 @@ Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prn
       encrypt_zero_symmetric(sk, ctx.max_level(), prng, true, ctx.plain_modulus()), pt);
 }
 
-Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct) {
+Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
   check_bgv(ct, "encrypted");
   const ContextPtr& ctx = ct.context();
   const Device& dev = ct.device();
   const std::size_t n = ctx->n();
   Buffer<u64> phase = decrypt_phase(sk, ct);
   ntt_inverse(dev, phase.data(), 1, ctx->base_q(ct.level()), ctx->ntt());
+  if (check_noise) check_noise_budget(*ctx, dev, phase.data(), ct.level());
   Plaintext pt(ctx, dev, n, ct.level(), false);
   // Exact centered conversion Q_l -> {t} gives [phase]_Q mod t.
   ctx->level_tables(ct.level()).to_plain.exact_convert(dev, phase.data(), pt.data(), n, 1);
@@ -91,13 +92,8 @@ int invariant_noise_budget(const SecretKey& sk, const Ciphertext& ct) {
   Buffer<u64> phase = decrypt_phase(sk, ct);
   const RnsBase& q = ctx->base_q(ct.level());
   ntt_inverse(ct.device(), phase.data(), 1, q, ctx->ntt());
-  std::vector<u64> host = phase.to_host();
-  const double noise_bits = max_centered_log2(host.data(), ctx->n(), q);
-  double q_bits = 0;
-  for (const Modulus& m : q.moduli()) q_bits += std::log2(static_cast<double>(m.value));
-  const int budget =
-      static_cast<int>(std::floor(q_bits)) - static_cast<int>(std::floor(noise_bits)) - 2;
-  return budget > 0 ? budget : 0;
+  // SEAL: bit_count(Q) - bit_count(||phase||) - 1 (BGV's phase is not multiplied by t).
+  return noise_budget_bits(*ctx, phase.to_host(), ct.level());
 }
 
 Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) {

@@ -12,10 +12,11 @@ Buffer<u64> lift_plain(const Context& ctx, const Device& dev, const Plaintext& p
 
 Ciphertext encrypt(const PublicKey& pk, const Plaintext& pt, const Prng& prng);
 Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prng& prng);
-/// [phase]_Q mod t, times correction_factor^-1.
-Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct);
-/// log2(Q_level) - log2(||phase||) - 1 bits (decryption is correct while the phase stays
-/// below Q_level / 2), floored at 0.
+/// [phase]_Q mod t, times correction_factor^-1. With `check_noise`, throws InvalidArgument
+/// naming `encrypted` when the noise budget is 0.
+Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise = true);
+/// SEAL's budget: bits(Q_level) - bits(||phase||) - 1 (decryption is correct while the phase
+/// stays below Q_level / 2), floored at 0.
 int invariant_noise_budget(const SecretKey& sk, const Ciphertext& ct);
 
 /// Tensor product in the NTT domain; correction factors multiply.

@@ -5,6 +5,8 @@
 
 #include "veil/core/error.h"
 #include "veil/ring/poly_ops.h"
+#include "veil/ring/sampler.h"
+#include "veil/rlwe/checks.h"
 #include "veil/rlwe/encrypt.h"
 #include "veil/rlwe/ntt_ops.h"
 
@@ -67,9 +69,30 @@ Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prn
   return finish_encrypt(encrypt_zero_symmetric(sk, pt.level(), prng, true), pt);
 }
 
-Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct) {
+Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, int flooding_bits,
+                  const Prng* prng) {
   check_ckks(ct, "encrypted");
   Buffer<u64> phase = decrypt_phase(sk, ct);
+  if (flooding_bits > 0) {
+    // Noise flooding (Li-Micciancio 2021, IND-CPA-D; OpenFHE's NOISE_FLOODING_DECRYPT): add a
+    // fresh error uniform in [-2^b, 2^b) so the decryption no longer reveals the key's error.
+    const Context& ctx = *ct.context();
+    const RnsBase& q = ctx.base_q(ct.level());
+    const int q_bits = ctx.level_tables(ct.level()).q_bit_count;
+    if (flooding_bits > 62 || std::log2(ct.scale()) + flooding_bits + 2 >= q_bits) {
+      throw InvalidArgument("noise_flooding_bits: " + std::to_string(flooding_bits) +
+                            " bits of flooding noise and the scale 2^" +
+                            std::to_string(std::log2(ct.scale())) + " do not fit in Q at level " +
+                            std::to_string(ct.level()) + " (" + std::to_string(q_bits) + " bits)");
+    }
+    Prng fresh;
+    const Prng& p = prng ? *prng : fresh;
+    Buffer<u64> e(ct.device(), q.size() * ctx.n());
+    e.set_secure();
+    sample_flooding(ct.device(), e.data(), ctx.n(), q, p.next(), flooding_bits);
+    ntt_forward(ct.device(), e.data(), 1, q, ctx.ntt());
+    poly::add(ct.device(), q, ctx.n(), 1, phase.data(), e.data(), phase.data());
+  }
   Plaintext pt(ct.context(), ct.device(), 0, ct.level(), true);
   pt.buffer() = std::move(phase);
   pt.set_scale(ct.scale());
@@ -124,8 +147,10 @@ void rescale_to_next_inplace(Ciphertext& ct) {
   if (level == 0) {
     throw InvalidArgument("encrypted: is at the last level (0); it cannot be rescaled further");
   }
+  const double scale = ct.scale() / static_cast<double>(ctx->base_q(level)[level].value);
+  check_ckks_scale(*ctx, scale, level - 1, "encrypted");  // before any work
   Ciphertext out = divide_by_last_prime(ct, "encrypted");
-  out.set_scale(ct.scale() / static_cast<double>(ctx->base_q(level)[level].value));
+  out.set_scale(scale);
   ct = std::move(out);
 }
 

@@ -15,8 +15,13 @@ void check_scales(double a, double b, const char* what);
 
 Ciphertext encrypt(const PublicKey& pk, const Plaintext& pt, const Prng& prng);
 Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prng& prng);
-/// The phase c0 + c1 s as an NTT-form plaintext at the ciphertext's level and scale.
-Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct);
+/// The phase c0 + c1 s as an NTT-form plaintext at the ciphertext's level and scale. With
+/// flooding_bits > 0 a fresh error uniform in [-2^b, 2^b) is added first (noise flooding against
+/// IND-CPA-D key recovery, Li-Micciancio 2021; OpenFHE's NOISE_FLOODING_DECRYPT): it costs about
+/// b - log2(error) bits of precision. `prng` (tests) fixes that error; default: OS entropy.
+/// Throws InvalidArgument naming `noise_flooding_bits` if 2^b and the scale do not fit in Q_l.
+Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, int flooding_bits = 0,
+                  const Prng* prng = nullptr);
 
 /// Tensor product; scale = product of the scales. Throws if log2(scale) would reach log2(Q_l).
 Ciphertext multiply(const Ciphertext& a, const Ciphertext& b);

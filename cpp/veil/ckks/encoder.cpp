@@ -7,6 +7,8 @@
 // a build with -march=native would also need -ffp-contract=off to keep CPU == GPU bit for bit).
 #include "veil/ckks/encoder.h"
 
+#include "veil/rlwe/checks.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -219,9 +221,7 @@ void check_level_scale(const Context& ctx, double scale, std::size_t level) {
     throw InvalidArgument("level: expected at most max_level " + std::to_string(ctx.max_level()) +
                           ", got " + std::to_string(level));
   }
-  if (!(scale > 0.0) || !std::isfinite(scale)) {
-    throw InvalidArgument("scale: expected a finite positive number, got " + std::to_string(scale));
-  }
+  check_ckks_scale(ctx, scale, level, "scale");  // in [1, Q_level)
 }
 
 /// Throws if the largest |coefficient| (max_abs) does not fit into (-Q_level/2, Q_level/2).

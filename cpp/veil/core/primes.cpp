@@ -54,8 +54,8 @@ std::vector<u64> generate_ntt_primes(int bit_size, u64 n, std::size_t count,
   if (bit_size < 2 || bit_size > 61) {
     throw InvalidArgument("bit_size: expected 2..61, got " + std::to_string(bit_size));
   }
-  if (!is_power_of_two(n)) {
-    throw InvalidArgument("poly_modulus_degree: expected a power of two, got " +
+  if (!is_power_of_two(n) || n > (u64(1) << 58)) {
+    throw InvalidArgument("poly_modulus_degree: expected a power of two below 2^58, got " +
                           std::to_string(n));
   }
   const u64 step = 2 * n;

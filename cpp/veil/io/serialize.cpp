@@ -1,5 +1,7 @@
 #include "veil/io/serialize.h"
 
+#include "veil/rlwe/checks.h"
+
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -35,6 +37,7 @@ constexpr std::size_t kMaxDescriptor = std::size_t(64) << 20;
 constexpr std::size_t kMaxCiphertextSize = 16;  // as SEAL's SEAL_CIPHERTEXT_SIZE_MAX
 constexpr std::size_t kMaxPrimes = 1024;
 constexpr std::uint8_t kFlagSeeded = 1;
+constexpr std::uint8_t kFlagKeySet = 2;  // the descriptor carries the key-set id after N
 
 // ---- writing --------------------------------------------------------------------------------
 
@@ -46,6 +49,7 @@ struct Encoded {
   bool seeded = false;
   Bytes descriptor;
   std::vector<u64> body;
+  bool key_set = false;
 };
 
 Bytes frame(const Encoded& e, const SaveOptions& o) {
@@ -65,7 +69,7 @@ Bytes frame(const Encoded& e, const SaveOptions& o) {
   w.u8(static_cast<std::uint8_t>(e.type));
   w.u8(static_cast<std::uint8_t>(e.scheme));
   w.u8(static_cast<std::uint8_t>(o.compression));
-  w.u8(e.seeded ? kFlagSeeded : 0);
+  w.u8(static_cast<std::uint8_t>((e.seeded ? kFlagSeeded : 0) | (e.key_set ? kFlagKeySet : 0)));
   w.u16(0);
   w.u32(crc);
   w.u64(e.hash);
@@ -147,10 +151,15 @@ bool kswitch_seeded(const KSwitchKey& k, const SaveOptions& o, const std::vector
 
 // Checks that the object is initialized and starts its encoding; every object's descriptor
 // begins with N (the loader's first shape check).
-Encoded start(ObjectType t, const ContextPtr& ctx, const char* what) {
+Encoded start(ObjectType t, const ContextPtr& ctx, const char* what, u64 key_id = 0) {
   if (!ctx) throw InvalidArgument(std::string(what) + ": is empty (not initialized)");
   Encoded e{t, ctx->scheme(), ctx->parameter_hash(), false, {}, {}};
-  ByteWriter(e.descriptor).u64(ctx->n());
+  ByteWriter w(e.descriptor);
+  w.u64(ctx->n());
+  if (key_id) {  // key-set identity (rlwe/checks.h): flag bit 1, then the id after N
+    e.key_set = true;
+    w.u64(key_id);
+  }
   return e;
 }
 
@@ -187,7 +196,7 @@ Bytes save(const Plaintext& pt, const SaveOptions& o) {
 }
 
 Bytes save(const Ciphertext& ct, const SaveOptions& o) {
-  Encoded e = start(ObjectType::ciphertext, ct.context(), "encrypted");
+  Encoded e = start(ObjectType::ciphertext, ct.context(), "encrypted", ct.key_id());
   const Context& ctx = *ct.context();
   std::vector<u64> host = ct.buffer().to_host();
   const std::size_t pw = ct.poly_words();
@@ -211,14 +220,14 @@ Bytes save(const Ciphertext& ct, const SaveOptions& o) {
 }
 
 Bytes save(const SecretKey& sk, const SaveOptions& o) {
-  Encoded e = start(ObjectType::secret_key, sk.context(), "secret_key");
+  Encoded e = start(ObjectType::secret_key, sk.context(), "secret_key", sk.key_id());
   ByteWriter(e.descriptor).u32(static_cast<std::uint32_t>(sk.context()->base_qp_full().size()));
   e.body = sk.buffer().to_host();
   return frame(e, o);
 }
 
 Bytes save(const PublicKey& pk, const SaveOptions& o) {
-  Encoded e = start(ObjectType::public_key, pk.context(), "public_key");
+  Encoded e = start(ObjectType::public_key, pk.context(), "public_key", pk.key_id());
   const Context& ctx = *pk.context();
   std::vector<u64> host = pk.buffer().to_host();
   const std::size_t pw = ctx.base_qp_full().size() * ctx.n();
@@ -237,7 +246,7 @@ Bytes save(const PublicKey& pk, const SaveOptions& o) {
 }
 
 Bytes save(const RelinKeys& rk, const SaveOptions& o) {
-  Encoded e = start(ObjectType::relin_keys, rk.context(), "relin_keys");
+  Encoded e = start(ObjectType::relin_keys, rk.context(), "relin_keys", rk.key_id());
   const KSwitchKey& k = rk.key();
   const Context& ctx = *k.context();
   std::vector<u64> host = k.buffer().to_host();
@@ -251,7 +260,7 @@ Bytes save(const RelinKeys& rk, const SaveOptions& o) {
 }
 
 Bytes save(const GaloisKeys& gk, const SaveOptions& o) {
-  Encoded e = start(ObjectType::galois_keys, gk.context(), "galois_keys");
+  Encoded e = start(ObjectType::galois_keys, gk.context(), "galois_keys", gk.key_id());
   const Context& ctx = *gk.context();
   const std::size_t limbs = ctx.base_qp_full().size();
   const std::size_t dnum = ctx.dnum();
@@ -308,8 +317,9 @@ HeaderInfo read_header(ByteView in) {
   }
   h.compression = static_cast<Compression>(comp);
   const std::uint8_t flags = r.u8("flags");
-  if (flags & ~kFlagSeeded) r.fail("flags", "unknown bits set");
+  if (flags & ~(kFlagSeeded | kFlagKeySet)) r.fail("flags", "unknown bits set");
   h.seeded = flags & kFlagSeeded;
+  h.key_set = flags & kFlagKeySet;
   if (r.u16("reserved") != 0) r.fail("reserved", "must be zero");
   h.crc32 = r.u32("crc32");
   h.parameter_hash = r.u64("parameter_hash");
@@ -388,6 +398,14 @@ std::vector<u64> read_body(const Framed& f, std::size_t words, const LoadOptions
   }
 #endif
   return body;
+}
+
+// The key-set id after N when the header's flag says so (0: none; a flagged 0 is malformed).
+u64 read_key_id(ByteReader& r, const HeaderInfo& h) {
+  if (!h.key_set) return 0;
+  const u64 id = r.u64("key_set_id");
+  if (id == 0) r.fail("key_set_id", "a flagged key-set id is never 0");
+  return id;
 }
 
 std::uint64_t check_n(ByteReader& r, const Context& ctx) {
@@ -482,6 +500,7 @@ Plaintext load_plaintext(ByteView in, const ContextPtr& ctx, const Device& dev, 
   Framed f = open(in, ObjectType::plaintext, ctx.get());
   ByteReader r(f.descriptor, "plaintext");
   check_n(r, *ctx);
+  if (f.h.key_set) r.fail("flags", "a plaintext belongs to no key set");
   const std::size_t level = check_level(r, *ctx);
   const std::uint8_t ntt = r.u8("is_ntt_form");
   if (ntt > 1) r.fail("is_ntt_form", "expected 0 or 1");
@@ -513,6 +532,7 @@ Ciphertext load_ciphertext(ByteView in, const ContextPtr& ctx, const Device& dev
   Framed f = open(in, ObjectType::ciphertext, ctx.get());
   ByteReader r(f.descriptor, "ciphertext");
   check_n(r, *ctx);
+  const u64 key_id = read_key_id(r, f.h);
   const std::uint32_t size = r.u32("size");
   if (size < 2 || size > kMaxCiphertextSize) {
     r.fail("size", "expected 2.." + std::to_string(kMaxCiphertextSize) + " polynomials, got " + std::to_string(size));
@@ -558,6 +578,7 @@ Ciphertext load_ciphertext(ByteView in, const ContextPtr& ctx, const Device& dev
   }
   ct.set_scale(scale);
   ct.set_correction_factor(cf);
+  ct.set_key_id(key_id);
   return ct;
 }
 
@@ -566,6 +587,7 @@ SecretKey load_secret_key(ByteView in, const ContextPtr& ctx, const Device& dev,
   if (f.h.seeded) throw InvalidArgument("flags: a secret key is never seeded");
   ByteReader r(f.descriptor, "secret key");
   check_n(r, *ctx);
+  const u64 key_id = read_key_id(r, f.h);
   const RnsBase& qp = ctx->base_qp_full();
   check_limbs(r, r.u32("limbs"), qp.size());
   r.expect_end();
@@ -573,6 +595,11 @@ SecretKey load_secret_key(ByteView in, const ContextPtr& ctx, const Device& dev,
   check_below_moduli(body.data(), 1, qp, ctx->n(), "secret key");
   SecretKey sk(ctx, dev, body.size());
   copy_in(dev, sk.data(), body.data(), body.size());
+  const u64 actual = key_set_id(sk);
+  if (key_id && key_id != actual) {
+    throw InvalidArgument("key_set_id: does not match the secret key's words");
+  }
+  sk.set_key_id(actual);
   return sk;
 }
 
@@ -580,6 +607,7 @@ PublicKey load_public_key(ByteView in, const ContextPtr& ctx, const Device& dev,
   Framed f = open(in, ObjectType::public_key, ctx.get());
   ByteReader r(f.descriptor, "public key");
   check_n(r, *ctx);
+  const u64 key_id = read_key_id(r, f.h);
   const RnsBase& qp = ctx->base_qp_full();
   check_limbs(r, r.u32("limbs"), qp.size());
   std::optional<UniformSeed> seed;
@@ -594,6 +622,7 @@ PublicKey load_public_key(ByteView in, const ContextPtr& ctx, const Device& dev,
     expand_uniform(*ctx, dev, *seed, 0, qp, false, pk.data() + pw);
     pk.set_uniform_seed(seed);
   }
+  pk.set_key_id(key_id);
   return pk;
 }
 
@@ -617,6 +646,7 @@ RelinKeys load_relin_keys(ByteView in, const ContextPtr& ctx, const Device& dev,
   Framed f = open(in, ObjectType::relin_keys, ctx.get());
   ByteReader r(f.descriptor, "relinearization keys");
   check_n(r, *ctx);
+  const u64 key_id = read_key_id(r, f.h);
   const std::size_t dnum = expected_dnum(*ctx);
   check_dnum(r, r.u32("dnum"), dnum);
   const RnsBase& qp = ctx->base_qp_full();
@@ -628,13 +658,16 @@ RelinKeys load_relin_keys(ByteView in, const ContextPtr& ctx, const Device& dev,
   const std::size_t polys = dnum * (seed ? 1 : 2);
   const std::vector<u64> body = read_body(f, polys * pw, o);
   check_below_moduli(body.data(), polys, qp, ctx->n(), "relinearization keys");
-  return RelinKeys(build_kswitch(ctx, dev, dnum, body.data(), seed));
+  KSwitchKey k = build_kswitch(ctx, dev, dnum, body.data(), seed);
+  k.set_key_id(key_id);
+  return RelinKeys(std::move(k));
 }
 
 GaloisKeys load_galois_keys(ByteView in, const ContextPtr& ctx, const Device& dev, const LoadOptions& o) {
   Framed f = open(in, ObjectType::galois_keys, ctx.get());
   ByteReader r(f.descriptor, "Galois keys");
   check_n(r, *ctx);
+  const u64 key_id = read_key_id(r, f.h);
   const std::uint32_t count = r.u32("count");
   if (count > ctx->n()) {
     r.fail("count", std::to_string(count) + " keys, but only N = " + std::to_string(ctx->n()) +
@@ -669,7 +702,9 @@ GaloisKeys load_galois_keys(ByteView in, const ContextPtr& ctx, const Device& de
   for (std::uint32_t i = 0; i < count; ++i) {
     std::optional<UniformSeed> seed;
     if (f.h.seeded) seed = seeds[i];
-    gk.insert(elts[i], build_kswitch(ctx, dev, dnum, body.data() + i * per_key, seed));
+    KSwitchKey k = build_kswitch(ctx, dev, dnum, body.data() + i * per_key, seed);
+    k.set_key_id(key_id);
+    gk.insert(elts[i], std::move(k));
   }
   return gk;
 }

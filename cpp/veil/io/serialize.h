@@ -9,7 +9,7 @@
 //   6      1     object type (ObjectType)
 //   7      1     scheme (0 bfv, 1 bgv, 2 ckks)
 //   8      1     compression of the body (0 none, 2 zstd; SEAL's compr_mode values)
-//   9      1     flags (bit 0: seeded)
+//   9      1     flags (bit 0: seeded; bit 1: the descriptor holds a key-set id after N)
 //   10     2     reserved, 0
 //   12     4     CRC-32 of the descriptor and the uncompressed body
 //   16     8     parameter hash of the context (rlwe/params.h parameter_hash)
@@ -79,6 +79,7 @@ struct HeaderInfo {
   SchemeType scheme = SchemeType::bfv;
   Compression compression = Compression::none;
   bool seeded = false;
+  bool key_set = false;  ///< the descriptor carries the key-set id (rlwe/checks.h) after N
   std::uint64_t parameter_hash = 0;
   std::uint64_t body_size = 0;
   std::uint32_t crc32 = 0;           ///< of the descriptor and the uncompressed body

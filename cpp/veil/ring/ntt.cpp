@@ -1,5 +1,7 @@
 #include "veil/ring/ntt.h"
 
+#include "veil/backend/device.h"
+
 #include <string>
 
 #include "veil/core/error.h"
@@ -122,7 +124,7 @@ void ntt_forward(const Device& dev, u64* data, std::size_t num_polys, const RnsB
   const u64* tw = tables.twiddles(dev);
   const auto& ids = base.ntt_ids();
   const std::int64_t total = static_cast<std::int64_t>(num_polys * limbs);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (!backend::forked_child())
   for (std::int64_t k = 0; k < total; ++k) {
     const std::size_t l = static_cast<std::size_t>(k) % limbs;
     const u64* t = tw + std::size_t(ids[l]) * 4 * n;
@@ -143,7 +145,7 @@ void ntt_inverse(const Device& dev, u64* data, std::size_t num_polys, const RnsB
   const u64* inv = tables.inv_n(dev);
   const auto& ids = base.ntt_ids();
   const std::int64_t total = static_cast<std::int64_t>(num_polys * limbs);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (!backend::forked_child())
   for (std::int64_t k = 0; k < total; ++k) {
     const std::size_t l = static_cast<std::size_t>(k) % limbs;
     const std::size_t id = ids[l];

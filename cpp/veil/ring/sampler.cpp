@@ -57,4 +57,32 @@ void sample_cbd(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
   sample_small<false>(dev, out, n, base, stream);
 }
 
+void sample_flooding(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
+                     const PrngStream& stream, int bits) {
+  const std::size_t blocks = (n + 7) / 8;
+  const std::size_t limbs = base.size();
+  const Modulus* mods = base.moduli(dev);
+  const PrngStream s = stream;
+  const u64 mask = (u64(2) << bits) - 1;  // bits + 1 low bits
+  const u64 offset = u64(1) << bits;
+  for_each(dev, blocks, VEIL_LAMBDA(std::size_t b) {
+    u64 w[8];
+    s.block64(0xFFFFFFFDu, static_cast<u32>(b), w);
+    for (int k = 0; k < 8; ++k) {
+      const std::size_t j = 8 * b + k;
+      if (j >= n) break;
+      const u64 x = w[k] & mask;  // v = x - 2^bits in [-2^bits, 2^bits)
+      for (std::size_t l = 0; l < limbs; ++l) {
+        const Modulus m = mods[l];
+        if (x >= offset) {
+          out[l * n + j] = reduce_word(x - offset, m);
+        } else {
+          const u64 r = reduce_word(offset - x, m);
+          out[l * n + j] = r ? m.value - r : 0;
+        }
+      }
+    }
+  });
+}
+
 }  // namespace veil

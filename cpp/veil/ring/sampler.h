@@ -27,6 +27,11 @@ void sample_ternary(const Device& dev, u64* out, std::size_t n, const RnsBase& b
 void sample_cbd(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
                 const PrngStream& stream);
 
+/// out: [base.size()][n], one polynomial with coefficients uniform in [-2^bits, 2^bits) reduced
+/// into every limb (noise flooding at CKKS decryption; bits in 1..62). Sub-stream 0xFFFFFFFD.
+void sample_flooding(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
+                     const PrngStream& stream, int bits);
+
 /// The raw signed values the ternary / CBD samplers produce for coefficient index j (tests).
 VEIL_HD i64 ternary_value(u64 x) { return static_cast<i64>(mul_hi(x, 3)) - 1; }
 VEIL_HD i64 cbd_value(u64 x) {

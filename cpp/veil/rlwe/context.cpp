@@ -1,6 +1,7 @@
 #include "veil/rlwe/context.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 
@@ -12,6 +13,8 @@ namespace veil {
 // Defined in context_host.cpp (Boost.Multiprecision).
 void compute_bfv_scaling(const std::vector<u64>& q, u64 t, std::vector<u64>& delta_mod_q,
                          u64& q_mod_t);
+int product_bit_count(const std::vector<u64>& q);
+bool product_exceeds(const std::vector<u64>& q, u64 t);
 
 namespace {
 
@@ -26,6 +29,30 @@ std::vector<u32> iota_ids(std::size_t first, std::size_t count) {
   std::vector<u32> ids(count);
   for (std::size_t i = 0; i < count; ++i) ids[i] = static_cast<u32>(first + i);
   return ids;
+}
+
+// Rejects BFV/BGV parameters whose fresh ciphertexts would have no noise budget (they could not
+// decrypt). The budget is bits(Q) - bits(t * (|e| + 1)) - 1 (SEAL's definition, with BFV's
+// rounding of Q m / t and BGV's message both below t), for a high-probability bound on the fresh
+// error e of public-key encryption (the larger of the two encryptions):
+// - with special primes the noise u e + e0 + e1 s is divided by P and rounding leaves
+//   |r0 + r1 s| with variance N/18 (r uniform in [-1/2, 1/2], s ternary): 6 sigma = 6 sqrt(N/18);
+// - without, |u e + e0 + e1 s| has variance sigma^2 (4N/3 + 1) with sigma = 3.2: 6 sigma.
+// Six standard deviations: a coefficient exceeds it with probability ~2^-28 per ciphertext.
+void check_fresh_noise(const std::vector<u64>& q, u64 t, std::size_t n, std::size_t special) {
+  const double nd = static_cast<double>(n);
+  const double e = special ? 6.0 * std::sqrt(nd / 18.0) + 1.0 : 6.0 * 3.2 * std::sqrt(4.0 * nd / 3.0 + 1.0);
+  const double noise_bits = std::floor(std::log2(static_cast<double>(t) * (e + 1.0))) + 1.0;
+  const int q_bits = product_bit_count(q);
+  const int budget = q_bits - static_cast<int>(noise_bits) - 1;
+  if (budget < 1) {
+    throw InvalidArgument(
+        "plain_modulus: fresh ciphertexts would have no noise budget (Q has " +
+        std::to_string(q_bits) + " bits; t = " + std::to_string(t) + " and the fresh error (~2^" +
+        std::to_string(static_cast<int>(std::ceil(std::log2(e)))) + " at N = " +
+        std::to_string(n) + ") need " + std::to_string(static_cast<int>(noise_bits) + 1) +
+        "): use a smaller plain_modulus or a larger coeff_modulus");
+  }
 }
 
 }  // namespace
@@ -72,13 +99,32 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
   }
   num_p_ = p.special_primes;
   num_q_ = p.coeff_modulus.size() - num_p_;
+  if (p.alpha > num_q_) {
+    throw InvalidArgument("alpha: expected at most the number of Q primes (" +
+                          std::to_string(num_q_) + ") per key-switching digit, got " +
+                          std::to_string(p.alpha));
+  }
   alpha_ = resolved_alpha(p);
   if (alpha_ > 32) {
     throw InvalidArgument("alpha: at most 32 primes per key-switching digit, got " +
                           std::to_string(alpha_));
   }
+  const std::vector<u64> q_primes(p.coeff_modulus.begin(), p.coeff_modulus.begin() + num_q_);
+  if (num_p_ > 0 && dnum() > kMaxKeySwitchDigits) {
+    // Found here, not at the first multiplication after every key was generated.
+    throw InvalidArgument("alpha: " + std::to_string(num_q_) + " Q primes in digits of alpha = " +
+                          std::to_string(alpha_) + " give " + std::to_string(dnum()) +
+                          " key-switching digits, more than the " +
+                          std::to_string(kMaxKeySwitchDigits) +
+                          " supported; use more special primes or a larger alpha");
+  }
 
-  if (p.scheme != SchemeType::ckks) {
+  if (p.scheme == SchemeType::ckks) {
+    if (p.plain_modulus != 0) {
+      throw InvalidArgument("plain_modulus: CKKS has no plain modulus (expected 0, got " +
+                            std::to_string(p.plain_modulus) + ")");
+    }
+  } else {
     const u64 t = p.plain_modulus;
     if (t < 2 || (t >> 60)) {
       throw InvalidArgument("plain_modulus: expected 2 <= t < 2^60, got " + std::to_string(t));
@@ -89,13 +135,19 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
                               " is not co-prime to coeff_modulus prime " + std::to_string(q));
       }
     }
+    if (!product_exceeds(q_primes, t)) {
+      throw InvalidArgument("plain_modulus: t = " + std::to_string(t) +
+                            " is not below the ciphertext modulus Q (the product of the " +
+                            std::to_string(num_q_) + " non-special primes)");
+    }
     plain_ = Modulus(t);
     batching_ = is_prime(t) && (t - 1) % (2 * n) == 0;
+    check_fresh_noise(q_primes, t, n, num_p_);
   }
 
-  // Security: log2(QP) against the HE Standard bound.
-  int qp_bits = 0;
-  for (u64 q : p.coeff_modulus) qp_bits += Modulus(q).bit_count;
+  // Security: log2(QP) against the HE Standard bound, with the product's exact bit count as
+  // SEAL counts it.
+  const int qp_bits = product_bit_count(p.coeff_modulus);
   if (security != SecurityLevel::none) {
     int bound = max_coeff_modulus_bits(n, security);
     if (qp_bits > bound) {
@@ -182,32 +234,53 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
     slot_map_ = DeviceTable<u32>(std::move(map));
   }
 
+  aux_hps_ = aux_hps;
+  aux_bsk_ = aux_bsk;
+  gamma_ = gamma;
   if (p.scheme == SchemeType::bfv) {
-    bfv_ = std::make_unique<BfvTables>();
-    std::vector<u64> qv(p.coeff_modulus.begin(), p.coeff_modulus.begin() + num_q_);
-    std::vector<u64> delta;
-    compute_bfv_scaling(qv, p.plain_modulus, delta, bfv_->q_mod_t);
-    bfv_->delta = DeviceTable<u64>(std::move(delta));
-    const RnsBase& q = base_q_.back();
-    if (!aux_hps.empty()) {
-      bfv_->base_r = RnsBase(to_moduli(aux_hps), iota_ids(all.size(), aux_hps.size()));
-      bfv_->base_qr = q.concat(bfv_->base_r);
-      bfv_->q_to_r = BaseConverter(q, bfv_->base_r);
-      bfv_->r_to_q = BaseConverter(bfv_->base_r, q);
-      bfv_->scale_qr = HpsScaleAndRoundQR(q, bfv_->base_r, p.plain_modulus);
-    }
-    if (!aux_bsk.empty()) {
-      RnsBase bsk(to_moduli(aux_bsk), iota_ids(all.size() + aux_hps.size(), aux_bsk.size()));
-      bfv_->base_q_bsk = q.concat(bsk);
-      bfv_->behz = std::make_unique<BehzTools>(q, bsk, gamma, p.plain_modulus);
-    }
-    bfv_->scale_q = HpsScaleAndRoundQ(q, p.plain_modulus);
+    bfv_.resize(num_q_);
+    for (std::size_t l = 0; l < num_q_; ++l) bfv_once_.push_back(std::make_unique<std::once_flag>());
+    bfv(max_level());  // the top level's tables now: every fresh ciphertext needs them
   }
 }
 
-const BfvTables& Context::bfv() const {
-  if (!bfv_) throw InvalidArgument("context: BFV tables requested from a non-BFV context");
-  return *bfv_;
+std::unique_ptr<BfvTables> Context::build_bfv(std::size_t level) const {
+  auto t = std::make_unique<BfvTables>();
+  const std::vector<u64>& cm = params_.coeff_modulus;
+  std::vector<u64> qv(cm.begin(), cm.begin() + level + 1);
+  std::vector<u64> delta;
+  compute_bfv_scaling(qv, params_.plain_modulus, delta, t->q_mod_t);
+  t->delta = DeviceTable<u64>(std::move(delta));
+  const RnsBase& q = base_q_[level];
+  const std::size_t first_aux = cm.size();
+  if (!aux_hps_.empty()) {
+    // R sized for the top level is large enough at every level below it.
+    t->base_r = RnsBase(to_moduli(aux_hps_), iota_ids(first_aux, aux_hps_.size()));
+    t->base_qr = q.concat(t->base_r);
+    t->q_to_r = BaseConverter(q, t->base_r);
+    t->r_to_q = BaseConverter(t->base_r, q);
+    t->scale_qr = HpsScaleAndRoundQR(q, t->base_r, params_.plain_modulus);
+  }
+  if (!aux_bsk_.empty()) {
+    // Bsk = |Q_l| + 1 primes, as at the top level (SEAL's sizes).
+    const std::size_t count = level + 2;
+    std::vector<u64> bsk_primes(aux_bsk_.begin(), aux_bsk_.begin() + count);
+    RnsBase bsk(to_moduli(bsk_primes), iota_ids(first_aux + aux_hps_.size(), count));
+    t->base_q_bsk = q.concat(bsk);
+    t->behz = std::make_unique<BehzTools>(q, bsk, gamma_, params_.plain_modulus);
+  }
+  t->scale_q = HpsScaleAndRoundQ(q, params_.plain_modulus);
+  return t;
+}
+
+const BfvTables& Context::bfv(std::size_t level) const {
+  if (bfv_.empty()) throw InvalidArgument("context: BFV tables requested from a non-BFV context");
+  if (level >= num_q_) {
+    throw InvalidArgument("level: " + std::to_string(level) + " exceeds the maximum level " +
+                          std::to_string(num_q_ - 1));
+  }
+  std::call_once(*bfv_once_[level], [&] { bfv_[level] = build_bfv(level); });
+  return *bfv_[level];
 }
 
 const NttTables& Context::plain_ntt() const {
@@ -296,8 +369,32 @@ const LevelTables& Context::level_tables(std::size_t level) const {
     auto lt = std::make_unique<LevelTables>();
     lt->level = level;
     const u64 t = scheme() == SchemeType::bgv ? plain_modulus() : 0;
-    if (level > 0) lt->drop_last = ModDownNtt(base_q_[level - 1], base_q_[level].slice(level, 1), t);
-    if (scheme() != SchemeType::ckks) lt->to_plain = BaseConverter(base_q_[level], RnsBase({plain_}));
+    const RnsBase& q = base_q_[level];
+    if (level > 0) {
+      lt->drop_last = ModDownNtt(base_q_[level - 1], q.slice(level, 1), t);
+      if (scheme() == SchemeType::bfv) lt->drop_last_coeff = ModDown(base_q_[level - 1], q.slice(level, 1));
+    }
+    std::vector<u64> qv;
+    double log2_q = 0;
+    for (const Modulus& m : q.moduli()) {
+      qv.push_back(m.value);
+      log2_q += std::log2(static_cast<double>(m.value));
+    }
+    lt->q_bit_count = product_bit_count(qv);
+    if (scheme() != SchemeType::ckks) {
+      lt->to_plain = BaseConverter(q, RnsBase({plain_}));
+      std::vector<u64> factor(q.size());
+      for (std::size_t i = 0; i < q.size(); ++i) {
+        u64 hat = 1;
+        for (std::size_t j = 0; j < q.size(); ++j)
+          if (j != i) hat = mul_mod(hat, reduce_word(q[j].value, q[i]), q[i]);
+        u64 f = inv_mod(hat, q[i].value);
+        if (scheme() == SchemeType::bfv) f = mul_mod(f, reduce_word(plain_.value, q[i]), q[i]);
+        factor[i] = f;
+      }
+      lt->noise_factor = DeviceTable<u64>(std::move(factor));
+      lt->noise_threshold = std::exp2(static_cast<double>(lt->q_bit_count - 2) - log2_q);
+    }
     lt_[level] = std::move(lt);
   });
   return *lt_[level];

@@ -33,14 +33,21 @@ struct KeySwitchLevel {
   ModDownNtt mod_down_ntt;            // the same on NTT-form data (BGV: with the t-correction)
 };
 
-/// Per-level tables for NTT-form schemes (built on first use).
+/// Per-level tables (built on first use).
 struct LevelTables {
   std::size_t level = 0;
   ModDownNtt drop_last;  // Q_l -> Q_{l-1}: CKKS rescale (t = 0) / BGV mod switch (t-correction)
+  ModDown drop_last_coeff;  // BFV: Q_l -> Q_{l-1}, c -> round(c / q_l) (SEAL's BFV mod switch)
   BaseConverter to_plain;  // BGV: Q_l -> {t}, exact (decryption)
+  int q_bit_count = 0;     // exact bit count of Q_l (Boost.Multiprecision)
+  // Exhausted-noise test at decryption (BFV, BGV): with x = f * phase (f = t for BFV, 1 for BGV),
+  // x/Q mod 1 = sum_i [x_i * (Q/q_i)^-1]_{q_i} / q_i mod 1, so noise_factor[i] =
+  // f * (Q/q_i)^-1 mod q_i and |x| >= 2^(bits(Q) - 2) (budget 0) iff |x/Q| >= noise_threshold.
+  DeviceTable<u64> noise_factor;
+  double noise_threshold = 0;
 };
 
-/// BFV constants at the top level.
+/// BFV constants at one level l (Q_l = q_0..q_l).
 struct BfvTables {
   DeviceTable<u64> delta;  // floor(Q/t) mod q_i
   u64 q_mod_t = 0;         // Q mod t (for rounding Q*m/t in encoding)
@@ -53,6 +60,9 @@ struct BfvTables {
   RnsBase base_q_bsk;
   std::unique_ptr<BehzTools> behz;
 };
+
+/// Most key-switching digits a key may have (the key-switching kernels' limit).
+inline constexpr std::size_t kMaxKeySwitchDigits = 60;
 
 class Context {
  public:
@@ -95,7 +105,9 @@ class Context {
   /// Rescale / mod-switch / decryption tables at a level (built on first use, thread-safe).
   const LevelTables& level_tables(std::size_t level) const;
 
-  const BfvTables& bfv() const;
+  /// BFV tables at `level` (default: the top; built on first use, thread-safe).
+  const BfvTables& bfv(std::size_t level) const;
+  const BfvTables& bfv() const { return bfv(max_level()); }
   bool batching_enabled() const { return batching_; }
   const NttTables& plain_ntt() const;
   /// SEAL's slot -> bit-reversed NTT index map for batching ([N]).
@@ -113,7 +125,7 @@ class Context {
  private:
   Context() = default;
   void build(const EncryptionParameters& params, SecurityLevel security);
-  void build_bfv();
+  std::unique_ptr<BfvTables> build_bfv(std::size_t level) const;
   std::unique_ptr<KeySwitchLevel> build_key_switch(std::size_t level) const;
 
   EncryptionParameters params_;
@@ -129,7 +141,10 @@ class Context {
   mutable std::vector<std::unique_ptr<std::once_flag>> ks_once_;
   mutable std::vector<std::unique_ptr<LevelTables>> lt_;
   mutable std::vector<std::unique_ptr<std::once_flag>> lt_once_;
-  std::unique_ptr<BfvTables> bfv_;
+  mutable std::vector<std::unique_ptr<BfvTables>> bfv_;
+  mutable std::vector<std::unique_ptr<std::once_flag>> bfv_once_;
+  std::vector<u64> aux_hps_, aux_bsk_;  // BFV auxiliary NTT primes (HPS R, BEHZ Bsk)
+  u64 gamma_ = 0;
   bool batching_ = false;
   std::unique_ptr<NttTables> plain_ntt_;
   DeviceTable<u32> slot_map_;

@@ -19,4 +19,18 @@ void compute_bfv_scaling(const std::vector<u64>& q, u64 t, std::vector<u64>& del
   for (u64 v : q) delta_mod_q.push_back(static_cast<u64>(delta % v));
 }
 
+/// Exact bit count of the product of `q` (SEAL's total_coeff_modulus_bit_count).
+int product_bit_count(const std::vector<u64>& q) {
+  cpp_int big = 1;
+  for (u64 v : q) big *= v;
+  return big == 0 ? 0 : static_cast<int>(boost::multiprecision::msb(big)) + 1;
+}
+
+/// True when the product of `q` exceeds `t`.
+bool product_exceeds(const std::vector<u64>& q, u64 t) {
+  cpp_int big = 1;
+  for (u64 v : q) big *= v;
+  return big > t;
+}
+
 }  // namespace veil

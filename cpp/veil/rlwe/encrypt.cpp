@@ -1,24 +1,15 @@
 #include "veil/rlwe/encrypt.h"
 
+#include <cmath>
 #include <string>
 
 #include "veil/core/error.h"
+#include "veil/backend/launch.h"
 #include "veil/ring/poly_ops.h"
+#include "veil/rns/mod_down.h"
 #include "veil/ring/sampler.h"
 
 namespace veil {
-
-void check_compatible(const Context& ctx, const Device& dev, const ContextPtr& other_ctx,
-                      const Device& other_dev, const char* what) {
-  if (!other_ctx) throw InvalidArgument(std::string(what) + ": is empty (not initialized)");
-  if (other_ctx->parameter_hash() != ctx.parameter_hash()) {
-    throw InvalidArgument(std::string(what) + ": belongs to a different context (parameters differ)");
-  }
-  if (other_dev != dev) {
-    throw TypeMismatch(std::string(what) + ": lives on " + other_dev.str() + " but the operation runs on " +
-                       dev.str() + " (move it with .to(device))");
-  }
-}
 
 Ciphertext encrypt_zero_asymmetric(const PublicKey& pk, std::size_t level, const Prng& prng,
                                    bool ntt_form, u64 error_factor) {
@@ -41,12 +32,14 @@ Ciphertext encrypt_zero_asymmetric(const PublicKey& pk, std::size_t level, const
     }
   }
   Buffer<u64> u(dev, ext * n);
+  u.set_secure();  // u and e would reveal m from the ciphertext
   sample_ternary(dev, u.data(), n, base, prng.next());
   ntt_forward(dev, u.data(), 1, base, ctx->ntt());
   Buffer<u64> c(dev, 2 * ext * n);
   poly::multiply(dev, base, n, 1, key.data(), u.data(), c.data());
   poly::multiply(dev, base, n, 1, key.data() + ext * n, u.data(), c.data() + ext * n);
   Buffer<u64> e(dev, 2 * ext * n);
+  e.set_secure();
   sample_cbd(dev, e.data(), n, base, prng.next());
   sample_cbd(dev, e.data() + ext * n, n, base, prng.next());
   if (error_factor != 1) poly::multiply_word(dev, base, n, 2, e.data(), error_factor, e.data());
@@ -68,6 +61,7 @@ Ciphertext encrypt_zero_asymmetric(const PublicKey& pk, std::size_t level, const
       backend::copy(dev, ct.data(), dev, c.data(), 2 * limbs * n * sizeof(u64));
     }
   }
+  ct.set_key_id(pk.key_id());
   return ct;
 }
 
@@ -83,23 +77,27 @@ Ciphertext encrypt_zero_symmetric(const SecretKey& sk, std::size_t level, const 
   sample_uniform(dev, ct.poly(1), n, q, uniform_stream(seed, 0));
   ct.set_uniform_seed(seed);
   Buffer<u64> e(dev, limbs * n);
+  e.set_secure();
   sample_cbd(dev, e.data(), n, q, prng.next());
   if (error_factor != 1) poly::multiply_word(dev, q, n, 1, e.data(), error_factor, e.data());
   ntt_forward(dev, e.data(), 1, q, ctx->ntt());
   poly::multiply(dev, q, n, 1, ct.poly(1), sk.data(), ct.poly(0));
   poly::sub(dev, q, n, 1, e.data(), ct.poly(0), ct.poly(0));
   if (!ntt_form) ntt_inverse(dev, ct.data(), 2, q, ctx->ntt());
+  ct.set_key_id(sk.key_id());
   return ct;
 }
 
 Buffer<u64> decrypt_phase(const SecretKey& sk, const Ciphertext& ct) {
   const ContextPtr& ctx = ct.context();
   check_compatible(*ctx, ct.device(), sk.context(), sk.device(), "secret_key");
+  join_key_sets(ct.key_id(), sk.key_id(), "secret_key");
   const Device& dev = ct.device();
   const std::size_t n = ctx->n();
   const RnsBase& q = ctx->base_q(ct.level());
   const std::size_t limbs = q.size();
   Buffer<u64> acc(dev, limbs * n);
+  acc.set_secure();  // the phase m + e is as secret as the message
   // Horner: ((c_{k} s + c_{k-1}) s + ...) s + c0, in NTT form.
   Buffer<u64> polys(dev, ct.size() * limbs * n);
   backend::copy(dev, polys.data(), dev, ct.data(), ct.size() * limbs * n * sizeof(u64));
@@ -112,6 +110,56 @@ Buffer<u64> decrypt_phase(const SecretKey& sk, const Ciphertext& ct) {
   }
   if (!ct.is_ntt_form()) ntt_inverse(dev, acc.data(), 1, q, ctx->ntt());
   return acc;
+}
+
+namespace {
+// |x_j / Q| centered, for the noise test of coefficient j (see noise_exhausted).
+VEIL_HD bool noise_fraction_exceeds(const u64* x, std::size_t n, std::size_t j, std::size_t limbs,
+                                    const Modulus* mods, const u64* f, double thr) {
+  double s = 0;
+  for (std::size_t i = 0; i < limbs; ++i) {
+    const Modulus m = mods[i];
+    s += static_cast<double>(mul_mod(x[i * n + j], f[i], m)) / static_cast<double>(m.value);
+  }
+  s -= floor(s + 0.5);  // the centered fraction x/Q in [-1/2, 1/2]
+  return fabs(s) >= thr;
+}
+}  // namespace
+
+bool noise_exhausted(const Context& ctx, const Device& dev, const u64* x, std::size_t level) {
+  const LevelTables& lt = ctx.level_tables(level);
+  const RnsBase& q = ctx.base_q(level);
+  const std::size_t n = ctx.n(), limbs = q.size();
+  const Modulus* mods = q.moduli(dev);
+  const u64* f = lt.noise_factor.data(dev);
+  const double thr = lt.noise_threshold;
+  if (dev.is_cpu()) {
+    for (std::size_t j = 0; j < n; ++j)
+      if (noise_fraction_exceeds(x, n, j, limbs, mods, f, thr)) return true;
+    return false;
+  }
+  Buffer<u32> flag(dev, 1);
+  flag.zero();
+  u32* fl = flag.data();
+  for_each(dev, n, VEIL_LAMBDA(std::size_t j) {
+    if (noise_fraction_exceeds(x, n, j, limbs, mods, f, thr)) fl[0] = 1;  // same value from all
+  });
+  return flag.to_host()[0] != 0;
+}
+
+void check_noise_budget(const Context& ctx, const Device& dev, const u64* phase, std::size_t level) {
+  if (noise_exhausted(ctx, dev, phase, level)) {
+    throw InvalidArgument(
+        "encrypted: its noise budget is exhausted (0 bits), so the decryption would be wrong; "
+        "use fewer multiplications, larger parameters or modulus switching, or pass "
+        "check_noise=False to decrypt anyway");
+  }
+}
+
+int noise_budget_bits(const Context& ctx, const std::vector<u64>& host_x, std::size_t level) {
+  const int noise_bits = max_centered_bit_count(host_x.data(), ctx.n(), ctx.base_q(level));
+  const int budget = ctx.level_tables(level).q_bit_count - noise_bits - 1;
+  return budget > 0 ? budget : 0;
 }
 
 }  // namespace veil

@@ -8,6 +8,7 @@
 #include "veil/core/error.h"
 #include "veil/ring/poly_ops.h"
 #include "veil/ring/sampler.h"
+#include "veil/rlwe/checks.h"
 
 namespace veil {
 
@@ -23,13 +24,13 @@ KeyGenerator::KeyGenerator(ContextPtr ctx, const Device& dev, std::optional<std:
   sk_ = SecretKey(ctx_, dev_, qp.size() * ctx_->n());
   sample_ternary(dev_, sk_.data(), ctx_->n(), qp, prng_.next());
   ntt_forward(dev_, sk_.data(), 1, qp, ctx_->ntt());
+  sk_.set_key_id(key_set_id(sk_));
 }
 
 KeyGenerator::KeyGenerator(ContextPtr ctx, const SecretKey& sk, std::optional<std::uint64_t> seed)
     : ctx_(std::move(ctx)), dev_(sk.device()), prng_(make_prng(seed)), sk_(sk) {
-  if (sk.context()->parameter_hash() != ctx_->parameter_hash()) {
-    throw InvalidArgument("secret_key: belongs to a different context");
-  }
+  check_compatible(*ctx_, sk.device(), sk.context(), sk.device(), "secret_key");
+  if (sk_.key_id() == 0) sk_.set_key_id(key_set_id(sk_));
 }
 
 PublicKey KeyGenerator::create_public_key() const {
@@ -44,6 +45,7 @@ PublicKey KeyGenerator::create_public_key() const {
   sample_uniform(dev_, a, n, q, uniform_stream(seed, 0));
   pk.set_uniform_seed(seed);
   Buffer<u64> e(dev_, limbs * n);
+  e.set_secure();
   sample_cbd(dev_, e.data(), n, q, prng_.next());
   if (ctx_->scheme() == SchemeType::bgv) {
     poly::multiply_word(dev_, q, n, 1, e.data(), ctx_->plain_modulus(), e.data());  // BGV: t*e
@@ -52,6 +54,7 @@ PublicKey KeyGenerator::create_public_key() const {
   // b = e - a s (the secret key's Q limbs are its first limbs).
   poly::multiply(dev_, q, n, 1, a, sk_.data(), b);
   poly::sub(dev_, q, n, 1, e.data(), b, b);
+  pk.set_key_id(sk_.key_id());
   return pk;
 }
 
@@ -75,6 +78,7 @@ KSwitchKey KeyGenerator::create_kswitch_key(const u64* target) const {
   const u64* pq_d = pq.data(dev_);
   const Modulus* mods = qp.moduli(dev_);
   Buffer<u64> e(dev_, pw);
+  e.set_secure();
   // One seed for the whole key; digit j's a_j is its sub-stream j (seeded serialization).
   const UniformSeed seed = derive_uniform_seed(prng_.next());
   key.set_uniform_seed(seed);
@@ -97,12 +101,14 @@ KSwitchKey KeyGenerator::create_kswitch_key(const u64* target) const {
       b[idx] = mul_add_mod(target[idx], pq_d[limb], b[idx], mods[limb]);
     });
   }
+  key.set_key_id(sk_.key_id());
   return key;
 }
 
 RelinKeys KeyGenerator::create_relin_keys() const {
   const RnsBase& qp = ctx_->base_qp_full();
   Buffer<u64> s2(dev_, qp.size() * ctx_->n());
+  s2.set_secure();
   poly::multiply(dev_, qp, ctx_->n(), 1, sk_.data(), sk_.data(), s2.data());
   return RelinKeys(create_kswitch_key(s2.data()));
 }
@@ -111,12 +117,17 @@ GaloisKeys KeyGenerator::create_galois_keys_from_elts(const std::vector<std::uin
   const RnsBase& qp = ctx_->base_qp_full();
   const std::size_t n = ctx_->n();
   GaloisKeys gk(ctx_, dev_);
-  Buffer<u64> rotated(dev_, qp.size() * n);
-  for (std::uint32_t g : elts) {
+  if (ctx_->num_p() == 0) throw InvalidArgument("special_primes: Galois keys need a special prime");
+  for (std::uint32_t g : elts) {  // all checked before the first (slow) key is generated
     if (g % 2 == 0 || g >= 2 * n) {
       throw InvalidArgument("galois_elts: expected odd elements below 2N, got " + std::to_string(g));
     }
+  }
+  Buffer<u64> rotated(dev_, qp.size() * n);
+  rotated.set_secure();
+  for (std::uint32_t g : elts) {
     if (gk.has_key(g) || g == 1) continue;
+    check_interrupt();
     poly::automorphism_ntt(dev_, qp, n, 1, g, sk_.data(), rotated.data());
     gk.insert(g, create_kswitch_key(rotated.data()));
   }
@@ -138,6 +149,17 @@ GaloisKeys KeyGenerator::create_galois_keys() const {
     steps.push_back(-static_cast<int>(s));
   }
   return create_galois_keys(steps, true);
+}
+
+void GaloisKeys::insert(u32 galois_elt, KSwitchKey k) {
+  if (keys_.empty()) {
+    key_id_ = k.key_id();
+  } else if (k.key_id() != key_id_) {
+    // Mixed sets (or known with unknown) would make the set's identity meaningless.
+    throw InvalidArgument("galois_keys: the key for element " + std::to_string(galois_elt) +
+                          " belongs to another key set than the keys already present");
+  }
+  keys_[galois_elt] = std::move(k);
 }
 
 const KSwitchKey& GaloisKeys::key(u32 galois_elt) const {

@@ -80,7 +80,7 @@ void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
   const std::size_t ext_limbs = limbs + k;
   const std::size_t num_q = ctx.num_q();
   const std::size_t dnum = ks.dnum;
-  if (dnum > 60) throw InvalidArgument("key switching: more than 60 digits is not supported");
+  if (dnum > kMaxKeySwitchDigits) throw InvalidArgument("key switching: more than 60 digits is not supported");
   const RnsBase& qp = ks.base_qp;
   const Modulus* mods = qp.moduli(dev);
   const std::size_t key_poly = key.poly_words();

@@ -18,12 +18,14 @@ class DataObject {
   DataObject() = default;
   DataObject(ContextPtr ctx, const Device& dev, std::size_t words)
       : ctx_(std::move(ctx)), data_(dev, words) {}
-  DataObject(const DataObject& o) : ctx_(o.ctx_), data_(o.data_.clone()), seed_(o.seed_) {}
+  DataObject(const DataObject& o)
+      : ctx_(o.ctx_), data_(o.data_.clone()), seed_(o.seed_), key_id_(o.key_id_) {}
   DataObject& operator=(const DataObject& o) {
     if (this != &o) {
       ctx_ = o.ctx_;
       data_ = o.data_.clone();
       seed_ = o.seed_;
+      key_id_ = o.key_id_;
     }
     return *this;
   }
@@ -45,11 +47,18 @@ class DataObject {
   const std::optional<UniformSeed>& uniform_seed() const { return seed_; }
   void set_uniform_seed(const std::optional<UniformSeed>& s) { seed_ = s; }
 
+  /// Key-set identity: which secret key this object belongs to (rlwe/checks.h key_set_id; a
+  /// one-way digest of the secret key). 0 = unknown (plaintexts, objects read from SEAL's
+  /// format), which every key set accepts. Operations check that their operands agree.
+  u64 key_id() const { return key_id_; }
+  void set_key_id(u64 id) { key_id_ = id; }
+
  protected:
   void move_data_to(const Device& dev) { data_ = data_.to(dev); }
   ContextPtr ctx_;
   Buffer<u64> data_;
   std::optional<UniformSeed> seed_;
+  u64 key_id_ = 0;
 };
 
 /// A plaintext. BFV/BGV: N coefficients mod t ([N], coefficient form) unless is_ntt_form, in
@@ -112,10 +121,15 @@ class Ciphertext : public DataObject {
   u64 correction_factor_ = 1;
 };
 
-/// Secret key s: ternary, stored in NTT form over Q ∪ P ([L+k][N]).
+/// Secret key s: ternary, stored in NTT form over Q ∪ P ([L+k][N]). Its memory is zeroized
+/// when freed, on every device (Buffer::set_secure).
 class SecretKey : public DataObject {
  public:
-  using DataObject::DataObject;
+  SecretKey() = default;
+  SecretKey(ContextPtr ctx, const Device& dev, std::size_t words)
+      : DataObject(std::move(ctx), dev, words) {
+    data_.set_secure();
+  }
   SecretKey to(const Device& dev) const {
     SecretKey s(*this);
     s.move_data_to(dev);
@@ -161,6 +175,7 @@ class RelinKeys {
   RelinKeys() = default;
   explicit RelinKeys(KSwitchKey k) : key_(std::move(k)) {}
   const KSwitchKey& key() const { return key_; }
+  u64 key_id() const { return key_.key_id(); }
   const ContextPtr& context() const { return key_.context(); }
   const Device& device() const { return key_.device(); }
   bool empty() const { return key_.empty(); }
@@ -177,7 +192,10 @@ class GaloisKeys {
   GaloisKeys(ContextPtr ctx, const Device& dev) : ctx_(std::move(ctx)), dev_(dev) {}
   bool has_key(u32 galois_elt) const { return keys_.count(galois_elt) != 0; }
   const KSwitchKey& key(u32 galois_elt) const;
-  void insert(u32 galois_elt, KSwitchKey k) { keys_[galois_elt] = std::move(k); }
+  /// Adds a key. Throws InvalidArgument if it belongs to another key set than those present.
+  void insert(u32 galois_elt, KSwitchKey k);
+  /// The key set of the keys (0 when empty or unknown).
+  u64 key_id() const { return key_id_; }
   const std::map<u32, KSwitchKey>& keys() const { return keys_; }
   const ContextPtr& context() const { return ctx_; }
   const Device& device() const { return dev_; }
@@ -191,6 +209,7 @@ class GaloisKeys {
   ContextPtr ctx_;
   Device dev_;
   std::map<u32, KSwitchKey> keys_;
+  u64 key_id_ = 0;
 };
 
 }  // namespace veil

@@ -35,7 +35,8 @@ std::string to_string(MulMethod m) { return m == MulMethod::hps ? "hps" : "behz"
 std::size_t resolved_alpha(const EncryptionParameters& p) {
   const std::size_t k = p.special_primes;
   const std::size_t L = p.coeff_modulus.size() > k ? p.coeff_modulus.size() - k : 0;
-  std::size_t alpha = p.alpha ? p.alpha : std::max<std::size_t>(1, k);
+  if (p.alpha) return p.alpha;  // explicit: Context::create rejects alpha > L
+  std::size_t alpha = std::max<std::size_t>(1, k);
   if (k > 0 && alpha > L) alpha = L;
   return alpha;
 }
@@ -94,10 +95,9 @@ std::vector<u64> CoeffModulus::create(std::size_t n, const std::vector<int>& bit
 }
 
 namespace {
+void check_degree(std::size_t n);
 std::vector<u64> create_ordered(std::size_t n, const std::vector<int>& bit_sizes, bool descending) {
-  if (!is_power_of_two(n)) {
-    throw InvalidArgument("poly_modulus_degree: expected a power of two, got " + std::to_string(n));
-  }
+  check_degree(n);
   if (bit_sizes.empty()) throw InvalidArgument("bit_sizes: expected at least one prime size");
   std::map<int, std::size_t> count;
   for (int b : bit_sizes) {
@@ -119,42 +119,82 @@ std::vector<u64> create_ordered(std::size_t n, const std::vector<int>& bit_sizes
 }  // namespace
 
 std::vector<u64> CoeffModulus::bfv_default(std::size_t n, SecurityLevel level) {
-  if (level != SecurityLevel::tc128 && level != SecurityLevel::none) {
-    // Fit the default chain into the stricter bound: equal-size primes under the limit.
-    int budget = max_coeff_modulus_bits(n, level);
-    if (budget == 0) throw InvalidArgument("poly_modulus_degree: unsupported " + std::to_string(n));
-    int primes = std::max(2, (budget + 59) / 60);
-    int bits = std::min(60, budget / primes);
-    return create_ordered(n, std::vector<int>(primes, bits), true);
+  // SEAL 4.x's BFVDefault tables (util/globals.cpp), value for value, N = 2^10..2^15.
+  static const std::map<std::size_t, std::vector<u64>> t128 = {
+      {1024, {132120577ull}},
+      {2048, {18014398492704769ull}},
+      {4096, {68719403009ull, 68719230977ull, 137438822401ull}},
+      {8192, {8796092858369ull, 8796092792833ull, 17592186028033ull, 17592185438209ull,
+           17592184717313ull}},
+      {16384, {281474976546817ull, 281474976317441ull, 281474975662081ull, 562949952798721ull,
+           562949952700417ull, 562949952274433ull, 562949951979521ull, 562949951881217ull,
+           562949951619073ull}},
+      {32768, {36028797017456641ull, 36028797014704129ull, 36028797014573057ull,
+           36028797014376449ull, 36028797013327873ull, 36028797013000193ull,
+           36028797012606977ull, 36028797010444289ull, 36028797009985537ull,
+           36028797005856769ull, 36028797005529089ull, 36028797005135873ull,
+           36028797003694081ull, 36028797003563009ull, 36028797001138177ull,
+           72057594037338113ull}},
+  };
+  static const std::map<std::size_t, std::vector<u64>> t192 = {
+      {1024, {520193ull}},
+      {2048, {137438691329ull}},
+      {4096, {33538049ull, 33349633ull, 33292289ull}},
+      {8192, {274877562881ull, 274877202433ull, 274877153281ull, 274877022209ull}},
+      {16384, {1125899904679937ull, 1125899903991809ull, 1125899903827969ull,
+           1125899903795201ull, 1125899903500289ull, 1125899903107073ull}},
+      {32768, {18014398506729473ull, 18014398505943041ull, 18014398499848193ull,
+           18014398498799617ull, 18014398498275329ull, 36028797017456641ull,
+           36028797014704129ull, 36028797014573057ull, 36028797014376449ull,
+           36028797013327873ull, 36028797013000193ull}},
+  };
+  static const std::map<std::size_t, std::vector<u64>> t256 = {
+      {1024, {12289ull}},
+      {2048, {536608769ull}},
+      {4096, {288230376135196673ull}},
+      {8192, {549755731969ull, 549755486209ull, 1099511480321ull}},
+      {16384, {140737488125953ull, 140737487306753ull, 140737486716929ull, 281474976546817ull,
+           281474976317441ull}},
+      {32768, {4503599626321921ull, 9007199252840449ull, 9007199252119553ull,
+           9007199251660801ull, 9007199250874369ull, 9007199250481153ull,
+           9007199250087937ull, 9007199249891329ull, 9007199248777217ull}},
+  };
+  const std::map<std::size_t, std::vector<u64>>* table = nullptr;
+  switch (level) {
+    case SecurityLevel::none:
+    case SecurityLevel::tc128: table = &t128; break;
+    case SecurityLevel::tc192: table = &t192; break;
+    case SecurityLevel::tc256: table = &t256; break;
   }
-  switch (n) {
-    case 1024: return create_ordered(n, {27}, true);
-    case 2048: return create_ordered(n, {54}, true);
-    case 4096: return create_ordered(n, {36, 36, 37}, true);
-    case 8192: return create_ordered(n, {43, 43, 44, 44, 44}, true);
-    case 16384: return create_ordered(n, {48, 48, 48, 49, 49, 49, 49, 49, 49}, true);
-    case 32768: {
-      std::vector<int> b(15, 55);
-      b.push_back(56);
+  if (auto it = table->find(n); it != table->end()) return it->second;
+  if (n == 65536 || n == 131072) {
+    if (level == SecurityLevel::tc128 || level == SecurityLevel::none) {
+      // Veil's choice within the 128-bit bound (SEAL has no table beyond 2^15).
+      std::vector<int> b(n == 65536 ? 31 : 59, n == 65536 ? 54 : 58);
+      b.push_back(n == 65536 ? 56 : 60);
       return create_ordered(n, b, true);
     }
-    case 65536: {
-      std::vector<int> b(31, 54);
-      b.push_back(56);
-      return create_ordered(n, b, true);
-    }
-    case 131072: {
-      std::vector<int> b(59, 58);
-      b.push_back(60);
-      return create_ordered(n, b, true);
-    }
-    default:
-      throw InvalidArgument("poly_modulus_degree: expected a power of two in 1024..131072, got " +
-                            std::to_string(n));
+    // Equal-size primes under the stricter bound.
+    const int budget = max_coeff_modulus_bits(n, level);
+    const int primes = std::max(2, (budget + 59) / 60);
+    return create_ordered(n, std::vector<int>(primes, std::min(60, budget / primes)), true);
   }
+  throw InvalidArgument("poly_modulus_degree: expected a power of two in 1024..131072, got " +
+                        std::to_string(n));
 }
 
+namespace {
+// SEAL's range of poly_modulus_degree (2..2^17); also keeps 2N from overflowing the prime search.
+void check_degree(std::size_t n) {
+  if (!is_power_of_two(n) || n < 2 || n > 131072) {
+    throw InvalidArgument("poly_modulus_degree: expected a power of two in 2..131072, got " +
+                          std::to_string(n));
+  }
+}
+}  // namespace
+
 u64 PlainModulus::batching(std::size_t n, int bits) {
+  check_degree(n);
   if (bits < 2 || bits > 60) {
     throw InvalidArgument("bits: expected 2..60 for a batching plain modulus, got " +
                           std::to_string(bits));

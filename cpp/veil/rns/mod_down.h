@@ -44,5 +44,7 @@ class ModDown {
 /// log2 of the largest |x_j| with x_j the centered CRT composition (0 if all zero). Used by
 /// invariant_noise_budget and tests. Exact (Boost.Multiprecision).
 double max_centered_log2(const u64* host_in, std::size_t n, const RnsBase& base);
+/// Exact bit count of that largest |x_j| (0 if all zero): SEAL's noise-budget norm.
+int max_centered_bit_count(const u64* host_in, std::size_t n, const RnsBase& base);
 
 }  // namespace veil

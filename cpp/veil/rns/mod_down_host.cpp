@@ -29,9 +29,10 @@ ModDown::ModDown(const RnsBase& keep, const RnsBase& drop)
   d_inv_shoup_ = DeviceTable<u64>(std::move(dinv_sh));
 }
 
-double max_centered_log2(const u64* host_in, std::size_t n, const RnsBase& base) {
+namespace {
+cpp_int max_centered(const u64* host_in, std::size_t n, const RnsBase& base) {
   if (base.size() == 0) throw InvalidArgument("max_centered_log2: base 'base' is empty");
-  if (n == 0) return 0.0;
+  if (n == 0) return 0;
   if (host_in == nullptr) throw InvalidArgument("max_centered_log2: 'host_in' is null");
   rns_host::check_coprime(base, "max_centered_log2", "base");
   const std::size_t k = base.size();
@@ -52,6 +53,17 @@ double max_centered_log2(const u64* host_in, std::size_t n, const RnsBase& base)
     if (x > half) x = Q - x;  // |centered value|, centered into (-Q/2, Q/2]
     if (x > best) best = x;
   }
+  return best;
+}
+}  // namespace
+
+int max_centered_bit_count(const u64* host_in, std::size_t n, const RnsBase& base) {
+  const cpp_int best = max_centered(host_in, n, base);
+  return best == 0 ? 0 : static_cast<int>(boost::multiprecision::msb(best)) + 1;
+}
+
+double max_centered_log2(const u64* host_in, std::size_t n, const RnsBase& base) {
+  const cpp_int best = max_centered(host_in, n, base);
   if (best == 0) return 0.0;
   const std::size_t msb = boost::multiprecision::msb(best);
   if (msb < 63) return std::log2(static_cast<double>(static_cast<u64>(best)));

@@ -1,0 +1,130 @@
+#include "veil/rlwe/checks.h"
+
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <string>
+
+#include "veil/backend/launch.h"
+#include "veil/core/error.h"
+
+namespace veil {
+
+void check_compatible(const Context& ctx, const Device& dev, const ContextPtr& other_ctx,
+                      const Device& other_dev, const char* what) {
+  if (!other_ctx) throw InvalidArgument(std::string(what) + ": is empty (not initialized)");
+  if (other_ctx->parameter_hash() != ctx.parameter_hash()) {
+    throw InvalidArgument(std::string(what) + ": belongs to a different context (parameters differ)");
+  }
+  if (other_dev != dev) {
+    throw TypeMismatch(std::string(what) + ": lives on " + other_dev.str() +
+                       " but the operation runs on " + dev.str() + " (move it with .to(device))");
+  }
+}
+
+void check_ciphertext(const Context& ctx, const Ciphertext& ct, const char* what) {
+  if (ct.empty()) throw InvalidArgument(std::string(what) + ": is empty (not initialized)");
+  check_compatible(ctx, ct.device(), ct.context(), ct.device(), what);
+  if (ct.size() < 2) {
+    throw InvalidArgument(std::string(what) + ": expected at least 2 polynomials, got " +
+                          std::to_string(ct.size()));
+  }
+  const bool want_ntt = ctx.scheme() != SchemeType::bfv;
+  if (ct.is_ntt_form() != want_ntt) {
+    throw InvalidArgument(std::string(what) + ": " + to_string(ctx.scheme()) +
+                          " ciphertexts are in " + (want_ntt ? "NTT" : "coefficient") + " form");
+  }
+}
+
+u64 join_key_sets(u64 ct_id, u64 other_id, const char* what) {
+  if (ct_id && other_id && ct_id != other_id) {
+    throw InvalidArgument(std::string(what) +
+                          ": belongs to another key set (it was made with a different secret "
+                          "key than the ciphertext; mixing them would give garbage)");
+  }
+  return ct_id ? ct_id : other_id;
+}
+
+u64 check_ciphertext_pair(const Context& ctx, const Ciphertext& a, const Ciphertext& b,
+                          const char* what_a, const char* what_b) {
+  check_ciphertext(ctx, a, what_a);
+  check_ciphertext(ctx, b, what_b);
+  if (b.device() != a.device()) {
+    throw TypeMismatch(std::string(what_b) + ": lives on " + b.device().str() + " but " +
+                       what_a + " lives on " + a.device().str());
+  }
+  if (a.level() != b.level()) {
+    throw InvalidArgument(std::string(what_b) + ": is at level " + std::to_string(b.level()) +
+                          " but " + what_a + " is at level " + std::to_string(a.level()) +
+                          " (align them with mod_switch_to)");
+  }
+  return join_key_sets(a.key_id(), b.key_id(), what_b);
+}
+
+namespace {
+std::atomic<bool> g_transparent_check{true};
+std::mutex g_interrupt_mutex;
+std::function<void()> g_interrupt;
+}  // namespace
+
+void set_transparent_check(bool on) { g_transparent_check = on; }
+bool transparent_check() { return g_transparent_check.load(); }
+
+void check_not_transparent(const Ciphertext& ct, const char* op) {
+  if (!g_transparent_check.load() || ct.size() < 2) return;
+  const std::size_t words = (ct.size() - 1) * ct.poly_words();
+  const u64* p = ct.poly(1);
+  bool nonzero = false;
+  if (ct.device().is_cpu()) {
+    for (std::size_t i = 0; i < words && !nonzero; ++i) nonzero = p[i] != 0;
+  } else {
+    Buffer<u32> flag(ct.device(), 1);
+    flag.zero();
+    u32* f = flag.data();
+    for_each(ct.device(), words, VEIL_LAMBDA(std::size_t i) {
+      if (p[i] != 0) f[0] = 1;  // every writer stores the same value
+    });
+    nonzero = flag.to_host()[0] != 0;
+  }
+  if (!nonzero) {
+    throw InvalidArgument(std::string(op) +
+                          ": the result ciphertext is transparent (its c1 is zero, so c0 "
+                          "reveals the plaintext), e.g. a multiplication by a zero plaintext "
+                          "or c - c; SEAL raises here too");
+  }
+}
+
+void check_ckks_scale(const Context& ctx, double scale, std::size_t level, const char* what) {
+  if (!std::isfinite(scale)) {
+    throw InvalidArgument(std::string(what) + ": expected a finite scale, got " +
+                          std::to_string(scale));
+  }
+  if (!(scale >= 1.0)) {
+    throw InvalidArgument(std::string(what) + ": scale 2^" + std::to_string(std::log2(scale)) +
+                          " is below 1 (no precision left; rescale less often or encode at a "
+                          "larger scale)");
+  }
+  double bits = 0;
+  for (const Modulus& m : ctx.base_q(level).moduli()) bits += std::log2(static_cast<double>(m.value));
+  if (std::log2(scale) >= bits) {
+    throw InvalidArgument(std::string(what) + ": scale 2^" + std::to_string(std::log2(scale)) +
+                          " is not below Q at level " + std::to_string(level) + " (2^" +
+                          std::to_string(bits) + ")");
+  }
+}
+
+void check_interrupt() {
+  std::function<void()> h;
+  {
+    std::lock_guard<std::mutex> lock(g_interrupt_mutex);
+    h = g_interrupt;
+  }
+  if (h) h();
+}
+
+void set_interrupt_handler(std::function<void()> handler) {
+  std::lock_guard<std::mutex> lock(g_interrupt_mutex);
+  g_interrupt = std::move(handler);
+}
+
+}  // namespace veil

@@ -1,0 +1,57 @@
+// Operand and argument validation in one place. Every public operation (api/, the schemes,
+// serialization) checks its inputs through these helpers, in the spirit of Lattigo's
+// InitOutputBinaryOp, instead of repeating the checks: same parameters, same device, same key
+// set, matching levels and forms, CKKS scales in range, no transparent results.
+//
+// Errors: InvalidArgument (Python ValueError) naming the argument, TypeMismatch (TypeError) for
+// objects on another device. Messages never contain coefficient values or key material.
+#pragma once
+#include <cstdint>
+#include <functional>
+
+#include "veil/rlwe/objects.h"
+
+namespace veil {
+
+/// Checks that an object shares `ctx`'s parameters and lives on `dev`; names `what` otherwise.
+void check_compatible(const Context& ctx, const Device& dev, const ContextPtr& other_ctx,
+                      const Device& other_dev, const char* what);
+
+/// A ciphertext operand: initialized, of `ctx`'s parameters, on its own device, size >= 2,
+/// in the scheme's form (BFV: coefficient form; BGV, CKKS: NTT form).
+void check_ciphertext(const Context& ctx, const Ciphertext& ct, const char* what);
+
+/// Two ciphertext operands (each as check_ciphertext, then the same device, level, form and key
+/// set). Returns the key set of the result (rlwe/objects.h DataObject::key_id).
+u64 check_ciphertext_pair(const Context& ctx, const Ciphertext& a, const Ciphertext& b,
+                          const char* what_a, const char* what_b);
+
+/// Key-set identity of an object used with a ciphertext (a key, a second ciphertext): both known
+/// and different throws InvalidArgument naming `what`. Returns the joined identity (0 = unknown
+/// only when both are unknown).
+u64 join_key_sets(u64 ct_id, u64 other_id, const char* what);
+
+/// The key-set identity of a secret key: the first 64 bits of BLAKE2b-256 over a domain tag, the
+/// parameter hash and the key's words (one-way: publishing it, as every ciphertext and key does,
+/// reveals nothing usable about the key). Never 0.
+u64 key_set_id(const SecretKey& sk);
+
+/// SEAL's check (SEAL_THROW_ON_TRANSPARENT_CIPHERTEXT, on by default there): a result whose
+/// polynomials c1..c_{size-1} are all zero is "transparent", its c0 alone reveals the plaintext
+/// (e.g. multiply_plain by zero, c - c). Throws InvalidArgument naming `op`. One pass over
+/// c1.. (and a device synchronization on a GPU); set_transparent_check(false) turns it off.
+void check_not_transparent(const Ciphertext& ct, const char* op);
+void set_transparent_check(bool on);
+bool transparent_check();
+
+/// CKKS scales must stay in [1, 2^bits(Q_level)): below 1 no precision is left, at or above
+/// Q_level the message no longer fits. Also rejects NaN and infinities. Names `what`.
+void check_ckks_scale(const Context& ctx, double scale, std::size_t level, const char* what);
+
+/// Long loops (key generation, many-operand products, prime searches) call this between steps;
+/// a front end installs a handler that throws when the user interrupted (Python: Ctrl-C ->
+/// KeyboardInterrupt). The default handler does nothing.
+void check_interrupt();
+void set_interrupt_handler(std::function<void()> handler);
+
+}  // namespace veil

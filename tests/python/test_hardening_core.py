@@ -1,0 +1,237 @@
+"""Issue 8: validation parity with SEAL 4.4, threads and the GIL, fork safety, Ctrl-C, memory.
+
+SEAL (seal-python) is the oracle where it has the same operation; plaintext arithmetic mod t is
+the oracle for results. Tests needing seal-python skip without it.
+"""
+
+from __future__ import annotations
+
+import _thread
+import gc
+import multiprocessing as mp
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import veil
+from veil import _core
+
+def _seal():
+    return pytest.importorskip("seal")
+
+
+# ---- SEAL 4.4 parity --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [1024, 2048, 4096, 8192, 16384, 32768])
+@pytest.mark.parametrize("sec", [128, 192, 256])
+def test_bfv_default_is_seals(n, sec):
+    s = _seal()
+    level = {128: s.sec_level_type.tc128, 192: s.sec_level_type.tc192,
+             256: s.sec_level_type.tc256}[sec]
+    want = [q.value() for q in s.CoeffModulus.BFVDefault(n, level)]
+    assert _core.CoeffModulus.bfv_default(n, sec) == want
+
+
+def _seal_context(ctx):
+    s = _seal()
+    parms = s.EncryptionParameters(s.scheme_type.none)
+    parms.load_bytes(veil.seal.save(ctx.context))
+    sctx = s.SEALContext(parms)
+    assert sctx.parameters_set(), sctx.parameter_error_message()
+    return sctx
+
+
+@pytest.mark.parametrize("scheme", ["bfv", "bgv"])
+def test_noise_budget_matches_seal_on_the_same_ciphertext(scheme):
+    s = _seal()
+    maker = veil.bgv if scheme == "bgv" else veil.bfv
+    ctx = maker(poly_modulus_degree=4096, device="cpu", seed=11, galois_steps=None)
+    sctx = _seal_context(ctx)
+    dec = s.Decryptor(sctx, sctx.from_secret_str(veil.seal.save(ctx.secret_key)))
+    ct = ctx.encrypt(np.arange(4096) % 1000)
+    for c in (ct, ct * ct, ct * ct + ct):
+        sc = s.Ciphertext()
+        sc.load_bytes(sctx, veil.seal.save(c))
+        assert ctx.noise_budget(c) == dec.invariant_noise_budget(sc)
+
+
+def test_bfv_mod_switch_matches_seal_word_for_word():
+    s = _seal()
+    ctx = veil.bfv(poly_modulus_degree=4096, device="cpu", seed=5, galois_steps=None)
+    sctx = _seal_context(ctx)
+    ct = ctx.encrypt(np.arange(4096) % 77)
+    sc = s.Ciphertext()
+    sc.load_bytes(sctx, veil.seal.save(ct))
+    s.Evaluator(sctx).mod_switch_to_next_inplace(sc)
+    ours = ct.mod_switch_to_next()
+    theirs = veil.seal.load_ciphertext(sc.to_string(), ctx)
+    assert ours.level == theirs.level == ctx.max_level - 1
+    assert np.array_equal(ours.raw.data(), theirs.raw.data())
+    assert np.array_equal(ctx.decrypt(ours)[:77], np.arange(77) % 77)
+
+
+def test_rotation_steps_of_half_n_are_rejected_like_seal(device):
+    ctx = veil.bfv(poly_modulus_degree=4096, device=device, seed=3, galois_steps=[1, -1])
+    ct = ctx.encrypt(np.arange(4096))
+    for steps in (2048, -2048, 5000):
+        with pytest.raises(ValueError, match="step"):
+            ctx.evaluator.rotate_rows(ct.raw, steps, ctx.galois_keys)
+    # Steps inside (-N/2, N/2) still work: a right rotation by one.
+    got = ctx.decrypt(ct.rotate_rows(-1))
+    want = np.concatenate([np.roll(np.arange(2048), 1), np.roll(np.arange(2048, 4096), 1)])
+    assert np.array_equal(got, want)
+
+
+def test_ckks_context_with_a_plain_modulus_is_rejected():
+    p = _core.EncryptionParameters("ckks")
+    p.poly_modulus_degree = 4096
+    p.coeff_modulus = _core.CoeffModulus.create(4096, [40, 40, 40])
+    p.plain_modulus = 65537
+    with pytest.raises(ValueError, match="^plain_modulus:"):
+        _core.Context(p, None)
+
+
+# ---- argument errors name the argument ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda c, ct: c.context.coeff_modulus_at(99), "level"),
+    (lambda c, ct: c.context.coeff_modulus_at(-1), "level"),
+    (lambda c, ct: c.evaluator.rotate_rows(ct.raw, 2**31, c.galois_keys), "steps"),
+    (lambda c, ct: c.evaluator.rotate_rows(ct.raw, 1.5, c.galois_keys), "steps"),
+    (lambda c, ct: c.evaluator.mod_switch_to(ct.raw, -1), "level"),
+    (lambda c, ct: c.evaluator.exponentiate(ct.raw, 0, c.relin_keys), "exponent"),
+    (lambda c, ct: c.evaluator.exponentiate(ct.raw, -3, c.relin_keys), "exponent"),
+    (lambda c, ct: c.evaluator.apply_galois(ct.raw, 2**40, c.galois_keys), "galois_elt"),
+    (lambda c, ct: _core.KeyGenerator(c.context, "cpu", 2**64), "seed"),
+    (lambda c, ct: _core.KeyGenerator(c.context, "cpu", -1), "seed"),
+    (lambda c, ct: _core.set_num_threads(100000), "n"),
+    (lambda c, ct: _core.set_num_threads(-1), "n"),
+    (lambda c, ct: _core.CoeffModulus.create(2**63, [50]), "poly_modulus_degree"),
+    (lambda c, ct: _core.PlainModulus.batching(2**63, 20), "poly_modulus_degree"),
+    (lambda c, ct: _core.CoeffModulus.create(4096, [50, "x"]), "bit_sizes"),
+])
+def test_core_rejections_name_the_argument(call, name):
+    ctx = veil.bfv(poly_modulus_degree=4096, device="cpu", seed=1, galois_steps=[1])
+    ct = ctx.encrypt([1, 2, 3])
+    with pytest.raises((ValueError, TypeError), match=f"^{name}:"):
+        call(ctx, ct)
+
+
+def test_largest_64_bit_seed_is_valid():
+    ctx = veil.bfv(poly_modulus_degree=4096, device="cpu", seed=1, galois_steps=None)
+    a = _core.KeyGenerator(ctx.context, "cpu", 2**64 - 1).secret_key()
+    b = _core.KeyGenerator(ctx.context, "cpu", 2**64 - 1).secret_key()
+    assert np.array_equal(a.data(), b.data())
+
+
+# ---- threads and the GIL ----------------------------------------------------------------------
+
+
+def _pipeline(ctx, x):
+    """encrypt, multiply, rotate, decrypt: one worker's job."""
+    ct = ctx.encrypt(x)
+    y = (ct * ct).rotate_rows(1)
+    return ctx.decrypt(y)
+
+
+def test_sixteen_threads_share_one_context(device):
+    ctx = veil.bfv(poly_modulus_degree=4096, device=device, seed=7, galois_steps=[1])
+    t = ctx.plain_modulus
+    inputs = [np.arange(4096, dtype=np.int64) * (k + 1) % 1000 for k in range(16)]
+    serial = [_pipeline(ctx, x) for x in inputs]
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        parallel = list(pool.map(lambda x: _pipeline(ctx, x), inputs))
+    for x, a, b in zip(inputs, serial, parallel):
+        sq = (x * x) % t
+        want = np.concatenate([np.roll(sq[:2048], -1), np.roll(sq[2048:], -1)])
+        want = np.where(want > t // 2, want - t, want)
+        assert np.array_equal(a, want)
+        assert np.array_equal(b, want)
+
+
+def test_long_calls_release_the_gil():
+    ctx = veil.bfv(poly_modulus_degree=8192, device="cpu", seed=7, galois_steps=None)
+    ct = ctx.encrypt(np.arange(100))
+    ticks = []
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    th = threading.Thread(target=ticker)
+    th.start()
+    t0 = time.perf_counter()
+    for _ in range(20):
+        ctx.evaluator.multiply(ct.raw, ct.raw)
+    elapsed = time.perf_counter() - t0
+    stop.set()
+    th.join()
+    # With the GIL held for the whole multiply the ticker would stall; it ticks throughout.
+    assert len(ticks) > 0.3 * elapsed / 0.0015
+
+
+def test_ctrl_c_interrupts_key_generation():
+    ctx = veil.bfv(poly_modulus_degree=16384, device="cpu", seed=1, galois_steps=None)
+    kg = _core.KeyGenerator(ctx.context, "cpu", 2)
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    t0 = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        kg.create_galois_keys(list(range(1, 200)), True)  # minutes if not interrupted
+    assert time.perf_counter() - t0 < 20
+    timer.cancel()
+
+
+# ---- processes --------------------------------------------------------------------------------
+
+
+def _child_job(seed):
+    ctx = veil.bfv(poly_modulus_degree=4096, device="cpu", seed=seed, galois_steps=None)
+    x = np.arange(4096) % 100
+    return int(_core.forked_child()), ctx.decrypt(ctx.encrypt(x) * 3)[:10].tolist()
+
+
+def test_fork_pool_after_use_works():
+    # Use OpenMP in the parent first: a forked child used to block inside libgomp.
+    _child_job(1)
+    fork = mp.get_context("fork")
+    with fork.Pool(2) as pool:
+        results = pool.map_async(_child_job, [2, 3]).get(timeout=120)
+    for forked, values in results:
+        assert forked == 1
+        assert values == [3 * v for v in range(10)]
+
+
+# ---- memory -------------------------------------------------------------------------------------
+
+
+def test_many_contexts_keep_memory_flat(device):
+    def one():
+        ctx = veil.bfv(poly_modulus_degree=4096, device=device, seed=9, galois_steps=[1])
+        ctx.decrypt(ctx.encrypt([1, 2]) * 2)
+
+    one()
+    gc.collect()
+    base = _core.bytes_in_use("cpu" if device == "cpu" else "cuda:0")
+    for _ in range(15):
+        one()
+    gc.collect()
+    after = _core.bytes_in_use("cpu" if device == "cpu" else "cuda:0")
+    assert after - base < 1 << 20  # less than 1 MiB retained after 15 contexts and key sets
+
+
+@pytest.mark.gpu
+def test_pool_limit_raises_memory_error_naming_the_request():
+    _core.set_pool_limit("cuda:0", 1 << 20)
+    try:
+        with pytest.raises(MemoryError, match="allocation of [0-9]+ bytes"):
+            veil.bfv(poly_modulus_degree=8192, device="cuda", seed=1, galois_steps=None)
+    finally:
+        _core.set_pool_limit("cuda:0", 0)
