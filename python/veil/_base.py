@@ -4,34 +4,64 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import _core
+from . import _check, _core
 from . import _serialize as _ser
 from ._device import resolve_device
 
 
-def build_params(scheme: str, n: int, coeff_modulus, plain_modulus, special_primes: int,
+def build_params(scheme: str, n: int, coeff_modulus, plain_modulus, special_primes: int | None,
                  alpha: int | None, mul_method: str | None, security) -> _core.EncryptionParameters:
-    """EncryptionParameters from pythonic arguments.
+    """EncryptionParameters from pythonic arguments (each checked here, named in the error).
 
     ``coeff_modulus``: primes (ints >= 64) or bit sizes (ints < 64); None = the scheme's default.
+    ``special_primes``: None = 1, or 0 when coeff_modulus has a single prime.
     """
+    n = check_degree(n)
     params = _core.EncryptionParameters(scheme)
-    params.poly_modulus_degree = int(n)
+    params.poly_modulus_degree = n
     if coeff_modulus is None:
         raise ValueError("coeff_modulus: required here (no default for this scheme)")
-    coeff_modulus = [int(q) for q in coeff_modulus]
-    if all(q < 64 for q in coeff_modulus):
-        primes = _core.CoeffModulus.create(int(n), coeff_modulus)
-    else:
-        primes = coeff_modulus
+    primes = coeff_modulus_primes(n, coeff_modulus)
     params.coeff_modulus = primes
-    params.special_primes = int(special_primes)
-    params.alpha = 0 if alpha is None else int(alpha)
+    if special_primes is None:  # one prime leaves none for P: no key switching
+        special_primes = 0 if len(primes) == 1 else 1
+    params.special_primes = _check.integer(special_primes, "special_primes", 0, len(primes) - 1)
+    params.alpha = 0 if alpha is None else _check.integer(alpha, "alpha", 1, 32)
     if plain_modulus is not None:
-        params.plain_modulus = int(plain_modulus)
+        params.plain_modulus = _check.integer(plain_modulus, "plain_modulus", 2, 2**60 - 1)
     if mul_method is not None:
         params.mul_method = mul_method
     return params
+
+
+def check_degree(n) -> int:
+    """N checked: an integer power of two in 1024..131072."""
+    n = _check.integer(n, "poly_modulus_degree")
+    if not (1024 <= n <= 131072 and n & (n - 1) == 0):
+        raise ValueError(
+            f"poly_modulus_degree: expected a power of two in 1024..131072, got {_check.show(n)}")
+    return n
+
+
+def coeff_modulus_primes(n: int, coeff_modulus) -> list[int]:
+    """The primes of ``coeff_modulus``: a list of primes (ints >= 64), or of bit sizes (ints
+    below 64) turned into NTT-friendly primes for degree ``n``."""
+    if isinstance(coeff_modulus, (str, bytes)) or _check.is_integer(coeff_modulus) or not hasattr(
+            coeff_modulus, "__iter__"):
+        raise TypeError("coeff_modulus: expected a list of primes or of bit sizes, got "
+                        f"{_check.show(coeff_modulus)}")
+    qs = [_check.integer(q, "coeff_modulus", 2, 2**60 - 1) for q in coeff_modulus]
+    if not qs:
+        raise ValueError("coeff_modulus: expected at least one prime or bit size, got []")
+    if all(q < 64 for q in qs):
+        bad = [b for b in qs if b > 60]
+        if bad:
+            raise ValueError(f"coeff_modulus: bit sizes must be 2..60, got {bad[0]}")
+        try:
+            return list(_core.CoeffModulus.create(n, qs))
+        except ValueError as e:  # e.g. "not enough 20-bit NTT-friendly primes"
+            raise ValueError(f"coeff_modulus: {e}") from None
+    return qs
 
 
 class KeyedContext:
@@ -43,8 +73,40 @@ class KeyedContext:
     scheme = ""
 
     def _setup(self, params: _core.EncryptionParameters, device, security, seed,
-               galois_steps, relin_keys: bool, require_batching: bool = False) -> None:
+               galois_steps, relin_keys: bool | None, require_batching: bool = False,
+               default_galois=None) -> None:
+        """Context and keys. ``relin_keys=None`` and ``galois_steps="default"`` (which means
+        ``default_galois``) create keys only where key switching is possible (a special prime);
+        asking for keys without one raises ValueError naming the argument."""
+        security = _check.security(security)
+        seed = _check.seed(seed)
         device = resolve_device(device)
+        n = params.poly_modulus_degree
+        can_switch = params.special_primes > 0
+        if relin_keys is None:
+            relin_keys = can_switch
+        relin_keys = _check.flag(relin_keys, "relin_keys")
+        if isinstance(galois_steps, str) and galois_steps == "default":
+            galois_steps = default_galois if can_switch else None
+        if isinstance(galois_steps, str):
+            if galois_steps != "power_of_two":
+                raise ValueError(
+                    "galois_steps: expected 'power_of_two', a list of steps or None, "
+                    f"got {galois_steps!r}")
+        elif galois_steps is not None:
+            if _check.is_integer(galois_steps) or not hasattr(galois_steps, "__iter__"):
+                raise TypeError("galois_steps: expected 'power_of_two', a list of steps or None, "
+                                f"got {_check.show(galois_steps)}")
+            galois_steps = _check.steps(galois_steps, n, "galois_steps")
+        if not can_switch:
+            for name, wanted in (("relin_keys", relin_keys), ("galois_steps", galois_steps)):
+                if wanted is not None and wanted is not False:
+                    raise ValueError(
+                        f"{name}: key switching needs a special prime, but this coeff_modulus "
+                        "has special_primes=0 (e.g. the single-prime default chain of "
+                        f"poly_modulus_degree {n}); pass {name}="
+                        f"{'False' if name == 'relin_keys' else 'None'} or a coeff_modulus with "
+                        "a special prime")
         context = _core.Context(params, security)
         if require_batching and not context.batching_enabled:
             # Before any key is generated (that can take minutes at large N).
@@ -57,16 +119,12 @@ class KeyedContext:
         if galois_steps is None:
             galois_keys = None
         elif isinstance(galois_steps, str):
-            if galois_steps != "power_of_two":
-                raise ValueError(
-                    "galois_steps: expected 'power_of_two', a list of steps or None, "
-                    f"got {galois_steps!r}")
             galois_keys = keygen.create_galois_keys()
         else:
-            galois_keys = keygen.create_galois_keys([int(s) for s in galois_steps], True)
+            galois_keys = keygen.create_galois_keys(galois_steps, True)
         self._attach(context, device, keygen.secret_key(), keygen.create_public_key(),
                      keygen.create_relin_keys() if relin_keys else None, galois_keys,
-                     None if seed is None else seed + 1)
+                     _check.derived_seed(seed, 1))
 
     def _attach(self, context, device: str, secret_key, public_key, relin_keys, galois_keys,
                 enc_seed=None, key_set_id: str | None = None) -> None:
@@ -99,10 +157,10 @@ class KeyedContext:
     def _encrypt_raw(self, plain, symmetric: bool):
         """Public-key encryption, or with ``symmetric`` the secret key (seeded: half the bytes
         when serialized; needs the secret key)."""
-        if symmetric:
+        if _check.flag(symmetric, "symmetric"):
             self._need_secret()
             if self._sym_encryptor is None:
-                seed = None if self._enc_seed is None else self._enc_seed + 1
+                seed = _check.derived_seed(self._enc_seed, 1)
                 self._sym_encryptor = _core.Encryptor(self.context, self.secret_key, seed)
             return self._sym_encryptor.encrypt(plain)
         if self.encryptor is None:
@@ -256,11 +314,17 @@ class KeyedContext:
 
     def _gk(self):
         if self.galois_keys is None:
+            if self.context.special_primes == 0:
+                raise ValueError("ctx: no Galois keys: this context has no special prime "
+                                 "(special_primes=0), so none can exist")
             raise ValueError("ctx: no Galois keys (create the context with galois_steps=...)")
         return self.galois_keys
 
     def _rlk(self):
         if self.relin_keys is None:
+            if self.context.special_primes == 0:
+                raise ValueError("ctx: no relinearization keys: this context has no special "
+                                 "prime (special_primes=0), so none can exist")
             raise ValueError("ctx: no relinearization keys (create the context with relin_keys=True)")
         return self.relin_keys
 
@@ -293,8 +357,9 @@ class CiphertextBase:
         return self._wrap(self.ctx.evaluator.negate(self.raw))
 
     def rotate_many(self, steps) -> list:
-        """Hoisted rotations: one shared decomposition (ModUp) for every step."""
-        raws = self.ctx.evaluator.rotate_many(self.raw, [int(s) for s in steps], self.ctx._gk())
+        """Hoisted rotations: one shared decomposition (ModUp) for every step (|step| < N/2)."""
+        steps = _check.steps(steps, self.ctx.poly_modulus_degree)
+        raws = self.ctx.evaluator.rotate_many(self.raw, steps, self.ctx._gk())
         return [self._wrap(r) for r in raws]
 
     def mod_switch_to_next(self):
@@ -302,8 +367,9 @@ class CiphertextBase:
         return self._wrap(self.ctx.evaluator.mod_switch_to_next(self.raw))
 
     def mod_switch_to(self, level: int):
-        """Switches down to ``level``."""
-        return self._wrap(self.ctx.evaluator.mod_switch_to(self.raw, int(level)))
+        """Switches down to ``level`` (0 <= level <= the ciphertext's level)."""
+        level = _check.integer(level, "level", 0, self.level)
+        return self._wrap(self.ctx.evaluator.mod_switch_to(self.raw, level))
 
     def to(self, device: str):
         """A copy on another device."""
@@ -392,4 +458,5 @@ def check_same_context(a, b, what: str = "other") -> None:
         raise ValueError(f"{what}: ciphertext belongs to a different context")
 
 
-__all__: Sequence[str] = ["CiphertextBase", "KeyedContext", "build_params", "check_same_context"]
+__all__: Sequence[str] = ["CiphertextBase", "KeyedContext", "build_params", "check_degree",
+                         "check_same_context", "coeff_modulus_primes"]

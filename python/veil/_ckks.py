@@ -24,13 +24,14 @@ from typing import Union
 
 import numpy as np
 
-from . import _core
+from . import _check, _core
 from ._base import (
     _CIPHERTEXT_CLASSES,
     _CONTEXT_CLASSES,
     CiphertextBase,
     KeyedContext,
     build_params,
+    check_degree,
     check_same_context,
 )
 
@@ -38,10 +39,35 @@ Values = Union[float, complex, Sequence[float], Sequence[complex], np.ndarray]
 
 
 def default_ckks_chain(n: int, security: int | None) -> list[int]:
-    """60 + k x 40 + 60 bits with the largest k within the security bound (Phantom's rows)."""
-    bound = _core.CoeffModulus.max_bit_count(n, 128 if security is None else security)
-    k = max(1, (bound - 120) // 40)
-    return [60] + [40] * k + [60]
+    """Bit sizes of the default CKKS chain for degree ``n``: 60 + k x 40 + 60 with the largest k
+    within the security bound (Phantom's rows) where the bound allows k >= 1 (N >= 8192 at 128
+    bits); below that (N = 4096: 109 bits) three primes [q0, s, P] filling the bound, with a
+    scale prime of s = min(40, (bound - 19) // 3) bits (30 at N = 4096), q0 = s + 9 or more
+    bits of headroom for the result of a multiplication and rescale, and P >= q0 (P must
+    dominate every key-switching digit). The default scale is 2^s (:func:`default_scale`).
+
+    Raises:
+        ValueError naming poly_modulus_degree where the bound leaves no such chain with s >= 20
+        (N = 1024 and 2048 at 128 bits).
+    """
+    sec = 128 if security is None else security
+    bound = _core.CoeffModulus.max_bit_count(n, sec)
+    if bound >= 160:
+        return [60] + [40] * ((bound - 120) // 40) + [60]
+    s = min(40, (bound - 19) // 3)
+    if s < 20:
+        raise ValueError(
+            f"poly_modulus_degree: no default CKKS coeff_modulus for N = {n}: the {sec}-bit "
+            f"security bound of {bound} bits leaves no room for a rescaling chain (a scale prime "
+            "of >= 20 bits between two larger primes); use a larger poly_modulus_degree or pass "
+            "coeff_modulus explicitly (with security=None to go past the bound)")
+    q0 = (bound - s) // 2
+    return [q0, s, bound - s - q0]
+
+
+def default_scale(chain_bits: list[int]) -> float:
+    """2^(bits of the chain's scale primes) for a :func:`default_ckks_chain` chain."""
+    return 2.0 ** chain_bits[1]
 
 
 def precision(expected, got) -> dict:
@@ -67,9 +93,12 @@ class CKKSContext(KeyedContext):
 
     Args:
         poly_modulus_degree: N (slots = N/2).
-        coeff_modulus: primes or bit sizes, special primes last (default 60 + k x 40 + 60).
-        scale: default encoding scale (default 2^40).
-        device, security, seed, galois_steps, special_primes, alpha, relin_keys: as for BFV.
+        coeff_modulus: primes or bit sizes, special primes last (default 60 + k x 40 + 60;
+            see :func:`default_ckks_chain`).
+        scale: default encoding scale, a real number >= 1 whose log2 is below the bits of Q
+            (default 2^40; with the default chain, 2^(its scale primes' bits): 2^30 at N = 4096).
+        galois_steps: as for BFV (default ``"power_of_two"`` where a special prime exists).
+        device, security, seed, special_primes, alpha, relin_keys: as for BFV.
         auto_rescale: rescale after every multiplication (default False).
     """
 
@@ -79,34 +108,45 @@ class CKKSContext(KeyedContext):
         self,
         poly_modulus_degree: int = 16384,
         coeff_modulus: Sequence[int] | None = None,
-        scale: float = 2.0**40,
+        scale: float | None = None,
         device: str | None = "auto",
         security: int | None = 128,
         seed: int | None = None,
-        galois_steps: str | Sequence[int] | None = "power_of_two",
-        special_primes: int = 1,
+        galois_steps: str | Sequence[int] | None = "default",
+        special_primes: int | None = None,
         alpha: int | None = None,
-        relin_keys: bool = True,
+        relin_keys: bool | None = None,
         auto_rescale: bool = False,
     ) -> None:
-        n = int(poly_modulus_degree)
+        n = check_degree(poly_modulus_degree)
+        security = _check.security(security)
         if coeff_modulus is None:
             coeff_modulus = default_ckks_chain(n, security)
-        if not (scale > 0 and math.isfinite(scale)):
-            raise ValueError(f"scale: expected a positive finite number, got {scale!r}")
+            default = default_scale(coeff_modulus)
+        else:
+            default = 2.0**40
+        scale = default if scale is None else _check.scale(scale)
+        auto_rescale = _check.flag(auto_rescale, "auto_rescale")
         params = build_params("ckks", n, coeff_modulus, None, special_primes, alpha, None, security)
-        self._setup(params, device, security, seed, galois_steps, relin_keys)
-        self._init_options({"scale": float(scale), "auto_rescale": bool(auto_rescale)})
+        primes = list(params.coeff_modulus)
+        top_bits = sum(math.log2(q) for q in primes[:len(primes) - params.special_primes])
+        _check.scale_fits(scale, top_bits, len(primes) - params.special_primes - 1)
+        self._setup(params, device, security, seed, galois_steps, relin_keys,
+                    default_galois="power_of_two")
+        self._init_options({"scale": scale, "auto_rescale": auto_rescale})
 
     def _options(self) -> dict:
         return {"scale": self.scale, "auto_rescale": self.auto_rescale}
 
     def _init_options(self, options: dict) -> None:
-        scale = options.get("scale", 2.0**40)
-        if not isinstance(scale, (int, float)) or isinstance(scale, bool) or not (
-                scale > 0 and math.isfinite(scale)):
-            raise ValueError(f"scale: expected a positive finite number, got {scale!r}")
-        self.scale = float(scale)
+        self._level_bits = [sum(math.log2(q) for q in self.context.coeff_modulus_at(level))
+                            for level in range(self.max_level + 1)]
+        try:
+            scale = _check.scale(options.get("scale", 2.0**40))
+        except TypeError as e:  # bundle contents: bad data, not a bad call
+            raise ValueError(str(e)) from None
+        _check.scale_fits(scale, self._level_bits[self.max_level], self.max_level)
+        self.scale = scale
         self.auto_rescale = bool(options.get("auto_rescale", False))
         self.encoder = _core.CKKSEncoder(self.context)
 
@@ -115,29 +155,73 @@ class CKKSContext(KeyedContext):
         return self.encoder.slot_count
 
     # ---- encoding -------------------------------------------------------------------------
-    def encode(self, values: Values, scale: float | None = None, level: int | None = None):
-        """Encodes a scalar or up to N/2 real/complex values at ``scale`` and ``level``.
+    def _numbers(self, values, name: str = "values") -> np.ndarray:
+        """``values`` as a 0-d or 1-D float64/complex128-compatible array of at most N/2 finite
+        numbers. Ints, floats, complex numbers and numpy numeric arrays; bools and strings
+        raise TypeError naming ``name``, non-finite or out-of-double-range values ValueError."""
+        expected = f"{name}: expected a number or a 1-D array of at most {self.slot_count} numbers"
+        if isinstance(values, (str, bytes)):
+            raise TypeError(f"{expected}, got {_check.show(values)}")
+        try:
+            arr = np.asarray(values)
+        except (ValueError, TypeError) as e:  # ragged nesting and the like
+            raise ValueError(f"{expected} ({e})") from None
+        if arr.ndim > 1:
+            raise ValueError(f"{expected}, got shape {arr.shape}")
+        if arr.ndim == 1 and arr.size == 0:
+            arr = np.zeros(0, dtype=np.float64)
+        elif arr.dtype.kind == "O":
+            items = list(arr.reshape(-1))
+            for v in items:
+                if isinstance(v, (bool, np.bool_)) or not isinstance(
+                        v, (int, float, complex, np.number)):
+                    raise TypeError(f"{expected}, got {_check.show(v)}")
+            dtype = np.complex128 if any(isinstance(v, (complex, np.complexfloating))
+                                         for v in items) else np.float64
+            try:
+                arr = np.array([dtype(v) for v in items], dtype=dtype).reshape(arr.shape)
+            except OverflowError:
+                big = max(items, key=lambda v: abs(v))
+                raise ValueError(f"{name}: {_check.show(big)} is beyond double precision") from None
+        elif arr.dtype.kind not in "iufc":
+            got = f"dtype {arr.dtype}" if arr.ndim else _check.show(
+                arr[()] if isinstance(values, np.ndarray) else values)
+            hint = " (use .astype(float) for a 0/1 mask)" if arr.dtype.kind == "b" else ""
+            raise TypeError(f"{expected}, got {got}{hint}")
+        if arr.size > self.slot_count:
+            raise ValueError(f"{name}: expected at most {self.slot_count} slots, got {arr.size}")
+        if arr.dtype.kind in "fc" and not np.isfinite(arr).all():
+            bad = arr.reshape(-1)[~np.isfinite(arr.reshape(-1))][0]
+            raise ValueError(f"{name}: expected finite numbers, got {bad}")
+        return arr
 
-        Raises ValueError for too many values, non-finite input, or a scaled magnitude that
-        would overflow Q at that level; TypeError for non-numeric input.
+    def encode(self, values: Values, scale: float | None = None, level: int | None = None):
+        """Encodes a scalar or up to N/2 real/complex values at ``scale`` (default: the
+        context's; a real number >= 1 whose log2 is below the bits of Q at ``level``) and
+        ``level`` (default: the top one).
+
+        Raises ValueError for too many values, non-finite input, a bad scale or level, or a
+        scaled magnitude that would overflow Q at that level; TypeError for non-numeric input
+        (strings, bools) or a scale or level of the wrong type.
         """
+        return self._encode(values, scale, level, "values")
+
+    def _encode(self, values, scale, level, name: str):
+        """:meth:`encode`, naming the values ``name`` in errors (operators: ``other``)."""
         if isinstance(values, _core.Plaintext):
             return values
-        scale = self.scale if scale is None else float(scale)
-        level = self.max_level if level is None else int(level)
-        if np.isscalar(values) or (isinstance(values, np.ndarray) and values.ndim == 0):
-            if isinstance(values, (str, bytes)) or not isinstance(values, (int, float, complex, np.number)):
-                raise TypeError(f"values: expected a number or an array of numbers, got {type(values).__name__}")
-            v = complex(values)
-            return self.encoder.encode_scalar(v, scale, level, self.device)
-        arr = np.asarray(values)
-        if arr.ndim != 1:
-            raise ValueError(f"values: expected a 1-D array of at most {self.slot_count} numbers, got shape {arr.shape}")
-        if arr.dtype.kind not in "iufcb":
-            raise TypeError(f"values: expected numbers, got dtype {arr.dtype}")
+        level = self.max_level if level is None else _check.integer(level, "level", 0,
+                                                                      self.max_level)
+        scale = self.scale if scale is None else _check.scale(scale)
+        _check.scale_fits(scale, self._level_bits[level], level)
+        arr = self._numbers(values, name)
+        if arr.ndim == 0:
+            return self.encoder.encode_scalar(complex(arr[()]), scale, level, self.device)
         if arr.dtype.kind == "c":
-            return self.encoder.encode_complex(np.ascontiguousarray(arr, dtype=np.complex128), scale, level, self.device)
-        return self.encoder.encode_real(np.ascontiguousarray(arr, dtype=np.float64), scale, level, self.device)
+            return self.encoder.encode_complex(np.ascontiguousarray(arr, dtype=np.complex128),
+                                               scale, level, self.device)
+        return self.encoder.encode_real(np.ascontiguousarray(arr, dtype=np.float64), scale,
+                                        level, self.device)
 
     def decode(self, plain) -> np.ndarray:
         """N/2 complex128 slot values (divided by the plaintext's scale)."""
@@ -147,8 +231,12 @@ class CKKSContext(KeyedContext):
                 symmetric: bool = False):
         """Encrypts values (or a Plaintext) with the public key, or with the secret key when
         ``symmetric`` (client side; such ciphertexts serialize seeded: half the bytes)."""
-        is_complex = np.iscomplexobj(values) if not isinstance(values, _core.Plaintext) else True
-        raw = self._encrypt_raw(self.encode(values, scale, level), symmetric)
+        if isinstance(values, _core.Plaintext):
+            is_complex = True
+        else:
+            values = self._numbers(values, "values")
+            is_complex = values.dtype.kind == "c"
+        raw = self._encrypt_raw(self._encode(values, scale, level, "values"), symmetric)
         return CKKSCiphertext(self, raw, is_complex)
 
     def decrypt(self, ct: CKKSCiphertext, complex_output: bool | None = None) -> np.ndarray:
@@ -158,7 +246,8 @@ class CKKSContext(KeyedContext):
             raise TypeError(f"ct: expected a CKKSCiphertext, got {type(ct).__name__}")
         check_same_context(ct, CKKSCiphertext(self, ct.raw, False), "ct")
         out = self.encoder.decode(self.decryptor.decrypt(ct.raw))
-        want_complex = ct.is_complex if complex_output is None else complex_output
+        want_complex = (ct.is_complex if complex_output is None
+                        else _check.flag(complex_output, "complex_output"))
         return out if want_complex else out.real.copy()
 
 
@@ -184,7 +273,13 @@ class CKKSCiphertext(CiphertextBase):
     def _complexity(self, other) -> bool:
         if isinstance(other, CKKSCiphertext):
             return self.is_complex or other.is_complex
-        return self.is_complex or bool(np.iscomplexobj(other))
+        return self.is_complex or (isinstance(other, np.ndarray) and other.dtype.kind == "c")
+
+    def _plain(self, other, scale, level):
+        """(plaintext, other as checked numbers) for a plaintext operand ``other``."""
+        if not isinstance(other, _core.Plaintext):
+            other = self.ctx._numbers(other, "other")
+        return self.ctx._encode(other, scale, level, "other"), other
 
     def _after_mul(self, raw):
         ev = self.ctx.evaluator
@@ -199,7 +294,7 @@ class CKKSCiphertext(CiphertextBase):
         if isinstance(other, CKKSCiphertext):
             check_same_context(self, other)
             return self._wrap(ev.add(self.raw, other.raw), self._complexity(other))
-        pt = self.ctx.encode(other, self.scale, self.level)
+        pt, other = self._plain(other, self.scale, self.level)
         return self._wrap(ev.add_plain(self.raw, pt), self._complexity(other))
 
     __radd__ = __add__
@@ -209,7 +304,7 @@ class CKKSCiphertext(CiphertextBase):
         if isinstance(other, CKKSCiphertext):
             check_same_context(self, other)
             return self._wrap(ev.sub(self.raw, other.raw), self._complexity(other))
-        pt = self.ctx.encode(other, self.scale, self.level)
+        pt, other = self._plain(other, self.scale, self.level)
         return self._wrap(ev.sub_plain(self.raw, pt), self._complexity(other))
 
     def __rsub__(self, other) -> CKKSCiphertext:
@@ -220,7 +315,7 @@ class CKKSCiphertext(CiphertextBase):
         if isinstance(other, CKKSCiphertext):
             check_same_context(self, other)
             return self._wrap(self._after_mul(ev.multiply(self.raw, other.raw)), self._complexity(other))
-        pt = self.ctx.encode(other, None, self.level)
+        pt, other = self._plain(other, None, self.level)
         return self._wrap(self._after_mul(ev.multiply_plain(self.raw, pt)), self._complexity(other))
 
     __rmul__ = __mul__
@@ -233,14 +328,18 @@ class CKKSCiphertext(CiphertextBase):
         return self._wrap(self.ctx.evaluator.rescale_to_next(self.raw))
 
     def set_scale(self, scale: float) -> CKKSCiphertext:
-        """Returns a copy whose scale is declared as ``scale`` (aligning nearly-equal scales)."""
+        """Returns a copy whose scale is declared as ``scale`` (aligning nearly-equal scales): a
+        real number >= 1 whose log2 is below the bits of Q at the ciphertext's level."""
+        scale = _check.scale(scale)
+        _check.scale_fits(scale, self.ctx._level_bits[self.level], self.level)
         raw = self.raw.__copy__()
-        raw.scale = float(scale)
+        raw.scale = scale
         return self._wrap(raw)
 
     def rotate(self, steps: int) -> CKKSCiphertext:
-        """Rotates the slots left by ``steps`` (negative: right)."""
-        return self._wrap(self.ctx.evaluator.rotate_vector(self.raw, int(steps), self.ctx._gk()))
+        """Rotates the slots left by ``steps`` (negative: right); |steps| < N/2 (not wrapped)."""
+        steps = _check.step(steps, self.ctx.poly_modulus_degree)
+        return self._wrap(self.ctx.evaluator.rotate_vector(self.raw, steps, self.ctx._gk()))
 
     rotate_vector = rotate
 

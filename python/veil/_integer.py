@@ -25,7 +25,7 @@ from typing import Union
 
 import numpy as np
 
-from . import _core
+from . import _check, _core
 from ._base import (
     _CIPHERTEXT_CLASSES,
     _CONTEXT_CLASSES,
@@ -33,10 +33,45 @@ from ._base import (
     CiphertextBase,
     KeyedContext,
     build_params,
+    check_degree,
     check_same_context,
 )
 
 ArrayLike = Union[Sequence[int], np.ndarray]
+
+
+def _default_chain(n: int, security: int | None) -> list[int]:
+    """SEAL's BFVDefault(N) chain (for ``security`` None: the 128-bit one)."""
+    try:
+        return list(_core.CoeffModulus.bfv_default(n, 128 if security is None else security))
+    except ValueError as e:
+        raise ValueError(f"poly_modulus_degree: no default coeff_modulus for N = {n} at "
+                         f"security {security} ({e}); pass coeff_modulus explicitly") from None
+
+
+def _default_plain_modulus(n: int, coeff_modulus, special_primes, security,
+                           default_chain: bool) -> int:
+    """65537, unless the default chain's ciphertext modulus Q is too small for it (N = 1024):
+    then the largest batching prime that leaves >= 3 bits of noise budget in a fresh BFV
+    ciphertext (estimated as log2 Q - log2 t - log2 N; measured at N = 1024: 14 bits)."""
+    if not default_chain:
+        return 65537
+    primes = [int(q) for q in coeff_modulus]
+    sp = (0 if len(primes) == 1 else 1) if special_primes is None else _check.integer(
+        special_primes, "special_primes", 0, len(primes) - 1)
+    q_bits = sum(q.bit_length() for q in primes[:len(primes) - sp])
+    max_bits = q_bits - (n.bit_length() - 1) - 3
+    if max_bits >= 17:
+        return 65537
+    for bits in range(min(max_bits, 16), 1, -1):
+        try:
+            return int(_core.PlainModulus.batching(n, bits))
+        except ValueError:  # no NTT-friendly prime of that size for this N
+            continue
+    raise ValueError(
+        f"plain_modulus: no batching plain modulus leaves a noise budget with the {q_bits}-bit "
+        f"ciphertext modulus of the default chain for poly_modulus_degree {n} at security "
+        f"{security}; use a larger poly_modulus_degree or pass coeff_modulus and plain_modulus")
 
 
 class IntegerContext(KeyedContext):
@@ -44,19 +79,24 @@ class IntegerContext(KeyedContext):
 
     Args:
         poly_modulus_degree: N, a power of two in 2^10..2^17.
-        plain_modulus: t; must be a prime = 1 mod 2N for batching. ``None`` picks a 20-bit one.
+        plain_modulus: t; must be a prime = 1 mod 2N for batching. Default (``None``): 65537,
+            or with the default coeff_modulus, where that leaves too little noise budget
+            (N = 1024), the largest smaller batching prime that leaves a few bits.
         coeff_modulus: the primes of Q followed by the special primes (ints), or their bit
             sizes (ints below 64). Default: SEAL's BFVDefault(N) chain.
         mul_method: BFV only: ``"hps"`` (default) or ``"behz"``.
         device: ``"auto"`` (GPU if present), ``"cpu"``, ``"cuda"`` or ``"cuda:k"``.
         security: 128 (default), 192, 256, or ``None`` to disable the HE-Standard check.
         seed: fix all randomness (tests and reproducible runs only); default: OS entropy.
-        galois_steps: ``"power_of_two"`` (every ±2^i and the column swap), a list of steps,
-            or ``None`` for no Galois keys. Default: ``"power_of_two"`` with batching, ``None``
-            with coefficient encoding (slot rotations need batching).
+        galois_steps: ``"power_of_two"`` (every ±2^i and the column swap), a list of steps
+            (|step| < N/2), or ``None`` for no Galois keys. Default: ``"power_of_two"`` with
+            batching, ``None`` with coefficient encoding (slot rotations need batching) or
+            without a special prime.
         special_primes: how many trailing primes of coeff_modulus are special primes (P).
+            Default: 1, or 0 when coeff_modulus has a single prime (SEAL's default chains for
+            N = 1024 and 2048): then no relinearization or Galois keys can exist.
         alpha: primes per key-switching digit (default: special_primes).
-        relin_keys: create relinearization keys (default True).
+        relin_keys: create relinearization keys (default: whenever there is a special prime).
         encoding: ``"batch"`` (default: N slots mod t, SEAL's BatchEncoder; t must be a prime
             = 1 mod 2N) or ``"coefficients"`` (SEAL's plaintexts without batching: a
             polynomial of degree < N with coefficients mod t, for any t >= 2; scalars are
@@ -71,16 +111,16 @@ class IntegerContext(KeyedContext):
         self,
         scheme: str = "bfv",
         poly_modulus_degree: int = 8192,
-        plain_modulus: int | None = 65537,
+        plain_modulus: int | None = None,
         coeff_modulus: Sequence[int] | None = None,
         mul_method: str = "hps",
         device: str | None = "auto",
         security: int | None = 128,
         seed: int | None = None,
         galois_steps: str | Sequence[int] | None = "default",
-        special_primes: int = 1,
+        special_primes: int | None = None,
         alpha: int | None = None,
-        relin_keys: bool = True,
+        relin_keys: bool | None = None,
         encoding: str = "batch",
     ) -> None:
         if scheme not in ("bfv", "bgv"):
@@ -88,16 +128,19 @@ class IntegerContext(KeyedContext):
         if encoding not in ("batch", "coefficients"):
             raise ValueError(f"encoding: expected 'batch' or 'coefficients', got {encoding!r}")
         self.scheme = scheme
-        n = int(poly_modulus_degree)
-        if coeff_modulus is None:
-            coeff_modulus = _core.CoeffModulus.bfv_default(n, 128 if security is None else security)
-        t = _core.PlainModulus.batching(n, 20) if plain_modulus is None else int(plain_modulus)
-        params = build_params(scheme, n, coeff_modulus, t, special_primes, alpha,
+        n = check_degree(poly_modulus_degree)
+        security = _check.security(security)
+        default_chain = coeff_modulus is None
+        if default_chain:
+            coeff_modulus = _default_chain(n, security)
+        if plain_modulus is None:
+            plain_modulus = _default_plain_modulus(n, coeff_modulus, special_primes, security,
+                                                   default_chain)
+        params = build_params(scheme, n, coeff_modulus, plain_modulus, special_primes, alpha,
                               mul_method if scheme == "bfv" else None, security)
-        if galois_steps == "default":
-            galois_steps = "power_of_two" if encoding == "batch" else None
         self._setup(params, device, security, seed, galois_steps, relin_keys,
-                    require_batching=encoding == "batch")
+                    require_batching=encoding == "batch",
+                    default_galois="power_of_two" if encoding == "batch" else None)
         self._init_options({"encoding": encoding})
 
     def _options(self) -> dict:
@@ -124,18 +167,46 @@ class IntegerContext(KeyedContext):
         return self.poly_modulus_degree // 2
 
     # ---- encoding -------------------------------------------------------------------------
-    def _slots(self, values: ArrayLike) -> np.ndarray:
-        arr = np.asarray(values)
-        if arr.ndim == 0:
-            arr = np.full(self.slot_count, int(arr), dtype=np.int64)
-        if arr.ndim != 1:
+    def _slots(self, values: ArrayLike, name: str = "values") -> np.ndarray:
+        """``values`` as a 1-D integer array of at most N entries (a scalar fills every slot
+        with batching; it is the constant polynomial with coefficient encoding).
+
+        Only integers: Python ints and numpy integer arrays or scalars. A float (even 2.0), a
+        bool, a string or an object that is not an integer raises TypeError naming ``name``;
+        an integer outside [-(t-1)/2, t) raises ValueError (never OverflowError).
+        """
+        if isinstance(values, (str, bytes)):
+            hint = "" if self.encoding == "coefficients" or isinstance(values, bytes) else (
+                " (a polynomial string needs encoding='coefficients')")
+            raise TypeError(f"{name}: expected integers, got {_check.show(values)}{hint}")
+        try:
+            arr = np.asarray(values)
+        except (ValueError, TypeError) as e:  # ragged nesting and the like
+            raise ValueError(f"{name}: expected a 1-D array of integers ({e})") from None
+        if arr.ndim > 1:
             raise ValueError(
-                f"values: expected a 1-D array of at most {self.slot_count} integers, "
+                f"{name}: expected a 1-D array of at most {self.slot_count} integers, "
                 f"got shape {arr.shape}")
+        if arr.ndim == 1 and arr.size == 0:
+            arr = np.zeros(0, dtype=np.int64)  # [] is float64 to numpy: no value to check
+        elif arr.dtype.kind == "O":
+            for v in arr.reshape(-1):
+                if not _check.is_integer(v):
+                    raise TypeError(f"{name}: expected integers, got {_check.show(v)}")
+            flat = [int(v) for v in arr.reshape(-1)]
+            self._check_range(min(flat), max(flat), name)
+            arr = np.array(flat, dtype=np.int64).reshape(arr.shape)
+        elif arr.dtype.kind not in "iu":
+            got = f"dtype {arr.dtype}" if arr.ndim else _check.show(
+                arr[()] if isinstance(values, np.ndarray) else values)
+            hint = " (use .astype(int) for a 0/1 mask)" if arr.dtype.kind == "b" else ""
+            raise TypeError(f"{name}: expected integers (int or a numpy integer array), "
+                            f"got {got}{hint}")
+        if arr.ndim == 0:
+            count = self.slot_count if self.encoding == "batch" else 1
+            arr = np.full(count, arr[()], dtype=arr.dtype)
         if arr.size > self.slot_count:
-            raise ValueError(f"values: expected at most {self.slot_count} slots, got {arr.size}")
-        if arr.dtype.kind not in "iub":
-            raise TypeError(f"values: expected integers, got dtype {arr.dtype}")
+            raise ValueError(f"{name}: expected at most {self.slot_count} slots, got {arr.size}")
         return arr
 
     def encode(self, values: ArrayLike | str) -> _core.Plaintext:
@@ -145,45 +216,44 @@ class IntegerContext(KeyedContext):
         coefficients (index i is the coefficient of x^i); a scalar is the constant polynomial;
         a string is read in SEAL's hex form ("1x^3 + 2Fx^1 + 3"). Negative values are read
         mod t. Raises ValueError for values outside that range or too many slots, TypeError
-        for non-integers.
+        for non-integers (floats, bools, strings with batching).
         """
+        return self._encode(values, "values")
+
+    def _encode(self, values, name: str) -> _core.Plaintext:
+        """:meth:`encode`, naming the argument ``name`` in errors (operators: ``other``)."""
         if isinstance(values, _core.Plaintext):
             return values
         if self.encoding == "coefficients":
-            return self._encode_coefficients(values)
-        if isinstance(values, str):
-            raise TypeError("values: a polynomial string needs encoding='coefficients'")
-        return self.encoder.encode_unsigned(self._residues(self._slots(values)), self.device)
+            if isinstance(values, str):
+                coeffs = parse_poly(values, self.plain_modulus, self.poly_modulus_degree, name)
+            else:
+                coeffs = self._residues(self._slots(values, name), name)
+            return _core.Plaintext.from_coefficients(self.context, coeffs, self.device)
+        return self.encoder.encode_unsigned(self._residues(self._slots(values, name), name),
+                                            self.device)
 
-    def _residues(self, arr: np.ndarray) -> np.ndarray:
+    def _check_range(self, lo: int, hi: int, name: str) -> None:
+        t = self.plain_modulus
+        if hi >= t or lo < -((t - 1) // 2):
+            raise ValueError(
+                f"{name}: expected entries in [-(t-1)/2, t) with plain_modulus t = {t}, "
+                f"got range [{_check.show(lo)}, {_check.show(hi)}]")
+
+    def _residues(self, arr: np.ndarray, name: str = "values") -> np.ndarray:
         """Integers in [-(t-1)/2, t) as uint64 residues mod t (slots or coefficients alike)."""
         t = self.plain_modulus
         if arr.size:
-            lo, hi = int(arr.min()), int(arr.max())
-            if hi >= t or lo < -((t - 1) // 2):
-                raise ValueError(
-                    f"values: expected entries in [-(t-1)/2, t) with plain_modulus t = {t}, "
-                    f"got range [{lo}, {hi}]")
+            self._check_range(int(arr.min()), int(arr.max()), name)
         if arr.dtype.kind == "u":
             return np.ascontiguousarray(arr, dtype=np.uint64)
         a = np.ascontiguousarray(arr, dtype=np.int64)
         return np.where(a < 0, a + t, a).astype(np.uint64)
 
-    def _encode_coefficients(self, values) -> _core.Plaintext:
-        if isinstance(values, str):
-            coeffs = parse_poly(values, self.plain_modulus, self.poly_modulus_degree)
-        else:
-            arr = np.asarray(values)
-            if arr.ndim == 0:  # a scalar is the constant polynomial
-                if arr.dtype.kind not in "iub":
-                    raise TypeError(f"values: expected integers, got {arr.dtype}")
-                arr = arr.reshape(1)
-            coeffs = self._residues(self._slots(arr))
-        return _core.Plaintext.from_coefficients(self.context, coeffs, self.device)
-
     def decode(self, plain: _core.Plaintext, signed: bool = True) -> np.ndarray:
         """N int64 values (slots with batching, coefficients otherwise): centered into
         (-t/2, t/2] if ``signed``, else in [0, t)."""
+        signed = _check.flag(signed, "signed")
         if self.encoding == "coefficients":
             c = plain.coefficients().astype(np.int64)
             if signed:
@@ -274,7 +344,7 @@ class Ciphertext(CiphertextBase):
         ev = self.ctx.evaluator
         if isinstance(other, Ciphertext):
             return self._wrap(ev.add(self.raw, self._other(other)))
-        return self._wrap(ev.add_plain(self.raw, self.ctx.encode(other)))
+        return self._wrap(ev.add_plain(self.raw, self.ctx._encode(other, "other")))
 
     __radd__ = __add__
 
@@ -282,7 +352,7 @@ class Ciphertext(CiphertextBase):
         ev = self.ctx.evaluator
         if isinstance(other, Ciphertext):
             return self._wrap(ev.sub(self.raw, self._other(other)))
-        return self._wrap(ev.sub_plain(self.raw, self.ctx.encode(other)))
+        return self._wrap(ev.sub_plain(self.raw, self.ctx._encode(other, "other")))
 
     def __rsub__(self, other) -> Ciphertext:
         return (-self) + other
@@ -291,14 +361,13 @@ class Ciphertext(CiphertextBase):
         ev = self.ctx.evaluator
         if isinstance(other, Ciphertext):
             return self._wrap(self._relin(ev.multiply(self.raw, self._other(other))))
-        return self._wrap(ev.multiply_plain(self.raw, self.ctx.encode(other)))
+        return self._wrap(ev.multiply_plain(self.raw, self.ctx._encode(other, "other")))
 
     __rmul__ = __mul__
 
     def __pow__(self, exponent: int) -> Ciphertext:
-        if not isinstance(exponent, (int, np.integer)) or exponent < 1:
-            raise ValueError(f"exponent: expected an integer >= 1, got {exponent!r}")
-        return self._wrap(self.ctx.evaluator.exponentiate(self.raw, int(exponent), self.ctx._rlk()))
+        exponent = _check.integer(exponent, "exponent", 1, 2**64 - 1)
+        return self._wrap(self.ctx.evaluator.exponentiate(self.raw, exponent, self.ctx._rlk()))
 
     def _relin(self, raw: _core.Ciphertext) -> _core.Ciphertext:
         return self.ctx.evaluator.relinearize(raw, self.ctx._rlk()) if raw.size == 3 else raw
@@ -315,9 +384,10 @@ class Ciphertext(CiphertextBase):
                              "use apply_galois for automorphisms of coefficient plaintexts")
 
     def rotate_rows(self, steps: int) -> Ciphertext:
-        """Rotates both rows left by ``steps`` (negative: right)."""
+        """Rotates both rows left by ``steps`` (negative: right); |steps| < N/2 (not wrapped)."""
         self._need_batching("rotate_rows")
-        return self._wrap(self.ctx.evaluator.rotate_rows(self.raw, int(steps), self.ctx._gk()))
+        steps = _check.step(steps, self.ctx.poly_modulus_degree)
+        return self._wrap(self.ctx.evaluator.rotate_rows(self.raw, steps, self.ctx._gk()))
 
     def rotate_columns(self) -> Ciphertext:
         """Swaps the two rows."""
@@ -326,7 +396,10 @@ class Ciphertext(CiphertextBase):
 
     def apply_galois(self, galois_elt: int) -> Ciphertext:
         """Applies x -> x^galois_elt (odd, < 2N) and switches back to the secret key."""
-        return self._wrap(self.ctx.evaluator.apply_galois(self.raw, int(galois_elt), self.ctx._gk()))
+        galois_elt = _check.integer(galois_elt, "galois_elt", 1, 2 * self.ctx.poly_modulus_degree - 1)
+        if galois_elt % 2 == 0:
+            raise ValueError(f"galois_elt: expected an odd element below 2N, got {galois_elt}")
+        return self._wrap(self.ctx.evaluator.apply_galois(self.raw, galois_elt, self.ctx._gk()))
 
     @classmethod
     def _make(cls, ctx, raw, extra=None) -> Ciphertext:
@@ -336,7 +409,7 @@ class Ciphertext(CiphertextBase):
 _TERM = re.compile(r"^([0-9A-Fa-f]+)(?:x\^([0-9]+))?$")
 
 
-def parse_poly(text: str, t: int, n: int) -> np.ndarray:
+def parse_poly(text: str, t: int, n: int, name: str = "values") -> np.ndarray:
     """Coefficients (uint64, length N) of a polynomial in SEAL's hex form: terms
     ``<hex coefficient>x^<decimal exponent>`` joined by " + ", highest exponent first, the
     constant term written without ``x^0`` (e.g. ``"1x^3 + 2Fx^1 + 3"``).
@@ -345,7 +418,7 @@ def parse_poly(text: str, t: int, n: int) -> np.ndarray:
     a coefficient >= t.
     """
     if not isinstance(text, str):
-        raise TypeError(f"values: expected a polynomial string, got {type(text).__name__}")
+        raise TypeError(f"{name}: expected a polynomial string, got {type(text).__name__}")
     coeffs = np.zeros(n, dtype=np.uint64)
     s = text.strip()
     if s == "" or s == "0":
@@ -354,15 +427,15 @@ def parse_poly(text: str, t: int, n: int) -> np.ndarray:
     for term in s.split(" + "):
         m = _TERM.match(term.strip())
         if m is None:
-            raise ValueError(f"values: malformed term {term!r} in polynomial {text!r}")
+            raise ValueError(f"{name}: malformed term {term!r} in polynomial {text!r}")
         c = int(m.group(1), 16)
         e = int(m.group(2)) if m.group(2) is not None else 0
         if e >= n:
-            raise ValueError(f"values: exponent {e} in {term!r} must be below N = {n}")
+            raise ValueError(f"{name}: exponent {e} in {term!r} must be below N = {n}")
         if last is not None and e >= last:
-            raise ValueError(f"values: terms must have strictly decreasing exponents ({term!r})")
+            raise ValueError(f"{name}: terms must have strictly decreasing exponents ({term!r})")
         if c >= t:
-            raise ValueError(f"values: coefficient {c} in {term!r} must be below t = {t}")
+            raise ValueError(f"{name}: coefficient {c} in {term!r} must be below t = {t}")
         coeffs[e] = c
         last = e
     return coeffs

@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import _core
+from . import _check, _core
 from ._bench_ops import (
     OPS_BY_SCHEME,
     Policy,
@@ -208,16 +208,20 @@ def run(
         "precision_bits": {op: {"min_bits", "mean_bits"}}.
 
     Raises:
-        ValueError: unknown scheme, rows, device or negative threads/runs.
+        ValueError: unknown scheme, rows or device, or threads/runs/max_n out of range.
+        TypeError: threads/runs/max_n/cpu_max_n that are not integers.
     """
     if scheme not in SCHEMES:
         raise ValueError(f"scheme: expected one of {', '.join(SCHEMES)}, got {scheme!r}")
-    if runs is not None and runs < 1:
-        raise ValueError(f"runs: expected a positive integer, got {runs}")
-    threads = [1, 0] if threads is None else [int(n) for n in threads]
-    if any(n < 0 for n in threads):
-        raise ValueError(f"threads: expected thread counts >= 0, got {threads}")
-    cpu_max_n = 16384 if cpu_max_n is None else int(cpu_max_n)
+    runs = _check.optional_integer(runs, "runs", 1, 1_000_000)
+    if threads is None:
+        threads = [1, 0]
+    elif _check.is_integer(threads) or isinstance(threads, (str, bytes)) or not hasattr(
+            threads, "__iter__"):
+        raise TypeError(f"threads: expected a list of thread counts, got {_check.show(threads)}")
+    threads = [_check.integer(n, "threads", 0, 1024) for n in threads]
+    max_n = _check.optional_integer(max_n, "max_n", 1)
+    cpu_max_n = 16384 if cpu_max_n is None else _check.integer(cpu_max_n, "cpu_max_n", 1)
     notes: list[str] = []
     if seal:
         try:

@@ -17,6 +17,7 @@ which an operation gave a wrong result.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 
@@ -30,6 +31,10 @@ EXIT_USAGE = 2  # bad arguments or unavailable device (argparse uses 2 as well)
 #: Schemes of ``veil demo`` and ``veil bench``.
 _DEMO_SCHEMES = ("bfv", "ckks")
 _BENCH_SCHEMES = ("bfv", "bgv", "ckks")
+#: Bounds of the integer options (argparse rejects values outside them with status 2).
+MAX_THREADS = 1024
+MAX_RUNS = 1_000_000
+MAX_DEGREE = 131072
 
 
 def _device_arg(value: str) -> str:
@@ -40,38 +45,52 @@ def _device_arg(value: str) -> str:
     raise argparse.ArgumentTypeError(f"expected auto, cpu, cuda or cuda:k, got {value!r}")
 
 
-def _positive_int(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {n}")
+def _int_in(value: str, lo: int, hi: int, what: str) -> int:
+    """``value`` as a decimal integer in lo..hi, else argparse.ArgumentTypeError."""
+    v = value.strip()
+    if not re.fullmatch(r"[+-]?[0-9]{1,20}", v):  # ASCII digits only: int() takes '٣' too
+        raise argparse.ArgumentTypeError(f"expected {what} in {lo}..{hi}, got {value!r}")
+    n = int(v)
+    if not lo <= n <= hi:
+        raise argparse.ArgumentTypeError(f"expected {what} in {lo}..{hi}, got {n}")
     return n
+
+
+def _runs_arg(value: str) -> int:
+    """argparse type of --runs: 1..MAX_RUNS."""
+    return _int_in(value, 1, MAX_RUNS, "a number of runs")
+
+
+def _degree_arg(value: str) -> int:
+    """argparse type of --max-n/--cpu-max-n: a poly_modulus_degree bound in 1..MAX_DEGREE."""
+    return _int_in(value, 1, MAX_DEGREE, "a poly_modulus_degree bound")
 
 
 def _seed_arg(value: str) -> int:
     try:
-        n = int(value, 0)
+        n = int(value.strip(), 0) if re.fullmatch(r"\s*(0[xX][0-9a-fA-F_]+|[0-9_]+)\s*",
+                                                    value) else None
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value!r}") from None
+        n = None
+    if n is None:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value!r}")
     if not 0 <= n < 2**64:
         raise argparse.ArgumentTypeError(f"expected an integer in [0, 2^64), got {n}")
     return n
 
 
 def _threads_arg(value: str) -> list[int]:
-    """'1,0' -> [1, 0]: CPU thread counts to benchmark (0 = the default, all cores)."""
+    """'1,0' -> [1, 0]: CPU thread counts to benchmark, each in 0..MAX_THREADS (0 = the
+    default, all cores)."""
     out = []
     for part in value.split(","):
         part = part.strip()
-        if not part.isdigit():
+        if not re.fullmatch(r"[0-9]{1,5}", part) or int(part) > MAX_THREADS:
             raise argparse.ArgumentTypeError(
-                f"expected comma-separated thread counts like '1,0' (0 = default), got {value!r}"
+                f"expected comma-separated thread counts in 0..{MAX_THREADS} like '1,0' "
+                f"(0 = default), got {value!r}"
             )
         out.append(int(part))
-    if not out:
-        raise argparse.ArgumentTypeError("expected at least one thread count")
     return out
 
 
@@ -106,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--quick", action="store_true",
                        help="few parameter rows and runs (CI smoke test)")
-    bench.add_argument("--runs", type=_positive_int, default=None,
+    bench.add_argument("--runs", type=_runs_arg, default=None,
                        help="timed runs per fast op (default: 100 on GPU, time-bounded on CPU)")
     bench.add_argument("--json", dest="json_path", metavar="PATH", default=None,
                        help="write all raw medians as JSON")
@@ -115,12 +134,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--no-seal", dest="seal", action="store_false",
                        help="skip the SEAL (seal-python) peer")
     bench.add_argument("--threads", type=_threads_arg, default=None, metavar="LIST",
-                       help="CPU thread counts, comma-separated; 0 = default (default: '1,0')")
+                       help="CPU thread counts in 0..1024, comma-separated; 0 = default "
+                       "(default: '1,0')")
     bench.add_argument("--rows", choices=("default", "phantom", "all"), default="all",
                        help="parameter rows: SEAL defaults, Phantom's rows, or both (default: all)")
-    bench.add_argument("--max-n", type=_positive_int, default=None, metavar="N",
+    bench.add_argument("--max-n", type=_degree_arg, default=None, metavar="N",
                        help="skip rows with poly_modulus_degree above N")
-    bench.add_argument("--cpu-max-n", type=_positive_int, default=None, metavar="N",
+    bench.add_argument("--cpu-max-n", type=_degree_arg, default=None, metavar="N",
                        help="largest N timed on the CPU backends (default: 16384; 65536 with "
                        "the current CPU backend takes hours)")
     return parser

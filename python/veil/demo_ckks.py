@@ -192,9 +192,15 @@ def poly_cubic(s: CKKSCiphertext, coeffs: Sequence[float]) -> CKKSCiphertext:
     c3s = mul_plain_rescale(s, c3, s2.scale)
     cube = (s2 * c3s).rescale()  # level - 2
     target = cube.scale
-    quad = mul_plain_rescale(s2, c2, target)
-    lin = mul_plain_rescale(s, c1, target).mod_switch_to_next()
-    return cube + quad + lin + c0
+    out = cube
+    # A zero term is skipped, not multiplied in: a product by zero is a transparent
+    # ciphertext (its c1 vanishes and c0 reveals the result), which Veil, like SEAL, rejects.
+    # Exact: a constant that encodes to 0 contributes exactly nothing.
+    if round(c2 * target * _dropped_prime(s.ctx, s2.level) / s2.scale) != 0:
+        out = out + mul_plain_rescale(s2, c2, target)
+    if round(c1 * target * _dropped_prime(s.ctx, s.level) / s.scale) != 0:
+        out = out + mul_plain_rescale(s, c1, target).mod_switch_to_next()
+    return out + c0
 
 
 def normalized_coeffs(coeffs: Sequence[float], radius: float) -> np.ndarray:

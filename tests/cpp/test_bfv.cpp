@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "veil/api/encryptor.h"
+#include "veil/rlwe/checks.h"
 #include "veil/api/evaluator.h"
 #include "veil/bfv/batch_encoder.h"
 #include "veil/rlwe/context.h"
@@ -333,7 +334,11 @@ TEST_P(BfvOps, AddSubNegate) {
   EXPECT_TRUE(same_slots(e->decrypt(ev.sub(ca, cb)), vsub(a, b, t)));
   EXPECT_TRUE(same_slots(e->decrypt(ev.sub(cb, ca)), vsub(b, a, t)));
   EXPECT_TRUE(same_slots(e->decrypt(ev.negate(ca)), vneg(a, t)));
+  // c + (-c) is transparent: rejected as by SEAL; with the check off it decrypts to zero.
+  EXPECT_THROW(ev.add(ca, ev.negate(ca)), veil::InvalidArgument);
+  veil::set_transparent_check(false);
   EXPECT_TRUE(same_slots(e->decrypt(ev.add(ca, ev.negate(ca))), Vec(e->n, 0)));
+  veil::set_transparent_check(true);
   EXPECT_TRUE(same_slots(e->decrypt(ev.add_many({ca, cb, cc})), vadd(vadd(a, b, t), c, t)));
   // In-place forms match the out-of-place ones bit for bit.
   Ciphertext x = ca;
@@ -404,9 +409,12 @@ TEST_P(BfvOps, PlainOps) {
   EXPECT_TRUE(same_buffer(ev.sub_plain(ev.add_plain(ca, pb), pb), ca));
   // Multiplying by the all-ones plaintext (the constant polynomial 1) keeps the values.
   EXPECT_TRUE(same_slots(e->decrypt(ev.multiply_plain(ca, e->encoder.encode(Vec(e->n, 1)))), a));
-  // The all-zero plaintext annihilates.
+  // The all-zero plaintext annihilates: a transparent result, rejected unless the check is off.
+  EXPECT_THROW(ev.multiply_plain(ca, e->encoder.encode(Vec(e->n, 0))), veil::InvalidArgument);
+  veil::set_transparent_check(false);
   EXPECT_TRUE(
       same_slots(e->decrypt(ev.multiply_plain(ca, e->encoder.encode(Vec(e->n, 0)))), Vec(e->n, 0)));
+  veil::set_transparent_check(true);
   // A plaintext with t-1 (= -1) in every slot negates.
   EXPECT_TRUE(same_slots(e->decrypt(ev.multiply_plain(ca, e->encoder.encode(Vec(e->n, t - 1)))),
                          vneg(a, t)));
