@@ -6,6 +6,11 @@
 #   profile stage profile of multiply+relinearize
 #   bench   veil bench (SCHEME=bfv|bgv|ckks) with extra arguments after the modes
 #   ntt     NTT variant benchmark and per-variant parity tests
+#   memcheck  the GPU-side C++ tests under compute-sanitizer memcheck (out-of-bounds and misaligned
+#           accesses, hardware exceptions, CUDA API errors, device leaks); any report fails it.
+#           MEMCHECK_FILTER overrides the gtest filter, MEMCHECK_TIMEOUT (s, default 360) bounds it,
+#           MEMCHECK_LEAKS=no turns the device leak check off, MEMCHECK_ARGS adds sanitizer
+#           options; INITCHECK=1 adds an initcheck pass (NTT, RNS, samplers).
 # Logs go to $OUT (or ./out) and are packed into $OUT/logs.tgz.
 #
 # The machine has no network: libraries it lacks travel as Debian packages in .deps/ (libb2,
@@ -113,3 +118,56 @@ if has ntt; then
     echo "variant $v: $(VEIL_NTT_VARIANT=$v "$BUILD/veil_tests" --gtest_brief=1 --gtest_filter='NttCuda*:RnsCuda*:BfvParity*' 2>&1 | grep -E 'PASSED|FAILED' | tr '\n' ' ')"
   done
 fi
+if has memcheck; then
+  # GPU-side tests only, at small N (memcheck slows kernels 10-50x): every kernel family is here.
+  #   Backend (buffers, copies, pool), NttCuda (every degree 2^4..2^18: one-block, cluster, two-pass
+  #   and per-stage kernels), RnsCuda (base conversion, HPS, BEHZ, mod-down), SamplerCuda,
+  #   CkksEncoderCuda, CoeffPlaintext (coefficient plaintexts on each device), RoundTrip
+  #   (serialization from/to the GPU, all schemes), BfvParity at N=4096 (HPS and BEHZ multiply,
+  #   relinearize, rotations, moves) and N=8192 with 2 special primes (alpha=2 keyswitch), and
+  #   BgvParity/CkksParity (multiply, relinearize, mod-switch, rescale, rotate, conjugate; both
+  #   keyswitch shapes). The N >= 16384 parity cases repeat the same kernels at larger sizes.
+  MF='BackendTest.*:BackendCuda.*:BadInput.CudaObjectWithCpuObject:CkksEncoderCuda.*'
+  MF+=':Degrees/NttCuda.*:RnsCuda.*:SamplerCuda.*:Serialize/RoundTrip.*'
+  MF+=':Coefficients/CoeffPlaintext.*'
+  MF+=':Bfv/BfvParity.*/n4096_*:Bfv/BfvParity.KeysCiphertextsAndEvaluation/n8192_36x6_sp2_a2_behz'
+  MF+=':Bgv/BgvParity.*:Ckks/CkksParity.*'
+  MEMCHECK_FILTER=${MEMCHECK_FILTER:-$MF}
+  SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer \
+    /usr/local/cuda*/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
+  if [ -z "$SAN" ]; then
+    echo "memcheck: compute-sanitizer not found"
+    san_rc=1
+  else
+    t0=$(date +%s)
+    # --leak-check full: every Buffer returns its block with cudaFreeAsync, which the sanitizer
+    # tracks for stream-ordered pools; a block still allocated when the context goes is reported.
+    # Veil never calls cudaDeviceReset: should exit-time reports prove spurious, MEMCHECK_LEAKS=no.
+    # shellcheck disable=SC2086
+    timeout "${MEMCHECK_TIMEOUT:-360}" "$SAN" --tool memcheck --error-exitcode 1 \
+      --leak-check "${MEMCHECK_LEAKS:-full}" ${MEMCHECK_ARGS:-} \
+      "$BUILD/veil_tests" --gtest_filter="$MEMCHECK_FILTER" \
+      > "$OUT/memcheck.log" 2>&1
+    rc=$?
+    [ $rc = 0 ] || san_rc=1
+    echo "memcheck rc=$rc in $(( $(date +%s) - t0 )) s$([ $rc = 124 ] && echo ' (timed out)')"
+    grep -E "ERROR SUMMARY|LEAK SUMMARY|PASSED|FAILED|tests ran" "$OUT/memcheck.log" | tail -20
+    grep -m 20 -A 12 -E \
+      "^========= (Invalid|Program hit|Leaked|Malloc|Out-of-range|Misaligned|Address|Hardware)" \
+      "$OUT/memcheck.log" | head -80
+    if [ "${INITCHECK:-0}" = 1 ]; then
+      t0=$(date +%s)
+      timeout "${MEMCHECK_TIMEOUT:-360}" "$SAN" --tool initcheck --error-exitcode 1 \
+        "$BUILD/veil_tests" --gtest_brief=1 \
+        --gtest_filter='Degrees/NttCuda.*:RnsCuda.*:SamplerCuda.*' \
+        > "$OUT/initcheck.log" 2>&1
+      rc=$?
+      [ $rc = 0 ] || san_rc=1
+      echo "initcheck rc=$rc in $(( $(date +%s) - t0 )) s"
+      grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/initcheck.log" | tail -10
+      grep -m 10 -A 12 "^========= Uninitialized" "$OUT/initcheck.log" | head -60
+    fi
+  fi
+fi
+# A sanitizer report (or a memcheck that could not run) fails the call.
+exit "${san_rc:-0}"

@@ -382,7 +382,8 @@ TEST(CkksEncoder, Errors) {
   // ... but fits at the top level (140 bits).
   EXPECT_NO_THROW(enc.encode(CVec(2048, cd(std::ldexp(1.0, 30), 0)), s, 2, cpu));
   expect_invalid([&] { enc.encode(cd(std::ldexp(1.0, 30), 0), s, 0, cpu); }, "value");
-  expect_invalid([&] { enc.encode(cd(1e300, 1), 1e300, 2, cpu); }, "value");  // overflows double
+  expect_invalid([&] { enc.encode(cd(1e300, 1), 1e300, 2, cpu); }, "scale");  // scale above Q_2
+  expect_invalid([&] { enc.encode(cd(1e300, 1), 1e10, 2, cpu); }, "value");  // overflows double
   // decode
   expect_invalid([&] { enc.decode(Plaintext()); }, "plain");
   auto other = make_ctx(4096, {60, 40, 60});

@@ -191,12 +191,15 @@ TEST(Issue3BadInput, OperandsAtDifferentLevels) {
 TEST(Issue3BadInput, CkksEncodeOverflowsQAtLevel) {
   Ckks &C = ckks();
   const std::size_t slots = C.encoder.slot_count();
-  // Level 0 has one 60-bit prime: scale 2^70 with values ~1 cannot fit.
+  // Level 0 has one 60-bit prime: scale 2^70 is itself above Q_0 (the scale is named first).
   EXPECT_THROW_NAMING(C.encoder.encode(std::vector<cd>(slots, cd(1, 0)), std::ldexp(1.0, 70), 0),
-                      InvalidArgument, "values");
+                      InvalidArgument, "scale");
   EXPECT_THROW_NAMING(C.encoder.encode(std::vector<double>(slots, 1.0), std::ldexp(1.0, 70), 0),
+                      InvalidArgument, "scale");
+  EXPECT_THROW_NAMING(C.encoder.encode(cd(1, 0), std::ldexp(1.0, 70), 0), InvalidArgument, "scale");
+  // A scale below Q_0 with values too large for it names the values.
+  EXPECT_THROW_NAMING(C.encoder.encode(std::vector<cd>(slots, cd(1e6, 0)), std::ldexp(1.0, 50), 0),
                       InvalidArgument, "values");
-  EXPECT_THROW_NAMING(C.encoder.encode(cd(1, 0), std::ldexp(1.0, 70), 0), InvalidArgument, "value");
   // Huge values at scale 2^40: 1e9 in every slot puts 1e9 * 2^40 ~ 2^70 > 2^60 in a coefficient.
   const std::vector<cd> huge(slots, cd(1e9, -1e9));
   EXPECT_THROW_NAMING(C.encoder.encode(huge, kScale, 0), InvalidArgument, "values");

@@ -192,10 +192,45 @@ TEST(SerializeHostile, EveryTruncationIsRejected) {
   }
 }
 
+// The hostile-byte tests below patch fixed offsets of the layout without a key-set id (header
+// flag bit 1 clear): they save anonymous copies. KeySetIdIsFramed checks the keyed layout.
+RelinKeys anonymous(const RelinKeys& rk) {
+  KSwitchKey k = rk.key();
+  k.set_key_id(0);
+  return RelinKeys(std::move(k));
+}
+GaloisKeys anonymous(const GaloisKeys& gk) {
+  GaloisKeys out(gk.context(), gk.device());
+  for (const auto& [e, k] : gk.keys()) {
+    KSwitchKey c = k;
+    c.set_key_id(0);
+    out.insert(e, std::move(c));
+  }
+  return out;
+}
+Ciphertext anonymous(Ciphertext ct) {
+  ct.set_key_id(0);
+  return ct;
+}
+
+TEST(SerializeHostile, KeySetIdIsFramed) {
+  const ContextPtr ctx = small_context(SchemeType::bfv, 1024);
+  KeySet keys(ctx, Device::cpu(), 2);
+  const Bytes keyed = io::save(keys.rk, opts(Compression::none, Seeding::never));
+  EXPECT_EQ(keyed[9] & 2, 2);  // flag bit 1
+  u64 id = 0;
+  std::memcpy(&id, keyed.data() + 48 + 8, 8);  // after N in the descriptor
+  EXPECT_EQ(id, keys.sk.key_id());
+  const Bytes anon = io::save(anonymous(keys.rk), opts(Compression::none, Seeding::never));
+  EXPECT_EQ(anon[9] & 2, 0);
+  EXPECT_EQ(anon.size() + 8, keyed.size());
+  EXPECT_EQ(io::load_relin_keys(anon, ctx, Device::cpu()).key_id(), 0u);
+}
+
 TEST(SerializeHostile, HeaderFieldsAreChecked) {
   const ContextPtr ctx = small_context(SchemeType::bfv, 1024);
   KeySet keys(ctx, Device::cpu(), 2);
-  const Bytes good = io::save(keys.rk, opts(Compression::none, Seeding::never));
+  const Bytes good = io::save(anonymous(keys.rk), opts(Compression::none, Seeding::never));
   auto with = [&](std::size_t off, std::uint8_t v) {
     Bytes b = good;
     b[off] = v;
@@ -208,7 +243,7 @@ TEST(SerializeHostile, HeaderFieldsAreChecked) {
   expect_invalid([&] { io::load_public_key(good, ctx, cpu); }, "object_type: expected public key");
   expect_invalid([&] { io::load_relin_keys(with(7, 7), ctx, cpu); }, "scheme");
   expect_invalid([&] { io::load_relin_keys(with(8, 1), ctx, cpu); }, "compression");
-  expect_invalid([&] { io::load_relin_keys(with(9, 2), ctx, cpu); }, "flags");
+  expect_invalid([&] { io::load_relin_keys(with(9, 4), ctx, cpu); }, "flags");
   expect_invalid([&] { io::load_relin_keys(with(10, 1), ctx, cpu); }, "reserved");
   expect_invalid([&] { io::load_relin_keys(with(69, good[69] ^ 1), ctx, cpu); }, "crc32");
   // Same scheme, other parameters: the message names both hashes.
@@ -233,7 +268,7 @@ TEST(SerializeHostile, CoefficientsAndShapesAreChecked) {
   KeySet keys(ctx, Device::cpu(), 2);
   const Device cpu = Device::cpu();
   const Ciphertext ct = Encryptor(ctx, keys.pk, 1).encrypt(encode_some(ctx, cpu, 1));
-  const Bytes good = io::save(ct, opts(Compression::none, Seeding::never));
+  const Bytes good = io::save(anonymous(ct), opts(Compression::none, Seeding::never));
   const std::size_t desc = good[24] | (good[25] << 8);
   const std::size_t body = 48 + desc;
   {  // a coefficient equal to its modulus
@@ -262,7 +297,7 @@ TEST(SerializeHostile, CoefficientsAndShapesAreChecked) {
     expect_invalid([&] { io::load_ciphertext(b, ctx, cpu); }, "correction_factor");
   }
   {  // Galois elements: even, and out of order
-    const Bytes g = io::save(keys.gk, opts(Compression::none, Seeding::never));
+    const Bytes g = io::save(anonymous(keys.gk), opts(Compression::none, Seeding::never));
     Bytes b = g;
     b[48 + 20] = 4;  // first element
     fix_crc(b);
