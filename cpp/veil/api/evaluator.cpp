@@ -111,12 +111,6 @@ Ciphertext Evaluator::add_many(const std::vector<Ciphertext>& cts) const {
 
 void Evaluator::add_plain_inplace(Ciphertext& a, const Plaintext& p) const {
   check(a, "encrypted");
-  const u64 id = a.key_id();
-  struct Keep {  // the scheme may replace `a`; its key set stays
-    Ciphertext& c;
-    u64 id;
-    ~Keep() { c.set_key_id(id); }
-  } keep{a, id};
   switch (ctx_->scheme()) {
     case SchemeType::bfv: bfv::add_plain_inplace(a, p); return;
     case SchemeType::bgv: bgv::add_plain_inplace(a, p, false); return;
@@ -126,12 +120,6 @@ void Evaluator::add_plain_inplace(Ciphertext& a, const Plaintext& p) const {
 
 void Evaluator::sub_plain_inplace(Ciphertext& a, const Plaintext& p) const {
   check(a, "encrypted");
-  const u64 id = a.key_id();
-  struct Keep {  // the scheme may replace `a`; its key set stays
-    Ciphertext& c;
-    u64 id;
-    ~Keep() { c.set_key_id(id); }
-  } keep{a, id};
   switch (ctx_->scheme()) {
     case SchemeType::bfv: bfv::sub_plain_inplace(a, p); return;
     case SchemeType::bgv: bgv::add_plain_inplace(a, p, true); return;

@@ -50,4 +50,47 @@ void for_each(const Device& dev, std::size_t n, F f) {
   }
 }
 
+#if defined(__CUDACC__)
+template <class P>
+__global__ void veil_any_of_kernel(std::size_t n, P pred, std::uint32_t* flag) {
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(blockDim.x) * gridDim.x) {
+    if (pred(i)) flag[0] = 1;  // every writer stores the same value
+  }
+}
+#endif
+
+/// True when pred(i) holds for some i in [0, n). CPU: a serial loop that stops at the first hit.
+/// CUDA: one kernel setting a device flag, then a 4-byte copy to the host (a synchronization).
+template <class P>
+bool any_of(const Device& dev, std::size_t n, P pred) {
+  if (n == 0) return false;
+  if (dev.is_cpu()) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (pred(i)) return true;
+    return false;
+  }
+#if defined(__CUDACC__)
+  backend::set_current(dev);
+  auto* flag = static_cast<std::uint32_t*>(backend::allocate(dev, sizeof(std::uint32_t)));
+  std::uint32_t host = 0;
+  try {
+    backend::fill_zero(dev, flag, sizeof(std::uint32_t));
+    constexpr unsigned threads = 256;
+    std::size_t blocks = (n + threads - 1) / threads;
+    if (blocks > 65535u * 4u) blocks = 65535u * 4u;
+    veil_any_of_kernel<<<unsigned(blocks), threads, 0, backend::stream(dev)>>>(n, pred, flag);
+    backend::check_last_launch("any_of");
+    backend::copy(Device::cpu(), &host, dev, flag, sizeof(host));
+  } catch (...) {
+    backend::deallocate(dev, flag, sizeof(std::uint32_t));
+    throw;
+  }
+  backend::deallocate(dev, flag, sizeof(std::uint32_t));
+  return host != 0;
+#else
+  throw_cuda_not_in_this_unit(__FILE__);
+#endif
+}
+
 }  // namespace veil

@@ -23,66 +23,59 @@ void sample_uniform(const Device& dev, u64* out, std::size_t n, const RnsBase& b
 }
 
 namespace {
-template <bool kTernary>
-void sample_small(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
-                  const PrngStream& stream) {
-  // One block gives 8 coefficients of 64 bits; stream 0xFFFFFFFF keeps it apart from uniform.
+// Signed small/flooding samplers: one block gives 8 coefficients of 64 keystream bits each;
+// value(w) maps them to a signed integer written into every limb. `sub_stream` keeps each
+// distribution's keystream apart from the others (uniform uses the limb index).
+template <class V>
+void sample_signed(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
+                   const PrngStream& stream, u32 sub_stream, V value) {
   const std::size_t blocks = (n + 7) / 8;
   const std::size_t limbs = base.size();
   const Modulus* mods = base.moduli(dev);
   const PrngStream s = stream;
   for_each(dev, blocks, VEIL_LAMBDA(std::size_t b) {
     u64 w[8];
-    s.block64(0xFFFFFFFFu, static_cast<u32>(b), w);
+    s.block64(sub_stream, static_cast<u32>(b), w);
     for (int k = 0; k < 8; ++k) {
       const std::size_t j = 8 * b + k;
       if (j >= n) break;
-      const i64 v = kTernary ? ternary_value(w[k]) : cbd_value(w[k]);
+      const i64 v = value(w[k]);
+      const u64 mag = v >= 0 ? static_cast<u64>(v) : static_cast<u64>(-(v + 1)) + 1;
       for (std::size_t l = 0; l < limbs; ++l) {
-        const u64 q = mods[l].value;
-        out[l * n + j] = v >= 0 ? static_cast<u64>(v) : q - static_cast<u64>(-v);
+        const Modulus m = mods[l];
+        const u64 r = mag < m.value ? mag : reduce_word(mag, m);
+        out[l * n + j] = (v >= 0 || r == 0) ? r : m.value - r;
       }
     }
   });
 }
+
+struct TernaryValue {
+  VEIL_HD i64 operator()(u64 x) const { return ternary_value(x); }
+};
+struct CbdValue {
+  VEIL_HD i64 operator()(u64 x) const { return cbd_value(x); }
+};
+struct FloodingValue {  // uniform in [-2^bits, 2^bits)
+  u64 mask, offset;
+  VEIL_HD i64 operator()(u64 x) const { return static_cast<i64>(x & mask) - static_cast<i64>(offset); }
+};
 }  // namespace
 
 void sample_ternary(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
                     const PrngStream& stream) {
-  sample_small<true>(dev, out, n, base, stream);
+  sample_signed(dev, out, n, base, stream, 0xFFFFFFFFu, TernaryValue{});
 }
 
 void sample_cbd(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
                 const PrngStream& stream) {
-  sample_small<false>(dev, out, n, base, stream);
+  sample_signed(dev, out, n, base, stream, 0xFFFFFFFFu, CbdValue{});
 }
 
 void sample_flooding(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
                      const PrngStream& stream, int bits) {
-  const std::size_t blocks = (n + 7) / 8;
-  const std::size_t limbs = base.size();
-  const Modulus* mods = base.moduli(dev);
-  const PrngStream s = stream;
-  const u64 mask = (u64(2) << bits) - 1;  // bits + 1 low bits
   const u64 offset = u64(1) << bits;
-  for_each(dev, blocks, VEIL_LAMBDA(std::size_t b) {
-    u64 w[8];
-    s.block64(0xFFFFFFFDu, static_cast<u32>(b), w);
-    for (int k = 0; k < 8; ++k) {
-      const std::size_t j = 8 * b + k;
-      if (j >= n) break;
-      const u64 x = w[k] & mask;  // v = x - 2^bits in [-2^bits, 2^bits)
-      for (std::size_t l = 0; l < limbs; ++l) {
-        const Modulus m = mods[l];
-        if (x >= offset) {
-          out[l * n + j] = reduce_word(x - offset, m);
-        } else {
-          const u64 r = reduce_word(offset - x, m);
-          out[l * n + j] = r ? m.value - r : 0;
-        }
-      }
-    }
-  });
+  sample_signed(dev, out, n, base, stream, 0xFFFFFFFDu, FloodingValue{(offset << 1) - 1, offset});
 }
 
 }  // namespace veil

@@ -74,18 +74,7 @@ void check_not_transparent(const Ciphertext& ct, const char* op) {
   if (!g_transparent_check.load() || ct.size() < 2) return;
   const std::size_t words = (ct.size() - 1) * ct.poly_words();
   const u64* p = ct.poly(1);
-  bool nonzero = false;
-  if (ct.device().is_cpu()) {
-    for (std::size_t i = 0; i < words && !nonzero; ++i) nonzero = p[i] != 0;
-  } else {
-    Buffer<u32> flag(ct.device(), 1);
-    flag.zero();
-    u32* f = flag.data();
-    for_each(ct.device(), words, VEIL_LAMBDA(std::size_t i) {
-      if (p[i] != 0) f[0] = 1;  // every writer stores the same value
-    });
-    nonzero = flag.to_host()[0] != 0;
-  }
+  const bool nonzero = any_of(ct.device(), words, VEIL_LAMBDA(std::size_t i) { return p[i] != 0; });
   if (!nonzero) {
     throw InvalidArgument(std::string(op) +
                           ": the result ciphertext is transparent (its c1 is zero, so c0 "

@@ -133,18 +133,9 @@ bool noise_exhausted(const Context& ctx, const Device& dev, const u64* x, std::s
   const Modulus* mods = q.moduli(dev);
   const u64* f = lt.noise_factor.data(dev);
   const double thr = lt.noise_threshold;
-  if (dev.is_cpu()) {
-    for (std::size_t j = 0; j < n; ++j)
-      if (noise_fraction_exceeds(x, n, j, limbs, mods, f, thr)) return true;
-    return false;
-  }
-  Buffer<u32> flag(dev, 1);
-  flag.zero();
-  u32* fl = flag.data();
-  for_each(dev, n, VEIL_LAMBDA(std::size_t j) {
-    if (noise_fraction_exceeds(x, n, j, limbs, mods, f, thr)) fl[0] = 1;  // same value from all
+  return any_of(dev, n, VEIL_LAMBDA(std::size_t j) {
+    return noise_fraction_exceeds(x, n, j, limbs, mods, f, thr);
   });
-  return flag.to_host()[0] != 0;
 }
 
 void check_noise_budget(const Context& ctx, const Device& dev, const u64* phase, std::size_t level) {
