@@ -6,6 +6,14 @@
 #   profile stage profile of multiply+relinearize
 #   bench   veil bench (SCHEME=bfv|bgv|ckks) with extra arguments after the modes
 #   ntt     NTT variant benchmark and per-variant parity tests
+#   sh      run $SH_CMD (a diagnostic command) in this script's environment
+#   nttq    the NTT tests at the default variants and the NTT benchmark with $NTT_ARGS
+#           (e.g. NTT_ARGS=u32)
+#   xgboost `veil demo --model xgboost --peer seal --device cuda`: encrypted XGBoost on SEAL (1
+#           thread), Veil CPU (1 and all threads) and the GPU, seed 000's Table 6 (xgboost.log)
+#   load    `veil serve --device cuda` on 127.0.0.1 (free port), then `veil demo --server` (the
+#           single 143-sample request latency) and `veil loadtest` (8 clients x 25 requests);
+#           logs serve.log, load.log, load.json; a wrong or failed answer fails the call
 #   memcheck  the GPU-side C++ tests under compute-sanitizer memcheck (out-of-bounds and misaligned
 #           accesses, hardware exceptions, CUDA API errors, device leaks); any report fails it.
 #           MEMCHECK_FILTER overrides the gtest filter, MEMCHECK_TIMEOUT (s, default 360) bounds it,
@@ -25,7 +33,7 @@ OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 export CMAKE_CUDA_ARCHITECTURES=${CMAKE_CUDA_ARCHITECTURES:-90}
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-16}
-export PYTHONUNBUFFERED=1
+export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1
 has() { [[ ",$MODES," == *",$1,"* ]]; }
 finish() { tar -C "$OUT" -czf "$OUT/logs.tgz" --exclude logs.tgz . 2>/dev/null; }
 trap finish EXIT
@@ -61,6 +69,15 @@ if [ -d .whl ]; then
     mod=$(echo "$name" | tr 'A-Z' 'a-z')
     case "$mod" in
       seal_python) mod=seal ;; markdown_it_py) mod=markdown_it ;; scikit_learn) mod=sklearn ;;
+      xgboost_cpu) mod=xgboost ;;
+      opentelemetry_api) mod=opentelemetry ;;
+    esac
+    # `veil serve`'s stack travels whole unless fastapi is there: an older preinstalled pydantic,
+    # anyio or typing_extensions would not fit the carried fastapi.
+    case "$mod" in
+      fastapi|starlette|pydantic|pydantic_core|anyio|typing_extensions|typing_inspection|\
+      annotated_types|annotated_doc|opentelemetry)
+        python3 -c "import fastapi" 2>/dev/null || mod=_veil_force_install ;;
     esac
     python3 -c "import $mod" 2>/dev/null && continue
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "$w" \
@@ -111,12 +128,46 @@ if has bench; then
     --markdown "$OUT/bench_$SCHEME.md" "$@") > "$OUT/bench_$SCHEME.log" 2>&1
   echo "bench rc=$?"; tail -40 "$OUT/bench_$SCHEME.log"
 fi
+if has nttq; then  # quick: the NTT tests at the default variants, then the bench ($NTT_ARGS)
+  "$BUILD/veil_tests" --gtest_brief=1 --gtest_filter='Ntt*:*NttCuda*' > "$OUT/ntt_tests.log" 2>&1
+  echo "ntt tests rc=$?"; grep -E 'PASSED|FAILED' "$OUT/ntt_tests.log" | head -20
+  # shellcheck disable=SC2086
+  "$BUILD/veil_ntt_bench" ${NTT_ARGS:-} > "$OUT/ntt_bench.log" 2>&1
+  echo "ntt_bench rc=$?"; cat "$OUT/ntt_bench.log"
+fi
 if has ntt; then
   "$BUILD/veil_ntt_bench" > "$OUT/ntt_bench.log" 2>&1
   echo "ntt_bench rc=$?"; cat "$OUT/ntt_bench.log"
   for v in 0 1 2 3; do
-    echo "variant $v: $(VEIL_NTT_VARIANT=$v "$BUILD/veil_tests" --gtest_brief=1 --gtest_filter='NttCuda*:RnsCuda*:BfvParity*' 2>&1 | grep -E 'PASSED|FAILED' | tr '\n' ' ')"
+    echo "variant $v: $(VEIL_NTT_VARIANT=$v "$BUILD/veil_tests" --gtest_brief=1 --gtest_filter='*NttCuda*:*RnsCuda*:*BfvParity*' 2>&1 | grep -E 'PASSED|FAILED' | tr '\n' ' ')"
   done
+fi
+if has load; then
+  PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  URL=http://127.0.0.1:$PORT
+  (cd /tmp && exec veil serve --device cuda --port "$PORT") > "$OUT/serve.log" 2>&1 &
+  SRV=$!
+  for _ in $(seq 180); do
+    python3 -c 'import httpx, sys; httpx.get(sys.argv[1] + "/health").raise_for_status()' "$URL" \
+      > /dev/null 2>&1 && break
+    kill -0 $SRV 2> /dev/null || break
+    sleep 1
+  done
+  (cd /tmp && COLUMNS=120 veil demo --server "$URL" --device cpu && COLUMNS=120 veil loadtest \
+    --server "$URL" --clients "${CLIENTS:-8}" --requests "${REQUESTS:-25}" --json "$OUT/load.json") \
+    > "$OUT/load.log" 2>&1
+  load_rc=$?
+  kill $SRV; wait $SRV 2> /dev/null
+  echo "load rc=$load_rc"; cat "$OUT/load.log"; tail -5 "$OUT/serve.log"
+fi
+if has sh; then  # a diagnostic command in this script's environment: SH_CMD
+  (cd /tmp && bash -c "$SH_CMD") > "$OUT/sh.log" 2>&1
+  echo "sh rc=$?"; tail -60 "$OUT/sh.log"
+fi
+if has xgboost; then
+  (cd /tmp && COLUMNS=120 veil demo --model xgboost --peer seal --device cuda) \
+    > "$OUT/xgboost.log" 2>&1
+  echo "xgboost rc=$?"; cat "$OUT/xgboost.log"
 fi
 if has memcheck; then
   # GPU-side tests only, at small N (memcheck slows kernels 10-50x): every kernel family is here.
@@ -169,5 +220,6 @@ if has memcheck; then
     fi
   fi
 fi
-# A sanitizer report (or a memcheck that could not run) fails the call.
+# A sanitizer report (or a memcheck that could not run), or a failed load mode, fails the call.
+[ "${load_rc:-0}" = 0 ] || san_rc=1
 exit "${san_rc:-0}"

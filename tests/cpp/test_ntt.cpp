@@ -7,6 +7,7 @@
 //    evaluated directly (Horner), with psi the minimal primitive 2N-th root found by brute force;
 //  - round trips for N up to 2^17;
 //  - NttCuda: the CUDA transform against the CPU reference, bit for bit (skipped without a GPU).
+// 32-bit words (primes < 2^31) face the same oracles (Ntt32Cpu, NttCuda32).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "veil/backend/buffer.h"
 #include "veil/backend/device.h"
 #include "veil/backend/memory.h"
+#include "veil/core/error.h"
 #include "veil/core/modarith.h"
 #include "veil/core/primes.h"
 #include "veil/ring/ntt.h"
@@ -372,6 +374,192 @@ TEST_P(NttCuda, SlicedBaseAtOffset) {
 // 2^10..2^17 are the library's degrees; 2^4..2^9 exercise the small one-block path and 2^18 the
 // per-stage fallback kernels.
 INSTANTIATE_TEST_SUITE_P(Degrees, NttCuda, testing::Range(4, 19),
+                         [](const testing::TestParamInfo<int>& i) {
+                           return "N2e" + std::to_string(i.param);
+                         });
+
+// ---- (e) 32-bit words: primes < 2^31 --------------------------------------------------------
+
+// 31-bit primes are the tightest case for 32-bit words (2q is just below 2^32).
+const std::vector<int> kBitSizes32 = {31, 30, 29, 31, 28, 30, 31, 29};
+
+std::vector<int> bits32_for(std::size_t limbs, std::size_t salt) {
+  std::vector<int> b;
+  for (std::size_t i = 0; i < limbs; ++i) b.push_back(kBitSizes32[(i + salt) % kBitSizes32.size()]);
+  return b;
+}
+
+std::vector<u32> narrow(const std::vector<u64>& v) { return {v.begin(), v.end()}; }
+std::vector<u64> widen(const std::vector<u32>& v) { return {v.begin(), v.end()}; }
+
+TEST(Ntt32Cpu, MultiplicationMatchesSchoolbook) {
+  std::mt19937_64 rng(11);
+  for (int log_n = 4; log_n <= 12; ++log_n) {
+    const std::size_t n = std::size_t(1) << log_n;
+    const std::size_t limbs = log_n <= 10 ? 4 : 2, polys = 2;
+    const NttSetup s = make_setup(n, bits32_for(limbs, log_n));
+    const std::vector<u64> a = random_polys(s, polys, rng), b = random_polys(s, polys, rng);
+    std::vector<u32> fa = narrow(a), fb = narrow(b);
+    veil::ntt_forward(kCpu, fa.data(), polys, s.base, s.tables);
+    veil::ntt_forward(kCpu, fb.data(), polys, s.base, s.tables);
+    ASSERT_TRUE(all_reduced(widen(fa), s)) << "log_n=" << log_n;
+    std::vector<u32> c(fa.size());
+    for (std::size_t k = 0; k < c.size(); ++k) {
+      c[k] = u32(mulmod(fa[k], fb[k], s.moduli[(k / n) % limbs].value));
+    }
+    veil::ntt_inverse(kCpu, c.data(), polys, s.base, s.tables);
+    for (std::size_t p = 0; p < polys; ++p) {
+      for (std::size_t l = 0; l < limbs; ++l) {
+        const std::size_t off = (p * limbs + l) * n;
+        const std::vector<u64> want =
+            negacyclic_schoolbook(a.data() + off, b.data() + off, n, s.moduli[l].value);
+        ASSERT_TRUE(std::equal(want.begin(), want.end(), c.begin() + off))
+            << "log_n=" << log_n << " poly=" << p << " limb=" << l << " q=" << s.moduli[l].value;
+      }
+    }
+  }
+}
+
+TEST(Ntt32Cpu, ForwardIsBitReversedEvaluation) {
+  std::mt19937_64 rng(12);
+  for (int log_n = 1; log_n <= 9; ++log_n) {
+    const std::size_t n = std::size_t(1) << log_n;
+    const std::size_t limbs = 3;
+    const NttSetup s = make_setup(n, bits32_for(limbs, 2 * log_n));
+    const std::vector<u64> a = random_polys(s, 1, rng);
+    std::vector<u32> fa = narrow(a);
+    veil::ntt_forward(kCpu, fa.data(), 1, s.base, s.tables);
+    for (std::size_t l = 0; l < limbs; ++l) {
+      const u64 q = s.moduli[l].value;
+      const u64 psi = minimal_psi(q, n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const u64 z = powmod(psi, 2 * u64(bitrev(u32(i), log_n)) + 1, q);
+        u64 acc = 0;
+        for (std::size_t k = n; k-- > 0;) acc = (mulmod(acc, z, q) + a[l * n + k]) % q;
+        ASSERT_EQ(fa[l * n + i], acc) << "log_n=" << log_n << " limb=" << l << " i=" << i;
+      }
+    }
+  }
+}
+
+// Round trips both ways up to 2^17, from random data and from q - 1 everywhere (the largest sums).
+TEST(Ntt32Cpu, RoundTripsAndExtremeInputs) {
+  std::mt19937_64 rng(13);
+  for (int log_n = 1; log_n <= 17; ++log_n) {
+    const std::size_t n = std::size_t(1) << log_n;
+    const std::size_t limbs = log_n <= 14 ? 4 : 2;
+    const NttSetup s = make_setup(n, bits32_for(limbs, log_n));
+    std::vector<u64> a = random_polys(s, 2, rng);
+    for (std::size_t k = 0; k < limbs * n; ++k) a[k] = s.moduli[k / n].value - 1;  // poly 0
+    std::vector<u32> v = narrow(a);
+    veil::ntt_forward(kCpu, v.data(), 2, s.base, s.tables);
+    ASSERT_TRUE(all_reduced(widen(v), s)) << "log_n=" << log_n;
+    veil::ntt_inverse(kCpu, v.data(), 2, s.base, s.tables);
+    ASSERT_EQ(widen(v), a) << "log_n=" << log_n;
+    veil::ntt_inverse(kCpu, v.data(), 2, s.base, s.tables);
+    ASSERT_TRUE(all_reduced(widen(v), s)) << "log_n=" << log_n;
+    veil::ntt_forward(kCpu, v.data(), 2, s.base, s.tables);
+    ASSERT_EQ(widen(v), a) << "log_n=" << log_n;
+  }
+}
+
+// The transform belongs to the prime, not the word: 32- and 64-bit words give the same residues.
+TEST(Ntt32Cpu, SameResiduesAs64BitWords) {
+  std::mt19937_64 rng(14);
+  const std::size_t n = 1024;
+  const NttSetup s = make_setup(n, bits32_for(6, 0));
+  const std::vector<u64> a = random_polys(s, 2, rng);
+  std::vector<u64> w64 = a;
+  std::vector<u32> w32 = narrow(a);
+  veil::ntt_forward(kCpu, w64.data(), 2, s.base, s.tables);
+  veil::ntt_forward(kCpu, w32.data(), 2, s.base, s.tables);
+  EXPECT_EQ(widen(w32), w64);
+  veil::ntt_inverse(kCpu, w64.data(), 2, s.base, s.tables);
+  veil::ntt_inverse(kCpu, w32.data(), 2, s.base, s.tables);
+  EXPECT_EQ(widen(w32), w64);
+}
+
+// The view API: the same transform, and the argument checks.
+TEST(Ntt32Cpu, ViewApiAndRejections) {
+  std::mt19937_64 rng(15);
+  const std::size_t n = 256;
+  const NttSetup s = make_setup(n, bits32_for(3, 1));
+  const std::vector<u64> a = random_polys(s, 2, rng);
+  std::vector<u32> by_ptr = narrow(a), by_view = narrow(a);
+  veil::ntt_forward(kCpu, by_ptr.data(), 2, s.base, s.tables);
+  const auto view = veil::make_view<u32>(kCpu, by_view.data(), 2, s.base, n);
+  EXPECT_EQ(view.num_limbs, 3u);
+  EXPECT_EQ(view.limb(1, 2), by_view.data() + 5 * n);
+  veil::ntt_forward(kCpu, view, s.tables);
+  EXPECT_EQ(by_view, by_ptr);
+  veil::ntt_inverse(kCpu, view, s.tables);
+  EXPECT_EQ(widen(by_view), a);
+  // A 40-bit prime does not fit a 32-bit word.
+  const NttSetup wide = make_setup(n, {31, 40});
+  std::vector<u32> w(2 * n, 1);
+  try {
+    veil::ntt_forward(kCpu, w.data(), 1, wide.base, wide.tables);
+    FAIL() << "expected InvalidArgument";
+  } catch (const veil::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("32-bit"), std::string::npos) << e.what();
+  }
+  // Tables of another degree.
+  const NttSetup other = make_setup(2 * n, bits32_for(3, 1));
+  EXPECT_THROW(veil::ntt_forward(kCpu, view, other.tables), veil::InvalidArgument);
+  const RnsBase plain(s.moduli);
+  EXPECT_THROW(veil::ntt_forward(kCpu, by_view.data(), 1, plain, s.tables), veil::InvalidArgument);
+}
+
+class NttCuda32 : public testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    if (veil::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+    gpu_ = Device(Device::Kind::cuda, 0);
+  }
+  Device gpu_;
+};
+
+// CPU and CUDA transforms of the same input agree word for word; round trips on the device; a
+// sliced base at an offset leaves the words outside it alone.
+TEST_P(NttCuda32, MatchesCpuBitForBit) {
+  const int log_n = GetParam();
+  const std::size_t n = std::size_t(1) << log_n;
+  std::mt19937_64 rng(500 + log_n);
+  for (const auto& [limbs, polys] : kShapes) {
+    const NttSetup s = make_setup(n, bits32_for(limbs, limbs + log_n));
+    const std::vector<u32> input = narrow(random_polys(s, polys, rng));
+    for (const bool forward : {true, false}) {
+      std::vector<u32> want = input;
+      Buffer<u32> dev = Buffer<u32>::from_host(gpu_, input);
+      if (forward) {
+        veil::ntt_forward(kCpu, want.data(), polys, s.base, s.tables);
+        veil::ntt_forward(gpu_, dev.data(), polys, s.base, s.tables);
+      } else {
+        veil::ntt_inverse(kCpu, want.data(), polys, s.base, s.tables);
+        veil::ntt_inverse(gpu_, dev.data(), polys, s.base, s.tables);
+      }
+      veil::backend::synchronize(gpu_);
+      ASSERT_EQ(dev.to_host(), want) << (forward ? "forward" : "inverse") << " log_n=" << log_n
+                                     << " limbs=" << limbs << " polys=" << polys;
+    }
+    Buffer<u32> dev = Buffer<u32>::from_host(gpu_, input);
+    veil::ntt_forward(gpu_, dev.data(), polys, s.base, s.tables);
+    veil::ntt_inverse(gpu_, dev.data(), polys, s.base, s.tables);
+    veil::backend::synchronize(gpu_);
+    ASSERT_EQ(dev.to_host(), input) << "round trip log_n=" << log_n << " limbs=" << limbs;
+  }
+  const NttSetup s = make_setup(n, bits32_for(5, 3 * log_n));
+  const RnsBase mid = s.base.slice(1, 3);
+  const std::vector<u32> input = narrow(random_polys(s, 1, rng));
+  std::vector<u32> want = input;
+  Buffer<u32> dev = Buffer<u32>::from_host(gpu_, input);
+  veil::ntt_forward(kCpu, want.data() + n, 1, mid, s.tables);
+  veil::ntt_forward(gpu_, dev.data() + n, 1, mid, s.tables);
+  veil::backend::synchronize(gpu_);
+  EXPECT_EQ(dev.to_host(), want) << "sliced log_n=" << log_n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Degrees, NttCuda32, testing::Range(4, 19),
                          [](const testing::TestParamInfo<int>& i) {
                            return "N2e" + std::to_string(i.param);
                          });

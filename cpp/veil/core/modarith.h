@@ -1,4 +1,5 @@
-// Word-level modular arithmetic for 64-bit RNS words (moduli < 2^61), host and device.
+// Word-level modular arithmetic for 64-bit RNS words (moduli < 2^61) and 32-bit words (moduli
+// < 2^31), host and device.
 //
 // Barrett reduction of a 128-bit product uses the two-word constant floor(2^128 / q)
 // (Barrett, CRYPTO'86; the two-word variant as in SEAL's util/uintarithsmallmod.h semantics).
@@ -115,6 +116,50 @@ VEIL_HD u64 mul_shoup_lazy(u64 x, u64 w, u64 wq, u64 q) {
 VEIL_HD u64 mul_shoup(u64 x, u64 w, u64 wq, u64 q) {
   u64 r = mul_shoup_lazy(x, w, wq, q);
   return r >= q ? r - q : r;
+}
+
+// ---- 32-bit words (primes q < 2^31) -----------------------------------------------------------
+// The same Shoup multiplication on 32-bit words: w' = floor(w * 2^32 / q), qhat = hi32(x w'),
+// x w - qhat q in [0, 2q) for any 32-bit x (Harvey 2014, Alg. 2 with beta = 2^32). Every product
+// is a native 32-bit IMAD on the GPU (Hopper has no 64-bit integer multiply-add), which is why
+// 32-bit words roughly halve the instructions of an NTT butterfly (bench/NOTES.md). With q < 2^31
+// a sum of two values in [0, q) and a lazy product in [0, 2q) both fit a word; values are kept in
+// [0, q) or [0, 2q) and corrected by one `reduce_once` (a subtraction and an unsigned minimum).
+
+/// A modulus that fits a 32-bit word (q < 2^31): 32-bit words may hold its residues.
+constexpr bool fits_word32(u64 q) { return q >= 2 && q < (u64(1) << 31); }
+
+VEIL_HD u32 mul_hi(u32 a, u32 b) {
+#if VEIL_DEVICE_CODE
+  return __umulhi(a, b);
+#else
+  return static_cast<u32>((static_cast<u64>(a) * b) >> 32);
+#endif
+}
+
+/// x mod q for x in [0, 2q): min(x, x - q) (the difference wraps above x when x < q).
+VEIL_HD u32 reduce_once(u32 x, u32 q) {
+  const u32 d = x - q;
+  return d < x ? d : x;
+}
+
+VEIL_HD u32 add_mod(u32 a, u32 b, u32 q) { return reduce_once(a + b, q); }
+VEIL_HD u32 sub_mod(u32 a, u32 b, u32 q) { return reduce_once(a + q - b, q); }
+
+/// Shoup precomputation on 32-bit words: floor(w * 2^32 / q), for w < q < 2^31.
+constexpr u32 shoup_quotient32(u32 w, u32 q) {
+  return static_cast<u32>((static_cast<u64>(w) << 32) / q);
+}
+
+/// x * w mod q in [0, 2q) given wq = floor(w 2^32 / q); x may be any 32-bit word.
+VEIL_HD u32 mul_shoup_lazy(u32 x, u32 w, u32 wq, u32 q) {
+  const u32 qhat = mul_hi(x, wq);
+  return x * w - qhat * q;
+}
+
+/// x * w mod q in [0, q).
+VEIL_HD u32 mul_shoup(u32 x, u32 w, u32 wq, u32 q) {
+  return reduce_once(mul_shoup_lazy(x, w, wq, q), q);
 }
 
 /// Host-only helpers (exact, slow): pow and inverse mod q.

@@ -1,9 +1,8 @@
 #include "veil/ring/ntt.h"
 
-#include "veil/backend/device.h"
-
 #include <string>
 
+#include "veil/backend/device.h"
 #include "veil/core/error.h"
 #include "veil/core/primes.h"
 
@@ -42,6 +41,34 @@ NttTables::NttTables(std::size_t n, const std::vector<Modulus>& primes) : n_(n) 
     inv[2 * p] = ninv;
     inv[2 * p + 1] = shoup_quotient(ninv, q);
   }
+  // 32-bit tables for the primes below 2^31 (same values, 32-bit Shoup quotients).
+  bool any32 = false;
+  for (const Modulus& m : primes) any32 = any32 || fits_word32(m.value);
+  if (any32) {
+    std::vector<u32> tw32(primes.size() * 4 * n, 0);
+    std::vector<u32> inv32(primes.size() * 4, 0);
+    for (std::size_t p = 0; p < primes.size(); ++p) {
+      const u64 q = primes[p].value;
+      if (!fits_word32(q)) continue;
+      const u32 q32 = static_cast<u32>(q);
+      const u64* src = tw.data() + p * 4 * n;
+      u32* dst = tw32.data() + p * 4 * n;
+      for (std::size_t i = 0; i < n; ++i) {
+        dst[i] = static_cast<u32>(src[i]);
+        dst[n + i] = shoup_quotient32(dst[i], q32);
+        dst[2 * n + i] = static_cast<u32>(src[2 * n + i]);
+        dst[3 * n + i] = shoup_quotient32(dst[2 * n + i], q32);
+      }
+      const u32 ninv = static_cast<u32>(inv[2 * p]);
+      const u32 w1n = static_cast<u32>(mul_mod(src[2 * n + 1], ninv, primes[p]));
+      inv32[4 * p] = ninv;
+      inv32[4 * p + 1] = shoup_quotient32(ninv, q32);
+      inv32[4 * p + 2] = w1n;
+      inv32[4 * p + 3] = shoup_quotient32(w1n, q32);
+    }
+    twiddles32_ = DeviceTable<u32>(std::move(tw32));
+    inv_n32_ = DeviceTable<u32>(std::move(inv32));
+  }
   primes_ = DeviceTable<Modulus>(primes);
   twiddles_ = DeviceTable<u64>(std::move(tw));
   inv_n_ = DeviceTable<u64>(std::move(inv));
@@ -56,47 +83,66 @@ u32 NttTables::index_of(u64 q) const {
 
 namespace detail {
 
-void ntt_forward_limb(u64* a, const u64* tw, const u64* tw_shoup, std::size_t n, u64 q) {
-  const u64 two_q = 2 * q;
+// Harvey's lazy butterflies on 64-bit words (values in [0, 4q) between stages); on 32-bit words
+// (q < 2^31, so 4q may not fit) the forward keeps values in [0, 2q) and the inverse in [0, q),
+// one reduce_once per operand (core/modarith.h).
+template <class W>
+void ntt_forward_limb(W* a, const W* tw, const W* tw_shoup, std::size_t n, W q) {
+  constexpr bool k32 = sizeof(W) == 4;
+  const W two_q = 2 * q;
   std::size_t t = n;
   for (std::size_t m = 1; m < n; m <<= 1) {
     t >>= 1;
     for (std::size_t i = 0; i < m; ++i) {
-      const u64 w = tw[m + i], ws = tw_shoup[m + i];
-      u64* x = a + 2 * i * t;
-      u64* y = x + t;
+      const W w = tw[m + i], ws = tw_shoup[m + i];
+      W* x = a + 2 * i * t;
+      W* y = x + t;
       for (std::size_t j = 0; j < t; ++j) {
-        u64 u = x[j];
-        if (u >= two_q) u -= two_q;
-        u64 v = mul_shoup_lazy(y[j], w, ws, q);
-        x[j] = u + v;
-        y[j] = u + two_q - v;
+        if constexpr (k32) {
+          const W u = reduce_once(x[j], q);
+          const W v = mul_shoup(y[j], w, ws, q);
+          x[j] = u + v;
+          y[j] = u + q - v;
+        } else {
+          W u = x[j];
+          if (u >= two_q) u -= two_q;
+          const W v = mul_shoup_lazy(y[j], w, ws, q);
+          x[j] = u + v;
+          y[j] = u + two_q - v;
+        }
       }
     }
   }
   for (std::size_t j = 0; j < n; ++j) {
-    u64 v = a[j];
+    W v = a[j];
     if (v >= two_q) v -= two_q;
     if (v >= q) v -= q;
     a[j] = v;
   }
 }
 
-void ntt_inverse_limb(u64* a, const u64* itw, const u64* itw_shoup, std::size_t n, u64 q,
-                      u64 inv_n, u64 inv_n_shoup) {
-  const u64 two_q = 2 * q;
+template <class W>
+void ntt_inverse_limb(W* a, const W* itw, const W* itw_shoup, std::size_t n, W q, W inv_n,
+                      W inv_n_shoup) {
+  constexpr bool k32 = sizeof(W) == 4;
+  const W two_q = 2 * q;
   std::size_t t = 1;
   for (std::size_t m = n >> 1; m >= 1; m >>= 1) {
     for (std::size_t i = 0; i < m; ++i) {
-      const u64 w = itw[m + i], ws = itw_shoup[m + i];
-      u64* x = a + 2 * i * t;
-      u64* y = x + t;
+      const W w = itw[m + i], ws = itw_shoup[m + i];
+      W* x = a + 2 * i * t;
+      W* y = x + t;
       for (std::size_t j = 0; j < t; ++j) {
-        u64 u = x[j], v = y[j];
-        u64 s = u + v;
-        if (s >= two_q) s -= two_q;
-        x[j] = s;
-        y[j] = mul_shoup_lazy(u + two_q - v, w, ws, q);
+        const W u = x[j], v = y[j];
+        if constexpr (k32) {
+          x[j] = reduce_once(u + v, q);
+          y[j] = mul_shoup(u + q - v, w, ws, q);
+        } else {
+          W s = u + v;
+          if (s >= two_q) s -= two_q;
+          x[j] = s;
+          y[j] = mul_shoup_lazy(u + two_q - v, w, ws, q);
+        }
       }
     }
     t <<= 1;
@@ -104,55 +150,116 @@ void ntt_inverse_limb(u64* a, const u64* itw, const u64* itw_shoup, std::size_t 
   for (std::size_t j = 0; j < n; ++j) a[j] = mul_shoup(a[j], inv_n, inv_n_shoup, q);
 }
 
+template void ntt_forward_limb<u64>(u64*, const u64*, const u64*, std::size_t, u64);
+template void ntt_forward_limb<u32>(u32*, const u32*, const u32*, std::size_t, u32);
+template void ntt_inverse_limb<u64>(u64*, const u64*, const u64*, std::size_t, u64, u64, u64);
+template void ntt_inverse_limb<u32>(u32*, const u32*, const u32*, std::size_t, u32, u32, u32);
+
 }  // namespace detail
 
 namespace {
-void check_base(const RnsBase& base, const char* what) {
-  if (!base.has_ntt()) throw InvalidArgument(std::string(what) + ": base has no NTT tables");
-}
-}  // namespace
 
-void ntt_forward(const Device& dev, u64* data, std::size_t num_polys, const RnsBase& base,
-                 const NttTables& tables) {
-  check_base(base, "ntt_forward");
-  const std::size_t n = tables.n(), limbs = base.size();
-  if (dev.is_cuda()) {
-    detail::ntt_forward_cuda(dev, data, num_polys, limbs, base.ntt_ids(dev), tables.moduli(dev),
-                             tables.twiddles(dev), tables.log_n());
-    return;
-  }
-  const u64* tw = tables.twiddles(dev);
-  const auto& ids = base.ntt_ids();
-  const std::int64_t total = static_cast<std::int64_t>(num_polys * limbs);
-#pragma omp parallel for schedule(static) if (!backend::forked_child())
-  for (std::int64_t k = 0; k < total; ++k) {
-    const std::size_t l = static_cast<std::size_t>(k) % limbs;
-    const u64* t = tw + std::size_t(ids[l]) * 4 * n;
-    detail::ntt_forward_limb(data + std::size_t(k) * n, t, t + n, n, base[l].value);
+template <class W>
+void check_view(const RnsPolyView<W>& v, const NttTables& tables, const char* what) {
+  if (v.ntt_ids == nullptr) throw InvalidArgument(std::string(what) + ": base has no NTT tables");
+  if (v.log_n != tables.log_n()) {
+    throw InvalidArgument(std::string(what) + ": poly: degree 2^" + std::to_string(v.log_n) +
+                          " differs from the tables' 2^" + std::to_string(tables.log_n()));
   }
 }
 
-void ntt_inverse(const Device& dev, u64* data, std::size_t num_polys, const RnsBase& base,
-                 const NttTables& tables) {
-  check_base(base, "ntt_inverse");
-  const std::size_t n = tables.n(), limbs = base.size();
-  if (dev.is_cuda()) {
-    detail::ntt_inverse_cuda(dev, data, num_polys, limbs, base.ntt_ids(dev), tables.moduli(dev),
-                             tables.twiddles(dev), tables.inv_n(dev), tables.log_n());
-    return;
-  }
-  const u64* tw = tables.twiddles(dev);
-  const u64* inv = tables.inv_n(dev);
-  const auto& ids = base.ntt_ids();
-  const std::int64_t total = static_cast<std::int64_t>(num_polys * limbs);
+// Host copy of the view's table ids (the view's own pointer is on its device).
+std::vector<u32> host_ids(const RnsBase& base) { return base.ntt_ids(); }
+
+template <class W>
+void cpu_transform(bool forward, const RnsPolyView<W>& v, const std::vector<u32>& ids,
+                   const NttTables& tables) {
+  const Device cpu = Device::cpu();
+  const std::size_t n = v.n(), limbs = v.num_limbs;
+  const W* tw = tables.twiddles_for<W>(cpu);
+  const W* inv = tables.inv_n_for<W>(cpu);
+  constexpr std::size_t kInvStride = sizeof(W) == 4 ? 4 : 2;
+  const std::int64_t total = static_cast<std::int64_t>(std::size_t(v.num_polys) * limbs);
 #pragma omp parallel for schedule(static) if (!backend::forked_child())
   for (std::int64_t k = 0; k < total; ++k) {
     const std::size_t l = static_cast<std::size_t>(k) % limbs;
     const std::size_t id = ids[l];
-    const u64* t = tw + id * 4 * n;
-    detail::ntt_inverse_limb(data + std::size_t(k) * n, t + 2 * n, t + 3 * n, n, base[l].value,
-                             inv[2 * id], inv[2 * id + 1]);
+    const W q = static_cast<W>(tables.prime(id).value);
+    const W* t = tw + id * 4 * n;
+    W* a = v.limb(static_cast<u32>(k));
+    if (forward) {
+      detail::ntt_forward_limb<W>(a, t, t + n, n, q);
+    } else {
+      detail::ntt_inverse_limb<W>(a, t + 2 * n, t + 3 * n, n, q, inv[kInvStride * id],
+                                  inv[kInvStride * id + 1]);
+    }
   }
+}
+
+template <class W>
+void transform(bool forward, const Device& dev, W* data, std::size_t num_polys, const RnsBase& base,
+               const NttTables& tables) {
+  const char* what = forward ? "ntt_forward" : "ntt_inverse";
+  if (!base.has_ntt()) throw InvalidArgument(std::string(what) + ": base has no NTT tables");
+  const RnsPolyView<W> v = make_view<W>(dev, data, num_polys, base, tables.n());
+  if (v.num_polys == 0 || v.num_limbs == 0) return;
+  if (dev.is_cuda()) {
+    if (forward) {
+      detail::ntt_forward_cuda<W>(dev, v, tables.twiddles_for<W>(dev));
+    } else {
+      detail::ntt_inverse_cuda<W>(dev, v, tables.twiddles_for<W>(dev), tables.inv_n_for<W>(dev));
+    }
+    return;
+  }
+  cpu_transform<W>(forward, v, host_ids(base), tables);
+}
+
+}  // namespace
+
+template <class W>
+void ntt_forward(const Device& dev, const RnsPolyView<W>& poly, const NttTables& tables) {
+  check_view(poly, tables, "ntt_forward");
+  if (poly.num_polys == 0 || poly.num_limbs == 0) return;
+  if (dev.is_cuda()) {
+    detail::ntt_forward_cuda<W>(dev, poly, tables.twiddles_for<W>(dev));
+    return;
+  }
+  std::vector<u32> ids(poly.ntt_ids, poly.ntt_ids + poly.num_limbs);
+  cpu_transform<W>(true, poly, ids, tables);
+}
+
+template <class W>
+void ntt_inverse(const Device& dev, const RnsPolyView<W>& poly, const NttTables& tables) {
+  check_view(poly, tables, "ntt_inverse");
+  if (poly.num_polys == 0 || poly.num_limbs == 0) return;
+  if (dev.is_cuda()) {
+    detail::ntt_inverse_cuda<W>(dev, poly, tables.twiddles_for<W>(dev), tables.inv_n_for<W>(dev));
+    return;
+  }
+  std::vector<u32> ids(poly.ntt_ids, poly.ntt_ids + poly.num_limbs);
+  cpu_transform<W>(false, poly, ids, tables);
+}
+
+template void ntt_forward<u64>(const Device&, const RnsPolyView<u64>&, const NttTables&);
+template void ntt_forward<u32>(const Device&, const RnsPolyView<u32>&, const NttTables&);
+template void ntt_inverse<u64>(const Device&, const RnsPolyView<u64>&, const NttTables&);
+template void ntt_inverse<u32>(const Device&, const RnsPolyView<u32>&, const NttTables&);
+
+void ntt_forward(const Device& dev, u64* data, std::size_t num_polys, const RnsBase& base,
+                 const NttTables& tables) {
+  transform<u64>(true, dev, data, num_polys, base, tables);
+}
+void ntt_inverse(const Device& dev, u64* data, std::size_t num_polys, const RnsBase& base,
+                 const NttTables& tables) {
+  transform<u64>(false, dev, data, num_polys, base, tables);
+}
+void ntt_forward(const Device& dev, u32* data, std::size_t num_polys, const RnsBase& base,
+                 const NttTables& tables) {
+  transform<u32>(true, dev, data, num_polys, base, tables);
+}
+void ntt_inverse(const Device& dev, u32* data, std::size_t num_polys, const RnsBase& base,
+                 const NttTables& tables) {
+  transform<u32>(false, dev, data, num_polys, base, tables);
 }
 
 }  // namespace veil

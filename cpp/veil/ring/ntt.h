@@ -9,6 +9,10 @@
 // Data layout: `data` holds `num_polys` polynomials, each [base.size()][N] contiguous words, all
 // residues in [0, q). CPU: one OpenMP task per (poly, limb). CUDA: all limbs of all polynomials
 // in one batched launch sequence (ntt_cuda.cu).
+//
+// Word size: 64-bit words for any prime below 2^61; 32-bit words (u32) for primes below 2^31, with
+// the 32-bit Shoup arithmetic of core/modarith.h. Both produce the same residues for the same
+// prime (the transform is defined by the prime, not by the word).
 #pragma once
 #include <cstddef>
 #include <vector>
@@ -16,6 +20,7 @@
 #include "veil/backend/table.h"
 #include "veil/core/modarith.h"
 #include "veil/ring/rns_base.h"
+#include "veil/ring/rns_poly_view.h"
 
 namespace veil {
 
@@ -39,6 +44,31 @@ class NttTables {
 
   const u64* twiddles(const Device& dev) const { return twiddles_.data(dev); }
   const u64* inv_n(const Device& dev) const { return inv_n_.data(dev); }
+  /// 32-bit tables, same layout as twiddles() with floor(w 2^32 / q) quotients; rows of primes
+  /// >= 2^31 are zero. Empty when no prime fits a 32-bit word.
+  const u32* twiddles32(const Device& dev) const { return twiddles32_.data(dev); }
+  /// [prime][4] = N^-1, its 32-bit quotient, psi^-bitrev(1) N^-1 (the inverse transform's last
+  /// stage merged with the scaling), its quotient.
+  const u32* inv_n32(const Device& dev) const { return inv_n32_.data(dev); }
+  /// True when prime i is below 2^31 (its 32-bit tables are filled).
+  bool has_word32(std::size_t i) const { return fits_word32(primes_[i].value); }
+  /// The twiddle and N^-1 tables for words W on dev.
+  template <class W>
+  const W* twiddles_for(const Device& dev) const {
+    if constexpr (sizeof(W) == 4) {
+      return twiddles32(dev);
+    } else {
+      return twiddles(dev);
+    }
+  }
+  template <class W>
+  const W* inv_n_for(const Device& dev) const {
+    if constexpr (sizeof(W) == 4) {
+      return inv_n32(dev);
+    } else {
+      return inv_n(dev);
+    }
+  }
   const Modulus* moduli(const Device& dev) const { return primes_.data(dev); }
   /// psi (the minimal primitive 2N-th root) for prime i.
   u64 psi(std::size_t i) const { return psi_[i]; }
@@ -49,8 +79,20 @@ class NttTables {
   DeviceTable<Modulus> primes_;
   DeviceTable<u64> twiddles_;
   DeviceTable<u64> inv_n_;
+  DeviceTable<u32> twiddles32_;
+  DeviceTable<u32> inv_n32_;
   std::vector<u64> psi_;
 };
+
+/// In-place forward NTT of every limb of every polynomial of `poly` (coefficients -> NTT form),
+/// on `dev` (where `poly`'s words and tables live). W = u32 or u64.
+/// @throws InvalidArgument if the view has no NTT-table ids, its degree differs from the tables',
+///         or (W = u32) one of its primes is not below 2^31.
+template <class W>
+void ntt_forward(const Device& dev, const RnsPolyView<W>& poly, const NttTables& tables);
+/// In-place inverse NTT (NTT form -> coefficients, scaled by N^-1); as ntt_forward.
+template <class W>
+void ntt_inverse(const Device& dev, const RnsPolyView<W>& poly, const NttTables& tables);
 
 /// In-place forward NTT of `num_polys` polynomials over `base` (coefficients -> NTT form).
 void ntt_forward(const Device& dev, u64* data, std::size_t num_polys, const RnsBase& base,
@@ -58,18 +100,27 @@ void ntt_forward(const Device& dev, u64* data, std::size_t num_polys, const RnsB
 /// In-place inverse NTT (NTT form -> coefficients).
 void ntt_inverse(const Device& dev, u64* data, std::size_t num_polys, const RnsBase& base,
                  const NttTables& tables);
+/// The same on 32-bit words; every prime of `base` must be below 2^31.
+void ntt_forward(const Device& dev, u32* data, std::size_t num_polys, const RnsBase& base,
+                 const NttTables& tables);
+void ntt_inverse(const Device& dev, u32* data, std::size_t num_polys, const RnsBase& base,
+                 const NttTables& tables);
 
 namespace detail {
-// CPU kernels for one limb (reference implementation; also used by tests).
-void ntt_forward_limb(u64* a, const u64* tw, const u64* tw_shoup, std::size_t n, u64 q);
-void ntt_inverse_limb(u64* a, const u64* itw, const u64* itw_shoup, std::size_t n, u64 q,
-                      u64 inv_n, u64 inv_n_shoup);
-// CUDA batched kernels (ntt_cuda.cu). `ids[l]` is the NttTables index of limb l.
-void ntt_forward_cuda(const Device& dev, u64* data, std::size_t num_polys, std::size_t num_limbs,
-                      const u32* ids, const Modulus* moduli, const u64* twiddles, int log_n);
-void ntt_inverse_cuda(const Device& dev, u64* data, std::size_t num_polys, std::size_t num_limbs,
-                      const u32* ids, const Modulus* moduli, const u64* twiddles,
-                      const u64* inv_n, int log_n);
+// CPU kernels for one limb (reference implementation; also used by tests). W = u32 (q < 2^31)
+// or u64 (q < 2^61); tw/tw_shoup as in NttTables for that word.
+template <class W>
+void ntt_forward_limb(W* a, const W* tw, const W* tw_shoup, std::size_t n, W q);
+template <class W>
+void ntt_inverse_limb(W* a, const W* itw, const W* itw_shoup, std::size_t n, W q, W inv_n,
+                      W inv_n_shoup);
+// CUDA batched kernels (ntt_cuda.cu): every limb of every polynomial of `poly` (whose ntt_ids
+// index the tables). twiddles/inv_n: NttTables::twiddles_for<W>/inv_n_for<W> on the device.
+template <class W>
+void ntt_forward_cuda(const Device& dev, const RnsPolyView<W>& poly, const W* twiddles);
+template <class W>
+void ntt_inverse_cuda(const Device& dev, const RnsPolyView<W>& poly, const W* twiddles,
+                      const W* inv_n);
 // Kernel variant of the CUDA NTT (ntt_cuda.cu; CUDA builds only): 0..ntt_variant_count()-1, all
 // bit-identical to the CPU. The default comes from VEIL_NTT_VARIANT (read once) or the built-in
 // choice; set_ntt_variant(v) overrides it for this process (-1 restores it; for benchmarks).

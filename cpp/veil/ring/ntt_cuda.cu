@@ -110,7 +110,9 @@ using FamR16 = TwoPass<4, 12, 16, false, true>;     // variant 0 (the original k
 using FamR8 = TwoPass<3, 11, 32, true, false>;      // variant 1
 using FamR16Lean = TwoPass<4, 12, 16, true, true>;  // fallback of variant 3
 
-// Cluster family: tile bits per degree (0: no cluster kernel); C = N / T <= 16 blocks.
+// Cluster family: tile bits per degree (0: no cluster kernel); C = N / T <= 16 blocks. (Tiles
+// twice as long for 32-bit words from 2^15, the same shared memory in bytes and C = 4, 8, 8, were
+// measured slower on an H100: 43 vs 36 us for 2 x 31 limbs at 2^16; bench/NOTES.md.)
 template <int kLogP_, int kWarps_, int kTable>
 struct Cluster {
   static constexpr int kLogP = kLogP_, kWarps = kWarps_;
@@ -134,15 +136,15 @@ std::size_t pass_blocks(std::size_t num_pl, int log_n) {
 }
 
 // Calls visit.template operator()<P>() for each pass of the transform, in order.
-template <bool kFwd, class F, int kLogN, class Visit>
+template <bool kFwd, class F, class W, int kLogN, class Visit>
 void visit_passes(Visit&& visit) {
   constexpr int tile = 1 << F::kTileBits;
   if constexpr ((1 << kLogN) <= tile) {
-    visit.template operator()<Pass<kFwd, false, kLogN, kLogN, 1, true, F::kLogP, F::kLean>>();
+    visit.template operator()<Pass<kFwd, false, kLogN, kLogN, 1, true, F::kLogP, F::kLean, W>>();
   } else {
     constexpr int l1 = F::col_bits(kLogN), l2 = kLogN - l1;  // N1 = 2^l1 rows of N2 = 2^l2 words
-    using Cols = Pass<kFwd, true, kLogN, l1, (tile >> l1), !kFwd, F::kLogP, F::kLean>;
-    using Rows = Pass<kFwd, false, kLogN, l2, (tile >> l2), kFwd, F::kLogP, F::kLean>;
+    using Cols = Pass<kFwd, true, kLogN, l1, (tile >> l1), !kFwd, F::kLogP, F::kLean, W>;
+    using Rows = Pass<kFwd, false, kLogN, l2, (tile >> l2), kFwd, F::kLogP, F::kLean, W>;
     static_assert(Cols::kThreads == (tile >> F::kLogP) && Rows::kThreads == Cols::kThreads);
     if constexpr (kFwd) {
       visit.template operator()<Cols>();
@@ -156,15 +158,15 @@ void visit_passes(Visit&& visit) {
 
 // Calls visit.template operator()<P1, P2, kC>() (first pass, second pass, blocks per cluster) and
 // returns its result, or false where the family has no cluster kernel for this degree.
-template <bool kFwd, class F, int kLogN, class Visit>
+template <bool kFwd, class F, class W, int kLogN, class Visit>
 bool visit_cluster(Visit&& visit) {
   constexpr int tb = F::tile_bits(kLogN);
   if constexpr (tb == 0) {
     return false;
   } else {
     constexpr int l1 = tb - 4, l2 = kLogN - l1, kC = 1 << (kLogN - tb);
-    using Cols = Pass<kFwd, true, kLogN, l1, ((1 << tb) >> l1), !kFwd, F::kLogP, F::kLean>;
-    using Rows = Pass<kFwd, false, kLogN, l2, ((1 << tb) >> l2), kFwd, F::kLogP, F::kLean>;
+    using Cols = Pass<kFwd, true, kLogN, l1, ((1 << tb) >> l1), !kFwd, F::kLogP, F::kLean, W>;
+    using Rows = Pass<kFwd, false, kLogN, l2, ((1 << tb) >> l2), kFwd, F::kLogP, F::kLean, W>;
     static_assert(kC >= 2 && kC <= 16 && (1 << l1) >= kC && l2 <= tb);
     static_assert(Cols::kThreads == Rows::kThreads && Cols::kSeqsPerBlock * kC == (1 << l2) &&
                   Rows::kSeqsPerBlock * kC == (1 << l1));
@@ -181,12 +183,12 @@ bool visit_cluster(Visit&& visit) {
 
 // Runtime degree -> visit_passes. Returns false where there is no fast configuration for this
 // degree (N < 2^4 or N > 2^17); the caller then uses the simple kernels.
-template <bool kFwd, class F, class Visit>
+template <bool kFwd, class F, class W, class Visit>
 bool for_each_pass(int log_n, Visit&& visit) {
   switch (log_n) {
-#define VEIL_NTT_CASE(L)             \
-  case L:                            \
-    visit_passes<kFwd, F, L>(visit); \
+#define VEIL_NTT_CASE(L)                \
+  case L:                               \
+    visit_passes<kFwd, F, W, L>(visit); \
     return true;
     VEIL_NTT_DEGREES(VEIL_NTT_CASE)
 #undef VEIL_NTT_CASE
@@ -195,12 +197,12 @@ bool for_each_pass(int log_n, Visit&& visit) {
   }
 }
 
-template <bool kFwd, class F, class Visit>
+template <bool kFwd, class F, class W, class Visit>
 bool for_cluster(int log_n, Visit&& visit) {
   switch (log_n) {
 #define VEIL_NTT_CASE(L) \
   case L:                \
-    return visit_cluster<kFwd, F, L>(visit);
+    return visit_cluster<kFwd, F, W, L>(visit);
     VEIL_NTT_DEGREES(VEIL_NTT_CASE)
 #undef VEIL_NTT_CASE
     default:
@@ -211,8 +213,9 @@ bool for_cluster(int log_n, Visit&& visit) {
 // ---- kernels --------------------------------------------------------------------------------
 
 template <class P, int kMinBlocks>
-__global__ void __launch_bounds__(P::kThreads, kMinBlocks) ntt_pass_kernel(NttArgs a) {
-  __shared__ u64 sm[P::kSmemWords];
+__global__ void __launch_bounds__(P::kThreads, kMinBlocks)
+    ntt_pass_kernel(NttArgs<typename P::Word> a) {
+  __shared__ typename P::Word sm[P::kSmemWords];
   P p;
   p.init(a, blockIdx.x, threadIdx.x);
   ThreadEx<P> ex{p, sm};
@@ -225,15 +228,17 @@ __global__ void __launch_bounds__(P::kThreads, kMinBlocks) ntt_pass_kernel(NttAr
 // Dynamic shared memory: the first pass's tile (read by the whole cluster after the cluster
 // barrier, never written again), then the second pass's exchange tile.
 template <class P1, class P2, int kC, int kMinBlocks>
-__global__ void __launch_bounds__(P1::kThreads, kMinBlocks) ntt_cluster_kernel(NttArgs a) {
+__global__ void __launch_bounds__(P1::kThreads, kMinBlocks)
+    ntt_cluster_kernel(NttArgs<typename P1::Word> a) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
+  using W = typename P1::Word;
   extern __shared__ ulonglong2 dyn_sm[];
-  u64* tile1 = reinterpret_cast<u64*>(dyn_sm);
-  u64* tile2 = tile1 + P1::kSmemWords;
+  W* tile1 = reinterpret_cast<W*>(dyn_sm);
+  W* tile2 = tile1 + P1::kSmemWords;
   const u32 rank = cg::cluster_group::block_rank();
   const u32 pl = blockIdx.x / u32(kC);
-  const u32 poly_i = pl % a.num_polys, limb = pl / a.num_polys;
+  const u32 poly_i = pl % a.v.num_polys, limb = pl / a.v.num_polys;
   {
     P1 p;
     p.init_at(a, poly_i, limb, rank, threadIdx.x);
@@ -255,29 +260,40 @@ __global__ void __launch_bounds__(P1::kThreads, kMinBlocks) ntt_cluster_kernel(N
 }
 
 // ---- simple fallback: one launch per stage, one butterfly per thread ------------------------
+// The butterflies of the CPU reference (ntt.cpp) for either word; the last forward stage reduces
+// to [0, q), the last inverse stage multiplies by N^-1.
 
-__global__ void fwd_stage(u64* data, std::size_t total_bfly, int log_n, std::size_t m,
-                          std::size_t limbs, const u32* ids, const Modulus* moduli,
-                          const u64* twiddles, bool last) {
-  const std::size_t n = std::size_t(1) << log_n;
+template <class W>
+__global__ void fwd_stage(RnsPolyView<W> v, std::size_t total_bfly, std::size_t m,
+                          const W* twiddles, bool last) {
+  constexpr bool k32 = sizeof(W) == 4;
+  const std::size_t n = v.n();
   const std::size_t half = n >> 1;
   for (std::size_t g = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; g < total_bfly;
        g += std::size_t(blockDim.x) * gridDim.x) {
     const std::size_t poly_limb = g / half;
     const std::size_t k = g % half;
-    const std::size_t limb = poly_limb % limbs;
-    const u32 id = ids[limb];
-    const u64 q = moduli[id].value, two_q = 2 * q;
-    const u64* tw = twiddles + std::size_t(id) * 4 * n;
+    const u32 limb = u32(poly_limb % v.num_limbs);
+    const u32 id = v.ntt_ids[limb];
+    const W q = W(v.modulus(limb).value), two_q = 2 * q;
+    const W* tw = twiddles + std::size_t(id) * 4 * n;
     const std::size_t t = half / m;  // butterfly span
     const std::size_t i = k / t, j = k % t;
-    u64* x = data + poly_limb * n + 2 * i * t + j;
-    u64* y = x + t;
-    const u64 w = tw[m + i], ws = tw[n + m + i];
-    u64 u = *x;
-    if (u >= two_q) u -= two_q;
-    u64 v = mul_shoup_lazy(*y, w, ws, q);
-    u64 a = u + v, b = u + two_q - v;
+    W* x = v.limb(u32(poly_limb)) + 2 * i * t + j;
+    W* y = x + t;
+    const W w = tw[m + i], ws = tw[n + m + i];
+    W a, b;
+    if constexpr (k32) {
+      const W u = reduce_once(*x, q), t2 = mul_shoup(*y, w, ws, q);
+      a = u + t2;
+      b = u + q - t2;
+    } else {
+      W u = *x;
+      if (u >= two_q) u -= two_q;
+      const W t2 = mul_shoup_lazy(*y, w, ws, q);
+      a = u + t2;
+      b = u + two_q - t2;
+    }
     if (last) {
       if (a >= two_q) a -= two_q;
       if (a >= q) a -= q;
@@ -289,30 +305,38 @@ __global__ void fwd_stage(u64* data, std::size_t total_bfly, int log_n, std::siz
   }
 }
 
-__global__ void inv_stage(u64* data, std::size_t total_bfly, int log_n, std::size_t m,
-                          std::size_t limbs, const u32* ids, const Modulus* moduli,
-                          const u64* twiddles, const u64* inv_n, bool last) {
-  const std::size_t n = std::size_t(1) << log_n;
+template <class W>
+__global__ void inv_stage(RnsPolyView<W> v, std::size_t total_bfly, std::size_t m,
+                          const W* twiddles, const W* inv_n, bool last) {
+  constexpr bool k32 = sizeof(W) == 4;
+  constexpr std::size_t kInvStride = k32 ? 4 : 2;
+  const std::size_t n = v.n();
   const std::size_t half = n >> 1;
   for (std::size_t g = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; g < total_bfly;
        g += std::size_t(blockDim.x) * gridDim.x) {
     const std::size_t poly_limb = g / half;
     const std::size_t k = g % half;
-    const std::size_t limb = poly_limb % limbs;
-    const u32 id = ids[limb];
-    const u64 q = moduli[id].value, two_q = 2 * q;
-    const u64* tw = twiddles + std::size_t(id) * 4 * n;
+    const u32 limb = u32(poly_limb % v.num_limbs);
+    const u32 id = v.ntt_ids[limb];
+    const W q = W(v.modulus(limb).value), two_q = 2 * q;
+    const W* tw = twiddles + std::size_t(id) * 4 * n;
     const std::size_t t = half / m;
     const std::size_t i = k / t, j = k % t;
-    u64* x = data + poly_limb * n + 2 * i * t + j;
-    u64* y = x + t;
-    const u64 w = tw[2 * n + m + i], ws = tw[3 * n + m + i];
-    u64 u = *x, v = *y;
-    u64 s = u + v;
-    if (s >= two_q) s -= two_q;
-    u64 d = mul_shoup_lazy(u + two_q - v, w, ws, q);
+    W* x = v.limb(u32(poly_limb)) + 2 * i * t + j;
+    W* y = x + t;
+    const W w = tw[2 * n + m + i], ws = tw[3 * n + m + i];
+    const W u = *x, d0 = *y;
+    W s, d;
+    if constexpr (k32) {
+      s = reduce_once(u + d0, q);
+      d = mul_shoup(u + q - d0, w, ws, q);
+    } else {
+      s = u + d0;
+      if (s >= two_q) s -= two_q;
+      d = mul_shoup_lazy(u + two_q - d0, w, ws, q);
+    }
     if (last) {
-      const u64 ni = inv_n[2 * id], nis = inv_n[2 * id + 1];
+      const W ni = inv_n[kInvStride * id], nis = inv_n[kInvStride * id + 1];
       s = mul_shoup(s, ni, nis, q);
       d = mul_shoup(d, ni, nis, q);
     }
@@ -328,7 +352,7 @@ unsigned grid_for(std::size_t work) {
 
 // The fast kernels read twiddle pairs as 16-byte words; tables come from the pool (256-byte
 // aligned), so the second condition is only a guard.
-bool use_simple(const u64* twiddles) {
+bool use_simple(const void* twiddles) {
   static const bool simple = [] {
     const char* e = std::getenv("VEIL_NTT_SIMPLE");
     return e != nullptr && e[0] != '\0' && std::strcmp(e, "0") != 0;
@@ -339,10 +363,20 @@ bool use_simple(const u64* twiddles) {
 // ---- variant selection and launches ---------------------------------------------------------
 
 constexpr int kNumVariants = 4;
-// Default (-1, "auto"): measured on an H200 (bench/NOTES.md, veil_ntt_bench): the one-pass
-// cluster kernel wins for N <= 2^14 (11.0 vs 15.5 us for 2 x 7 limbs at 2^14), the two-pass r8
-// kernel for larger N (75.5 vs 94.3 us for 2 x 31 limbs at 2^16).
+// Default (-1, "auto", bench/NOTES.md, veil_ntt_bench): the one-pass cluster kernel for N <= 2^14
+// (64-bit words on an H200: 11.0 vs 15.5 us for 2 x 7 limbs at 2^14; 32-bit words on an H100:
+// 9-11 us vs 12-15 us); above, the two-pass r8 kernel for 64-bit words (75.5 vs 94.3 us for 2 x 31
+// limbs at 2^16) and r16 for 32-bit words (H100: 32.6-33.8 vs 38-40 us for 2 x 31 limbs at 2^16).
 constexpr int kDefaultVariant = -1;
+template <class W>
+constexpr int auto_variant(int log_n) {
+  if (log_n <= 14) return 2;
+  return sizeof(W) == 4 ? 0 : 1;
+}
+// Resident warps per SM asked of the launch bounds: 32-bit words need half the registers per
+// word, so twice the warps (at most 64 on Hopper) fit the same register file.
+template <class F, class W>
+constexpr int kWarpsFor = sizeof(W) == 4 ? (2 * F::kWarps > 64 ? 64 : 2 * F::kWarps) : F::kWarps;
 constexpr const char* kVariantNames[kNumVariants] = {"r16", "r8", "cluster-r8", "cluster-r16"};
 
 std::atomic<int> g_variant_override{-1};
@@ -365,18 +399,18 @@ void throw_if(cudaError_t err, const char* what) {
 }
 
 template <class P, int kMinBlocks>
-void launch_pass(const NttArgs& args, std::size_t num_pl, int log_n, cudaStream_t stream,
-                 const char* what) {
+void launch_pass(const NttArgs<typename P::Word>& args, std::size_t num_pl, int log_n,
+                 cudaStream_t stream, const char* what) {
   ntt_pass_kernel<P, kMinBlocks>
       <<<unsigned(pass_blocks<P>(num_pl, log_n)), P::kThreads, 0, stream>>>(args);
   backend::check_last_launch(what);
 }
 
-template <bool kFwd, class F>
-bool run_two_pass(const NttArgs& args, std::size_t num_pl, int log_n, cudaStream_t stream) {
-  return for_each_pass<kFwd, F>(log_n, [&]<class P>() {
+template <bool kFwd, class F, class W>
+bool run_two_pass(const NttArgs<W>& args, std::size_t num_pl, int log_n, cudaStream_t stream) {
+  return for_each_pass<kFwd, F, W>(log_n, [&]<class P>() {
     // One block per (polynomial, limb) for N <= T: few blocks, so registers over occupancy.
-    constexpr int kWarps = P::kL == P::kN ? 16 : F::kWarps;
+    constexpr int kWarps = P::kL == P::kN ? 16 : kWarpsFor<F, W>;
     launch_pass<P, min_blocks<P::kThreads, kWarps>()>(args, num_pl, log_n, stream,
                                                       kFwd ? "ntt_forward" : "ntt_inverse");
   });
@@ -385,9 +419,11 @@ bool run_two_pass(const NttArgs& args, std::size_t num_pl, int log_n, cudaStream
 // Launches the cluster kernel; false (nothing launched) where this device cannot run one cluster
 // of it (checked once per device: cudaOccupancyMaxActiveClusters).
 template <class P1, class P2, int kC, int kMinBlocks>
-bool launch_cluster(const NttArgs& args, std::size_t num_pl, int device, cudaStream_t stream) {
+bool launch_cluster(const NttArgs<typename P1::Word>& args, std::size_t num_pl, int device,
+                    cudaStream_t stream) {
   auto* kernel = &ntt_cluster_kernel<P1, P2, kC, kMinBlocks>;
-  constexpr std::size_t smem = std::size_t(P1::kSmemWords + P2::kSmemWords) * sizeof(u64);
+  constexpr std::size_t smem =
+      std::size_t(P1::kSmemWords + P2::kSmemWords) * sizeof(typename P1::Word);
   constexpr int kMaxDevices = 64;
   static std::array<std::once_flag, kMaxDevices> once;
   static std::array<bool, kMaxDevices> usable{};
@@ -423,22 +459,22 @@ bool launch_cluster(const NttArgs& args, std::size_t num_pl, int device, cudaStr
   return true;
 }
 
-template <bool kFwd, class F>
-bool run_cluster(const NttArgs& args, std::size_t num_pl, int log_n, int device,
+template <bool kFwd, class F, class W>
+bool run_cluster(const NttArgs<W>& args, std::size_t num_pl, int log_n, int device,
                  cudaStream_t stream) {
-  return for_cluster<kFwd, F>(log_n, [&]<class P1, class P2, int kC>() {
-    return launch_cluster<P1, P2, kC, min_blocks<P1::kThreads, F::kWarps>()>(args, num_pl, device,
-                                                                             stream);
+  return for_cluster<kFwd, F, W>(log_n, [&]<class P1, class P2, int kC>() {
+    return launch_cluster<P1, P2, kC, min_blocks<P1::kThreads, kWarpsFor<F, W>>()>(args, num_pl,
+                                                                                   device, stream);
   });
 }
 
 // The fast path of the selected variant; false where it has no configuration (simple kernels).
-template <bool kFwd>
-bool run_fast(const Device& dev, const NttArgs& args, std::size_t num_pl, int log_n) {
+template <bool kFwd, class W>
+bool run_fast(const Device& dev, const NttArgs<W>& args, std::size_t num_pl, int log_n) {
   if (use_simple(args.twiddles)) return false;
   auto stream = backend::stream(dev);
   int variant = ntt_variant();
-  if (variant < 0) variant = log_n <= 14 ? 2 : 1;
+  if (variant < 0) variant = auto_variant<W>(log_n);
   switch (variant) {
     case 0:
       return run_two_pass<kFwd, FamR16>(args, num_pl, log_n, stream);
@@ -475,51 +511,42 @@ const char* ntt_variant_name(int variant) {
   return variant < kNumVariants ? kVariantNames[variant] : "?";
 }
 
-void ntt_forward_cuda(const Device& dev, u64* data, std::size_t num_polys, std::size_t num_limbs,
-                      const u32* ids, const Modulus* moduli, const u64* twiddles, int log_n) {
-  const std::size_t num_pl = num_polys * num_limbs;
+template <class W>
+void ntt_forward_cuda(const Device& dev, const RnsPolyView<W>& v, const W* twiddles) {
+  const std::size_t num_pl = std::size_t(v.num_polys) * v.num_limbs;
   if (num_pl == 0) return;
   backend::set_current(dev);
-  const NttArgs args{.data = data,
-                     .ids = ids,
-                     .moduli = moduli,
-                     .twiddles = twiddles,
-                     .inv_n = nullptr,
-                     .num_polys = u32(num_polys),
-                     .num_limbs = u32(num_limbs)};
-  if (run_fast<true>(dev, args, num_pl, log_n)) return;
+  const NttArgs<W> args{.v = v, .twiddles = twiddles, .inv_n = nullptr};
+  if (run_fast<true>(dev, args, num_pl, v.log_n)) return;
   auto stream = backend::stream(dev);
-  const std::size_t n = std::size_t(1) << log_n;
+  const std::size_t n = v.n();
   const std::size_t total = num_pl * (n / 2);
   for (std::size_t m = 1; m < n; m <<= 1) {
-    fwd_stage<<<grid_for(total), 256, 0, stream>>>(data, total, log_n, m, num_limbs, ids, moduli,
-                                                   twiddles, (m << 1) == n);
+    fwd_stage<W><<<grid_for(total), 256, 0, stream>>>(v, total, m, twiddles, (m << 1) == n);
     backend::check_last_launch("ntt_forward (simple)");
   }
 }
 
-void ntt_inverse_cuda(const Device& dev, u64* data, std::size_t num_polys, std::size_t num_limbs,
-                      const u32* ids, const Modulus* moduli, const u64* twiddles, const u64* inv_n,
-                      int log_n) {
-  const std::size_t num_pl = num_polys * num_limbs;
+template <class W>
+void ntt_inverse_cuda(const Device& dev, const RnsPolyView<W>& v, const W* twiddles,
+                      const W* inv_n) {
+  const std::size_t num_pl = std::size_t(v.num_polys) * v.num_limbs;
   if (num_pl == 0) return;
   backend::set_current(dev);
-  const NttArgs args{.data = data,
-                     .ids = ids,
-                     .moduli = moduli,
-                     .twiddles = twiddles,
-                     .inv_n = inv_n,
-                     .num_polys = u32(num_polys),
-                     .num_limbs = u32(num_limbs)};
-  if (run_fast<false>(dev, args, num_pl, log_n)) return;
+  const NttArgs<W> args{.v = v, .twiddles = twiddles, .inv_n = inv_n};
+  if (run_fast<false>(dev, args, num_pl, v.log_n)) return;
   auto stream = backend::stream(dev);
-  const std::size_t n = std::size_t(1) << log_n;
+  const std::size_t n = v.n();
   const std::size_t total = num_pl * (n / 2);
   for (std::size_t m = n >> 1; m >= 1; m >>= 1) {
-    inv_stage<<<grid_for(total), 256, 0, stream>>>(data, total, log_n, m, num_limbs, ids, moduli,
-                                                   twiddles, inv_n, m == 1);
+    inv_stage<W><<<grid_for(total), 256, 0, stream>>>(v, total, m, twiddles, inv_n, m == 1);
     backend::check_last_launch("ntt_inverse (simple)");
   }
 }
+
+template void ntt_forward_cuda<u64>(const Device&, const RnsPolyView<u64>&, const u64*);
+template void ntt_forward_cuda<u32>(const Device&, const RnsPolyView<u32>&, const u32*);
+template void ntt_inverse_cuda<u64>(const Device&, const RnsPolyView<u64>&, const u64*, const u64*);
+template void ntt_inverse_cuda<u32>(const Device&, const RnsPolyView<u32>&, const u32*, const u32*);
 
 }  // namespace veil::detail

@@ -8,20 +8,31 @@
 #include <type_traits>
 
 #include "veil/core/modarith.h"
+#include "veil/ring/rns_poly_view.h"
 
 namespace veil::detail {
 
 namespace {
 
-
+// One launch's operands: the polynomials (a view whose ntt_ids index the tables) and the tables
+// for words W (NttTables::twiddles_for / inv_n_for).
+template <class W>
 struct NttArgs {
-  u64* data;
-  const u32* ids;
-  const Modulus* moduli;
-  const u64* twiddles;
-  const u64* inv_n;
-  u32 num_polys;
-  u32 num_limbs;
+  RnsPolyView<W> v;
+  const W* twiddles;
+  const W* inv_n;
+};
+
+// Two words loaded at once (twiddle pairs are 2-word aligned).
+template <class W>
+struct WordPair;
+template <>
+struct WordPair<u64> {
+  using type = ulonglong2;
+};
+template <>
+struct WordPair<u32> {
+  using type = uint2;
 };
 
 template <int I, int N, class F>
@@ -45,13 +56,18 @@ VEIL_HD u64 shoup_quotient_barrett(u64 w, const Modulus& m) {
 // kCols: sequences are columns (element k of column c at k * N2 + c); otherwise rows (contiguous,
 // element k of row r at r * 2^kLogL + k). kFinal: this pass holds the transform's last stage and
 // applies the epilogue (forward: reduce to [0, q); inverse: multiply by N^-1). kLogP: words per
-// thread (log2). kLean: the lean arithmetic of the header.
+// thread (log2). kLean: the lean arithmetic of the header. W: the word (u64, or u32 for primes
+// < 2^31 with the 32-bit butterflies of ntt.cpp: forward values in [0, 2q), inverse values in
+// [0, q), the last inverse stage always merged with N^-1).
 // One object is one thread's state; the drivers below call the phases with barriers between them
 // (written once for the kernels and for a host harness that replays them in lock step; shared
-// memory is any `Sm` indexable like a u64*).
+// memory is any `Sm` indexable like a W*).
 template <bool kFwd, bool kCols, int kLogN, int kLogL, int kSeqs, bool kFinal, int kLogP_ = 4,
-          bool kLean = false>
+          bool kLean = false, class W = u64>
 struct Pass {
+  using Word = W;
+  static constexpr bool k32 = sizeof(W) == 4;
+  static constexpr bool kMergeLast = !kFwd && kFinal && (kLean || k32);
   static constexpr int kLogP = kLogP_;
   static constexpr u32 kP = 1u << kLogP;  // words per thread
   static_assert(kLogL >= kLogP && kLogL <= kLogN, "a pass needs P to N points");
@@ -84,36 +100,41 @@ struct Pass {
   static constexpr bool kLoadDirect = kCols || lo(0) == kLogL - kLogP;
   static constexpr bool kStoreDirect = kCols || lo(kRounds - 1) == kLogL - kLogP;
 
-  u64 v[kP];
-  u64* poly;          // this (polynomial, limb)
-  const u64* w_tab;   // psi^bitrev (forward) or psi^-bitrev (inverse) for this limb's prime
-  const u64* ws_tab;  // their Shoup quotients
-  u64 q, two_q;
-  u64 ninv, ninv_shoup;
-  u64 w1n, w1n_shoup;  // lean inverse: psi^-bitrev(1) * N^-1 (the merged last stage) and quotient
-  u32 first;           // first column / row of the tile
-  u32 seq;             // this thread's column / row
-  u32 s, f;            // sequence within the tile; thread within the sequence
+  W v[kP];
+  W* poly;          // this (polynomial, limb)
+  const W* w_tab;   // psi^bitrev (forward) or psi^-bitrev (inverse) for this limb's prime
+  const W* ws_tab;  // their Shoup quotients
+  W q, two_q;
+  W ninv, ninv_shoup;
+  W w1n, w1n_shoup;  // merged last inverse stage: psi^-bitrev(1) * N^-1 and its quotient
+  u32 first;         // first column / row of the tile
+  u32 seq;           // this thread's column / row
+  u32 s, f;          // sequence within the tile; thread within the sequence
   u32 tid;
 
   // Two-pass grid: block = (limb, tile, polynomial), polynomial fastest (they share twiddles).
-  VEIL_HD void init(const NttArgs& a, u32 block, u32 thread) {
+  VEIL_HD void init(const NttArgs<W>& a, u32 block, u32 thread) {
     constexpr u32 nseg = (kN >> kLogL) / u32(kSeqs);
-    const u32 poly_i = block % a.num_polys;
-    const u32 rest = block / a.num_polys;
+    const u32 poly_i = block % a.v.num_polys;
+    const u32 rest = block / a.v.num_polys;
     init_at(a, poly_i, rest / nseg, rest % nseg, thread);
   }
-  VEIL_HD void init_at(const NttArgs& a, u32 poly_i, u32 limb, u32 seg, u32 thread) {
+  VEIL_HD void init_at(const NttArgs<W>& a, u32 poly_i, u32 limb, u32 seg, u32 thread) {
     tid = thread;
-    const u32 id = a.ids[limb];
-    const Modulus& m = a.moduli[id];
-    q = m.value;
+    const u32 id = a.v.ntt_ids[limb];
+    const Modulus& m = a.v.modulus(limb);
+    q = static_cast<W>(m.value);
     two_q = 2 * q;
-    const u64* t = a.twiddles + std::size_t(id) * 4 * kN + (kFwd ? 0 : 2 * std::size_t(kN));
+    const W* t = a.twiddles + std::size_t(id) * 4 * kN + (kFwd ? 0 : 2 * std::size_t(kN));
     w_tab = t;
     ws_tab = t + kN;
     ninv = ninv_shoup = w1n = w1n_shoup = 0;
-    if constexpr (kFinal && !kFwd) {
+    if constexpr (kFinal && !kFwd && k32) {  // [prime][4] table with the merged constants
+      ninv = a.inv_n[4 * id];
+      ninv_shoup = a.inv_n[4 * id + 1];
+      w1n = a.inv_n[4 * id + 2];
+      w1n_shoup = a.inv_n[4 * id + 3];
+    } else if constexpr (kFinal && !kFwd) {
       ninv = a.inv_n[2 * id];
       ninv_shoup = a.inv_n[2 * id + 1];
       if constexpr (kLean) {
@@ -121,7 +142,7 @@ struct Pass {
         w1n_shoup = shoup_quotient_barrett(w1n, m);
       }
     }
-    poly = a.data + (std::size_t(poly_i) * a.num_limbs + limb) * kN;
+    poly = a.v.limb(poly_i, limb);
     if constexpr (kCols) {
       s = thread % u32(kSeqs);
       f = thread / u32(kSeqs);
@@ -170,7 +191,7 @@ struct Pass {
   }
   template <class Sm>
   VEIL_HD void load_staged(Sm sm) const {  // coalesced global -> shared (row tiles)
-    const u64* src = poly + (first << kLogL);
+    const W* src = poly + (first << kLogL);
 #pragma unroll
     for (u32 i = 0; i < kP; ++i) {
       const u32 e = tid + u32(kThreads) * i;
@@ -204,12 +225,26 @@ struct Pass {
   }
   template <class Sm>
   VEIL_HD void store_staged(Sm sm) const {  // coalesced shared -> global (row tiles)
-    u64* dst = poly + (first << kLogL);
+    W* dst = poly + (first << kLogL);
 #pragma unroll
     for (u32 i = 0; i < kP; ++i) {
       const u32 e = tid + u32(kThreads) * i;
       dst[e] = sm[flat_sofs(e)];
     }
+  }
+
+  // 32-bit butterflies, as the CPU reference (ntt.cpp): forward x in [0, 2q), any y -> [0, 2q);
+  // inverse [0, q) -> [0, q).
+  VEIL_HD void ct32(W& x, W& y, W w, W ws) const {
+    const W u = reduce_once(x, q);
+    const W t = mul_shoup(y, w, ws, q);
+    x = u + t;
+    y = u + q - t;
+  }
+  VEIL_HD void gs32(W& x, W& y, W w, W ws) const {
+    const W u = x, t = y;
+    x = reduce_once(u + t, q);
+    y = mul_shoup(u + q - t, w, ws, q);
   }
 
   // Harvey's butterflies, exactly as the CPU reference (ntt.cpp).
@@ -251,14 +286,15 @@ struct Pass {
   // The 2^(p-1-i) twiddles of window position i start at tb, which is a multiple of 2^(p-1-i)
   // (the window bits of x are zero), so pairs load as aligned 16-byte words.
   template <int kCount>
-  VEIL_HD void load_twiddles(u32 tb, u64 (&w)[kCount], u64 (&ws)[kCount]) const {
+  VEIL_HD void load_twiddles(u32 tb, W (&w)[kCount], W (&ws)[kCount]) const {
 #if VEIL_DEVICE_CODE
     if constexpr (kCount >= 2) {
-      const auto* pw = reinterpret_cast<const ulonglong2*>(w_tab + tb);
-      const auto* ps = reinterpret_cast<const ulonglong2*>(ws_tab + tb);
+      using Pair = typename WordPair<W>::type;
+      const auto* pw = reinterpret_cast<const Pair*>(w_tab + tb);
+      const auto* ps = reinterpret_cast<const Pair*>(ws_tab + tb);
 #pragma unroll
       for (int m = 0; m < kCount / 2; ++m) {
-        const ulonglong2 a = __ldg(pw + m), b = __ldg(ps + m);
+        const Pair a = __ldg(pw + m), b = __ldg(ps + m);
         w[2 * m] = a.x;
         w[2 * m + 1] = a.y;
         ws[2 * m] = b.x;
@@ -284,25 +320,30 @@ struct Pass {
     constexpr u32 kBit = 1u << kI;
     constexpr int kGbit = int(kGoff) + lo(kR) + kI;  // global index bit of this stage
     constexpr int kStageNo = kLogN - 1 - kGbit;      // forward stage number (m = 2^kStageNo)
-    if constexpr (kLean && !kFwd && kFinal && kGbit == kLogN - 1) {
+    if constexpr (kMergeLast && kGbit == kLogN - 1) {
       // Last inverse stage (twiddle index 1) merged with the N^-1 scaling; fully reduced.
+      // 64-bit inputs are in [0, 2q), 32-bit ones in [0, q) (u + q - t then stays below 2^32).
       static_assert(kCount == 1, "the top bit is a window's last position");
 #pragma unroll
       for (u32 j = 0; j < kP; ++j) {
         if (j & kBit) continue;
-        const u64 u = v[j], t = v[j | kBit];
+        const W u = v[j], t = v[j | kBit];
         v[j] = mul_shoup(u + t, ninv, ninv_shoup, q);
-        v[j | kBit] = mul_shoup(u + two_q - t, w1n, w1n_shoup, q);
+        v[j | kBit] = mul_shoup(u + (k32 ? q : two_q) - t, w1n, w1n_shoup, q);
       }
       return;
     }
-    u64 w[kCount], ws[kCount];
+    W w[kCount], ws[kCount];
     load_twiddles<kCount>((kN | x0) >> (kGoff + u32(lo(kR) + kI + 1)), w, ws);
 #pragma unroll
     for (u32 j = 0; j < kP; ++j) {
       if (j & kBit) continue;
       const u32 m = j >> (kI + 1);
-      if constexpr (kFwd && kLean) {
+      if constexpr (kFwd && k32) {
+        ct32(v[j], v[j | kBit], w[m], ws[m]);
+      } else if constexpr (k32) {
+        gs32(v[j], v[j | kBit], w[m], ws[m]);
+      } else if constexpr (kFwd && kLean) {
         ct_lean<(kStageNo >= 2 && kStageNo % 2 == 0)>(v[j], v[j | kBit], w[m], ws[m]);
       } else if constexpr (kFwd) {
         ct(v[j], v[j | kBit], w[m], ws[m]);
@@ -326,7 +367,11 @@ struct Pass {
     if constexpr (kFinal && kR == kRounds - 1) {
 #pragma unroll
       for (u32 j = 0; j < kP; ++j) {
-        if constexpr (kFwd && kLean) {  // [0, 8q) -> [0, q)
+        if constexpr (kFwd && k32) {  // [0, 2q) -> [0, q)
+          v[j] = reduce_once(v[j], q);
+        } else if constexpr (k32) {
+          // merged last stage: already scaled and reduced
+        } else if constexpr (kFwd && kLean) {  // [0, 8q) -> [0, q)
           u64 x = v[j];
           const u64 four_q = 2 * two_q;
           if (x >= four_q) x -= four_q;
@@ -351,7 +396,7 @@ struct Pass {
 // `ex.each(f)` runs f(P&, sm) for every thread of the block (on the GPU: for the calling thread);
 // `ex.sync()` is the block barrier.
 
-template <class P_, class Sm = u64*>
+template <class P_, class Sm = typename P_::Word*>
 struct ThreadEx {
   using P = P_;
   P& p;

@@ -4,13 +4,18 @@
 
 namespace veil::detail {
 
-void ntt_forward_cuda(const Device&, u64*, std::size_t, std::size_t, const u32*, const Modulus*,
-                      const u64*, int) {
+template <class W>
+void ntt_forward_cuda(const Device&, const RnsPolyView<W>&, const W*) {
   throw RuntimeError("this build of Veil has no CUDA backend");
 }
-void ntt_inverse_cuda(const Device&, u64*, std::size_t, std::size_t, const u32*, const Modulus*,
-                      const u64*, const u64*, int) {
+template <class W>
+void ntt_inverse_cuda(const Device&, const RnsPolyView<W>&, const W*, const W*) {
   throw RuntimeError("this build of Veil has no CUDA backend");
 }
+
+template void ntt_forward_cuda<u64>(const Device&, const RnsPolyView<u64>&, const u64*);
+template void ntt_forward_cuda<u32>(const Device&, const RnsPolyView<u32>&, const u32*);
+template void ntt_inverse_cuda<u64>(const Device&, const RnsPolyView<u64>&, const u64*, const u64*);
+template void ntt_inverse_cuda<u32>(const Device&, const RnsPolyView<u32>&, const u32*, const u32*);
 
 }  // namespace veil::detail

@@ -1,0 +1,76 @@
+// RnsPolyView<W>: what a kernel needs to know about an operand, in one small value — the words,
+// how many polynomials, the RNS base (moduli and NTT-table ids, on the operand's device) and the
+// degree. Kernels take a view and ask it for limb pointers instead of computing offsets by hand
+// (the device views of Cheddar, Kim et al., arXiv:2407.13055, and SEAL's util/iterator.h serve
+// the same purpose).
+//
+// Layout (DESIGN.md): `num_polys` polynomials, each [num_limbs][N] contiguous words W (u64 for
+// moduli < 2^61, u32 for moduli < 2^31), limb l reduced modulo moduli[l].
+#pragma once
+#include <cstddef>
+#include <string>
+#include <type_traits>
+
+#include "veil/backend/device.h"
+#include "veil/core/error.h"
+#include "veil/core/hd.h"
+#include "veil/core/modarith.h"
+#include "veil/ring/rns_base.h"
+
+namespace veil {
+
+template <class W>
+struct RnsPolyView {
+  static_assert(std::is_same_v<W, u64> || std::is_same_v<W, u32>, "RNS words are u32 or u64");
+  using Word = W;
+
+  W* data = nullptr;
+  const Modulus* moduli = nullptr;  // [num_limbs], on the operand's device
+  const u32* ntt_ids = nullptr;     // [num_limbs] NttTables indices, or nullptr without NTT tables
+  u32 num_polys = 0;
+  u32 num_limbs = 0;
+  int log_n = 0;
+
+  VEIL_HD std::size_t n() const { return std::size_t(1) << log_n; }
+  /// Words in the operand: num_polys x num_limbs x N.
+  VEIL_HD std::size_t words() const { return (std::size_t(num_polys) * num_limbs) << log_n; }
+  /// First word of limb `l` of polynomial `poly`.
+  VEIL_HD W* limb(u32 poly, u32 l) const {
+    return data + ((std::size_t(poly) * num_limbs + l) << log_n);
+  }
+  /// Limb `pl` of the flattened (polynomial, limb) sequence, pl = poly * num_limbs + l.
+  VEIL_HD W* limb(u32 pl) const { return data + (std::size_t(pl) << log_n); }
+  VEIL_HD const Modulus& modulus(u32 l) const { return moduli[l]; }
+};
+
+/// A view of `num_polys` polynomials of degree n over `base` at `data` on `dev`.
+/// @throws InvalidArgument if n is not a power of two, or W is u32 and a modulus of `base` is
+///         not below 2^31 (its residues would not fit a 32-bit word).
+template <class W>
+RnsPolyView<W> make_view(const Device& dev, W* data, std::size_t num_polys, const RnsBase& base,
+                         std::size_t n) {
+  if (n < 2 || (n & (n - 1)) != 0) {
+    throw InvalidArgument("make_view: n must be a power of two >= 2, got " + std::to_string(n));
+  }
+  if constexpr (std::is_same_v<W, u32>) {
+    for (std::size_t l = 0; l < base.size(); ++l) {
+      if (!fits_word32(base[l].value)) {
+        throw InvalidArgument("make_view: base: modulus " + std::to_string(base[l].value) +
+                              " at limb " + std::to_string(l) +
+                              " does not fit a 32-bit word (expected < 2^31)");
+      }
+    }
+  }
+  RnsPolyView<W> v;
+  v.data = data;
+  v.moduli = base.moduli(dev);
+  v.ntt_ids = base.has_ntt() ? base.ntt_ids(dev) : nullptr;
+  v.num_polys = static_cast<u32>(num_polys);
+  v.num_limbs = static_cast<u32>(base.size());
+  int log_n = 0;
+  while ((std::size_t(1) << log_n) < n) ++log_n;
+  v.log_n = log_n;
+  return v;
+}
+
+}  // namespace veil
