@@ -178,3 +178,14 @@ def find_keyed(key_set_id: str):
         return (c.secret_key is not None, c.relin_keys is not None, c.galois_keys is not None)
 
     return max(live, key=rank)
+
+
+def prune_key_set(key_set_id: str) -> None:
+    """Forgets the registry's dead references of a key set (a long-running server that loads
+    many key sets calls it when it drops one)."""
+    with _lock:
+        refs = [r for r in _registry.get(key_set_id, []) if r() is not None]
+        if refs:
+            _registry[key_set_id] = refs
+        else:
+            _registry.pop(key_set_id, None)

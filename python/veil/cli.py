@@ -1,12 +1,17 @@
-"""The ``veil`` command line: ``veil info``, ``veil demo``, ``veil bench``.
+"""The ``veil`` command line: ``veil info``, ``veil demo``, ``veil bench``, ``veil serve``,
+``veil loadtest``.
 
 Examples::
 
     veil info
     veil demo --device cpu --seed 1
     veil demo --scheme ckks --device cpu
+    veil demo --model xgboost --peer seal           # encrypted XGBoost, SEAL vs Veil (Table 6)
     veil bench --scheme bfv --quick --device cpu --json bench.json --markdown bench.md
     veil bench --scheme ckks --quick --device cpu
+    veil serve --port 8000 --device auto            # encrypted inference over HTTP (veil.serve)
+    veil demo --server http://127.0.0.1:8000        # the demo's client side against it
+    veil loadtest --server http://127.0.0.1:8000 --clients 8 --requests 25
 
 Bad arguments and unavailable devices exit with status 2 and a one-line message (no traceback);
 a demo whose decrypted results differ from the plaintext model (BFV: not exactly equal; CKKS:
@@ -100,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="veil", description="Veil: homomorphic encryption on NVIDIA GPUs and CPUs."
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
-    sub = parser.add_subparsers(dest="command", metavar="{info,demo,bench}")
+    sub = parser.add_subparsers(dest="command", metavar="{info,demo,bench,serve,loadtest}")
 
     sub.add_parser("info", help="build, CPU and GPU facts")
 
@@ -116,6 +121,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--seed", type=_seed_arg, default=None,
                       help="fix key/encryption randomness (default: OS entropy)")
+    demo.add_argument("--model", choices=("logreg", "xgboost"), default="logreg",
+                      help="logreg: logistic regression on x and x^2; xgboost: gradient-boosted "
+                      "trees, BFV (seed 000's application) (default: logreg)")
+    demo.add_argument("--peer", choices=("none", "seal"), default="none",
+                      help="seal (with --model xgboost): time SEAL (seal-python, 1 thread) and "
+                      "Veil on CPU (1 and all threads) and GPU on the same circuit (default: none)")
+    demo.add_argument("--server", metavar="URL", default=None,
+                      help="run the client side against `veil serve` at URL (keys made here, "
+                      "evaluation keys uploaded once; --device is the client's)")
 
     bench = sub.add_parser("bench", help="time Veil's operations against SEAL and Phantom's numbers")
     bench.add_argument("--scheme", choices=_BENCH_SCHEMES, default="bfv")
@@ -143,7 +157,100 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--cpu-max-n", type=_degree_arg, default=None, metavar="N",
                        help="largest N timed on the CPU backends (default: 16384; 65536 with "
                        "the current CPU backend takes hours)")
+    _add_serve_parsers(sub)
     return parser
+
+
+def _serve_number(value: str, lo: float, hi: float, what: str) -> float:
+    try:
+        v = float(value)
+    except ValueError:
+        v = float("nan")
+    if not lo <= v <= hi:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"expected {what} in {lo:g}..{hi:g}, got {value!r}")
+    return v
+
+
+def _add_serve_parsers(sub) -> None:
+    """``veil serve`` and ``veil loadtest`` (veil.serve, veil.loadtest)."""
+    serve = sub.add_parser("serve", help="serve encrypted inference over HTTP (FastAPI, uvicorn)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    serve.add_argument("--port", type=lambda v: _int_in(v, 1, 65535, "a port"), default=8000,
+                       help="TCP port (default: 8000)")
+    serve.add_argument("--device", type=_device_arg, default="auto",
+                       help="auto (GPU when present), cpu, cuda or cuda:k (default: auto)")
+    serve.add_argument("--max-request-mb", type=lambda v: _serve_number(v, 0.001, 65536, "MiB"),
+                       default=64.0, help="largest evaluation request body in MiB (default: 64)")
+    serve.add_argument("--max-upload-mb", type=lambda v: _serve_number(v, 0.001, 65536, "MiB"),
+                       default=256.0, help="largest key upload in MiB (default: 256)")
+    serve.add_argument("--session-ttl", type=lambda v: _serve_number(v, 0.001, 1e7, "seconds"),
+                       default=900.0, help="a session expires after this many idle seconds "
+                       "(default: 900)")
+    serve.add_argument("--max-sessions", type=lambda v: _int_in(v, 1, 100000, "a count"),
+                       default=32, help="most live sessions (default: 32)")
+    serve.add_argument("--models", default=None, metavar="LIST",
+                       help="comma-separated models to serve (default: every one available)")
+    load = sub.add_parser("loadtest", help="concurrent encrypted requests against `veil serve`")
+    load.add_argument("--server", metavar="URL", default=None,
+                      help="server to load (default: start one in this process on a free port)")
+    load.add_argument("--clients", type=lambda v: _int_in(v, 1, 1024, "a count"), default=8,
+                      help="concurrent clients, each with its own keys and session (default: 8)")
+    load.add_argument("--requests", type=lambda v: _int_in(v, 1, 100000, "a count"), default=25,
+                      help="requests per client (default: 25)")
+    load.add_argument("--model", default="logreg", help="served model to load (default: logreg)")
+    load.add_argument("--device", type=_device_arg, default="auto",
+                      help="device of the in-process server (without --server; default: auto)")
+    load.add_argument("--json", dest="json_path", metavar="PATH", default=None,
+                      help="write the results as JSON")
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Runs :func:`veil.serve.main` until interrupted."""
+    from . import serve
+
+    config = serve.ServeConfig(
+        device=args.device, max_request_bytes=int(args.max_request_mb * 2**20),
+        max_upload_bytes=int(args.max_upload_mb * 2**20), session_ttl_s=args.session_ttl,
+        max_sessions=args.max_sessions, warmup=True)
+    names = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
+    try:
+        models = serve.load_models(names)
+    except (ValueError, ImportError, AttributeError) as e:  # unknown or unavailable model
+        print(f"veil serve: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    return serve.main(args.host, args.port, config, models)
+
+
+def _remote(command: str, run) -> int | dict:
+    """Runs a client of `veil serve`; an unreachable server or an unserved model is one line
+    and exit status 2, an error answer from the server is status 1."""
+    import httpx
+
+    from .client import ServerError
+
+    try:
+        return run()
+    except httpx.TransportError as e:
+        print(f"veil {command}: error: cannot reach the server: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except (ValueError, ImportError) as e:  # model not served, or its reference needs a package
+        print(f"veil {command}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except ServerError as e:
+        print(f"veil {command}: the server answered {e}", file=sys.stderr)
+        return EXIT_WRONG
+
+
+def cmd_loadtest(args: argparse.Namespace) -> int:
+    """Runs :func:`veil.loadtest.run`; exit status 1 unless every answer came back right."""
+    from . import loadtest
+
+    r = _remote("loadtest", lambda: loadtest.run(
+        url=args.server, clients=args.clients, requests=args.requests, model=args.model,
+        device=args.device, json_path=args.json_path))
+    if isinstance(r, int):
+        return r
+    return EXIT_OK if r["passed"] else EXIT_WRONG
 
 
 def cmd_info(console: Console) -> int:
@@ -196,6 +303,20 @@ def _cuda_version(v: object) -> str:
 def cmd_demo(args: argparse.Namespace) -> int:
     """Runs :func:`veil.demo.run`; exit status 1 unless the encrypted results match the plaintext
     model (BFV: exact scores; CKKS: >= 99% agreement of the decisions)."""
+    if args.server:
+        from . import client
+
+        r = _remote("demo", lambda: client.run_demo(args.server, model=args.model,
+                                                     device=args.device, seed=args.seed))
+        if isinstance(r, int):
+            return r
+        return EXIT_OK if r["exact"] and r["agreement"] == 1.0 else EXIT_WRONG
+    if args.model == "xgboost":
+        from . import demo_xgboost
+
+        r = demo_xgboost.run(device=args.device, seed=args.seed, peer=args.peer)
+        ok = r["exact"] and r["agreement"] == 1.0 and r["backends_identical"]
+        return EXIT_OK if ok else EXIT_WRONG
     from . import demo
 
     r = demo.run(device=args.device, seed=args.seed, scheme=args.scheme)
@@ -248,6 +369,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "demo":
             return cmd_demo(args)
+        if args.command == "serve":
+            return cmd_serve(args)
+        if args.command == "loadtest":
+            return cmd_loadtest(args)
         return cmd_bench(args)
     except KeyboardInterrupt:
         print(f"veil {args.command}: interrupted", file=sys.stderr)
@@ -268,11 +393,39 @@ def _check_args(args: argparse.Namespace) -> None:
     import veil
 
     veil.resolve_device(args.device)
-    if args.command == "demo":
+    if args.command in ("demo", "serve", "loadtest"):
         try:
             import sklearn  # noqa: F401
         except ImportError:
             raise ImportError("the demo needs scikit-learn: pip install 'veil[demo]'") from None
+    if args.command in ("serve", "loadtest") or getattr(args, "server", None):
+        try:
+            import fastapi  # noqa: F401
+            import httpx  # noqa: F401
+            import uvicorn  # noqa: F401
+        except ImportError:
+            raise ImportError("serving needs fastapi, uvicorn and httpx: "
+                              "pip install 'veil[serve]'") from None
+    if args.command == "demo" and args.model == "xgboost" and args.scheme != "bfv":
+        raise ValueError("--model: xgboost runs on BFV; drop --scheme ckks")
+    if args.command == "demo" and args.peer == "seal":
+        if args.model != "xgboost" or args.server:
+            raise ValueError("--peer: the SEAL comparison runs locally with --model xgboost")
+        from .demo_xgboost import import_seal
+
+        import_seal()  # ImportError with the install hint
+    if args.command == "demo" and args.model == "xgboost" and not args.server:
+        try:
+            import xgboost  # noqa: F401
+        except ImportError:
+            raise ImportError("--model xgboost needs xgboost: pip install 'veil[demo]' "
+                              "(or pip install xgboost-cpu)") from None
+    if args.command == "demo" and args.server and args.scheme != "bfv":
+        raise ValueError("--server: the served models are BFV; drop --scheme ckks")
+    if args.command == "loadtest" and args.json_path:
+        folder = os.path.dirname(os.path.abspath(args.json_path))
+        if not os.path.isdir(folder):
+            raise OSError(f"{args.json_path}: folder {folder} does not exist")
     if args.command == "bench":
         for path in (args.json_path, args.markdown_path):
             if path:

@@ -1,0 +1,308 @@
+"""Client of ``veil serve`` (httpx), and ``veil demo --server URL``.
+
+Example::
+
+    from veil.client import VeilClient
+    from veil.serve import context_from_spec
+
+    with VeilClient("http://127.0.0.1:8000") as server:
+        spec = server.model("logreg")                  # parameters, keys, layout
+        ctx = context_from_spec(spec)                  # keys made here; the secret stays here
+        sid = server.open_session(ctx)                 # uploads ctx.to_bytes(): no secret key
+        results = server.evaluate(sid, "logreg", [ctx.encrypt(v, symmetric=True) for v in slots])
+        scores = [ctx.decrypt(r) for r in results]
+
+The wire format (framing, endpoints, limits) is described in :mod:`veil.serve`.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+
+from ._base import _CIPHERTEXT_CLASSES
+from .serve import context_from_spec, load_model, pack_frame, unpack_frame
+
+#: Largest number of result ciphertexts the client accepts in one response.
+MAX_RESULTS = 4096
+
+
+class ServerError(RuntimeError):
+    """The server answered with an error status; ``status`` and ``detail`` (its message)."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(f"HTTP {status}: {detail}")
+        self.status = status
+        self.detail = detail
+
+
+class VeilClient:
+    """A connection to a ``veil serve`` server.
+
+    Args:
+        url: the server's base URL (``http://127.0.0.1:8000``); or
+        http: an existing ``httpx.Client`` (e.g. FastAPI's TestClient) to send requests with.
+        timeout: seconds per request (connect, read and write).
+
+    Every method raises :class:`ServerError` for an error status and ``httpx.HTTPError`` for a
+    transport failure.
+    """
+
+    def __init__(self, url: str | None = None, *, http=None, timeout: float = 300.0) -> None:
+        import httpx
+
+        if (url is None) == (http is None):
+            raise ValueError("url: pass either url or http")
+        self._own = http is None
+        self.http = http if http is not None else httpx.Client(base_url=url.rstrip("/"),
+                                                                timeout=timeout)
+
+    def close(self) -> None:
+        if self._own:
+            self.http.close()
+
+    def __enter__(self) -> VeilClient:  # noqa: PYI034 - Self needs Python 3.11
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- plumbing --
+    def _check(self, r):
+        if r.status_code >= 400:
+            try:
+                detail = r.json().get("detail", r.text)
+            except ValueError:
+                detail = r.text
+            raise ServerError(r.status_code, str(detail))
+        return r
+
+    # -- endpoints --
+    def health(self) -> dict:
+        """``GET /health``."""
+        return self._check(self.http.get("/health")).json()
+
+    def models(self) -> dict[str, dict]:
+        """``GET /models``: each served model's spec by name."""
+        return {m["name"]: m for m in self._check(self.http.get("/models")).json()["models"]}
+
+    def model(self, name: str) -> dict:
+        """One model's spec; ValueError naming the served ones when it is not served."""
+        specs = self.models()
+        if name not in specs:
+            raise ValueError(f"model: {name!r} is not served here; served: {sorted(specs)}")
+        return specs[name]
+
+    def open_session_bytes(self, upload: bytes) -> dict:
+        """``POST /sessions`` with a ready-made key upload; the server's answer (session_id, ...)."""
+        return self._check(self.http.post("/sessions", content=upload, headers={
+            "content-type": "application/octet-stream"})).json()
+
+    def open_session(self, ctx) -> str:
+        """Uploads ``ctx``'s evaluation keys (``ctx.to_bytes()``: public, relinearization and
+        Galois keys; never the secret key) and returns the session id."""
+        return self.open_session_bytes(ctx.to_bytes())["session_id"]
+
+    def evaluate_bytes(self, session_id: str, model: str, blobs: list[bytes],
+                       compression: str = "zstd") -> tuple[list[bytes], dict[str, float]]:
+        """Sends serialized ciphertexts; returns the serialized results and the server's
+        timings in ms (queue, load, evaluate, save)."""
+        r = self._check(self.http.post(
+            f"/sessions/{session_id}/evaluate/{model}", params={"compression": compression},
+            content=pack_frame(blobs), headers={"content-type": "application/octet-stream"}))
+        times = {k: float(r.headers[f"x-veil-{k}-ms"]) for k in ("queue", "load", "evaluate", "save")
+                 if f"x-veil-{k}-ms" in r.headers}
+        return [bytes(b) for b in unpack_frame(r.content, MAX_RESULTS)], times
+
+    def evaluate(self, session_id: str, model: str, cts: list, compression: str = "zstd") -> list:
+        """Sends ciphertexts of one context, returns the results as ciphertexts of that context."""
+        if not cts:
+            raise ValueError("cts: expected at least one ciphertext")
+        ctx = cts[0].ctx
+        out, _ = self.evaluate_bytes(session_id, model, [c.to_bytes() for c in cts], compression)
+        return [type(cts[0]).from_bytes(b, ctx) for b in out]
+
+    def close_session(self, session_id: str) -> None:
+        """``DELETE /sessions/{id}``."""
+        self._check(self.http.delete(f"/sessions/{session_id}"))
+
+
+def _ms(seconds: float) -> float:
+    return 1e3 * seconds
+
+
+def run_demo(url: str | None = None, model: str = "logreg", device: str | None = "auto",
+             seed: int | None = None, repeats: int = 10, compression: str = "zstd",
+             verbose: bool = True, http=None) -> dict[str, Any]:
+    """``veil demo --server URL``: the client side of encrypted inference against a server.
+
+    Generates keys locally on ``device``, uploads the evaluation keys once, encrypts the
+    model's test samples (143 for ``logreg``) with the secret key (seeded: half the bytes),
+    sends them ``repeats`` times (1 + repeats requests; the first is reported apart as the
+    cold one), decrypts every answer and compares it with the plaintext model computed here.
+
+    Returns:
+        dict with ``exact`` (every decrypted output == the plaintext model's, in every
+        request), ``agreement`` (decisions, 0..1), ``accuracy``, ``n_samples``,
+        ``n_ciphertexts``, ``upload_bytes``, ``request_bytes``, ``response_bytes``,
+        ``server`` (/health), and ``times_ms``: ``keygen``, ``upload`` (key upload round trip),
+        ``encrypt`` (encrypt + serialize), ``round_trip_first``, ``round_trip_median``,
+        ``round_trip_min``, ``round_trip_p90`` (HTTP request to response, the server's work
+        included), ``server_*`` (medians of the server's queue/load/evaluate/save),
+        ``decrypt`` (deserialize + decrypt + decode, median), ``end_to_end`` (encrypt +
+        median round trip + decrypt).
+
+    Raises:
+        ValueError: the model is not served, or the local plaintext model differs from the
+            server's (weights digest). ServerError / httpx.HTTPError: the server failed.
+    """
+    if not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats: expected a positive integer, got {repeats!r}")
+    client = VeilClient(url, http=http) if http is not None else VeilClient(url)
+    with client:
+        health = client.health()
+        spec = client.model(model)
+        local = load_model(model)
+        if local.weights_digest() != spec["weights_digest"]:
+            raise ValueError(
+                f"weights_digest: the local plaintext model {model!r} differs from the server's "
+                "(different data or library versions?); cannot check the results")
+        x, y = local.samples()
+        expected = local.reference(x)
+
+        t0 = time.perf_counter()
+        ctx = context_from_spec(spec, device=device, seed=seed)
+        t_keygen = time.perf_counter() - t0
+        upload = ctx.to_bytes()
+        t0 = time.perf_counter()
+        sid = client.open_session_bytes(upload)["session_id"]
+        t_upload = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        slot_vectors = local.encode(x, ctx.slot_count)
+        blobs = [ctx.encrypt(v, symmetric=True).to_bytes() for v in slot_vectors]
+        t_encrypt = time.perf_counter() - t0
+        cls = _CIPHERTEXT_CLASSES[ctx.scheme]
+
+        rtts, server_times, decrypts, exact, outputs = [], [], [], True, None
+        response_bytes = 0
+        try:
+            for _ in range(1 + repeats):
+                t0 = time.perf_counter()
+                out, st = client.evaluate_bytes(sid, model, blobs, compression)
+                rtts.append(time.perf_counter() - t0)
+                server_times.append(st)
+                response_bytes = sum(len(b) for b in out) + 12 + 8 * len(out)
+                t0 = time.perf_counter()
+                outputs = local.decode([ctx.decrypt(cls.from_bytes(b, ctx)) for b in out], len(x))
+                decrypts.append(time.perf_counter() - t0)
+                exact = exact and bool(np.array_equal(outputs, expected))
+        finally:
+            client.close_session(sid)
+
+    timed = rtts[1:]
+    dec_pred = local.decisions(outputs)
+    ref_pred = local.decisions(expected)
+    r: dict[str, Any] = {
+        "url": url,
+        "model": model,
+        "server": health,
+        "client_device": ctx.device,
+        "params": ctx.describe(),
+        "n_samples": len(x),
+        "n_ciphertexts": len(blobs),
+        "requests": len(rtts),
+        "exact": exact,
+        "mismatches": int(np.count_nonzero(outputs != expected)),
+        "agreement": float(np.mean(dec_pred == ref_pred)),
+        "accuracy": float(np.mean(dec_pred == y)),
+        "upload_bytes": len(upload),
+        "request_bytes": len(pack_frame(blobs)),
+        "response_bytes": response_bytes,
+        "times_ms": {
+            "keygen": _ms(t_keygen),
+            "upload": _ms(t_upload),
+            "encrypt": _ms(t_encrypt),
+            "round_trip_first": _ms(rtts[0]),
+            "round_trip_median": _ms(statistics.median(timed)),
+            "round_trip_min": _ms(min(timed)),
+            "round_trip_p90": _ms(percentile(timed, 90)),
+            "decrypt": _ms(statistics.median(decrypts)),
+        },
+    }
+    for k in ("queue", "load", "evaluate", "save"):
+        vals = [st[k] for st in server_times[1:] if k in st]
+        if vals:
+            r["times_ms"][f"server_{k}"] = statistics.median(vals)
+    tm = r["times_ms"]
+    tm["end_to_end"] = tm["encrypt"] + tm["round_trip_median"] + tm["decrypt"]
+    if verbose:
+        print_report(r)
+    return r
+
+
+def percentile(values, p: float) -> float:
+    """Nearest-rank percentile (p in 0..100) of a non-empty sequence: the smallest value with at
+    least p % of the values at or below it."""
+    v = sorted(values)
+    if not v:
+        raise ValueError("values: expected at least one value")
+    k = max(1, math.ceil(p / 100 * len(v)))
+    return v[k - 1]
+
+
+def print_report(r: dict[str, Any]) -> None:
+    """Prints :func:`run_demo`'s results (rich tables)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    p = r["params"]
+    console.print(f"[bold]Veil demo over HTTP: {r['model']} on {r['url'] or 'in-process'}[/bold] "
+                  f"(server device {r['server']['device']}, client device {r['client_device']})")
+    console.print(f"parameters: N = {p['poly_modulus_degree']}, log2 Q = {p['log2_qp']}, "
+                  f"t = {p.get('plain_modulus')}; {r['n_samples']} samples in "
+                  f"{r['n_ciphertexts']} ciphertext(s); key upload {r['upload_bytes'] / 2**20:.2f} "
+                  f"MiB, request {r['request_bytes'] / 2**10:.0f} KiB, response "
+                  f"{r['response_bytes'] / 2**10:.0f} KiB")
+    res = Table(title="Results", title_justify="left")
+    res.add_column("metric")
+    res.add_column("value", justify="right")
+    res.add_row("agreement with the plaintext quantized model", f"{100 * r['agreement']:.2f} %")
+    res.add_row("decrypted outputs == plaintext outputs (every request)",
+                "[green]yes (exact)[/green]" if r["exact"]
+                else f"[red]NO ({r['mismatches']} differ)[/red]")
+    res.add_row("accuracy (labels)", f"{100 * r['accuracy']:.2f} %")
+    console.print(res)
+    tim = Table(title=f"Wall time ({r['requests']} requests; medians after the first)",
+                title_justify="left")
+    tim.add_column("step")
+    tim.add_column("ms", justify="right")
+    t = r["times_ms"]
+    rows = [
+        ("keygen (client)", "keygen"),
+        ("key upload (once, round trip)", "upload"),
+        ("encrypt + serialize (client)", "encrypt"),
+        ("request round trip, first", "round_trip_first"),
+        ("request round trip, median", "round_trip_median"),
+        ("request round trip, min / p90", None),
+        ("  server: queue", "server_queue"),
+        ("  server: load ciphertexts", "server_load"),
+        ("  server: evaluate", "server_evaluate"),
+        ("  server: serialize results", "server_save"),
+        ("decrypt + decode (client)", "decrypt"),
+        ("end to end (encrypt + round trip + decrypt)", "end_to_end"),
+    ]
+    for label, key in rows:
+        if key is None:
+            tim.add_row(label, f"{t['round_trip_min']:.1f} / {t['round_trip_p90']:.1f}")
+        elif key in t:
+            tim.add_row(label, f"{t[key]:.1f}")
+    console.print(tim)
+
+
+__all__ = ["ServerError", "VeilClient", "percentile", "print_report", "run_demo"]
