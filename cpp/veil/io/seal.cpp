@@ -8,6 +8,7 @@
 #include "veil/io/seal_internal.h"
 #include "veil/io/validate.h"
 #include "veil/ring/ntt.h"
+#include "veil/rlwe/checks.h"
 
 namespace veil::io::seal {
 
@@ -458,6 +459,7 @@ Bytes save(const Ciphertext& ct, const SaveOptions& o) {
                           std::to_string(ct.size()) + " (relinearize first)");
   }
   const std::vector<u64> words = ct.buffer().to_host();
+  check_not_transparent_words(words.data(), ct.size(), ct.poly_words(), "encrypted");
   Bytes obj;
   ByteWriter w(obj);
   write_ciphertext_object(w, o.version_minor, lv.data.at(ct.level()), ct.is_ntt_form(), ct.size(),

@@ -200,6 +200,7 @@ Bytes save(const Ciphertext& ct, const SaveOptions& o) {
   const Context& ctx = *ct.context();
   std::vector<u64> host = ct.buffer().to_host();
   const std::size_t pw = ct.poly_words();
+  check_not_transparent_words(host.data(), ct.size(), pw, "encrypted");
   e.seeded = decide_seeded(o, ct.uniform_seed(), ct.size() == 2, [&] {
     return seed_still_matches(ctx, ct.device(), *ct.uniform_seed(), ctx.base_q(ct.level()),
                               !ct.is_ntt_form(), host.data(), {pw});

@@ -71,7 +71,8 @@ void set_transparent_check(bool on) { g_transparent_check = on; }
 bool transparent_check() { return g_transparent_check.load(); }
 
 void check_not_transparent(const Ciphertext& ct, const char* op) {
-  if (!g_transparent_check.load() || ct.size() < 2) return;
+  // GPU results are tested when saved (checks.h): no synchronization here.
+  if (!g_transparent_check.load() || ct.size() < 2 || ct.device().is_cuda()) return;
   const std::size_t words = (ct.size() - 1) * ct.poly_words();
   const u64* p = ct.poly(1);
   const bool nonzero = any_of(ct.device(), words, VEIL_LAMBDA(std::size_t i) { return p[i] != 0; });
@@ -81,6 +82,20 @@ void check_not_transparent(const Ciphertext& ct, const char* op) {
                           "reveals the plaintext), e.g. a multiplication by a zero plaintext "
                           "or c - c; SEAL raises here too");
   }
+}
+
+void check_not_transparent_words(const u64* words, std::size_t size, std::size_t poly_words,
+                                 const char* what) {
+  if (!g_transparent_check.load() || size < 2) return;
+  const u64* c1 = words + poly_words;
+  for (std::size_t i = 0; i < (size - 1) * poly_words; ++i) {
+    if (c1[i] != 0) return;
+  }
+  throw InvalidArgument(std::string(what) +
+                        ": is transparent (its c1 is zero, so c0 reveals the plaintext to "
+                        "anyone who reads these bytes), e.g. the result of a multiplication by "
+                        "a zero plaintext or c - c; not saved (set_transparent_check(false) "
+                        "allows it)");
 }
 
 void check_ckks_scale(const Context& ctx, double scale, std::size_t level, const char* what) {

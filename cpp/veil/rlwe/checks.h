@@ -38,9 +38,17 @@ u64 key_set_id(const SecretKey& sk);
 
 /// SEAL's check (SEAL_THROW_ON_TRANSPARENT_CIPHERTEXT, on by default there): a result whose
 /// polynomials c1..c_{size-1} are all zero is "transparent", its c0 alone reveals the plaintext
-/// (e.g. multiply_plain by zero, c - c). Throws InvalidArgument naming `op`. One pass over
-/// c1.. (and a device synchronization on a GPU); set_transparent_check(false) turns it off.
+/// (e.g. multiply_plain by zero, c - c). Throws InvalidArgument naming `op`.
+/// Where: on the CPU at the operation (one pass over c1..). On a GPU the operation does not test
+/// (the test would synchronize the stream: ~17 us per add at N = 2^13, bench/RESULTS.md); the
+/// ciphertext is tested where it leaves the process instead, by every save (Veil's and SEAL's
+/// formats, check_not_transparent_words on the host copy). set_transparent_check(false) turns
+/// both off.
 void check_not_transparent(const Ciphertext& ct, const char* op);
+/// The save-time test: `words` are a ciphertext's `size` polynomials of `poly_words` words each
+/// (host memory). Throws InvalidArgument naming `what` when size >= 2 and c1.. are all zero.
+void check_not_transparent_words(const u64* words, std::size_t size, std::size_t poly_words,
+                                 const char* what);
 void set_transparent_check(bool on);
 bool transparent_check();
 
