@@ -51,6 +51,53 @@ void for_each(const Device& dev, std::size_t n, F f) {
 }
 
 #if defined(__CUDACC__)
+template <class F>
+__global__ void veil_limb_kernel(std::size_t rows, std::uint32_t limbs, std::size_t n, F f) {
+  for (std::size_t r = blockIdx.y; r < rows; r += gridDim.y) {
+    const std::uint32_t l = static_cast<std::uint32_t>(r % limbs);
+    const std::size_t row = r * n;
+    for (std::size_t j = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
+         j += std::size_t(blockDim.x) * gridDim.x) {
+      f(row + j, l);
+    }
+  }
+}
+#endif
+
+/// Element-wise work over `npolys` polynomials of `limbs` limbs of `n` words (the RNS layout):
+/// calls f(i, l) for every flat index i in [0, npolys * limbs * n), l = (i / n) % limbs being
+/// the limb of word i, without a division per word (a 64-bit division is ~70 instructions on a
+/// GPU and made the element-wise kernels instruction-bound; bench/NOTES.md). CUDA: one grid row
+/// (blockIdx.y) per (polynomial, limb). CPU: an OpenMP loop over (polynomial, limb) rows.
+template <class F>
+void for_each_limb(const Device& dev, std::size_t npolys, std::size_t limbs, std::size_t n, F f) {
+  const std::size_t rows = npolys * limbs;
+  if (rows == 0 || n == 0) return;
+  if (dev.is_cuda()) {
+#if defined(__CUDACC__)
+    backend::set_current(dev);
+    constexpr unsigned threads = 256;
+    const std::size_t bx = (n + threads - 1) / threads;
+    const dim3 grid(unsigned(bx > 1024 ? 1024 : bx), unsigned(rows > 65535 ? 65535 : rows), 1);
+    veil_limb_kernel<<<grid, threads, 0, backend::stream(dev)>>>(
+        rows, static_cast<std::uint32_t>(limbs), n, f);
+    backend::check_last_launch("for_each_limb");
+#else
+    throw_cuda_not_in_this_unit(__FILE__);
+#endif
+    return;
+  }
+  const std::int64_t count = static_cast<std::int64_t>(rows);
+  const bool parallel = !backend::forked_child() && rows * n >= 8192;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (std::int64_t r = 0; r < count; ++r) {
+    const std::uint32_t l = static_cast<std::uint32_t>(static_cast<std::size_t>(r) % limbs);
+    const std::size_t row = static_cast<std::size_t>(r) * n;
+    for (std::size_t j = 0; j < n; ++j) f(row + j, l);
+  }
+}
+
+#if defined(__CUDACC__)
 template <class P>
 __global__ void veil_any_of_kernel(std::size_t n, P pred, std::uint32_t* flag) {
   for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;

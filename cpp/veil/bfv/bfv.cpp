@@ -42,8 +42,8 @@ void add_scaled_plain(const Context& ctx, const Device& dev, const u64* m, u64* 
   const u64 q_mod_t = tables.q_mod_t;
   const u64 t = ctx.plain_modulus();
   const u64 half_up = (t + 1) >> 1;
-  for_each(dev, limbs * n, VEIL_LAMBDA(std::size_t i) {
-    const std::size_t l = i / n, j = i % n;
+  for_each_limb(dev, 1, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
+    const std::size_t j = i & (n - 1);
     const u64 v = m[j];
     // floor((q_mod_t * v + floor((t+1)/2)) / t): the rounding part of round(Q v / t).
     u128 num = static_cast<u128>(q_mod_t) * v + half_up;
@@ -118,8 +118,8 @@ void tensor(const Device& dev, const RnsBase& base, std::size_t n, const u64* a,
     // Fused 2x2 tensor (one pass): d0 = a0 b0, d1 = a0 b1 + a1 b0, d2 = a1 b1.
     const Modulus* m = base.moduli(dev);
     const std::size_t limbs = base.size();
-    for_each(dev, pw, VEIL_LAMBDA(std::size_t i) {
-      const Modulus mod = m[(i / n) % limbs];
+    for_each_limb(dev, 1, limbs, n, VEIL_LAMBDA(std::size_t i, u32 limb) {
+      const Modulus mod = m[limb];
       const u64 a0 = a[i], a1 = a[pw + i], b0 = b[i], b1 = b[pw + i];
       out[i] = mul_mod(a0, b0, mod);
       u64 h, l, h2, l2;

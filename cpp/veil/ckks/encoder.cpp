@@ -160,14 +160,14 @@ std::vector<double> block_max_abs(const Device& dev, const double* coeffs, std::
 void reduce_coefficients(const Device& dev, const double* coeffs, const RnsBase& base,
                          std::size_t n, u64* out) {
   const Modulus* q = base.moduli(dev);
-  for_each(dev, base.size() * n, VEIL_LAMBDA(std::size_t i) {
-    out[i] = reduce_integer_double(coeffs[i % n], q[i / n]);
+  for_each_limb(dev, 1, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
+    out[i] = reduce_integer_double(coeffs[i & (n - 1)], q[l]);
   });
 }
 
 /// Fills every word of limb l with res[l] (the NTT form of a constant polynomial is constant).
 void fill_constant(const Device& dev, const u64* res, std::size_t limbs, std::size_t n, u64* out) {
-  for_each(dev, limbs * n, VEIL_LAMBDA(std::size_t i) { out[i] = res[i / n]; });
+  for_each_limb(dev, 1, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) { out[i] = res[l]; });
 }
 
 /// Garner's mixed radix for the residues (r1, r2, r3) of the centered x modulo p1 > p2 > p3:

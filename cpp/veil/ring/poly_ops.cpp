@@ -9,8 +9,8 @@ void add(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npol
          const u64* b, u64* out) {
   const Modulus* m = base.moduli(dev);
   const std::size_t limbs = base.size();
-  for_each(dev, npolys * limbs * n, VEIL_LAMBDA(std::size_t i) {
-    out[i] = add_mod(a[i], b[i], m[(i / n) % limbs].value);
+  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
+    out[i] = add_mod(a[i], b[i], m[l].value);
   });
 }
 
@@ -18,8 +18,8 @@ void sub(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npol
          const u64* b, u64* out) {
   const Modulus* m = base.moduli(dev);
   const std::size_t limbs = base.size();
-  for_each(dev, npolys * limbs * n, VEIL_LAMBDA(std::size_t i) {
-    out[i] = sub_mod(a[i], b[i], m[(i / n) % limbs].value);
+  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
+    out[i] = sub_mod(a[i], b[i], m[l].value);
   });
 }
 
@@ -27,8 +27,8 @@ void negate(const Device& dev, const RnsBase& base, std::size_t n, std::size_t n
             const u64* a, u64* out) {
   const Modulus* m = base.moduli(dev);
   const std::size_t limbs = base.size();
-  for_each(dev, npolys * limbs * n, VEIL_LAMBDA(std::size_t i) {
-    out[i] = neg_mod(a[i], m[(i / n) % limbs].value);
+  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
+    out[i] = neg_mod(a[i], m[l].value);
   });
 }
 
@@ -36,8 +36,8 @@ void multiply(const Device& dev, const RnsBase& base, std::size_t n, std::size_t
               const u64* a, const u64* b, u64* out) {
   const Modulus* m = base.moduli(dev);
   const std::size_t limbs = base.size();
-  for_each(dev, npolys * limbs * n, VEIL_LAMBDA(std::size_t i) {
-    out[i] = mul_mod(a[i], b[i], m[(i / n) % limbs]);
+  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
+    out[i] = mul_mod(a[i], b[i], m[l]);
   });
 }
 
@@ -45,8 +45,8 @@ void multiply_accumulate(const Device& dev, const RnsBase& base, std::size_t n,
                          std::size_t npolys, const u64* a, const u64* b, u64* out) {
   const Modulus* m = base.moduli(dev);
   const std::size_t limbs = base.size();
-  for_each(dev, npolys * limbs * n, VEIL_LAMBDA(std::size_t i) {
-    out[i] = mul_add_mod(a[i], b[i], out[i], m[(i / n) % limbs]);
+  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
+    out[i] = mul_add_mod(a[i], b[i], out[i], m[l]);
   });
 }
 
@@ -54,9 +54,9 @@ void multiply_broadcast(const Device& dev, const RnsBase& base, std::size_t n,
                         std::size_t npolys, const u64* a, const u64* b, u64* out) {
   const Modulus* m = base.moduli(dev);
   const std::size_t limbs = base.size();
-  const std::size_t per_poly = limbs * n;
-  for_each(dev, npolys * per_poly, VEIL_LAMBDA(std::size_t i) {
-    out[i] = mul_mod(a[i], b[i % per_poly], m[(i / n) % limbs]);
+  const std::size_t mask = n - 1;  // n is a power of two
+  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
+    out[i] = mul_mod(a[i], b[std::size_t(l) * n + (i & mask)], m[l]);
   });
 }
 
@@ -64,8 +64,7 @@ void multiply_scalar(const Device& dev, const RnsBase& base, std::size_t n, std:
                      const u64* a, const u64* scalars, u64* out) {
   const Modulus* m = base.moduli(dev);
   const std::size_t limbs = base.size();
-  for_each(dev, npolys * limbs * n, VEIL_LAMBDA(std::size_t i) {
-    const std::size_t l = (i / n) % limbs;
+  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
     out[i] = mul_mod(a[i], scalars[l], m[l]);
   });
 }
@@ -74,8 +73,8 @@ void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::s
                    const u64* a, u64 s, u64* out) {
   const Modulus* m = base.moduli(dev);
   const std::size_t limbs = base.size();
-  for_each(dev, npolys * limbs * n, VEIL_LAMBDA(std::size_t i) {
-    const Modulus mod = m[(i / n) % limbs];
+  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
+    const Modulus mod = m[l];
     out[i] = mul_mod(a[i], reduce_word(s, mod), mod);
   });
 }
@@ -85,9 +84,10 @@ void lift_small(const Device& dev, const RnsBase& base, std::size_t n, const u64
   const Modulus* m = base.moduli(dev);
   const std::size_t limbs = base.size();
   const u64 half = t >> 1;
-  for_each(dev, limbs * n, VEIL_LAMBDA(std::size_t i) {
-    const Modulus mod = m[i / n];
-    const u64 v = in[i % n];
+  const std::size_t mask = n - 1;  // n is a power of two
+  for_each_limb(dev, 1, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
+    const Modulus mod = m[l];
+    const u64 v = in[i & mask];
     if (centered && v > half) {
       out[i] = neg_mod(reduce_word(t - v, mod), mod.value);
     } else {
@@ -102,10 +102,10 @@ void automorphism_coeff(const Device& dev, const RnsBase& base, std::size_t n, s
   const std::size_t limbs = base.size();
   const u64 mask = 2 * n - 1;
   const u64 g = galois_elt;
-  for_each(dev, npolys * limbs * n, VEIL_LAMBDA(std::size_t i) {
-    const std::size_t j = i % n, row = i - j;
+  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
+    const std::size_t j = i & (n - 1), row = i - j;
     const u64 idx = (u64(j) * g) & mask;
-    const u64 q = m[(i / n) % limbs].value;
+    const u64 q = m[l].value;
     if (idx < n) {
       out[row + idx] = in[i];
     } else {
@@ -132,8 +132,8 @@ void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std
   const u64 g = galois_elt;
   // NTT slot i holds a(psi^(2 br(i) + 1)); sigma_g(a) there equals a(psi^((2 br(i) + 1) g)),
   // which sits at slot br(((2 br(i) + 1) g mod 2N - 1) / 2).
-  for_each(dev, npolys * limbs * n, VEIL_LAMBDA(std::size_t i) {
-    const std::size_t j = i % n, row = i - j;
+  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32) {
+    const std::size_t j = i & (n - 1), row = i - j;
     const u64 e = ((2 * u64(bitrev32(u32(j), log_n)) + 1) * g) & mask;
     out[i] = in[row + bitrev32(u32((e - 1) >> 1), log_n)];
   });

@@ -98,8 +98,8 @@ void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
   // Inner product over Q_l ∪ P (NTT form), both outputs in one pass over the digits.
   Buffer<u64> out(dev, 2 * ext_limbs * n);
   u64* o = out.data();
-  for_each(dev, ext_limbs * n, VEIL_LAMBDA(std::size_t i) {
-    const std::size_t lp = i / n, coeff = i % n;
+  for_each_limb(dev, 1, ext_limbs, n, VEIL_LAMBDA(std::size_t i, u32 lp32) {
+    const std::size_t lp = lp32, coeff = i & (n - 1);
     const std::size_t key_limb = lp <= level ? lp : num_q + (lp - limbs);
     u64 h0 = 0, l0 = 0, h1 = 0, l1 = 0;
     for (std::size_t j = 0; j < dnum; ++j) {

@@ -2,6 +2,7 @@
 
 #include "veil/backend/launch.h"
 #include "veil/core/error.h"
+#include "veil/core/primes.h"
 
 namespace veil {
 
@@ -47,8 +48,10 @@ void ModDownNtt::apply(const Device& dev, const NttTables& tables, const u64* in
     const Modulus* km = keep_.moduli(dev);
     const u64* di = d_inv_.data(dev);
     const u64* dis = d_inv_shoup_.data(dev);
-    for_each(dev, num_polys * kk * n, VEIL_LAMBDA(std::size_t i) {
-      const std::size_t p = i / (kk * n), rem = i % (kk * n), l = rem / n;
+    const int log_n = log2_exact(n);
+    const u32 kk32 = static_cast<u32>(kk);
+    for_each_limb(dev, num_polys, kk, n, VEIL_LAMBDA(std::size_t i, u32 l) {
+      const std::size_t p = (u32(i >> log_n) - l) / kk32, rem = i - p * kk * n;
       const u64 q = km[l].value;
       const u64 v = sub_mod(in[p * in_stride + rem], rr[p * kt * n + rem], q);
       out[p * out_stride + rem] = mul_shoup(v, di[l], dis[l], q);
