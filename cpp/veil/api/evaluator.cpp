@@ -40,6 +40,16 @@ Ciphertext with_key(Ciphertext c, u64 id) {
   c.set_key_id(id);
   return c;
 }
+
+// A ciphertext shaped like `a` (size, level, form, scale, correction factor) for an out-of-place
+// result that a kernel writes in full: the words are not initialized (no copy of `a` first, which
+// cost a third of an out-of-place add's memory traffic; bench/NOTES.md).
+Ciphertext shaped_like(const ContextPtr& ctx, const Ciphertext& a) {
+  Ciphertext r(ctx, a.device(), a.size(), a.level(), a.is_ntt_form());
+  r.set_scale(a.scale());
+  r.set_correction_factor(a.correction_factor());
+  return r;
+}
 }  // namespace
 
 void Evaluator::add_inplace(Ciphertext& a, const Ciphertext& b_in) const {
@@ -63,9 +73,20 @@ void Evaluator::add_inplace(Ciphertext& a, const Ciphertext& b_in) const {
   check_not_transparent(a, "add");
 }
 
-Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
-  Ciphertext r(a);
-  add_inplace(r, b);
+Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b_in) const {
+  if (b_in.size() != a.size()) {  // sizes differ: grow and copy (add_inplace)
+    Ciphertext r(a);
+    add_inplace(r, b_in);
+    return r;
+  }
+  u64 id = 0;
+  const std::optional<Ciphertext> aligned = prepare_binary(*ctx_, a, b_in, id);
+  const Ciphertext& b = aligned ? *aligned : b_in;
+  Ciphertext r = shaped_like(ctx_, a);
+  poly::add(a.device(), ctx_->base_q(a.level()), ctx_->n(), a.size(), a.data(), b.data(),
+            r.data());
+  r.set_key_id(id);
+  check_not_transparent(r, "add");
   return r;
 }
 
@@ -84,9 +105,20 @@ void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b_in) const {
   check_not_transparent(a, "sub");
 }
 
-Ciphertext Evaluator::sub(const Ciphertext& a, const Ciphertext& b) const {
-  Ciphertext r(a);
-  sub_inplace(r, b);
+Ciphertext Evaluator::sub(const Ciphertext& a, const Ciphertext& b_in) const {
+  if (b_in.size() != a.size()) {
+    Ciphertext r(a);
+    sub_inplace(r, b_in);
+    return r;
+  }
+  u64 id = 0;
+  const std::optional<Ciphertext> aligned = prepare_binary(*ctx_, a, b_in, id);
+  const Ciphertext& b = aligned ? *aligned : b_in;
+  Ciphertext r = shaped_like(ctx_, a);
+  poly::sub(a.device(), ctx_->base_q(a.level()), ctx_->n(), a.size(), a.data(), b.data(),
+            r.data());
+  r.set_key_id(id);
+  check_not_transparent(r, "sub");
   return r;
 }
 
@@ -96,8 +128,10 @@ void Evaluator::negate_inplace(Ciphertext& a) const {
 }
 
 Ciphertext Evaluator::negate(const Ciphertext& a) const {
-  Ciphertext r(a);
-  negate_inplace(r);
+  check(a, "encrypted");
+  Ciphertext r = shaped_like(ctx_, a);
+  poly::negate(a.device(), ctx_->base_q(a.level()), ctx_->n(), a.size(), a.data(), r.data());
+  r.set_key_id(a.key_id());
   return r;
 }
 
