@@ -184,8 +184,16 @@ Ciphertext Evaluator::sub_plain(const Ciphertext& a, const Plaintext& p) const {
   return r;
 }
 Ciphertext Evaluator::multiply_plain(const Ciphertext& a, const Plaintext& p) const {
-  Ciphertext r(a);
-  multiply_plain_inplace(r, p);
+  if (ctx_->scheme() != SchemeType::ckks) {
+    Ciphertext r(a);
+    multiply_plain_inplace(r, p);
+    return r;
+  }
+  check(a, "encrypted");
+  Ciphertext r = shaped_like(ctx_, a);  // CKKS: one slot-wise pass writes the whole result
+  ckks::multiply_plain(a, p, r);
+  r.set_key_id(a.key_id());
+  check_not_transparent(r, "multiply_plain");
   return r;
 }
 

@@ -114,7 +114,7 @@ Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) {
   return out;
 }
 
-void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
+void multiply_plain(const Ciphertext& ct, const Plaintext& pt, Ciphertext& out) {
   check_ckks(ct, "encrypted");
   const Context& ctx = *ct.context();
   check_plain(ctx, ct, pt, "plain");
@@ -123,9 +123,11 @@ void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
     throw InvalidArgument("plain: the product's scale would exceed Q at this level (rescale first)");
   }
   poly::multiply_broadcast(ct.device(), ctx.base_q(ct.level()), ctx.n(), ct.size(), ct.data(),
-                           pt.data(), ct.data());
-  ct.set_scale(scale);
+                           pt.data(), out.data());
+  out.set_scale(scale);
 }
+
+void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) { multiply_plain(ct, pt, ct); }
 
 void add_plain_inplace(Ciphertext& ct, const Plaintext& pt, bool subtract) {
   check_ckks(ct, "encrypted");

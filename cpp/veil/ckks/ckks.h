@@ -25,6 +25,9 @@ Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, int flooding_bits =
 
 /// Tensor product; scale = product of the scales. Throws if log2(scale) would reach log2(Q_l).
 Ciphertext multiply(const Ciphertext& a, const Ciphertext& b);
+/// out = ct * pt (NTT form, slot-wise), scale = the product of the scales. `out` has ct's shape
+/// and may be ct itself. Throws InvalidArgument naming `plain` if the scale would reach Q_l.
+void multiply_plain(const Ciphertext& ct, const Plaintext& pt, Ciphertext& out);
 void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt);
 void add_plain_inplace(Ciphertext& ct, const Plaintext& pt, bool subtract);
 /// Divides by the last prime q_l (rounding) and drops it: scale /= q_l. Throws at level 0.
