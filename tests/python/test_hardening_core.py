@@ -180,13 +180,24 @@ def test_long_calls_release_the_gil():
 def test_ctrl_c_interrupts_key_generation():
     ctx = veil.bfv(poly_modulus_degree=16384, device="cpu", seed=1, galois_steps=None)
     kg = _core.KeyGenerator(ctx.context, "cpu", 2)
-    timer = threading.Timer(0.3, _thread.interrupt_main)
+    # Ctrl-C every 0.3 s until the call returns: one simulated signal was once lost on a loaded
+    # 2-core CI machine (not reproduced), and the test is about the interruption, not the timing.
+    done = threading.Event()
+
+    def press():
+        while not done.wait(0.3):
+            _thread.interrupt_main()
+
+    presser = threading.Thread(target=press, daemon=True)
     t0 = time.perf_counter()
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        kg.create_galois_keys(list(range(1, 200)), True)  # minutes if not interrupted
-    assert time.perf_counter() - t0 < 20
-    timer.cancel()
+    presser.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            kg.create_galois_keys(list(range(1, 200)), True)  # ~15 s if not interrupted
+    finally:
+        done.set()
+        presser.join()
+    assert time.perf_counter() - t0 < 10
 
 
 # ---- processes --------------------------------------------------------------------------------
