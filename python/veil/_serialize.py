@@ -29,6 +29,18 @@ _lock = threading.Lock()
 _contexts: dict[tuple[bytes, int | None], weakref.ref] = {}
 
 
+def read_length_prefixed(view: memoryview, pos: int, what: str) -> tuple[memoryview, int]:
+    """The ``u64 length (little-endian) | bytes`` item at ``pos`` of ``view`` and the position
+    after it. Raises ValueError naming ``what`` when the length or the bytes run past the end."""
+    if pos + 8 > len(view):
+        raise ValueError(f"{what}: truncated length")
+    (n,) = struct.unpack_from("<Q", view, pos)
+    pos += 8
+    if n > len(view) - pos:
+        raise ValueError(f"{what}: length {n} runs past the end of the data")
+    return view[pos:pos + n], pos + n
+
+
 def context_for(params_bytes: bytes, security: int | None) -> _core.Context:
     """The process-wide Context for these parameter bytes and security level (built once)."""
     key = (bytes(params_bytes), security)
@@ -123,14 +135,7 @@ def unpack_bundle(data) -> tuple[dict, dict[str, memoryview]]:
     for name in meta["blobs"]:
         if not isinstance(name, str) or name in blobs:
             raise ValueError(f"blobs: bad or repeated name {name!r}")
-        if pos + 8 > len(view):
-            raise ValueError(f"{name}: truncated length")
-        (n,) = struct.unpack_from("<Q", view, pos)
-        pos += 8
-        if n > len(view) - pos:
-            raise ValueError(f"{name}: length {n} runs past the end of the data")
-        blobs[name] = view[pos:pos + n]
-        pos += n
+        blobs[name], pos = read_length_prefixed(view, pos, name)
     if pos != len(view):
         raise ValueError(f"bundle: {len(view) - pos} unexpected trailing bytes")
     return meta, blobs

@@ -143,14 +143,8 @@ def unpack_frame(data, max_count: int) -> list[memoryview]:
         raise ValueError(f"count: expected 1..{max_count} ciphertexts, got {count}")
     pos, out = 12, []
     for i in range(count):
-        if pos + 8 > len(view):
-            raise ValueError(f"ciphertext {i}: truncated length")
-        (n,) = struct.unpack_from("<Q", view, pos)
-        pos += 8
-        if n > len(view) - pos:
-            raise ValueError(f"ciphertext {i}: length {n} runs past the end of the body")
-        out.append(view[pos:pos + n])
-        pos += n
+        item, pos = _ser.read_length_prefixed(view, pos, f"ciphertext {i}")
+        out.append(item)
     if pos != len(view):
         raise ValueError(f"frame: {len(view) - pos} unexpected trailing bytes")
     return out

@@ -149,20 +149,24 @@ const Device kCpu = Device::cpu();
 
 // ---- (a) NTT multiplication equals the schoolbook negacyclic product ------------------------
 
-TEST(NttCpu, MultiplicationMatchesSchoolbook) {
-  std::mt19937_64 rng(1);
+// Forward both factors, multiply slot-wise, inverse: the schoolbook product, for N = 2^4..2^12,
+// on words W (u64, or u32 with primes below 2^31) and primes bits(limbs, salt).
+template <class W>
+void expect_products_match_schoolbook(std::uint64_t seed,
+                                      std::vector<int> (*bits)(std::size_t, std::size_t)) {
+  std::mt19937_64 rng(seed);
   for (int log_n = 4; log_n <= 12; ++log_n) {
     const std::size_t n = std::size_t(1) << log_n;
     const std::size_t limbs = log_n <= 10 ? 4 : 2, polys = 2;
-    const NttSetup s = make_setup(n, bits_for(limbs, log_n));
+    const NttSetup s = make_setup(n, bits(limbs, log_n));
     const std::vector<u64> a = random_polys(s, polys, rng), b = random_polys(s, polys, rng);
-    std::vector<u64> fa = a, fb = b;
+    std::vector<W> fa(a.begin(), a.end()), fb(b.begin(), b.end());
     veil::ntt_forward(kCpu, fa.data(), polys, s.base, s.tables);
     veil::ntt_forward(kCpu, fb.data(), polys, s.base, s.tables);
-    ASSERT_TRUE(all_reduced(fa, s)) << "log_n=" << log_n;
-    std::vector<u64> c(fa.size());
+    ASSERT_TRUE(all_reduced(std::vector<u64>(fa.begin(), fa.end()), s)) << "log_n=" << log_n;
+    std::vector<W> c(fa.size());
     for (std::size_t k = 0; k < c.size(); ++k) {
-      c[k] = mulmod(fa[k], fb[k], s.moduli[(k / n) % limbs].value);
+      c[k] = W(mulmod(fa[k], fb[k], s.moduli[(k / n) % limbs].value));
     }
     veil::ntt_inverse(kCpu, c.data(), polys, s.base, s.tables);
     for (std::size_t p = 0; p < polys; ++p) {
@@ -175,6 +179,10 @@ TEST(NttCpu, MultiplicationMatchesSchoolbook) {
       }
     }
   }
+}
+
+TEST(NttCpu, MultiplicationMatchesSchoolbook) {
+  expect_products_match_schoolbook<u64>(1, bits_for);
 }
 
 // X * X^(N-1) = X^N = -1: a sign check the random test could in principle miss.
@@ -393,31 +401,7 @@ std::vector<u32> narrow(const std::vector<u64>& v) { return {v.begin(), v.end()}
 std::vector<u64> widen(const std::vector<u32>& v) { return {v.begin(), v.end()}; }
 
 TEST(Ntt32Cpu, MultiplicationMatchesSchoolbook) {
-  std::mt19937_64 rng(11);
-  for (int log_n = 4; log_n <= 12; ++log_n) {
-    const std::size_t n = std::size_t(1) << log_n;
-    const std::size_t limbs = log_n <= 10 ? 4 : 2, polys = 2;
-    const NttSetup s = make_setup(n, bits32_for(limbs, log_n));
-    const std::vector<u64> a = random_polys(s, polys, rng), b = random_polys(s, polys, rng);
-    std::vector<u32> fa = narrow(a), fb = narrow(b);
-    veil::ntt_forward(kCpu, fa.data(), polys, s.base, s.tables);
-    veil::ntt_forward(kCpu, fb.data(), polys, s.base, s.tables);
-    ASSERT_TRUE(all_reduced(widen(fa), s)) << "log_n=" << log_n;
-    std::vector<u32> c(fa.size());
-    for (std::size_t k = 0; k < c.size(); ++k) {
-      c[k] = u32(mulmod(fa[k], fb[k], s.moduli[(k / n) % limbs].value));
-    }
-    veil::ntt_inverse(kCpu, c.data(), polys, s.base, s.tables);
-    for (std::size_t p = 0; p < polys; ++p) {
-      for (std::size_t l = 0; l < limbs; ++l) {
-        const std::size_t off = (p * limbs + l) * n;
-        const std::vector<u64> want =
-            negacyclic_schoolbook(a.data() + off, b.data() + off, n, s.moduli[l].value);
-        ASSERT_TRUE(std::equal(want.begin(), want.end(), c.begin() + off))
-            << "log_n=" << log_n << " poly=" << p << " limb=" << l << " q=" << s.moduli[l].value;
-      }
-    }
-  }
+  expect_products_match_schoolbook<u32>(11, bits32_for);
 }
 
 TEST(Ntt32Cpu, ForwardIsBitReversedEvaluation) {

@@ -73,21 +73,30 @@ void Evaluator::add_inplace(Ciphertext& a, const Ciphertext& b_in) const {
   check_not_transparent(a, "add");
 }
 
-Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b_in) const {
-  if (b_in.size() != a.size()) {  // sizes differ: grow and copy (add_inplace)
+namespace {
+// r = a op b for operands of equal size, written in one pass (poly::add or poly::sub).
+using PolyBinary = void (*)(const Device&, const RnsBase&, std::size_t, std::size_t, const u64*,
+                            const u64*, u64*);
+Ciphertext binary_out_of_place(const ContextPtr& ctx, const Ciphertext& a,
+                               const Ciphertext& b_in, PolyBinary op, const char* name) {
+  u64 id = 0;
+  const std::optional<Ciphertext> aligned = prepare_binary(*ctx, a, b_in, id);
+  const Ciphertext& b = aligned ? *aligned : b_in;
+  Ciphertext r = shaped_like(ctx, a);
+  op(a.device(), ctx->base_q(a.level()), ctx->n(), a.size(), a.data(), b.data(), r.data());
+  r.set_key_id(id);
+  check_not_transparent(r, name);
+  return r;
+}
+}  // namespace
+
+Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
+  if (b.size() != a.size()) {  // sizes differ: grow and copy (add_inplace)
     Ciphertext r(a);
-    add_inplace(r, b_in);
+    add_inplace(r, b);
     return r;
   }
-  u64 id = 0;
-  const std::optional<Ciphertext> aligned = prepare_binary(*ctx_, a, b_in, id);
-  const Ciphertext& b = aligned ? *aligned : b_in;
-  Ciphertext r = shaped_like(ctx_, a);
-  poly::add(a.device(), ctx_->base_q(a.level()), ctx_->n(), a.size(), a.data(), b.data(),
-            r.data());
-  r.set_key_id(id);
-  check_not_transparent(r, "add");
-  return r;
+  return binary_out_of_place(ctx_, a, b, &poly::add, "add");
 }
 
 void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b_in) const {
@@ -105,21 +114,13 @@ void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b_in) const {
   check_not_transparent(a, "sub");
 }
 
-Ciphertext Evaluator::sub(const Ciphertext& a, const Ciphertext& b_in) const {
-  if (b_in.size() != a.size()) {
+Ciphertext Evaluator::sub(const Ciphertext& a, const Ciphertext& b) const {
+  if (b.size() != a.size()) {
     Ciphertext r(a);
-    sub_inplace(r, b_in);
+    sub_inplace(r, b);
     return r;
   }
-  u64 id = 0;
-  const std::optional<Ciphertext> aligned = prepare_binary(*ctx_, a, b_in, id);
-  const Ciphertext& b = aligned ? *aligned : b_in;
-  Ciphertext r = shaped_like(ctx_, a);
-  poly::sub(a.device(), ctx_->base_q(a.level()), ctx_->n(), a.size(), a.data(), b.data(),
-            r.data());
-  r.set_key_id(id);
-  check_not_transparent(r, "sub");
-  return r;
+  return binary_out_of_place(ctx_, a, b, &poly::sub, "sub");
 }
 
 void Evaluator::negate_inplace(Ciphertext& a) const {

@@ -168,9 +168,6 @@ void check_view(const RnsPolyView<W>& v, const NttTables& tables, const char* wh
   }
 }
 
-// Host copy of the view's table ids (the view's own pointer is on its device).
-std::vector<u32> host_ids(const RnsBase& base) { return base.ntt_ids(); }
-
 template <class W>
 void cpu_transform(bool forward, const RnsPolyView<W>& v, const std::vector<u32>& ids,
                    const NttTables& tables) {
@@ -197,47 +194,43 @@ void cpu_transform(bool forward, const RnsPolyView<W>& v, const std::vector<u32>
 }
 
 template <class W>
-void transform(bool forward, const Device& dev, W* data, std::size_t num_polys, const RnsBase& base,
-               const NttTables& tables) {
-  const char* what = forward ? "ntt_forward" : "ntt_inverse";
-  if (!base.has_ntt()) throw InvalidArgument(std::string(what) + ": base has no NTT tables");
-  const RnsPolyView<W> v = make_view<W>(dev, data, num_polys, base, tables.n());
-  if (v.num_polys == 0 || v.num_limbs == 0) return;
+void view_transform(bool forward, const Device& dev, const RnsPolyView<W>& poly,
+                    const NttTables& tables) {
+  check_view(poly, tables, forward ? "ntt_forward" : "ntt_inverse");
+  if (poly.num_polys == 0 || poly.num_limbs == 0) return;
   if (dev.is_cuda()) {
     if (forward) {
-      detail::ntt_forward_cuda<W>(dev, v, tables.twiddles_for<W>(dev));
+      detail::ntt_forward_cuda<W>(dev, poly, tables.twiddles_for<W>(dev));
     } else {
-      detail::ntt_inverse_cuda<W>(dev, v, tables.twiddles_for<W>(dev), tables.inv_n_for<W>(dev));
+      detail::ntt_inverse_cuda<W>(dev, poly, tables.twiddles_for<W>(dev), tables.inv_n_for<W>(dev));
     }
     return;
   }
-  cpu_transform<W>(forward, v, host_ids(base), tables);
+  std::vector<u32> ids(poly.ntt_ids, poly.ntt_ids + poly.num_limbs);  // host ids on the CPU
+  cpu_transform<W>(forward, poly, ids, tables);
+}
+
+// The pointer API: a view of `num_polys` polynomials over `base` (checked), then as above.
+template <class W>
+void transform(bool forward, const Device& dev, W* data, std::size_t num_polys, const RnsBase& base,
+               const NttTables& tables) {
+  if (!base.has_ntt()) {
+    throw InvalidArgument(std::string(forward ? "ntt_forward" : "ntt_inverse") +
+                          ": base has no NTT tables");
+  }
+  view_transform<W>(forward, dev, make_view<W>(dev, data, num_polys, base, tables.n()), tables);
 }
 
 }  // namespace
 
 template <class W>
 void ntt_forward(const Device& dev, const RnsPolyView<W>& poly, const NttTables& tables) {
-  check_view(poly, tables, "ntt_forward");
-  if (poly.num_polys == 0 || poly.num_limbs == 0) return;
-  if (dev.is_cuda()) {
-    detail::ntt_forward_cuda<W>(dev, poly, tables.twiddles_for<W>(dev));
-    return;
-  }
-  std::vector<u32> ids(poly.ntt_ids, poly.ntt_ids + poly.num_limbs);
-  cpu_transform<W>(true, poly, ids, tables);
+  view_transform<W>(true, dev, poly, tables);
 }
 
 template <class W>
 void ntt_inverse(const Device& dev, const RnsPolyView<W>& poly, const NttTables& tables) {
-  check_view(poly, tables, "ntt_inverse");
-  if (poly.num_polys == 0 || poly.num_limbs == 0) return;
-  if (dev.is_cuda()) {
-    detail::ntt_inverse_cuda<W>(dev, poly, tables.twiddles_for<W>(dev), tables.inv_n_for<W>(dev));
-    return;
-  }
-  std::vector<u32> ids(poly.ntt_ids, poly.ntt_ids + poly.num_limbs);
-  cpu_transform<W>(false, poly, ids, tables);
+  view_transform<W>(false, dev, poly, tables);
 }
 
 template void ntt_forward<u64>(const Device&, const RnsPolyView<u64>&, const NttTables&);
