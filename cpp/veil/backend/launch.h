@@ -68,7 +68,7 @@ __global__ void veil_limb_kernel(std::size_t rows, std::uint32_t limbs, std::siz
 /// calls f(i, l) for every flat index i in [0, npolys * limbs * n), l = (i / n) % limbs being
 /// the limb of word i, without a division per word (a 64-bit division is ~70 instructions on a
 /// GPU and made the element-wise kernels instruction-bound; bench/NOTES.md). CUDA: one grid row
-/// (blockIdx.y) per (polynomial, limb). CPU: an OpenMP loop over (polynomial, limb) rows.
+/// (blockIdx.y) per (polynomial, limb). CPU: an OpenMP loop over (row, word), collapsed.
 template <class F>
 void for_each_limb(const Device& dev, std::size_t npolys, std::size_t limbs, std::size_t n, F f) {
   const std::size_t rows = npolys * limbs;
@@ -88,12 +88,15 @@ void for_each_limb(const Device& dev, std::size_t npolys, std::size_t limbs, std
     return;
   }
   const std::int64_t count = static_cast<std::int64_t>(rows);
+  const std::int64_t width = static_cast<std::int64_t>(n);
   const bool parallel = !backend::forked_child() && rows * n >= 8192;
-#pragma omp parallel for schedule(static) if (parallel)
+  // collapse(2): all threads share the words even when there are fewer rows than threads.
+#pragma omp parallel for collapse(2) schedule(static) if (parallel)
   for (std::int64_t r = 0; r < count; ++r) {
-    const std::uint32_t l = static_cast<std::uint32_t>(static_cast<std::size_t>(r) % limbs);
-    const std::size_t row = static_cast<std::size_t>(r) * n;
-    for (std::size_t j = 0; j < n; ++j) f(row + j, l);
+    for (std::int64_t j = 0; j < width; ++j) {
+      f(static_cast<std::size_t>(r * width + j),
+        static_cast<std::uint32_t>(static_cast<std::size_t>(r) % limbs));
+    }
   }
 }
 
