@@ -69,7 +69,7 @@ if [ -d .whl ]; then
     mod=$(echo "$name" | tr 'A-Z' 'a-z')
     case "$mod" in
       seal_python) mod=seal ;; markdown_it_py) mod=markdown_it ;; scikit_learn) mod=sklearn ;;
-      xgboost_cpu) mod=xgboost ;;
+      xgboost_cpu) mod=xgboost ;; nvidia_ml_py) mod=pynvml ;;
       opentelemetry_api) mod=opentelemetry ;;
     esac
     # `veil serve`'s stack travels whole unless fastapi is there: an older preinstalled pydantic,

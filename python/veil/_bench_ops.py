@@ -8,6 +8,7 @@ mod t for BFV/BGV (exact), numpy float64 for CKKS (precision in bits, see :func:
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ import numpy as np
 from . import _core
 from ._bench_rows import Row, make_context
 from ._ckks import precision
+from ._energy import EnergyError
 
 #: Operations in table order, per scheme; values are column labels. "multiply" is multiply plus
 #: relinearize; "rotate_many_8" is one hoisted rotate_many by steps 1..8, "rotate_8" the same
@@ -340,21 +342,40 @@ def _cases(lib: Any, row: Row, mul_name: str) -> tuple[dict[str, Case], Callable
     return cases, lambda obj, plain: lib.decode(obj if plain else lib.decrypt(obj))
 
 
+def _measure(energy: Any, fn: Callable[[], Any], median_us: float,
+             idle_w: float | None) -> dict[str, Any]:
+    """The meter's figures for ``fn``, or {"error": ...} when a reading (not ``fn``) failed."""
+    try:
+        return energy.measure(fn, median_us, idle_w)
+    except EnergyError as e:
+        return {"error": str(e)}
+
+
 def time_suite(
-    lib: Any, row: Row, timer: Any, policy: Policy, ops: Sequence[str], mul_name: str = "multiply"
+    lib: Any, row: Row, timer: Any, policy: Policy, ops: Sequence[str], mul_name: str = "multiply",
+    energy: Any = None,
 ) -> dict[str, Any]:
     """Times ``ops`` (names of OPS_BY_SCHEME; the multiplication is called ``mul_name``) and
     checks each result once (BFV/BGV: exact mod t; CKKS: :func:`ckks_ok`).
 
     Returns {"median_us": {op: µs}, "runs": {op: n}, "correct": {op: bool}} and, for CKKS,
-    "precision_bits": {op: {"min_bits", "mean_bits"}} (the worst output of each op).
+    "precision_bits": {op: {"min_bits", "mean_bits"}} (the worst output of each op). With an
+    ``energy`` meter (:class:`veil._energy.EnergyMeter`), also "idle_w" and "energy": {op:
+    :func:`veil._energy.summarize`'s figures}, each op run back-to-back after its timing.
     """
     med: dict[str, float] = {}
     runs: dict[str, int] = {}
     correct: dict[str, bool] = {}
     bits: dict[str, dict[str, float]] = {}
+    joules: dict[str, dict[str, Any]] = {}
+    idle_w = None
+    if energy is not None:
+        with contextlib.suppress(EnergyError):  # then no above-idle figures
+            idle_w = energy.idle_w()
     if "keygen" in ops:
         med["keygen"], runs["keygen"] = time_op(lib.keygen, timer, policy, keygen=True)
+        if energy is not None:
+            joules["keygen"] = _measure(energy, lib.keygen, med["keygen"], idle_w)
     rotations = set()
     if "rotate_rows" in ops or "rotate" in ops:
         rotations.add(1)
@@ -367,6 +388,8 @@ def time_suite(
             continue
         fn, check = cases[op]
         med[op], runs[op] = time_op(fn, timer, policy)
+        if energy is not None:
+            joules[op] = _measure(energy, fn, med[op], idle_w)
         if check is None:
             continue
         verdicts = []
@@ -383,29 +406,33 @@ def time_suite(
     out: dict[str, Any] = {"median_us": med, "runs": runs, "correct": correct}
     if row.scheme == "ckks":
         out["precision_bits"] = bits
+    if energy is not None:
+        out.update(idle_w=idle_w, energy=joules)
     return out
 
 
-def bench_veil(row: Row, device: str, policy: Policy) -> dict[str, Any]:
+def bench_veil(row: Row, device: str, policy: Policy, energy: Any = None) -> dict[str, Any]:
     """Times every operation of one row on one Veil backend; checks each result once.
 
     BFV: HPS and BEHZ use separate contexts (and keys); everything but multiply runs on the HPS
-    one. Returns {"median_us", "runs", "correct", ["precision_bits"], "secure", "log2_qp"}.
+    one. Returns {"median_us", "runs", "correct", ["precision_bits"], "secure", "log2_qp"}, and
+    "idle_w" and "energy" with an ``energy`` meter (see :func:`time_suite`).
     """
     timer = _core.Timer(device)
     ops = list(OPS_BY_SCHEME[row.scheme])
     if row.scheme != "bfv":
         lib = VeilLib(row, device)
-        out = time_suite(lib, row, timer, policy, ops)
+        out = time_suite(lib, row, timer, policy, ops, energy=energy)
         out.update(secure=lib.secure, log2_qp=lib.log2_qp)
         return out
     hps = VeilLib(row, device, "hps")
     out = time_suite(hps, row, timer, policy, [op for op in ops if op != "multiply_behz"],
-                     "multiply_hps")
+                     "multiply_hps", energy=energy)
     behz = time_suite(VeilLib(row, device, "behz"), row, timer, policy, ["multiply_behz"],
-                      "multiply_behz")
-    for k in ("median_us", "runs", "correct"):
-        out[k].update(behz[k])
+                      "multiply_behz", energy=energy)
+    for k in ("median_us", "runs", "correct", "energy"):
+        if k in out:
+            out[k].update(behz[k])
     out.update(secure=hps.secure, log2_qp=hps.log2_qp)
     return out
 

@@ -25,6 +25,11 @@ Method (docs: /work/shared/DESIGN.md, "Benchmark method"):
   rotations by 1..8 both hoisted (one ``rotate_many``) and as 8 separate calls (BGV/CKKS).
 * Every backend's results are checked once: BFV/BGV exactly against numpy mod t; CKKS against
   numpy float64 (mean precision >= 20 bits, worst slot >= 10 bits; :func:`_bench_ops.ckks_ok`).
+* Energy (``--energy``, GPU backends only; :mod:`veil._energy` has the method): after each
+  operation's timing it runs back-to-back for about 1 s (reps from its median) between two
+  readings of NVML's energy counter (or integrated power samples where the counter is missing),
+  and the idle power is sampled before each row; reported per op: µJ in total and above idle,
+  the mean power in W. Without nvidia-ml-py, a driver or a GPU it is skipped with a note.
 
 Output: a dict (and ``--json``) with all raw medians, device and CPU names, the git commit and
 the date; markdown tables (``--markdown``) with one row per parameter set and backend, Phantom's
@@ -39,12 +44,13 @@ import json
 import os
 import platform
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import _check, _core
+from . import _check, _core, _energy
 from ._bench_ops import (
     OPS_BY_SCHEME,
     Policy,
@@ -188,6 +194,8 @@ def run(
     max_n: int | None = None,
     cpu_max_n: int | None = None,
     verbose: bool = True,
+    energy: bool = False,
+    energy_window_s: float = _energy.WINDOW_S,
 ) -> dict[str, Any]:
     """Runs the benchmark and returns every number (see the module docstring for the method).
 
@@ -201,11 +209,16 @@ def run(
         threads: CPU thread counts (0 = default; default ``[1, 0]``). rows: ``"default"``,
             ``"phantom"`` or ``"all"``. max_n: skip rows above this N. cpu_max_n: largest N on
             Veil's CPU backend (default 16384: its larger rows take minutes to hours today).
+        energy: also measure energy per operation on the GPU backends through NVML
+            (:mod:`veil._energy`; skipped with a note where it cannot be). energy_window_s: the
+            length of each op's back-to-back loop, seconds.
 
     Returns:
         {"meta": {...}, "results": [{"row", "backend", "median_us", "runs", "correct", ...}],
         "notes": [...], "all_correct": bool, "markdown": str}. CKKS results also carry
-        "precision_bits": {op: {"min_bits", "mean_bits"}}.
+        "precision_bits": {op: {"min_bits", "mean_bits"}}; with energy, GPU results carry
+        "idle_w" and "energy": {op: {"energy_uj", "energy_above_idle_uj", "mean_w", "idle_w",
+        "reps", "window_s", "loop_us", "method"}} and meta has "energy".
 
     Raises:
         ValueError: unknown scheme, rows or device, or threads/runs/max_n out of range.
@@ -234,6 +247,7 @@ def run(
     notes += _scheme_notes(scheme, selected, seal)
     if any(r.n > cpu_max_n for r in selected) and any(b.device == "cpu" for b in backends):
         notes.append(f"Veil's CPU backend timed for N <= {cpu_max_n} only (--cpu-max-n).")
+    meters = _open_meters(backends, notes, verbose, energy_window_s) if energy else {}
 
     results: list[dict[str, Any]] = []
     t_start = time.perf_counter()
@@ -257,7 +271,7 @@ def run(
                         if be.threads is not None:
                             _core.set_num_threads(be.threads)
                         rec["threads"] = _core.num_threads() if be.device == "cpu" else None
-                        rec.update(bench_veil(row, be.device, pol))
+                        rec.update(bench_veil(row, be.device, pol, meters.get(be.device)))
                 except (ValueError, RuntimeError, MemoryError, TypeError) as e:  # keep going
                     rec["error"] = f"{type(e).__name__}: {e}"
                 finally:
@@ -268,6 +282,8 @@ def run(
                     print(_progress_line(rec), flush=True)
     finally:
         _core.set_num_threads(threads_before)
+        for m in meters.values():
+            m.close()
 
     info = device_info()
     meta = {
@@ -289,6 +305,14 @@ def run(
         "phantom_source": f"/work/shared/ANCHORS.md, Phantom {scheme.upper()} table "
                           "(H100 / H200, µs)",
     }
+    if energy:
+        meta["energy"] = {
+            "measured": sorted(meters),
+            "nvml_devices": {d: m.name for d, m in meters.items()},
+            "methods": {d: m.method for d, m in meters.items()},
+            "window_s": energy_window_s,
+            "units": "energy_uj: microjoules per operation; mean_w, idle_w: watts",
+        }
     busy = max(x for x in (load_start, meta["load_avg_1min"]["end"], 0.0) if x is not None)
     if busy > (os.cpu_count() or 1) and any(r["device"] == "cpu" for r in results):
         notes.append(f"CPU was busy (1-min load average up to {busy:.1f} on {os.cpu_count()} "
@@ -307,6 +331,37 @@ def run(
         with open(markdown_path, "w", encoding="utf-8") as f:
             f.write(out["markdown"])
     return out
+
+
+def _open_meters(backends: Sequence[Backend], notes: list[str], verbose: bool,
+                 window_s: float) -> dict[str, Any]:
+    """{GPU device: open EnergyMeter}; where none can be opened, a note (printed at once)."""
+    meters: dict[str, Any] = {}
+    reasons = []
+    gpus = sorted({b.device for b in backends if b.kind == "veil" and b.device != "cpu"})
+    if not gpus:
+        reasons.append("no GPU backend in this run (the device is the CPU; NVML measures "
+                       "NVIDIA GPUs only)")
+    for dev in gpus:
+        try:
+            meters[dev] = _energy.open_meter(dev, window_s=window_s)
+        except _energy.EnergyUnavailable as e:
+            reasons.append(f"{dev}: {e}")
+            continue
+        info = device_info()["gpus"]
+        idx = int(dev.split(":")[1])
+        cuda_name = info[idx].get("name") if idx < len(info) else None
+        if cuda_name and meters[dev].name not in ("?", cuda_name):
+            notes.append(f"Energy: NVML's device for {dev} is {meters[dev].name}, CUDA's is "
+                         f"{cuda_name}: check CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER.")
+    for reason in reasons:
+        line = f"Energy not measured: {reason}; timing runs as usual."
+        notes.append(line)
+        if verbose:
+            print(f"veil bench: {line}", file=sys.stderr, flush=True)
+    if meters and any(b.device == "cpu" for b in backends):
+        notes.append("Energy is measured on the GPU backend only.")
+    return meters
 
 
 def _load_avg() -> float | None:
@@ -410,6 +465,9 @@ def to_markdown(result: dict[str, Any]) -> str:
     if scheme == "ckks":
         extra.append("bits min / mean")
     label = "mul+relin" + (f" {variant}" if scheme == "bfv" else "")
+    with_energy = any(r.get("energy") for r in result["results"])
+    if with_energy:
+        extra.append(f"energy {label}")
     head = ["params", "log QP", "backend"] + list(ops.values()) + extra + [
         f"Phantom H100 {label}", "veil/Phantom"]
     lines.append("| " + " | ".join(head) + " |")
@@ -433,6 +491,8 @@ def to_markdown(result: dict[str, Any]) -> str:
             cells.append(_ratio(med.get("rotate_8"), med.get("rotate_many_8")))
         if scheme == "ckks":
             cells.append(_precision_cell(r))
+        if with_energy:
+            cells.append(_fmt_uj((r.get("energy") or {}).get(veil_op, {}).get("energy_uj")))
         ph = row.get("phantom_us")
         have = bool(ph) and variant in ph
         model = _gpu_model(r["backend"])
@@ -443,8 +503,55 @@ def to_markdown(result: dict[str, Any]) -> str:
             ratio += " (H200)"
         cells.append(ratio)
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", *_ratio_table(result)]
+    lines += ["", *_energy_table(result), *_ratio_table(result)]
     return "\n".join(lines) + "\n"
+
+
+def _fmt_uj(v: float | None) -> str:
+    """Energy given in µJ as '512 µJ', '33.2 mJ' or '1.2 J' (3 significant digits)."""
+    if v is None:
+        return "—"
+    for scale, unit in ((1e6, "J"), (1e3, "mJ")):
+        if abs(v) >= 0.9995 * scale:  # 999.6 µJ reads "1 mJ", not "1e+03 µJ"
+            return f"{v / scale:.3g} {unit}"
+    return f"{v:.3g} µJ"
+
+
+def _energy_table(result: dict[str, Any]) -> list[str]:
+    """Energy per operation of the results that carry it (GPU backends with --energy)."""
+    rows = [r for r in result["results"] if r.get("energy") and "error" not in r]
+    if not rows:
+        return []
+    labels = OPS_BY_SCHEME[result["meta"]["scheme"]]
+    methods = sorted({e["method"] for r in rows for e in r["energy"].values() if "method" in e})
+    how = " and ".join("NVML energy counter" if m == "counter" else "integrated NVML power samples"
+                       for m in methods) or "NVML"
+    head = ["params", "backend", "idle W", "mean W"] + list(labels.values())
+    body = []
+    for r in rows:
+        en = r["energy"]
+        watts = [e["mean_w"] for e in en.values() if e.get("mean_w") is not None]
+        cells = [r["row"]["name"], r["backend"],
+                 "—" if r.get("idle_w") is None else f"{r['idle_w']:.0f}",
+                 f"{min(watts):.0f}–{max(watts):.0f}" if watts else "—"]
+        for op in labels:
+            e = en.get(op)
+            if e is None or "error" in e:
+                cells.append("—" if e is None else "reading failed")
+            else:
+                cells.append(f"{_fmt_uj(e['energy_uj'])} / {_fmt_uj(e['energy_above_idle_uj'])}")
+        body.append("| " + " | ".join(cells) + " |")
+    window = result["meta"].get("energy", {}).get("window_s", _energy.WINDOW_S)
+    return [
+        (f"Energy per operation ({how}; each op run back-to-back for about {window:g} s after "
+         "its timing): total / above idle; idle W sampled before the row, mean W = range over "
+         "the ops (veil._energy has the method):"),
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+        *body,
+        "",
+    ]
 
 
 def _ratio_table(result: dict[str, Any]) -> list[str]:

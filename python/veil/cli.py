@@ -157,6 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--cpu-max-n", type=_degree_arg, default=None, metavar="N",
                        help="largest N timed on the CPU backends (default: 16384; 65536 with "
                        "the current CPU backend takes hours)")
+    bench.add_argument("--energy", action="store_true",
+                       help="also joules per operation on the GPU through NVML (nvidia-ml-py; "
+                       "skipped with a notice without it); adds about 1 s per op")
     _add_serve_parsers(sub)
     return parser
 
@@ -341,6 +344,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         rows=args.rows,
         max_n=args.max_n,
         cpu_max_n=args.cpu_max_n,
+        energy=args.energy,
     )
     return EXIT_OK if r.get("all_correct", True) else EXIT_WRONG
 
