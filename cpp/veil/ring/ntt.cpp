@@ -41,15 +41,22 @@ NttTables::NttTables(std::size_t n, const std::vector<Modulus>& primes) : n_(n) 
     inv[2 * p] = ninv;
     inv[2 * p + 1] = shoup_quotient(ninv, q);
   }
-  // 32-bit tables for the primes below 2^31 (same values, 32-bit Shoup quotients).
-  bool any32 = false;
-  for (const Modulus& m : primes) any32 = any32 || fits_word32(m.value);
-  if (any32) {
+  primes_ = DeviceTable<Modulus>(primes);
+  twiddles_ = DeviceTable<u64>(std::move(tw));
+  inv_n_ = DeviceTable<u64>(std::move(inv));
+}
+
+const NttTables::Tables32& NttTables::tables32() const {
+  std::call_once(tables32_->once, [this] {
+    const std::size_t n = n_;
+    const std::vector<Modulus>& primes = primes_.host();
+    const std::vector<u64>& tw = twiddles_.host();
+    const std::vector<u64>& inv = inv_n_.host();
     std::vector<u32> tw32(primes.size() * 4 * n, 0);
     std::vector<u32> inv32(primes.size() * 4, 0);
     for (std::size_t p = 0; p < primes.size(); ++p) {
       const u64 q = primes[p].value;
-      if (!fits_word32(q)) continue;
+      if (!fits_word32(q)) continue;  // a zero row: make_view refuses such a prime for u32
       const u32 q32 = static_cast<u32>(q);
       const u64* src = tw.data() + p * 4 * n;
       u32* dst = tw32.data() + p * 4 * n;
@@ -66,12 +73,10 @@ NttTables::NttTables(std::size_t n, const std::vector<Modulus>& primes) : n_(n) 
       inv32[4 * p + 2] = w1n;
       inv32[4 * p + 3] = shoup_quotient32(w1n, q32);
     }
-    twiddles32_ = DeviceTable<u32>(std::move(tw32));
-    inv_n32_ = DeviceTable<u32>(std::move(inv32));
-  }
-  primes_ = DeviceTable<Modulus>(primes);
-  twiddles_ = DeviceTable<u64>(std::move(tw));
-  inv_n_ = DeviceTable<u64>(std::move(inv));
+    tables32_->twiddles = DeviceTable<u32>(std::move(tw32));
+    tables32_->inv_n = DeviceTable<u32>(std::move(inv32));
+  });
+  return *tables32_;
 }
 
 u32 NttTables::index_of(u64 q) const {
@@ -169,8 +174,8 @@ void check_view(const RnsPolyView<W>& v, const NttTables& tables, const char* wh
 }
 
 template <class W>
-void cpu_transform(bool forward, const RnsPolyView<W>& v, const std::vector<u32>& ids,
-                   const NttTables& tables) {
+void cpu_transform(bool forward, const RnsPolyView<W>& v, const NttTables& tables) {
+  const u32* ids = v.ntt_ids;  // host memory: the view is of CPU data
   const Device cpu = Device::cpu();
   const std::size_t n = v.n(), limbs = v.num_limbs;
   const W* tw = tables.twiddles_for<W>(cpu);
@@ -206,8 +211,7 @@ void view_transform(bool forward, const Device& dev, const RnsPolyView<W>& poly,
     }
     return;
   }
-  std::vector<u32> ids(poly.ntt_ids, poly.ntt_ids + poly.num_limbs);  // host ids on the CPU
-  cpu_transform<W>(forward, poly, ids, tables);
+  cpu_transform<W>(forward, poly, tables);
 }
 
 // The pointer API: a view of `num_polys` polynomials over `base` (checked), then as above.

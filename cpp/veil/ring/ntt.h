@@ -15,6 +15,8 @@
 // prime (the transform is defined by the prime, not by the word).
 #pragma once
 #include <cstddef>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "veil/backend/table.h"
@@ -45,13 +47,12 @@ class NttTables {
   const u64* twiddles(const Device& dev) const { return twiddles_.data(dev); }
   const u64* inv_n(const Device& dev) const { return inv_n_.data(dev); }
   /// 32-bit tables, same layout as twiddles() with floor(w 2^32 / q) quotients; rows of primes
-  /// >= 2^31 are zero. Empty when no prime fits a 32-bit word.
-  const u32* twiddles32(const Device& dev) const { return twiddles32_.data(dev); }
+  /// >= 2^31 are zero. Built from the 64-bit tables on first use (once, thread-safe), so
+  /// contexts that only use 64-bit words never pay for them.
+  const u32* twiddles32(const Device& dev) const { return tables32().twiddles.data(dev); }
   /// [prime][4] = N^-1, its 32-bit quotient, psi^-bitrev(1) N^-1 (the inverse transform's last
   /// stage merged with the scaling), its quotient.
-  const u32* inv_n32(const Device& dev) const { return inv_n32_.data(dev); }
-  /// True when prime i is below 2^31 (its 32-bit tables are filled).
-  bool has_word32(std::size_t i) const { return fits_word32(primes_[i].value); }
+  const u32* inv_n32(const Device& dev) const { return tables32().inv_n.data(dev); }
   /// The twiddle and N^-1 tables for words W on dev.
   template <class W>
   const W* twiddles_for(const Device& dev) const {
@@ -79,8 +80,13 @@ class NttTables {
   DeviceTable<Modulus> primes_;
   DeviceTable<u64> twiddles_;
   DeviceTable<u64> inv_n_;
-  DeviceTable<u32> twiddles32_;
-  DeviceTable<u32> inv_n32_;
+  struct Tables32 {
+    std::once_flag once;
+    DeviceTable<u32> twiddles, inv_n;
+  };
+  // Shared by copies of these tables (the content depends only on the primes and N).
+  std::shared_ptr<Tables32> tables32_ = std::make_shared<Tables32>();
+  const Tables32& tables32() const;
   std::vector<u64> psi_;
 };
 
