@@ -214,6 +214,97 @@ TEST(ArithTest, ShoupMultiplication) {
   }
 }
 
+// ---- 32-bit words ----------------------------------------------------------------------------
+
+// Moduli that fit a 32-bit word: every bit size 2..31 (both ends where admitted, random ones)
+// and primes in use (Cheddar's 25- and 31-bit sizes among them).
+std::vector<u64> word32_moduli(std::mt19937_64& rng) {
+  std::vector<u64> qs;
+  for (int b = 2; b <= 31; ++b) {
+    const u64 lo = u64(1) << (b - 1), hi = (u64(1) << b) - 1;
+    if (veil::fits_word32(lo)) qs.push_back(lo);
+    qs.push_back(hi);
+    for (int i = 0; i < 3; ++i) qs.push_back(lo + 1 + rng() % (hi - lo));
+  }
+  for (u64 q : {u64(3), u64(12289), u64(65537), u64(998244353), u64(2013265921), u64(30539777),
+                u64(2147352577), u64(2147483647)})
+    qs.push_back(q);
+  return qs;
+}
+
+TEST(Word32Test, Fits) {
+  EXPECT_TRUE(veil::fits_word32(2));
+  EXPECT_TRUE(veil::fits_word32((u64(1) << 31) - 1));
+  EXPECT_FALSE(veil::fits_word32(u64(1) << 31));
+  EXPECT_FALSE(veil::fits_word32(u64(1) << 30));  // its Barrett constant would need 33 bits
+  EXPECT_FALSE(veil::fits_word32(1));
+  EXPECT_EQ(veil::Modulus(u64(1) << 31).barrett32, 0u);
+}
+
+TEST(Word32Test, BarrettReductionOfProducts) {
+  std::mt19937_64 rng(21);
+  for (u64 q : word32_moduli(rng)) {
+    const veil::Modulus m(q);
+    const u64 want_mu = static_cast<u64>((u128(1) << (2 * m.bit_count)) / q);
+    ASSERT_EQ(u64(m.barrett32), want_mu) << q;
+    // Every p < 2^(2b): edges and random values.
+    const u64 top = m.bit_count == 32 ? kMaxWord : (u64(1) << (2 * m.bit_count)) - 1;
+    std::vector<u64> ps = {0, 1, q - 1, q, q + 1, 2 * q, 3 * q - 1, (q - 1) * (q - 1), top,
+                           top - 1, top - q};
+    for (int i = 0; i < 3000; ++i) ps.push_back(rng() % (top + 1));
+    for (u64 p : ps) ASSERT_EQ(u64(veil::reduce_product(p, m)), p % q) << p << " mod " << q;
+    const auto r = residues(q, rng, 30);
+    for (u64 a : r) {
+      for (u64 b : r) {
+        const u32 a32 = static_cast<u32>(a), b32 = static_cast<u32>(b);
+        ASSERT_EQ(u64(veil::mul_mod(a32, b32, m)), o_mul(a, b, q)) << a << " * " << b << " % " << q;
+        const u32 c32 = static_cast<u32>(r[(a + b) % r.size()]);
+        ASSERT_EQ(u64(veil::mul_add_mod(a32, b32, c32, m)), (a * b + c32) % q);
+      }
+      ASSERT_EQ(u64(veil::neg_mod(static_cast<u32>(a), static_cast<u32>(q))), (q - a) % q);
+      ASSERT_EQ(u64(veil::add_mod(static_cast<u32>(a), static_cast<u32>(q - 1 - a), static_cast<u32>(q))), q - 1);
+    }
+  }
+}
+
+TEST(Word32Test, ShoupQuotientFromTheSixtyFourBitOne) {
+  std::mt19937_64 rng(22);
+  for (u64 q : word32_moduli(rng)) {
+    for (u64 w : residues(q, rng, 20)) {
+      const u32 want = static_cast<u32>((u64(w) << 32) / q);
+      ASSERT_EQ(veil::shoup32_from64(veil::shoup_quotient(w, q)), want) << w << " mod " << q;
+      ASSERT_EQ(veil::shoup_for<u32>(veil::shoup_quotient(w, q)), want);
+      ASSERT_EQ(veil::shoup_for<u64>(veil::shoup_quotient(w, q)), veil::shoup_quotient(w, q));
+    }
+  }
+}
+
+// Sums of up to 2000 products, against the __int128 oracle, for both words.
+TEST(Word32Test, WideAccumulatorBothWords) {
+  std::mt19937_64 rng(23);
+  for (u64 q : {u64(2147352577), u64(30539777), u64(0x1fffffffffe00001), u64(0xfffffffc001)}) {
+    const veil::Modulus m(q);
+    for (int len : {1, 2, 5, 47, 2000}) {
+      u128 want = 0;
+      veil::WideAcc<u64> a64;
+      veil::WideAcc<u32> a32;
+      const bool small = veil::fits_word32(q);
+      for (int i = 0; i < len; ++i) {
+        const u64 a = i == 0 ? q - 1 : rng() % q, b = i == 0 ? q - 1 : rng() % q;
+        want += u128(a) * b;
+        a64.add(a, b);
+        if (small) a32.add(static_cast<u32>(a), static_cast<u32>(b));
+      }
+      const u64 c = rng();
+      want += c;
+      a64.add_word(c);
+      a32.add_word(c);
+      ASSERT_EQ(a64.reduce(m), static_cast<u64>(want % q)) << q << " len " << len;
+      if (small) ASSERT_EQ(u64(a32.reduce(m)), static_cast<u64>(want % q)) << q << " len " << len;
+    }
+  }
+}
+
 TEST(ArithTest, PowMod) {
   std::mt19937_64 rng(8);
   for (u64 q : test_moduli(rng)) {

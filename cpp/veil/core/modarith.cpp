@@ -19,6 +19,9 @@ Modulus::Modulus(u64 q) : value(q) {
   ratio_lo = static_cast<u64>(low);
   bit_count = 0;
   for (u64 v = q; v; v >>= 1) ++bit_count;
+  // floor(2^(2b) / q) = floor(2^64 / q) >> (64 - 2b) (nested floors): at most 2^(b+1), which
+  // fits 32 bits for every q that fits_word32 admits.
+  if (fits_word32(q)) barrett32 = static_cast<u32>(ratio_hi >> (64 - 2 * bit_count));
 }
 
 u64 pow_mod(u64 base, u64 exp, const Modulus& m) {

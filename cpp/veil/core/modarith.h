@@ -27,6 +27,9 @@ struct Modulus {
   u64 ratio_hi = 0;  // floor(2^128 / q) >> 64
   u64 ratio_lo = 0;  // floor(2^128 / q) mod 2^64
   int bit_count = 0;
+  /// q < 2^31 only (else 0): floor(2^(2b) / q) with b = bit_count, the constant of the 32-bit
+  /// Barrett reduction (mul_mod on u32 words). Below 2^(b+1) <= 2^32.
+  u32 barrett32 = 0;
 
   Modulus() = default;
   /// Builds the Barrett constants. Throws veil::InvalidArgument if q < 2 or q >= 2^61.
@@ -126,8 +129,10 @@ VEIL_HD u64 mul_shoup(u64 x, u64 w, u64 wq, u64 q) {
 // a sum of two values in [0, q) and a lazy product in [0, 2q) both fit a word; values are kept in
 // [0, q) or [0, 2q) and corrected by one `reduce_once` (a subtraction and an unsigned minimum).
 
-/// A modulus that fits a 32-bit word (q < 2^31): 32-bit words may hold its residues.
-constexpr bool fits_word32(u64 q) { return q >= 2 && q < (u64(1) << 31); }
+/// A modulus that fits a 32-bit word (q < 2^31): 32-bit words may hold its residues. 2^30 is
+/// the one such modulus whose Barrett constant floor(2^62 / q) = 2^32 would not fit 32 bits; it
+/// is excluded (a power of two is never an RNS prime).
+constexpr bool fits_word32(u64 q) { return q >= 2 && q < (u64(1) << 31) && q != (u64(1) << 30); }
 
 VEIL_HD u32 mul_hi(u32 a, u32 b) {
 #if VEIL_DEVICE_CODE
@@ -161,6 +166,94 @@ VEIL_HD u32 mul_shoup_lazy(u32 x, u32 w, u32 wq, u32 q) {
 VEIL_HD u32 mul_shoup(u32 x, u32 w, u32 wq, u32 q) {
   return reduce_once(mul_shoup_lazy(x, w, wq, q), q);
 }
+
+VEIL_HD u32 neg_mod(u32 a, u32 q) { return a == 0 ? 0 : q - a; }
+
+/// p mod q for a product p < 2^(2b) of two residues (b = bit_count of q < 2^31): Barrett's
+/// reduction with radix 2 (Menezes-van Oorschot-Vanstone, Handbook of Applied Cryptography,
+/// Alg. 14.42): qhat = floor(floor(p / 2^(b-1)) * mu / 2^(b+1)), mu = floor(2^(2b) / q), is at
+/// most 2 below floor(p / q), so p - qhat q < 3q takes two conditional subtractions. Every
+/// multiplication is 32 x 32 -> 64 bits (one IMAD.WIDE.U32 on the GPU).
+VEIL_HD u32 reduce_product(u64 p, const Modulus& m) {
+  const int b = m.bit_count;
+  const u64 q = m.value;
+  const u64 x1 = p >> (b - 1);  // < 2^(b+1) <= 2^32
+  const u64 qhat = (x1 * m.barrett32) >> (b + 1);
+  u64 r = p - qhat * q;  // < 3q
+  r = r >= q ? r - q : r;
+  r = r >= q ? r - q : r;
+  return static_cast<u32>(r);
+}
+
+/// a * b mod q on 32-bit words (a, b < q < 2^31).
+VEIL_HD u32 mul_mod(u32 a, u32 b, const Modulus& m) {
+  return reduce_product(static_cast<u64>(a) * b, m);
+}
+
+/// a * b + c mod q on 32-bit words (a, b, c < q < 2^31; q(q - 1) + q - 1 < 2^(2b)).
+VEIL_HD u32 mul_add_mod(u32 a, u32 b, u32 c, const Modulus& m) {
+  return reduce_product(static_cast<u64>(a) * b + c, m);
+}
+
+/// The 32-bit Shoup quotient floor(w 2^32 / q) from the 64-bit one floor(w 2^64 / q): the
+/// floor of a floor divided by 2^32 is the floor of the quotient, so one table serves both words.
+VEIL_HD u32 shoup32_from64(u64 wq64) { return static_cast<u32>(wq64 >> 32); }
+
+// ---- word-generic helpers (W = u32 or u64) ----------------------------------------------------
+
+/// The Shoup quotient of a table constant for words W (tables store floor(w 2^64 / q)).
+template <class W>
+VEIL_HD W shoup_for(u64 wq64) {
+  if constexpr (sizeof(W) == 4) {
+    return shoup32_from64(wq64);
+  } else {
+    return wq64;
+  }
+}
+
+/// x mod q for any 64-bit word, as a word W (q must fit W).
+template <class W>
+VEIL_HD W reduce_to(u64 x, const Modulus& m) {
+  return static_cast<W>(reduce_word(x, m));
+}
+
+/// Lazily reduced sum of products of words W: sum_i a_i b_i with a_i, b_i < 2^61 (u64) or
+/// < 2^31 (u32), exact in 128 bits (u64) or 64 + 32 bits (u32; each product < 2^62, so up to
+/// 2^32 products), reduced once at the end. The dot products of base conversion and of the
+/// key-switching inner product accumulate here.
+template <class W>
+struct WideAcc;
+
+template <>
+struct WideAcc<u64> {
+  u64 hi = 0, lo = 0;
+  VEIL_HD void add(u64 a, u64 b) {
+    u64 ph, pl;
+    mul_wide(a, b, ph, pl);
+    add_wide(hi, lo, ph, pl);
+  }
+  /// Adds a word below 2^64.
+  VEIL_HD void add_word(u64 c) { add_wide(hi, lo, 0, c); }
+  VEIL_HD u64 reduce(const Modulus& m) const { return reduce_wide(reduce_word(hi, m), lo, m); }
+};
+
+template <>
+struct WideAcc<u32> {
+  u64 lo = 0;
+  u32 hi = 0;
+  VEIL_HD void add(u32 a, u32 b) {
+    const u64 p = static_cast<u64>(a) * b;
+    lo += p;
+    hi += lo < p ? 1u : 0u;
+  }
+  VEIL_HD void add_word(u64 c) {
+    lo += c;
+    hi += lo < c ? 1u : 0u;
+  }
+  VEIL_HD u32 reduce(const Modulus& m) const {
+    return static_cast<u32>(reduce_wide(reduce_word(hi, m), lo, m));
+  }
+};
 
 /// Host-only helpers (exact, slow): pow and inverse mod q.
 u64 pow_mod(u64 base, u64 exp, const Modulus& m);

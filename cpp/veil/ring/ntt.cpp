@@ -67,7 +67,7 @@ const NttTables::Tables32& NttTables::tables32() const {
         dst[3 * n + i] = shoup_quotient32(dst[2 * n + i], q32);
       }
       const u32 ninv = static_cast<u32>(inv[2 * p]);
-      const u32 w1n = static_cast<u32>(mul_mod(src[2 * n + 1], ninv, primes[p]));
+      const u32 w1n = static_cast<u32>(mul_mod(src[2 * n + 1], u64(ninv), primes[p]));
       inv32[4 * p] = ninv;
       inv32[4 * p + 1] = shoup_quotient32(ninv, q32);
       inv32[4 * p + 2] = w1n;
