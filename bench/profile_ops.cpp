@@ -60,12 +60,12 @@ int main(int argc, char** argv) {
     const std::size_t L = ctx->num_q();
     std::printf("== %s N=%zu, %zu Q primes + %zu special, device %s\n", method, n, L, ctx->num_p(),
                 dev.str().c_str());
-    Buffer<u64> scratch(dev, a.word_count());
-    std::printf("copy of one ciphertext (%zu KiB)   %9.1f us\n", a.word_count() * 8 / 1024,
+    WordBuffer scratch(dev, a.word_count(), a.word_bits());
+    std::printf("copy of one ciphertext (%zu KiB)   %9.1f us\n", a.data().bytes(a.word_count()) / 1024,
                 median_us(dev, runs, [&] {
-                  backend::copy(dev, scratch.data(), dev, a.data(), a.word_count() * 8);
+                  copy_words(dev, scratch.data(), dev, a.data(), a.word_count());
                 }));
-    Buffer<u64> nt(dev, a.word_count());
+    WordBuffer nt(dev, a.word_count(), a.word_bits());
     std::printf("NTT forward, 2 polys x %zu limbs    %9.1f us\n", L, median_us(dev, runs, [&] {
                   ntt_forward(dev, nt.data(), 2, ctx->base_q(L - 1), ctx->ntt());
                 }));
@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
     std::printf("  mod_up (all digits + NTT)        %9.1f us\n", median_us(dev, runs, [&] {
                   key_switch_mod_up(*ctx, dev, L - 1, c3.poly(2), false);
                 }));
-    Buffer<u64> digits = key_switch_mod_up(*ctx, dev, L - 1, c3.poly(2), false);
+    WordBuffer digits = key_switch_mod_up(*ctx, dev, L - 1, c3.poly(2), false);
     Ciphertext acc(c3);
     std::printf("  inner product + INTT + ModDown   %9.1f us\n", median_us(dev, runs, [&] {
                   key_switch_inner(*ctx, dev, L - 1, digits, rlk.key(), acc.poly(0), acc.poly(1),

@@ -249,6 +249,17 @@ NB_MODULE(_core, m) {
                    })
       .def_prop_rw("mul_method", [](const EncryptionParameters& p) { return to_string(p.mul_method); },
                    [](EncryptionParameters& p, const std::string& s) { p.mul_method = mul_method_from_string(s); })
+      .def_prop_rw("word_bits", [](const EncryptionParameters& p) { return p.word_bits; },
+                   [](EncryptionParameters& p, nb::handle v) {
+                     const int b = int_arg(v, "word_bits", 0, 64);
+                     if (b != 0 && b != 32 && b != 64) {
+                       throw InvalidArgument("word_bits: expected 0 (choose), 32 or 64, got " +
+                                             std::to_string(b));
+                     }
+                     p.word_bits = b;
+                   },
+                   "Word size of residues in memory: 0 = choose (32-bit words when every prime "
+                   "is below 2^31, and t for BFV/BGV; BFV with HPS), 32 or 64.")
       .def("to_bytes", [](const EncryptionParameters& p, const std::string& compression) {
              return bind::to_py(io::save(p, bind::save_options(compression, false, 3)));
            }, "compression"_a = "none", "Serializes to Veil's format (io/serialize.h).")
@@ -314,6 +325,8 @@ NB_MODULE(_core, m) {
       .def_prop_ro("special_primes", &Context::num_p)
       .def_prop_ro("alpha", &Context::alpha)
       .def_prop_ro("mul_method", [](const Context& c) { return to_string(c.params().mul_method); })
+      .def_prop_ro("word_bits", &Context::word_bits,
+                   "Word size of every residue in memory (32 or 64).")
       .def_prop_ro("max_level", &Context::max_level)
       .def_prop_ro("total_coeff_modulus_bits", &Context::total_qp_bits)
       .def_prop_ro("batching_enabled", &Context::batching_enabled)

@@ -61,9 +61,9 @@ void Evaluator::add_inplace(Ciphertext& a, const Ciphertext& b_in) const {
   if (b.size() > a.size()) {
     Ciphertext grown(ctx_, a.device(), b.size(), a.level(), a.is_ntt_form());
     grown.buffer().zero();
-    backend::copy(a.device(), grown.data(), a.device(), a.data(), a.word_count() * sizeof(u64));
-    backend::copy(a.device(), grown.poly(a.size()), a.device(), b.poly(a.size()),
-                  (b.size() - a.size()) * b.poly_words() * sizeof(u64));
+    copy_words(a.device(), grown.data(), a.device(), a.data(), a.word_count());
+    copy_words(a.device(), grown.poly(a.size()), a.device(), b.poly(a.size()),
+               (b.size() - a.size()) * b.poly_words());
     grown.set_scale(a.scale());
     grown.set_correction_factor(a.correction_factor());
     a = std::move(grown);
@@ -75,8 +75,8 @@ void Evaluator::add_inplace(Ciphertext& a, const Ciphertext& b_in) const {
 
 namespace {
 // r = a op b for operands of equal size, written in one pass (poly::add or poly::sub).
-using PolyBinary = void (*)(const Device&, const RnsBase&, std::size_t, std::size_t, const u64*,
-                            const u64*, u64*);
+using PolyBinary = void (*)(const Device&, const RnsBase&, std::size_t, std::size_t,
+                            ConstWordPtr, ConstWordPtr, WordPtr);
 Ciphertext binary_out_of_place(const ContextPtr& ctx, const Ciphertext& a,
                                const Ciphertext& b_in, PolyBinary op, const char* name) {
   u64 id = 0;
@@ -96,7 +96,7 @@ Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
     add_inplace(r, b);
     return r;
   }
-  return binary_out_of_place(ctx_, a, b, &poly::add, "add");
+  return binary_out_of_place(ctx_, a, b, static_cast<PolyBinary>(&poly::add), "add");
 }
 
 void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b_in) const {
@@ -120,7 +120,7 @@ Ciphertext Evaluator::sub(const Ciphertext& a, const Ciphertext& b) const {
     sub_inplace(r, b);
     return r;
   }
-  return binary_out_of_place(ctx_, a, b, &poly::sub, "sub");
+  return binary_out_of_place(ctx_, a, b, static_cast<PolyBinary>(&poly::sub), "sub");
 }
 
 void Evaluator::negate_inplace(Ciphertext& a) const {
@@ -228,7 +228,7 @@ void Evaluator::relinearize_inplace(Ciphertext& a, const RelinKeys& rlk) const {
                           std::to_string(a.size()));
   }
   Ciphertext out(ctx_, a.device(), 2, a.level(), a.is_ntt_form());
-  backend::copy(a.device(), out.data(), a.device(), a.data(), 2 * a.poly_words() * sizeof(u64));
+  copy_words(a.device(), out.data(), a.device(), a.data(), 2 * a.poly_words());
   out.set_scale(a.scale());
   out.set_correction_factor(a.correction_factor());
   key_switch_accumulate(*ctx_, a.device(), a.level(), a.poly(2), a.is_ntt_form(), rlk.key(),
@@ -276,7 +276,7 @@ Ciphertext Evaluator::exponentiate(const Ciphertext& a, std::uint64_t exponent,
   return *result;
 }
 
-Ciphertext Evaluator::galois_with_digits(const Ciphertext& a, const Buffer<u64>& digits, u32 elt,
+Ciphertext Evaluator::galois_with_digits(const Ciphertext& a, const WordBuffer& digits, u32 elt,
                                          const GaloisKeys& gk) const {
   const KSwitchKey& key = gk.key(elt);
   const std::size_t n = ctx_->n();
@@ -290,7 +290,7 @@ Ciphertext Evaluator::galois_with_digits(const Ciphertext& a, const Buffer<u64>&
   } else {
     poly::automorphism_coeff(a.device(), q, n, 1, elt, a.poly(0), out.poly(0));
   }
-  backend::fill_zero(a.device(), out.poly(1), a.poly_words() * sizeof(u64));
+  fill_zero_words(a.device(), out.poly(1), a.poly_words());
   key_switch_inner(*ctx_, a.device(), a.level(), digits, key, out.poly(0), out.poly(1),
                    a.is_ntt_form(), elt);
   return out;
@@ -309,7 +309,7 @@ Ciphertext Evaluator::apply_galois(const Ciphertext& a, u32 galois_elt, const Ga
   }
   gk.key(galois_elt);  // throws a clear error if missing
   join_key_sets(a.key_id(), gk.key_id(), "galois_keys");
-  Buffer<u64> digits = key_switch_mod_up(*ctx_, a.device(), a.level(), a.poly(1), a.is_ntt_form());
+  WordBuffer digits = key_switch_mod_up(*ctx_, a.device(), a.level(), a.poly(1), a.is_ntt_form());
   return galois_with_digits(a, digits, galois_elt, gk);
 }
 
@@ -388,7 +388,7 @@ std::vector<Ciphertext> Evaluator::rotate_many(const Ciphertext& a, const std::v
   join_key_sets(a.key_id(), gk.key_id(), "galois_keys");
   std::vector<u32> elts;
   for (int s : steps) elts.push_back(ctx_->galois_elt_from_step(s));
-  std::optional<Buffer<u64>> digits;  // the shared decomposition, computed once if needed
+  std::optional<WordBuffer> digits;  // the shared decomposition, computed once if needed
   std::vector<Ciphertext> out;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const u32 e = elts[i];

@@ -1,6 +1,7 @@
 // Buffer<T>: an owning, movable, non-copyable array of T on one Device (RAII).
 #pragma once
 #include <cstddef>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -64,7 +65,30 @@ class Buffer {
     if (size_) backend::fill_zero(dev_, data_, size_ * sizeof(T));
   }
 
+  /// Takes over the memory of a buffer of another element type (no copy): the bytes stay where
+  /// they are and are read as T. Throws InvalidArgument if their count is not a multiple of
+  /// sizeof(T).
+  template <class U>
+  static Buffer adopt(Buffer<U>&& o) {
+    const std::size_t bytes = o.size_ * sizeof(U);
+    if (bytes % sizeof(T) != 0) {
+      throw InvalidArgument("Buffer::adopt: " + std::to_string(bytes) +
+                            " bytes are not a whole number of elements");
+    }
+    Buffer b;
+    b.dev_ = o.dev_;
+    b.data_ = reinterpret_cast<T*>(o.data_);
+    b.size_ = bytes / sizeof(T);
+    b.secure_ = o.secure_;
+    o.data_ = nullptr;
+    o.size_ = 0;
+    o.secure_ = false;
+    return b;
+  }
+
  private:
+  template <class U>
+  friend class Buffer;
   void release() noexcept {
     if (data_) {
       if (secure_) backend::zeroize(dev_, data_, size_ * sizeof(T));

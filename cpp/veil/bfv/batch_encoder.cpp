@@ -15,7 +15,7 @@ Plaintext encode_words(const ContextPtr& ctx_, std::vector<std::uint64_t> slots,
   Buffer<u64> src = Buffer<u64>::from_host(dev, slots);
   const u64* s = src.data();
   const u32* map = ctx_->slot_index_map().data(dev);
-  u64* out = pt.data();
+  u64* out = pt.data<u64>();
   for_each(dev, n, VEIL_LAMBDA(std::size_t i) { out[map[i]] = s[i]; });
   const NttTables& tn = ctx_->plain_ntt();
   RnsBase base({tn.prime(0)}, {0});
@@ -82,12 +82,12 @@ std::vector<std::uint64_t> BatchEncoder::decode(const Plaintext& pt) const {
   }
   const Device& dev = pt.device();
   const std::size_t n = ctx_->n();
-  Buffer<u64> tmp = pt.buffer().clone();
+  WordBuffer tmp = pt.buffer().clone();  // coefficient plaintexts: 64-bit words
   const NttTables& tn = ctx_->plain_ntt();
   RnsBase base({tn.prime(0)}, {0});
-  ntt_forward(dev, tmp.data(), 1, base, tn);
+  ntt_forward(dev, tmp.data<u64>(), 1, base, tn);
   Buffer<u64> out(dev, n);
-  const u64* src = tmp.data();
+  const u64* src = tmp.data<u64>();
   u64* o = out.data();
   const u32* map = ctx_->slot_index_map().data(dev);
   for_each(dev, n, VEIL_LAMBDA(std::size_t i) { o[i] = src[map[i]]; });

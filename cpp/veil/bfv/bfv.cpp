@@ -31,8 +31,10 @@ void check_bfv(const Ciphertext& ct, const char* what) {
 
 }  // namespace
 
-void add_scaled_plain(const Context& ctx, const Device& dev, const u64* m, u64* c0, bool subtract,
-                      std::size_t level) {
+namespace {
+template <class W>
+void add_scaled_plain_t(const Context& ctx, const Device& dev, const u64* m, W* c0, bool subtract,
+                        std::size_t level) {
   const std::size_t n = ctx.n();
   const RnsBase& q = ctx.base_q(level);
   const std::size_t limbs = q.size();
@@ -49,16 +51,24 @@ void add_scaled_plain(const Context& ctx, const Device& dev, const u64* m, u64* 
     u128 num = static_cast<u128>(q_mod_t) * v + half_up;
     const u64 fix = static_cast<u64>(num / t);
     const Modulus mod = mods[l];
-    const u64 add = mul_add_mod(delta[l], reduce_word(v, mod), reduce_word(fix, mod), mod);
-    c0[i] = subtract ? sub_mod(c0[i], add, mod.value) : add_mod(c0[i], add, mod.value);
+    const W add = static_cast<W>(
+        mul_add_mod(delta[l], reduce_word(v, mod), reduce_word(fix, mod), mod));
+    const W q = static_cast<W>(mod.value);
+    c0[i] = subtract ? sub_mod(c0[i], add, q) : add_mod(c0[i], add, q);
   });
+}
+}  // namespace
+
+void add_scaled_plain(const Context& ctx, const Device& dev, const u64* m, WordPtr c0,
+                      bool subtract, std::size_t level) {
+  VEIL_WITH_WORD(c0.word_bits(), add_scaled_plain_t<W>(ctx, dev, m, c0.as<W>(), subtract, level));
 }
 
 Ciphertext encrypt(const PublicKey& pk, const Plaintext& pt, const Prng& prng) {
   const Context& ctx = *pk.context();
   check_plain(ctx, pk.device(), pt, "plain");
   Ciphertext ct = encrypt_zero_asymmetric(pk, ctx.max_level(), prng, false);
-  add_scaled_plain(ctx, pk.device(), pt.data(), ct.poly(0), false, ct.level());
+  add_scaled_plain(ctx, pk.device(), pt.data<u64>(), ct.poly(0), false, ct.level());
   return ct;
 }
 
@@ -66,21 +76,22 @@ Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prn
   const Context& ctx = *sk.context();
   check_plain(ctx, sk.device(), pt, "plain");
   Ciphertext ct = encrypt_zero_symmetric(sk, ctx.max_level(), prng, false);
-  add_scaled_plain(ctx, sk.device(), pt.data(), ct.poly(0), false, ct.level());
+  add_scaled_plain(ctx, sk.device(), pt.data<u64>(), ct.poly(0), false, ct.level());
   return ct;
 }
 
 Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
   check_bfv(ct, "encrypted");
   const ContextPtr& ctx = ct.context();
-  Buffer<u64> phase = decrypt_phase(sk, ct);
+  WordBuffer phase = decrypt_phase(sk, ct);
   if (check_noise) check_noise_budget(*ctx, ct.device(), phase.data(), ct.level());
   Plaintext pt(ctx, ct.device(), ctx->n(), ctx->max_level(), false);
   const BfvTables& tables = ctx->bfv(ct.level());
-  if (ctx->params().mul_method == MulMethod::behz) {
-    tables.behz->decrypt_scale_and_round(ct.device(), phase.data(), pt.data(), ctx->n());
+  if (ctx->params().mul_method == MulMethod::behz) {  // BEHZ: 64-bit words only
+    tables.behz->decrypt_scale_and_round(ct.device(), phase.data<u64>(), pt.data<u64>(), ctx->n());
   } else {
-    tables.scale_q.apply(ct.device(), phase.data(), pt.data(), ctx->n());
+    VEIL_WITH_WORD(phase.word_bits(), tables.scale_q.apply<W>(ct.device(), phase.data<W>(),
+                                                              pt.data<u64>(), ctx->n()));
   }
   return pt;
 }
@@ -101,7 +112,7 @@ void mod_switch_to_next_inplace(Ciphertext& ct) {
 int invariant_noise_budget(const SecretKey& sk, const Ciphertext& ct) {
   check_bfv(ct, "encrypted");
   const ContextPtr& ctx = ct.context();
-  Buffer<u64> phase = decrypt_phase(sk, ct);
+  WordBuffer phase = decrypt_phase(sk, ct);
   const RnsBase& q = ctx->base_q(ct.level());
   poly::multiply_word(ct.device(), q, ctx->n(), 1, phase.data(), ctx->plain_modulus(), phase.data());
   // SEAL: bit_count(Q) - bit_count(||t * phase||) - 1.
@@ -111,8 +122,9 @@ int invariant_noise_budget(const SecretKey& sk, const Ciphertext& ct) {
 namespace {
 
 // out[k] = sum_{i+j=k} a[i] * b[j] over `base` (NTT form), sizes sa, sb.
-void tensor(const Device& dev, const RnsBase& base, std::size_t n, const u64* a, std::size_t sa,
-            const u64* b, std::size_t sb, u64* out) {
+template <class W>
+void tensor(const Device& dev, const RnsBase& base, std::size_t n, const W* a, std::size_t sa,
+            const W* b, std::size_t sb, W* out) {
   const std::size_t pw = base.size() * n;
   if (sa == 2 && sb == 2) {
     // Fused 2x2 tensor (one pass): d0 = a0 b0, d1 = a0 b1 + a1 b0, d2 = a1 b1.
@@ -120,23 +132,23 @@ void tensor(const Device& dev, const RnsBase& base, std::size_t n, const u64* a,
     const std::size_t limbs = base.size();
     for_each_limb(dev, 1, limbs, n, VEIL_LAMBDA(std::size_t i, u32 limb) {
       const Modulus mod = m[limb];
-      const u64 a0 = a[i], a1 = a[pw + i], b0 = b[i], b1 = b[pw + i];
+      const W a0 = a[i], a1 = a[pw + i], b0 = b[i], b1 = b[pw + i];
       out[i] = mul_mod(a0, b0, mod);
-      u64 h, l, h2, l2;
-      mul_wide(a0, b1, h, l);
-      mul_wide(a1, b0, h2, l2);
-      add_wide(h, l, h2, l2);
-      out[pw + i] = reduce_wide(reduce_word(h, mod), l, mod);
+      WideAcc<W> mid;
+      mid.add(a0, b1);
+      mid.add(a1, b0);
+      out[pw + i] = mid.reduce(mod);
       out[2 * pw + i] = mul_mod(a1, b1, mod);
     });
     return;
   }
-  backend::fill_zero(dev, out, (sa + sb - 1) * pw * sizeof(u64));
+  backend::fill_zero(dev, out, (sa + sb - 1) * pw * sizeof(W));
   for (std::size_t i = 0; i < sa; ++i)
     for (std::size_t j = 0; j < sb; ++j)
       poly::multiply_accumulate(dev, base, n, 1, a + i * pw, b + j * pw, out + (i + j) * pw);
 }
 
+template <class W>
 Ciphertext multiply_hps(const Ciphertext& a, const Ciphertext& b) {
   const ContextPtr& ctx = a.context();
   const Device& dev = a.device();
@@ -144,13 +156,13 @@ Ciphertext multiply_hps(const Ciphertext& a, const Ciphertext& b) {
   const std::size_t n = ctx->n();
   const std::size_t lq = a.level() + 1, lr = t.base_r.size(), lqr = lq + lr;
   const std::size_t sa = a.size(), sb = b.size(), sc = sa + sb - 1;
-  Buffer<u64> ea(dev, sa * lqr * n), eb(dev, sb * lqr * n);
-  auto extend = [&](const Ciphertext& src, Buffer<u64>& dst, std::size_t s) {
+  Buffer<W> ea(dev, sa * lqr * n), eb(dev, sb * lqr * n);
+  auto extend = [&](const Ciphertext& src, Buffer<W>& dst, std::size_t s) {
     // Q limbs copied, R limbs by exact centered extension Q -> R (HPS: the tensor then
     // represents the true integer product), every polynomial in one call each.
-    backend::copy_rows(dev, dst.data(), lqr * n * sizeof(u64), src.data(), lq * n * sizeof(u64),
-                       lq * n * sizeof(u64), s);
-    t.q_to_r.exact_convert(dev, src.data(), dst.data() + lq * n, n, s, lq * n, lqr * n);
+    backend::copy_rows(dev, dst.data(), lqr * n * sizeof(W), src.data<W>(), lq * n * sizeof(W),
+                       lq * n * sizeof(W), s);
+    t.q_to_r.exact_convert<W>(dev, src.data<W>(), dst.data() + lq * n, n, s, lq * n, lqr * n);
     ntt_forward(dev, dst.data(), s, t.base_qr, ctx->ntt());
   };
   extend(a, ea, sa);
@@ -159,13 +171,13 @@ Ciphertext multiply_hps(const Ciphertext& a, const Ciphertext& b) {
   } else {
     extend(b, eb, sb);
   }
-  Buffer<u64> prod(dev, sc * lqr * n);
-  tensor(dev, t.base_qr, n, ea.data(), sa, eb.data(), sb, prod.data());
+  Buffer<W> prod(dev, sc * lqr * n);
+  tensor<W>(dev, t.base_qr, n, ea.data(), sa, eb.data(), sb, prod.data());
   ntt_inverse(dev, prod.data(), sc, t.base_qr, ctx->ntt());
-  Buffer<u64> in_r(dev, sc * lr * n);
-  t.scale_qr.apply(dev, prod.data(), in_r.data(), n, sc);
+  Buffer<W> in_r(dev, sc * lr * n);
+  t.scale_qr.apply<W>(dev, prod.data(), in_r.data(), n, sc);
   Ciphertext out(ctx, dev, sc, a.level(), false);
-  t.r_to_q.exact_convert(dev, in_r.data(), out.data(), n, sc);
+  t.r_to_q.exact_convert<W>(dev, in_r.data(), out.data<W>(), n, sc);
   return out;
 }
 
@@ -181,10 +193,10 @@ Ciphertext multiply_behz(const Ciphertext& a, const Ciphertext& b) {
   Buffer<u64> ea(dev, sa * lqb * n), eb(dev, sb * lqb * n);
   auto extend = [&](const Ciphertext& src, Buffer<u64>& dst, std::size_t s) {
     // BEHZ steps 1-2: [x m~]_Q -> Bsk ∪ {m~}, then small Montgomery reduction to Bsk.
-    behz.fastbconv_m_tilde(dev, src.data(), tmp.data(), n, s);
+    behz.fastbconv_m_tilde(dev, src.data<u64>(), tmp.data(), n, s);
     for (std::size_t i = 0; i < s; ++i) {
       u64* d = dst.data() + i * lqb * n;
-      backend::copy(dev, d, dev, src.poly(i), lq * n * sizeof(u64));
+      backend::copy(dev, d, dev, src.poly<u64>(i), lq * n * sizeof(u64));
       behz.sm_mrq(dev, tmp.data() + i * (lb + 1) * n, d + lq * n, n, 1);
     }
     ntt_forward(dev, dst.data(), s, t.base_q_bsk, ctx->ntt());
@@ -196,14 +208,14 @@ Ciphertext multiply_behz(const Ciphertext& a, const Ciphertext& b) {
     extend(b, eb, sb);
   }
   Buffer<u64> prod(dev, sc * lqb * n);
-  tensor(dev, t.base_q_bsk, n, ea.data(), sa, eb.data(), sb, prod.data());
+  tensor<u64>(dev, t.base_q_bsk, n, ea.data(), sa, eb.data(), sb, prod.data());
   ntt_inverse(dev, prod.data(), sc, t.base_q_bsk, ctx->ntt());
   // Steps 4-5: multiply by t, fast floor by Q into Bsk, Shenoy-Kumaresan back to Q.
   poly::multiply_word(dev, t.base_q_bsk, n, sc, prod.data(), ctx->plain_modulus(), prod.data());
   Buffer<u64> in_bsk(dev, sc * lb * n);
   behz.fast_floor(dev, prod.data(), in_bsk.data(), n, sc);
   Ciphertext out(ctx, dev, sc, a.level(), false);
-  behz.fastbconv_sk(dev, in_bsk.data(), out.data(), n, sc);
+  behz.fastbconv_sk(dev, in_bsk.data(), out.data<u64>(), n, sc);
   return out;
 }
 
@@ -218,7 +230,7 @@ Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) {
                           " but encrypted1 is at level " + std::to_string(a.level()));
   }
   if (a.context()->params().mul_method == MulMethod::behz) return multiply_behz(a, b);
-  return multiply_hps(a, b);
+  return VEIL_WITH_WORD(a.word_bits(), return multiply_hps<W>(a, b));
 }
 
 void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
@@ -228,8 +240,8 @@ void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
   check_plain(ctx, dev, pt, "plain");
   const std::size_t n = ctx.n();
   const RnsBase& q = ctx.base_q(ct.level());
-  Buffer<u64> m(dev, q.size() * n);
-  poly::lift_small(dev, q, n, pt.data(), ctx.plain_modulus(), true, m.data());
+  WordBuffer m(dev, q.size() * n, ctx.word_bits());
+  poly::lift_small(dev, q, n, pt.data<u64>(), ctx.plain_modulus(), true, m.data());
   ntt_forward(dev, m.data(), 1, q, ctx.ntt());
   ntt_forward(dev, ct.data(), ct.size(), q, ctx.ntt());
   poly::multiply_broadcast(dev, q, n, ct.size(), ct.data(), m.data(), ct.data());
@@ -239,13 +251,13 @@ void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
 void add_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
   check_bfv(ct, "encrypted");
   check_plain(*ct.context(), ct.device(), pt, "plain");
-  add_scaled_plain(*ct.context(), ct.device(), pt.data(), ct.poly(0), false, ct.level());
+  add_scaled_plain(*ct.context(), ct.device(), pt.data<u64>(), ct.poly(0), false, ct.level());
 }
 
 void sub_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
   check_bfv(ct, "encrypted");
   check_plain(*ct.context(), ct.device(), pt, "plain");
-  add_scaled_plain(*ct.context(), ct.device(), pt.data(), ct.poly(0), true, ct.level());
+  add_scaled_plain(*ct.context(), ct.device(), pt.data<u64>(), ct.poly(0), true, ct.level());
 }
 
 }  // namespace veil::bfv

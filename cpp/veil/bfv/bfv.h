@@ -9,8 +9,8 @@ namespace veil::bfv {
 
 /// c0 += round(Q m / t) (or -= when `subtract`), m: [N] coefficients in [0, t).
 /// Rounds half up, as SEAL's multiply_add_plain_with_scaling_variant.
-void add_scaled_plain(const Context& ctx, const Device& dev, const u64* m, u64* c0, bool subtract,
-                      std::size_t level);
+void add_scaled_plain(const Context& ctx, const Device& dev, const u64* m, WordPtr c0,
+                      bool subtract, std::size_t level);
 
 Ciphertext encrypt(const PublicKey& pk, const Plaintext& pt, const Prng& prng);
 Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prng& prng);

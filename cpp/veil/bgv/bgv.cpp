@@ -31,11 +31,11 @@ void check_bgv(const Ciphertext& ct, const char* what) {
 
 }  // namespace
 
-Buffer<u64> lift_plain(const Context& ctx, const Device& dev, const Plaintext& pt,
-                       std::size_t level) {
+WordBuffer lift_plain(const Context& ctx, const Device& dev, const Plaintext& pt,
+                      std::size_t level) {
   const RnsBase& q = ctx.base_q(level);
-  Buffer<u64> m(dev, q.size() * ctx.n());
-  poly::lift_small(dev, q, ctx.n(), pt.data(), ctx.plain_modulus(), true, m.data());
+  WordBuffer m(dev, q.size() * ctx.n(), ctx.word_bits());
+  poly::lift_small(dev, q, ctx.n(), pt.data<u64>(), ctx.plain_modulus(), true, m.data());
   ntt_forward(dev, m.data(), 1, q, ctx.ntt());
   return m;
 }
@@ -43,7 +43,7 @@ Buffer<u64> lift_plain(const Context& ctx, const Device& dev, const Plaintext& p
 namespace {
 Ciphertext finish_encrypt(Ciphertext ct, const Plaintext& pt) {
   const Context& ctx = *ct.context();
-  Buffer<u64> m = lift_plain(ctx, ct.device(), pt, ct.level());
+  WordBuffer m = lift_plain(ctx, ct.device(), pt, ct.level());
   poly::add(ct.device(), ctx.base_q(ct.level()), ctx.n(), 1, ct.poly(0), m.data(), ct.poly(0));
   ct.set_correction_factor(1);
   return ct;
@@ -69,17 +69,19 @@ Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
   const ContextPtr& ctx = ct.context();
   const Device& dev = ct.device();
   const std::size_t n = ctx->n();
-  Buffer<u64> phase = decrypt_phase(sk, ct);
+  WordBuffer phase = decrypt_phase(sk, ct);
   ntt_inverse(dev, phase.data(), 1, ctx->base_q(ct.level()), ctx->ntt());
   if (check_noise) check_noise_budget(*ctx, dev, phase.data(), ct.level());
   Plaintext pt(ctx, dev, n, ct.level(), false);
-  // Exact centered conversion Q_l -> {t} gives [phase]_Q mod t.
-  ctx->level_tables(ct.level()).to_plain.exact_convert(dev, phase.data(), pt.data(), n, 1);
+  // Exact centered conversion Q_l -> {t} gives [phase]_Q mod t (into 64-bit plaintext words).
+  const BaseConverter& to_plain = ctx->level_tables(ct.level()).to_plain;
+  VEIL_WITH_WORD(phase.word_bits(),
+                 to_plain.exact_convert<W, u64>(dev, phase.data<W>(), pt.data<u64>(), n, 1));
   const u64 t = ctx->plain_modulus();
   const u64 f = ct.correction_factor() % t;
   if (f != 1) {
     const u64 finv = inv_mod(f, t);
-    u64* d = pt.data();
+    u64* d = pt.data<u64>();
     const Modulus tm = ctx->plain_mod();
     for_each(dev, n, VEIL_LAMBDA(std::size_t i) { d[i] = mul_mod(d[i], finv, tm); });
   }
@@ -89,7 +91,7 @@ Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
 int invariant_noise_budget(const SecretKey& sk, const Ciphertext& ct) {
   check_bgv(ct, "encrypted");
   const ContextPtr& ctx = ct.context();
-  Buffer<u64> phase = decrypt_phase(sk, ct);
+  WordBuffer phase = decrypt_phase(sk, ct);
   const RnsBase& q = ctx->base_q(ct.level());
   ntt_inverse(ct.device(), phase.data(), 1, q, ctx->ntt());
   // SEAL: bit_count(Q) - bit_count(||phase||) - 1 (BGV's phase is not multiplied by t).
@@ -110,7 +112,7 @@ void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
   check_bgv(ct, "encrypted");
   const Context& ctx = *ct.context();
   check_plain(ctx, ct.device(), pt, "plain");
-  Buffer<u64> m = lift_plain(ctx, ct.device(), pt, ct.level());
+  WordBuffer m = lift_plain(ctx, ct.device(), pt, ct.level());
   poly::multiply_broadcast(ct.device(), ctx.base_q(ct.level()), ctx.n(), ct.size(), ct.data(),
                            m.data(), ct.data());
 }
@@ -119,7 +121,7 @@ void add_plain_inplace(Ciphertext& ct, const Plaintext& pt, bool subtract) {
   check_bgv(ct, "encrypted");
   const Context& ctx = *ct.context();
   check_plain(ctx, ct.device(), pt, "plain");
-  Buffer<u64> m = lift_plain(ctx, ct.device(), pt, ct.level());
+  WordBuffer m = lift_plain(ctx, ct.device(), pt, ct.level());
   const RnsBase& q = ctx.base_q(ct.level());
   const u64 f = ct.correction_factor() % ctx.plain_modulus();
   if (f != 1) poly::multiply_word(ct.device(), q, ctx.n(), 1, m.data(), f, m.data());

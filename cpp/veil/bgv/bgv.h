@@ -8,7 +8,7 @@
 namespace veil::bgv {
 
 /// m (N coefficients mod t) lifted centered into Q_level and NTT-transformed: [level+1][N].
-Buffer<u64> lift_plain(const Context& ctx, const Device& dev, const Plaintext& pt, std::size_t level);
+WordBuffer lift_plain(const Context& ctx, const Device& dev, const Plaintext& pt, std::size_t level);
 
 Ciphertext encrypt(const PublicKey& pk, const Plaintext& pt, const Prng& prng);
 Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prng& prng);

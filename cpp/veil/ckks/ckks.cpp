@@ -72,7 +72,7 @@ Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prn
 Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, int flooding_bits,
                   const Prng* prng) {
   check_ckks(ct, "encrypted");
-  Buffer<u64> phase = decrypt_phase(sk, ct);
+  WordBuffer phase = decrypt_phase(sk, ct);
   if (flooding_bits > 0) {
     // Noise flooding (Li-Micciancio 2021, IND-CPA-D; OpenFHE's NOISE_FLOODING_DECRYPT): add a
     // fresh error uniform in [-2^b, 2^b) so the decryption no longer reveals the key's error.
@@ -87,7 +87,7 @@ Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, int flooding_bits,
     }
     Prng fresh;
     const Prng& p = prng ? *prng : fresh;
-    Buffer<u64> e(ct.device(), q.size() * ctx.n());
+    WordBuffer e(ct.device(), q.size() * ctx.n(), ctx.word_bits());
     e.set_secure();
     sample_flooding(ct.device(), e.data(), ctx.n(), q, p.next(), flooding_bits);
     ntt_forward(ct.device(), e.data(), 1, q, ctx.ntt());
@@ -158,13 +158,10 @@ void rescale_to_next_inplace(Ciphertext& ct) {
 
 namespace {
 template <class Obj>
-Buffer<u64> drop_last_limb(const Obj& o, std::size_t polys, std::size_t level) {
+WordBuffer drop_last_limb(const Obj& o, std::size_t polys, std::size_t level) {
   const std::size_t n = o.context()->n();
-  Buffer<u64> out(o.device(), polys * level * n);
-  for (std::size_t p = 0; p < polys; ++p) {
-    backend::copy(o.device(), out.data() + p * level * n, o.device(),
-                  o.data() + p * (level + 1) * n, level * n * sizeof(u64));
-  }
+  WordBuffer out(o.device(), polys * level * n, o.word_bits());
+  copy_word_rows(o.device(), out.data(), level * n, o.data(), (level + 1) * n, level * n, polys);
   return out;
 }
 }  // namespace

@@ -157,17 +157,19 @@ std::vector<double> block_max_abs(const Device& dev, const double* coeffs, std::
 }
 
 /// out[l][k] = coeffs[k] mod q_l for every limb of `base`.
+template <class W>
 void reduce_coefficients(const Device& dev, const double* coeffs, const RnsBase& base,
-                         std::size_t n, u64* out) {
+                         std::size_t n, W* out) {
   const Modulus* q = base.moduli(dev);
   for_each_limb(dev, 1, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
-    out[i] = reduce_integer_double(coeffs[i & (n - 1)], q[l]);
+    out[i] = static_cast<W>(reduce_integer_double(coeffs[i & (n - 1)], q[l]));
   });
 }
 
 /// Fills every word of limb l with res[l] (the NTT form of a constant polynomial is constant).
-void fill_constant(const Device& dev, const u64* res, std::size_t limbs, std::size_t n, u64* out) {
-  for_each_limb(dev, 1, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) { out[i] = res[l]; });
+template <class W>
+void fill_constant(const Device& dev, const u64* res, std::size_t limbs, std::size_t n, W* out) {
+  for_each_limb(dev, 1, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) { out[i] = W(res[l]); });
 }
 
 /// Garner's mixed radix for the residues (r1, r2, r3) of the centered x modulo p1 > p2 > p3:
@@ -259,7 +261,7 @@ Plaintext encode_slots(const ContextPtr& ctx, const CkksEncoderTables& t,
 
   const RnsBase& base = ctx->base_q(level);
   Plaintext pt(ctx, dev, (level + 1) * n, level, /*ntt=*/true);
-  reduce_coefficients(dev, coeffs.data(), base, n, pt.data());
+  VEIL_WITH_WORD(pt.word_bits(), reduce_coefficients<W>(dev, coeffs.data(), base, n, pt.data<W>()));
   ntt_forward(dev, pt.data(), 1, base, ctx->ntt());
   pt.set_scale(scale);
   return pt;
@@ -320,7 +322,7 @@ Plaintext CKKSEncoder::encode(std::complex<double> value, double scale, std::siz
   const Buffer<u64> r = Buffer<u64>::from_host(dev, res);
   const std::size_t n = ctx_->n();
   Plaintext pt(ctx_, dev, (level + 1) * n, level, /*ntt=*/true);
-  fill_constant(dev, r.data(), level + 1, n, pt.data());
+  VEIL_WITH_WORD(pt.word_bits(), fill_constant<W>(dev, r.data(), level + 1, n, pt.data<W>()));
   pt.set_scale(scale);
   return pt;
 }
@@ -349,10 +351,12 @@ std::vector<std::complex<double>> CKKSEncoder::decode(const Plaintext& plain) co
   const RnsBase& base = ctx_->base_q(level);
 
   // Coefficients over Q_level -> exact centered residues mod p1, p2, p3 -> signed doubles.
-  Buffer<u64> coeffs = plain.buffer().clone();
+  WordBuffer coeffs = plain.buffer().clone();
   if (plain.is_ntt_form()) ntt_inverse(dev, coeffs.data(), 1, base, ctx_->ntt());
   Buffer<u64> r(dev, 3 * n);
-  tables_.to_decode[level].exact_convert(dev, coeffs.data(), r.data(), n, 1);
+  const BaseConverter& to_decode = tables_.to_decode[level];
+  VEIL_WITH_WORD(coeffs.word_bits(),
+                 to_decode.exact_convert<W, u64>(dev, coeffs.data<W>(), r.data(), n, 1));
   const RnsBase& pb = tables_.decode_base;
   const GarnerConsts g{pb[0], pb[1], pb[2], tables_.inv_p1_mod_p2, tables_.inv_p1_mod_p3,
                        tables_.inv_p2_mod_p3};

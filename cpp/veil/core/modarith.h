@@ -201,6 +201,10 @@ VEIL_HD u32 shoup32_from64(u64 wq64) { return static_cast<u32>(wq64 >> 32); }
 
 // ---- word-generic helpers (W = u32 or u64) ----------------------------------------------------
 
+/// x mod q for x in [0, 2q), for either word.
+VEIL_HD u64 reduce_once_word(u64 x, u64 q) { return x >= q ? x - q : x; }
+VEIL_HD u32 reduce_once_word(u32 x, u32 q) { return reduce_once(x, q); }
+
 /// The Shoup quotient of a table constant for words W (tables store floor(w 2^64 / q)).
 template <class W>
 VEIL_HD W shoup_for(u64 wq64) {

@@ -292,8 +292,8 @@ CiphertextData read_key_ciphertext_members(ByteReader& r, const Context& ctx, co
 
 namespace {
 
-void copy_in(const Device& dev, u64* dst, const std::vector<u64>& src) {
-  if (!src.empty()) backend::copy(dev, dst, Device::cpu(), src.data(), src.size() * 8);
+void copy_in(const Device& dev, WordPtr dst, const std::vector<u64>& src) {
+  copy_words_from_host(dev, dst, src.data(), src.size());
 }
 
 void expect_end(const ByteReader& r) { r.expect_end(); }

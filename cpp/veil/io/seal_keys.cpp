@@ -63,7 +63,7 @@ KSwitchKey build_key(const ContextPtr& ctx, const Device& dev,
         }
       }
   }
-  backend::copy(dev, key.data(), Device::cpu(), host.data(), host.size() * 8);
+  copy_words_from_host(dev, key.data(), host.data(), host.size());
   return key;
 }
 

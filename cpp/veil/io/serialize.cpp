@@ -94,7 +94,7 @@ UniformSeed read_seed(ByteReader& r) {
 
 // Samples uniform polynomial `index` of a seeded object over `base` into `out`.
 void expand_uniform(const Context& ctx, const Device& dev, const UniformSeed& seed,
-                    std::uint64_t index, const RnsBase& base, bool coefficient_form, u64* out) {
+                    std::uint64_t index, const RnsBase& base, bool coefficient_form, WordPtr out) {
   sample_uniform(dev, out, ctx.n(), base, uniform_stream(seed, index));
   if (coefficient_form) ntt_inverse(dev, out, 1, base, ctx.ntt());
 }
@@ -104,7 +104,7 @@ void expand_uniform(const Context& ctx, const Device& dev, const UniformSeed& se
 bool seed_still_matches(const Context& ctx, const Device& dev, const UniformSeed& seed,
                         const RnsBase& base, bool coefficient_form, const u64* host,
                         const std::vector<std::size_t>& offsets) {
-  Buffer<u64> tmp(dev, base.size() * ctx.n());
+  WordBuffer tmp(dev, base.size() * ctx.n(), ctx.word_bits());
   for (std::size_t j = 0; j < offsets.size(); ++j) {
     expand_uniform(ctx, dev, seed, j, base, coefficient_form, tmp.data());
     const std::vector<u64> regen = tmp.to_host();
@@ -433,8 +433,8 @@ void check_limbs(ByteReader& r, std::uint32_t got, std::size_t want) {
   }
 }
 
-void copy_in(const Device& dev, u64* dst, const u64* src, std::size_t words) {
-  if (words) backend::copy(dev, dst, Device::cpu(), src, words * 8);
+void copy_in(const Device& dev, WordPtr dst, const u64* src, std::size_t words) {
+  copy_words_from_host(dev, dst, src, words);
 }
 
 // Builds a key-switching key on `dev` from body words (b_j, or (b_j, a_j) when not seeded).

@@ -259,4 +259,13 @@ void ntt_inverse(const Device& dev, u32* data, std::size_t num_polys, const RnsB
   transform<u32>(false, dev, data, num_polys, base, tables);
 }
 
+void ntt_forward(const Device& dev, WordPtr data, std::size_t num_polys, const RnsBase& base,
+                 const NttTables& tables) {
+  VEIL_WITH_WORD(data.word_bits(), transform<W>(true, dev, data.as<W>(), num_polys, base, tables));
+}
+void ntt_inverse(const Device& dev, WordPtr data, std::size_t num_polys, const RnsBase& base,
+                 const NttTables& tables) {
+  VEIL_WITH_WORD(data.word_bits(), transform<W>(false, dev, data.as<W>(), num_polys, base, tables));
+}
+
 }  // namespace veil

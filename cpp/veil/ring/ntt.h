@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "veil/backend/table.h"
+#include "veil/backend/word_buffer.h"
 #include "veil/core/modarith.h"
 #include "veil/ring/rns_base.h"
 #include "veil/ring/rns_poly_view.h"
@@ -105,6 +106,11 @@ void ntt_forward(const Device& dev, u64* data, std::size_t num_polys, const RnsB
                  const NttTables& tables);
 /// In-place inverse NTT (NTT form -> coefficients).
 void ntt_inverse(const Device& dev, u64* data, std::size_t num_polys, const RnsBase& base,
+                 const NttTables& tables);
+/// The same on words of the pointer's run-time size.
+void ntt_forward(const Device& dev, WordPtr data, std::size_t num_polys, const RnsBase& base,
+                 const NttTables& tables);
+void ntt_inverse(const Device& dev, WordPtr data, std::size_t num_polys, const RnsBase& base,
                  const NttTables& tables);
 /// The same on 32-bit words; every prime of `base` must be below 2^31.
 void ntt_forward(const Device& dev, u32* data, std::size_t num_polys, const RnsBase& base,

@@ -5,111 +5,101 @@
 
 namespace veil::poly {
 
-void add(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys, const u64* a,
-         const u64* b, u64* out) {
+template <class W>
+void add(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys, const W* a,
+         const W* b, W* out) {
   const Modulus* m = base.moduli(dev);
-  const std::size_t limbs = base.size();
-  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
-    out[i] = add_mod(a[i], b[i], m[l].value);
+  for_each_limb(dev, npolys, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
+    out[i] = add_mod(a[i], b[i], W(m[l].value));
   });
 }
 
-void sub(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys, const u64* a,
-         const u64* b, u64* out) {
+template <class W>
+void sub(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys, const W* a,
+         const W* b, W* out) {
   const Modulus* m = base.moduli(dev);
-  const std::size_t limbs = base.size();
-  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
-    out[i] = sub_mod(a[i], b[i], m[l].value);
+  for_each_limb(dev, npolys, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
+    out[i] = sub_mod(a[i], b[i], W(m[l].value));
   });
 }
 
+template <class W>
 void negate(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-            const u64* a, u64* out) {
+            const W* a, W* out) {
   const Modulus* m = base.moduli(dev);
-  const std::size_t limbs = base.size();
-  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
-    out[i] = neg_mod(a[i], m[l].value);
+  for_each_limb(dev, npolys, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
+    out[i] = neg_mod(a[i], W(m[l].value));
   });
 }
 
+template <class W>
 void multiply(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-              const u64* a, const u64* b, u64* out) {
+              const W* a, const W* b, W* out) {
   const Modulus* m = base.moduli(dev);
-  const std::size_t limbs = base.size();
-  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
+  for_each_limb(dev, npolys, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
     out[i] = mul_mod(a[i], b[i], m[l]);
   });
 }
 
+template <class W>
 void multiply_accumulate(const Device& dev, const RnsBase& base, std::size_t n,
-                         std::size_t npolys, const u64* a, const u64* b, u64* out) {
+                         std::size_t npolys, const W* a, const W* b, W* out) {
   const Modulus* m = base.moduli(dev);
-  const std::size_t limbs = base.size();
-  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
+  for_each_limb(dev, npolys, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
     out[i] = mul_add_mod(a[i], b[i], out[i], m[l]);
   });
 }
 
+template <class W>
 void multiply_broadcast(const Device& dev, const RnsBase& base, std::size_t n,
-                        std::size_t npolys, const u64* a, const u64* b, u64* out) {
+                        std::size_t npolys, const W* a, const W* b, W* out) {
   const Modulus* m = base.moduli(dev);
-  const std::size_t limbs = base.size();
   const std::size_t mask = n - 1;  // n is a power of two
-  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
+  for_each_limb(dev, npolys, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
     out[i] = mul_mod(a[i], b[std::size_t(l) * n + (i & mask)], m[l]);
   });
 }
 
-void multiply_scalar(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-                     const u64* a, const u64* scalars, u64* out) {
-  const Modulus* m = base.moduli(dev);
-  const std::size_t limbs = base.size();
-  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
-    out[i] = mul_mod(a[i], scalars[l], m[l]);
-  });
-}
-
+template <class W>
 void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-                   const u64* a, u64 s, u64* out) {
+                   const W* a, u64 s, W* out) {
   const Modulus* m = base.moduli(dev);
-  const std::size_t limbs = base.size();
-  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
+  for_each_limb(dev, npolys, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
     const Modulus mod = m[l];
-    out[i] = mul_mod(a[i], reduce_word(s, mod), mod);
+    out[i] = mul_mod(a[i], reduce_to<W>(s, mod), mod);
   });
 }
 
+template <class W>
 void lift_small(const Device& dev, const RnsBase& base, std::size_t n, const u64* in, u64 t,
-                bool centered, u64* out) {
+                bool centered, W* out) {
   const Modulus* m = base.moduli(dev);
-  const std::size_t limbs = base.size();
   const u64 half = t >> 1;
   const std::size_t mask = n - 1;  // n is a power of two
-  for_each_limb(dev, 1, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
+  for_each_limb(dev, 1, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
     const Modulus mod = m[l];
     const u64 v = in[i & mask];
     if (centered && v > half) {
-      out[i] = neg_mod(reduce_word(t - v, mod), mod.value);
+      out[i] = W(neg_mod(reduce_word(t - v, mod), mod.value));
     } else {
-      out[i] = reduce_word(v, mod);
+      out[i] = reduce_to<W>(v, mod);
     }
   });
 }
 
+template <class W>
 void automorphism_coeff(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-                        u32 galois_elt, const u64* in, u64* out) {
+                        u32 galois_elt, const W* in, W* out) {
   const Modulus* m = base.moduli(dev);
-  const std::size_t limbs = base.size();
   const u64 mask = 2 * n - 1;
   const u64 g = galois_elt;
-  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
+  for_each_limb(dev, npolys, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
     const std::size_t j = i & (n - 1), row = i - j;
     const u64 idx = (u64(j) * g) & mask;
-    const u64 q = m[l].value;
     if (idx < n) {
       out[row + idx] = in[i];
     } else {
-      out[row + idx - n] = neg_mod(in[i], q);
+      out[row + idx - n] = neg_mod(in[i], W(m[l].value));
     }
   });
 }
@@ -124,19 +114,93 @@ VEIL_HD u32 bitrev32(u32 x, int bits) {
 }
 }  // namespace
 
+template <class W>
 void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-                      u32 galois_elt, const u64* in, u64* out) {
-  const std::size_t limbs = base.size();
+                      u32 galois_elt, const W* in, W* out) {
   const int log_n = log2_exact(n);
   const u64 mask = 2 * n - 1;
   const u64 g = galois_elt;
   // NTT slot i holds a(psi^(2 br(i) + 1)); sigma_g(a) there equals a(psi^((2 br(i) + 1) g)),
   // which sits at slot br(((2 br(i) + 1) g mod 2N - 1) / 2).
-  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32) {
+  for_each_limb(dev, npolys, base.size(), n, VEIL_LAMBDA(std::size_t i, u32) {
     const std::size_t j = i & (n - 1), row = i - j;
     const u64 e = ((2 * u64(bitrev32(u32(j), log_n)) + 1) * g) & mask;
     out[i] = in[row + bitrev32(u32((e - 1) >> 1), log_n)];
   });
 }
+
+#define VEIL_POLY_INSTANTIATE(W)                                                                \
+  template void add<W>(const Device&, const RnsBase&, std::size_t, std::size_t, const W*,       \
+                       const W*, W*);                                                           \
+  template void sub<W>(const Device&, const RnsBase&, std::size_t, std::size_t, const W*,       \
+                       const W*, W*);                                                           \
+  template void negate<W>(const Device&, const RnsBase&, std::size_t, std::size_t, const W*,    \
+                          W*);                                                                  \
+  template void multiply<W>(const Device&, const RnsBase&, std::size_t, std::size_t, const W*,  \
+                            const W*, W*);                                                      \
+  template void multiply_accumulate<W>(const Device&, const RnsBase&, std::size_t, std::size_t, \
+                                       const W*, const W*, W*);                                 \
+  template void multiply_broadcast<W>(const Device&, const RnsBase&, std::size_t, std::size_t,  \
+                                      const W*, const W*, W*);                                  \
+  template void multiply_word<W>(const Device&, const RnsBase&, std::size_t, std::size_t,       \
+                                 const W*, u64, W*);                                            \
+  template void lift_small<W>(const Device&, const RnsBase&, std::size_t, const u64*, u64, bool, \
+                              W*);                                                              \
+  template void automorphism_coeff<W>(const Device&, const RnsBase&, std::size_t, std::size_t,  \
+                                      u32, const W*, W*);                                       \
+  template void automorphism_ntt<W>(const Device&, const RnsBase&, std::size_t, std::size_t,    \
+                                    u32, const W*, W*);
+VEIL_POLY_INSTANTIATE(u32)
+VEIL_POLY_INSTANTIATE(u64)
+#undef VEIL_POLY_INSTANTIATE
+
+// ---- WordPtr dispatch -------------------------------------------------------------------------
+#define VEIL_DISPATCH(ptr, call) VEIL_WITH_WORD((ptr).word_bits(), call)
+
+void add(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+         ConstWordPtr a, ConstWordPtr b, WordPtr out) {
+  VEIL_DISPATCH(out, add<W>(dev, base, n, npolys, a.as<W>(), b.as<W>(), out.as<W>()));
+}
+void sub(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+         ConstWordPtr a, ConstWordPtr b, WordPtr out) {
+  VEIL_DISPATCH(out, sub<W>(dev, base, n, npolys, a.as<W>(), b.as<W>(), out.as<W>()));
+}
+void negate(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+            ConstWordPtr a, WordPtr out) {
+  VEIL_DISPATCH(out, negate<W>(dev, base, n, npolys, a.as<W>(), out.as<W>()));
+}
+void multiply(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+              ConstWordPtr a, ConstWordPtr b, WordPtr out) {
+  VEIL_DISPATCH(out, multiply<W>(dev, base, n, npolys, a.as<W>(), b.as<W>(), out.as<W>()));
+}
+void multiply_accumulate(const Device& dev, const RnsBase& base, std::size_t n,
+                         std::size_t npolys, ConstWordPtr a, ConstWordPtr b, WordPtr out) {
+  VEIL_DISPATCH(out, multiply_accumulate<W>(dev, base, n, npolys, a.as<W>(), b.as<W>(),
+                                            out.as<W>()));
+}
+void multiply_broadcast(const Device& dev, const RnsBase& base, std::size_t n,
+                        std::size_t npolys, ConstWordPtr a, ConstWordPtr b, WordPtr out) {
+  VEIL_DISPATCH(out, multiply_broadcast<W>(dev, base, n, npolys, a.as<W>(), b.as<W>(),
+                                           out.as<W>()));
+}
+void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                   ConstWordPtr a, u64 s, WordPtr out) {
+  VEIL_DISPATCH(out, multiply_word<W>(dev, base, n, npolys, a.as<W>(), s, out.as<W>()));
+}
+void lift_small(const Device& dev, const RnsBase& base, std::size_t n, const u64* in, u64 t,
+                bool centered, WordPtr out) {
+  VEIL_DISPATCH(out, lift_small<W>(dev, base, n, in, t, centered, out.as<W>()));
+}
+void automorphism_coeff(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                        u32 galois_elt, ConstWordPtr in, WordPtr out) {
+  VEIL_DISPATCH(out, automorphism_coeff<W>(dev, base, n, npolys, galois_elt, in.as<W>(),
+                                           out.as<W>()));
+}
+void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                      u32 galois_elt, ConstWordPtr in, WordPtr out) {
+  VEIL_DISPATCH(out, automorphism_ntt<W>(dev, base, n, npolys, galois_elt, in.as<W>(),
+                                         out.as<W>()));
+}
+#undef VEIL_DISPATCH
 
 }  // namespace veil::poly

@@ -1,48 +1,80 @@
 // Element-wise operations on RNS polynomials ([npolys][base.size()][n] arrays on one device).
-// All run through for_each, so the CPU and CUDA backends share one implementation.
+// All run through for_each_limb, so the CPU and CUDA backends share one implementation, and each
+// is one template over the word W (u32 for moduli below 2^31, u64 otherwise). The WordPtr
+// overloads are what scheme code calls: they dispatch once on the operands' word size.
 #pragma once
 #include <cstddef>
 
 #include "veil/backend/device.h"
+#include "veil/backend/word_buffer.h"
 #include "veil/core/modarith.h"
 #include "veil/ring/rns_base.h"
 
 namespace veil::poly {
 
 /// out = a + b (mod q per limb). out may alias a or b.
-void add(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys, const u64* a,
-         const u64* b, u64* out);
+template <class W>
+void add(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys, const W* a,
+         const W* b, W* out);
 /// out = a - b.
-void sub(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys, const u64* a,
-         const u64* b, u64* out);
+template <class W>
+void sub(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys, const W* a,
+         const W* b, W* out);
 /// out = -a.
+template <class W>
 void negate(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-            const u64* a, u64* out);
+            const W* a, W* out);
 /// out = a * b coefficient-wise (NTT-form product).
+template <class W>
 void multiply(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-              const u64* a, const u64* b, u64* out);
+              const W* a, const W* b, W* out);
 /// out = out + a * b coefficient-wise.
+template <class W>
 void multiply_accumulate(const Device& dev, const RnsBase& base, std::size_t n,
-                         std::size_t npolys, const u64* a, const u64* b, u64* out);
+                         std::size_t npolys, const W* a, const W* b, W* out);
 /// out[p] = a[p] * b for every polynomial p of a (b is a single polynomial).
+template <class W>
 void multiply_broadcast(const Device& dev, const RnsBase& base, std::size_t n,
-                        std::size_t npolys, const u64* a, const u64* b, u64* out);
-/// out = a * scalar[limb] (scalars: device array of base.size() residues).
-void multiply_scalar(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-                     const u64* a, const u64* scalars, u64* out);
-/// out = a * s (one word scalar, reduced per limb).
+                        std::size_t npolys, const W* a, const W* b, W* out);
+/// out = a * s (one word scalar, any u64, reduced per limb).
+template <class W>
 void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-                   const u64* a, u64 s, u64* out);
-/// Lifts a polynomial with coefficients in [0, t) (t < every q) into every limb of `base`,
-/// centering values above t/2 to negative ones when `centered` (so -1 mod t stays -1).
+                   const W* a, u64 s, W* out);
+/// Lifts a polynomial with coefficients in [0, t) (t < every q; 64-bit words, as plaintexts
+/// mod t are stored) into every limb of `base`, centering values above t/2 to negative ones when
+/// `centered` (so -1 mod t stays -1).
+template <class W>
 void lift_small(const Device& dev, const RnsBase& base, std::size_t n, const u64* in, u64 t,
-                bool centered, u64* out);
-
+                bool centered, W* out);
 /// Galois automorphism X -> X^g (g odd, < 2N) in coefficient form.
+template <class W>
 void automorphism_coeff(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-                        u32 galois_elt, const u64* in, u64* out);
+                        u32 galois_elt, const W* in, W* out);
 /// The same automorphism on NTT-form data in Veil's bit-reversed NTT order: a permutation.
+template <class W>
 void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-                      u32 galois_elt, const u64* in, u64* out);
+                      u32 galois_elt, const W* in, W* out);
+
+// ---- run-time word size (the operands' WordPtr) ---------------------------------------------
+void add(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+         ConstWordPtr a, ConstWordPtr b, WordPtr out);
+void sub(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+         ConstWordPtr a, ConstWordPtr b, WordPtr out);
+void negate(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+            ConstWordPtr a, WordPtr out);
+void multiply(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+              ConstWordPtr a, ConstWordPtr b, WordPtr out);
+void multiply_accumulate(const Device& dev, const RnsBase& base, std::size_t n,
+                         std::size_t npolys, ConstWordPtr a, ConstWordPtr b, WordPtr out);
+void multiply_broadcast(const Device& dev, const RnsBase& base, std::size_t n,
+                        std::size_t npolys, ConstWordPtr a, ConstWordPtr b, WordPtr out);
+void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                   ConstWordPtr a, u64 s, WordPtr out);
+void lift_small(const Device& dev, const RnsBase& base, std::size_t n, const u64* in, u64 t,
+                bool centered, WordPtr out);
+void automorphism_coeff(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                        u32 galois_elt, ConstWordPtr in, WordPtr out);
+void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                      u32 galois_elt, ConstWordPtr in, WordPtr out);
 
 }  // namespace veil::poly

@@ -4,7 +4,8 @@
 
 namespace veil {
 
-void sample_uniform(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
+template <class W>
+void sample_uniform(const Device& dev, W* out, std::size_t n, const RnsBase& base,
                     const PrngStream& stream) {
   // One ChaCha block (8 words) gives 4 coefficients of 128 bits each.
   const std::size_t blocks_per_limb = (n + 3) / 4;
@@ -17,7 +18,7 @@ void sample_uniform(const Device& dev, u64* out, std::size_t n, const RnsBase& b
     s.block64(static_cast<u32>(limb), static_cast<u32>(b), w);
     for (int k = 0; k < 4; ++k) {
       const std::size_t j = 4 * b + k;
-      if (j < n) out[limb * n + j] = reduce_wide(reduce_word(w[2 * k + 1], m), w[2 * k], m);
+      if (j < n) out[limb * n + j] = W(reduce_wide(reduce_word(w[2 * k + 1], m), w[2 * k], m));
     }
   });
 }
@@ -26,8 +27,8 @@ namespace {
 // Signed small/flooding samplers: one block gives 8 coefficients of 64 keystream bits each;
 // value(w) maps them to a signed integer written into every limb. `sub_stream` keeps each
 // distribution's keystream apart from the others (uniform uses the limb index).
-template <class V>
-void sample_signed(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
+template <class W, class V>
+void sample_signed(const Device& dev, W* out, std::size_t n, const RnsBase& base,
                    const PrngStream& stream, u32 sub_stream, V value) {
   const std::size_t blocks = (n + 7) / 8;
   const std::size_t limbs = base.size();
@@ -44,7 +45,7 @@ void sample_signed(const Device& dev, u64* out, std::size_t n, const RnsBase& ba
       for (std::size_t l = 0; l < limbs; ++l) {
         const Modulus m = mods[l];
         const u64 r = mag < m.value ? mag : reduce_word(mag, m);
-        out[l * n + j] = (v >= 0 || r == 0) ? r : m.value - r;
+        out[l * n + j] = W((v >= 0 || r == 0) ? r : m.value - r);
       }
     }
   });
@@ -62,20 +63,52 @@ struct FloodingValue {  // uniform in [-2^bits, 2^bits)
 };
 }  // namespace
 
-void sample_ternary(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
+template <class W>
+void sample_ternary(const Device& dev, W* out, std::size_t n, const RnsBase& base,
                     const PrngStream& stream) {
   sample_signed(dev, out, n, base, stream, 0xFFFFFFFFu, TernaryValue{});
 }
 
-void sample_cbd(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
+template <class W>
+void sample_cbd(const Device& dev, W* out, std::size_t n, const RnsBase& base,
                 const PrngStream& stream) {
   sample_signed(dev, out, n, base, stream, 0xFFFFFFFFu, CbdValue{});
 }
 
-void sample_flooding(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
+template <class W>
+void sample_flooding(const Device& dev, W* out, std::size_t n, const RnsBase& base,
                      const PrngStream& stream, int bits) {
   const u64 offset = u64(1) << bits;
   sample_signed(dev, out, n, base, stream, 0xFFFFFFFDu, FloodingValue{(offset << 1) - 1, offset});
+}
+
+#define VEIL_SAMPLER_INSTANTIATE(W)                                                              \
+  template void sample_uniform<W>(const Device&, W*, std::size_t, const RnsBase&,               \
+                                  const PrngStream&);                                           \
+  template void sample_ternary<W>(const Device&, W*, std::size_t, const RnsBase&,               \
+                                  const PrngStream&);                                           \
+  template void sample_cbd<W>(const Device&, W*, std::size_t, const RnsBase&, const PrngStream&); \
+  template void sample_flooding<W>(const Device&, W*, std::size_t, const RnsBase&,              \
+                                   const PrngStream&, int);
+VEIL_SAMPLER_INSTANTIATE(u32)
+VEIL_SAMPLER_INSTANTIATE(u64)
+#undef VEIL_SAMPLER_INSTANTIATE
+
+void sample_uniform(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
+                    const PrngStream& stream) {
+  VEIL_WITH_WORD(out.word_bits(), sample_uniform<W>(dev, out.as<W>(), n, base, stream));
+}
+void sample_ternary(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
+                    const PrngStream& stream) {
+  VEIL_WITH_WORD(out.word_bits(), sample_ternary<W>(dev, out.as<W>(), n, base, stream));
+}
+void sample_cbd(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
+                const PrngStream& stream) {
+  VEIL_WITH_WORD(out.word_bits(), sample_cbd<W>(dev, out.as<W>(), n, base, stream));
+}
+void sample_flooding(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
+                     const PrngStream& stream, int bits) {
+  VEIL_WITH_WORD(out.word_bits(), sample_flooding<W>(dev, out.as<W>(), n, base, stream, bits));
 }
 
 }  // namespace veil

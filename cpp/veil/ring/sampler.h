@@ -11,25 +11,39 @@
 #include <cstddef>
 
 #include "veil/backend/device.h"
+#include "veil/backend/word_buffer.h"
 #include "veil/core/modarith.h"
 #include "veil/ring/chacha20.h"
 #include "veil/ring/rns_base.h"
 
 namespace veil {
 
-/// out: [base.size()][n], uniform in [0, q_l) per limb l.
-void sample_uniform(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
+/// out: [base.size()][n], uniform in [0, q_l) per limb l. W = u32 or u64 (the same residues).
+template <class W>
+void sample_uniform(const Device& dev, W* out, std::size_t n, const RnsBase& base,
                     const PrngStream& stream);
 /// out: [base.size()][n], one ternary polynomial reduced into every limb.
-void sample_ternary(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
+template <class W>
+void sample_ternary(const Device& dev, W* out, std::size_t n, const RnsBase& base,
                     const PrngStream& stream);
 /// out: [base.size()][n], one centered-binomial polynomial reduced into every limb.
-void sample_cbd(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
+template <class W>
+void sample_cbd(const Device& dev, W* out, std::size_t n, const RnsBase& base,
                 const PrngStream& stream);
-
 /// out: [base.size()][n], one polynomial with coefficients uniform in [-2^bits, 2^bits) reduced
 /// into every limb (noise flooding at CKKS decryption; bits in 1..62). Sub-stream 0xFFFFFFFD.
-void sample_flooding(const Device& dev, u64* out, std::size_t n, const RnsBase& base,
+template <class W>
+void sample_flooding(const Device& dev, W* out, std::size_t n, const RnsBase& base,
+                     const PrngStream& stream, int bits);
+
+// Run-time word size.
+void sample_uniform(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
+                    const PrngStream& stream);
+void sample_ternary(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
+                    const PrngStream& stream);
+void sample_cbd(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
+                const PrngStream& stream);
+void sample_flooding(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
                      const PrngStream& stream, int bits);
 
 /// The raw signed values the ternary / CBD samplers produce for coefficient index j (tests).

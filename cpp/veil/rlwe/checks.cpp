@@ -16,6 +16,12 @@ void check_compatible(const Context& ctx, const Device& dev, const ContextPtr& o
   if (other_ctx->parameter_hash() != ctx.parameter_hash()) {
     throw InvalidArgument(std::string(what) + ": belongs to a different context (parameters differ)");
   }
+  if (other_ctx->word_bits() != ctx.word_bits()) {
+    throw InvalidArgument(std::string(what) + ": belongs to a context with " +
+                          std::to_string(other_ctx->word_bits()) + "-bit words, this one has " +
+                          std::to_string(ctx.word_bits()) + "-bit words (same parameters; "
+                          "save and load it to convert)");
+  }
   if (other_dev != dev) {
     throw TypeMismatch(std::string(what) + ": lives on " + other_dev.str() +
                        " but the operation runs on " + dev.str() + " (move it with .to(device))");
@@ -74,8 +80,10 @@ void check_not_transparent(const Ciphertext& ct, const char* op) {
   // GPU results are tested when saved (checks.h): no synchronization here.
   if (!g_transparent_check.load() || ct.size() < 2 || ct.device().is_cuda()) return;
   const std::size_t words = (ct.size() - 1) * ct.poly_words();
-  const u64* p = ct.poly(1);
-  const bool nonzero = any_of(ct.device(), words, VEIL_LAMBDA(std::size_t i) { return p[i] != 0; });
+  // Only the CPU reaches here: any word size reads as bytes (zero iff every byte is zero).
+  const unsigned char* p = static_cast<const unsigned char*>(ct.poly(1).get());
+  const std::size_t bytes = ct.poly(1).bytes(words);
+  const bool nonzero = any_of(ct.device(), bytes, VEIL_LAMBDA(std::size_t i) { return p[i] != 0; });
   if (!nonzero) {
     throw InvalidArgument(std::string(op) +
                           ": the result ciphertext is transparent (its c1 is zero, so c0 "

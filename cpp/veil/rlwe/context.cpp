@@ -18,6 +18,9 @@ bool product_exceeds(const std::vector<u64>& q, u64 t);
 
 namespace {
 
+// Whether word_bits = 0 picks 32-bit words when the parameters allow them.
+constexpr bool kChooseWord32 = false;
+
 std::vector<Modulus> to_moduli(const std::vector<u64>& v) {
   std::vector<Modulus> m;
   m.reserve(v.size());
@@ -53,6 +56,36 @@ void check_fresh_noise(const std::vector<u64>& q, u64 t, std::size_t n, std::siz
         std::to_string(n) + ") need " + std::to_string(static_cast<int>(noise_bits) + 1) +
         "): use a smaller plain_modulus or a larger coeff_modulus");
   }
+}
+
+// 32-bit words are possible when every residue Veil stores or converts to fits one: every prime
+// of Q and P below 2^31, and for BFV/BGV the plain modulus too (BGV's correction and decryption
+// convert to t); BFV's BEHZ tools work on 61-bit primes and m~ = 2^32, so BFV needs HPS.
+// Returns the reason 32-bit words are impossible, or nothing.
+std::string word32_obstacle(const EncryptionParameters& p) {
+  for (u64 q : p.coeff_modulus) {
+    if (!fits_word32(q)) return "prime " + std::to_string(q) + " is not below 2^31";
+  }
+  if (p.scheme != SchemeType::ckks && !fits_word32(p.plain_modulus)) {
+    return "plain_modulus " + std::to_string(p.plain_modulus) + " is not below 2^31";
+  }
+  if (p.scheme == SchemeType::bfv && p.mul_method == MulMethod::behz) {
+    return "BFV's BEHZ variant needs 64-bit words (use mul_method hps)";
+  }
+  return "";
+}
+
+int resolve_word_bits(const EncryptionParameters& p) {
+  if (p.word_bits != 0 && p.word_bits != 32 && p.word_bits != 64) {
+    throw InvalidArgument("word_bits: expected 0 (choose), 32 or 64, got " +
+                          std::to_string(p.word_bits));
+  }
+  const std::string obstacle = word32_obstacle(p);
+  if (p.word_bits == 32 && !obstacle.empty()) {
+    throw InvalidArgument("word_bits: 32-bit words need every residue below 2^31, but " + obstacle);
+  }
+  if (p.word_bits != 0) return p.word_bits;
+  return obstacle.empty() && kChooseWord32 ? 32 : 64;
 }
 
 }  // namespace
@@ -178,6 +211,8 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
     }
   }
 
+  word_bits_ = resolve_word_bits(p);
+
   // NTT primes: Q, P, then scheme auxiliaries.
   std::vector<u64> all = p.coeff_modulus;
   std::vector<u64> aux_hps, aux_bsk;
@@ -189,9 +224,11 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
       // R must hold round(t * (ct1 x ct2) / Q) exactly: log2 R >= log2 Q + log2 N + log2 t + 3.
       int q_bits = 0;
       for (std::size_t i = 0; i < num_q_; ++i) q_bits += Modulus(p.coeff_modulus[i]).bit_count;
+      // 60-bit primes, or 30-bit ones with 32-bit words.
+      const int aux_bits = word_bits_ == 32 ? 30 : 60;
       int need = q_bits + log_n_ + plain_.bit_count + 3;
-      std::size_t count = static_cast<std::size_t>((need + 59) / 60);
-      aux_hps = generate_ntt_primes(60, n, count, exclude);
+      std::size_t count = static_cast<std::size_t>((need + aux_bits - 1) / aux_bits);
+      aux_hps = generate_ntt_primes(aux_bits, n, count, exclude);
     } else {
       // Bsk: |Q| + 1 primes of 61 bits, plus gamma (SEAL's choice of sizes).
       auto primes = generate_ntt_primes(61, n, num_q_ + 2, exclude);

@@ -94,6 +94,8 @@ class Context {
   /// An identifier of the parameters (FNV-1a over N, moduli, t, scheme); objects from contexts
   /// with different hashes never mix.
   u64 parameter_hash() const { return hash_; }
+  /// Word size of every residue in memory (32 or 64; EncryptionParameters::word_bits resolved).
+  int word_bits() const { return word_bits_; }
 
   const NttTables& ntt() const { return ntt_; }
   const RnsBase& base_q(std::size_t level) const { return base_q_.at(level); }
@@ -131,6 +133,7 @@ class Context {
   EncryptionParameters params_;
   SecurityLevel security_ = SecurityLevel::tc128;
   int log_n_ = 0;
+  int word_bits_ = 64;
   std::size_t num_q_ = 0, num_p_ = 0, alpha_ = 1;
   Modulus plain_;
   u64 hash_ = 0;

@@ -22,23 +22,21 @@ Ciphertext encrypt_zero_asymmetric(const PublicKey& pk, std::size_t level, const
   // Work over Q_level ∪ P, then divide by P (SEAL's encrypt_zero_asymmetric): the noise
   // e*u + e0 + e1*s shrinks by P and only the rounding error remains.
   const RnsBase base = k ? ctx->base_q(level).concat(ctx->base_p()) : ctx->base_q(level);
-  Buffer<u64> key(dev, 2 * ext * n);
+  const int wb = ctx->word_bits();
+  WordBuffer key(dev, 2 * ext * n, wb);
   const std::size_t pk_poly = (L + k) * n;
   for (std::size_t i = 0; i < 2; ++i) {
-    backend::copy(dev, key.data() + i * ext * n, dev, pk.data() + i * pk_poly, limbs * n * sizeof(u64));
-    if (k) {
-      backend::copy(dev, key.data() + i * ext * n + limbs * n, dev, pk.data() + i * pk_poly + L * n,
-                    k * n * sizeof(u64));
-    }
+    copy_words(dev, key.data() + i * ext * n, dev, pk.data() + i * pk_poly, limbs * n);
+    if (k) copy_words(dev, key.data() + i * ext * n + limbs * n, dev, pk.data() + i * pk_poly + L * n, k * n);
   }
-  Buffer<u64> u(dev, ext * n);
+  WordBuffer u(dev, ext * n, wb);
   u.set_secure();  // u and e would reveal m from the ciphertext
   sample_ternary(dev, u.data(), n, base, prng.next());
   ntt_forward(dev, u.data(), 1, base, ctx->ntt());
-  Buffer<u64> c(dev, 2 * ext * n);
+  WordBuffer c(dev, 2 * ext * n, wb);
   poly::multiply(dev, base, n, 1, key.data(), u.data(), c.data());
   poly::multiply(dev, base, n, 1, key.data() + ext * n, u.data(), c.data() + ext * n);
-  Buffer<u64> e(dev, 2 * ext * n);
+  WordBuffer e(dev, 2 * ext * n, wb);
   e.set_secure();
   sample_cbd(dev, e.data(), n, base, prng.next());
   sample_cbd(dev, e.data() + ext * n, n, base, prng.next());
@@ -50,7 +48,7 @@ Ciphertext encrypt_zero_asymmetric(const PublicKey& pk, std::size_t level, const
     if (k) {
       ctx->key_switch(level).mod_down_ntt.apply(dev, ctx->ntt(), c.data(), ct.data(), n, 2);
     } else {
-      backend::copy(dev, ct.data(), dev, c.data(), 2 * limbs * n * sizeof(u64));
+      copy_words(dev, ct.data(), dev, c.data(), 2 * limbs * n);
     }
   } else {
     ntt_inverse(dev, c.data(), 2, base, ctx->ntt());
@@ -58,7 +56,7 @@ Ciphertext encrypt_zero_asymmetric(const PublicKey& pk, std::size_t level, const
     if (k) {
       ctx->key_switch(level).mod_down.apply(dev, c.data(), ct.data(), n, 2);
     } else {
-      backend::copy(dev, ct.data(), dev, c.data(), 2 * limbs * n * sizeof(u64));
+      copy_words(dev, ct.data(), dev, c.data(), 2 * limbs * n);
     }
   }
   ct.set_key_id(pk.key_id());
@@ -76,7 +74,7 @@ Ciphertext encrypt_zero_symmetric(const SecretKey& sk, std::size_t level, const 
   const UniformSeed seed = derive_uniform_seed(prng.next());
   sample_uniform(dev, ct.poly(1), n, q, uniform_stream(seed, 0));
   ct.set_uniform_seed(seed);
-  Buffer<u64> e(dev, limbs * n);
+  WordBuffer e(dev, limbs * n, ctx->word_bits());
   e.set_secure();
   sample_cbd(dev, e.data(), n, q, prng.next());
   if (error_factor != 1) poly::multiply_word(dev, q, n, 1, e.data(), error_factor, e.data());
@@ -88,7 +86,7 @@ Ciphertext encrypt_zero_symmetric(const SecretKey& sk, std::size_t level, const 
   return ct;
 }
 
-Buffer<u64> decrypt_phase(const SecretKey& sk, const Ciphertext& ct) {
+WordBuffer decrypt_phase(const SecretKey& sk, const Ciphertext& ct) {
   const ContextPtr& ctx = ct.context();
   check_compatible(*ctx, ct.device(), sk.context(), sk.device(), "secret_key");
   join_key_sets(ct.key_id(), sk.key_id(), "secret_key");
@@ -96,14 +94,12 @@ Buffer<u64> decrypt_phase(const SecretKey& sk, const Ciphertext& ct) {
   const std::size_t n = ctx->n();
   const RnsBase& q = ctx->base_q(ct.level());
   const std::size_t limbs = q.size();
-  Buffer<u64> acc(dev, limbs * n);
+  WordBuffer acc(dev, limbs * n, ctx->word_bits());
   acc.set_secure();  // the phase m + e is as secret as the message
   // Horner: ((c_{k} s + c_{k-1}) s + ...) s + c0, in NTT form.
-  Buffer<u64> polys(dev, ct.size() * limbs * n);
-  backend::copy(dev, polys.data(), dev, ct.data(), ct.size() * limbs * n * sizeof(u64));
+  WordBuffer polys = ct.buffer().clone();
   if (!ct.is_ntt_form()) ntt_forward(dev, polys.data(), ct.size(), q, ctx->ntt());
-  backend::copy(dev, acc.data(), dev, polys.data() + (ct.size() - 1) * limbs * n,
-                limbs * n * sizeof(u64));
+  copy_words(dev, acc.data(), dev, polys.data() + (ct.size() - 1) * limbs * n, limbs * n);
   for (std::size_t i = ct.size() - 1; i-- > 0;) {
     poly::multiply(dev, q, n, 1, acc.data(), sk.data(), acc.data());
     poly::add(dev, q, n, 1, acc.data(), polys.data() + i * limbs * n, acc.data());
@@ -114,19 +110,22 @@ Buffer<u64> decrypt_phase(const SecretKey& sk, const Ciphertext& ct) {
 
 namespace {
 // |x_j / Q| centered, for the noise test of coefficient j (see noise_exhausted).
-VEIL_HD bool noise_fraction_exceeds(const u64* x, std::size_t n, std::size_t j, std::size_t limbs,
+template <class W>
+VEIL_HD bool noise_fraction_exceeds(const W* x, std::size_t n, std::size_t j, std::size_t limbs,
                                     const Modulus* mods, const u64* f, double thr) {
   double s = 0;
   for (std::size_t i = 0; i < limbs; ++i) {
     const Modulus m = mods[i];
-    s += static_cast<double>(mul_mod(x[i * n + j], f[i], m)) / static_cast<double>(m.value);
+    s += static_cast<double>(mul_mod(u64(x[i * n + j]), f[i], m)) / static_cast<double>(m.value);
   }
   s -= floor(s + 0.5);  // the centered fraction x/Q in [-1/2, 1/2]
   return fabs(s) >= thr;
 }
 }  // namespace
 
-bool noise_exhausted(const Context& ctx, const Device& dev, const u64* x, std::size_t level) {
+namespace {
+template <class W>
+bool noise_exhausted_t(const Context& ctx, const Device& dev, const W* x, std::size_t level) {
   const LevelTables& lt = ctx.level_tables(level);
   const RnsBase& q = ctx.base_q(level);
   const std::size_t n = ctx.n(), limbs = q.size();
@@ -137,8 +136,14 @@ bool noise_exhausted(const Context& ctx, const Device& dev, const u64* x, std::s
     return noise_fraction_exceeds(x, n, j, limbs, mods, f, thr);
   });
 }
+}  // namespace
 
-void check_noise_budget(const Context& ctx, const Device& dev, const u64* phase, std::size_t level) {
+bool noise_exhausted(const Context& ctx, const Device& dev, ConstWordPtr x, std::size_t level) {
+  return VEIL_WITH_WORD(x.word_bits(), return noise_exhausted_t<W>(ctx, dev, x.as<W>(), level));
+}
+
+void check_noise_budget(const Context& ctx, const Device& dev, ConstWordPtr phase,
+                        std::size_t level) {
   if (noise_exhausted(ctx, dev, phase, level)) {
     throw InvalidArgument(
         "encrypted: its noise budget is exhausted (0 bits), so the decryption would be wrong; "

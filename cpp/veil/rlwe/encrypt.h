@@ -16,15 +16,16 @@ Ciphertext encrypt_zero_symmetric(const SecretKey& sk, std::size_t level, const 
                                   bool ntt_form, u64 error_factor = 1);
 /// The phase c0 + c1 s + c2 s^2 + ... over Q_level, in the ciphertext's form ([level+1][N]).
 /// Throws InvalidArgument naming `secret_key` if the key belongs to another key set.
-Buffer<u64> decrypt_phase(const SecretKey& sk, const Ciphertext& ct);
+WordBuffer decrypt_phase(const SecretKey& sk, const Ciphertext& ct);
 
 /// BFV/BGV: true when the noise budget of a phase (coefficient form, [level+1][N]) is 0, i.e.
 /// |f * phase mod Q_l| >= 2^(bits(Q_l) - 2) for some coefficient (f = t for BFV, 1 for BGV;
 /// SEAL's budget bits(Q) - bits(|x|) - 1 <= 0). One pass (LevelTables::noise_factor): the
 /// centered x/Q_l is sum_i [x_i (Q/q_i)^-1]_{q_i} / q_i mod 1 in double precision.
-bool noise_exhausted(const Context& ctx, const Device& dev, const u64* phase, std::size_t level);
+bool noise_exhausted(const Context& ctx, const Device& dev, ConstWordPtr phase, std::size_t level);
 /// Throws InvalidArgument naming `encrypted` if noise_exhausted (the decryption would be wrong).
-void check_noise_budget(const Context& ctx, const Device& dev, const u64* phase, std::size_t level);
+void check_noise_budget(const Context& ctx, const Device& dev, ConstWordPtr phase,
+                        std::size_t level);
 
 /// SEAL's invariant noise budget from the host words of x (coefficient form): bits(Q_l) -
 /// bits(max |x mod Q_l|) - 1, floored at 0.

@@ -16,6 +16,18 @@ namespace {
 Prng make_prng(std::optional<std::uint64_t> seed) {
   return seed ? Prng::from_u64(*seed) : Prng();
 }
+
+// b += P * s' on limbs [first, last) of b (the CRT indicator of digit D_j is 1 there, 0
+// elsewhere): b[i] = target[i] * (P mod q_limb) + b[i].
+template <class W>
+void add_digit_indicator(const Device& dev, W* b, const W* target, const u64* p_mod_q,
+                         const Modulus* mods, std::size_t first, std::size_t last, std::size_t n) {
+  for_each(dev, (last - first) * n, VEIL_LAMBDA(std::size_t i) {
+    const std::size_t limb = first + i / n;
+    const std::size_t idx = limb * n + i % n;
+    b[idx] = mul_add_mod(target[idx], static_cast<W>(p_mod_q[limb]), b[idx], mods[limb]);
+  });
+}
 }  // namespace
 
 KeyGenerator::KeyGenerator(ContextPtr ctx, const Device& dev, std::optional<std::uint64_t> seed)
@@ -39,12 +51,12 @@ PublicKey KeyGenerator::create_public_key() const {
   const RnsBase& q = ctx_->base_qp_full();
   const std::size_t limbs = q.size();
   PublicKey pk(ctx_, dev_, 2 * limbs * n);
-  u64* b = pk.data();
-  u64* a = b + limbs * n;
+  WordPtr b = pk.data();
+  WordPtr a = b + limbs * n;
   const UniformSeed seed = derive_uniform_seed(prng_.next());
   sample_uniform(dev_, a, n, q, uniform_stream(seed, 0));
   pk.set_uniform_seed(seed);
-  Buffer<u64> e(dev_, limbs * n);
+  WordBuffer e(dev_, limbs * n, ctx_->word_bits());
   e.set_secure();
   sample_cbd(dev_, e.data(), n, q, prng_.next());
   if (ctx_->scheme() == SchemeType::bgv) {
@@ -58,7 +70,7 @@ PublicKey KeyGenerator::create_public_key() const {
   return pk;
 }
 
-KSwitchKey KeyGenerator::create_kswitch_key(const u64* target) const {
+KSwitchKey KeyGenerator::create_kswitch_key(ConstWordPtr target) const {
   const std::size_t n = ctx_->n();
   const std::size_t L = ctx_->num_q(), k = ctx_->num_p();
   if (k == 0) throw InvalidArgument("special_primes: key switching needs a special prime");
@@ -77,14 +89,14 @@ KSwitchKey KeyGenerator::create_kswitch_key(const u64* target) const {
   DeviceTable<u64> pq(p_mod_q);
   const u64* pq_d = pq.data(dev_);
   const Modulus* mods = qp.moduli(dev_);
-  Buffer<u64> e(dev_, pw);
+  WordBuffer e(dev_, pw, ctx_->word_bits());
   e.set_secure();
   // One seed for the whole key; digit j's a_j is its sub-stream j (seeded serialization).
   const UniformSeed seed = derive_uniform_seed(prng_.next());
   key.set_uniform_seed(seed);
   for (std::size_t j = 0; j < dnum; ++j) {
-    u64* b = key.data() + 2 * j * pw;
-    u64* a = b + pw;
+    WordPtr b = key.data() + 2 * j * pw;
+    WordPtr a = b + pw;
     sample_uniform(dev_, a, n, qp, uniform_stream(seed, j));
     sample_cbd(dev_, e.data(), n, qp, prng_.next());
     if (ctx_->scheme() == SchemeType::bgv) {
@@ -94,12 +106,8 @@ KSwitchKey KeyGenerator::create_kswitch_key(const u64* target) const {
     poly::multiply(dev_, qp, n, 1, a, sk_.data(), b);
     poly::sub(dev_, qp, n, 1, e.data(), b, b);
     const std::size_t first = j * alpha, last = std::min(L, first + alpha);
-    // b += P * s' on the digit's own limbs (the CRT indicator of D_j is 1 there, 0 elsewhere).
-    for_each(dev_, (last - first) * n, VEIL_LAMBDA(std::size_t i) {
-      const std::size_t limb = first + i / n;
-      const std::size_t idx = limb * n + i % n;
-      b[idx] = mul_add_mod(target[idx], pq_d[limb], b[idx], mods[limb]);
-    });
+    VEIL_WITH_WORD(b.word_bits(), add_digit_indicator<W>(dev_, b.as<W>(), target.as<W>(), pq_d,
+                                                          mods, first, last, n));
   }
   key.set_key_id(sk_.key_id());
   return key;
@@ -107,7 +115,7 @@ KSwitchKey KeyGenerator::create_kswitch_key(const u64* target) const {
 
 RelinKeys KeyGenerator::create_relin_keys() const {
   const RnsBase& qp = ctx_->base_qp_full();
-  Buffer<u64> s2(dev_, qp.size() * ctx_->n());
+  WordBuffer s2(dev_, qp.size() * ctx_->n(), ctx_->word_bits());
   s2.set_secure();
   poly::multiply(dev_, qp, ctx_->n(), 1, sk_.data(), sk_.data(), s2.data());
   return RelinKeys(create_kswitch_key(s2.data()));
@@ -123,7 +131,7 @@ GaloisKeys KeyGenerator::create_galois_keys_from_elts(const std::vector<std::uin
       throw InvalidArgument("galois_elts: expected odd elements below 2N, got " + std::to_string(g));
     }
   }
-  Buffer<u64> rotated(dev_, qp.size() * n);
+  WordBuffer rotated(dev_, qp.size() * n, ctx_->word_bits());
   rotated.set_secure();
   for (std::uint32_t g : elts) {
     if (gk.has_key(g) || g == 1) continue;

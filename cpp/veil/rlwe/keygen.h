@@ -32,7 +32,7 @@ class KeyGenerator {
   /// Keys for explicit Galois elements (odd, < 2N).
   GaloisKeys create_galois_keys_from_elts(const std::vector<std::uint32_t>& elts) const;
   /// A key-switching key from `target` (NTT form over Q ∪ P) to this secret key.
-  KSwitchKey create_kswitch_key(const u64* target_ntt) const;
+  KSwitchKey create_kswitch_key(ConstWordPtr target_ntt) const;
 
  private:
   ContextPtr ctx_;

@@ -16,18 +16,18 @@ namespace veil {
 /// acc0 += d0, acc1 += d1 (over Q_level; NTT form iff acc_ntt). `c` is over Q_level, in NTT form
 /// iff c_ntt. Throws InvalidArgument if the key does not belong to the context or device.
 void key_switch_accumulate(const Context& ctx, const Device& dev, std::size_t level,
-                           const u64* c, bool c_ntt, const KSwitchKey& key, u64* acc0, u64* acc1,
-                           bool acc_ntt);
+                           ConstWordPtr c, bool c_ntt, const KSwitchKey& key, WordPtr acc0,
+                           WordPtr acc1, bool acc_ntt);
 
 /// The hoisted part of key switching for one input: every digit ModUp'ed to Q_l ∪ P and in NTT
 /// form, each in Q_l ∪ P limb order ([dnum][l+1+k][N]). Reusable across keys.
-Buffer<u64> key_switch_mod_up(const Context& ctx, const Device& dev, std::size_t level,
-                              const u64* c, bool c_ntt);
+WordBuffer key_switch_mod_up(const Context& ctx, const Device& dev, std::size_t level,
+                             ConstWordPtr c, bool c_ntt);
 /// The per-key part: inner product with `key`, INTT, ModDown; accumulates into acc0/acc1.
 /// If galois_elt != 0, the digits are first permuted by the NTT-form automorphism (hoisted
 /// rotations: sigma commutes with the decomposition).
 void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
-                      const Buffer<u64>& digits, const KSwitchKey& key, u64* acc0, u64* acc1,
+                      const WordBuffer& digits, const KSwitchKey& key, WordPtr acc0, WordPtr acc1,
                       bool acc_ntt, u32 galois_elt = 0);
 
 }  // namespace veil

@@ -7,17 +7,22 @@
 #include <optional>
 
 #include "veil/backend/buffer.h"
+#include "veil/backend/word_buffer.h"
 #include "veil/ring/prng.h"
 #include "veil/rlwe/context.h"
 
 namespace veil {
 
-/// Data shared by every object: context, device and a word buffer.
+/// Data shared by every object: context, device and a word buffer in the context's word size
+/// (Context::word_bits: u32 or u64 words).
 class DataObject {
  public:
   DataObject() = default;
   DataObject(ContextPtr ctx, const Device& dev, std::size_t words)
-      : ctx_(std::move(ctx)), data_(dev, words) {}
+      : ctx_(std::move(ctx)), data_(dev, words, ctx_->word_bits()) {}
+  /// With an explicit word size (BFV/BGV coefficient plaintexts mod t keep 64-bit words).
+  DataObject(ContextPtr ctx, const Device& dev, std::size_t words, int word_bits)
+      : ctx_(std::move(ctx)), data_(dev, words, word_bits) {}
   DataObject(const DataObject& o)
       : ctx_(o.ctx_), data_(o.data_.clone()), seed_(o.seed_), key_id_(o.key_id_) {}
   DataObject& operator=(const DataObject& o) {
@@ -34,11 +39,22 @@ class DataObject {
 
   const ContextPtr& context() const { return ctx_; }
   const Device& device() const { return data_.device(); }
-  u64* data() { return data_.data(); }
-  const u64* data() const { return data_.data(); }
+  /// The words as W (u32 or u64); throws InvalidArgument if W is not the stored word size.
+  template <class W>
+  W* data() {
+    return data_.data<W>();
+  }
+  template <class W>
+  const W* data() const {
+    return data_.data<W>();
+  }
+  /// The words as a run-time-sized pointer (kernels dispatch on its size).
+  WordPtr data() { return data_.ptr(); }
+  ConstWordPtr data() const { return data_.ptr(); }
+  int word_bits() const { return data_.word_bits(); }
   std::size_t word_count() const { return data_.size(); }
-  Buffer<u64>& buffer() { return data_; }
-  const Buffer<u64>& buffer() const { return data_; }
+  WordBuffer& buffer() { return data_; }
+  const WordBuffer& buffer() const { return data_; }
   bool empty() const { return !ctx_; }
 
   /// The seed its uniform part was sampled from (symmetric-key ciphertexts, public keys and
@@ -56,7 +72,7 @@ class DataObject {
  protected:
   void move_data_to(const Device& dev) { data_ = data_.to(dev); }
   ContextPtr ctx_;
-  Buffer<u64> data_;
+  WordBuffer data_;
   std::optional<UniformSeed> seed_;
   u64 key_id_ = 0;
 };
@@ -67,8 +83,12 @@ class DataObject {
 class Plaintext : public DataObject {
  public:
   Plaintext() = default;
+  /// NTT-form plaintexts hold residues in the context's words; coefficient-form ones (mod t)
+  /// hold 64-bit words whatever the context's word size (t may exceed 2^31).
   Plaintext(ContextPtr ctx, const Device& dev, std::size_t words, std::size_t level, bool ntt)
-      : DataObject(std::move(ctx), dev, words), level_(level), is_ntt_form_(ntt) {}
+      : DataObject(ctx, dev, words, ntt ? ctx->word_bits() : 64),
+        level_(level),
+        is_ntt_form_(ntt) {}
   std::size_t level() const { return level_; }
   bool is_ntt_form() const { return is_ntt_form_; }
   double scale() const { return scale_; }
@@ -104,8 +124,17 @@ class Ciphertext : public DataObject {
   u64 correction_factor() const { return correction_factor_; }
   void set_correction_factor(u64 f) { correction_factor_ = f; }
   std::size_t poly_words() const { return limbs() * ctx_->n(); }
-  u64* poly(std::size_t i) { return data() + i * poly_words(); }
-  const u64* poly(std::size_t i) const { return data() + i * poly_words(); }
+  /// Polynomial i ([level+1][N] words).
+  WordPtr poly(std::size_t i) { return data() + i * poly_words(); }
+  ConstWordPtr poly(std::size_t i) const { return data() + i * poly_words(); }
+  template <class W>
+  W* poly(std::size_t i) {
+    return data<W>() + i * poly_words();
+  }
+  template <class W>
+  const W* poly(std::size_t i) const {
+    return data<W>() + i * poly_words();
+  }
 
   Ciphertext to(const Device& dev) const {
     Ciphertext c(*this);
@@ -157,8 +186,16 @@ class KSwitchKey : public DataObject {
       : DataObject(ctx, dev, dnum * 2 * (ctx->num_q() + ctx->num_p()) * ctx->n()), dnum_(dnum) {}
   std::size_t dnum() const { return dnum_; }
   std::size_t poly_words() const { return (ctx_->num_q() + ctx_->num_p()) * ctx_->n(); }
-  const u64* b(std::size_t j) const { return data() + (2 * j) * poly_words(); }
-  const u64* a(std::size_t j) const { return data() + (2 * j + 1) * poly_words(); }
+  ConstWordPtr b(std::size_t j) const { return data() + (2 * j) * poly_words(); }
+  ConstWordPtr a(std::size_t j) const { return data() + (2 * j + 1) * poly_words(); }
+  template <class W>
+  const W* b(std::size_t j) const {
+    return data<W>() + (2 * j) * poly_words();
+  }
+  template <class W>
+  const W* a(std::size_t j) const {
+    return data<W>() + (2 * j + 1) * poly_words();
+  }
   KSwitchKey to(const Device& dev) const {
     KSwitchKey k(*this);
     k.move_data_to(dev);

@@ -31,6 +31,10 @@ struct EncryptionParameters {
   std::size_t alpha = 0;
   u64 plain_modulus = 0;
   MulMethod mul_method = MulMethod::hps;
+  /// Word size of RNS residues in memory: 32 (every prime below 2^31; BFV/BGV also need t below
+  /// 2^31, and BFV the HPS variant), 64, or 0 = choose (32 when allowed, else 64). The math, the
+  /// results and every saved format are the same for both (DESIGN.md "Data conventions").
+  int word_bits = 0;
 
   EncryptionParameters() = default;
   explicit EncryptionParameters(SchemeType s) : scheme(s) {}

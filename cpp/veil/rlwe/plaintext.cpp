@@ -28,7 +28,7 @@ Plaintext make_plaintext(const ContextPtr& ctx, const std::vector<std::uint64_t>
   std::vector<u64> full(n, 0);
   std::copy(coefficients.begin(), coefficients.end(), full.begin());
   Plaintext pt(ctx, dev, n, ctx->max_level(), false);
-  backend::copy(dev, pt.data(), Device::cpu(), full.data(), n * sizeof(u64));
+  backend::copy(dev, pt.data<u64>(), Device::cpu(), full.data(), n * sizeof(u64));
   return pt;
 }
 

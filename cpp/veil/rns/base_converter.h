@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "veil/backend/table.h"
+#include "veil/backend/word_buffer.h"
 #include "veil/ring/rns_base.h"
 
 namespace veil {
@@ -52,15 +53,26 @@ class BaseConverter {
   /// Approximate (x + u*Q, 0 <= u < |from|). `out` must not alias `in`.
   /// `in_stride` / `out_stride`: words between consecutive polynomials (0: contiguous), so a
   /// conversion can read from or write into a larger layout such as [poly][Q ∪ R][n].
-  void fast_convert(const Device& dev, const u64* in, u64* out, std::size_t n,
+  /// W = u32 needs every modulus of both bases below 2^31.
+  template <class W>
+  void fast_convert(const Device& dev, const W* in, W* out, std::size_t n,
                     std::size_t num_polys = 1, std::size_t in_stride = 0,
                     std::size_t out_stride = 0) const;
   /// Exact, centered: out = x' mod p_j where x' in (-Q/2, Q/2] and x' = x mod Q.
   /// v is rounded from 0.128 fixed point with truncated fractions, so the sum is never
   /// over-estimated: every x' <= (Q-1)/2 is exact, and only x with x mod Q in
   /// ((Q+1)/2, (Q+1)/2 + |from| * 2^-67 * Q) may come out uncentered (as x mod Q instead of
-  /// x mod Q - Q); no other error. `out` must not alias `in`.
-  void exact_convert(const Device& dev, const u64* in, u64* out, std::size_t n,
+  /// x mod Q - Q); no other error. `out` must not alias `in`. Out words may be 64-bit for
+  /// 32-bit inputs (Wo = u64: conversion to a plain modulus stored in 64-bit words).
+  template <class W, class Wo = W>
+  void exact_convert(const Device& dev, const W* in, Wo* out, std::size_t n,
+                     std::size_t num_polys = 1, std::size_t in_stride = 0,
+                     std::size_t out_stride = 0) const;
+  /// The same on words of a run-time size (in and out of the same size).
+  void fast_convert(const Device& dev, ConstWordPtr in, WordPtr out, std::size_t n,
+                    std::size_t num_polys = 1, std::size_t in_stride = 0,
+                    std::size_t out_stride = 0) const;
+  void exact_convert(const Device& dev, ConstWordPtr in, WordPtr out, std::size_t n,
                      std::size_t num_polys = 1, std::size_t in_stride = 0,
                      std::size_t out_stride = 0) const;
 

@@ -77,11 +77,11 @@ void BehzTools::fastbconv_m_tilde(const Device& dev, const u64* in, u64* out, st
   VEIL_REQUIRE(q_.size() > 0, "BehzTools::fastbconv_m_tilde: object is default-constructed");
   const ConvView cv = make_view(dev, q_to_bsk_mtilde_, q_, bsk_mtilde_);
   const std::size_t kf = cv.kf, kt = cv.kt;
-  Buffer<u64> scratch = partial_scratch(dev, kf, kt, n, num_polys);
+  Buffer<u64> scratch = partial_scratch<u64>(dev, kf, kt, n, num_polys);
   u64* part = scratch.data();
   for_each(dev, num_polys * n, VEIL_LAMBDA(std::size_t idx) {
     const std::size_t p = idx / n, c = idx % n;
-    StoreEpi epi{out + p * kt * n + c, n};
+    StoreEpi<u64> epi{out + p * kt * n + c, n};
     convert_coeff(cv, in + p * kf * n + c, part ? part + p * kt * n + c : nullptr, n, epi);
   });
 }
@@ -122,7 +122,7 @@ void BehzTools::fast_floor(const Device& dev, const u64* in, u64* out, std::size
   const Modulus* bm = cv.to;
   const u64* qi = q_inv_bsk_.data(dev);
   const u64* qi_sh = q_inv_bsk_shoup_.data(dev);
-  Buffer<u64> scratch = partial_scratch(dev, kq, kb, n, num_polys);
+  Buffer<u64> scratch = partial_scratch<u64>(dev, kq, kb, n, num_polys);
   u64* part = scratch.data();
   for_each(dev, num_polys * n, VEIL_LAMBDA(std::size_t idx) {
     const std::size_t p = idx / n, c = idx % n;
@@ -142,7 +142,7 @@ void BehzTools::fastbconv_sk(const Device& dev, const u64* in, u64* out, std::si
   const u64* bq = b_mod_q_.data(dev);
   const u64* bq_sh = b_mod_q_shoup_.data(dev);
   const u64 binv = b_inv_msk_, binv_sh = b_inv_msk_shoup_;
-  Buffer<u64> scratch = partial_scratch(dev, kb, kt, n, num_polys);
+  Buffer<u64> scratch = partial_scratch<u64>(dev, kb, kt, n, num_polys);
   u64* part = scratch.data();
   for_each(dev, num_polys * n, VEIL_LAMBDA(std::size_t idx) {
     const std::size_t p = idx / n, c = idx % n;
@@ -160,7 +160,7 @@ void BehzTools::decrypt_scale_and_round(const Device& dev, const u64* in, u64* o
   const ConvView cv = make_view(dev, q_to_t_gamma_, q_, t_gamma_);
   const Modulus tm = t_gamma_[0], gm = t_gamma_[1];
   const u64 nt = neg_inv_q_mod_t_, ng = neg_inv_q_mod_gamma_, gi = gamma_inv_mod_t_;
-  Buffer<u64> scratch = partial_scratch(dev, cv.kf, cv.kt, n, 1);
+  Buffer<u64> scratch = partial_scratch<u64>(dev, cv.kf, cv.kt, n, 1);
   u64* part = scratch.data();
   for_each(dev, n, VEIL_LAMBDA(std::size_t c) {
     DecryptEpi epi{out + c, tm, gm, nt, ng, gi};

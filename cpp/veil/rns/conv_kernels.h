@@ -82,30 +82,38 @@ inline ConvView make_view(const Device& dev, const detail::FastConvTables& t, co
   return v;
 }
 
-/// Scratch for partial sums between chunks: [num_polys][kt][n] when kf > kChunk, else empty.
-inline Buffer<u64> partial_scratch(const Device& dev, std::size_t kf, std::size_t kt,
-                                   std::size_t n, std::size_t num_polys) {
-  if (kf <= kChunk) return Buffer<u64>();
-  return Buffer<u64>(dev, num_polys * kt * n);
+/// Scratch for partial sums between chunks: [num_polys][kt][n] words W when kf > kChunk, else
+/// empty.
+template <class W>
+Buffer<W> partial_scratch(const Device& dev, std::size_t kf, std::size_t kt, std::size_t n,
+                          std::size_t num_polys) {
+  if (kf <= kChunk) return Buffer<W>();
+  return Buffer<W>(dev, num_polys * kt * n);
 }
 
 /// Converts one coefficient. `in` points at limb 0 of the coefficient (limb stride n); `partial`
 /// at limb 0 of its scratch column (only used when kf > kChunk). For every output limb j, calls
-/// epi(j, r_j, v_hi, v_lo) with r_j = out_j in [0, p_j) and v the rounded fraction sum (zero when
-/// the view has no fractions). Output limbs are produced in order j = 0, 1, ...
-template <class Epi>
-VEIL_HD void convert_coeff(const ConvView& c, const u64* in, u64* partial, std::size_t n,
-                           Epi& epi) {
-  u64 y[kChunk];
+/// epi(j, r_j, v_hi, v_lo) with r_j = out_j in [0, p_j) (a word W) and v the rounded fraction sum
+/// (zero when the view has no fractions). Output limbs are produced in order j = 0, 1, ...
+/// Input words W, output words Wo (default W): Wo = u32 needs every modulus of both bases below
+/// 2^31 (the products are then 32 x 32 -> 64-bit and accumulate in WideAcc<u32>,
+/// core/modarith.h); 32-bit inputs may convert to a base of larger moduli with Wo = u64 (CKKS
+/// decoding's three 61-bit primes).
+template <class W, class Wo = W, class Epi>
+VEIL_HD void convert_coeff(const ConvView& c, const W* in, Wo* partial, std::size_t n, Epi& epi) {
+  W y[kChunk];
   FixedAcc acc;
   for (std::size_t c0 = 0; c0 < c.kf; c0 += kChunk) {
     const std::size_t cn = c.kf - c0 < kChunk ? c.kf - c0 : kChunk;
     const bool last = c0 + cn == c.kf;
     for (std::size_t i = 0; i < cn; ++i) {
       const std::size_t l = c0 + i;
-      u64 x = in[l * n];
-      if (c.offset) x = add_mod(x, c.offset[l], c.from[l].value);
-      const u64 v = c.scale ? mul_shoup(x, c.scale[l], c.scale_shoup[l], c.from[l].value) : x;
+      const W q = static_cast<W>(c.from[l].value);
+      W x = in[l * n];
+      if (c.offset) x = add_mod(x, static_cast<W>(c.offset[l]), q);
+      const W v = c.scale ? mul_shoup(x, static_cast<W>(c.scale[l]),
+                                      shoup_for<W>(c.scale_shoup[l]), q)
+                          : x;
       y[i] = v;
       if (c.frac) acc.add(v, c.frac[2 * l], c.frac[2 * l + 1]);
     }
@@ -113,14 +121,10 @@ VEIL_HD void convert_coeff(const ConvView& c, const u64* in, u64* partial, std::
     if (last && c.frac) acc.round(v_hi, v_lo);
     for (std::size_t j = 0; j < c.kt; ++j) {
       const u64* row = c.mat + j * c.kf + c0;
-      u64 hi = 0, lo = 0;
-      for (std::size_t i = 0; i < cn; ++i) {
-        u64 ph, pl;
-        mul_wide(y[i], row[i], ph, pl);
-        add_wide(hi, lo, ph, pl);
-      }
-      if (c0 != 0) add_wide(hi, lo, 0, partial[j * n]);
-      const u64 r = reduce_u128(hi, lo, c.to[j]);
+      WideAcc<Wo> dot;
+      for (std::size_t i = 0; i < cn; ++i) dot.add(static_cast<Wo>(y[i]), static_cast<Wo>(row[i]));
+      if (c0 != 0) dot.add_word(partial[j * n]);
+      const Wo r = dot.reduce(c.to[j]);
       if (last) {
         epi(j, r, v_hi, v_lo);
       } else {
@@ -131,10 +135,11 @@ VEIL_HD void convert_coeff(const ConvView& c, const u64* in, u64* partial, std::
 }
 
 /// Epilogue that stores r_j at out[j * n].
+template <class W>
 struct StoreEpi {
-  u64* out;
+  W* out;
   std::size_t n;
-  VEIL_HD void operator()(std::size_t j, u64 r, u64, u64) const { out[j * n] = r; }
+  VEIL_HD void operator()(std::size_t j, W r, u64, u64) const { out[j * n] = r; }
 };
 
 }  // namespace veil::rns_detail

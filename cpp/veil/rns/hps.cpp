@@ -8,31 +8,36 @@ namespace veil {
 namespace rns_detail {
 /// out_j = r_j + v + x_{R,j} * lambda_j mod r_j, with r_j = sum_i x_i omega_ij and
 /// v = round(sum_i x_i theta_i).
+template <class W>
 struct HpsQREpi {
-  u64* out;
-  const u64* x_r;  // the coefficient's R limbs in the input
+  W* out;
+  const W* x_r;  // the coefficient's R limbs in the input
   std::size_t n;
   const Modulus* r;
   const u64* lambda;
   const u64* lambda_shoup;
-  VEIL_HD void operator()(std::size_t j, u64 s, u64 v_hi, u64 v_lo) const {
+  VEIL_HD void operator()(std::size_t j, W s, u64 v_hi, u64 v_lo) const {
     const Modulus& m = r[j];
-    const u64 a = add_mod(s, reduce_u128(v_hi, v_lo, m), m.value);
-    out[j * n] = add_mod(a, mul_shoup(x_r[j * n], lambda[j], lambda_shoup[j], m.value), m.value);
+    const W q = static_cast<W>(m.value);
+    const W a = add_mod(s, static_cast<W>(reduce_u128(v_hi, v_lo, m)), q);
+    out[j * n] = add_mod(
+        a, mul_shoup(x_r[j * n], static_cast<W>(lambda[j]), shoup_for<W>(lambda_shoup[j]), q), q);
   }
 };
 
 /// out = s + v mod t.
+template <class W>
 struct HpsQEpi {
   u64* out;
   const Modulus* t;
-  VEIL_HD void operator()(std::size_t, u64 s, u64 v_hi, u64 v_lo) const {
-    *out = add_mod(s, reduce_u128(v_hi, v_lo, *t), t->value);
+  VEIL_HD void operator()(std::size_t, W s, u64 v_hi, u64 v_lo) const {
+    *out = add_mod(u64(s), reduce_u128(v_hi, v_lo, *t), t->value);
   }
 };
 }  // namespace rns_detail
 
-void HpsScaleAndRoundQR::apply(const Device& dev, const u64* in, u64* out, std::size_t n,
+template <class W>
+void HpsScaleAndRoundQR::apply(const Device& dev, const W* in, W* out, std::size_t n,
                                std::size_t num_polys) const {
   using namespace rns_detail;
   VEIL_REQUIRE(q_.size() > 0, "HpsScaleAndRoundQR::apply: object is default-constructed");
@@ -47,17 +52,18 @@ void HpsScaleAndRoundQR::apply(const Device& dev, const u64* in, u64* out, std::
   const Modulus* rm = cv.to;
   const u64* lam = lambda_.data(dev);
   const u64* lam_sh = lambda_shoup_.data(dev);
-  Buffer<u64> scratch = partial_scratch(dev, kq, kr, n, num_polys);
-  u64* part = scratch.data();
+  Buffer<W> scratch = partial_scratch<W>(dev, kq, kr, n, num_polys);
+  W* part = scratch.data();
   for_each(dev, num_polys * n, VEIL_LAMBDA(std::size_t idx) {
     const std::size_t p = idx / n, c = idx % n;
-    const u64* x = in + p * (kq + kr) * n + c;
-    HpsQREpi epi{out + p * kr * n + c, x + kq * n, n, rm, lam, lam_sh};
-    convert_coeff(cv, x, part ? part + p * kr * n + c : nullptr, n, epi);
+    const W* x = in + p * (kq + kr) * n + c;
+    HpsQREpi<W> epi{out + p * kr * n + c, x + kq * n, n, rm, lam, lam_sh};
+    convert_coeff<W>(cv, x, part ? part + p * kr * n + c : nullptr, n, epi);
   });
 }
 
-void HpsScaleAndRoundQ::apply(const Device& dev, const u64* in, u64* out, std::size_t n) const {
+template <class W>
+void HpsScaleAndRoundQ::apply(const Device& dev, const W* in, u64* out, std::size_t n) const {
   using namespace rns_detail;
   VEIL_REQUIRE(q_.size() > 0, "HpsScaleAndRoundQ::apply: object is default-constructed");
   ConvView cv;
@@ -68,12 +74,19 @@ void HpsScaleAndRoundQ::apply(const Device& dev, const u64* in, u64* out, std::s
   cv.mat = omega_.data(dev);
   cv.frac = theta_.data(dev);
   const Modulus* tm = cv.to;
-  Buffer<u64> scratch = partial_scratch(dev, cv.kf, 1, n, 1);
-  u64* part = scratch.data();
+  Buffer<W> scratch = partial_scratch<W>(dev, cv.kf, 1, n, 1);
+  W* part = scratch.data();
   for_each(dev, n, VEIL_LAMBDA(std::size_t c) {
-    HpsQEpi epi{out + c, tm};
-    convert_coeff(cv, in + c, part ? part + c : nullptr, n, epi);
+    HpsQEpi<W> epi{out + c, tm};
+    convert_coeff<W>(cv, in + c, part ? part + c : nullptr, n, epi);
   });
 }
+
+template void HpsScaleAndRoundQR::apply<u32>(const Device&, const u32*, u32*, std::size_t,
+                                             std::size_t) const;
+template void HpsScaleAndRoundQR::apply<u64>(const Device&, const u64*, u64*, std::size_t,
+                                             std::size_t) const;
+template void HpsScaleAndRoundQ::apply<u32>(const Device&, const u32*, u64*, std::size_t) const;
+template void HpsScaleAndRoundQ::apply<u64>(const Device&, const u64*, u64*, std::size_t) const;
 
 }  // namespace veil

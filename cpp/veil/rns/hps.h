@@ -27,8 +27,9 @@ class HpsScaleAndRoundQR {
   HpsScaleAndRoundQR() = default;
   /// Throws InvalidArgument if a base is empty, the bases overlap or t < 2.
   HpsScaleAndRoundQR(const RnsBase& q, const RnsBase& r, u64 t);
-  /// in: [num_polys][|Q|+|R|][n] (Q limbs first); out: [num_polys][|R|][n].
-  void apply(const Device& dev, const u64* in, u64* out, std::size_t n,
+  /// in: [num_polys][|Q|+|R|][n] (Q limbs first); out: [num_polys][|R|][n]. W = u32 or u64.
+  template <class W>
+  void apply(const Device& dev, const W* in, W* out, std::size_t n,
              std::size_t num_polys = 1) const;
 
  private:
@@ -44,8 +45,9 @@ class HpsScaleAndRoundQ {
   HpsScaleAndRoundQ() = default;
   /// Throws InvalidArgument if q is empty, t is not in [2, 2^61) or shares a factor with Q.
   HpsScaleAndRoundQ(const RnsBase& q, u64 t);
-  /// in: [|Q|][n]; out: [n] values in [0, t).
-  void apply(const Device& dev, const u64* in, u64* out, std::size_t n) const;
+  /// in: [|Q|][n] words W; out: [n] values in [0, t) (64-bit words, as plaintexts are stored).
+  template <class W>
+  void apply(const Device& dev, const W* in, u64* out, std::size_t n) const;
 
  private:
   RnsBase q_;

@@ -10,6 +10,7 @@
 #include <cstddef>
 
 #include "veil/backend/table.h"
+#include "veil/backend/word_buffer.h"
 #include "veil/rns/base_converter.h"
 
 namespace veil {
@@ -25,12 +26,18 @@ class ModDown {
   /// out == in, in which case each polynomial's K limbs are overwritten in place, i.e. the
   /// output keeps the input's polynomial stride (|K|+|D|)*n and the D limbs are left as they were).
   /// Scratch is allocated from the device pool.
-  void apply(const Device& dev, const u64* in, u64* out, std::size_t n,
+  /// W = u32 or u64 (u32: every modulus below 2^31).
+  template <class W>
+  void apply(const Device& dev, const W* in, W* out, std::size_t n,
              std::size_t num_polys = 1) const;
   /// acc[p] += round(in[p] / D) for each polynomial (acc: [num_polys] pointers to K-limb
   /// polynomials, each [|K|][n]); the fused epilogue of key switching (seed 001 §IV fusion).
-  void apply_accumulate(const Device& dev, const u64* in, u64* acc0, u64* acc1, std::size_t n,
+  template <class W>
+  void apply_accumulate(const Device& dev, const W* in, W* acc0, W* acc1, std::size_t n,
                         std::size_t num_polys) const;
+  /// apply() on words of a run-time size.
+  void apply(const Device& dev, ConstWordPtr in, WordPtr out, std::size_t n,
+             std::size_t num_polys = 1) const;
 
  private:
   RnsBase keep_, drop_;

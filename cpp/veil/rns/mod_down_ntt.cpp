@@ -6,29 +6,30 @@
 
 namespace veil {
 
-void ModDownNtt::apply(const Device& dev, const NttTables& tables, const u64* in, u64* out,
+template <class W>
+void ModDownNtt::apply(const Device& dev, const NttTables& tables, const W* in, W* out,
                        std::size_t n, std::size_t num_polys) const {
   VEIL_REQUIRE(keep_.size() > 0, "ModDownNtt::apply: object is default-constructed");
   const std::size_t kk = keep_.size(), kd = drop_.size(), kt = target_.size();
   const std::size_t in_stride = (kk + kd) * n;
   const std::size_t out_stride = out == in ? in_stride : kk * n;
   // 1. The dropped limbs in coefficient form.
-  Buffer<u64> xd(dev, num_polys * kd * n);
-  backend::copy_rows(dev, xd.data(), kd * n * sizeof(u64), in + kk * n, in_stride * sizeof(u64),
-                     kd * n * sizeof(u64), num_polys);
+  Buffer<W> xd(dev, num_polys * kd * n);
+  backend::copy_rows(dev, xd.data(), kd * n * sizeof(W), in + kk * n, in_stride * sizeof(W),
+                     kd * n * sizeof(W), num_polys);
   ntt_inverse(dev, xd.data(), num_polys, drop_, tables);
   // 2. r = the centered lift of [x]_D to K (and t), by exact base conversion (HPS), so that
   //    (x - r) / D = round(x / D) for any number of dropped primes.
-  Buffer<u64> r(dev, num_polys * kt * n);
-  conv_.exact_convert(dev, xd.data(), r.data(), n, num_polys);
+  Buffer<W> r(dev, num_polys * kt * n);
+  conv_.exact_convert<W>(dev, xd.data(), r.data(), n, num_polys);
   if (t_) {
-    u64* rr = r.data();
+    W* rr = r.data();
     const Modulus* tm = target_.moduli(dev);
     const u64* dk = d_mod_k_.data(dev);
     const u64 t = t_, dit = d_inv_mod_t_;
     for_each(dev, num_polys * n, VEIL_LAMBDA(std::size_t idx) {
       const std::size_t p = idx / n, c = idx % n;
-      u64* col = rr + p * kt * n + c;
+      W* col = rr + p * kt * n + c;
       // delta = r + D * k with k = [-r * D^-1]_t centered: delta = 0 mod t, delta = x mod D.
       const Modulus tmod = tm[kk];
       const u64 rt = col[kk * n];
@@ -37,14 +38,14 @@ void ModDownNtt::apply(const Device& dev, const NttTables& tables, const u64* in
       for (std::size_t l = 0; l < kk; ++l) {
         const Modulus m = tm[l];
         const u64 km = negative ? neg_mod(reduce_word(t - k, m), m.value) : reduce_word(k, m);
-        col[l * n] = mul_add_mod(km, dk[l], col[l * n], m);
+        col[l * n] = static_cast<W>(mul_add_mod(km, dk[l], u64(col[l * n]), m));
       }
     });
   }
   // 3. To the NTT domain over K, then out = (x - delta) * D^-1.
   for (std::size_t p = 0; p < num_polys; ++p) ntt_forward(dev, r.data() + p * kt * n, 1, keep_, tables);
   {
-    const u64* rr = r.data();
+    const W* rr = r.data();
     const Modulus* km = keep_.moduli(dev);
     const u64* di = d_inv_.data(dev);
     const u64* dis = d_inv_shoup_.data(dev);
@@ -52,11 +53,21 @@ void ModDownNtt::apply(const Device& dev, const NttTables& tables, const u64* in
     const u32 kk32 = static_cast<u32>(kk);
     for_each_limb(dev, num_polys, kk, n, VEIL_LAMBDA(std::size_t i, u32 l) {
       const std::size_t p = (u32(i >> log_n) - l) / kk32, rem = i - p * kk * n;
-      const u64 q = km[l].value;
-      const u64 v = sub_mod(in[p * in_stride + rem], rr[p * kt * n + rem], q);
-      out[p * out_stride + rem] = mul_shoup(v, di[l], dis[l], q);
+      const W q = static_cast<W>(km[l].value);
+      const W v = sub_mod(in[p * in_stride + rem], rr[p * kt * n + rem], q);
+      out[p * out_stride + rem] = mul_shoup(v, static_cast<W>(di[l]), shoup_for<W>(dis[l]), q);
     });
   }
+}
+
+template void ModDownNtt::apply<u32>(const Device&, const NttTables&, const u32*, u32*,
+                                      std::size_t, std::size_t) const;
+template void ModDownNtt::apply<u64>(const Device&, const NttTables&, const u64*, u64*,
+                                      std::size_t, std::size_t) const;
+
+void ModDownNtt::apply(const Device& dev, const NttTables& tables, ConstWordPtr in, WordPtr out,
+                       std::size_t n, std::size_t num_polys) const {
+  VEIL_WITH_WORD(out.word_bits(), apply<W>(dev, tables, in.as<W>(), out.as<W>(), n, num_polys));
 }
 
 }  // namespace veil

@@ -26,8 +26,12 @@ class ModDownNtt {
   ModDownNtt(const RnsBase& keep, const RnsBase& drop, u64 t = 0);
   /// in: [num_polys][|K|+|D|][n] NTT form; out: [num_polys][|K|][n] NTT form (out may equal in,
   /// then each polynomial's K limbs are overwritten in place and the stride stays |K|+|D|).
-  void apply(const Device& dev, const NttTables& tables, const u64* in, u64* out, std::size_t n,
+  /// W = u32 or u64 (u32: every modulus, t included, below 2^31).
+  template <class W>
+  void apply(const Device& dev, const NttTables& tables, const W* in, W* out, std::size_t n,
              std::size_t num_polys = 1) const;
+  void apply(const Device& dev, const NttTables& tables, ConstWordPtr in, WordPtr out,
+             std::size_t n, std::size_t num_polys = 1) const;
   const RnsBase& keep() const { return keep_; }
   const RnsBase& drop() const { return drop_; }
 
