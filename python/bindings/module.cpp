@@ -260,6 +260,15 @@ NB_MODULE(_core, m) {
                    },
                    "Word size of residues in memory: 0 = choose (32-bit words when every prime "
                    "is below 2^31, and t for BFV/BGV; BFV with HPS), 32 or 64.")
+      .def_prop_rw("rescale_groups",
+                   [](const EncryptionParameters& p) { return p.rescale_groups; },
+                   [](EncryptionParameters& p, nb::handle v) {
+                     p.rescale_groups = list_arg(v, "rescale_groups", [](nb::handle x) {
+                       return size_arg(x, "rescale_groups", 1024);
+                     });
+                   },
+                   "CKKS: sizes of the blocks of Q primes (from q_0 up) that one rescale divides "
+                   "by; [] = one prime each (SEAL).")
       .def("to_bytes", [](const EncryptionParameters& p, const std::string& compression) {
              return bind::to_py(io::save(p, bind::save_options(compression, false, 3)));
            }, "compression"_a = "none", "Serializes to Veil's format (io/serialize.h).")
@@ -327,6 +336,11 @@ NB_MODULE(_core, m) {
       .def_prop_ro("mul_method", [](const Context& c) { return to_string(c.params().mul_method); })
       .def_prop_ro("word_bits", &Context::word_bits,
                    "Word size of every residue in memory (32 or 64).")
+      .def_prop_ro("rescale_groups", &Context::rescale_groups,
+                   "CKKS rescale blocks, resolved (from q_0 up; all 1 by default).")
+      .def("rescale_target", [](const Context& c, nb::handle lv) {
+             return c.rescale_target(size_arg(lv, "level", c.max_level()));
+           }, "level"_a, "The level a CKKS rescale from `level` goes to.")
       .def_prop_ro("max_level", &Context::max_level)
       .def_prop_ro("total_coeff_modulus_bits", &Context::total_qp_bits)
       .def_prop_ro("batching_enabled", &Context::batching_enabled)

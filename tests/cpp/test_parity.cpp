@@ -1,6 +1,10 @@
-// CPU/GPU parity for BFV (DESIGN.md "Backends and determinism"): with the same explicit seeds,
-// keys, encodings, ciphertexts, every evaluator result and every decryption are bit-identical
-// on Device::cpu() and cuda:0. Skipped without a CUDA device.
+// CPU/GPU and 64-/32-bit word parity for BFV (DESIGN.md "Backends and determinism"): with the
+// same explicit seeds, keys, encodings, ciphertexts, every evaluator result and every decryption
+// are bit-identical on two sides:
+// - device cases: the same context on Device::cpu() and cuda:0 (skipped without a CUDA device);
+// - word cases ("_w32"): the same primes (all below 2^31) in a context with 64-bit words on the
+//   CPU and one with 32-bit words on cuda:0, or on the CPU without a GPU (so CI runs them).
+// Words are compared widened to 64 bits (buffer().to_host()).
 //
 // Building with -DVEIL_PARITY_SELF_CHECK compares the CPU with itself instead (no GPU needed):
 // that checks the test's own logic, not the backends.
@@ -114,6 +118,7 @@ struct ParityCase {
   std::size_t alpha;
   int t_bits; // 0: t = 65537
   MulMethod method;
+  bool words = false; // side A: 64-bit words on the CPU; side B: 32-bit words
 };
 
 void PrintTo(const ParityCase &c, std::ostream *os) { *os << c.name; }
@@ -124,9 +129,9 @@ const MulMethod BEHZ = MulMethod::behz;
 class BfvParity : public ::testing::TestWithParam<ParityCase> {
 protected:
   void SetUp() override {
-    if (!have_second_device())
-      GTEST_SKIP() << "no CUDA device";
     const ParityCase &c = GetParam();
+    if (!c.words && !have_second_device())
+      GTEST_SKIP() << "no CUDA device";
     veil::EncryptionParameters p(veil::SchemeType::bfv);
     p.poly_modulus_degree = c.n;
     p.coeff_modulus =
@@ -135,23 +140,34 @@ protected:
     p.alpha = c.alpha;
     p.plain_modulus = c.t_bits ? PlainModulus::batching(c.n, c.t_bits) : 65537;
     p.mul_method = c.method;
-    ctx = veil::Context::create(p);
+    if (c.words) {
+      p.word_bits = 64;
+      ctx_a = veil::Context::create(p, veil::SecurityLevel::none);
+      p.word_bits = 32;
+      ctx_b = veil::Context::create(p, veil::SecurityLevel::none);
+      ASSERT_EQ(ctx_a->word_bits(), 64);
+      ASSERT_EQ(ctx_b->word_bits(), 32);
+      gpu = have_second_device() ? second_device() : Device::cpu();
+    } else {
+      ctx_a = ctx_b = veil::Context::create(p);
+    }
+    ctx = ctx_a;
     t = ctx->plain_modulus();
   }
   // Large N: Galois keys for step 1 and the column swap only (each key is up to ~1 GB).
   bool large() const { return GetParam().n >= 32768; }
 
-  ContextPtr ctx;
+  ContextPtr ctx, ctx_a, ctx_b; // ctx = ctx_a: side A (cpu), side B (gpu)
   u64 t = 0;
   const Device cpu = Device::cpu();
-  const Device gpu = second_device();
+  Device gpu = second_device();
 };
 
 TEST_P(BfvParity, KeysCiphertextsAndEvaluation) {
   const std::size_t n = ctx->n();
   const std::uint64_t seed = 0xC0FFEE + n;
   // ---- keys (created in the same order on both devices: the PRNG domains follow the calls)
-  KeyGenerator kc(ctx, cpu, seed), kg(ctx, gpu, seed);
+  KeyGenerator kc(ctx_a, cpu, seed), kg(ctx_b, gpu, seed);
   EXPECT_EQ(kg.secret_key().device(), gpu);
   EXPECT_TRUE(same_words(kc.secret_key(), kg.secret_key())) << "secret key";
   const PublicKey pkc = kc.create_public_key(), pkg = kg.create_public_key();
@@ -173,58 +189,58 @@ TEST_P(BfvParity, KeysCiphertextsAndEvaluation) {
     x = d(rng);
   for (auto &x : b)
     x = d(rng);
-  BatchEncoder enc(ctx);
-  const Plaintext pac = enc.encode(a, cpu), pag = enc.encode(a, gpu);
-  const Plaintext pbc = enc.encode(b, cpu), pbg = enc.encode(b, gpu);
+  BatchEncoder enc(ctx_a), encb(ctx_b);
+  const Plaintext pac = enc.encode(a, cpu), pag = encb.encode(a, gpu);
+  const Plaintext pbc = enc.encode(b, cpu), pbg = encb.encode(b, gpu);
   EXPECT_EQ(pag.device(), gpu);
   EXPECT_TRUE(same_words(pac, pag)) << "encode";
   EXPECT_TRUE(same_words(pbc, pbg)) << "encode";
-  Encryptor ec(ctx, pkc, 7), eg(ctx, pkg, 7);
+  Encryptor ec(ctx_a, pkc, 7), eg(ctx_b, pkg, 7);
   const Ciphertext cac = ec.encrypt(pac), cag = eg.encrypt(pag);
   const Ciphertext cbc = ec.encrypt(pbc), cbg = eg.encrypt(pbg);
   EXPECT_EQ(cag.device(), gpu);
   EXPECT_TRUE(same_ct(cac, cag)) << "encrypt (public key)";
   EXPECT_TRUE(same_ct(cbc, cbg)) << "encrypt (public key), second call";
-  Encryptor sc(ctx, kc.secret_key(), 9), sg(ctx, kg.secret_key(), 9);
+  Encryptor sc(ctx_a, kc.secret_key(), 9), sg(ctx_b, kg.secret_key(), 9);
   const Ciphertext csc = sc.encrypt(pbc), csg = sg.encrypt(pbg);
   EXPECT_TRUE(same_ct(csc, csg)) << "encrypt (secret key)";
   EXPECT_TRUE(same_ct(ec.encrypt_zero(), eg.encrypt_zero())) << "encrypt_zero";
 
-  // ---- evaluation: one Evaluator serves both devices (the operands choose)
-  Evaluator ev(ctx);
-  EXPECT_TRUE(same_ct(ev.add(cac, cbc), ev.add(cag, cbg))) << "add";
-  EXPECT_TRUE(same_ct(ev.sub(cac, csc), ev.sub(cag, csg))) << "sub";
-  EXPECT_TRUE(same_ct(ev.negate(cac), ev.negate(cag))) << "negate";
-  EXPECT_TRUE(same_ct(ev.add_plain(cac, pbc), ev.add_plain(cag, pbg))) << "add_plain";
-  EXPECT_TRUE(same_ct(ev.sub_plain(cac, pbc), ev.sub_plain(cag, pbg))) << "sub_plain";
-  EXPECT_TRUE(same_ct(ev.multiply_plain(cac, pbc), ev.multiply_plain(cag, pbg)))
+  // ---- evaluation: one Evaluator per side
+  Evaluator ev(ctx_a), evb(ctx_b);
+  EXPECT_TRUE(same_ct(ev.add(cac, cbc), evb.add(cag, cbg))) << "add";
+  EXPECT_TRUE(same_ct(ev.sub(cac, csc), evb.sub(cag, csg))) << "sub";
+  EXPECT_TRUE(same_ct(ev.negate(cac), evb.negate(cag))) << "negate";
+  EXPECT_TRUE(same_ct(ev.add_plain(cac, pbc), evb.add_plain(cag, pbg))) << "add_plain";
+  EXPECT_TRUE(same_ct(ev.sub_plain(cac, pbc), evb.sub_plain(cag, pbg))) << "sub_plain";
+  EXPECT_TRUE(same_ct(ev.multiply_plain(cac, pbc), evb.multiply_plain(cag, pbg)))
       << "multiply_plain";
-  const Ciphertext mc = ev.multiply(cac, cbc), mg = ev.multiply(cag, cbg);
+  const Ciphertext mc = ev.multiply(cac, cbc), mg = evb.multiply(cag, cbg);
   EXPECT_EQ(mg.device(), gpu);
   EXPECT_TRUE(same_ct(mc, mg)) << "multiply (" << veil::to_string(GetParam().method) << ")";
-  EXPECT_TRUE(same_ct(ev.square(cac), ev.square(cag))) << "square";
-  EXPECT_TRUE(same_ct(ev.add(mc, csc), ev.add(mg, csg))) << "add (sizes 3 and 2)";
-  const Ciphertext rc = ev.relinearize(mc, rlkc), rg = ev.relinearize(mg, rlkg);
+  EXPECT_TRUE(same_ct(ev.square(cac), evb.square(cag))) << "square";
+  EXPECT_TRUE(same_ct(ev.add(mc, csc), evb.add(mg, csg))) << "add (sizes 3 and 2)";
+  const Ciphertext rc = ev.relinearize(mc, rlkc), rg = evb.relinearize(mg, rlkg);
   EXPECT_TRUE(same_ct(rc, rg)) << "relinearize";
   const std::vector<int> steps = large() ? std::vector<int>{1, -(static_cast<int>(n / 2) - 1)}
                                          : std::vector<int>{1, -1, 2, 4, 3, 5};
   for (int s : steps) {
-    EXPECT_TRUE(same_ct(ev.rotate_rows(cac, s, gkc), ev.rotate_rows(cag, s, gkg)))
+    EXPECT_TRUE(same_ct(ev.rotate_rows(cac, s, gkc), evb.rotate_rows(cag, s, gkg)))
         << "rotate_rows " << s;
   }
-  EXPECT_TRUE(same_ct(ev.rotate_columns(rc, gkc), ev.rotate_columns(rg, gkg))) << "rotate_columns";
+  EXPECT_TRUE(same_ct(ev.rotate_columns(rc, gkc), evb.rotate_columns(rg, gkg))) << "rotate_columns";
   const std::vector<Ciphertext> manyc = ev.rotate_many(cac, key_steps, gkc);
-  const std::vector<Ciphertext> manyg = ev.rotate_many(cag, key_steps, gkg);
+  const std::vector<Ciphertext> manyg = evb.rotate_many(cag, key_steps, gkg);
   ASSERT_EQ(manyc.size(), key_steps.size());
   ASSERT_EQ(manyg.size(), key_steps.size());
   for (std::size_t i = 0; i < key_steps.size(); ++i) {
     EXPECT_TRUE(same_ct(manyc[i], manyg[i])) << "rotate_many step " << key_steps[i];
-    EXPECT_TRUE(same_ct(manyg[i], ev.rotate_rows(cag, key_steps[i], gkg)))
+    EXPECT_TRUE(same_ct(manyg[i], evb.rotate_rows(cag, key_steps[i], gkg)))
         << "rotate_many vs rotate_rows on the GPU, step " << key_steps[i];
   }
 
   // ---- decryption: identical plaintexts and budgets, and the right values
-  Decryptor dc(ctx, kc.secret_key()), dg(ctx, kg.secret_key());
+  Decryptor dc(ctx_a, kc.secret_key()), dg(ctx_b, kg.secret_key());
   const Plaintext outc = dc.decrypt(rc), outg = dg.decrypt(rg);
   EXPECT_EQ(outg.device(), gpu);
   EXPECT_TRUE(same_words(outc, outg)) << "decrypt";
@@ -234,15 +250,19 @@ TEST_P(BfvParity, KeysCiphertextsAndEvaluation) {
   Vec ab(n);
   for (std::size_t i = 0; i < n; ++i)
     ab[i] = static_cast<u64>((unsigned __int128)a[i] * b[i] % t);
-  EXPECT_EQ(enc.decode(outg), ab);
+  EXPECT_EQ(encb.decode(outg), ab);
   EXPECT_EQ(enc.decode(outc), ab);
-  EXPECT_EQ(enc.decode(dg.decrypt(ev.rotate_rows(cag, 1, gkg))), rot_rows(a, 1));
+  EXPECT_EQ(encb.decode(dg.decrypt(evb.rotate_rows(cag, 1, gkg))), rot_rows(a, 1));
 }
 
 TEST_P(BfvParity, MovesPreserveData) {
+  if (GetParam().words)
+    GTEST_SKIP() << "device moves: device cases only";
+  if (!have_second_device())
+    GTEST_SKIP() << "no CUDA device";
   const std::size_t n = ctx->n();
   const std::uint64_t seed = 0xBEEF + n;
-  KeyGenerator kc(ctx, cpu, seed), kg(ctx, gpu, seed);
+  KeyGenerator kc(ctx_a, cpu, seed), kg(ctx_b, gpu, seed);
   const PublicKey pkc = kc.create_public_key();
   const RelinKeys rlkc = kc.create_relin_keys();
   const GaloisKeys gkc = kc.create_galois_keys({1}, true);
@@ -301,7 +321,10 @@ INSTANTIATE_TEST_SUITE_P(Bfv, BfvParity,
                                            ParityCase{"n32768_hps", 32768, {}, 1, 0, 0, HPS},
                                            ParityCase{"n32768_behz", 32768, {}, 1, 0, 25, BEHZ},
                                            ParityCase{"n65536_hps", 65536, {}, 1, 0, 20, HPS},
-                                           ParityCase{"n65536_behz", 65536, {}, 1, 0, 20, BEHZ}),
+                                           ParityCase{"n65536_behz", 65536, {}, 1, 0, 20, BEHZ},
+                                           ParityCase{"n4096_30x3_w32", 4096, {30, 30, 31}, 1, 0, 20, HPS, true},
+                                           ParityCase{"n8192_30x5_p31x2_a2_w32", 8192,
+                                                      {30, 30, 30, 30, 31, 31}, 2, 2, 20, HPS, true}),
                          [](const ::testing::TestParamInfo<ParityCase> &i) {
                            return i.param.name;
                          });

@@ -154,7 +154,8 @@ void mod_switch_to_next_inplace(Ciphertext& ct) {
   check_bgv(ct, "encrypted");
   const ContextPtr& ctx = ct.context();
   const std::size_t level = ct.level();
-  Ciphertext out = divide_by_last_prime(ct, "encrypted");
+  if (level == 0) throw InvalidArgument("encrypted: is at level 0; no next level");
+  Ciphertext out = divide_by_top_primes(ct, level - 1, "encrypted");
   const Modulus& t = ctx->plain_mod();
   const u64 ql = ctx->base_q(level)[level].value;
   const u64 qinv = inv_mod(ql % t.value, t.value);

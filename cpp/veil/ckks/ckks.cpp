@@ -149,9 +149,13 @@ void rescale_to_next_inplace(Ciphertext& ct) {
   if (level == 0) {
     throw InvalidArgument("encrypted: is at the last level (0); it cannot be rescaled further");
   }
-  const double scale = ct.scale() / static_cast<double>(ctx->base_q(level)[level].value);
-  check_ckks_scale(*ctx, scale, level - 1, "encrypted");  // before any work
-  Ciphertext out = divide_by_last_prime(ct, "encrypted");
+  const std::size_t target = ctx->rescale_target(level);
+  double scale = ct.scale();
+  for (std::size_t i = target + 1; i <= level; ++i) {
+    scale /= static_cast<double>(ctx->base_q(level)[i].value);
+  }
+  check_ckks_scale(*ctx, scale, target, "encrypted");  // before any work
+  Ciphertext out = divide_by_top_primes(ct, target, "encrypted");
   out.set_scale(scale);
   ct = std::move(out);
 }

@@ -30,7 +30,9 @@ Ciphertext multiply(const Ciphertext& a, const Ciphertext& b);
 void multiply_plain(const Ciphertext& ct, const Plaintext& pt, Ciphertext& out);
 void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt);
 void add_plain_inplace(Ciphertext& ct, const Plaintext& pt, bool subtract);
-/// Divides by the last prime q_l (rounding) and drops it: scale /= q_l. Throws at level 0.
+/// Divides by the block of primes holding q_l (rounding) and drops it: scale /= their product
+/// (one prime, q_l, with SEAL's default blocks; EncryptionParameters::rescale_groups). Throws at
+/// a level in q_0's block.
 void rescale_to_next_inplace(Ciphertext& ct);
 /// Drops the last prime without dividing (level alignment; the scale is unchanged).
 void mod_switch_to_next_inplace(Ciphertext& ct);

@@ -173,13 +173,22 @@ Bytes save(const EncryptionParameters& p, const SaveOptions& o) {
   ByteWriter w(e.descriptor);
   w.u8(static_cast<std::uint8_t>(p.scheme));
   w.u8(static_cast<std::uint8_t>(p.mul_method));
-  w.u16(0);
+  // Flags (formerly a reserved zero): bit 0 = CKKS rescale blocks follow the primes.
+  const bool groups = !p.rescale_groups.empty();
+  if (p.rescale_groups.size() > kMaxPrimes) {
+    throw InvalidArgument("rescale_groups: at most " + std::to_string(kMaxPrimes) + " blocks");
+  }
+  w.u16(groups ? 1 : 0);
   w.u32(static_cast<std::uint32_t>(p.coeff_modulus.size()));
   w.u64(p.poly_modulus_degree);
   w.u64(p.special_primes);
   w.u64(p.alpha);
   w.u64(p.plain_modulus);
   for (u64 q : p.coeff_modulus) w.u64(q);
+  if (groups) {
+    w.u32(static_cast<std::uint32_t>(p.rescale_groups.size()));
+    for (std::size_t g : p.rescale_groups) w.u32(static_cast<std::uint32_t>(g));
+  }
   return frame(e, o);
 }
 
@@ -468,7 +477,8 @@ EncryptionParameters load_parameters(ByteView in, const LoadOptions& o) {
   const std::uint8_t mul = r.u8("mul_method");
   if (mul > 1) r.fail("mul_method", "unknown value " + std::to_string(mul));
   p.mul_method = static_cast<MulMethod>(mul);
-  if (r.u16("reserved") != 0) r.fail("reserved", "must be zero");
+  const std::uint16_t flags = r.u16("flags");
+  if (flags > 1) r.fail("flags", "unknown bits set");
   const std::uint32_t count = r.u32("coeff_modulus_count");
   if (count == 0 || count > kMaxPrimes) {
     r.fail("coeff_modulus_count", "expected 1.." + std::to_string(kMaxPrimes) + ", got " + std::to_string(count));
@@ -487,6 +497,17 @@ EncryptionParameters load_parameters(ByteView in, const LoadOptions& o) {
   for (auto& q : p.coeff_modulus) {
     q = r.u64("coeff_modulus");
     if (q < 2 || (q >> 61)) r.fail("coeff_modulus", "a prime outside 2..2^61");
+  }
+  if (flags & 1) {
+    const std::uint32_t blocks = r.u32("rescale_groups_count");
+    if (blocks == 0 || blocks > count) {
+      r.fail("rescale_groups_count", "expected 1.." + std::to_string(count));
+    }
+    p.rescale_groups.resize(blocks);
+    for (auto& g : p.rescale_groups) {
+      g = r.u32("rescale_groups");
+      if (g == 0 || g > count) r.fail("rescale_groups", "a block size outside 1.." + std::to_string(count));
+    }
   }
   r.expect_end();
   read_body(f, 0, o);

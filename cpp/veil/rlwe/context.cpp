@@ -19,7 +19,7 @@ bool product_exceeds(const std::vector<u64>& q, u64 t);
 namespace {
 
 // Whether word_bits = 0 picks 32-bit words when the parameters allow them.
-constexpr bool kChooseWord32 = false;
+constexpr bool kChooseWord32 = true;
 
 std::vector<Modulus> to_moduli(const std::vector<u64>& v) {
   std::vector<Modulus> m;
@@ -212,6 +212,7 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
   }
 
   word_bits_ = resolve_word_bits(p);
+  resolve_rescale_groups(p);
 
   // NTT primes: Q, P, then scheme auxiliaries.
   std::vector<u64> all = p.coeff_modulus;
@@ -279,6 +280,49 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
     for (std::size_t l = 0; l < num_q_; ++l) bfv_once_.push_back(std::make_unique<std::once_flag>());
     bfv(max_level());  // the top level's tables now: every fresh ciphertext needs them
   }
+}
+
+void Context::resolve_rescale_groups(const EncryptionParameters& p) {
+  groups_ = p.rescale_groups;
+  if (!groups_.empty()) {
+    if (p.scheme != SchemeType::ckks) {
+      throw InvalidArgument("rescale_groups: rescaling by blocks of primes is a CKKS option (BFV "
+                            "and BGV switch modulus one prime at a time)");
+    }
+    std::size_t sum = 0;
+    for (std::size_t g : groups_) {
+      if (g == 0 || g > num_q_) {
+        throw InvalidArgument("rescale_groups: expected block sizes in 1.." +
+                              std::to_string(num_q_) + ", got " + std::to_string(g));
+      }
+      sum += g;
+    }
+    if (sum != num_q_) {
+      throw InvalidArgument("rescale_groups: the block sizes sum to " + std::to_string(sum) +
+                            " but Q has " + std::to_string(num_q_) + " primes");
+    }
+  } else {
+    groups_.assign(num_q_, 1);
+  }
+  group_start_.clear();
+  std::size_t first = 0;
+  for (std::size_t g : groups_) {
+    for (std::size_t i = 0; i < g; ++i) group_start_.push_back(first);
+    first += g;
+  }
+}
+
+std::size_t Context::rescale_target(std::size_t level) const {
+  if (level >= num_q_) {
+    throw InvalidArgument("level: " + std::to_string(level) + " exceeds the maximum level " +
+                          std::to_string(num_q_ - 1));
+  }
+  const std::size_t start = group_start_[level];
+  if (start == 0) {
+    throw InvalidArgument("encrypted: is at level " + std::to_string(level) +
+                          ", in the last block of primes (q_0's); it cannot be rescaled further");
+  }
+  return start - 1;
 }
 
 std::unique_ptr<BfvTables> Context::build_bfv(std::size_t level) const {
@@ -407,7 +451,10 @@ const LevelTables& Context::level_tables(std::size_t level) const {
     lt->level = level;
     const u64 t = scheme() == SchemeType::bgv ? plain_modulus() : 0;
     const RnsBase& q = base_q_[level];
-    if (level > 0) {
+    if (scheme() == SchemeType::ckks && group_start_[level] > 0) {
+      const std::size_t target = group_start_[level] - 1;
+      lt->drop_last = ModDownNtt(base_q_[target], q.slice(target + 1, level - target), 0);
+    } else if (level > 0 && scheme() != SchemeType::ckks) {
       lt->drop_last = ModDownNtt(base_q_[level - 1], q.slice(level, 1), t);
       if (scheme() == SchemeType::bfv) lt->drop_last_coeff = ModDown(base_q_[level - 1], q.slice(level, 1));
     }

@@ -36,7 +36,9 @@ struct KeySwitchLevel {
 /// Per-level tables (built on first use).
 struct LevelTables {
   std::size_t level = 0;
-  ModDownNtt drop_last;  // Q_l -> Q_{l-1}: CKKS rescale (t = 0) / BGV mod switch (t-correction)
+  // Q_l -> Q_{l-1}, BGV mod switch (t-correction); CKKS: Q_l -> Q_{rescale_target(l)}, the rescale
+  // by the block of primes above the target (t = 0).
+  ModDownNtt drop_last;
   ModDown drop_last_coeff;  // BFV: Q_l -> Q_{l-1}, c -> round(c / q_l) (SEAL's BFV mod switch)
   BaseConverter to_plain;  // BGV: Q_l -> {t}, exact (decryption)
   int q_bit_count = 0;     // exact bit count of Q_l (Boost.Multiprecision)
@@ -115,6 +117,14 @@ class Context {
   /// SEAL's slot -> bit-reversed NTT index map for batching ([N]).
   const DeviceTable<u32>& slot_index_map() const { return slot_map_; }
 
+  /// CKKS: the level a rescale from `level` goes to: below the block of Q primes that holds
+  /// q_level (EncryptionParameters::rescale_groups; level - 1 with SEAL's one-prime blocks).
+  /// Throws InvalidArgument naming `encrypted` when `level` lies in the first block (q_0's), which
+  /// cannot be divided further.
+  std::size_t rescale_target(std::size_t level) const;
+  /// The block sizes, resolved (one per block, from q_0 up; all 1 by default).
+  const std::vector<std::size_t>& rescale_groups() const { return groups_; }
+
   /// Galois element for a row rotation by `step` (SEAL: 3^step mod 2N; negative steps rotate
   /// right). Throws InvalidArgument if |step| >= N/2.
   u32 galois_elt_from_step(int step) const;
@@ -127,6 +137,7 @@ class Context {
  private:
   Context() = default;
   void build(const EncryptionParameters& params, SecurityLevel security);
+  void resolve_rescale_groups(const EncryptionParameters& params);
   std::unique_ptr<BfvTables> build_bfv(std::size_t level) const;
   std::unique_ptr<KeySwitchLevel> build_key_switch(std::size_t level) const;
 
@@ -139,6 +150,8 @@ class Context {
   u64 hash_ = 0;
   NttTables ntt_;
   std::vector<RnsBase> base_q_;
+  std::vector<std::size_t> groups_;      // resolved rescale blocks
+  std::vector<std::size_t> group_start_;  // [num_q]: first prime index of the block holding q_i
   RnsBase base_p_, base_qp_full_;
   mutable std::vector<std::unique_ptr<KeySwitchLevel>> ks_;
   mutable std::vector<std::unique_ptr<std::once_flag>> ks_once_;

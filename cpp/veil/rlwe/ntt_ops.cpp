@@ -22,7 +22,7 @@ Ciphertext tensor_ntt(const Ciphertext& a, const Ciphertext& b) {
   return out;
 }
 
-Ciphertext divide_by_last_prime(const Ciphertext& ct, const char* what) {
+Ciphertext divide_by_top_primes(const Ciphertext& ct, std::size_t target, const char* what) {
   const ContextPtr& ctx = ct.context();
   const std::size_t level = ct.level();
   if (level == 0) {
@@ -30,7 +30,8 @@ Ciphertext divide_by_last_prime(const Ciphertext& ct, const char* what) {
                           ": is at the last level (0); there is no next level to switch to");
   }
   const Device& dev = ct.device();
-  Ciphertext out(ctx, dev, ct.size(), level - 1, true);
+  VEIL_REQUIRE(target < level, "divide_by_top_primes: target must be below the level");
+  Ciphertext out(ctx, dev, ct.size(), target, true);
   ctx->level_tables(level).drop_last.apply(dev, ctx->ntt(), ct.data(), out.data(), ctx->n(),
                                            ct.size());
   out.set_scale(ct.scale());

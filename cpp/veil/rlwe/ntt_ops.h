@@ -8,10 +8,11 @@ namespace veil {
 /// (scale and correction factor are left for the scheme to set).
 Ciphertext tensor_ntt(const Ciphertext& a, const Ciphertext& b);
 
-/// Divides every polynomial by the last prime q_l and drops it (ModDownNtt by {q_l}): CKKS
-/// rescale, or BGV modulus switching when the context carries the t-correction. The result keeps
-/// the input's scale and correction factor; the caller adjusts them. Throws at level 0 naming
-/// `what`.
-Ciphertext divide_by_last_prime(const Ciphertext& ct, const char* what);
+/// Divides every polynomial by the primes above `target` and drops them (ModDownNtt,
+/// LevelTables::drop_last): BGV modulus switching by q_l (target = l - 1, with the t-correction)
+/// or a CKKS rescale by the block of primes holding q_l (target = Context::rescale_target(l)).
+/// The result keeps the input's scale and correction factor; the caller adjusts them. Throws at
+/// level 0 naming `what`.
+Ciphertext divide_by_top_primes(const Ciphertext& ct, std::size_t target, const char* what);
 
 }  // namespace veil

@@ -60,6 +60,12 @@ std::uint64_t parameter_hash(const EncryptionParameters& p) {
   h = fnv1a(h, resolved_alpha(p));
   h = fnv1a(h, static_cast<std::uint64_t>(p.mul_method));
   for (u64 q : p.coeff_modulus) h = fnv1a(h, q);
+  // Rescale blocks change what rescaling does; the default (none) leaves earlier hashes as they
+  // were.
+  if (!p.rescale_groups.empty()) {
+    h = fnv1a(h, 0x7265736361ull);  // "resca"
+    for (std::size_t g : p.rescale_groups) h = fnv1a(h, g);
+  }
   return h;
 }
 

@@ -35,6 +35,14 @@ struct EncryptionParameters {
   /// 2^31, and BFV the HPS variant), 64, or 0 = choose (32 when allowed, else 64). The math, the
   /// results and every saved format are the same for both (DESIGN.md "Data conventions").
   int word_bits = 0;
+  /// CKKS: sizes of the consecutive blocks of Q primes, from q_0 up, that one rescale divides by
+  /// together (they must sum to |Q|); empty = one prime per block (SEAL). Blocks of two ~30-bit
+  /// primes keep a 2^40-2^50 scale on 32-bit words: with blocks of 1 and 2 primes alternating,
+  /// a product of two ciphertexts at scale S_l rescales to S_l^2 / D_l, which alternates between
+  /// about 2^50 and 2^40 (multi-prime "composite" rescaling, Agrawal et al., WAHC 2023,
+  /// eprint 2023/1462; the per-level scales S_{l-1} = S_l^2 / D_l of Kim-Papadimitriou-Polyakov,
+  /// CT-RSA 2022).
+  std::vector<std::size_t> rescale_groups;
 
   EncryptionParameters() = default;
   explicit EncryptionParameters(SchemeType s) : scheme(s) {}

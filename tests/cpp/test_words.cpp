@@ -1,0 +1,227 @@
+// Word size as a context property (32-bit words for primes below 2^31, DESIGN.md "Data
+// conventions") and CKKS rescaling by blocks of primes (a 2^40 scale on ~30-bit primes).
+//
+// Oracles: the same parameters with 64-bit words (whose kernels the rest of the suite tests
+// against schoolbook products, big-integer CRT and plaintext arithmetic) for bit identity; a
+// float64 product computed here for CKKS values; exact big-integer scales for the rescale
+// blocks. The cross-word and cross-device parity of every operation is in test_parity*.cpp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <complex>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+#include "veil/bfv/batch_encoder.h"
+#include "veil/ckks/encoder.h"
+#include "veil/io/seal.h"
+#include "veil/io/serialize.h"
+
+namespace veil::test {
+namespace {
+
+using cd = std::complex<double>;
+
+EncryptionParameters params_with(SchemeType s, std::size_t n, const std::vector<int>& bits,
+                                 std::size_t special = 1, int word_bits = 0) {
+  EncryptionParameters p(s);
+  p.poly_modulus_degree = n;
+  p.coeff_modulus = CoeffModulus::create(n, bits);
+  p.special_primes = special;
+  if (s != SchemeType::ckks) p.plain_modulus = PlainModulus::batching(n, 20);
+  p.word_bits = word_bits;
+  return p;
+}
+
+// ---- choice and validation of the word size ----------------------------------------------------
+
+TEST(WordSize, ChosenFromThePrimes) {
+  // Every residue below 2^31: 32-bit words; any larger prime (or t, or BEHZ): 64-bit words.
+  EXPECT_EQ(Context::create(params_with(SchemeType::ckks, 4096, {30, 30, 31}), SecurityLevel::none)
+                ->word_bits(),
+            32);
+  EXPECT_EQ(Context::create(params_with(SchemeType::ckks, 4096, {30, 40, 41}), SecurityLevel::none)
+                ->word_bits(),
+            64);
+  EXPECT_EQ(Context::create(params_with(SchemeType::bgv, 4096, {30, 30, 31}), SecurityLevel::none)
+                ->word_bits(),
+            32);
+  EncryptionParameters big_t = params_with(SchemeType::bgv, 4096, {30, 30, 31});
+  big_t.plain_modulus = PlainModulus::batching(4096, 33);
+  EXPECT_EQ(Context::create(big_t, SecurityLevel::none)->word_bits(), 64);
+  EncryptionParameters behz = params_with(SchemeType::bfv, 4096, {30, 30, 31});
+  behz.mul_method = MulMethod::behz;
+  EXPECT_EQ(Context::create(behz, SecurityLevel::none)->word_bits(), 64);
+  behz.mul_method = MulMethod::hps;
+  EXPECT_EQ(Context::create(behz, SecurityLevel::none)->word_bits(), 32);
+  // Explicit 64 always works; SEAL's BFVDefault primes are 64-bit.
+  EXPECT_EQ(Context::create(params_with(SchemeType::ckks, 4096, {30, 30, 31}, 1, 64),
+                            SecurityLevel::none)
+                ->word_bits(),
+            64);
+}
+
+TEST(WordSize, ExplicitThirtyTwoNeedsSmallResidues) {
+  expect_invalid([] { Context::create(params_with(SchemeType::ckks, 4096, {30, 40, 41}, 1, 32),
+                                      SecurityLevel::none); },
+                 "word_bits");
+  EncryptionParameters behz = params_with(SchemeType::bfv, 4096, {30, 30, 31}, 1, 32);
+  behz.mul_method = MulMethod::behz;
+  expect_invalid([&] { Context::create(behz, SecurityLevel::none); }, "BEHZ");
+  EncryptionParameters bad = params_with(SchemeType::ckks, 4096, {30, 30, 31}, 1, 48);
+  expect_invalid([&] { Context::create(bad, SecurityLevel::none); }, "word_bits");
+}
+
+TEST(WordSize, ObjectsOfTheOtherWordSizeAreRejectedByName) {
+  const ContextPtr c64 = Context::create(params_with(SchemeType::ckks, 4096, {30, 30, 31}, 1, 64),
+                                         SecurityLevel::none);
+  const ContextPtr c32 = Context::create(params_with(SchemeType::ckks, 4096, {30, 30, 31}, 1, 32),
+                                         SecurityLevel::none);
+  ASSERT_EQ(c64->parameter_hash(), c32->parameter_hash());  // same parameters, other words
+  KeyGenerator k64(c64, Device::cpu(), 1), k32(c32, Device::cpu(), 1);
+  const CKKSEncoder e64(c64);
+  const Ciphertext ct = Encryptor(c64, k64.create_public_key(), 2)
+                            .encrypt(e64.encode(std::vector<double>{1.0}, 1 << 20, 1));
+  expect_invalid([&] { Evaluator(c32).add(ct, ct); }, "64-bit words");
+  expect_invalid([&] { Decryptor(c32, k32.secret_key()).decrypt(ct); }, "encrypted");
+}
+
+// Saved objects are word-independent: bytes from a 64-bit context load into a 32-bit one (and
+// back) with the same residues, in Veil's format and in SEAL's.
+TEST(WordSize, SavedBytesAreTheSameForBothWordSizes) {
+  for (SchemeType s : {SchemeType::bfv, SchemeType::bgv, SchemeType::ckks}) {
+    const std::vector<int> bits = {30, 30, 30, 31};
+    const ContextPtr c64 = Context::create(params_with(s, 4096, bits, 1, 64), SecurityLevel::none);
+    const ContextPtr c32 = Context::create(params_with(s, 4096, bits, 1, 32), SecurityLevel::none);
+    KeyGenerator k64(c64, Device::cpu(), 5), k32(c32, Device::cpu(), 5);
+    const PublicKey p64 = k64.create_public_key(), p32 = k32.create_public_key();
+    const RelinKeys r64 = k64.create_relin_keys(), r32 = k32.create_relin_keys();
+    EXPECT_EQ(words(p64), words(p32)) << to_string(s);
+    EXPECT_EQ(io::save(p64), io::save(p32)) << to_string(s);
+    EXPECT_EQ(io::save(r64), io::save(r32)) << to_string(s);
+    EXPECT_EQ(io::seal::save(r64), io::seal::save(r32)) << to_string(s);
+    const Ciphertext ct = Encryptor(c64, p64, 3).encrypt_zero();
+    const Ciphertext back = io::load_ciphertext(io::save(ct), c32, Device::cpu());
+    EXPECT_EQ(back.word_bits(), 32);
+    EXPECT_EQ(words(back), words(ct)) << to_string(s);
+    const Ciphertext from_seal = io::seal::load_ciphertext(io::seal::save(ct), c32, Device::cpu());
+    EXPECT_EQ(words(from_seal), words(ct)) << to_string(s);
+    const RelinKeys rk = io::load_relin_keys(io::save(r32), c64, Device::cpu());
+    EXPECT_EQ(words(rk), words(r64)) << to_string(s);
+  }
+}
+
+// ---- CKKS rescaling by blocks of primes --------------------------------------------------------
+
+// A chain of 31-bit q_0's block, then blocks of 1 and 2 ~30-bit primes from the top down, and two
+// 31-bit special primes: 2^40 scale on 32-bit words.
+EncryptionParameters blocked_params(int word_bits) {
+  EncryptionParameters p(SchemeType::ckks);
+  p.poly_modulus_degree = 8192;
+  // q_0's block (2 primes, ~60 bits), then blocks 2, 1, 2, 1 (top: 1 prime).
+  p.coeff_modulus = CoeffModulus::create(8192, {31, 31, 30, 30, 30, 30, 30, 30, 31, 31});
+  p.special_primes = 2;
+  p.rescale_groups = {2, 2, 1, 2, 1};
+  p.word_bits = word_bits;
+  return p;
+}
+
+TEST(RescaleGroups, TargetsAndValidation) {
+  const ContextPtr ctx = Context::create(blocked_params(0), SecurityLevel::none);
+  EXPECT_EQ(ctx->word_bits(), 32);
+  ASSERT_EQ(ctx->max_level(), 7u);
+  EXPECT_EQ(ctx->rescale_target(7), 6u);  // top block: q_7
+  EXPECT_EQ(ctx->rescale_target(6), 4u);  // block {q_5, q_6}
+  EXPECT_EQ(ctx->rescale_target(5), 4u);  // inside that block (after a mod switch)
+  EXPECT_EQ(ctx->rescale_target(4), 3u);
+  EXPECT_EQ(ctx->rescale_target(3), 1u);
+  expect_invalid([&] { ctx->rescale_target(1); }, "encrypted");
+  expect_invalid([&] { ctx->rescale_target(0); }, "encrypted");
+  // SEAL's default: one prime per block.
+  const ContextPtr plain = Context::create(params_with(SchemeType::ckks, 4096, {30, 30, 31}),
+                                           SecurityLevel::none);
+  EXPECT_EQ(plain->rescale_target(1), 0u);
+  EXPECT_EQ(plain->rescale_groups(), (std::vector<std::size_t>{1, 1}));
+
+  EncryptionParameters bad = blocked_params(0);
+  bad.rescale_groups = {2, 2, 2};
+  expect_invalid([&] { Context::create(bad, SecurityLevel::none); }, "rescale_groups");
+  bad.rescale_groups = {0, 8};
+  expect_invalid([&] { Context::create(bad, SecurityLevel::none); }, "rescale_groups");
+  EncryptionParameters bgv = params_with(SchemeType::bgv, 4096, {30, 30, 31});
+  bgv.rescale_groups = {1, 1};
+  expect_invalid([&] { Context::create(bgv, SecurityLevel::none); }, "rescale_groups");
+  // The blocks are part of the parameters: hashed and saved.
+  EXPECT_NE(parameter_hash(blocked_params(0)), [] {
+    EncryptionParameters p = blocked_params(0);
+    p.rescale_groups.clear();
+    return parameter_hash(p);
+  }());
+  const EncryptionParameters loaded = io::load_parameters(io::save(blocked_params(0)));
+  EXPECT_EQ(loaded.rescale_groups, blocked_params(0).rescale_groups);
+  EXPECT_EQ(parameter_hash(loaded), parameter_hash(blocked_params(0)));
+}
+
+// Squaring down the chain at per-level scales S_{l'} = S_l^2 / D_l (D_l the product of the
+// dropped block, computed here from the primes): every rescale lands exactly on the next
+// level's scale, the scale stays between 2^39 and 2^51, and the values stay right (float64
+// oracle) to >= 20 bits after 4 squarings; 32- and 64-bit words give the same words.
+TEST(RescaleGroups, ScaleTracksTheBlocksOnThirtyBitPrimes) {
+  std::vector<Ciphertext> results;
+  for (int word_bits : {32, 64}) {
+    const ContextPtr ctx = Context::create(blocked_params(word_bits), SecurityLevel::none);
+    ASSERT_EQ(ctx->word_bits(), word_bits);
+    KeyGenerator kg(ctx, Device::cpu(), 11);
+    const RelinKeys rk = kg.create_relin_keys();
+    const CKKSEncoder enc(ctx);
+    Encryptor e(ctx, kg.create_public_key(), 12);
+    const Decryptor d(ctx, kg.secret_key());
+    const Evaluator ev(ctx);
+    std::mt19937_64 rng(13);
+    std::uniform_real_distribution<double> u(0.5, 1.0);
+    std::vector<double> x(enc.slot_count());
+    for (double& v : x) v = u(rng);
+    // Per-level scales from the top: S_top = 2^40.
+    std::vector<double> scale(ctx->max_level() + 1, 0.0);
+    std::size_t level = ctx->max_level();
+    scale[level] = std::ldexp(1.0, 40);
+    while (level > 1) {
+      const std::size_t next = ctx->rescale_target(level);
+      double s = scale[level] * scale[level];
+      for (std::size_t i = next + 1; i <= level; ++i)
+        s /= static_cast<double>(ctx->base_q(level)[i].value);
+      scale[next] = s;
+      level = next;
+    }
+    Ciphertext c = e.encrypt(enc.encode(x, scale[ctx->max_level()], ctx->max_level()));
+    std::vector<double> want = x;
+    int squarings = 0;
+    while (c.level() > 1) {
+      const std::size_t next = ctx->rescale_target(c.level());
+      c = ev.rescale_to_next(ev.relinearize(ev.square(c), rk));
+      for (double& v : want) v *= v;
+      ++squarings;
+      ASSERT_EQ(c.level(), next);
+      EXPECT_NEAR(std::log2(c.scale()), std::log2(scale[next]), 1e-9);
+      EXPECT_GT(std::log2(c.scale()), 39.0);
+      EXPECT_LT(std::log2(c.scale()), 51.0);
+      const std::vector<cd> got = enc.decode(d.decrypt(c));
+      double err = 0;
+      for (std::size_t i = 0; i < want.size(); ++i) err = std::max(err, std::abs(got[i] - want[i]));
+      std::printf("[ RescaleGroups ] %d-bit words, level %zu, scale 2^%.2f: max error 2^%.1f\n",
+                  word_bits, c.level(), std::log2(c.scale()), std::log2(err));
+      EXPECT_LT(err, std::ldexp(1.0, -20)) << "after " << squarings << " squarings, " << word_bits
+                                           << "-bit words, level " << c.level();
+    }
+    EXPECT_EQ(squarings, 4);
+    results.push_back(c);
+  }
+  EXPECT_EQ(words(results[0]), words(results[1]));
+}
+
+}  // namespace
+}  // namespace veil::test
