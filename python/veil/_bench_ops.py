@@ -195,6 +195,7 @@ class VeilLib(_Lib):
         self.ctx, self.secure = make_context(row, mul_method)
         self.device = device
         self.scale = row.scale
+        self.level = row.level(self.ctx.max_level)
         self.log2_qp = int(self.ctx.total_coeff_modulus_bits)
         if row.scheme == "ckks":
             self.encoder = _core.CKKSEncoder(self.ctx)
@@ -216,7 +217,7 @@ class VeilLib(_Lib):
 
     def encode(self, x: np.ndarray) -> Any:
         if self.scheme == "ckks":
-            return self.encoder.encode_real(x, self.scale, self.ctx.max_level, self.device)
+            return self.encoder.encode_real(x, self.scale, self.level, self.device)
         return self.encoder.encode_unsigned(x, self.device)
 
     def decode(self, p: Any) -> np.ndarray:

@@ -121,6 +121,44 @@ PHANTOM_HEADLINE = {"bfv": ("HPS", "multiply"), "bgv": ("BGV", "multiply"),
 
 PhantomRow = dict[str, dict[str, tuple[float, float]]]  # {variant: {column: (H100, H200)}}
 
+# Cheddar (scale-snu/cheddar-fhe @ 8df8b26, CUDA 13.0, sm_90) measured on this project's H100,
+# copied from /work/shared/ANCHORS.md ("Cheddar on this project's H100", 2026-11-22): µs, median
+# of 50 runs, CUDA events. Keyed by (parameter set, RNS limbs of the ciphertext): the top level
+# and the lower level ANCHORS.md reports. "multiply" = HMult (tensor + relinearize).
+CHEDDAR_H100: dict[tuple[str, int], dict[str, float]] = {
+    ("bootparam_40", 47): {"multiply": 466, "relinearize": 440, "rotate": 447, "rescale": 103,
+                           "add": 33},
+    ("bootparam_40", 23): {"multiply": 250, "relinearize": 239, "rotate": 244, "rescale": 71,
+                           "add": 19},
+    ("bootparam_40_64bit", 26): {"multiply": 800, "relinearize": 767, "rotate": 772,
+                                 "rescale": 195, "add": 36},
+    ("bootparam_40_64bit", 14): {"multiply": 378, "relinearize": 366, "rotate": 369,
+                                 "rescale": 136, "add": 21},
+}
+
+#: Cheddar's parameter shapes (its parameters/*.json): prime bit sizes (Q from q_0 up, then P),
+#: special primes, rescale blocks and word size. bootparam_40: 23 + 16 + 4 main primes of
+#: 30/29/30 bits and 4 terminal primes of 25 bits (top, rescaled in pairs as Cheddar's top
+#: levels drop two terminal primes), 12 special primes of 31 bits (dnum 4), 32-bit words.
+#: bootparam_40_64bit: 50 + 12 x 40 + 13 x 55 bits, 7 special primes of 56 bits (dnum 4).
+CHEDDAR_SHAPES: dict[str, dict[str, Any]] = {
+    "bootparam_40": {
+        "spec": "23×30 + 16×29 + 4×30 + 4×25 + 12×31",
+        "special": 12,
+        # q_0's block (2), blocks of 1 and 2 (scales alternate ~2^50 and ~2^40), the terminal pairs
+        "rescale_groups": [2] + [1, 2] * 13 + [2] + [2, 2],
+        "word_bits": 32,
+        "limbs": (47, 23),
+    },
+    "bootparam_40_64bit": {
+        "spec": "1×50 + 12×40 + 13×55 + 7×56",
+        "special": 7,
+        "rescale_groups": None,
+        "word_bits": 64,
+        "limbs": (26, 14),
+    },
+}
+
 
 def parse_bit_sizes(spec: str) -> list[int]:
     """'7×54 + 1×60' (or '7x54+1x60') -> [54]*7 + [60]. Raises ValueError on other text."""
@@ -183,10 +221,16 @@ class Row:
     special: int  # special primes P (alpha = special)
     plain_modulus: int | None  # t (None for CKKS)
     scheme: str = "bfv"
+    word_bits: int = 0  # 0: the context chooses (32 when every residue fits)
+    rescale_groups: list[int] | None = None  # CKKS rescale blocks (None: one prime each)
+    limbs: int | None = None  # RNS limbs of the timed ciphertexts (None: the top level)
+    shape: str | None = None  # Cheddar's parameter set for "Cheddar" rows
 
     @property
     def name(self) -> str:
         """Short label, e.g. 'N=8192 3×54 + 1×56 (P=1)'."""
+        if self.shape:
+            return f"{self.shape} N={self.n} {self.limbs} limbs (P={self.special})"
         return f"N={self.n} {self.primes_spec} (P={self.special})"
 
     @property
@@ -207,6 +251,16 @@ class Row:
     def secure(self) -> bool:
         """log2(QP) within the HE-Standard bound for 128-bit security at this N."""
         return self.log2_qp() <= _core.CoeffModulus.max_bit_count(self.n, 128)
+
+    def cheddar(self) -> dict[str, float] | None:
+        """Cheddar's H100 numbers for this row's shape and limb count, or None."""
+        if self.source != "Cheddar" or self.shape is None or self.limbs is None:
+            return None
+        return CHEDDAR_H100.get((self.shape, self.limbs))
+
+    def level(self, max_level: int) -> int:
+        """The level the timed ciphertexts are encrypted at (limbs - 1, or the top)."""
+        return max_level if self.limbs is None else self.limbs - 1
 
     def phantom(self) -> PhantomRow | None:
         """Phantom's numbers for this exact row (same N, primes and special count), or None."""
@@ -257,13 +311,28 @@ def phantom_rows(scheme: str = "bfv") -> list[Row]:
     ]
 
 
+def cheddar_rows(scheme: str = "ckks") -> list[Row]:
+    """Cheddar's two N = 2^16 shapes (CHEDDAR_SHAPES), each at its top level and at the lower
+    level ANCHORS.md reports (CKKS only; no rows for BFV/BGV)."""
+    _check_scheme(scheme)
+    if scheme != "ckks":
+        return []
+    out = []
+    for shape, d in CHEDDAR_SHAPES.items():
+        for limbs in d["limbs"]:
+            out.append(Row("Cheddar", 65536, d["spec"], parse_bit_sizes(d["spec"]), d["special"],
+                           None, "ckks", d["word_bits"], d["rescale_groups"], limbs, shape))
+    return out
+
+
 def select_rows(
     rows: str = "all", quick: bool = False, max_n: int | None = None, scheme: str = "bfv"
 ) -> list[Row]:
-    """Rows for ``--rows default|phantom|all`` (``--quick``: two small rows), N <= max_n.
+    """Rows for ``--rows default|phantom|cheddar|all`` (``--quick``: two small rows), N <= max_n.
 
     "all" drops a default row whose primes and special count equal a Phantom row's (the CKKS
-    defaults are Phantom rows), keeping the Phantom one, which carries Phantom's numbers.
+    defaults are Phantom rows), keeping the Phantom one, which carries Phantom's numbers; for
+    CKKS it ends with Cheddar's shapes.
     Quick rows: BFV Phantom N=4096 and SEAL's N=8192; BGV Phantom N=4096 and N=8192 4×36 + 2×37
     (two special primes); CKKS Phantom's two N=8192 rows.
     """
@@ -276,13 +345,19 @@ def select_rows(
         out = default_rows(scheme)
     elif rows == "phantom":
         out = phantom_rows(scheme)
+    elif rows == "cheddar":
+        out = cheddar_rows(scheme)
+        if not out:
+            raise ValueError(f"rows: 'cheddar' rows are CKKS only, not {scheme}")
     elif rows == "all":
         ph = phantom_rows(scheme)
         seen = {(r.n, tuple(r.bit_sizes or ()), r.special) for r in ph}
         out = [r for r in default_rows(scheme)
                if (r.n, tuple(r.bit_sizes or ()), r.special) not in seen] + ph
+        out += cheddar_rows(scheme)
     else:
-        raise ValueError(f"rows: expected 'default', 'phantom' or 'all', got {rows!r}")
+        raise ValueError(
+            f"rows: expected 'default', 'phantom', 'cheddar' or 'all', got {rows!r}")
     if max_n is not None:
         out = [r for r in out if r.n <= max_n]
     return out
@@ -304,6 +379,9 @@ def make_context(row: Row, mul_method: str | None = None) -> tuple[Any, bool]:
         params.plain_modulus = row.plain_modulus
     if row.scheme == "bfv":
         params.mul_method = mul_method or "hps"
+    params.word_bits = row.word_bits
+    if row.rescale_groups:
+        params.rescale_groups = list(row.rescale_groups)
     secure = row.secure()
     return _core.Context(params, 128 if secure else None), secure
 
@@ -321,6 +399,8 @@ def row_record(row: Row) -> dict[str, Any]:
     d["name"] = row.name
     d["log2_qp"] = row.log2_qp()
     d["secure"] = row.secure()
+    ch = row.cheddar()
+    d["cheddar_us_h100"] = dict(ch) if ch else None
     ph = row.phantom()
     d["phantom_us"] = (
         {v: {op: {"H100": a, "H200": b} for op, (a, b) in ops.items()} for v, ops in ph.items()}
@@ -330,6 +410,8 @@ def row_record(row: Row) -> dict[str, Any]:
 
 
 __all__ = [
+    "CHEDDAR_H100",
+    "CHEDDAR_SHAPES",
     "PHANTOM",
     "PHANTOM_BFV",
     "PHANTOM_BGV",
@@ -340,6 +422,7 @@ __all__ = [
     "PLAIN_MODULUS_2_16",
     "SCHEMES",
     "Row",
+    "cheddar_rows",
     "default_rows",
     "make_context",
     "parse_bit_sizes",

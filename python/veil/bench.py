@@ -503,8 +503,48 @@ def to_markdown(result: dict[str, Any]) -> str:
             ratio += " (H200)"
         cells.append(ratio)
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", *_energy_table(result), *_ratio_table(result)]
+    lines += ["", *_energy_table(result), *_cheddar_table(result), *_ratio_table(result)]
     return "\n".join(lines) + "\n"
+
+
+#: Cheddar's column -> Veil's op (OPS_BY_SCHEME["ckks"]) in the Cheddar table.
+_CHEDDAR_OPS = (("multiply", "multiply"), ("rotate", "rotate"), ("rescale", "rescale"),
+                ("add", "add"))
+
+
+def _cheddar_table(result: dict[str, Any]) -> list[str]:
+    """Veil beside Cheddar's H100 numbers on Cheddar's shapes (GPU results of Cheddar rows)."""
+    rows = [r for r in result["results"]
+            if r["row"].get("cheddar_us_h100") and r["kind"] == "veil" and r["device"] != "cpu"
+            and "error" not in r]
+    if not rows:
+        return []
+    head = ["shape", "limbs", "backend"]
+    for col, _ in _CHEDDAR_OPS:
+        head += [f"{col} Veil", "Cheddar", "ratio"]
+    body = []
+    for r in rows:
+        ch = r["row"]["cheddar_us_h100"]
+        med = r["median_us"]
+        model = _gpu_model(r["backend"])
+        cells = [r["row"]["shape"], str(r["row"]["limbs"]), r["backend"]]
+        for col, op in _CHEDDAR_OPS:
+            ratio = _ratio(med.get(op), ch.get(col))
+            cells += [_fmt_us(med.get(op)), _fmt_us(ch.get(col)),
+                      ratio + (" (H200)" if model == "H200" and ratio != "—" else "")]
+        body.append("| " + " | ".join(cells) + " |")
+    return [
+        ("Cheddar's shapes (ANCHORS.md: Cheddar built for sm_90 and measured on this project's "
+         "H100; ratio = Veil / Cheddar, < 1: Veil faster; on an H200 the ratio is not "
+         "like for like). mul+relin = HMult; rotate = HRot by 1; Veil's rescale divides by "
+         "its top block of primes (two 25-bit primes at bootparam_40's top, as Cheddar's top "
+         "levels drop two terminal primes; one 55-bit prime for the 64-bit set):"),
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+        *body,
+        "",
+    ]
 
 
 def _fmt_uj(v: float | None) -> str:

@@ -285,7 +285,38 @@ def test_bench_rows_bgv_ckks_match_anchors() -> None:
     assert [r.special for r in bench.select_rows(quick=True, scheme="bgv")] == [1, 2]
     # "all" for CKKS: the defaults that equal Phantom rows appear once
     names = [r.name for r in bench.select_rows("all", scheme="ckks")]
-    assert len(names) == len(set(names)) == 15
+    assert len(names) == len(set(names)) == 15 + 4  # + Cheddar's shapes
+
+
+def test_bench_cheddar_rows() -> None:
+    rows = bench.select_rows("cheddar", scheme="ckks")
+    assert [(r.shape, r.limbs) for r in rows] == [
+        ("bootparam_40", 47), ("bootparam_40", 23), ("bootparam_40_64bit", 26),
+        ("bootparam_40_64bit", 14)]
+    r40, r64 = rows[0], rows[2]
+    # ANCHORS.md's numbers, and the shapes' sizes (log PQ 1746 and 1637 bits from the bit sizes)
+    assert r40.cheddar() == {"multiply": 466, "relinearize": 440, "rotate": 447,
+                             "rescale": 103, "add": 33}
+    assert rows[3].cheddar()["multiply"] == 378
+    assert sum(r40.bit_sizes) == 1746 and sum(r64.bit_sizes) == 1637
+    assert [q.bit_length() for q in r40.primes()] == r40.bit_sizes
+    ctx, secure = bench.make_context(r40)
+    assert secure and ctx.word_bits == 32 and ctx.special_primes == 12 and ctx.alpha == 12
+    assert ctx.max_level == 46 and r40.level(ctx.max_level) == 46
+    assert rows[1].level(ctx.max_level) == 22
+    assert ctx.rescale_target(46) == 44  # the top pair of 25-bit primes
+    ctx64, secure64 = bench.make_context(r64)
+    assert secure64 and ctx64.word_bits == 64 and ctx64.max_level == 25 and ctx64.alpha == 7
+    assert ctx64.rescale_target(25) == 24
+    with pytest.raises(ValueError, match="rows"):
+        bench.select_rows("cheddar", scheme="bfv")
+    # The markdown table puts Veil's GPU times beside Cheddar's.
+    rec = {"row": bench.row_record(r40), "kind": "veil", "device": "cuda:0",
+           "backend": "Veil GPU (NVIDIA H100 80GB HBM3)",
+           "median_us": {"multiply": 233.0, "rotate": 220.0, "rescale": 51.5, "add": 16.5}}
+    table = "\n".join(bench._cheddar_table({"results": [rec]}))
+    assert "| bootparam_40 | 47 | Veil GPU (NVIDIA H100 80GB HBM3) | 233 | 466 | 0.50 |" in table
+    assert bench._cheddar_table({"results": [dict(rec, device="cpu")]}) == []
 
 
 @pytest.mark.parametrize("scheme", ["bgv", "ckks"])
