@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
     std::printf("  mod_up (all digits + NTT)        %9.1f us\n", median_us(dev, runs, [&] {
                   key_switch_mod_up(*ctx, dev, L - 1, c3.poly(2), false);
                 }));
-    WordBuffer digits = key_switch_mod_up(*ctx, dev, L - 1, c3.poly(2), false);
+    const KeySwitchDigits digits = key_switch_mod_up(*ctx, dev, L - 1, c3.poly(2), false);
     Ciphertext acc(c3);
     std::printf("  inner product + INTT + ModDown   %9.1f us\n", median_us(dev, runs, [&] {
                   key_switch_inner(*ctx, dev, L - 1, digits, rlk.key(), acc.poly(0), acc.poly(1),

@@ -3,7 +3,8 @@
 #   test    C++ tests (GPU suites included) and Python tests (GPU and SEAL-interop ones included)
 #   depth   the Table 10 reproduction (bench/depth_table10.py) on the GPU
 #   demo    both demos on the GPU
-#   profile stage profile of multiply+relinearize
+#   profile stage profile of multiply+relinearize (BFV) and of the CKKS operations on Cheddar's
+#           and Phantom's N = 2^16 shapes (veil_profile_ckks)
 #   bench   veil bench (SCHEME=bfv|bgv|ckks) with extra arguments after the modes
 #   ntt     NTT variant benchmark and per-variant parity tests
 #   sh      run $SH_CMD (a diagnostic command) in this script's environment
@@ -114,6 +115,10 @@ fi
 if has profile; then
   { "$BUILD/veil_profile" cuda 16384 54 54 54 54 54 54 54 60
     "$BUILD/veil_profile" cuda 65536 55 55 55 55 55 55 55 55 55 55 55 55 55 55 55 56 56 56 56 56 56 56 56 56 56 56 56 56 56 56 56 56
+    for s in "bootparam_40" "bootparam_40 23" "bootparam_40_64bit" "bootparam_40_64bit 14" phantom6; do
+      # shellcheck disable=SC2086
+      "$BUILD/veil_profile_ckks" cuda $s
+    done
   } > "$OUT/profile.log" 2>&1
   echo "profile rc=$?"; cat "$OUT/profile.log"
 fi

@@ -276,7 +276,7 @@ Ciphertext Evaluator::exponentiate(const Ciphertext& a, std::uint64_t exponent,
   return *result;
 }
 
-Ciphertext Evaluator::galois_with_digits(const Ciphertext& a, const WordBuffer& digits, u32 elt,
+Ciphertext Evaluator::galois_with_digits(const Ciphertext& a, const KeySwitchDigits& digits, u32 elt,
                                          const GaloisKeys& gk) const {
   const KSwitchKey& key = gk.key(elt);
   const std::size_t n = ctx_->n();
@@ -309,7 +309,7 @@ Ciphertext Evaluator::apply_galois(const Ciphertext& a, u32 galois_elt, const Ga
   }
   gk.key(galois_elt);  // throws a clear error if missing
   join_key_sets(a.key_id(), gk.key_id(), "galois_keys");
-  WordBuffer digits = key_switch_mod_up(*ctx_, a.device(), a.level(), a.poly(1), a.is_ntt_form());
+  const KeySwitchDigits digits = key_switch_mod_up(*ctx_, a.device(), a.level(), a.poly(1), a.is_ntt_form());
   return galois_with_digits(a, digits, galois_elt, gk);
 }
 
@@ -388,7 +388,7 @@ std::vector<Ciphertext> Evaluator::rotate_many(const Ciphertext& a, const std::v
   join_key_sets(a.key_id(), gk.key_id(), "galois_keys");
   std::vector<u32> elts;
   for (int s : steps) elts.push_back(ctx_->galois_elt_from_step(s));
-  std::optional<WordBuffer> digits;  // the shared decomposition, computed once if needed
+  std::optional<KeySwitchDigits> digits;  // the shared decomposition, computed once if needed
   std::vector<Ciphertext> out;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const u32 e = elts[i];

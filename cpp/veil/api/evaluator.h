@@ -4,6 +4,7 @@
 #pragma once
 #include <vector>
 
+#include "veil/rlwe/keyswitch.h"
 #include "veil/rlwe/objects.h"
 
 namespace veil {
@@ -71,7 +72,7 @@ class Evaluator {
  private:
   void check(const Ciphertext& a, const char* what) const;
   Ciphertext rotate_generic(const Ciphertext& a, int steps, const GaloisKeys& gk) const;
-  Ciphertext galois_with_digits(const Ciphertext& a, const WordBuffer& digits, u32 elt,
+  Ciphertext galois_with_digits(const Ciphertext& a, const KeySwitchDigits& digits, u32 elt,
                                 const GaloisKeys& gk) const;
   ContextPtr ctx_;
 };

@@ -25,6 +25,11 @@ struct KeySwitchLevel {
   std::size_t dnum = 0;
   RnsBase base_qp;                    // Q_l ∪ P
   std::vector<std::size_t> digit_first, digit_size;
+  // The limbs ModUp computes: for each digit j, Q_l ∪ P without the digit's own primes, in
+  // order ([dnum][l+1+k-alpha] limbs; the last digit may have fewer own primes, so more limbs).
+  // The own limbs are the input's, already known in NTT form (ModUp fused with the NTT, as
+  // Cheddar skips limbs already in NTT form; Kim et al., arXiv:2407.13055).
+  RnsBase modup_base;
   // ModUp of every digit in one pass, written in Q_l ∪ P order (FastBaseConv from D_j):
   DeviceTable<u64> modup_scale;        // [dnum][alpha]: (D_j/q_i)^-1 mod q_i
   DeviceTable<u64> modup_scale_shoup;  // [dnum][alpha]

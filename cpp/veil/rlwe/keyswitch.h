@@ -19,15 +19,26 @@ void key_switch_accumulate(const Context& ctx, const Device& dev, std::size_t le
                            ConstWordPtr c, bool c_ntt, const KSwitchKey& key, WordPtr acc0,
                            WordPtr acc1, bool acc_ntt);
 
-/// The hoisted part of key switching for one input: every digit ModUp'ed to Q_l ∪ P and in NTT
-/// form, each in Q_l ∪ P limb order ([dnum][l+1+k][N]). Reusable across keys.
-WordBuffer key_switch_mod_up(const Context& ctx, const Device& dev, std::size_t level,
-                             ConstWordPtr c, bool c_ntt);
-/// The per-key part: inner product with `key`, INTT, ModDown; accumulates into acc0/acc1.
-/// If galois_elt != 0, the digits are first permuted by the NTT-form automorphism (hoisted
-/// rotations: sigma commutes with the decomposition).
+/// The hoisted part of key switching for one input c over Q_l: every digit ModUp'ed to Q_l ∪ P
+/// in NTT form. Only the limbs outside each digit are computed (`complement`, in
+/// KeySwitchLevel::modup_base order); a digit's own limbs are c's own residues, which `own`
+/// holds in NTT form: c itself when it is in NTT form (then valid only while c is), else an
+/// NTT-form copy in `own_copy`. Reusable across keys (hoisting).
+struct KeySwitchDigits {
+  std::size_t level = 0;
+  WordBuffer complement;  // [sum_j (l+1+k - |D_j|)][N], NTT form
+  WordBuffer own_copy;    // [l+1][N] NTT form of c (when c is in coefficient form)
+  ConstWordPtr own;       // c in NTT form: own_copy's words or c's
+};
+KeySwitchDigits key_switch_mod_up(const Context& ctx, const Device& dev, std::size_t level,
+                                  ConstWordPtr c, bool c_ntt);
+/// The per-key part: inner product with `key`, then ModDown by P (NTT form: only P's limbs leave
+/// the NTT domain and the result is added into acc0/acc1 in the same pass; coefficient form:
+/// INTT, then ModDown fused with the accumulation). If galois_elt != 0, the digits are read
+/// through the NTT-form automorphism's permutation (hoisted rotations: sigma commutes with the
+/// decomposition), with no permuted copy.
 void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
-                      const WordBuffer& digits, const KSwitchKey& key, WordPtr acc0, WordPtr acc1,
-                      bool acc_ntt, u32 galois_elt = 0);
+                      const KeySwitchDigits& digits, const KSwitchKey& key, WordPtr acc0,
+                      WordPtr acc1, bool acc_ntt, u32 galois_elt = 0);
 
 }  // namespace veil

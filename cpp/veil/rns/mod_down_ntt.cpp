@@ -9,10 +9,24 @@ namespace veil {
 template <class W>
 void ModDownNtt::apply(const Device& dev, const NttTables& tables, const W* in, W* out,
                        std::size_t n, std::size_t num_polys) const {
+  const std::size_t in_stride = (keep_.size() + drop_.size()) * n;
+  const std::size_t out_stride = out == in ? in_stride : keep_.size() * n;
+  run<W, false>(dev, tables, in, out, nullptr, out_stride, n, num_polys);
+}
+
+template <class W>
+void ModDownNtt::apply_accumulate(const Device& dev, const NttTables& tables, const W* in,
+                                  W* acc0, W* acc1, std::size_t n) const {
+  run<W, true>(dev, tables, in, acc0, acc1, 0, n, 2);
+}
+
+// Polynomial p's output starts at out0 + p * out_stride, or (out1 set) at out0 / out1.
+template <class W, bool kAccumulate>
+void ModDownNtt::run(const Device& dev, const NttTables& tables, const W* in, W* out0, W* out1,
+                     std::size_t out_stride, std::size_t n, std::size_t num_polys) const {
   VEIL_REQUIRE(keep_.size() > 0, "ModDownNtt::apply: object is default-constructed");
   const std::size_t kk = keep_.size(), kd = drop_.size(), kt = target_.size();
   const std::size_t in_stride = (kk + kd) * n;
-  const std::size_t out_stride = out == in ? in_stride : kk * n;
   // 1. The dropped limbs in coefficient form.
   Buffer<W> xd(dev, num_polys * kd * n);
   backend::copy_rows(dev, xd.data(), kd * n * sizeof(W), in + kk * n, in_stride * sizeof(W),
@@ -43,7 +57,11 @@ void ModDownNtt::apply(const Device& dev, const NttTables& tables, const W* in, 
     });
   }
   // 3. To the NTT domain over K, then out = (x - delta) * D^-1.
-  for (std::size_t p = 0; p < num_polys; ++p) ntt_forward(dev, r.data() + p * kt * n, 1, keep_, tables);
+  if (kt == kk) {  // no t limb between the polynomials: one batched transform
+    ntt_forward(dev, r.data(), num_polys, keep_, tables);
+  } else {
+    for (std::size_t p = 0; p < num_polys; ++p) ntt_forward(dev, r.data() + p * kt * n, 1, keep_, tables);
+  }
   {
     const W* rr = r.data();
     const Modulus* km = keep_.moduli(dev);
@@ -55,13 +73,19 @@ void ModDownNtt::apply(const Device& dev, const NttTables& tables, const W* in, 
       const std::size_t p = (u32(i >> log_n) - l) / kk32, rem = i - p * kk * n;
       const W q = static_cast<W>(km[l].value);
       const W v = sub_mod(in[p * in_stride + rem], rr[p * kt * n + rem], q);
-      out[p * out_stride + rem] = mul_shoup(v, static_cast<W>(di[l]), shoup_for<W>(dis[l]), q);
+      const W y = mul_shoup(v, static_cast<W>(di[l]), shoup_for<W>(dis[l]), q);
+      W* o = out1 != nullptr ? (p == 0 ? out0 : out1) + rem : out0 + p * out_stride + rem;
+      *o = kAccumulate ? add_mod(*o, y, q) : y;
     });
   }
 }
 
 template void ModDownNtt::apply<u32>(const Device&, const NttTables&, const u32*, u32*,
                                       std::size_t, std::size_t) const;
+template void ModDownNtt::apply_accumulate<u32>(const Device&, const NttTables&, const u32*, u32*,
+                                                u32*, std::size_t) const;
+template void ModDownNtt::apply_accumulate<u64>(const Device&, const NttTables&, const u64*, u64*,
+                                                u64*, std::size_t) const;
 template void ModDownNtt::apply<u64>(const Device&, const NttTables&, const u64*, u64*,
                                       std::size_t, std::size_t) const;
 

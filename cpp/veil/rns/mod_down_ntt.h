@@ -32,10 +32,18 @@ class ModDownNtt {
              std::size_t num_polys = 1) const;
   void apply(const Device& dev, const NttTables& tables, ConstWordPtr in, WordPtr out,
              std::size_t n, std::size_t num_polys = 1) const;
+  /// acc0 += round(in[0] / D), acc1 += round(in[1] / D) (two polynomials; acc: [|K|][n] each,
+  /// NTT form): key switching's ModDown with the accumulation in the same pass.
+  template <class W>
+  void apply_accumulate(const Device& dev, const NttTables& tables, const W* in, W* acc0, W* acc1,
+                        std::size_t n) const;
   const RnsBase& keep() const { return keep_; }
   const RnsBase& drop() const { return drop_; }
 
  private:
+  template <class W, bool kAccumulate>
+  void run(const Device& dev, const NttTables& tables, const W* in, W* out0, W* out1,
+           std::size_t out_stride, std::size_t n, std::size_t num_polys) const;
   RnsBase keep_, drop_, target_;  // target = keep (+ {t})
   u64 t_ = 0;
   BaseConverter conv_;            // drop -> target
