@@ -621,7 +621,13 @@ NB_MODULE(_core, m) {
              Release r;
              return ev.mod_switch_to(p, level);
            }, "plain"_a, "level"_a)
-      .def("rescale_to_next", &Evaluator::rescale_to_next, "encrypted"_a, nb::call_guard<Release>());
+      .def("rescale_to_next", &Evaluator::rescale_to_next, "encrypted"_a, nb::call_guard<Release>())
+      .def("relinearize_rescale", &Evaluator::relinearize_rescale, "encrypted"_a, "relin_keys"_a,
+           nb::call_guard<Release>(),
+           "CKKS: relinearize and rescale in one key switch (ModDown by P fused with the rescale).")
+      .def("multiply_relinearize_rescale", &Evaluator::multiply_relinearize_rescale,
+           "encrypted1"_a, "encrypted2"_a, "relin_keys"_a, nb::call_guard<Release>(),
+           "CKKS: multiply, then relinearize_rescale.");
 
   // Ctrl-C during long C++ loops (key generation, products of many ciphertexts): they call
   // check_interrupt() between steps, which raises KeyboardInterrupt from Python's signal state.

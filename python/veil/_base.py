@@ -10,11 +10,14 @@ from ._device import resolve_device
 
 
 def build_params(scheme: str, n: int, coeff_modulus, plain_modulus, special_primes: int | None,
-                 alpha: int | None, mul_method: str | None, security) -> _core.EncryptionParameters:
+                 alpha: int | None, mul_method: str | None, security, word_bits=None,
+                 rescale_groups=None) -> _core.EncryptionParameters:
     """EncryptionParameters from pythonic arguments (each checked here, named in the error).
 
     ``coeff_modulus``: primes (ints >= 64) or bit sizes (ints < 64); None = the scheme's default.
     ``special_primes``: None = 1, or 0 when coeff_modulus has a single prime.
+    ``word_bits``: None (the context chooses: 32-bit words when every residue fits), 32 or 64.
+    ``rescale_groups``: CKKS rescale blocks (None: one prime each).
     """
     n = check_degree(n)
     params = _core.EncryptionParameters(scheme)
@@ -31,7 +34,21 @@ def build_params(scheme: str, n: int, coeff_modulus, plain_modulus, special_prim
         params.plain_modulus = _check.integer(plain_modulus, "plain_modulus", 2, 2**60 - 1)
     if mul_method is not None:
         params.mul_method = mul_method
+    params.word_bits = check_word_bits(word_bits)
+    if rescale_groups is not None:
+        params.rescale_groups = [_check.integer(g, "rescale_groups", 1, len(primes))
+                                 for g in rescale_groups]
     return params
+
+
+def check_word_bits(word_bits) -> int:
+    """``word_bits`` checked: None (0: the context chooses), 32 or 64."""
+    if word_bits is None:
+        return 0
+    word_bits = _check.integer(word_bits, "word_bits")
+    if word_bits not in (32, 64):
+        raise ValueError(f"word_bits: expected None, 32 or 64, got {word_bits}")
+    return word_bits
 
 
 def check_degree(n) -> int:

@@ -65,6 +65,34 @@ def default_ckks_chain(n: int, security: int | None) -> list[int]:
     return [q0, s, bound - s - q0]
 
 
+def default_ckks_chain_32(n: int, security: int | None) -> tuple[list[int], list[int], int]:
+    """The default chain on 32-bit words for degree ``n``: (bit sizes, rescale blocks, special
+    primes). Q: ~30-bit primes; P: k 31-bit special primes (k = bound // 150, so a digit of k
+    Q primes stays below P and there are about 4-6 digits); q_0's block holds 2-4 primes (60-120
+    bits) and the blocks above it alternate 1 and 2 primes from the top, so a 2^40 scale
+    becomes about 2^50 after a one-prime rescale and 2^40 again after a two-prime one
+    (multi-prime rescaling: Agrawal et al., WAHC 2023, eprint 2023/1462; per-level scales
+    S_t = S_l^2 / D_l as Kim-Papadimitriou-Polyakov, CT-RSA 2022).
+
+    Raises:
+        ValueError naming poly_modulus_degree where the bound leaves no such chain (N < 8192
+        at 128 bits).
+    """
+    sec = 128 if security is None else security
+    bound = _core.CoeffModulus.max_bit_count(n, sec)
+    k = bound // 150
+    m = (bound - 31 * k) // 30 if k else 0
+    if k < 1 or m < 5:
+        raise ValueError(
+            f"poly_modulus_degree: no default 32-bit CKKS chain for N = {n} within the {sec}-bit "
+            f"bound of {bound} bits (it needs N >= 8192); pass word_bits=None or 64, or an "
+            "explicit coeff_modulus")
+    top_blocks = (m - 2) // 3  # (1, 2) pairs from the top
+    q0 = m - 3 * top_blocks
+    groups = [q0] + [2, 1] * top_blocks  # from q_0 up: ..., 2, 1 (the top block has 1 prime)
+    return [30] * m + [31] * k, groups, k
+
+
 def default_scale(chain_bits: list[int]) -> float:
     """2^(bits of the chain's scale primes) for a :func:`default_ckks_chain` chain."""
     return 2.0 ** chain_bits[1]
@@ -99,7 +127,16 @@ class CKKSContext(KeyedContext):
             (default 2^40; with the default chain, 2^(its scale primes' bits): 2^30 at N = 4096).
         galois_steps: as for BFV (default ``"power_of_two"`` where a special prime exists).
         device, security, seed, special_primes, alpha, relin_keys: as for BFV.
-        auto_rescale: rescale after every multiplication (default False).
+        auto_rescale: rescale after every multiplication (default False); the rescale is fused
+            with the relinearization (one key switch: ``Evaluator.relinearize_rescale``).
+        word_bits: residues in memory as 32-bit or 64-bit words. Default ``None``: 32 when every
+            prime is below 2^31. ``word_bits=32`` without a coeff_modulus builds a chain of
+            ~30-bit primes (:func:`default_ckks_chain_32`) whose rescales divide by blocks of one
+            or two primes, so a 2^40 scale alternates between about 2^40 and 2^50 (see
+            :meth:`scale_at`); 32-bit words make GPU kernels about twice as fast.
+        rescale_groups: sizes of the blocks of Q primes (from q_0 up) that one rescale divides
+            by together (default: one prime each, SEAL's rule; with the 32-bit default chain,
+            its blocks).
     """
 
     scheme = "ckks"
@@ -117,17 +154,27 @@ class CKKSContext(KeyedContext):
         alpha: int | None = None,
         relin_keys: bool | None = None,
         auto_rescale: bool = False,
+        word_bits: int | None = None,
+        rescale_groups: Sequence[int] | None = None,
     ) -> None:
         n = check_degree(poly_modulus_degree)
         security = _check.security(security)
-        if coeff_modulus is None:
+        if coeff_modulus is None and word_bits == 32:
+            coeff_modulus, groups, k = default_ckks_chain_32(n, security)
+            if rescale_groups is None:
+                rescale_groups = groups
+            if special_primes is None:
+                special_primes = k
+            default = 2.0**40
+        elif coeff_modulus is None:
             coeff_modulus = default_ckks_chain(n, security)
             default = default_scale(coeff_modulus)
         else:
             default = 2.0**40
         scale = default if scale is None else _check.scale(scale)
         auto_rescale = _check.flag(auto_rescale, "auto_rescale")
-        params = build_params("ckks", n, coeff_modulus, None, special_primes, alpha, None, security)
+        params = build_params("ckks", n, coeff_modulus, None, special_primes, alpha, None, security,
+                              word_bits, rescale_groups)
         primes = list(params.coeff_modulus)
         top_bits = sum(math.log2(q) for q in primes[:len(primes) - params.special_primes])
         _check.scale_fits(scale, top_bits, len(primes) - params.special_primes - 1)
@@ -153,6 +200,35 @@ class CKKSContext(KeyedContext):
     @property
     def slot_count(self) -> int:
         return self.encoder.slot_count
+
+    @property
+    def word_bits(self) -> int:
+        """32 or 64: the word size of every residue in memory."""
+        return self.context.word_bits
+
+    def _rescalable(self, level: int) -> bool:
+        """True above q_0's rescale block (a rescale from ``level`` is possible)."""
+        return level >= self.context.rescale_groups[0]
+
+    def scale_at(self, level: int) -> float:
+        """The scale a ciphertext at ``level`` has when every multiplication since the top
+        level multiplied two ciphertexts at the context's scale and was rescaled: S_top =
+        ``scale`` and S_t = S_l^2 / D_l along the rescale path (D_l the product of the block
+        dropped at level l); levels inside a block take the scale of the block's top level.
+        With SEAL's one-prime blocks and scale-sized primes this stays close to ``scale``; with
+        the 32-bit default chain it alternates between about 2^40 and 2^50. Encode at
+        ``scale_at(level)`` to add fresh values to such a product."""
+        level = _check.integer(level, "level", 0, self.max_level)
+        s, lv = self.scale, self.max_level
+        path = {lv: s}
+        while lv > 0 and self._rescalable(lv):
+            t = self.context.rescale_target(lv)
+            s = s * s
+            for q in self.context.coeff_modulus_at(lv)[t + 1:]:
+                s /= q
+            lv = t
+            path[lv] = s
+        return path[min(k for k in path if k >= level)]
 
     # ---- encoding -------------------------------------------------------------------------
     def _numbers(self, values, name: str = "values") -> np.ndarray:
@@ -283,9 +359,12 @@ class CKKSCiphertext(CiphertextBase):
 
     def _after_mul(self, raw):
         ev = self.ctx.evaluator
+        rescale = self.ctx.auto_rescale and self.ctx._rescalable(raw.level)
+        if raw.size == 3 and rescale:  # one key switch: ModDown fused with the rescale
+            return ev.relinearize_rescale(raw, self.ctx._rlk())
         if raw.size == 3:
             raw = ev.relinearize(raw, self.ctx._rlk())
-        if self.ctx.auto_rescale and raw.level > 0:
+        if rescale:
             raw = ev.rescale_to_next(raw)
         return raw
 
@@ -324,7 +403,8 @@ class CKKSCiphertext(CiphertextBase):
         return self._wrap(self._after_mul(self.ctx.evaluator.square(self.raw)))
 
     def rescale(self) -> CKKSCiphertext:
-        """Divides by the last prime and drops it (scale /= q_level)."""
+        """Divides by the rescale block holding the top prime and drops it (scale /= the
+        block's product: q_level with the default one-prime blocks)."""
         return self._wrap(self.ctx.evaluator.rescale_to_next(self.raw))
 
     def set_scale(self, scale: float) -> CKKSCiphertext:

@@ -223,5 +223,54 @@ TEST(RescaleGroups, ScaleTracksTheBlocksOnThirtyBitPrimes) {
   EXPECT_EQ(words(results[0]), words(results[1]));
 }
 
+// relinearize_rescale (ModDown by P fused with the rescale) against relinearize then rescale:
+// the same level and scale, values within the rescale's rounding (float64 oracle), for SEAL's
+// one-prime blocks on 64-bit words and for two-prime blocks on 32-bit words; errors name their
+// argument.
+TEST(RescaleGroups, FusedRelinearizeRescaleMatchesTheTwoSteps) {
+  EncryptionParameters seal_like = params_with(SchemeType::ckks, 8192, {60, 40, 40, 60});
+  for (const EncryptionParameters& p : {seal_like, blocked_params(0)}) {
+    const ContextPtr ctx = Context::create(p, SecurityLevel::none);
+    KeyGenerator kg(ctx, Device::cpu(), 21);
+    const RelinKeys rk = kg.create_relin_keys();
+    const CKKSEncoder enc(ctx);
+    Encryptor e(ctx, kg.create_public_key(), 22);
+    const Decryptor d(ctx, kg.secret_key());
+    const Evaluator ev(ctx);
+    std::mt19937_64 rng(23);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::vector<double> x(enc.slot_count()), y(enc.slot_count());
+    for (double& v : x) v = u(rng);
+    for (double& v : y) v = u(rng);
+    const double scale = std::ldexp(1.0, 40);
+    const std::size_t top = ctx->max_level();
+    const Ciphertext cx = e.encrypt(enc.encode(x, scale, top));
+    const Ciphertext cy = e.encrypt(enc.encode(y, scale, top));
+    const Ciphertext two = ev.rescale_to_next(ev.relinearize(ev.multiply(cx, cy), rk));
+    const Ciphertext one = ev.multiply_relinearize_rescale(cx, cy, rk);
+    ASSERT_EQ(one.level(), two.level());
+    ASSERT_EQ(one.size(), 2u);
+    EXPECT_EQ(one.scale(), two.scale());
+    const std::vector<cd> a = enc.decode(d.decrypt(one)), b = enc.decode(d.decrypt(two));
+    double err_one = 0, err_two = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      err_one = std::max(err_one, std::abs(a[i] - x[i] * y[i]));
+      err_two = std::max(err_two, std::abs(b[i] - x[i] * y[i]));
+    }
+    std::printf("[ RescaleGroups ] %d-bit words: fused max error 2^%.1f, two steps 2^%.1f\n",
+                ctx->word_bits(), std::log2(err_one), std::log2(err_two));
+    EXPECT_LT(err_one, std::ldexp(1.0, -20));
+    EXPECT_LT(err_one, 2 * err_two + std::ldexp(1.0, -30));
+    expect_invalid([&] { ev.relinearize_rescale(cx, rk); }, "size 3");
+    expect_invalid([&] { ev.relinearize_rescale(ev.multiply(cx, cy), RelinKeys()); }, "relin_keys");
+  }
+  const ContextPtr bgv = Context::create(params_with(SchemeType::bgv, 4096, {30, 30, 31}),
+                                         SecurityLevel::none);
+  KeyGenerator kg(bgv, Device::cpu(), 1);
+  const Ciphertext c = Encryptor(bgv, kg.create_public_key(), 2).encrypt_zero();
+  expect_invalid([&] { Evaluator(bgv).relinearize_rescale(c, kg.create_relin_keys()); },
+                 "CKKS");
+}
+
 }  // namespace
 }  // namespace veil::test

@@ -237,6 +237,40 @@ void Evaluator::relinearize_inplace(Ciphertext& a, const RelinKeys& rlk) const {
   a = std::move(out);
 }
 
+Ciphertext Evaluator::relinearize_rescale(const Ciphertext& a, const RelinKeys& rlk) const {
+  check(a, "encrypted");
+  if (ctx_->scheme() != SchemeType::ckks) {
+    throw InvalidArgument("encrypted: relinearize_rescale is a CKKS operation");
+  }
+  if (rlk.empty()) throw InvalidArgument("relin_keys: is empty");
+  check_compatible(*ctx_, a.device(), rlk.context(), rlk.device(), "relin_keys");
+  const u64 id = join_key_sets(a.key_id(), rlk.key_id(), "relin_keys");
+  if (a.size() != 3) {
+    throw InvalidArgument("encrypted: relinearize_rescale expects a ciphertext of size 3, got size " +
+                          std::to_string(a.size()));
+  }
+  const std::size_t level = a.level();
+  if (level == 0) {
+    throw InvalidArgument("encrypted: is at the last level (0); it cannot be rescaled further");
+  }
+  const std::size_t target = ctx_->rescale_target(level);
+  double scale = a.scale();
+  for (std::size_t i = target + 1; i <= level; ++i)
+    scale /= static_cast<double>(ctx_->base_q(level)[i].value);
+  check_ckks_scale(*ctx_, scale, target, "encrypted");
+  const KeySwitchDigits digits = key_switch_mod_up(*ctx_, a.device(), level, a.poly(2), true);
+  Ciphertext out(ctx_, a.device(), 2, target, true);
+  key_switch_rescale(*ctx_, a.device(), level, digits, rlk.key(), a.poly(0), a.poly(1), out.data());
+  out.set_scale(scale);
+  out.set_key_id(id);
+  return out;
+}
+
+Ciphertext Evaluator::multiply_relinearize_rescale(const Ciphertext& a, const Ciphertext& b,
+                                                   const RelinKeys& rlk) const {
+  return relinearize_rescale(multiply(a, b), rlk);
+}
+
 Ciphertext Evaluator::relinearize(const Ciphertext& a, const RelinKeys& rlk) const {
   Ciphertext r(a);
   relinearize_inplace(r, rlk);

@@ -59,9 +59,19 @@ class Evaluator {
   Ciphertext mod_switch_to(const Ciphertext& a, std::size_t level) const;
   /// CKKS plaintexts: drop primes down to `level`.
   Plaintext mod_switch_to(const Plaintext& p, std::size_t level) const;
-  /// CKKS: divides by the last prime and drops it (scale /= q_l). Throws at level 0.
+  /// CKKS: divides by the rescale block holding q_l (the last prime by default) and drops it
+  /// (scale /= the block's product). Throws at a level in q_0's block.
   Ciphertext rescale_to_next(const Ciphertext& a) const;
   void rescale_to_next_inplace(Ciphertext& a) const;
+  /// CKKS: relinearize then rescale in one key switch (size 3 -> 2, one level block down; the
+  /// ModDown by P fused with the rescale: key_switch_rescale). Equal to
+  /// rescale_to_next(relinearize(a)) up to the rounding of one division instead of two.
+  /// @throws InvalidArgument naming `encrypted` (not CKKS, size != 3, in q_0's block, scale out
+  ///         of range) or `relin_keys` (empty, other context or key set).
+  Ciphertext relinearize_rescale(const Ciphertext& a, const RelinKeys& rlk) const;
+  /// CKKS: multiply, relinearize and rescale (multiply, then relinearize_rescale).
+  Ciphertext multiply_relinearize_rescale(const Ciphertext& a, const Ciphertext& b,
+                                          const RelinKeys& rlk) const;
   /// CKKS: rotates the N/2 slots left by `steps` (NAF composition without a direct key).
   Ciphertext rotate_vector(const Ciphertext& a, int steps, const GaloisKeys& gk) const;
   /// CKKS: complex conjugation of every slot (Galois element 2N - 1).

@@ -449,6 +449,19 @@ std::unique_ptr<KeySwitchLevel> Context::build_key_switch(std::size_t level) con
   ks->modup_mat = DeviceTable<u64>(std::move(mat));
   ks->mod_down = ModDown(q, base_p_);
   ks->mod_down_ntt = ModDownNtt(q, base_p_, scheme() == SchemeType::bgv ? plain_modulus() : 0);
+  if (scheme() == SchemeType::ckks && group_start_[level] > 0) {
+    const std::size_t target = group_start_[level] - 1;
+    ks->rescale_down = ModDownNtt(base_q_[target], q.slice(target + 1, level - target).concat(base_p_), 0);
+    std::vector<u64> pq(limbs), pqs(limbs);
+    for (std::size_t i = 0; i < limbs; ++i) {
+      u64 acc = 1;
+      for (std::size_t j = 0; j < num_p_; ++j) acc = mul_mod(acc, reduce_word(base_p_[j].value, q[i]), q[i]);
+      pq[i] = acc;
+      pqs[i] = shoup_quotient(acc, q[i].value);
+    }
+    ks->p_mod_q = DeviceTable<u64>(std::move(pq));
+    ks->p_mod_q_shoup = DeviceTable<u64>(std::move(pqs));
+  }
   return ks;
 }
 

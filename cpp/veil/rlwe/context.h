@@ -36,6 +36,10 @@ struct KeySwitchLevel {
   DeviceTable<u64> modup_mat;          // [dnum][l+1+k][alpha]: (D_j/q_i) mod m (0 inside D_j)
   ModDown mod_down;                   // Q_l ∪ P -> Q_l (divide by P, round), coefficient form
   ModDownNtt mod_down_ntt;            // the same on NTT-form data (BGV: with the t-correction)
+  // CKKS, levels that can rescale: Q_l ∪ P -> Q_t (t = rescale_target(l)), dividing by the
+  // rescale block B = {q_t+1..q_l} and P at once (relinearization's ModDown fused with rescale).
+  ModDownNtt rescale_down;
+  DeviceTable<u64> p_mod_q, p_mod_q_shoup;  // [l+1]: P mod q_i (CKKS; the lift of c to Q_l ∪ P)
 };
 
 /// Per-level tables (built on first use).

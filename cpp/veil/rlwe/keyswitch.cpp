@@ -82,10 +82,15 @@ KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t leve
   return out;
 }
 
+// The inner product of the digits with `key` over Q_l ∪ P (NTT form), both outputs in one pass:
+// [2][l+1+k][N]. With a Galois element, coefficient i reads the digits at sigma_g's source slot
+// (the NTT-form automorphism is a permutation: poly::automorphism_ntt), so no permuted copy is
+// made. With `lift0/lift1` (CKKS relinearize + rescale), P * lift_p is added on the Q limbs:
+// the result is then the key-switched ciphertext plus P * (lift0, lift1), over Q_l ∪ P.
 template <class W>
-void inner_t(const Context& ctx, const Device& dev, std::size_t level,
-             const KeySwitchDigits& digits, const KSwitchKey& key, W* acc0, W* acc1, bool acc_ntt,
-             u32 galois_elt) {
+Buffer<W> inner_product(const Context& ctx, const Device& dev, std::size_t level,
+                        const KeySwitchDigits& digits, const KSwitchKey& key, u32 galois_elt,
+                        const W* lift0 = nullptr, const W* lift1 = nullptr) {
   const KeySwitchLevel& ks = ctx.key_switch(level);
   if (key.context()->parameter_hash() != ctx.parameter_hash()) {
     throw InvalidArgument("key: belongs to a different context");
@@ -107,17 +112,14 @@ void inner_t(const Context& ctx, const Device& dev, std::size_t level,
   const std::size_t alpha = ctx.alpha();
   const std::size_t dnum = ks.dnum;
   if (dnum > kMaxKeySwitchDigits) throw InvalidArgument("key switching: more than 60 digits is not supported");
-  const RnsBase& qp = ks.base_qp;
-  const Modulus* mods = qp.moduli(dev);
+  const Modulus* mods = ks.base_qp.moduli(dev);
   const std::size_t key_poly = key.poly_words();
   const W* kd = key.data<W>();
   const W* dg = digits.complement.data<W>();
   const W* own = digits.own.as<W>();
   const u64 g = galois_elt, mask = 2 * n - 1;
-
-  // Inner product over Q_l ∪ P (NTT form), both outputs in one pass over the digits. With a
-  // Galois element, coefficient i reads the digits at sigma_g's source slot (the NTT-form
-  // automorphism is a permutation: poly::automorphism_ntt), so no permuted copy is made.
+  const u64* pq = lift0 ? ks.p_mod_q.data(dev) : nullptr;
+  const u64* pqs = lift0 ? ks.p_mod_q_shoup.data(dev) : nullptr;
   Buffer<W> out(dev, 2 * ext_limbs * n);
   W* o = out.data();
   for_each_limb(dev, 1, ext_limbs, n, VEIL_LAMBDA(std::size_t i, u32 lp32) {
@@ -143,19 +145,47 @@ void inner_t(const Context& ctx, const Device& dev, std::size_t level,
       d1.add(d, kd[(2 * j + 1) * key_poly + key_limb * n + coeff]);
     }
     const Modulus m = mods[lp];
-    o[i] = d0.reduce(m);
-    o[ext_limbs * n + i] = d1.reduce(m);
+    W r0 = d0.reduce(m), r1 = d1.reduce(m);
+    if (pq != nullptr && lp < limbs) {
+      const W qv = static_cast<W>(m.value), w = static_cast<W>(pq[lp]);
+      const W wq = shoup_for<W>(pqs[lp]);
+      r0 = add_mod(r0, mul_shoup(lift0[lp * n + coeff], w, wq, qv), qv);
+      r1 = add_mod(r1, mul_shoup(lift1[lp * n + coeff], w, wq, qv), qv);
+    }
+    o[i] = r0;
+    o[ext_limbs * n + i] = r1;
   });
+  return out;
+}
 
+template <class W>
+void inner_t(const Context& ctx, const Device& dev, std::size_t level,
+             const KeySwitchDigits& digits, const KSwitchKey& key, W* acc0, W* acc1, bool acc_ntt,
+             u32 galois_elt) {
+  const KeySwitchLevel& ks = ctx.key_switch(level);
+  Buffer<W> out = inner_product<W>(ctx, dev, level, digits, key, galois_elt);
+  W* o = out.data();
   if (acc_ntt) {
     // NTT-form schemes: only P's limbs leave the NTT domain (seed 001 "NTT + ModDown"), and the
     // result is added into the accumulators in the same pass.
-    ks.mod_down_ntt.apply_accumulate(dev, ctx.ntt(), o, acc0, acc1, n);
+    ks.mod_down_ntt.apply_accumulate(dev, ctx.ntt(), o, acc0, acc1, ctx.n());
   } else {
     // Coefficient form (BFV): INTT, then ModDown fused with the accumulation.
-    ntt_inverse(dev, o, 2, qp, ctx.ntt());
-    ks.mod_down.apply_accumulate(dev, o, acc0, acc1, n, 2);
+    ntt_inverse(dev, o, 2, ks.base_qp, ctx.ntt());
+    ks.mod_down.apply_accumulate(dev, o, acc0, acc1, ctx.n(), 2);
   }
+}
+
+template <class W>
+void rescale_t(const Context& ctx, const Device& dev, std::size_t level,
+               const KeySwitchDigits& digits, const KSwitchKey& key, const W* c0, const W* c1,
+               W* out) {
+  const KeySwitchLevel& ks = ctx.key_switch(level);
+  VEIL_REQUIRE(ctx.scheme() == SchemeType::ckks, "key_switch_rescale: CKKS only");
+  ctx.rescale_target(level);  // throws naming `encrypted` in q_0's block
+  Buffer<W> y = inner_product<W>(ctx, dev, level, digits, key, 0, c0, c1);
+  // (c + P c') / (P * B) = round(relinearized / B) up to the rounding of one division.
+  ks.rescale_down.apply(dev, ctx.ntt(), y.data(), out, ctx.n(), 2);
 }
 
 }  // namespace
@@ -170,6 +200,13 @@ void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
                       WordPtr acc1, bool acc_ntt, u32 galois_elt) {
   VEIL_WITH_WORD(acc0.word_bits(), inner_t<W>(ctx, dev, level, digits, key, acc0.as<W>(),
                                               acc1.as<W>(), acc_ntt, galois_elt));
+}
+
+void key_switch_rescale(const Context& ctx, const Device& dev, std::size_t level,
+                        const KeySwitchDigits& digits, const KSwitchKey& key, ConstWordPtr c0,
+                        ConstWordPtr c1, WordPtr out) {
+  VEIL_WITH_WORD(out.word_bits(), rescale_t<W>(ctx, dev, level, digits, key, c0.as<W>(),
+                                               c1.as<W>(), out.as<W>()));
 }
 
 void key_switch_accumulate(const Context& ctx, const Device& dev, std::size_t level,

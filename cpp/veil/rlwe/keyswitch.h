@@ -40,5 +40,15 @@ KeySwitchDigits key_switch_mod_up(const Context& ctx, const Device& dev, std::si
 void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
                       const KeySwitchDigits& digits, const KSwitchKey& key, WordPtr acc0,
                       WordPtr acc1, bool acc_ntt, u32 galois_elt = 0);
+/// CKKS relinearization fused with rescaling: out = round((c0, c1) + keyswitch(digits)) / B),
+/// B the rescale block above Context::rescale_target(level), written at that level ([2][t+1][N],
+/// NTT form). The inner product adds P (c0, c1) on the Q limbs and one ModDown divides by B P
+/// at once (KeySwitchLevel::rescale_down): one inverse NTT of |B| + k limbs and one forward NTT
+/// of the result instead of two of each, as Cheddar fuses ModDown with rescale (Kim et al.,
+/// arXiv:2407.13055). The result equals relinearize-then-rescale up to the rounding of one
+/// division instead of two.
+void key_switch_rescale(const Context& ctx, const Device& dev, std::size_t level,
+                        const KeySwitchDigits& digits, const KSwitchKey& key, ConstWordPtr c0,
+                        ConstWordPtr c1, WordPtr out);
 
 }  // namespace veil

@@ -40,10 +40,14 @@ class ModDownNtt {
   const RnsBase& keep() const { return keep_; }
   const RnsBase& drop() const { return drop_; }
 
- private:
+  /// The body of apply / apply_accumulate (public only because nvcc's extended lambdas may not
+  /// live in private members): polynomial p's output at out0 + p * out_stride, or at out0 and
+  /// out1 when out1 is set.
   template <class W, bool kAccumulate>
   void run(const Device& dev, const NttTables& tables, const W* in, W* out0, W* out1,
            std::size_t out_stride, std::size_t n, std::size_t num_polys) const;
+
+ private:
   RnsBase keep_, drop_, target_;  // target = keep (+ {t})
   u64 t_ = 0;
   BaseConverter conv_;            // drop -> target
