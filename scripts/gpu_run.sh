@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build (CUDA, sm_90), then the steps asked for, comma-separated:
 #   test    C++ tests (GPU suites included) and Python tests (GPU and SEAL-interop ones included)
+#   gtest / pytest   one of the two (GTEST_FILTER narrows the C++ tests)
 #   depth   the Table 10 reproduction (bench/depth_table10.py) on the GPU
 #   demo    both demos on the GPU
 #   profile stage profile of multiply+relinearize (BFV) and of the CKKS operations on Cheddar's
@@ -95,11 +96,13 @@ rc=$?
 echo "build rc=$rc in $(( $(date +%s) - t0 )) s"
 if [ $rc -ne 0 ]; then grep -E "error|Error|not found" "$OUT/build.log" | head -40; exit 1; fi
 
-if has test; then
+if has test || has gtest; then
   t0=$(date +%s)
-  "$BUILD/veil_tests" --gtest_brief=1 > "$OUT/gtest.log" 2>&1
+  "$BUILD/veil_tests" --gtest_brief=1 --gtest_filter="${GTEST_FILTER:-*}" > "$OUT/gtest.log" 2>&1
   echo "gtest rc=$? in $(( $(date +%s) - t0 )) s"
   grep -E "FAILED|PASSED|SKIPPED \[|tests ran" "$OUT/gtest.log" | tail -25
+fi
+if has test || has pytest; then
   t0=$(date +%s)
   (cd /tmp && python3 -m pytest "$OLDPWD/tests/python" -q -rs > "$OUT/pytest.log" 2>&1)
   echo "pytest rc=$? in $(( $(date +%s) - t0 )) s"
