@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "veil/backend/device.h"
 #include "veil/backend/memory.h"
@@ -50,22 +51,36 @@ void for_each(const Device& dev, std::size_t n, F f) {
   }
 }
 
+namespace launch_detail {
+// Calls f(i, l) or, when f takes three arguments, f(i, l, p) with p the polynomial of row r.
+template <class F>
+VEIL_HD void call_limb(F& f, std::size_t i, std::uint32_t l, std::uint32_t p) {
+  if constexpr (std::is_invocable_v<F&, std::size_t, std::uint32_t, std::uint32_t>) {
+    f(i, l, p);
+  } else {
+    f(i, l);
+  }
+}
+}  // namespace launch_detail
+
 #if defined(__CUDACC__)
 template <class F>
 __global__ void veil_limb_kernel(std::size_t rows, std::uint32_t limbs, std::size_t n, F f) {
   for (std::size_t r = blockIdx.y; r < rows; r += gridDim.y) {
-    const std::uint32_t l = static_cast<std::uint32_t>(r % limbs);
+    const std::uint32_t p = static_cast<std::uint32_t>(r / limbs);
+    const std::uint32_t l = static_cast<std::uint32_t>(r - std::size_t(p) * limbs);
     const std::size_t row = r * n;
     for (std::size_t j = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
          j += std::size_t(blockDim.x) * gridDim.x) {
-      f(row + j, l);
+      launch_detail::call_limb(f, row + j, l, p);
     }
   }
 }
 #endif
 
 /// Element-wise work over `npolys` polynomials of `limbs` limbs of `n` words (the RNS layout):
-/// calls f(i, l) for every flat index i in [0, npolys * limbs * n), l = (i / n) % limbs being
+/// calls f(i, l) - or f(i, l, p) when f takes three arguments, p = i / (limbs * n) the
+/// polynomial - for every flat index i in [0, npolys * limbs * n), l = (i / n) % limbs being
 /// the limb of word i, without a division per word (a 64-bit division is ~70 instructions on a
 /// GPU and made the element-wise kernels instruction-bound; bench/NOTES.md). CUDA: one grid row
 /// (blockIdx.y) per (polynomial, limb). CPU: an OpenMP loop over (row, word), collapsed.
@@ -94,8 +109,9 @@ void for_each_limb(const Device& dev, std::size_t npolys, std::size_t limbs, std
 #pragma omp parallel for collapse(2) schedule(static) if (parallel)
   for (std::int64_t r = 0; r < count; ++r) {
     for (std::int64_t j = 0; j < width; ++j) {
-      f(static_cast<std::size_t>(r * width + j),
-        static_cast<std::uint32_t>(static_cast<std::size_t>(r) % limbs));
+      launch_detail::call_limb(f, static_cast<std::size_t>(r * width + j),
+                               static_cast<std::uint32_t>(static_cast<std::size_t>(r) % limbs),
+                               static_cast<std::uint32_t>(static_cast<std::size_t>(r) / limbs));
     }
   }
 }

@@ -121,33 +121,6 @@ int invariant_noise_budget(const SecretKey& sk, const Ciphertext& ct) {
 
 namespace {
 
-// out[k] = sum_{i+j=k} a[i] * b[j] over `base` (NTT form), sizes sa, sb.
-template <class W>
-void tensor(const Device& dev, const RnsBase& base, std::size_t n, const W* a, std::size_t sa,
-            const W* b, std::size_t sb, W* out) {
-  const std::size_t pw = base.size() * n;
-  if (sa == 2 && sb == 2) {
-    // Fused 2x2 tensor (one pass): d0 = a0 b0, d1 = a0 b1 + a1 b0, d2 = a1 b1.
-    const Modulus* m = base.moduli(dev);
-    const std::size_t limbs = base.size();
-    for_each_limb(dev, 1, limbs, n, VEIL_LAMBDA(std::size_t i, u32 limb) {
-      const Modulus mod = m[limb];
-      const W a0 = a[i], a1 = a[pw + i], b0 = b[i], b1 = b[pw + i];
-      out[i] = mul_mod(a0, b0, mod);
-      WideAcc<W> mid;
-      mid.add(a0, b1);
-      mid.add(a1, b0);
-      out[pw + i] = mid.reduce(mod);
-      out[2 * pw + i] = mul_mod(a1, b1, mod);
-    });
-    return;
-  }
-  backend::fill_zero(dev, out, (sa + sb - 1) * pw * sizeof(W));
-  for (std::size_t i = 0; i < sa; ++i)
-    for (std::size_t j = 0; j < sb; ++j)
-      poly::multiply_accumulate(dev, base, n, 1, a + i * pw, b + j * pw, out + (i + j) * pw);
-}
-
 template <class W>
 Ciphertext multiply_hps(const Ciphertext& a, const Ciphertext& b) {
   const ContextPtr& ctx = a.context();
@@ -172,7 +145,7 @@ Ciphertext multiply_hps(const Ciphertext& a, const Ciphertext& b) {
     extend(b, eb, sb);
   }
   Buffer<W> prod(dev, sc * lqr * n);
-  tensor<W>(dev, t.base_qr, n, ea.data(), sa, eb.data(), sb, prod.data());
+  poly::tensor<W>(dev, t.base_qr, n, ea.data(), sa, eb.data(), sb, prod.data());
   ntt_inverse(dev, prod.data(), sc, t.base_qr, ctx->ntt());
   Buffer<W> in_r(dev, sc * lr * n);
   t.scale_qr.apply<W>(dev, prod.data(), in_r.data(), n, sc);
@@ -208,7 +181,7 @@ Ciphertext multiply_behz(const Ciphertext& a, const Ciphertext& b) {
     extend(b, eb, sb);
   }
   Buffer<u64> prod(dev, sc * lqb * n);
-  tensor<u64>(dev, t.base_q_bsk, n, ea.data(), sa, eb.data(), sb, prod.data());
+  poly::tensor<u64>(dev, t.base_q_bsk, n, ea.data(), sa, eb.data(), sb, prod.data());
   ntt_inverse(dev, prod.data(), sc, t.base_q_bsk, ctx->ntt());
   // Steps 4-5: multiply by t, fast floor by Q into Bsk, Shenoy-Kumaresan back to Q.
   poly::multiply_word(dev, t.base_q_bsk, n, sc, prod.data(), ctx->plain_modulus(), prod.data());

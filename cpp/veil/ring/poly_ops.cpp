@@ -104,6 +104,30 @@ void automorphism_coeff(const Device& dev, const RnsBase& base, std::size_t n, s
   });
 }
 
+template <class W>
+void tensor(const Device& dev, const RnsBase& base, std::size_t n, const W* a, std::size_t sa,
+            const W* b, std::size_t sb, W* out) {
+  const std::size_t pw = base.size() * n;
+  if (sa == 2 && sb == 2) {
+    const Modulus* m = base.moduli(dev);
+    for_each_limb(dev, 1, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 limb) {
+      const Modulus mod = m[limb];
+      const W a0 = a[i], a1 = a[pw + i], b0 = b[i], b1 = b[pw + i];
+      out[i] = mul_mod(a0, b0, mod);
+      WideAcc<W> mid;
+      mid.add(a0, b1);
+      mid.add(a1, b0);
+      out[pw + i] = mid.reduce(mod);
+      out[2 * pw + i] = mul_mod(a1, b1, mod);
+    });
+    return;
+  }
+  backend::fill_zero(dev, out, (sa + sb - 1) * pw * sizeof(W));
+  for (std::size_t i = 0; i < sa; ++i)
+    for (std::size_t j = 0; j < sb; ++j)
+      multiply_accumulate(dev, base, n, 1, a + i * pw, b + j * pw, out + (i + j) * pw);
+}
+
 namespace {
 VEIL_HD u32 bitrev32(u32 x, int bits) {
 #if VEIL_DEVICE_CODE
@@ -149,7 +173,9 @@ void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std
   template void automorphism_coeff<W>(const Device&, const RnsBase&, std::size_t, std::size_t,  \
                                       u32, const W*, W*);                                       \
   template void automorphism_ntt<W>(const Device&, const RnsBase&, std::size_t, std::size_t,    \
-                                    u32, const W*, W*);
+                                    u32, const W*, W*);                                         \
+  template void tensor<W>(const Device&, const RnsBase&, std::size_t, const W*, std::size_t,    \
+                          const W*, std::size_t, W*);
 VEIL_POLY_INSTANTIATE(u32)
 VEIL_POLY_INSTANTIATE(u64)
 #undef VEIL_POLY_INSTANTIATE
@@ -200,6 +226,10 @@ void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std
                       u32 galois_elt, ConstWordPtr in, WordPtr out) {
   VEIL_DISPATCH(out, automorphism_ntt<W>(dev, base, n, npolys, galois_elt, in.as<W>(),
                                          out.as<W>()));
+}
+void tensor(const Device& dev, const RnsBase& base, std::size_t n, ConstWordPtr a, std::size_t sa,
+            ConstWordPtr b, std::size_t sb, WordPtr out) {
+  VEIL_DISPATCH(out, tensor<W>(dev, base, n, a.as<W>(), sa, b.as<W>(), sb, out.as<W>()));
 }
 #undef VEIL_DISPATCH
 

@@ -46,6 +46,12 @@ void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::s
 template <class W>
 void lift_small(const Device& dev, const RnsBase& base, std::size_t n, const u64* in, u64 t,
                 bool centered, W* out);
+/// Tensor product of NTT-form polynomial vectors: out[k] = sum_{i+j=k} a[i] * b[j] (sizes sa,
+/// sb; out has sa + sb - 1 polynomials and must not alias a or b). 2 x 2 (the product of two
+/// fresh ciphertexts) is one fused pass: d0 = a0 b0, d1 = a0 b1 + a1 b0, d2 = a1 b1.
+template <class W>
+void tensor(const Device& dev, const RnsBase& base, std::size_t n, const W* a, std::size_t sa,
+            const W* b, std::size_t sb, W* out);
 /// Galois automorphism X -> X^g (g odd, < 2N) in coefficient form.
 template <class W>
 void automorphism_coeff(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
@@ -74,6 +80,8 @@ void lift_small(const Device& dev, const RnsBase& base, std::size_t n, const u64
                 bool centered, WordPtr out);
 void automorphism_coeff(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                         u32 galois_elt, ConstWordPtr in, WordPtr out);
+void tensor(const Device& dev, const RnsBase& base, std::size_t n, ConstWordPtr a, std::size_t sa,
+            ConstWordPtr b, std::size_t sb, WordPtr out);
 void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                       u32 galois_elt, ConstWordPtr in, WordPtr out);
 

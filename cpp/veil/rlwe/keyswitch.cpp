@@ -6,6 +6,7 @@
 #include "veil/core/error.h"
 #include "veil/core/primes.h"
 #include "veil/ring/poly_ops.h"
+#include "veil/rns/conv_kernels.h"
 
 namespace veil {
 
@@ -56,25 +57,36 @@ KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t leve
   const u64* sc = ks.modup_scale.data(dev);
   const u64* scs = ks.modup_scale_shoup.data(dev);
   const u64* mat = ks.modup_mat.data(dev);
-  for_each(dev, dnum * n, VEIL_LAMBDA(std::size_t idx) {
-    const std::size_t j = idx / n, cc = idx % n;
+  // One thread per (digit, group of output limbs, coefficient): more, shorter threads hide the
+  // latency of the multiply-accumulate chains (bench/NOTES.md); each recomputes its digit's
+  // scaled inputs y_i. Digit j's limbs start after the earlier digits', each of ext - alpha
+  // limbs (only the last digit may own fewer primes, and so have more limbs).
+  const std::size_t last_size = limbs - (dnum - 1) * alpha;
+  const std::size_t most = ext - last_size;  // the most output limbs of a digit
+  std::size_t group = rns_detail::conv_group();
+  if (group == 0 || group > most) group = most;
+  const std::size_t groups = (most + group - 1) / group;
+  const int log_n = ctx.log_n();
+  for_each(dev, dnum * groups * n, VEIL_LAMBDA(std::size_t idx) {
+    const std::size_t cc = idx & (n - 1), jg = idx >> log_n;
+    const std::size_t j = jg / groups, o0 = (jg - j * groups) * group;
     const std::size_t first = j * alpha;
     const std::size_t size = (limbs - first) < alpha ? (limbs - first) : alpha;
+    const std::size_t o1 = o0 + group < ext - size ? o0 + group : ext - size;
+    if (o0 >= o1) return;
     W y[32];
     for (std::size_t i = 0; i < size; ++i) {
       const std::size_t l = first + i;
       y[i] = mul_shoup(src[l * n + cc], static_cast<W>(sc[j * alpha + i]),
                        shoup_for<W>(scs[j * alpha + i]), static_cast<W>(mods[l].value));
     }
-    // Digit j's limbs start after the earlier digits', each of ext - alpha limbs (only the last
-    // digit may be short).
     W* dj = o + j * (ext - alpha) * n + cc;
-    for (std::size_t l = 0, out_l = 0; l < ext; ++l) {
-      if (l >= first && l < first + size) continue;
+    for (std::size_t out_l = o0; out_l < o1; ++out_l) {
+      const std::size_t l = out_l < first ? out_l : out_l + size;
       const u64* row = mat + (j * ext + l) * alpha;
       WideAcc<W> dot;
       for (std::size_t i = 0; i < size; ++i) dot.add(y[i], static_cast<W>(row[i]));
-      dj[out_l++ * n] = dot.reduce(mods[l]);
+      dj[out_l * n] = dot.reduce(mods[l]);
     }
   });
   ntt_forward(dev, o, 1, ks.modup_base, ctx.ntt());

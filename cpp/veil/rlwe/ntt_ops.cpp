@@ -11,14 +11,10 @@ Ciphertext tensor_ntt(const Ciphertext& a, const Ciphertext& b) {
   const ContextPtr& ctx = a.context();
   const Device& dev = a.device();
   const RnsBase& q = ctx->base_q(a.level());
-  const std::size_t n = ctx->n(), pw = q.size() * n;
+  const std::size_t n = ctx->n();
   const std::size_t sa = a.size(), sb = b.size();
   Ciphertext out(ctx, dev, sa + sb - 1, a.level(), true);
-  out.buffer().zero();
-  for (std::size_t i = 0; i < sa; ++i)
-    for (std::size_t j = 0; j < sb; ++j)
-      poly::multiply_accumulate(dev, q, n, 1, a.data() + i * pw, b.data() + j * pw,
-                                out.data() + (i + j) * pw);
+  poly::tensor(dev, q, n, a.data(), sa, b.data(), sb, out.data());
   return out;
 }
 

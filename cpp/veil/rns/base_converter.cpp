@@ -1,6 +1,7 @@
 // BaseConverter hot paths (one for_each thread per coefficient of each polynomial).
 #include "veil/rns/base_converter.h"
 
+#include "veil/core/primes.h"
 #include "veil/rns/conv_kernels.h"
 
 namespace veil {
@@ -15,8 +16,9 @@ struct ExactEpi {
   const u64* q_mod_p;
   VEIL_HD void operator()(std::size_t j, Wo r, u64 v_hi, u64 v_lo) const {
     const Modulus& p = to[j];
-    const u64 vq = mul_mod(reduce_u128(v_hi, v_lo, p), q_mod_p[j], p);
-    out[j * n] = static_cast<Wo>(sub_mod(u64(r), vq, p.value));
+    const Wo v = static_cast<Wo>(reduce_rounded(v_hi, v_lo, p));
+    const Wo vq = mul_mod(v, static_cast<Wo>(q_mod_p[j]), p);
+    out[j * n] = sub_mod(r, vq, static_cast<Wo>(p.value));
   }
 };
 }  // namespace rns_detail
@@ -32,10 +34,10 @@ void BaseConverter::fast_convert(const Device& dev, const W* in, W* out, std::si
   const std::size_t is = in_stride ? in_stride : kf * n, os = out_stride ? out_stride : kt * n;
   Buffer<W> scratch = partial_scratch<W>(dev, kf, kt, n, num_polys);
   W* part = scratch.data();
-  for_each(dev, num_polys * n, VEIL_LAMBDA(std::size_t idx) {
-    const std::size_t p = idx / n, c = idx % n;
+  for_each_output_group(dev, num_polys, n, log2_exact(n), kt, conv_group(),
+                        VEIL_LAMBDA(std::size_t p, std::size_t c, std::size_t j0, std::size_t j1) {
     StoreEpi<W> epi{out + p * os + c, n};
-    convert_coeff<W>(cv, in + p * is + c, part ? part + p * kt * n + c : nullptr, n, epi);
+    convert_coeff<W>(cv, in + p * is + c, part ? part + p * kt * n + c : nullptr, n, epi, j0, j1);
   });
 }
 
@@ -52,10 +54,11 @@ void BaseConverter::exact_convert(const Device& dev, const W* in, Wo* out, std::
   const u64* q_mod_p = conv_.q_mod_p.data(dev);
   Buffer<Wo> scratch = partial_scratch<Wo>(dev, kf, kt, n, num_polys);
   Wo* part = scratch.data();
-  for_each(dev, num_polys * n, VEIL_LAMBDA(std::size_t idx) {
-    const std::size_t p = idx / n, c = idx % n;
+  for_each_output_group(dev, num_polys, n, log2_exact(n), kt, conv_group(),
+                        VEIL_LAMBDA(std::size_t p, std::size_t c, std::size_t j0, std::size_t j1) {
     ExactEpi<Wo> epi{out + p * os + c, n, to, q_mod_p};
-    convert_coeff<W, Wo>(cv, in + p * is + c, part ? part + p * kt * n + c : nullptr, n, epi);
+    convert_coeff<W, Wo>(cv, in + p * is + c, part ? part + p * kt * n + c : nullptr, n, epi, j0,
+                         j1);
   });
 }
 

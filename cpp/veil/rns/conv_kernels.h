@@ -1,6 +1,7 @@
-// Internal to rns/: the per-coefficient kernel shared by every RNS conversion (fast and exact
-// base conversion, HPS scale-and-round, the BEHZ steps, ModDown). Included only by rns/*.cpp,
-// which build for both backends; nothing here touches the CUDA runtime.
+// Internal to rns/ and the key switching's ModUp (rlwe/keyswitch.cpp): the per-coefficient kernel
+// shared by every RNS conversion (fast and exact base conversion, HPS scale-and-round, the BEHZ
+// steps, ModDown). Included only by files that build for both backends; nothing here touches the
+// CUDA runtime.
 //
 // One for_each thread handles one coefficient of one polynomial: it reads that coefficient's
 // input limbs once into registers/local memory (in chunks of kChunk limbs), then produces every
@@ -27,6 +28,12 @@ inline constexpr std::size_t kChunk = 32;
 /// (hi * 2^64 + lo) mod m for any two words (reduce_wide alone needs hi < m).
 VEIL_HD u64 reduce_u128(u64 hi, u64 lo, const Modulus& m) {
   return reduce_wide(reduce_word(hi, m), lo, m);
+}
+
+/// The rounded fraction sum v = (hi, lo) mod m. v is at most the number of input limbs (each
+/// term y_i f_i is below 1), so it is almost always already below m: no reduction then.
+VEIL_HD u64 reduce_rounded(u64 hi, u64 lo, const Modulus& m) {
+  return hi == 0 && lo < m.value ? lo : reduce_u128(hi, lo, m);
 }
 
 /// Exact 256-bit accumulator of sum_i y_i * f_i, y_i < 2^63, f_i in 0.128 fixed point.
@@ -99,8 +106,12 @@ Buffer<W> partial_scratch(const Device& dev, std::size_t kf, std::size_t kt, std
 /// 2^31 (the products are then 32 x 32 -> 64-bit and accumulate in WideAcc<u32>,
 /// core/modarith.h); 32-bit inputs may convert to a base of larger moduli with Wo = u64 (CKKS
 /// decoding's three 61-bit primes).
+/// Only output limbs [j0, j1) are produced when given (a thread may handle a group of them:
+/// for_each_output_group).
 template <class W, class Wo = W, class Epi>
-VEIL_HD void convert_coeff(const ConvView& c, const W* in, Wo* partial, std::size_t n, Epi& epi) {
+VEIL_HD void convert_coeff(const ConvView& c, const W* in, Wo* partial, std::size_t n, Epi& epi,
+                           std::size_t j0 = 0, std::size_t j1 = ~std::size_t(0)) {
+  if (j1 > c.kt) j1 = c.kt;
   W y[kChunk];
   FixedAcc acc;
   for (std::size_t c0 = 0; c0 < c.kf; c0 += kChunk) {
@@ -119,7 +130,7 @@ VEIL_HD void convert_coeff(const ConvView& c, const W* in, Wo* partial, std::siz
     }
     u64 v_hi = 0, v_lo = 0;
     if (last && c.frac) acc.round(v_hi, v_lo);
-    for (std::size_t j = 0; j < c.kt; ++j) {
+    for (std::size_t j = j0; j < j1; ++j) {
       const u64* row = c.mat + j * c.kf + c0;
       WideAcc<Wo> dot;
       for (std::size_t i = 0; i < cn; ++i) dot.add(static_cast<Wo>(y[i]), static_cast<Wo>(row[i]));
@@ -132,6 +143,28 @@ VEIL_HD void convert_coeff(const ConvView& c, const W* in, Wo* partial, std::siz
       }
     }
   }
+}
+
+/// Output limbs per thread of a grouped conversion (0: all of them in one thread). More, smaller
+/// threads hide the latency of the dependent multiply-accumulate chains; each recomputes the
+/// scaled inputs y_i (and the fraction sum) of its coefficient. Read once from
+/// VEIL_CONV_GROUP (for benchmarks), default 8.
+std::size_t conv_group();
+
+/// Calls f(p, c, j0, j1) for every coefficient c of every polynomial p < num_polys and every
+/// group [j0, j1) of `group` output limbs out of kt (one thread each; group 0: all kt at once).
+/// Coefficients vary fastest, so the threads of a warp read and write consecutive words.
+template <class F>
+void for_each_output_group(const Device& dev, std::size_t num_polys, std::size_t n, int log_n,
+                           std::size_t kt, std::size_t group, F f) {
+  if (group == 0 || group > kt) group = kt;
+  const std::size_t groups = (kt + group - 1) / group;
+  const std::size_t mask = n - 1;
+  for_each(dev, num_polys * groups * n, VEIL_LAMBDA(std::size_t idx) {
+    const std::size_t c = idx & mask, pg = idx >> log_n;
+    const std::size_t p = pg / groups, j0 = (pg - p * groups) * group;
+    f(p, c, j0, j0 + group);
+  });
 }
 
 /// Epilogue that stores r_j at out[j * n].

@@ -1,6 +1,7 @@
 // HPS scale-and-round hot paths (one for_each thread per coefficient of each polynomial).
 #include "veil/rns/hps.h"
 
+#include "veil/core/primes.h"
 #include "veil/rns/conv_kernels.h"
 
 namespace veil {
@@ -19,7 +20,7 @@ struct HpsQREpi {
   VEIL_HD void operator()(std::size_t j, W s, u64 v_hi, u64 v_lo) const {
     const Modulus& m = r[j];
     const W q = static_cast<W>(m.value);
-    const W a = add_mod(s, static_cast<W>(reduce_u128(v_hi, v_lo, m)), q);
+    const W a = add_mod(s, static_cast<W>(reduce_rounded(v_hi, v_lo, m)), q);
     out[j * n] = add_mod(
         a, mul_shoup(x_r[j * n], static_cast<W>(lambda[j]), shoup_for<W>(lambda_shoup[j]), q), q);
   }
@@ -31,7 +32,7 @@ struct HpsQEpi {
   u64* out;
   const Modulus* t;
   VEIL_HD void operator()(std::size_t, W s, u64 v_hi, u64 v_lo) const {
-    *out = add_mod(u64(s), reduce_u128(v_hi, v_lo, *t), t->value);
+    *out = add_mod(u64(s), reduce_rounded(v_hi, v_lo, *t), t->value);
   }
 };
 }  // namespace rns_detail
@@ -54,11 +55,11 @@ void HpsScaleAndRoundQR::apply(const Device& dev, const W* in, W* out, std::size
   const u64* lam_sh = lambda_shoup_.data(dev);
   Buffer<W> scratch = partial_scratch<W>(dev, kq, kr, n, num_polys);
   W* part = scratch.data();
-  for_each(dev, num_polys * n, VEIL_LAMBDA(std::size_t idx) {
-    const std::size_t p = idx / n, c = idx % n;
+  for_each_output_group(dev, num_polys, n, log2_exact(n), kr, conv_group(),
+                        VEIL_LAMBDA(std::size_t p, std::size_t c, std::size_t j0, std::size_t j1) {
     const W* x = in + p * (kq + kr) * n + c;
     HpsQREpi<W> epi{out + p * kr * n + c, x + kq * n, n, rm, lam, lam_sh};
-    convert_coeff<W>(cv, x, part ? part + p * kr * n + c : nullptr, n, epi);
+    convert_coeff<W>(cv, x, part ? part + p * kr * n + c : nullptr, n, epi, j0, j1);
   });
 }
 

@@ -67,10 +67,8 @@ void ModDownNtt::run(const Device& dev, const NttTables& tables, const W* in, W*
     const Modulus* km = keep_.moduli(dev);
     const u64* di = d_inv_.data(dev);
     const u64* dis = d_inv_shoup_.data(dev);
-    const int log_n = log2_exact(n);
-    const u32 kk32 = static_cast<u32>(kk);
-    for_each_limb(dev, num_polys, kk, n, VEIL_LAMBDA(std::size_t i, u32 l) {
-      const std::size_t p = (u32(i >> log_n) - l) / kk32, rem = i - p * kk * n;
+    for_each_limb(dev, num_polys, kk, n, VEIL_LAMBDA(std::size_t i, u32 l, u32 p32) {
+      const std::size_t p = p32, rem = i - p * kk * n;
       const W q = static_cast<W>(km[l].value);
       const W v = sub_mod(in[p * in_stride + rem], rr[p * kt * n + rem], q);
       const W y = mul_shoup(v, static_cast<W>(di[l]), shoup_for<W>(dis[l]), q);
