@@ -225,12 +225,15 @@ class Row:
     rescale_groups: list[int] | None = None  # CKKS rescale blocks (None: one prime each)
     limbs: int | None = None  # RNS limbs of the timed ciphertexts (None: the top level)
     shape: str | None = None  # Cheddar's parameter set for "Cheddar" rows
+    peer: tuple[int, str] | None = None  # a "32-bit" row's Phantom row (N, primes as written)
 
     @property
     def name(self) -> str:
         """Short label, e.g. 'N=8192 3×54 + 1×56 (P=1)'."""
         if self.shape:
             return f"{self.shape} N={self.n} {self.limbs} limbs (P={self.special})"
+        if self.source == "32-bit":
+            return f"N={self.n} {self.primes_spec} (P={self.special}, 32-bit)"
         return f"N={self.n} {self.primes_spec} (P={self.special})"
 
     @property
@@ -263,7 +266,10 @@ class Row:
         return max_level if self.limbs is None else self.limbs - 1
 
     def phantom(self) -> PhantomRow | None:
-        """Phantom's numbers for this exact row (same N, primes and special count), or None."""
+        """Phantom's numbers for this exact row (same N, primes and special count), or for a
+        32-bit row the Phantom row of the same N and log Q it stands beside; else None."""
+        if self.source == "32-bit" and self.peer is not None:
+            return PHANTOM[self.scheme].get(self.peer)
         if self.source != "Phantom":
             return None
         return PHANTOM[self.scheme].get((self.n, self.primes_spec))
@@ -311,6 +317,35 @@ def phantom_rows(scheme: str = "bfv") -> list[Row]:
     ]
 
 
+#: 32-bit rows: Phantom's headline shapes with (at least) the same log Q in ~30-bit primes, so
+#: that 32-bit words serve them (issue 7's BFV/BGV targets), and CKKS's 32-bit default chain.
+#: (scheme, N, primes, special primes, Phantom row (N, primes) beside it, rescale blocks).
+_WORDS32 = (
+    ("bfv", 16384, "13×30 + 1×31", 1, (16384, "7×54 + 1×60"), None),
+    ("bfv", 65536, "58×30 + 4×31", 4, (65536, "15×55 + 17×56"), None),
+    ("bgv", 65536, "39×30 + 16×31", 16, (65536, "32×36 + 15×39 + 1×40"), None),
+    ("ckks", 65536, "46×30 + 11×31", 11, None, "default32"),
+)
+
+
+def words32_rows(scheme: str = "bfv") -> list[Row]:
+    """The 32-bit rows of ``scheme`` (``_WORDS32``), word size forced to 32."""
+    _check_scheme(scheme)
+    out = []
+    for s, n, spec, special, peer, groups in _WORDS32:
+        if s != scheme:
+            continue
+        rescale = None
+        if groups == "default32":
+            from ._ckks import default_ckks_chain_32
+
+            _, rescale, _ = default_ckks_chain_32(n, 128)
+        out.append(Row("32-bit", n, spec, parse_bit_sizes(spec), special,
+                       None if s == "ckks" else plain_modulus_for(n), s, 32, rescale, None, None,
+                       peer))
+    return out
+
+
 def cheddar_rows(scheme: str = "ckks") -> list[Row]:
     """Cheddar's two N = 2^16 shapes (CHEDDAR_SHAPES), each at its top level and at the lower
     level ANCHORS.md reports (CKKS only; no rows for BFV/BGV)."""
@@ -349,15 +384,17 @@ def select_rows(
         out = cheddar_rows(scheme)
         if not out:
             raise ValueError(f"rows: 'cheddar' rows are CKKS only, not {scheme}")
+    elif rows == "words32":
+        out = words32_rows(scheme)
     elif rows == "all":
         ph = phantom_rows(scheme)
         seen = {(r.n, tuple(r.bit_sizes or ()), r.special) for r in ph}
         out = [r for r in default_rows(scheme)
                if (r.n, tuple(r.bit_sizes or ()), r.special) not in seen] + ph
-        out += cheddar_rows(scheme)
+        out += words32_rows(scheme) + cheddar_rows(scheme)
     else:
         raise ValueError(
-            f"rows: expected 'default', 'phantom', 'cheddar' or 'all', got {rows!r}")
+            f"rows: expected 'default', 'phantom', 'cheddar', 'words32' or 'all', got {rows!r}")
     if max_n is not None:
         out = [r for r in out if r.n <= max_n]
     return out
@@ -423,6 +460,7 @@ __all__ = [
     "SCHEMES",
     "Row",
     "cheddar_rows",
+    "words32_rows",
     "default_rows",
     "make_context",
     "parse_bit_sizes",

@@ -150,9 +150,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--threads", type=_threads_arg, default=None, metavar="LIST",
                        help="CPU thread counts in 0..1024, comma-separated; 0 = default "
                        "(default: '1,0')")
-    bench.add_argument("--rows", choices=("default", "phantom", "cheddar", "all"), default="all",
+    bench.add_argument("--rows", choices=("default", "phantom", "cheddar", "words32", "all"),
+                       default="all",
                        help="parameter rows: SEAL defaults, Phantom's rows, Cheddar's N = 2^16 "
-                            "shapes (CKKS), or all of them (default: all)")
+                            "shapes (CKKS), Phantom's headline shapes in ~30-bit primes "
+                            "(32-bit words), or all of them (default: all)")
     bench.add_argument("--max-n", type=_degree_arg, default=None, metavar="N",
                        help="skip rows with poly_modulus_degree above N")
     bench.add_argument("--cpu-max-n", type=_degree_arg, default=None, metavar="N",

@@ -285,7 +285,22 @@ def test_bench_rows_bgv_ckks_match_anchors() -> None:
     assert [r.special for r in bench.select_rows(quick=True, scheme="bgv")] == [1, 2]
     # "all" for CKKS: the defaults that equal Phantom rows appear once
     names = [r.name for r in bench.select_rows("all", scheme="ckks")]
-    assert len(names) == len(set(names)) == 15 + 4  # + Cheddar's shapes
+    assert len(names) == len(set(names)) == 15 + 1 + 4  # + the 32-bit row and Cheddar's shapes
+
+
+def test_bench_words32_rows() -> None:
+    bfv, bgv, ckks = (bench.select_rows("words32", scheme=s) for s in ("bfv", "bgv", "ckks"))
+    assert [r.n for r in bfv] == [16384, 65536] and [r.n for r in bgv] == [65536]
+    for r in bfv + bgv + ckks:
+        assert r.word_bits == 32 and all(b in (30, 31) for b in r.bit_sizes)
+    # Beside Phantom's row of the same N with at least its log Q (Phantom's numbers attached).
+    assert bfv[0].phantom()["HPS"]["multiply"] == (408.0, 401.0)
+    assert sum(bfv[0].bit_sizes[:-1]) >= 7 * 54 and bfv[0].secure()
+    assert sum(bfv[1].bit_sizes[:-4]) >= 15 * 55 + 16 * 56
+    assert bgv[0].phantom()["BGV"]["multiply"] == (1158.0, 1078.0) and bgv[0].secure()
+    assert ckks[0].rescale_groups and sum(ckks[0].rescale_groups) == 46
+    ctx, _ = bench.make_context(bfv[0])
+    assert ctx.word_bits == 32 and ctx.mul_method == "hps"
 
 
 def test_bench_cheddar_rows() -> None:
