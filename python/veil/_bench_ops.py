@@ -9,6 +9,7 @@ mod t for BFV/BGV (exact), numpy float64 for CKKS (precision in bits, see :func:
 from __future__ import annotations
 
 import contextlib
+import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -196,6 +197,13 @@ class VeilLib(_Lib):
         self.device = device
         self.scale = row.scale
         self.level = row.level(self.ctx.max_level)
+        if row.source == "Cheddar" and self.level > 0:
+            # Cheddar's levels rescale by 40-60-bit blocks: encode at sqrt(2^40 D) so that the
+            # rescaled product lands at 2^40 (at 2^40 it would land at 2^80 / D, as low as
+            # 2^20 and too imprecise for the check); the timings do not depend on the scale.
+            target = self.ctx.rescale_target(self.level)
+            log_d = sum(math.log2(q) for q in self.ctx.coeff_modulus_at(self.level)[target + 1:])
+            self.scale = 2.0 ** ((40 + log_d) / 2)
         self.log2_qp = int(self.ctx.total_coeff_modulus_bits)
         if row.scheme == "ckks":
             self.encoder = _core.CKKSEncoder(self.ctx)

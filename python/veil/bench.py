@@ -538,7 +538,9 @@ def _cheddar_table(result: dict[str, Any]) -> list[str]:
          "H100; ratio = Veil / Cheddar, < 1: Veil faster; on an H200 the ratio is not "
          "like for like). mul+relin = HMult; rotate = HRot by 1; Veil's rescale divides by "
          "its top block of primes (two 25-bit primes at bootparam_40's top, as Cheddar's top "
-         "levels drop two terminal primes; one 55-bit prime for the 64-bit set):"),
+         "levels drop two terminal primes; one 55-bit prime for the 64-bit set). These rows "
+         "encode at sqrt(2^40 D), D the rescale block's product, so that the rescaled product "
+         "is at 2^40:"),
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),

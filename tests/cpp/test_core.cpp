@@ -305,6 +305,31 @@ TEST(Word32Test, WideAccumulatorBothWords) {
   }
 }
 
+// dot_accumulate: every length 0..40 (all remainders of the groups of four) with extreme and
+// random 31-bit values, for both accumulators, against __int128.
+TEST(Word32Test, DotAccumulateMatchesTheOracle) {
+  std::mt19937_64 rng(24);
+  const u64 q = 2147352577;  // 31 bits
+  const veil::Modulus m(q);
+  for (u32 len = 0; len <= 40; ++len) {
+    std::vector<u32> y(len), row32(len);
+    std::vector<u64> row64(len);
+    u128 want = 0;
+    for (u32 i = 0; i < len; ++i) {
+      y[i] = (len % 3 == 0) ? static_cast<u32>(q - 1) : static_cast<u32>(rng() % q);
+      row32[i] = (len % 3 == 0) ? static_cast<u32>(q - 1) : static_cast<u32>(rng() % q);
+      row64[i] = row32[i];
+      want += u128(y[i]) * row32[i];
+    }
+    veil::WideAcc<u32> a32;
+    veil::WideAcc<u64> a64;
+    veil::dot_accumulate(a32, y.data(), row64.data(), len);
+    veil::dot_accumulate(a64, y.data(), row32.data(), len);
+    ASSERT_EQ(u64(a32.reduce(m)), static_cast<u64>(want % q)) << len;
+    ASSERT_EQ(a64.reduce(m), static_cast<u64>(want % q)) << len;
+  }
+}
+
 TEST(ArithTest, PowMod) {
   std::mt19937_64 rng(8);
   for (u64 q : test_moduli(rng)) {

@@ -85,7 +85,7 @@ KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t leve
       const std::size_t l = out_l < first ? out_l : out_l + size;
       const u64* row = mat + (j * ext + l) * alpha;
       WideAcc<W> dot;
-      for (std::size_t i = 0; i < size; ++i) dot.add(y[i], static_cast<W>(row[i]));
+      dot_accumulate(dot, y, row, static_cast<u32>(size));
       dj[out_l * n] = dot.reduce(mods[l]);
     }
   });

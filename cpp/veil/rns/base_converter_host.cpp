@@ -65,7 +65,7 @@ namespace rns_detail {
 std::size_t conv_group() {
   static const std::size_t g = [] {
     const char* v = std::getenv("VEIL_CONV_GROUP");
-    return v ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10)) : std::size_t(8);
+    return v ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10)) : std::size_t(0);
   }();
   return g;
 }

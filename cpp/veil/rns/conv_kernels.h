@@ -133,7 +133,7 @@ VEIL_HD void convert_coeff(const ConvView& c, const W* in, Wo* partial, std::siz
     for (std::size_t j = j0; j < j1; ++j) {
       const u64* row = c.mat + j * c.kf + c0;
       WideAcc<Wo> dot;
-      for (std::size_t i = 0; i < cn; ++i) dot.add(static_cast<Wo>(y[i]), static_cast<Wo>(row[i]));
+      dot_accumulate(dot, y, row, static_cast<u32>(cn));
       if (c0 != 0) dot.add_word(partial[j * n]);
       const Wo r = dot.reduce(c.to[j]);
       if (last) {
@@ -148,7 +148,8 @@ VEIL_HD void convert_coeff(const ConvView& c, const W* in, Wo* partial, std::siz
 /// Output limbs per thread of a grouped conversion (0: all of them in one thread). More, smaller
 /// threads hide the latency of the dependent multiply-accumulate chains; each recomputes the
 /// scaled inputs y_i (and the fraction sum) of its coefficient. Read once from
-/// VEIL_CONV_GROUP (for benchmarks), default 8.
+/// VEIL_CONV_GROUP (for benchmarks), default 0: on the H100 groups of 4, 8 and 16 limbs were
+/// no faster than whole rows (bench/NOTES.md), the kernels being instruction-bound.
 std::size_t conv_group();
 
 /// Calls f(p, c, j0, j1) for every coefficient c of every polynomial p < num_polys and every
