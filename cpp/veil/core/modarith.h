@@ -292,6 +292,31 @@ VEIL_HD void dot_accumulate(WideAcc<W>& acc, const Wy* y, const R* row, u32 coun
   }
 }
 
+/// dot_accumulate over a register array: the loops unroll over kMax with a guard, so y[i] has
+/// a constant index and stays in registers (a run-time index puts the array in local memory,
+/// which made the conversion kernels instruction-bound on address arithmetic; bench/NOTES.md).
+template <u32 kMax, class W, class Wy, class R>
+VEIL_HD void dot_accumulate_regs(WideAcc<W>& acc, const Wy (&y)[kMax], const R* row, u32 count) {
+  if constexpr (sizeof(W) == 8) {
+#pragma unroll
+    for (u32 i = 0; i < kMax; ++i) {
+      if (i >= count) break;
+      acc.add(static_cast<u64>(y[i]), static_cast<u64>(row[i]));
+    }
+  } else {
+    static_assert(sizeof(Wy) == 4, "32-bit accumulation takes 32-bit inputs");
+    static_assert(kMax % 4 == 0, "groups of four");
+#pragma unroll
+    for (u32 i = 0; i < kMax; i += 4) {
+      if (i >= count) break;
+      u64 s = static_cast<u64>(y[i]) * static_cast<u32>(row[i]);
+      if (i + 1 < count) s += static_cast<u64>(y[i + 1]) * static_cast<u32>(row[i + 1]);
+      if (i + 2 < count) s += static_cast<u64>(y[i + 2]) * static_cast<u32>(row[i + 2]);
+      if (i + 3 < count) s += static_cast<u64>(y[i + 3]) * static_cast<u32>(row[i + 3]);
+      acc.add_word(s);
+    }
+  }
+}
 
 /// Host-only helpers (exact, slow): pow and inverse mod q.
 u64 pow_mod(u64 base, u64 exp, const Modulus& m);

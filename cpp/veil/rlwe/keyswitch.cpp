@@ -75,7 +75,9 @@ KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t leve
     const std::size_t o1 = o0 + group < ext - size ? o0 + group : ext - size;
     if (o0 >= o1) return;
     W y[32];
-    for (std::size_t i = 0; i < size; ++i) {
+#pragma unroll
+    for (std::size_t i = 0; i < 32; ++i) {  // unrolled: y stays in registers
+      if (i >= size) break;
       const std::size_t l = first + i;
       y[i] = mul_shoup(src[l * n + cc], static_cast<W>(sc[j * alpha + i]),
                        shoup_for<W>(scs[j * alpha + i]), static_cast<W>(mods[l].value));
@@ -85,7 +87,7 @@ KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t leve
       const std::size_t l = out_l < first ? out_l : out_l + size;
       const u64* row = mat + (j * ext + l) * alpha;
       WideAcc<W> dot;
-      dot_accumulate(dot, y, row, static_cast<u32>(size));
+      dot_accumulate_regs(dot, y, row, static_cast<u32>(size));
       dj[out_l * n] = dot.reduce(mods[l]);
     }
   });

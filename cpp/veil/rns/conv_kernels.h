@@ -117,7 +117,9 @@ VEIL_HD void convert_coeff(const ConvView& c, const W* in, Wo* partial, std::siz
   for (std::size_t c0 = 0; c0 < c.kf; c0 += kChunk) {
     const std::size_t cn = c.kf - c0 < kChunk ? c.kf - c0 : kChunk;
     const bool last = c0 + cn == c.kf;
-    for (std::size_t i = 0; i < cn; ++i) {
+#pragma unroll
+    for (std::size_t i = 0; i < kChunk; ++i) {  // unrolled: y stays in registers
+      if (i >= cn) break;
       const std::size_t l = c0 + i;
       const W q = static_cast<W>(c.from[l].value);
       W x = in[l * n];
@@ -133,7 +135,7 @@ VEIL_HD void convert_coeff(const ConvView& c, const W* in, Wo* partial, std::siz
     for (std::size_t j = j0; j < j1; ++j) {
       const u64* row = c.mat + j * c.kf + c0;
       WideAcc<Wo> dot;
-      dot_accumulate(dot, y, row, static_cast<u32>(cn));
+      dot_accumulate_regs(dot, y, row, static_cast<u32>(cn));
       if (c0 != 0) dot.add_word(partial[j * n]);
       const Wo r = dot.reduce(c.to[j]);
       if (last) {
