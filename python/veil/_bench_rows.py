@@ -416,7 +416,9 @@ def make_context(row: Row, mul_method: str | None = None) -> tuple[Any, bool]:
         params.plain_modulus = row.plain_modulus
     if row.scheme == "bfv":
         params.mul_method = mul_method or "hps"
-    params.word_bits = row.word_bits
+    # BEHZ needs 64-bit words (its m~ = 2^32 and 61-bit Bsk primes): a 32-bit row's BEHZ
+    # column runs on the same primes in 64-bit words.
+    params.word_bits = 0 if row.scheme == "bfv" and params.mul_method == "behz" else row.word_bits
     if row.rescale_groups:
         params.rescale_groups = list(row.rescale_groups)
     secure = row.secure()
