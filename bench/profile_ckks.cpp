@@ -131,5 +131,10 @@ int main(int argc, char** argv) {
   std::printf("multiply + relinearize + rescale     %9.1f us\n", median_us(dev, runs, [&] {
                 ev.rescale_to_next(ev.relinearize(ev.multiply(a, b), rlk));
               }));
+  std::printf("  fused: multiply_relinearize_rescale %9.1f us\n", median_us(dev, runs, [&] {
+                ev.multiply_relinearize_rescale(a, b, rlk);
+              }));
+  std::printf("relinearize_rescale (fused)          %9.1f us\n",
+              median_us(dev, runs, [&] { ev.relinearize_rescale(c3, rlk); }));
   return 0;
 }
