@@ -16,26 +16,16 @@
 #include "veil/api/encryptor.h"
 #include "veil/api/evaluator.h"
 #include "veil/backend/timer.h"
+#include "bench_util.h"
 #include "veil/ckks/encoder.h"
 #include "veil/ring/ntt.h"
 #include "veil/rlwe/keygen.h"
 #include "veil/rlwe/keyswitch.h"
 
 using namespace veil;
+using veil::bench::median_us;
 
 namespace {
-double median_us(const Device& dev, int runs, const std::function<void()>& f) {
-  for (int i = 0; i < (runs > 1 ? 3 : 1); ++i) f();
-  std::vector<double> t;
-  Timer timer(dev);
-  for (int i = 0; i < runs; ++i) {
-    timer.start();
-    f();
-    t.push_back(timer.stop() * 1000.0);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 std::vector<int> repeat(int count, int bits) { return std::vector<int>(count, bits); }
 

@@ -11,27 +11,14 @@
 #include "veil/api/encryptor.h"
 #include "veil/api/evaluator.h"
 #include "veil/backend/timer.h"
+#include "bench_util.h"
 #include "veil/bfv/batch_encoder.h"
 #include "veil/ring/poly_ops.h"
 #include "veil/rlwe/keygen.h"
 #include "veil/rlwe/keyswitch.h"
 
 using namespace veil;
-
-namespace {
-double median_us(const Device& dev, int runs, const std::function<void()>& f) {
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<double> t;
-  Timer timer(dev);
-  for (int i = 0; i < runs; ++i) {
-    timer.start();
-    f();
-    t.push_back(timer.stop() * 1000.0);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-}  // namespace
+using veil::bench::median_us;
 
 int main(int argc, char** argv) {
   const Device dev = Device::parse(argc > 1 ? argv[1] : "cuda");

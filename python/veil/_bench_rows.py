@@ -462,7 +462,6 @@ __all__ = [
     "SCHEMES",
     "Row",
     "cheddar_rows",
-    "words32_rows",
     "default_rows",
     "make_context",
     "parse_bit_sizes",
@@ -471,4 +470,5 @@ __all__ = [
     "row_record",
     "seal_supports",
     "select_rows",
+    "words32_rows",
 ]

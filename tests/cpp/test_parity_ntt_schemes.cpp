@@ -195,12 +195,14 @@ struct KeyPair {
 
 // ---- BGV ----------------------------------------------------------------------------------------
 
-class BgvParity : public ::testing::TestWithParam<ParityCase> {
+// Both sides of a parity test of `scheme` for this case (see the file's header).
+template <SchemeType scheme>
+class SchemeParity : public ::testing::TestWithParam<ParityCase> {
 protected:
   void SetUp() override {
     if (!GetParam().words && !have_second_device())
       GTEST_SKIP() << "no CUDA device";
-    sides = make_sides(SchemeType::bgv, GetParam());
+    sides = make_sides(scheme, GetParam());
     ctx = sides.a;
     ctx_b = sides.b;
     gpu = sides.gpu;
@@ -214,6 +216,9 @@ protected:
   const Device cpu = Device::cpu();
   Device gpu;
 };
+
+
+class BgvParity : public SchemeParity<SchemeType::bgv> {};
 
 TEST_P(BgvParity, KeysCiphertextsAndEvaluation) {
   const std::uint64_t seed = 0xB6F0 + GetParam().special_primes;
@@ -302,25 +307,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 // ---- CKKS ---------------------------------------------------------------------------------------
 
-class CkksParity : public ::testing::TestWithParam<ParityCase> {
-protected:
-  void SetUp() override {
-    if (!GetParam().words && !have_second_device())
-      GTEST_SKIP() << "no CUDA device";
-    sides = make_sides(SchemeType::ckks, GetParam());
-    ctx = sides.a;
-    ctx_b = sides.b;
-    gpu = sides.gpu;
-    if (GetParam().words) {
-      ASSERT_EQ(ctx->word_bits(), 64);
-      ASSERT_EQ(ctx_b->word_bits(), 32);
-    }
-  }
-  Sides sides;
-  ContextPtr ctx, ctx_b;  // side A (cpu), side B (gpu)
-  const Device cpu = Device::cpu();
-  Device gpu;
-};
+class CkksParity : public SchemeParity<SchemeType::ckks> {};
 
 TEST_P(CkksParity, KeysCiphertextsAndEvaluation) {
   const std::uint64_t seed = 0xC6F0 + GetParam().special_primes;

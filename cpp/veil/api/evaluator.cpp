@@ -218,15 +218,25 @@ Ciphertext Evaluator::square(const Ciphertext& a) const {
   throw InvalidArgument("square: unknown scheme");
 }
 
-void Evaluator::relinearize_inplace(Ciphertext& a, const RelinKeys& rlk) const {
-  check(a, "encrypted");
+namespace {
+// The operands of a relinearization (`op` names it): a size-3 ciphertext and keys of its context,
+// device and key set. Returns the joined key-set id.
+u64 check_relinearize(const Context& ctx, const Ciphertext& a, const RelinKeys& rlk,
+                      const char* op) {
   if (rlk.empty()) throw InvalidArgument("relin_keys: is empty");
-  check_compatible(*ctx_, a.device(), rlk.context(), rlk.device(), "relin_keys");
+  check_compatible(ctx, a.device(), rlk.context(), rlk.device(), "relin_keys");
   const u64 id = join_key_sets(a.key_id(), rlk.key_id(), "relin_keys");
   if (a.size() != 3) {
-    throw InvalidArgument("encrypted: relinearize expects a ciphertext of size 3, got size " +
-                          std::to_string(a.size()));
+    throw InvalidArgument(std::string("encrypted: ") + op +
+                          " expects a ciphertext of size 3, got size " + std::to_string(a.size()));
   }
+  return id;
+}
+}  // namespace
+
+void Evaluator::relinearize_inplace(Ciphertext& a, const RelinKeys& rlk) const {
+  check(a, "encrypted");
+  const u64 id = check_relinearize(*ctx_, a, rlk, "relinearize");
   Ciphertext out(ctx_, a.device(), 2, a.level(), a.is_ntt_form());
   copy_words(a.device(), out.data(), a.device(), a.data(), 2 * a.poly_words());
   out.set_scale(a.scale());
@@ -242,13 +252,7 @@ Ciphertext Evaluator::relinearize_rescale(const Ciphertext& a, const RelinKeys& 
   if (ctx_->scheme() != SchemeType::ckks) {
     throw InvalidArgument("encrypted: relinearize_rescale is a CKKS operation");
   }
-  if (rlk.empty()) throw InvalidArgument("relin_keys: is empty");
-  check_compatible(*ctx_, a.device(), rlk.context(), rlk.device(), "relin_keys");
-  const u64 id = join_key_sets(a.key_id(), rlk.key_id(), "relin_keys");
-  if (a.size() != 3) {
-    throw InvalidArgument("encrypted: relinearize_rescale expects a ciphertext of size 3, got size " +
-                          std::to_string(a.size()));
-  }
+  const u64 id = check_relinearize(*ctx_, a, rlk, "relinearize_rescale");
   const std::size_t level = a.level();
   if (level == 0) {
     throw InvalidArgument("encrypted: is at the last level (0); it cannot be rescaled further");

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "veil/core/hd.h"
 #include "veil/core/modarith.h"
 
 namespace veil {
@@ -29,6 +30,15 @@ inline u32 reverse_bits(u32 x, int bits) {
     x >>= 1;
   }
   return r;
+}
+
+/// reverse_bits for host and device code (__brev on the GPU).
+VEIL_HD u32 bit_reverse(u32 x, int bits) {
+#if VEIL_DEVICE_CODE
+  return __brev(x) >> (32 - bits);
+#else
+  return reverse_bits(x, bits);
+#endif
 }
 
 inline int log2_exact(u64 n) {

@@ -128,16 +128,6 @@ void tensor(const Device& dev, const RnsBase& base, std::size_t n, const W* a, s
       multiply_accumulate(dev, base, n, 1, a + i * pw, b + j * pw, out + (i + j) * pw);
 }
 
-namespace {
-VEIL_HD u32 bitrev32(u32 x, int bits) {
-#if VEIL_DEVICE_CODE
-  return __brev(x) >> (32 - bits);
-#else
-  return reverse_bits(x, bits);
-#endif
-}
-}  // namespace
-
 template <class W>
 void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                       u32 galois_elt, const W* in, W* out) {
@@ -148,8 +138,8 @@ void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std
   // which sits at slot br(((2 br(i) + 1) g mod 2N - 1) / 2).
   for_each_limb(dev, npolys, base.size(), n, VEIL_LAMBDA(std::size_t i, u32) {
     const std::size_t j = i & (n - 1), row = i - j;
-    const u64 e = ((2 * u64(bitrev32(u32(j), log_n)) + 1) * g) & mask;
-    out[i] = in[row + bitrev32(u32((e - 1) >> 1), log_n)];
+    const u64 e = ((2 * u64(bit_reverse(u32(j), log_n)) + 1) * g) & mask;
+    out[i] = in[row + bit_reverse(u32((e - 1) >> 1), log_n)];
   });
 }
 

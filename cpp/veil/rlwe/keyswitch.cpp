@@ -12,13 +12,6 @@ namespace veil {
 
 namespace {
 
-VEIL_HD u32 bit_reverse(u32 x, int bits) {
-#if VEIL_DEVICE_CODE
-  return __brev(x) >> (32 - bits);
-#else
-  return reverse_bits(x, bits);
-#endif
-}
 
 // ModUp of every digit in one pass (Han-Ki 2020; seed 001 §III-C): digit j = c's residues on its
 // own primes D_j, fast-converted to every other prime of Q_l ∪ P. Only those other limbs are
