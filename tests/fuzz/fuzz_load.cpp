@@ -26,12 +26,13 @@ using namespace veil;
 
 namespace {
 
-ContextPtr g_ctx;
+ContextPtr g_ctx;    // 64-bit words (36- and 37-bit primes)
+ContextPtr g_ctx32;  // 32-bit words (30- and 31-bit primes): the loaders narrow the saved words
 
-ContextPtr make_context() {
+ContextPtr make_context(int b0, int b1) {
   EncryptionParameters p(SchemeType::bfv);
   p.poly_modulus_degree = 1024;
-  p.coeff_modulus = CoeffModulus::create(1024, {36, 37});
+  p.coeff_modulus = CoeffModulus::create(1024, {b0, b1});
   p.plain_modulus = PlainModulus::batching(1024, 16);
   return Context::create(p, SecurityLevel::none);
 }
@@ -42,7 +43,8 @@ void write_seed(const std::string& dir, int index, std::uint8_t selector, const 
   f.write(reinterpret_cast<const char*>(obj.data()), static_cast<std::streamsize>(obj.size()));
 }
 
-void make_corpus(const std::string& dir) {
+// Seeds for `ctx`; the selector byte's bit 7 marks the 32-bit context's.
+void make_corpus(const std::string& dir, const ContextPtr& g_ctx, std::uint8_t flag, int& i) {
   KeyGenerator kg(g_ctx, Device::cpu(), 1);
   const SecretKey sk = kg.secret_key();
   const PublicKey pk = kg.create_public_key();
@@ -51,40 +53,45 @@ void make_corpus(const std::string& dir) {
   BatchEncoder enc(g_ctx);
   const Plaintext pt = enc.encode(std::vector<std::uint64_t>{1, 2, 3});
   const Ciphertext ct = Encryptor(g_ctx, sk, 2).encrypt(pt);
-  int i = 0;
   for (io::Compression c : {io::Compression::none, io::Compression::zstd}) {
     for (io::Seeding s : {io::Seeding::automatic, io::Seeding::never}) {
       io::SaveOptions o;
       o.compression = c;
       o.seeded = s;
-      write_seed(dir, i++, 0, io::save(g_ctx->params(), o));
-      write_seed(dir, i++, 1, io::save(pt, o));
-      write_seed(dir, i++, 2, io::save(ct, o));
-      write_seed(dir, i++, 3, io::save(sk, o));
-      write_seed(dir, i++, 4, io::save(pk, o));
-      write_seed(dir, i++, 5, io::save(rk, o));
-      write_seed(dir, i++, 6, io::save(gk, o));
+      write_seed(dir, i++, 0 | flag, io::save(g_ctx->params(), o));
+      write_seed(dir, i++, 1 | flag, io::save(pt, o));
+      write_seed(dir, i++, 2 | flag, io::save(ct, o));
+      write_seed(dir, i++, 3 | flag, io::save(sk, o));
+      write_seed(dir, i++, 4 | flag, io::save(pk, o));
+      write_seed(dir, i++, 5 | flag, io::save(rk, o));
+      write_seed(dir, i++, 6 | flag, io::save(gk, o));
     }
   }
   for (io::Compression c : {io::Compression::none, io::Compression::zlib, io::Compression::zstd}) {
     io::seal::SaveOptions o;
     o.compression = c;
-    write_seed(dir, i++, 7, io::seal::save(g_ctx->params(), o));
-    write_seed(dir, i++, 8, io::seal::save(pt, o));
-    write_seed(dir, i++, 9, io::seal::save(ct, o));
-    write_seed(dir, i++, 10, io::seal::save(sk, o));
-    write_seed(dir, i++, 11, io::seal::save(pk, o));
-    write_seed(dir, i++, 12, io::seal::save(rk, o));
-    write_seed(dir, i++, 13, io::seal::save(gk, o));
+    write_seed(dir, i++, 7 | flag, io::seal::save(g_ctx->params(), o));
+    write_seed(dir, i++, 8 | flag, io::seal::save(pt, o));
+    write_seed(dir, i++, 9 | flag, io::seal::save(ct, o));
+    write_seed(dir, i++, 10 | flag, io::seal::save(sk, o));
+    write_seed(dir, i++, 11 | flag, io::seal::save(pk, o));
+    write_seed(dir, i++, 12 | flag, io::seal::save(rk, o));
+    write_seed(dir, i++, 13 | flag, io::seal::save(gk, o));
   }
-  std::fprintf(stderr, "wrote %d seed inputs to %s\n", i, dir.c_str());
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  g_ctx = make_context();
-  if (const char* dir = std::getenv("VEIL_FUZZ_CORPUS")) make_corpus(dir);
+  g_ctx = make_context(36, 37);
+  g_ctx32 = make_context(30, 31);
+  if (g_ctx->word_bits() != 64 || g_ctx32->word_bits() != 32) std::abort();
+  if (const char* dir = std::getenv("VEIL_FUZZ_CORPUS")) {
+    int i = 0;
+    make_corpus(dir, g_ctx, 0, i);
+    make_corpus(dir, g_ctx32, 0x80, i);
+    std::fprintf(stderr, "wrote %d seed inputs to %s\n", i, dir);
+  }
   return 0;
 }
 
@@ -94,8 +101,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   io::LoadOptions o;
   o.max_bytes = std::size_t(4) << 20;  // keeps every allocation small
   const Device cpu = Device::cpu();
+  const ContextPtr& g_ctx = (data[0] & 0x80) ? g_ctx32 : ::g_ctx;
   try {
-    switch (data[0] % 14) {
+    switch ((data[0] & 0x7F) % 14) {
       case 0: io::load_parameters(in, o); break;
       case 1: io::load_plaintext(in, g_ctx, cpu, o); break;
       case 2: io::load_ciphertext(in, g_ctx, cpu, o); break;
