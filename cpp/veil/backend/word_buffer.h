@@ -2,7 +2,7 @@
 // words for primes below 2^31, u64 otherwise, per context). It owns a Buffer of bytes and knows
 // its word size; kernels reach the words through data<W>(), which checks that W is that size.
 // Host copies (serialization, Python, tests) are word-independent: to_host() widens to u64 and
-// from_host() narrows, so every saved format keeps 64-bit words.
+// copy_words_from_host() narrows, so every saved format keeps 64-bit words.
 #pragma once
 #include <cstddef>
 #include <cstring>
@@ -123,27 +123,6 @@ class WordBuffer {
     std::vector<u32> h(size());
     if (!h.empty()) backend::copy(Device::cpu(), h.data(), device(), bytes_.data(), bytes());
     return std::vector<u64>(h.begin(), h.end());
-  }
-  /// Host words (u64) narrowed to `word_bits` on `dev`. Throws InvalidArgument naming `what` if
-  /// a word does not fit (only residues of moduli below 2^31 fit 32 bits).
-  static WordBuffer from_host(const Device& dev, const std::vector<u64>& host, int word_bits,
-                              const char* what = "words") {
-    WordBuffer w(dev, host.size(), word_bits);
-    if (host.empty()) return w;
-    if (word_bits == 64) {
-      backend::copy(dev, w.bytes_.data(), Device::cpu(), host.data(), w.bytes());
-      return w;
-    }
-    std::vector<u32> h(host.size());
-    for (std::size_t i = 0; i < host.size(); ++i) {
-      if (host[i] >> 32) {
-        throw InvalidArgument(std::string(what) + ": word " + std::to_string(i) +
-                              " does not fit the context's 32-bit words");
-      }
-      h[i] = static_cast<u32>(host[i]);
-    }
-    backend::copy(dev, w.bytes_.data(), Device::cpu(), h.data(), w.bytes());
-    return w;
   }
 
  private:

@@ -13,7 +13,8 @@
 
 namespace veil {
 
-/// Checks that an object shares `ctx`'s parameters and lives on `dev`; names `what` otherwise.
+/// Checks that an object shares `ctx`'s parameters and word size and lives on `dev`; names
+/// `what` otherwise.
 void check_compatible(const Context& ctx, const Device& dev, const ContextPtr& other_ctx,
                       const Device& other_dev, const char* what);
 
