@@ -169,6 +169,19 @@ VEIL_HD u32 mul_shoup(u32 x, u32 w, u32 wq, u32 q) {
 
 VEIL_HD u32 neg_mod(u32 a, u32 q) { return a == 0 ? 0 : q - a; }
 
+/// a * b + c for 32-bit a, b as one 32 x 32 -> 64-bit multiply-add (mad.wide.u32: a single
+/// IMAD.WIDE.U32 on the GPU; the front end otherwise emits a 64 x 64 multiply of zero-extended
+/// operands, which ptxas may not narrow).
+VEIL_HD u64 mad_wide(u32 a, u32 b, u64 c) {
+#if VEIL_DEVICE_CODE
+  u64 r;
+  asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(r) : "r"(a), "r"(b), "l"(c));
+  return r;
+#else
+  return static_cast<u64>(a) * b + c;
+#endif
+}
+
 /// p mod q for a product p < 2^(2b) of two residues (b = bit_count of q < 2^31): Barrett's
 /// reduction with radix 2 (Menezes-van Oorschot-Vanstone, Handbook of Applied Cryptography,
 /// Alg. 14.42): qhat = floor(floor(p / 2^(b-1)) * mu / 2^(b+1)), mu = floor(2^(2b) / q), is at
@@ -177,9 +190,9 @@ VEIL_HD u32 neg_mod(u32 a, u32 q) { return a == 0 ? 0 : q - a; }
 VEIL_HD u32 reduce_product(u64 p, const Modulus& m) {
   const int b = m.bit_count;
   const u64 q = m.value;
-  const u64 x1 = p >> (b - 1);  // < 2^(b+1) <= 2^32
-  const u64 qhat = (x1 * m.barrett32) >> (b + 1);
-  u64 r = p - qhat * q;  // < 3q
+  const u32 x1 = static_cast<u32>(p >> (b - 1));  // < 2^(b+1) <= 2^32
+  const u32 qhat = static_cast<u32>(mad_wide(x1, m.barrett32, 0) >> (b + 1));
+  u64 r = p - mad_wide(qhat, static_cast<u32>(q), 0);  // < 3q
   r = r >= q ? r - q : r;
   r = r >= q ? r - q : r;
   return static_cast<u32>(r);
@@ -187,12 +200,12 @@ VEIL_HD u32 reduce_product(u64 p, const Modulus& m) {
 
 /// a * b mod q on 32-bit words (a, b < q < 2^31).
 VEIL_HD u32 mul_mod(u32 a, u32 b, const Modulus& m) {
-  return reduce_product(static_cast<u64>(a) * b, m);
+  return reduce_product(mad_wide(a, b, 0), m);
 }
 
 /// a * b + c mod q on 32-bit words (a, b, c < q < 2^31; q(q - 1) + q - 1 < 2^(2b)).
 VEIL_HD u32 mul_add_mod(u32 a, u32 b, u32 c, const Modulus& m) {
-  return reduce_product(static_cast<u64>(a) * b + c, m);
+  return reduce_product(mad_wide(a, b, c), m);
 }
 
 /// The 32-bit Shoup quotient floor(w 2^32 / q) from the 64-bit one floor(w 2^64 / q): the
@@ -246,7 +259,7 @@ struct WideAcc<u32> {
   u64 lo = 0;
   u32 hi = 0;
   VEIL_HD void add(u32 a, u32 b) {
-    const u64 p = static_cast<u64>(a) * b;
+    const u64 p = mad_wide(a, b, 0);
     lo += p;
     hi += lo < p ? 1u : 0u;
   }
@@ -280,14 +293,14 @@ VEIL_HD void dot_accumulate(WideAcc<W>& acc, const Wy* y, const R* row, u32 coun
     static_assert(sizeof(Wy) == 4, "32-bit accumulation takes 32-bit inputs");
     u32 i = 0;
     for (; i + 4 <= count; i += 4) {
-      u64 s = static_cast<u64>(y[i]) * static_cast<u32>(row[i]);
-      s += static_cast<u64>(y[i + 1]) * static_cast<u32>(row[i + 1]);
-      s += static_cast<u64>(y[i + 2]) * static_cast<u32>(row[i + 2]);
-      s += static_cast<u64>(y[i + 3]) * static_cast<u32>(row[i + 3]);
+      u64 s = mad_wide(y[i], static_cast<u32>(row[i]), 0);
+      s = mad_wide(y[i + 1], static_cast<u32>(row[i + 1]), s);
+      s = mad_wide(y[i + 2], static_cast<u32>(row[i + 2]), s);
+      s = mad_wide(y[i + 3], static_cast<u32>(row[i + 3]), s);
       acc.add_word(s);
     }
     u64 s = 0;
-    for (; i < count; ++i) s += static_cast<u64>(y[i]) * static_cast<u32>(row[i]);
+    for (; i < count; ++i) s = mad_wide(y[i], static_cast<u32>(row[i]), s);
     acc.add_word(s);
   }
 }
@@ -309,10 +322,10 @@ VEIL_HD void dot_accumulate_regs(WideAcc<W>& acc, const Wy (&y)[kMax], const R* 
 #pragma unroll
     for (u32 i = 0; i < kMax; i += 4) {
       if (i >= count) break;
-      u64 s = static_cast<u64>(y[i]) * static_cast<u32>(row[i]);
-      if (i + 1 < count) s += static_cast<u64>(y[i + 1]) * static_cast<u32>(row[i + 1]);
-      if (i + 2 < count) s += static_cast<u64>(y[i + 2]) * static_cast<u32>(row[i + 2]);
-      if (i + 3 < count) s += static_cast<u64>(y[i + 3]) * static_cast<u32>(row[i + 3]);
+      u64 s = mad_wide(y[i], static_cast<u32>(row[i]), 0);
+      if (i + 1 < count) s = mad_wide(y[i + 1], static_cast<u32>(row[i + 1]), s);
+      if (i + 2 < count) s = mad_wide(y[i + 2], static_cast<u32>(row[i + 2]), s);
+      if (i + 3 < count) s = mad_wide(y[i + 3], static_cast<u32>(row[i + 3]), s);
       acc.add_word(s);
     }
   }
