@@ -254,18 +254,11 @@ Ciphertext Evaluator::relinearize_rescale(const Ciphertext& a, const RelinKeys& 
   }
   const u64 id = check_relinearize(*ctx_, a, rlk, "relinearize_rescale");
   const std::size_t level = a.level();
-  if (level == 0) {
-    throw InvalidArgument("encrypted: is at the last level (0); it cannot be rescaled further");
-  }
-  const std::size_t target = ctx_->rescale_target(level);
-  double scale = a.scale();
-  for (std::size_t i = target + 1; i <= level; ++i)
-    scale /= static_cast<double>(ctx_->base_q(level)[i].value);
-  check_ckks_scale(*ctx_, scale, target, "encrypted");
+  const ckks::RescaleStep step = ckks::rescale_step(a);
   const KeySwitchDigits digits = key_switch_mod_up(*ctx_, a.device(), level, a.poly(2), true);
-  Ciphertext out(ctx_, a.device(), 2, target, true);
+  Ciphertext out(ctx_, a.device(), 2, step.target, true);
   key_switch_rescale(*ctx_, a.device(), level, digits, rlk.key(), a.poly(0), a.poly(1), out.data());
-  out.set_scale(scale);
+  out.set_scale(step.scale);
   out.set_key_id(id);
   return out;
 }

@@ -99,8 +99,6 @@ class WordBuffer {
   /// The words as a run-time-sized pointer (see WordPtr).
   WordPtr data() { return WordPtr(bytes_.data(), word_bits()); }
   ConstWordPtr data() const { return ConstWordPtr(bytes_.data(), word_bits()); }
-  WordPtr ptr() { return data(); }
-  ConstWordPtr ptr() const { return data(); }
 
   WordBuffer clone() const { return to(device()); }
   WordBuffer to(const Device& dev) const {

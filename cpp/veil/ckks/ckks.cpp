@@ -142,21 +142,26 @@ void add_plain_inplace(Ciphertext& ct, const Plaintext& pt, bool subtract) {
   }
 }
 
-void rescale_to_next_inplace(Ciphertext& ct) {
+RescaleStep rescale_step(const Ciphertext& ct) {
   check_ckks(ct, "encrypted");
-  const ContextPtr& ctx = ct.context();
+  const Context& ctx = *ct.context();
   const std::size_t level = ct.level();
   if (level == 0) {
     throw InvalidArgument("encrypted: is at the last level (0); it cannot be rescaled further");
   }
-  const std::size_t target = ctx->rescale_target(level);
+  const std::size_t target = ctx.rescale_target(level);
   double scale = ct.scale();
   for (std::size_t i = target + 1; i <= level; ++i) {
-    scale /= static_cast<double>(ctx->base_q(level)[i].value);
+    scale /= static_cast<double>(ctx.base_q(level)[i].value);
   }
-  check_ckks_scale(*ctx, scale, target, "encrypted");  // before any work
-  Ciphertext out = divide_by_top_primes(ct, target, "encrypted");
-  out.set_scale(scale);
+  check_ckks_scale(ctx, scale, target, "encrypted");  // before any work
+  return {target, scale};
+}
+
+void rescale_to_next_inplace(Ciphertext& ct) {
+  const RescaleStep step = rescale_step(ct);
+  Ciphertext out = divide_by_top_primes(ct, step.target, "encrypted");
+  out.set_scale(step.scale);
   ct = std::move(out);
 }
 

@@ -34,6 +34,14 @@ void add_plain_inplace(Ciphertext& ct, const Plaintext& pt, bool subtract);
 /// (one prime, q_l, with SEAL's default blocks; EncryptionParameters::rescale_groups). Throws at
 /// a level in q_0's block.
 void rescale_to_next_inplace(Ciphertext& ct);
+/// The level and scale a rescale of `ct` lands on (rescale_to_next_inplace and the fused
+/// Evaluator::relinearize_rescale share it). Throws InvalidArgument naming `encrypted` at level 0
+/// or in q_0's block, or when the new scale would be out of range.
+struct RescaleStep {
+  std::size_t target;
+  double scale;
+};
+RescaleStep rescale_step(const Ciphertext& ct);
 /// Drops the last prime without dividing (level alignment; the scale is unchanged).
 void mod_switch_to_next_inplace(Ciphertext& ct);
 /// The same for a plaintext.

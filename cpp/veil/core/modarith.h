@@ -280,36 +280,16 @@ struct WideAcc<u32> {
   }
 };
 
-/// acc += sum_{i < count} y[i] * row[i] (entries read as words W). u64: one 128-bit
-/// multiply-accumulate per term. u32 (every y[i], row[i] < 2^31): four products of 31-bit
-/// values sum below 2^64, so terms go four at a time into a plain 64-bit sum (one IMAD.WIDE.U32
-/// each on a GPU) and only that sum enters the wide accumulator: about a third of the
-/// instructions of carrying every term.
-template <class W, class Wy, class R>
-VEIL_HD void dot_accumulate(WideAcc<W>& acc, const Wy* y, const R* row, u32 count) {
-  if constexpr (sizeof(W) == 8) {
-    for (u32 i = 0; i < count; ++i) acc.add(static_cast<u64>(y[i]), static_cast<u64>(row[i]));
-  } else {
-    static_assert(sizeof(Wy) == 4, "32-bit accumulation takes 32-bit inputs");
-    u32 i = 0;
-    for (; i + 4 <= count; i += 4) {
-      u64 s = mad_wide(y[i], static_cast<u32>(row[i]), 0);
-      s = mad_wide(y[i + 1], static_cast<u32>(row[i + 1]), s);
-      s = mad_wide(y[i + 2], static_cast<u32>(row[i + 2]), s);
-      s = mad_wide(y[i + 3], static_cast<u32>(row[i + 3]), s);
-      acc.add_word(s);
-    }
-    u64 s = 0;
-    for (; i < count; ++i) s = mad_wide(y[i], static_cast<u32>(row[i]), s);
-    acc.add_word(s);
-  }
-}
-
-/// dot_accumulate over a register array: the loops unroll over kMax with a guard, so y[i] has
-/// a constant index and stays in registers (a run-time index puts the array in local memory,
-/// which made the conversion kernels instruction-bound on address arithmetic; bench/NOTES.md).
+/// acc += sum_{i < count} y[i] * row[i] (entries read as words W; count <= kMax). u64: one
+/// 128-bit multiply-accumulate per term. u32 (every y[i], row[i] < 2^31): four products of
+/// 31-bit values sum below 2^64, so terms go four at a time into a plain 64-bit sum (one
+/// IMAD.WIDE.U32 each on a GPU) and only that sum enters the wide accumulator: about a third of
+/// the instructions of carrying every term. y is a register array: the loops unroll over kMax
+/// with a guard, so y[i] has a constant index and stays in registers (a run-time index puts the
+/// array in local memory, which made the conversion kernels instruction-bound on address
+/// arithmetic; bench/NOTES.md).
 template <u32 kMax, class W, class Wy, class R>
-VEIL_HD void dot_accumulate_regs(WideAcc<W>& acc, const Wy (&y)[kMax], const R* row, u32 count) {
+VEIL_HD void dot_accumulate(WideAcc<W>& acc, const Wy (&y)[kMax], const R* row, u32 count) {
   if constexpr (sizeof(W) == 8) {
 #pragma unroll
     for (u32 i = 0; i < kMax; ++i) {

@@ -18,9 +18,6 @@ bool product_exceeds(const std::vector<u64>& q, u64 t);
 
 namespace {
 
-// Whether word_bits = 0 picks 32-bit words when the parameters allow them.
-constexpr bool kChooseWord32 = true;
-
 std::vector<Modulus> to_moduli(const std::vector<u64>& v) {
   std::vector<Modulus> m;
   m.reserve(v.size());
@@ -85,7 +82,7 @@ int resolve_word_bits(const EncryptionParameters& p) {
     throw InvalidArgument("word_bits: 32-bit words need every residue below 2^31, but " + obstacle);
   }
   if (p.word_bits != 0) return p.word_bits;
-  return obstacle.empty() && kChooseWord32 ? 32 : 64;
+  return obstacle.empty() ? 32 : 64;
 }
 
 }  // namespace
@@ -248,6 +245,12 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
     base_q_.emplace_back(std::vector<Modulus>(qm.begin(), qm.begin() + l + 1), iota_ids(0, l + 1));
   }
   base_p_ = RnsBase(std::vector<Modulus>(qm.begin() + num_q_, qm.end()), iota_ids(num_q_, num_p_));
+  p_mod_q_.assign(num_p_ > 0 ? num_q_ : 0, 1);
+  for (std::size_t i = 0; i < p_mod_q_.size(); ++i) {
+    for (std::size_t j = 0; j < num_p_; ++j) {
+      p_mod_q_[i] = mul_mod(p_mod_q_[i], reduce_word(base_p_[j].value, qm[i]), qm[i]);
+    }
+  }
   base_qp_full_ = base_q_.back().concat(base_p_);
   ks_.resize(num_q_);
   for (std::size_t l = 0; l < num_q_; ++l) ks_once_.push_back(std::make_unique<std::once_flag>());
@@ -409,7 +412,9 @@ std::unique_ptr<KeySwitchLevel> Context::build_key_switch(std::size_t level) con
   const std::size_t limbs = level + 1, ext = qp.size();
   ks->dnum = (limbs + alpha_ - 1) / alpha_;
   std::vector<u64> scale(ks->dnum * alpha_, 0), scale_shoup(ks->dnum * alpha_, 0);
-  std::vector<u64> mat(ks->dnum * ext * alpha_, 0);
+  const std::size_t stride = (alpha_ + 3) / 4 * 4;
+  ks->modup_stride = stride;
+  std::vector<u64> mat(ks->dnum * ext * stride, 0);
   for (std::size_t j = 0; j < ks->dnum; ++j) {
     const std::size_t first = j * alpha_;
     const std::size_t size = std::min(alpha_, limbs - first);
@@ -429,7 +434,7 @@ std::unique_ptr<KeySwitchLevel> Context::build_key_switch(std::size_t level) con
         u64 h = 1;
         for (std::size_t i2 = 0; i2 < size; ++i2)
           if (i2 != i) h = mul_mod(h, reduce_word(q[first + i2].value, qp[l]), qp[l]);
-        mat[(j * ext + l) * alpha_ + i] = h;
+        mat[(j * ext + l) * stride + i] = h;
       }
     }
   }
@@ -446,6 +451,7 @@ std::unique_ptr<KeySwitchLevel> Context::build_key_switch(std::size_t level) con
   }
   ks->modup_scale = DeviceTable<u64>(std::move(scale));
   ks->modup_scale_shoup = DeviceTable<u64>(std::move(scale_shoup));
+  if (word_bits_ == 32) ks->modup_mat32 = DeviceTable<u32>(std::vector<u32>(mat.begin(), mat.end()));
   ks->modup_mat = DeviceTable<u64>(std::move(mat));
   ks->mod_down = ModDown(q, base_p_);
   ks->mod_down_ntt = ModDownNtt(q, base_p_, scheme() == SchemeType::bgv ? plain_modulus() : 0);
@@ -454,10 +460,8 @@ std::unique_ptr<KeySwitchLevel> Context::build_key_switch(std::size_t level) con
     ks->rescale_down = ModDownNtt(base_q_[target], q.slice(target + 1, level - target).concat(base_p_), 0);
     std::vector<u64> pq(limbs), pqs(limbs);
     for (std::size_t i = 0; i < limbs; ++i) {
-      u64 acc = 1;
-      for (std::size_t j = 0; j < num_p_; ++j) acc = mul_mod(acc, reduce_word(base_p_[j].value, q[i]), q[i]);
-      pq[i] = acc;
-      pqs[i] = shoup_quotient(acc, q[i].value);
+      pq[i] = p_mod_q_[i];
+      pqs[i] = shoup_quotient(pq[i], q[i].value);
     }
     ks->p_mod_q = DeviceTable<u64>(std::move(pq));
     ks->p_mod_q_shoup = DeviceTable<u64>(std::move(pqs));

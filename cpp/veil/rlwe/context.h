@@ -33,7 +33,11 @@ struct KeySwitchLevel {
   // ModUp of every digit in one pass, written in Q_l ∪ P order (FastBaseConv from D_j):
   DeviceTable<u64> modup_scale;        // [dnum][alpha]: (D_j/q_i)^-1 mod q_i
   DeviceTable<u64> modup_scale_shoup;  // [dnum][alpha]
-  DeviceTable<u64> modup_mat;          // [dnum][l+1+k][alpha]: (D_j/q_i) mod m (0 inside D_j)
+  // [dnum][l+1+k][modup_stride]: (D_j/q_i) mod m (0 inside D_j and in the padding); rows are
+  // padded to a multiple of four words so the kernel reads four entries per (vector) load.
+  std::size_t modup_stride = 0;
+  DeviceTable<u64> modup_mat;
+  DeviceTable<u32> modup_mat32;        // the same in 32-bit words (contexts with 32-bit words)
   ModDown mod_down;                   // Q_l ∪ P -> Q_l (divide by P, round), coefficient form
   ModDownNtt mod_down_ntt;            // the same on NTT-form data (BGV: with the t-correction)
   // CKKS, levels that can rescale: Q_l ∪ P -> Q_t (t = rescale_target(l)), dividing by the
@@ -112,6 +116,9 @@ class Context {
   const RnsBase& base_q(std::size_t level) const { return base_q_.at(level); }
   const RnsBase& base_p() const { return base_p_; }
   const RnsBase& base_qp_full() const { return base_qp_full_; }
+  /// P mod q_i for every Q prime ([num_q]; P = product of the special primes; empty without
+  /// special primes): the digit-indicator factor of key-switching keys and the lift of c to Q ∪ P.
+  const std::vector<u64>& special_product_mod_q() const { return p_mod_q_; }
   /// Key-switching tables at a level (built on first use, thread-safe).
   const KeySwitchLevel& key_switch(std::size_t level) const;
 
@@ -160,6 +167,7 @@ class Context {
   NttTables ntt_;
   std::vector<RnsBase> base_q_;
   std::vector<std::size_t> groups_;      // resolved rescale blocks
+  std::vector<u64> p_mod_q_;
   std::vector<std::size_t> group_start_;  // [num_q]: first prime index of the block holding q_i
   RnsBase base_p_, base_qp_full_;
   mutable std::vector<std::unique_ptr<KeySwitchLevel>> ks_;

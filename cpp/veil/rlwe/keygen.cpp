@@ -79,14 +79,7 @@ KSwitchKey KeyGenerator::create_kswitch_key(ConstWordPtr target) const {
   const std::size_t dnum = ctx_->dnum();
   KSwitchKey key(ctx_, dev_, dnum);
   const std::size_t pw = key.poly_words();
-  // P mod q_i for the digit indicator terms.
-  std::vector<u64> p_mod_q(L);
-  for (std::size_t i = 0; i < L; ++i) {
-    u64 acc = 1;
-    for (std::size_t j = 0; j < k; ++j) acc = mul_mod(acc, reduce_word(qp[L + j].value, qp[i]), qp[i]);
-    p_mod_q[i] = acc;
-  }
-  DeviceTable<u64> pq(p_mod_q);
+  DeviceTable<u64> pq(ctx_->special_product_mod_q());  // the digit indicator terms' factor
   const u64* pq_d = pq.data(dev_);
   const Modulus* mods = qp.moduli(dev_);
   WordBuffer e(dev_, pw, ctx_->word_bits());

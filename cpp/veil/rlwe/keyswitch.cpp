@@ -1,5 +1,6 @@
 #include "veil/rlwe/keyswitch.h"
 
+#include <cstdlib>
 #include <string>
 
 #include "veil/backend/launch.h"
@@ -13,6 +14,83 @@ namespace veil {
 namespace {
 
 
+// The conversion of ModUp: for each digit j, the complement limbs of Q_l ∪ P from the digit's
+// limbs of `src` (coefficient form), FastBaseConv (Bajard et al., SAC 2016) with the tables of
+// KeySwitchLevel. One thread per (digit, kC coefficients n/kC apart, so a warp's accesses stay
+// consecutive): the inputs y are scaled once into registers, and each table row (kMax >= the
+// row stride, four words per load) serves kC coefficients (register blocking; bench/NOTES.md).
+template <class W, u32 kMax, u32 kC>
+void mod_up_convert(const Context& ctx, const Device& dev, std::size_t level, const W* src,
+                    W* o) {
+  const KeySwitchLevel& ks = ctx.key_switch(level);
+  const std::size_t n = ctx.n(), limbs = level + 1, ext = limbs + ctx.num_p();
+  const std::size_t alpha = ctx.alpha(), stride = ks.modup_stride;
+  const Modulus* mods = ks.base_qp.moduli(dev);
+  const u64* sc = ks.modup_scale.data(dev);
+  const u64* scs = ks.modup_scale_shoup.data(dev);
+  const W* mat;
+  if constexpr (sizeof(W) == 4) {
+    mat = ks.modup_mat32.data(dev);
+  } else {
+    mat = ks.modup_mat.data(dev);
+  }
+  const std::size_t part = n / kC;  // coefficient t of a thread is c + t * part
+  const int log_part = log2_exact(part);
+  for_each(dev, ks.dnum * part, VEIL_LAMBDA(std::size_t idx) {
+    const std::size_t c = idx & (part - 1), j = idx >> log_part;
+    const std::size_t first = j * alpha;
+    const std::size_t size = (limbs - first) < alpha ? (limbs - first) : alpha;
+    const u32 groups = static_cast<u32>((size + 3) / 4);
+    W y[kC][kMax];
+#pragma unroll
+    for (u32 i = 0; i < kMax; ++i) {  // unrolled: y stays in registers
+      if (i >= 4 * groups) break;
+      if (i < size) {
+        const std::size_t l = first + i;
+        const W q = static_cast<W>(mods[l].value), s = static_cast<W>(sc[j * alpha + i]);
+        const W s_shoup = shoup_for<W>(scs[j * alpha + i]);
+#pragma unroll
+        for (u32 t = 0; t < kC; ++t) y[t][i] = mul_shoup(src[l * n + c + t * part], s, s_shoup, q);
+      } else {
+#pragma unroll
+        for (u32 t = 0; t < kC; ++t) y[t][i] = 0;  // the table's padding is zero too
+      }
+    }
+    W* dj = o + j * (ext - alpha) * n + c;
+    for (std::size_t out_l = 0; out_l < ext - size; ++out_l) {
+      const std::size_t l = out_l < first ? out_l : out_l + size;
+      WideAcc<W> dot[kC];
+      rns_detail::dot_rows4(dot, y, mat + (j * ext + l) * stride, groups);
+      const Modulus m = mods[l];
+#pragma unroll
+      for (u32 t = 0; t < kC; ++t) dj[out_l * n + t * part] = dot[t].reduce(m);
+    }
+  });
+}
+
+// Coefficients per ModUp thread: two or four for 32-bit words (short rows), else one or two;
+// VEIL_MODUP_COEFFS (1, 2 or 4) overrides it for measurements.
+template <class W, u32 kMax>
+void mod_up_convert_blocked(const Context& ctx, const Device& dev, std::size_t level, const W* src,
+                            W* o) {
+  static const int forced = [] {
+    const char* e = std::getenv("VEIL_MODUP_COEFFS");
+    return e ? std::atoi(e) : 0;
+  }();
+  const int words = kMax * int(sizeof(W) / 4);  // 32-bit registers per coefficient's inputs
+  const int coeffs = forced == 1 || forced == 2 || forced == 4 ? forced
+                     : words <= 16                              ? 4
+                     : words <= 32                              ? 2
+                                                                : 1;
+  if (coeffs == 4) {
+    mod_up_convert<W, kMax, 4>(ctx, dev, level, src, o);
+  } else if (coeffs == 2) {
+    mod_up_convert<W, kMax, 2>(ctx, dev, level, src, o);
+  } else {
+    mod_up_convert<W, kMax, 1>(ctx, dev, level, src, o);
+  }
+}
+
 // ModUp of every digit in one pass (Han-Ki 2020; seed 001 §III-C): digit j = c's residues on its
 // own primes D_j, fast-converted to every other prime of Q_l ∪ P. Only those other limbs are
 // written ([j][complement of D_j], KeySwitchLevel::modup_base order) and transformed; the own
@@ -23,9 +101,6 @@ KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t leve
   const KeySwitchLevel& ks = ctx.key_switch(level);
   const std::size_t n = ctx.n();
   const std::size_t limbs = level + 1;
-  const std::size_t ext = limbs + ctx.num_p();
-  const std::size_t alpha = ctx.alpha();
-  const std::size_t dnum = ks.dnum;
   const RnsBase& q = ctx.base_q(level);
   KeySwitchDigits out;
   out.level = level;
@@ -46,44 +121,13 @@ KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t leve
   }
   Buffer<W> digits(dev, ks.modup_base.size() * n);
   W* o = digits.data();
-  const Modulus* mods = ks.base_qp.moduli(dev);
-  const u64* sc = ks.modup_scale.data(dev);
-  const u64* scs = ks.modup_scale_shoup.data(dev);
-  const u64* mat = ks.modup_mat.data(dev);
-  // One thread per (digit, group of output limbs, coefficient): more, shorter threads hide the
-  // latency of the multiply-accumulate chains (bench/NOTES.md); each recomputes its digit's
-  // scaled inputs y_i. Digit j's limbs start after the earlier digits', each of ext - alpha
-  // limbs (only the last digit may own fewer primes, and so have more limbs).
-  const std::size_t last_size = limbs - (dnum - 1) * alpha;
-  const std::size_t most = ext - last_size;  // the most output limbs of a digit
-  std::size_t group = rns_detail::conv_group();
-  if (group == 0 || group > most) group = most;
-  const std::size_t groups = (most + group - 1) / group;
-  const int log_n = ctx.log_n();
-  for_each(dev, dnum * groups * n, VEIL_LAMBDA(std::size_t idx) {
-    const std::size_t cc = idx & (n - 1), jg = idx >> log_n;
-    const std::size_t j = jg / groups, o0 = (jg - j * groups) * group;
-    const std::size_t first = j * alpha;
-    const std::size_t size = (limbs - first) < alpha ? (limbs - first) : alpha;
-    const std::size_t o1 = o0 + group < ext - size ? o0 + group : ext - size;
-    if (o0 >= o1) return;
-    W y[32];
-#pragma unroll
-    for (std::size_t i = 0; i < 32; ++i) {  // unrolled: y stays in registers
-      if (i >= size) break;
-      const std::size_t l = first + i;
-      y[i] = mul_shoup(src[l * n + cc], static_cast<W>(sc[j * alpha + i]),
-                       shoup_for<W>(scs[j * alpha + i]), static_cast<W>(mods[l].value));
-    }
-    W* dj = o + j * (ext - alpha) * n + cc;
-    for (std::size_t out_l = o0; out_l < o1; ++out_l) {
-      const std::size_t l = out_l < first ? out_l : out_l + size;
-      const u64* row = mat + (j * ext + l) * alpha;
-      WideAcc<W> dot;
-      dot_accumulate_regs(dot, y, row, static_cast<u32>(size));
-      dj[out_l * n] = dot.reduce(mods[l]);
-    }
-  });
+  if (ks.modup_stride <= 8) {
+    mod_up_convert_blocked<W, 8>(ctx, dev, level, src, o);
+  } else if (ks.modup_stride <= 16) {
+    mod_up_convert_blocked<W, 16>(ctx, dev, level, src, o);
+  } else {
+    mod_up_convert_blocked<W, 32>(ctx, dev, level, src, o);
+  }
   ntt_forward(dev, o, 1, ks.modup_base, ctx.ntt());
   out.complement = WordBuffer(std::move(digits));
   return out;

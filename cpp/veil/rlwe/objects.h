@@ -49,8 +49,8 @@ class DataObject {
     return data_.data<W>();
   }
   /// The words as a run-time-sized pointer (kernels dispatch on its size).
-  WordPtr data() { return data_.ptr(); }
-  ConstWordPtr data() const { return data_.ptr(); }
+  WordPtr data() { return data_.data(); }
+  ConstWordPtr data() const { return data_.data(); }
   int word_bits() const { return data_.word_bits(); }
   std::size_t word_count() const { return data_.size(); }
   WordBuffer& buffer() { return data_; }

@@ -1,7 +1,6 @@
 // BaseConverter hot paths (one for_each thread per coefficient of each polynomial).
 #include "veil/rns/base_converter.h"
 
-#include "veil/core/primes.h"
 #include "veil/rns/conv_kernels.h"
 
 namespace veil {
@@ -34,10 +33,9 @@ void BaseConverter::fast_convert(const Device& dev, const W* in, W* out, std::si
   const std::size_t is = in_stride ? in_stride : kf * n, os = out_stride ? out_stride : kt * n;
   Buffer<W> scratch = partial_scratch<W>(dev, kf, kt, n, num_polys);
   W* part = scratch.data();
-  for_each_output_group(dev, num_polys, n, log2_exact(n), kt, conv_group(),
-                        VEIL_LAMBDA(std::size_t p, std::size_t c, std::size_t j0, std::size_t j1) {
+  for_each_coefficient(dev, num_polys, n, VEIL_LAMBDA(std::size_t p, std::size_t c) {
     StoreEpi<W> epi{out + p * os + c, n};
-    convert_coeff<W>(cv, in + p * is + c, part ? part + p * kt * n + c : nullptr, n, epi, j0, j1);
+    convert_coeff<W>(cv, in + p * is + c, part ? part + p * kt * n + c : nullptr, n, epi);
   });
 }
 
@@ -54,11 +52,9 @@ void BaseConverter::exact_convert(const Device& dev, const W* in, Wo* out, std::
   const u64* q_mod_p = conv_.q_mod_p.data(dev);
   Buffer<Wo> scratch = partial_scratch<Wo>(dev, kf, kt, n, num_polys);
   Wo* part = scratch.data();
-  for_each_output_group(dev, num_polys, n, log2_exact(n), kt, conv_group(),
-                        VEIL_LAMBDA(std::size_t p, std::size_t c, std::size_t j0, std::size_t j1) {
+  for_each_coefficient(dev, num_polys, n, VEIL_LAMBDA(std::size_t p, std::size_t c) {
     ExactEpi<Wo> epi{out + p * os + c, n, to, q_mod_p};
-    convert_coeff<W, Wo>(cv, in + p * is + c, part ? part + p * kt * n + c : nullptr, n, epi, j0,
-                         j1);
+    convert_coeff<W, Wo>(cv, in + p * is + c, part ? part + p * kt * n + c : nullptr, n, epi);
   });
 }
 

@@ -4,8 +4,6 @@
 
 #include "veil/core/error.h"
 #include "veil/rns/base_converter.h"
-
-#include <cstdlib>
 #include "veil/rns/host_util.h"
 
 namespace veil {
@@ -61,14 +59,5 @@ BaseConverter::BaseConverter(const RnsBase& from, const RnsBase& to)
   frac_ = DeviceTable<u64>(std::move(frac));
 }
 
-namespace rns_detail {
-std::size_t conv_group() {
-  static const std::size_t g = [] {
-    const char* v = std::getenv("VEIL_CONV_GROUP");
-    return v ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10)) : std::size_t(0);
-  }();
-  return g;
-}
-}  // namespace rns_detail
 
 }  // namespace veil

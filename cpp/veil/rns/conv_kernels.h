@@ -19,6 +19,7 @@
 #include "veil/backend/buffer.h"
 #include "veil/backend/launch.h"
 #include "veil/core/modarith.h"
+#include "veil/core/primes.h"
 #include "veil/rns/base_converter.h"
 
 namespace veil::rns_detail {
@@ -106,12 +107,8 @@ Buffer<W> partial_scratch(const Device& dev, std::size_t kf, std::size_t kt, std
 /// 2^31 (the products are then 32 x 32 -> 64-bit and accumulate in WideAcc<u32>,
 /// core/modarith.h); 32-bit inputs may convert to a base of larger moduli with Wo = u64 (CKKS
 /// decoding's three 61-bit primes).
-/// Only output limbs [j0, j1) are produced when given (a thread may handle a group of them:
-/// for_each_output_group).
 template <class W, class Wo = W, class Epi>
-VEIL_HD void convert_coeff(const ConvView& c, const W* in, Wo* partial, std::size_t n, Epi& epi,
-                           std::size_t j0 = 0, std::size_t j1 = ~std::size_t(0)) {
-  if (j1 > c.kt) j1 = c.kt;
+VEIL_HD void convert_coeff(const ConvView& c, const W* in, Wo* partial, std::size_t n, Epi& epi) {
   W y[kChunk];
   FixedAcc acc;
   for (std::size_t c0 = 0; c0 < c.kf; c0 += kChunk) {
@@ -132,10 +129,10 @@ VEIL_HD void convert_coeff(const ConvView& c, const W* in, Wo* partial, std::siz
     }
     u64 v_hi = 0, v_lo = 0;
     if (last && c.frac) acc.round(v_hi, v_lo);
-    for (std::size_t j = j0; j < j1; ++j) {
+    for (std::size_t j = 0; j < c.kt; ++j) {
       const u64* row = c.mat + j * c.kf + c0;
       WideAcc<Wo> dot;
-      dot_accumulate_regs(dot, y, row, static_cast<u32>(cn));
+      dot_accumulate(dot, y, row, static_cast<u32>(cn));
       if (c0 != 0) dot.add_word(partial[j * n]);
       const Wo r = dot.reduce(c.to[j]);
       if (last) {
@@ -147,27 +144,63 @@ VEIL_HD void convert_coeff(const ConvView& c, const W* in, Wo* partial, std::siz
   }
 }
 
-/// Output limbs per thread of a grouped conversion (0: all of them in one thread). More, smaller
-/// threads hide the latency of the dependent multiply-accumulate chains; each recomputes the
-/// scaled inputs y_i (and the fraction sum) of its coefficient. Read once from
-/// VEIL_CONV_GROUP (for benchmarks), default 0: on the H100 groups of 4, 8 and 16 limbs were
-/// no faster than whole rows (bench/NOTES.md), the kernels being instruction-bound.
-std::size_t conv_group();
+/// r = p[0..3]. On the GPU one 16-byte load when W = u32, two when W = u64 (p must be aligned
+/// to four words: tables padded to rows of a multiple of four words).
+template <class W>
+VEIL_HD void load4(const W* p, W (&r)[4]) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(W) == 4) {
+    const uint4 v = *reinterpret_cast<const uint4*>(p);
+    r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
+  } else {
+    const ulonglong2 a = reinterpret_cast<const ulonglong2*>(p)[0];
+    const ulonglong2 b = reinterpret_cast<const ulonglong2*>(p)[1];
+    r[0] = a.x, r[1] = a.y, r[2] = b.x, r[3] = b.y;
+  }
+#else
+  for (int i = 0; i < 4; ++i) r[i] = p[i];
+#endif
+}
 
-/// Calls f(p, c, j0, j1) for every coefficient c of every polynomial p < num_polys and every
-/// group [j0, j1) of `group` output limbs out of kt (one thread each; group 0: all kt at once).
-/// Coefficients vary fastest, so the threads of a warp read and write consecutive words.
+/// Register-blocked dot products of kC coefficients with one table row: acc[t] += sum_{i <
+/// 4 groups} y[t][i] * row[i], row padded with zeros to a multiple of four words. Each group of
+/// four table words is loaded once and serves all kC coefficients (a tile of the small matrix
+/// product a base conversion is); with 32-bit words the four products of a group sum in one
+/// 64-bit word (each below 2^62) before entering the wide accumulator, and no product is
+/// predicated, so each is one IMAD.WIDE.U32 with accumulation.
+template <u32 kMax, u32 kC, class W>
+VEIL_HD void dot_rows4(WideAcc<W> (&acc)[kC], const W (&y)[kC][kMax], const W* row, u32 groups) {
+  static_assert(kMax % 4 == 0, "groups of four");
+#pragma unroll
+  for (u32 g = 0; g < kMax / 4; ++g) {
+    if (g >= groups) break;
+    W r[4];
+    load4(row + 4 * g, r);
+#pragma unroll
+    for (u32 t = 0; t < kC; ++t) {
+      if constexpr (sizeof(W) == 4) {
+        u64 s = mad_wide(y[t][4 * g], r[0], 0);
+        s = mad_wide(y[t][4 * g + 1], r[1], s);
+        s = mad_wide(y[t][4 * g + 2], r[2], s);
+        s = mad_wide(y[t][4 * g + 3], r[3], s);
+        acc[t].add_word(s);
+      } else {
+#pragma unroll
+        for (u32 k = 0; k < 4; ++k) acc[t].add(y[t][4 * g + k], r[k]);
+      }
+    }
+  }
+}
+
+/// Calls f(p, c) for every coefficient c of every polynomial p < num_polys, one thread each
+/// (the index split by a shift and a mask).
+/// Coefficients vary fastest, so the threads of a warp read and write consecutive words. (One
+/// thread per group of output limbs instead was no faster on the H100: bench/NOTES.md.)
 template <class F>
-void for_each_output_group(const Device& dev, std::size_t num_polys, std::size_t n, int log_n,
-                           std::size_t kt, std::size_t group, F f) {
-  if (group == 0 || group > kt) group = kt;
-  const std::size_t groups = (kt + group - 1) / group;
+void for_each_coefficient(const Device& dev, std::size_t num_polys, std::size_t n, F f) {
   const std::size_t mask = n - 1;
-  for_each(dev, num_polys * groups * n, VEIL_LAMBDA(std::size_t idx) {
-    const std::size_t c = idx & mask, pg = idx >> log_n;
-    const std::size_t p = pg / groups, j0 = (pg - p * groups) * group;
-    f(p, c, j0, j0 + group);
-  });
+  const int log_n = log2_exact(n);
+  for_each(dev, num_polys * n, VEIL_LAMBDA(std::size_t idx) { f(idx >> log_n, idx & mask); });
 }
 
 /// Epilogue that stores r_j at out[j * n].

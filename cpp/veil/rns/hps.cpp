@@ -1,7 +1,6 @@
 // HPS scale-and-round hot paths (one for_each thread per coefficient of each polynomial).
 #include "veil/rns/hps.h"
 
-#include "veil/core/primes.h"
 #include "veil/rns/conv_kernels.h"
 
 namespace veil {
@@ -55,11 +54,10 @@ void HpsScaleAndRoundQR::apply(const Device& dev, const W* in, W* out, std::size
   const u64* lam_sh = lambda_shoup_.data(dev);
   Buffer<W> scratch = partial_scratch<W>(dev, kq, kr, n, num_polys);
   W* part = scratch.data();
-  for_each_output_group(dev, num_polys, n, log2_exact(n), kr, conv_group(),
-                        VEIL_LAMBDA(std::size_t p, std::size_t c, std::size_t j0, std::size_t j1) {
+  for_each_coefficient(dev, num_polys, n, VEIL_LAMBDA(std::size_t p, std::size_t c) {
     const W* x = in + p * (kq + kr) * n + c;
     HpsQREpi<W> epi{out + p * kr * n + c, x + kq * n, n, rm, lam, lam_sh};
-    convert_coeff<W>(cv, x, part ? part + p * kr * n + c : nullptr, n, epi, j0, j1);
+    convert_coeff<W>(cv, x, part ? part + p * kr * n + c : nullptr, n, epi);
   });
 }
 

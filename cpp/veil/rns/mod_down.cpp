@@ -2,7 +2,6 @@
 // of each polynomial; the D -> K conversion and the final scaling are fused).
 #include "veil/rns/mod_down.h"
 
-#include "veil/core/primes.h"
 #include "veil/rns/conv_kernels.h"
 
 namespace veil {
@@ -46,12 +45,11 @@ void mod_down_run(const Device& dev, const detail::FastConvTables& conv, const R
   const Modulus* km = cv.to;
   Buffer<W> scratch = partial_scratch<W>(dev, kd, kk, n, num_polys);
   W* part = scratch.data();
-  for_each_output_group(dev, num_polys, n, log2_exact(n), kk, conv_group(),
-                        VEIL_LAMBDA(std::size_t p, std::size_t c, std::size_t j0, std::size_t j1) {
+  for_each_coefficient(dev, num_polys, n, VEIL_LAMBDA(std::size_t p, std::size_t c) {
     const W* x = in + p * in_stride + c;
     W* o = (out1 != nullptr && p == 1) ? out1 : out0 + (out1 != nullptr ? 0 : p * out_stride);
     ModDownEpiT<W, kAccumulate> epi{o + c, x, n, km, half_k, d_inv, d_inv_shoup};
-    convert_coeff<W>(cv, x + kk * n, part ? part + p * kk * n + c : nullptr, n, epi, j0, j1);
+    convert_coeff<W>(cv, x + kk * n, part ? part + p * kk * n + c : nullptr, n, epi);
   });
 }
 }  // namespace
