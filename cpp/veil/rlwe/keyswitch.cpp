@@ -1,6 +1,5 @@
 #include "veil/rlwe/keyswitch.h"
 
-#include <cstdlib>
 #include <string>
 
 #include "veil/backend/launch.h"
@@ -19,7 +18,7 @@ namespace {
 // KeySwitchLevel. One thread per (digit, kC coefficients n/kC apart, so a warp's accesses stay
 // consecutive): the inputs y are scaled once into registers, and each table row (kMax >= the
 // row stride, four words per load) serves kC coefficients (register blocking; bench/NOTES.md).
-template <class W, u32 kMax, u32 kC>
+template <class W, u32 kMax, u32 kC = rns_detail::kBlockCoeffs<W, kMax>>
 void mod_up_convert(const Context& ctx, const Device& dev, std::size_t level, const W* src,
                     W* o) {
   const KeySwitchLevel& ks = ctx.key_switch(level);
@@ -68,29 +67,6 @@ void mod_up_convert(const Context& ctx, const Device& dev, std::size_t level, co
   });
 }
 
-// Coefficients per ModUp thread: two or four for 32-bit words (short rows), else one or two;
-// VEIL_MODUP_COEFFS (1, 2 or 4) overrides it for measurements.
-template <class W, u32 kMax>
-void mod_up_convert_blocked(const Context& ctx, const Device& dev, std::size_t level, const W* src,
-                            W* o) {
-  static const int forced = [] {
-    const char* e = std::getenv("VEIL_MODUP_COEFFS");
-    return e ? std::atoi(e) : 0;
-  }();
-  const int words = kMax * int(sizeof(W) / 4);  // 32-bit registers per coefficient's inputs
-  const int coeffs = forced == 1 || forced == 2 || forced == 4 ? forced
-                     : words <= 16                              ? 4
-                     : words <= 32                              ? 2
-                                                                : 1;
-  if (coeffs == 4) {
-    mod_up_convert<W, kMax, 4>(ctx, dev, level, src, o);
-  } else if (coeffs == 2) {
-    mod_up_convert<W, kMax, 2>(ctx, dev, level, src, o);
-  } else {
-    mod_up_convert<W, kMax, 1>(ctx, dev, level, src, o);
-  }
-}
-
 // ModUp of every digit in one pass (Han-Ki 2020; seed 001 §III-C): digit j = c's residues on its
 // own primes D_j, fast-converted to every other prime of Q_l ∪ P. Only those other limbs are
 // written ([j][complement of D_j], KeySwitchLevel::modup_base order) and transformed; the own
@@ -122,11 +98,11 @@ KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t leve
   Buffer<W> digits(dev, ks.modup_base.size() * n);
   W* o = digits.data();
   if (ks.modup_stride <= 8) {
-    mod_up_convert_blocked<W, 8>(ctx, dev, level, src, o);
+    mod_up_convert<W, 8>(ctx, dev, level, src, o);
   } else if (ks.modup_stride <= 16) {
-    mod_up_convert_blocked<W, 16>(ctx, dev, level, src, o);
+    mod_up_convert<W, 16>(ctx, dev, level, src, o);
   } else {
-    mod_up_convert_blocked<W, 32>(ctx, dev, level, src, o);
+    mod_up_convert<W, 32>(ctx, dev, level, src, o);
   }
   ntt_forward(dev, o, 1, ks.modup_base, ctx.ntt());
   out.complement = WordBuffer(std::move(digits));

@@ -19,7 +19,66 @@ struct ExactEpi {
     const Wo vq = mul_mod(v, static_cast<Wo>(q_mod_p[j]), p);
     out[j * n] = sub_mod(r, vq, static_cast<Wo>(p.value));
   }
+  /// The register-blocked form: coefficient t of the thread's block is `part` words further.
+  VEIL_HD void operator()(u32 t, std::size_t j, Wo r, u64 v_hi, u64 v_lo) const {
+    ExactEpi<Wo>{out + t * part, n, to, q_mod_p}(j, r, v_hi, v_lo);
+  }
+  std::size_t part = 0;
 };
+
+/// Stores r at out[j * n + t * part] (the register-blocked fast conversion).
+template <class W>
+struct BlockStoreEpi {
+  W* out;
+  std::size_t n, part;
+  VEIL_HD void operator()(u32 t, std::size_t j, W r, u64, u64) const { out[j * n + t * part] = r; }
+};
+
+/// The padded table in words W, or null when the blocked kernels do not apply (more than 32
+/// inputs, 32-bit words with a modulus of 2^31 or more, or fewer than four coefficients).
+template <class W>
+const W* padded_table(const Device& dev, const detail::FastConvTables& t, std::size_t n) {
+  if (n < 4) return nullptr;
+  if constexpr (sizeof(W) == 4) {
+    return t.mat_padded32.size() ? t.mat_padded32.data(dev) : nullptr;
+  } else {
+    return t.mat_padded.size() ? t.mat_padded.data(dev) : nullptr;
+  }
+}
+
+/// One thread per kC coefficients n/kC apart of each polynomial (warps stay on consecutive
+/// words). `epi` is the epilogue of polynomial 0, coefficient 0; each thread moves its `out` by
+/// p * out_stride + c.
+template <class W, u32 kMax, class Epi>
+void convert_blocked_k(const Device& dev, const ConvView& cv, const W* mat, std::size_t stride,
+                       const W* in, std::size_t in_stride, std::size_t out_stride, std::size_t n,
+                       std::size_t num_polys, Epi epi0) {
+  constexpr u32 kC = kBlockCoeffs<W, kMax>;
+  const std::size_t part = n / kC;
+  const int log_part = log2_exact(part);
+  epi0.part = part;
+  for_each(dev, num_polys * part, VEIL_LAMBDA(std::size_t idx) {
+    const std::size_t p = idx >> log_part, c = idx & (part - 1);
+    Epi epi = epi0;
+    epi.out += p * out_stride + c;
+    convert_block<W, kMax, kC>(cv, mat, stride, in + p * in_stride + c, part, n, epi);
+  });
+}
+
+template <class W, class Epi>
+void convert_blocked(const Device& dev, const ConvView& cv, const W* mat, std::size_t stride,
+                     const W* in, std::size_t in_stride, std::size_t out_stride, std::size_t n,
+                     std::size_t num_polys, Epi epi0) {
+  if (cv.kf <= 4) {
+    convert_blocked_k<W, 4>(dev, cv, mat, stride, in, in_stride, out_stride, n, num_polys, epi0);
+  } else if (cv.kf <= 8) {
+    convert_blocked_k<W, 8>(dev, cv, mat, stride, in, in_stride, out_stride, n, num_polys, epi0);
+  } else if (cv.kf <= 16) {
+    convert_blocked_k<W, 16>(dev, cv, mat, stride, in, in_stride, out_stride, n, num_polys, epi0);
+  } else {
+    convert_blocked_k<W, 32>(dev, cv, mat, stride, in, in_stride, out_stride, n, num_polys, epi0);
+  }
+}
 }  // namespace rns_detail
 
 template <class W>
@@ -31,6 +90,11 @@ void BaseConverter::fast_convert(const Device& dev, const W* in, W* out, std::si
   const ConvView cv = make_view(dev, conv_, from_, to_);
   const std::size_t kf = cv.kf, kt = cv.kt;
   const std::size_t is = in_stride ? in_stride : kf * n, os = out_stride ? out_stride : kt * n;
+  if (const W* mat = padded_table<W>(dev, conv_, n)) {
+    convert_blocked<W>(dev, cv, mat, conv_.stride, in, is, os, n, num_polys,
+                       BlockStoreEpi<W>{out, n, 0});
+    return;
+  }
   Buffer<W> scratch = partial_scratch<W>(dev, kf, kt, n, num_polys);
   W* part = scratch.data();
   for_each_coefficient(dev, num_polys, n, VEIL_LAMBDA(std::size_t p, std::size_t c) {
@@ -50,6 +114,13 @@ void BaseConverter::exact_convert(const Device& dev, const W* in, Wo* out, std::
   const std::size_t is = in_stride ? in_stride : kf * n, os = out_stride ? out_stride : kt * n;
   const Modulus* to = cv.to;
   const u64* q_mod_p = conv_.q_mod_p.data(dev);
+  if constexpr (std::is_same_v<W, Wo>) {
+    if (const W* mat = padded_table<W>(dev, conv_, n)) {
+      convert_blocked<W>(dev, cv, mat, conv_.stride, in, is, os, n, num_polys,
+                         ExactEpi<Wo>{out, n, to, q_mod_p});
+      return;
+    }
+  }
   Buffer<Wo> scratch = partial_scratch<Wo>(dev, kf, kt, n, num_polys);
   Wo* part = scratch.data();
   for_each_coefficient(dev, num_polys, n, VEIL_LAMBDA(std::size_t p, std::size_t c) {

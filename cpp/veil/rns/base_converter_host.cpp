@@ -40,6 +40,17 @@ FastConvTables::FastConvTables(const RnsBase& from, const RnsBase& to,
       qhat[j * k_from + i] = prod;
     }
   }
+  if (k_from <= 32) {
+    stride = (k_from + 3) / 4 * 4;
+    std::vector<u64> pad(k_to * stride, 0);
+    for (std::size_t j = 0; j < k_to; ++j)
+      for (std::size_t i = 0; i < k_from; ++i) pad[j * stride + i] = qhat[j * k_from + i];
+    bool small = true;
+    for (std::size_t i = 0; i < k_from; ++i) small = small && fits_word32(from[i].value);
+    for (std::size_t j = 0; j < k_to; ++j) small = small && fits_word32(to[j].value);
+    if (small) mat_padded32 = DeviceTable<u32>(std::vector<u32>(pad.begin(), pad.end()));
+    mat_padded = DeviceTable<u64>(std::move(pad));
+  }
   scale = DeviceTable<u64>(std::move(sc));
   scale_shoup = DeviceTable<u64>(std::move(sc_sh));
   qhat_mod_p = DeviceTable<u64>(std::move(qhat));

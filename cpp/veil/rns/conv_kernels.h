@@ -192,6 +192,57 @@ VEIL_HD void dot_rows4(WideAcc<W> (&acc)[kC], const W (&y)[kC][kMax], const W* r
   }
 }
 
+/// Coefficients per thread of the register-blocked conversions (ModUp, BaseConverter): as many
+/// as keep the inputs within about 64 registers. Measured on the H100 (bench/NOTES.md): 32-bit
+/// words with rows of up to 16 inputs 4 (ModUp at bootparam_40 -13 % mul+relin against 1);
+/// 64-bit words 2 (4 was slower than 1).
+template <class W, u32 kMax>
+inline constexpr u32 kBlockCoeffs = sizeof(W) == 4 ? (kMax <= 16 ? 4 : 2) : (kMax <= 16 ? 2 : 1);
+
+/// Register-blocked conversion of kC coefficients `part` words apart (`in` at limb 0 of the
+/// first; kf <= kMax inputs, rows of `mat` padded with zeros to `stride` = a multiple of four
+/// words, entries in words W). For every output limb j and coefficient t, calls
+/// epi(t, j, r, v_hi, v_lo) as convert_coeff does. Each group of four table words is loaded once
+/// for the kC coefficients (dot_rows4).
+template <class W, u32 kMax, u32 kC, class Epi>
+VEIL_HD void convert_block(const ConvView& c, const W* mat, std::size_t stride, const W* in,
+                           std::size_t part, std::size_t n, Epi& epi) {
+  const u32 groups = static_cast<u32>((c.kf + 3) / 4);
+  W y[kC][kMax];
+  FixedAcc acc[kC];
+#pragma unroll
+  for (u32 i = 0; i < kMax; ++i) {  // unrolled: y stays in registers
+    if (i >= 4 * groups) break;
+    if (i < c.kf) {
+      const W q = static_cast<W>(c.from[i].value);
+#pragma unroll
+      for (u32 t = 0; t < kC; ++t) {
+        W x = in[i * n + t * part];
+        if (c.offset) x = add_mod(x, static_cast<W>(c.offset[i]), q);
+        y[t][i] = c.scale ? mul_shoup(x, static_cast<W>(c.scale[i]),
+                                      shoup_for<W>(c.scale_shoup[i]), q)
+                          : x;
+        if (c.frac) acc[t].add(y[t][i], c.frac[2 * i], c.frac[2 * i + 1]);
+      }
+    } else {
+#pragma unroll
+      for (u32 t = 0; t < kC; ++t) y[t][i] = 0;  // the table's padding is zero too
+    }
+  }
+  u64 v_hi[kC] = {}, v_lo[kC] = {};
+  if (c.frac) {
+#pragma unroll
+    for (u32 t = 0; t < kC; ++t) acc[t].round(v_hi[t], v_lo[t]);
+  }
+  for (std::size_t j = 0; j < c.kt; ++j) {
+    WideAcc<W> dot[kC];
+    dot_rows4(dot, y, mat + j * stride, groups);
+    const Modulus m = c.to[j];
+#pragma unroll
+    for (u32 t = 0; t < kC; ++t) epi(t, j, dot[t].reduce(m), v_hi[t], v_lo[t]);
+  }
+}
+
 /// Calls f(p, c) for every coefficient c of every polynomial p < num_polys, one thread each
 /// (the index split by a shift and a mask).
 /// Coefficients vary fastest, so the threads of a warp read and write consecutive words. (One
