@@ -46,9 +46,12 @@ const W* padded_table(const Device& dev, const detail::FastConvTables& t, std::s
   }
 }
 
-/// One thread per kC coefficients n/kC apart of each polynomial (warps stay on consecutive
-/// words). `epi` is the epilogue of polynomial 0, coefficient 0; each thread moves its `out` by
-/// p * out_stride + c.
+/// One thread per kC coefficients n/kC apart (warps stay on consecutive words) and per group of
+/// output limbs of each polynomial. The output limbs are split in `splits` groups (a power of
+/// two) until about 2^18 threads run: with four coefficients per thread a conversion of one or
+/// two polynomials had too few warps to hide latency (12 % occupancy, bench/NOTES.md); each
+/// group recomputes the inputs, which are cheap beside the outputs. `epi` is the epilogue of
+/// polynomial 0, coefficient 0; each thread moves its `out` by p * out_stride + c.
 template <class W, u32 kMax, class Epi>
 void convert_blocked_k(const Device& dev, const ConvView& cv, const W* mat, std::size_t stride,
                        const W* in, std::size_t in_stride, std::size_t out_stride, std::size_t n,
@@ -56,12 +59,21 @@ void convert_blocked_k(const Device& dev, const ConvView& cv, const W* mat, std:
   constexpr u32 kC = kBlockCoeffs<W, kMax>;
   const std::size_t part = n / kC;
   const int log_part = log2_exact(part);
+  int log_splits = 0;
+  while ((std::size_t(2) << log_splits) <= cv.kt &&
+         (num_polys * part << log_splits) < (std::size_t(1) << 18)) {
+    ++log_splits;
+  }
+  const std::size_t splits = std::size_t(1) << log_splits;
+  const std::size_t per = (cv.kt + splits - 1) / splits, kt = cv.kt;
   epi0.part = part;
-  for_each(dev, num_polys * part, VEIL_LAMBDA(std::size_t idx) {
-    const std::size_t p = idx >> log_part, c = idx & (part - 1);
+  for_each(dev, (num_polys * part) << log_splits, VEIL_LAMBDA(std::size_t idx) {
+    const std::size_t c = idx & (part - 1), rest = idx >> log_part;
+    const std::size_t g = rest & (splits - 1), p = rest >> log_splits;
+    const std::size_t j0 = g * per, j1 = j0 + per < kt ? j0 + per : kt;
     Epi epi = epi0;
     epi.out += p * out_stride + c;
-    convert_block<W, kMax, kC>(cv, mat, stride, in + p * in_stride + c, part, n, epi);
+    convert_block<W, kMax, kC>(cv, mat, stride, in + p * in_stride + c, part, n, j0, j1, epi);
   });
 }
 

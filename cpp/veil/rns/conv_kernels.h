@@ -201,12 +201,13 @@ inline constexpr u32 kBlockCoeffs = sizeof(W) == 4 ? (kMax <= 16 ? 4 : 2) : (kMa
 
 /// Register-blocked conversion of kC coefficients `part` words apart (`in` at limb 0 of the
 /// first; kf <= kMax inputs, rows of `mat` padded with zeros to `stride` = a multiple of four
-/// words, entries in words W). For every output limb j and coefficient t, calls
+/// words, entries in words W). For every output limb j in [j0, j1) and coefficient t, calls
 /// epi(t, j, r, v_hi, v_lo) as convert_coeff does. Each group of four table words is loaded once
 /// for the kC coefficients (dot_rows4).
 template <class W, u32 kMax, u32 kC, class Epi>
 VEIL_HD void convert_block(const ConvView& c, const W* mat, std::size_t stride, const W* in,
-                           std::size_t part, std::size_t n, Epi& epi) {
+                           std::size_t part, std::size_t n, std::size_t j0, std::size_t j1,
+                           Epi& epi) {
   const u32 groups = static_cast<u32>((c.kf + 3) / 4);
   W y[kC][kMax];
   FixedAcc acc[kC];
@@ -234,7 +235,7 @@ VEIL_HD void convert_block(const ConvView& c, const W* mat, std::size_t stride, 
 #pragma unroll
     for (u32 t = 0; t < kC; ++t) acc[t].round(v_hi[t], v_lo[t]);
   }
-  for (std::size_t j = 0; j < c.kt; ++j) {
+  for (std::size_t j = j0; j < j1; ++j) {
     WideAcc<W> dot[kC];
     dot_rows4(dot, y, mat + j * stride, groups);
     const Modulus m = c.to[j];
