@@ -1,6 +1,8 @@
 // BaseConverter hot paths (one for_each thread per coefficient of each polynomial).
 #include "veil/rns/base_converter.h"
 
+#include <cstdlib>
+
 #include "veil/rns/conv_kernels.h"
 
 namespace veil {
@@ -19,22 +21,17 @@ struct ExactEpi {
     const Wo vq = mul_mod(v, static_cast<Wo>(q_mod_p[j]), p);
     out[j * n] = sub_mod(r, vq, static_cast<Wo>(p.value));
   }
-  /// The register-blocked form: coefficient t of the thread's block is `part` words further.
-  VEIL_HD void operator()(u32 t, std::size_t j, Wo r, u64 v_hi, u64 v_lo) const {
-    ExactEpi<Wo>{out + t * part, n, to, q_mod_p}(j, r, v_hi, v_lo);
-  }
-  std::size_t part = 0;
 };
 
-/// Stores r at out[j * n + t * part] (the register-blocked fast conversion).
+/// Stores r at out[j * n + t * part] (the register-blocked conversions; convert_block).
 template <class W>
 struct BlockStoreEpi {
   W* out;
   std::size_t n, part;
-  VEIL_HD void operator()(u32 t, std::size_t j, W r, u64, u64) const { out[j * n + t * part] = r; }
+  VEIL_HD void operator()(u32 t, std::size_t j, W r) const { out[j * n + t * part] = r; }
 };
 
-/// The padded table in words W, or null when the blocked kernels do not apply (more than 32
+/// The padded table in words W, or null when the blocked kernels do not apply (32 or more
 /// inputs, 32-bit words with a modulus of 2^31 or more, or fewer than four coefficients).
 template <class W>
 const W* padded_table(const Device& dev, const detail::FastConvTables& t, std::size_t n) {
@@ -59,9 +56,13 @@ void convert_blocked_k(const Device& dev, const ConvView& cv, const W* mat, std:
   constexpr u32 kC = kBlockCoeffs<W, kMax>;
   const std::size_t part = n / kC;
   const int log_part = log2_exact(part);
+  static const int target_log2 = [] {
+    const char* e = std::getenv("VEIL_CONV_THREADS_LOG2");  // TEMP: measurement
+    return e ? std::atoi(e) : 18;
+  }();
   int log_splits = 0;
   while ((std::size_t(2) << log_splits) <= cv.kt &&
-         (num_polys * part << log_splits) < (std::size_t(1) << 18)) {
+         (num_polys * part << log_splits) < (std::size_t(1) << target_log2)) {
     ++log_splits;
   }
   const std::size_t splits = std::size_t(1) << log_splits;
@@ -81,11 +82,11 @@ template <class W, class Epi>
 void convert_blocked(const Device& dev, const ConvView& cv, const W* mat, std::size_t stride,
                      const W* in, std::size_t in_stride, std::size_t out_stride, std::size_t n,
                      std::size_t num_polys, Epi epi0) {
-  if (cv.kf <= 4) {
+  if (cv.kf < 4) {  // the kf inputs and v
     convert_blocked_k<W, 4>(dev, cv, mat, stride, in, in_stride, out_stride, n, num_polys, epi0);
-  } else if (cv.kf <= 8) {
+  } else if (cv.kf < 8) {
     convert_blocked_k<W, 8>(dev, cv, mat, stride, in, in_stride, out_stride, n, num_polys, epi0);
-  } else if (cv.kf <= 16) {
+  } else if (cv.kf < 16) {
     convert_blocked_k<W, 16>(dev, cv, mat, stride, in, in_stride, out_stride, n, num_polys, epi0);
   } else {
     convert_blocked_k<W, 32>(dev, cv, mat, stride, in, in_stride, out_stride, n, num_polys, epi0);
@@ -129,7 +130,7 @@ void BaseConverter::exact_convert(const Device& dev, const W* in, Wo* out, std::
   if constexpr (std::is_same_v<W, Wo>) {
     if (const W* mat = padded_table<W>(dev, conv_, n)) {
       convert_blocked<W>(dev, cv, mat, conv_.stride, in, is, os, n, num_polys,
-                         ExactEpi<Wo>{out, n, to, q_mod_p});
+                         BlockStoreEpi<W>{out, n, 0});
       return;
     }
   }

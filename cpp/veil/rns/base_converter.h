@@ -30,9 +30,9 @@ struct FastConvTables {
   DeviceTable<u64> scale_shoup;  // [from]
   DeviceTable<u64> qhat_mod_p;   // [to][from]: (Q/q_i) mod p_j
   DeviceTable<u64> q_mod_p;      // [to]: Q mod p_j
-  // qhat_mod_p with rows padded with zeros to `stride` (a multiple of four) words, for the
-  // register-blocked kernels (conv_kernels.h: convert_block); only when k_from <= 32. The 32-bit
-  // copy exists when every modulus of both bases is below 2^31.
+  // [to][stride]: row j = qhat_mod_p's row, then (-Q) mod p_j, then zeros to `stride` (a
+  // multiple of four) words, for the register-blocked kernels (conv_kernels.h: convert_block);
+  // only when k_from < 32. The 32-bit copy exists when every modulus of both bases is below 2^31.
   std::size_t stride = 0;
   DeviceTable<u64> mat_padded;
   DeviceTable<u32> mat_padded32;

@@ -40,11 +40,13 @@ FastConvTables::FastConvTables(const RnsBase& from, const RnsBase& to,
       qhat[j * k_from + i] = prod;
     }
   }
-  if (k_from <= 32) {
-    stride = (k_from + 3) / 4 * 4;
+  if (k_from < 32) {
+    stride = (k_from + 4) / 4 * 4;
     std::vector<u64> pad(k_to * stride, 0);
-    for (std::size_t j = 0; j < k_to; ++j)
+    for (std::size_t j = 0; j < k_to; ++j) {
       for (std::size_t i = 0; i < k_from; ++i) pad[j * stride + i] = qhat[j * k_from + i];
+      pad[j * stride + k_from] = qmod[j] == 0 ? 0 : to[j].value - qmod[j];
+    }
     bool small = true;
     for (std::size_t i = 0; i < k_from; ++i) small = small && fits_word32(from[i].value);
     for (std::size_t j = 0; j < k_to; ++j) small = small && fits_word32(to[j].value);

@@ -200,15 +200,17 @@ template <class W, u32 kMax>
 inline constexpr u32 kBlockCoeffs = sizeof(W) == 4 ? (kMax <= 16 ? 4 : 2) : (kMax <= 16 ? 2 : 1);
 
 /// Register-blocked conversion of kC coefficients `part` words apart (`in` at limb 0 of the
-/// first; kf <= kMax inputs, rows of `mat` padded with zeros to `stride` = a multiple of four
-/// words, entries in words W). For every output limb j in [j0, j1) and coefficient t, calls
-/// epi(t, j, r, v_hi, v_lo) as convert_coeff does. Each group of four table words is loaded once
-/// for the kC coefficients (dot_rows4).
+/// first). `mat` (words W) has rows of `stride` words (a multiple of four, zero-padded): the kf
+/// entries (Q/q_i) mod p_j, then -Q mod p_j (FastConvTables::mat_padded). Column kf multiplies
+/// v = round(sum_i y_i / q_i) when the view has fractions (exact conversion, HPS 2019 §2.2),
+/// zero otherwise, so r_j = sum_i y_i (Q/q_i) - v Q mod p_j comes out of one dot product and one
+/// reduction. For every output limb j in [j0, j1) and coefficient t, calls epi(t, j, r_j). Each
+/// group of four table words is loaded once for the kC coefficients (dot_rows4); kf + 1 <= kMax.
 template <class W, u32 kMax, u32 kC, class Epi>
 VEIL_HD void convert_block(const ConvView& c, const W* mat, std::size_t stride, const W* in,
                            std::size_t part, std::size_t n, std::size_t j0, std::size_t j1,
                            Epi& epi) {
-  const u32 groups = static_cast<u32>((c.kf + 3) / 4);
+  const u32 groups = static_cast<u32>((c.kf + 4) / 4);  // the kf inputs and v
   W y[kC][kMax];
   FixedAcc acc[kC];
 #pragma unroll
@@ -227,20 +229,26 @@ VEIL_HD void convert_block(const ConvView& c, const W* mat, std::size_t stride, 
       }
     } else {
 #pragma unroll
-      for (u32 t = 0; t < kC; ++t) y[t][i] = 0;  // the table's padding is zero too
+      for (u32 t = 0; t < kC; ++t) y[t][i] = 0;  // v's slot (set below) and the zero padding
     }
   }
-  u64 v_hi[kC] = {}, v_lo[kC] = {};
   if (c.frac) {
 #pragma unroll
-    for (u32 t = 0; t < kC; ++t) acc[t].round(v_hi[t], v_lo[t]);
+    for (u32 t = 0; t < kC; ++t) {
+      u64 v_hi, v_lo;  // v <= kf: each term y_i / q_i is below 1, so v_hi = 0
+      acc[t].round(v_hi, v_lo);
+#pragma unroll
+      for (u32 i = 0; i < kMax; ++i) {  // a constant index keeps y in registers
+        if (i == c.kf) y[t][i] = static_cast<W>(v_lo);
+      }
+    }
   }
   for (std::size_t j = j0; j < j1; ++j) {
     WideAcc<W> dot[kC];
     dot_rows4(dot, y, mat + j * stride, groups);
     const Modulus m = c.to[j];
 #pragma unroll
-    for (u32 t = 0; t < kC; ++t) epi(t, j, dot[t].reduce(m), v_hi[t], v_lo[t]);
+    for (u32 t = 0; t < kC; ++t) epi(t, j, dot[t].reduce(m));
   }
 }
 
