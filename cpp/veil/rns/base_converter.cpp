@@ -1,8 +1,6 @@
 // BaseConverter hot paths (one for_each thread per coefficient of each polynomial).
 #include "veil/rns/base_converter.h"
 
-#include <cstdlib>
-
 #include "veil/rns/conv_kernels.h"
 
 namespace veil {
@@ -45,10 +43,11 @@ const W* padded_table(const Device& dev, const detail::FastConvTables& t, std::s
 
 /// One thread per kC coefficients n/kC apart (warps stay on consecutive words) and per group of
 /// output limbs of each polynomial. The output limbs are split in `splits` groups (a power of
-/// two) until about 2^18 threads run: with four coefficients per thread a conversion of one or
-/// two polynomials had too few warps to hide latency (12 % occupancy, bench/NOTES.md); each
-/// group recomputes the inputs, which are cheap beside the outputs. `epi` is the epilogue of
-/// polynomial 0, coefficient 0; each thread moves its `out` by p * out_stride + c.
+/// two) until about 2^16 threads run: with four coefficients per thread, a conversion of one or
+/// two polynomials otherwise has too few warps to hide latency (12 % occupancy); each group
+/// recomputes the inputs. Measured on the H100 at bootparam_40 (bench/NOTES.md): 2^16 threads
+/// beat 2^15 (no split), 2^17 and 2^18. `epi` is the epilogue of polynomial 0, coefficient 0;
+/// each thread moves its `out` by p * out_stride + c.
 template <class W, u32 kMax, class Epi>
 void convert_blocked_k(const Device& dev, const ConvView& cv, const W* mat, std::size_t stride,
                        const W* in, std::size_t in_stride, std::size_t out_stride, std::size_t n,
@@ -56,13 +55,9 @@ void convert_blocked_k(const Device& dev, const ConvView& cv, const W* mat, std:
   constexpr u32 kC = kBlockCoeffs<W, kMax>;
   const std::size_t part = n / kC;
   const int log_part = log2_exact(part);
-  static const int target_log2 = [] {
-    const char* e = std::getenv("VEIL_CONV_THREADS_LOG2");  // TEMP: measurement
-    return e ? std::atoi(e) : 18;
-  }();
   int log_splits = 0;
   while ((std::size_t(2) << log_splits) <= cv.kt &&
-         (num_polys * part << log_splits) < (std::size_t(1) << target_log2)) {
+         (num_polys * part << log_splits) < (std::size_t(1) << 16)) {
     ++log_splits;
   }
   const std::size_t splits = std::size_t(1) << log_splits;
