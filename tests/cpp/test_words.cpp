@@ -20,6 +20,8 @@
 #include "veil/ckks/encoder.h"
 #include "veil/io/seal.h"
 #include "veil/io/serialize.h"
+#include "veil/ring/poly_ops.h"
+#include "veil/core/primes.h"
 
 namespace veil::test {
 namespace {
@@ -35,6 +37,47 @@ EncryptionParameters params_with(SchemeType s, std::size_t n, const std::vector<
   if (s != SchemeType::ckks) p.plain_modulus = PlainModulus::batching(n, 20);
   p.word_bits = word_bits;
   return p;
+}
+
+// ---- poly::horner (decryption's one-pass phase) against __int128 evaluation ----------------------
+
+template <class W>
+void check_horner(int bits) {
+  const std::size_t n = 64, limbs = 3;
+  std::vector<Modulus> mods;
+  for (u64 q : generate_ntt_primes(bits, n, limbs)) mods.emplace_back(q);
+  const RnsBase base(mods);
+  std::mt19937_64 rng(7);
+  for (std::size_t npolys = 1; npolys <= 4; ++npolys) {
+    std::vector<W> polys(npolys * limbs * n), x(limbs * n), out(limbs * n);
+    for (std::size_t l = 0; l < limbs; ++l) {
+      for (std::size_t c = 0; c < n; ++c) {
+        const u64 q = mods[l].value;
+        x[l * n + c] = static_cast<W>(c == 0 ? q - 1 : rng() % q);
+        for (std::size_t k = 0; k < npolys; ++k)
+          polys[(k * limbs + l) * n + c] = static_cast<W>(c == 1 ? q - 1 : rng() % q);
+      }
+    }
+    poly::horner(Device::cpu(), base, n, npolys, polys.data(), x.data(), out.data());
+    for (std::size_t l = 0; l < limbs; ++l) {
+      const unsigned __int128 q = mods[l].value;
+      for (std::size_t c = 0; c < n; ++c) {
+        unsigned __int128 want = 0, power = 1;  // sum_k p_k x^k, powers taken directly
+        for (std::size_t k = 0; k < npolys; ++k) {
+          want = (want + polys[(k * limbs + l) * n + c] % q * power) % q;
+          power = power * x[l * n + c] % q;
+        }
+        ASSERT_EQ(static_cast<u64>(out[l * n + c]), static_cast<u64>(want))
+            << bits << "-bit primes, " << npolys << " polys, limb " << l << ", coeff " << c;
+      }
+    }
+  }
+}
+
+TEST(PolyHorner, MatchesDirectEvaluationForBothWordSizes) {
+  check_horner<u32>(30);
+  check_horner<u32>(31);
+  check_horner<u64>(60);
 }
 
 // ---- choice and validation of the word size ----------------------------------------------------

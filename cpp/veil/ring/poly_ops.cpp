@@ -42,6 +42,20 @@ void multiply(const Device& dev, const RnsBase& base, std::size_t n, std::size_t
 }
 
 template <class W>
+void horner(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+            const W* polys, const W* x, W* out) {
+  const Modulus* m = base.moduli(dev);
+  const std::size_t stride = base.size() * n;
+  for_each_limb(dev, 1, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
+    W acc = polys[(npolys - 1) * stride + i];
+    for (std::size_t k = npolys - 1; k-- > 0;) {
+      acc = mul_add_mod(acc, x[i], polys[k * stride + i], m[l]);
+    }
+    out[i] = acc;
+  });
+}
+
+template <class W>
 void multiply_accumulate(const Device& dev, const RnsBase& base, std::size_t n,
                          std::size_t npolys, const W* a, const W* b, W* out) {
   const Modulus* m = base.moduli(dev);
@@ -152,6 +166,8 @@ void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std
                           W*);                                                                  \
   template void multiply<W>(const Device&, const RnsBase&, std::size_t, std::size_t, const W*,  \
                             const W*, W*);                                                      \
+  template void horner<W>(const Device&, const RnsBase&, std::size_t, std::size_t, const W*,    \
+                          const W*, W*);                                                        \
   template void multiply_accumulate<W>(const Device&, const RnsBase&, std::size_t, std::size_t, \
                                        const W*, const W*, W*);                                 \
   template void multiply_broadcast<W>(const Device&, const RnsBase&, std::size_t, std::size_t,  \
@@ -188,6 +204,10 @@ void negate(const Device& dev, const RnsBase& base, std::size_t n, std::size_t n
 void multiply(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
               ConstWordPtr a, ConstWordPtr b, WordPtr out) {
   VEIL_DISPATCH(out, multiply<W>(dev, base, n, npolys, a.as<W>(), b.as<W>(), out.as<W>()));
+}
+void horner(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+            ConstWordPtr polys, ConstWordPtr x, WordPtr out) {
+  VEIL_DISPATCH(out, horner<W>(dev, base, n, npolys, polys.as<W>(), x.as<W>(), out.as<W>()));
 }
 void multiply_accumulate(const Device& dev, const RnsBase& base, std::size_t n,
                          std::size_t npolys, ConstWordPtr a, ConstWordPtr b, WordPtr out) {

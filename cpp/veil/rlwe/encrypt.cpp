@@ -96,15 +96,15 @@ WordBuffer decrypt_phase(const SecretKey& sk, const Ciphertext& ct) {
   const std::size_t limbs = q.size();
   WordBuffer acc(dev, limbs * n, ctx->word_bits());
   acc.set_secure();  // the phase m + e is as secret as the message
-  // Horner: ((c_{k} s + c_{k-1}) s + ...) s + c0, in NTT form.
-  WordBuffer polys = ct.buffer().clone();
-  if (!ct.is_ntt_form()) ntt_forward(dev, polys.data(), ct.size(), q, ctx->ntt());
-  copy_words(dev, acc.data(), dev, polys.data() + (ct.size() - 1) * limbs * n, limbs * n);
-  for (std::size_t i = ct.size() - 1; i-- > 0;) {
-    poly::multiply(dev, q, n, 1, acc.data(), sk.data(), acc.data());
-    poly::add(dev, q, n, 1, acc.data(), polys.data() + i * limbs * n, acc.data());
+  // Horner: ((c_{k} s + c_{k-1}) s + ...) s + c0, in NTT form, one pass.
+  if (ct.is_ntt_form()) {
+    poly::horner(dev, q, n, ct.size(), ct.data(), sk.data(), acc.data());
+  } else {
+    WordBuffer polys = ct.buffer().clone();
+    ntt_forward(dev, polys.data(), ct.size(), q, ctx->ntt());
+    poly::horner(dev, q, n, ct.size(), polys.data(), sk.data(), acc.data());
+    ntt_inverse(dev, acc.data(), 1, q, ctx->ntt());
   }
-  if (!ct.is_ntt_form()) ntt_inverse(dev, acc.data(), 1, q, ctx->ntt());
   return acc;
 }
 
