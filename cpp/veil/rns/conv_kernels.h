@@ -238,8 +238,9 @@ VEIL_HD void convert_block(const ConvView& c, const W* mat, std::size_t stride, 
       u64 v_hi, v_lo;  // v <= kf: each term y_i / q_i is below 1, so v_hi = 0
       acc[t].round(v_hi, v_lo);
 #pragma unroll
-      for (u32 i = 0; i < kMax; ++i) {  // a constant index keeps y in registers
-        if (i == c.kf) y[t][i] = static_cast<W>(v_lo);
+      for (u32 i = 0; i < kMax; ++i) {  // constant indices (selects) keep y in registers
+        if (i >= 4 * groups) break;
+        y[t][i] = i == c.kf ? static_cast<W>(v_lo) : y[t][i];
       }
     }
   }
