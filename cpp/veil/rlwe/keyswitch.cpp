@@ -7,6 +7,7 @@
 #include "veil/core/primes.h"
 #include "veil/ring/poly_ops.h"
 #include "veil/rns/conv_kernels.h"
+#include "veil/rns/mod_down_ntt.h"
 
 namespace veil {
 
@@ -109,15 +110,45 @@ KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t leve
   return out;
 }
 
-// The inner product of the digits with `key` over Q_l ∪ P (NTT form), both outputs in one pass:
-// [2][l+1+k][N]. With a Galois element, coefficient i reads the digits at sigma_g's source slot
-// (the NTT-form automorphism is a permutation: poly::automorphism_ntt), so no permuted copy is
-// made. With `lift0/lift1` (CKKS relinearize + rescale), P * lift_p is added on the Q limbs:
-// the result is then the key-switched ciphertext plus P * (lift0, lift1), over Q_l ∪ P.
+// Epilogues of the inner product (called per coefficient with limb lp's two results):
+// StoreRows writes limbs [lo, hi) to [2][hi - lo][n] (poly_stride apart); ModDownRows finishes a
+// ModDownNtt on a kept limb, (x - r) * D^-1, and stores or accumulates it, so the kept limbs of
+// the inner product are never written and read back (bench/NOTES.md, "Inner product + ModDown").
 template <class W>
-Buffer<W> inner_product(const Context& ctx, const Device& dev, std::size_t level,
-                        const KeySwitchDigits& digits, const KSwitchKey& key, u32 galois_elt,
-                        const W* lift0 = nullptr, const W* lift1 = nullptr) {
+struct StoreRows {
+  W* out;
+  std::size_t lo, n, poly_stride;
+  VEIL_HD void operator()(std::size_t lp, std::size_t coeff, W r0, W r1) const {
+    W* o = out + (lp - lo) * n + coeff;
+    o[0] = r0;
+    o[poly_stride] = r1;
+  }
+};
+
+template <class W, bool kAccumulate>
+struct ModDownRows {
+  const W* r;  // [2][r_stride]: the correction of ModDownNtt::correction
+  std::size_t r_stride, n;
+  ModDownNtt::FinishView v;
+  W* out0;
+  W* out1;
+  VEIL_HD void operator()(std::size_t lp, std::size_t coeff, W r0, W r1) const {
+    const std::size_t i = lp * n + coeff;
+    const W y0 = mod_down_finish<W>(v, lp, r0, r[i]);
+    const W y1 = mod_down_finish<W>(v, lp, r1, r[r_stride + i]);
+    if constexpr (kAccumulate) {
+      const W q = static_cast<W>(v.keep[lp].value);
+      out0[i] = add_mod(out0[i], y0, q);
+      out1[i] = add_mod(out1[i], y1, q);
+    } else {
+      out0[i] = y0;
+      out1[i] = y1;
+    }
+  }
+};
+
+void check_inner(const Context& ctx, const Device& dev, std::size_t level,
+                 const KeySwitchDigits& digits, const KSwitchKey& key) {
   const KeySwitchLevel& ks = ctx.key_switch(level);
   if (key.context()->parameter_hash() != ctx.parameter_hash()) {
     throw InvalidArgument("key: belongs to a different context");
@@ -130,15 +161,29 @@ Buffer<W> inner_product(const Context& ctx, const Device& dev, std::size_t level
     throw InvalidArgument("digits: were decomposed at level " + std::to_string(digits.level) +
                           ", not " + std::to_string(level));
   }
+  if (ks.dnum > kMaxKeySwitchDigits) {
+    throw InvalidArgument("key switching: more than 60 digits is not supported");
+  }
+}
+
+// The inner product of the digits with `key` over limbs [lo, hi) of Q_l ∪ P (NTT form), both
+// key polynomials in one pass; epi(lp, coeff, r0, r1) consumes limb lp's results. With a Galois
+// element, coefficient i reads the digits at sigma_g's source slot (the NTT-form automorphism is
+// a permutation: poly::automorphism_ntt), so no permuted copy is made. With `lift0/lift1` (CKKS
+// relinearize + rescale), P * lift_p is added on the Q limbs: the result is then the
+// key-switched ciphertext plus P * (lift0, lift1), over Q_l ∪ P.
+template <class W, class Epi>
+void inner_product(const Context& ctx, const Device& dev, std::size_t level,
+                   const KeySwitchDigits& digits, const KSwitchKey& key, u32 galois_elt,
+                   const W* lift0, const W* lift1, std::size_t lo, std::size_t hi, Epi epi) {
+  const KeySwitchLevel& ks = ctx.key_switch(level);
   const std::size_t n = ctx.n();
   const int log_n = ctx.log_n();
   const std::size_t limbs = level + 1;
-  const std::size_t k = ctx.num_p();
-  const std::size_t ext_limbs = limbs + k;
+  const std::size_t ext_limbs = limbs + ctx.num_p();
   const std::size_t num_q = ctx.num_q();
   const std::size_t alpha = ctx.alpha();
   const std::size_t dnum = ks.dnum;
-  if (dnum > kMaxKeySwitchDigits) throw InvalidArgument("key switching: more than 60 digits is not supported");
   const Modulus* mods = ks.base_qp.moduli(dev);
   const std::size_t key_poly = key.poly_words();
   const W* kd = key.data<W>();
@@ -147,10 +192,8 @@ Buffer<W> inner_product(const Context& ctx, const Device& dev, std::size_t level
   const u64 g = galois_elt, mask = 2 * n - 1;
   const u64* pq = lift0 ? ks.p_mod_q.data(dev) : nullptr;
   const u64* pqs = lift0 ? ks.p_mod_q_shoup.data(dev) : nullptr;
-  Buffer<W> out(dev, 2 * ext_limbs * n);
-  W* o = out.data();
-  for_each_limb(dev, 1, ext_limbs, n, VEIL_LAMBDA(std::size_t i, u32 lp32) {
-    const std::size_t lp = lp32, coeff = i & (n - 1);
+  for_each_limb(dev, 1, hi - lo, n, VEIL_LAMBDA(std::size_t i, u32 row) {
+    const std::size_t lp = lo + row, coeff = i & (n - 1);
     std::size_t from = coeff;
     if (g != 0) {
       const u64 e = ((2 * u64(bit_reverse(u32(coeff), log_n)) + 1) * g) & mask;
@@ -179,10 +222,27 @@ Buffer<W> inner_product(const Context& ctx, const Device& dev, std::size_t level
       r0 = add_mod(r0, mul_shoup(lift0[lp * n + coeff], w, wq, qv), qv);
       r1 = add_mod(r1, mul_shoup(lift1[lp * n + coeff], w, wq, qv), qv);
     }
-    o[i] = r0;
-    o[ext_limbs * n + i] = r1;
+    epi(lp, coeff, r0, r1);
   });
-  return out;
+}
+
+// Inner product + ModDownNtt `md` (its kept limbs are Q_l's first |K|, its dropped ones the rest
+// of Q_l ∪ P): the dropped limbs' inner product first, their correction r, then the kept limbs'
+// inner product finished in the same kernel (out = (x - r) * D^-1, stored or accumulated).
+template <class W, bool kAccumulate>
+void inner_mod_down(const Context& ctx, const Device& dev, std::size_t level,
+                    const KeySwitchDigits& digits, const KSwitchKey& key, u32 galois_elt,
+                    const W* lift0, const W* lift1, const ModDownNtt& md, W* out0, W* out1) {
+  check_inner(ctx, dev, level, digits, key);
+  const std::size_t n = ctx.n(), kk = md.keep().size(), kd = md.drop().size();
+  VEIL_REQUIRE(kk + kd == level + 1 + ctx.num_p(), "inner_mod_down: ModDown bases do not match");
+  Buffer<W> xd(dev, 2 * kd * n);
+  inner_product<W>(ctx, dev, level, digits, key, galois_elt, lift0, lift1, kk, kk + kd,
+                   StoreRows<W>{xd.data(), kk, n, kd * n});
+  Buffer<W> r = md.correction<W>(dev, ctx.ntt(), xd.data(), n, 2);
+  inner_product<W>(ctx, dev, level, digits, key, galois_elt, lift0, lift1, 0, kk,
+                   ModDownRows<W, kAccumulate>{r.data(), md.target_size() * n, n,
+                                               md.finish_view(dev), out0, out1});
 }
 
 template <class W>
@@ -190,17 +250,22 @@ void inner_t(const Context& ctx, const Device& dev, std::size_t level,
              const KeySwitchDigits& digits, const KSwitchKey& key, W* acc0, W* acc1, bool acc_ntt,
              u32 galois_elt) {
   const KeySwitchLevel& ks = ctx.key_switch(level);
-  Buffer<W> out = inner_product<W>(ctx, dev, level, digits, key, galois_elt);
-  W* o = out.data();
   if (acc_ntt) {
     // NTT-form schemes: only P's limbs leave the NTT domain (seed 001 "NTT + ModDown"), and the
-    // result is added into the accumulators in the same pass.
-    ks.mod_down_ntt.apply_accumulate(dev, ctx.ntt(), o, acc0, acc1, ctx.n());
-  } else {
-    // Coefficient form (BFV): INTT, then ModDown fused with the accumulation.
-    ntt_inverse(dev, o, 2, ks.base_qp, ctx.ntt());
-    ks.mod_down.apply_accumulate(dev, o, acc0, acc1, ctx.n(), 2);
+    // Q limbs' inner product is finished and accumulated in one pass.
+    inner_mod_down<W, true>(ctx, dev, level, digits, key, galois_elt, nullptr, nullptr,
+                            ks.mod_down_ntt, acc0, acc1);
+    return;
   }
+  // Coefficient form (BFV): the whole inner product, INTT, then ModDown fused with the
+  // accumulation.
+  check_inner(ctx, dev, level, digits, key);
+  const std::size_t n = ctx.n(), ext = ks.base_qp.size();
+  Buffer<W> out(dev, 2 * ext * n);
+  inner_product<W>(ctx, dev, level, digits, key, galois_elt, nullptr, nullptr, 0, ext,
+                   StoreRows<W>{out.data(), 0, n, ext * n});
+  ntt_inverse(dev, out.data(), 2, ks.base_qp, ctx.ntt());
+  ks.mod_down.apply_accumulate(dev, out.data(), acc0, acc1, n, 2);
 }
 
 template <class W>
@@ -210,9 +275,10 @@ void rescale_t(const Context& ctx, const Device& dev, std::size_t level,
   const KeySwitchLevel& ks = ctx.key_switch(level);
   VEIL_REQUIRE(ctx.scheme() == SchemeType::ckks, "key_switch_rescale: CKKS only");
   ctx.rescale_target(level);  // throws naming `encrypted` in q_0's block
-  Buffer<W> y = inner_product<W>(ctx, dev, level, digits, key, 0, c0, c1);
   // (c + P c') / (P * B) = round(relinearized / B) up to the rounding of one division.
-  ks.rescale_down.apply(dev, ctx.ntt(), y.data(), out, ctx.n(), 2);
+  const std::size_t kept = ks.rescale_down.keep().size();
+  inner_mod_down<W, false>(ctx, dev, level, digits, key, 0, c0, c1, ks.rescale_down, out,
+                           out + kept * ctx.n());
 }
 
 }  // namespace

@@ -20,22 +20,17 @@ void ModDownNtt::apply_accumulate(const Device& dev, const NttTables& tables, co
   run<W, true>(dev, tables, in, acc0, acc1, 0, n, 2);
 }
 
-// Polynomial p's output starts at out0 + p * out_stride, or (out1 set) at out0 / out1.
-template <class W, bool kAccumulate>
-void ModDownNtt::run(const Device& dev, const NttTables& tables, const W* in, W* out0, W* out1,
-                     std::size_t out_stride, std::size_t n, std::size_t num_polys) const {
-  VEIL_REQUIRE(keep_.size() > 0, "ModDownNtt::apply: object is default-constructed");
-  const std::size_t kk = keep_.size(), kd = drop_.size(), kt = target_.size();
-  const std::size_t in_stride = (kk + kd) * n;
+template <class W>
+Buffer<W> ModDownNtt::correction(const Device& dev, const NttTables& tables, W* drop_ntt,
+                                 std::size_t n, std::size_t num_polys) const {
+  VEIL_REQUIRE(keep_.size() > 0, "ModDownNtt: object is default-constructed");
+  const std::size_t kk = keep_.size(), kt = target_.size();
   // 1. The dropped limbs in coefficient form.
-  Buffer<W> xd(dev, num_polys * kd * n);
-  backend::copy_rows(dev, xd.data(), kd * n * sizeof(W), in + kk * n, in_stride * sizeof(W),
-                     kd * n * sizeof(W), num_polys);
-  ntt_inverse(dev, xd.data(), num_polys, drop_, tables);
+  ntt_inverse(dev, drop_ntt, num_polys, drop_, tables);
   // 2. r = the centered lift of [x]_D to K (and t), by exact base conversion (HPS), so that
   //    (x - r) / D = round(x / D) for any number of dropped primes.
   Buffer<W> r(dev, num_polys * kt * n);
-  conv_.exact_convert<W>(dev, xd.data(), r.data(), n, num_polys);
+  conv_.exact_convert<W>(dev, drop_ntt, r.data(), n, num_polys);
   if (t_) {
     W* rr = r.data();
     const Modulus* tm = target_.moduli(dev);
@@ -56,26 +51,35 @@ void ModDownNtt::run(const Device& dev, const NttTables& tables, const W* in, W*
       }
     });
   }
-  // 3. To the NTT domain over K, then out = (x - delta) * D^-1.
+  // 3. To the NTT domain over K.
   if (kt == kk) {  // no t limb between the polynomials: one batched transform
     ntt_forward(dev, r.data(), num_polys, keep_, tables);
   } else {
     for (std::size_t p = 0; p < num_polys; ++p) ntt_forward(dev, r.data() + p * kt * n, 1, keep_, tables);
   }
-  {
-    const W* rr = r.data();
-    const Modulus* km = keep_.moduli(dev);
-    const u64* di = d_inv_.data(dev);
-    const u64* dis = d_inv_shoup_.data(dev);
-    for_each_limb(dev, num_polys, kk, n, VEIL_LAMBDA(std::size_t i, u32 l, u32 p32) {
-      const std::size_t p = p32, rem = i - p * kk * n;
-      const W q = static_cast<W>(km[l].value);
-      const W v = sub_mod(in[p * in_stride + rem], rr[p * kt * n + rem], q);
-      const W y = mul_shoup(v, static_cast<W>(di[l]), shoup_for<W>(dis[l]), q);
-      W* o = out1 != nullptr ? (p == 0 ? out0 : out1) + rem : out0 + p * out_stride + rem;
-      *o = kAccumulate ? add_mod(*o, y, q) : y;
-    });
-  }
+  return r;
+}
+
+// Polynomial p's output starts at out0 + p * out_stride, or (out1 set) at out0 / out1.
+template <class W, bool kAccumulate>
+void ModDownNtt::run(const Device& dev, const NttTables& tables, const W* in, W* out0, W* out1,
+                     std::size_t out_stride, std::size_t n, std::size_t num_polys) const {
+  VEIL_REQUIRE(keep_.size() > 0, "ModDownNtt::apply: object is default-constructed");
+  const std::size_t kk = keep_.size(), kd = drop_.size(), kt = target_.size();
+  const std::size_t in_stride = (kk + kd) * n;
+  Buffer<W> xd(dev, num_polys * kd * n);
+  backend::copy_rows(dev, xd.data(), kd * n * sizeof(W), in + kk * n, in_stride * sizeof(W),
+                     kd * n * sizeof(W), num_polys);
+  Buffer<W> r = correction<W>(dev, tables, xd.data(), n, num_polys);
+  // 4. out = (x - delta) * D^-1.
+  const W* rr = r.data();
+  const FinishView v = finish_view(dev);
+  for_each_limb(dev, num_polys, kk, n, VEIL_LAMBDA(std::size_t i, u32 l, u32 p32) {
+    const std::size_t p = p32, rem = i - p * kk * n;
+    const W y = mod_down_finish<W>(v, l, in[p * in_stride + rem], rr[p * kt * n + rem]);
+    W* o = out1 != nullptr ? (p == 0 ? out0 : out1) + rem : out0 + p * out_stride + rem;
+    *o = kAccumulate ? add_mod(*o, y, static_cast<W>(v.keep[l].value)) : y;
+  });
 }
 
 template void ModDownNtt::apply<u32>(const Device&, const NttTables&, const u32*, u32*,
@@ -84,6 +88,10 @@ template void ModDownNtt::apply_accumulate<u32>(const Device&, const NttTables&,
                                                 u32*, std::size_t) const;
 template void ModDownNtt::apply_accumulate<u64>(const Device&, const NttTables&, const u64*, u64*,
                                                 u64*, std::size_t) const;
+template Buffer<u32> ModDownNtt::correction<u32>(const Device&, const NttTables&, u32*, std::size_t,
+                                                 std::size_t) const;
+template Buffer<u64> ModDownNtt::correction<u64>(const Device&, const NttTables&, u64*, std::size_t,
+                                                 std::size_t) const;
 template void ModDownNtt::apply<u64>(const Device&, const NttTables&, const u64*, u64*,
                                       std::size_t, std::size_t) const;
 

@@ -12,7 +12,9 @@
 #pragma once
 #include <cstddef>
 
+#include "veil/backend/buffer.h"
 #include "veil/backend/table.h"
+#include "veil/core/modarith.h"
 #include "veil/ring/ntt.h"
 #include "veil/rns/base_converter.h"
 
@@ -39,6 +41,26 @@ class ModDownNtt {
                         std::size_t n) const;
   const RnsBase& keep() const { return keep_; }
   const RnsBase& drop() const { return drop_; }
+  /// Limbs of the correction r per polynomial: |K|, or |K| + 1 with BGV's t limb.
+  std::size_t target_size() const { return target_.size(); }
+
+  /// The correction r of apply, for callers that fuse the last step, out = (x - r) * D^-1, into
+  /// their own kernel (key switching fuses it with the inner product of the kept limbs, so those
+  /// limbs are never written and read back). drop_ntt: the dropped limbs [num_polys][|D|][n] in
+  /// NTT form, inverse-transformed in place. Returns r: [num_polys][target_size()][n], its first
+  /// |K| limbs in NTT form; finish the kept limb l with `mod_down_finish(finish_view(dev), ...)`.
+  template <class W>
+  Buffer<W> correction(const Device& dev, const NttTables& tables, W* drop_ntt, std::size_t n,
+                       std::size_t num_polys) const;
+  /// The device constants of the last step: K's moduli and D^-1 mod k_l (with Shoup quotients).
+  struct FinishView {
+    const Modulus* keep;
+    const u64* d_inv;
+    const u64* d_inv_shoup;
+  };
+  FinishView finish_view(const Device& dev) const {
+    return {keep_.moduli(dev), d_inv_.data(dev), d_inv_shoup_.data(dev)};
+  }
 
   /// The body of apply / apply_accumulate (public only because nvcc's extended lambdas may not
   /// live in private members): polynomial p's output at out0 + p * out_stride, or at out0 and
@@ -56,5 +78,12 @@ class ModDownNtt {
   DeviceTable<u64> d_inv_shoup_;
   u64 d_inv_mod_t_ = 0;           // D^-1 mod t
 };
+
+/// The last step of ModDownNtt for kept limb l: (x - r) * D^-1 mod k_l (x, r in NTT form).
+template <class W>
+VEIL_HD W mod_down_finish(const ModDownNtt::FinishView& v, std::size_t l, W x, W r) {
+  const W q = static_cast<W>(v.keep[l].value);
+  return mul_shoup(sub_mod(x, r, q), static_cast<W>(v.d_inv[l]), shoup_for<W>(v.d_inv_shoup[l]), q);
+}
 
 }  // namespace veil
