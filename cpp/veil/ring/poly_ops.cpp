@@ -1,44 +1,113 @@
 #include "veil/ring/poly_ops.h"
 
+#include <cstdint>
+
 #include "veil/backend/launch.h"
 #include "veil/core/primes.h"
 
 namespace veil::poly {
 
+namespace {
+
+// Element-wise kernels move 16 bytes per operand and thread (one vector load or store on the
+// GPU; bench/NOTES.md, "Element-wise operations"): a group of kGroup words, all in one limb.
+template <class W>
+inline constexpr u32 kGroup = 16 / sizeof(W);
+template <class W>
+struct alignas(16) Group {
+  W w[kGroup<W>];
+};
+template <class W>
+VEIL_HD Group<W> load_group(const W* p) {
+#if VEIL_DEVICE_CODE
+  return *reinterpret_cast<const Group<W>*>(p);
+#else
+  Group<W> g;
+  for (u32 k = 0; k < kGroup<W>; ++k) g.w[k] = p[k];
+  return g;
+#endif
+}
+template <class W>
+VEIL_HD void store_group(W* p, const Group<W>& g) {
+#if VEIL_DEVICE_CODE
+  *reinterpret_cast<Group<W>*>(p) = g;
+#else
+  for (u32 k = 0; k < kGroup<W>; ++k) p[k] = g.w[k];
+#endif
+}
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+struct AddOp {
+  template <class W>
+  VEIL_HD W operator()(W x, W y, const Modulus& m) const { return add_mod(x, y, W(m.value)); }
+};
+struct SubOp {
+  template <class W>
+  VEIL_HD W operator()(W x, W y, const Modulus& m) const { return sub_mod(x, y, W(m.value)); }
+};
+struct NegOp {
+  template <class W>
+  VEIL_HD W operator()(W x, W, const Modulus& m) const { return neg_mod(x, W(m.value)); }
+};
+struct MulOp {
+  template <class W>
+  VEIL_HD W operator()(W x, W y, const Modulus& m) const { return mul_mod(x, y, m); }
+};
+
+// out = op(a, b, q_l) word by word over [npolys][limbs][n]; with b_broadcast, b is one
+// polynomial [limbs][n] shared by every polynomial of a. Groups of 16 bytes per thread when n is
+// a multiple of the group and every pointer is 16-byte aligned (always, for whole polynomials of
+// a pool allocation), else one word per thread. out may alias a (each thread reads its words
+// before writing them) or b when not broadcast.
+template <class W, class Op>
+void binary_op(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+               const W* a, const W* b, bool b_broadcast, W* out, Op op) {
+  const Modulus* m = base.moduli(dev);
+  const std::size_t limbs = base.size(), mask = n - 1;  // n is a power of two
+  constexpr u32 kV = kGroup<W>;
+  if (n % kV == 0 && aligned16(a) && aligned16(b) && aligned16(out)) {
+    for_each_limb(dev, npolys, limbs, n / kV, VEIL_LAMBDA(std::size_t g, u32 l) {
+      const std::size_t i = g * kV;
+      const std::size_t j = b_broadcast ? std::size_t(l) * n + (i & mask) : i;
+      const Modulus mod = m[l];
+      const Group<W> x = load_group(a + i), y = load_group(b + j);
+      Group<W> r;
+#pragma unroll
+      for (u32 k = 0; k < kV; ++k) r.w[k] = op(x.w[k], y.w[k], mod);
+      store_group(out + i, r);
+    });
+    return;
+  }
+  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
+    const std::size_t j = b_broadcast ? std::size_t(l) * n + (i & mask) : i;
+    out[i] = op(a[i], b[j], m[l]);
+  });
+}
+
+}  // namespace
+
 template <class W>
 void add(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys, const W* a,
          const W* b, W* out) {
-  const Modulus* m = base.moduli(dev);
-  for_each_limb(dev, npolys, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
-    out[i] = add_mod(a[i], b[i], W(m[l].value));
-  });
+  binary_op(dev, base, n, npolys, a, b, false, out, AddOp{});
 }
 
 template <class W>
 void sub(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys, const W* a,
          const W* b, W* out) {
-  const Modulus* m = base.moduli(dev);
-  for_each_limb(dev, npolys, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
-    out[i] = sub_mod(a[i], b[i], W(m[l].value));
-  });
+  binary_op(dev, base, n, npolys, a, b, false, out, SubOp{});
 }
 
 template <class W>
 void negate(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
             const W* a, W* out) {
-  const Modulus* m = base.moduli(dev);
-  for_each_limb(dev, npolys, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
-    out[i] = neg_mod(a[i], W(m[l].value));
-  });
+  binary_op(dev, base, n, npolys, a, a, false, out, NegOp{});
 }
 
 template <class W>
 void multiply(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
               const W* a, const W* b, W* out) {
-  const Modulus* m = base.moduli(dev);
-  for_each_limb(dev, npolys, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
-    out[i] = mul_mod(a[i], b[i], m[l]);
-  });
+  binary_op(dev, base, n, npolys, a, b, false, out, MulOp{});
 }
 
 template <class W>
@@ -67,11 +136,7 @@ void multiply_accumulate(const Device& dev, const RnsBase& base, std::size_t n,
 template <class W>
 void multiply_broadcast(const Device& dev, const RnsBase& base, std::size_t n,
                         std::size_t npolys, const W* a, const W* b, W* out) {
-  const Modulus* m = base.moduli(dev);
-  const std::size_t mask = n - 1;  // n is a power of two
-  for_each_limb(dev, npolys, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
-    out[i] = mul_mod(a[i], b[std::size_t(l) * n + (i & mask)], m[l]);
-  });
+  binary_op(dev, base, n, npolys, a, b, true, out, MulOp{});
 }
 
 template <class W>
