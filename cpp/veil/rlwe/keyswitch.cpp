@@ -1,6 +1,5 @@
 #include "veil/rlwe/keyswitch.h"
 
-#include <cstdlib>
 #include <string>
 
 #include "veil/backend/launch.h"
@@ -22,7 +21,7 @@ namespace {
 // row stride, four words per load) serves kC coefficients (register blocking; bench/NOTES.md).
 template <class W, u32 kMax, u32 kC = rns_detail::kBlockCoeffs<W, kMax>>
 void mod_up_convert(const Context& ctx, const Device& dev, std::size_t level, const W* src,
-                    W* o, int log_splits) {
+                    W* o) {
   const KeySwitchLevel& ks = ctx.key_switch(level);
   const std::size_t n = ctx.n(), limbs = level + 1, ext = limbs + ctx.num_p();
   const std::size_t alpha = ctx.alpha(), stride = ks.modup_stride;
@@ -37,10 +36,8 @@ void mod_up_convert(const Context& ctx, const Device& dev, std::size_t level, co
   }
   const std::size_t part = n / kC;  // coefficient t of a thread is c + t * part
   const int log_part = log2_exact(part);
-  const std::size_t dnum = ks.dnum, per = ((ext - 1) >> log_splits) + 1;
-  for_each(dev, (dnum * part) << log_splits, VEIL_LAMBDA(std::size_t idx) {
-    const std::size_t c = idx & (part - 1), rest = idx >> log_part;
-    const std::size_t split = rest / dnum, j = rest - split * dnum;
+  for_each(dev, ks.dnum * part, VEIL_LAMBDA(std::size_t idx) {
+    const std::size_t c = idx & (part - 1), j = idx >> log_part;
     const std::size_t first = j * alpha;
     const std::size_t size = (limbs - first) < alpha ? (limbs - first) : alpha;
     const u32 groups = static_cast<u32>((size + 3) / 4);
@@ -60,8 +57,7 @@ void mod_up_convert(const Context& ctx, const Device& dev, std::size_t level, co
       }
     }
     W* dj = o + j * (ext - alpha) * n + c;
-    const std::size_t out_end = (split + 1) * per < ext - size ? (split + 1) * per : ext - size;
-    for (std::size_t out_l = split * per; out_l < out_end; ++out_l) {
+    for (std::size_t out_l = 0; out_l < ext - size; ++out_l) {
       const std::size_t l = out_l < first ? out_l : out_l + size;
       WideAcc<W> dot[kC];
       rns_detail::dot_rows4(dot, y, mat + (j * ext + l) * stride, groups);
@@ -102,23 +98,12 @@ KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t leve
   }
   Buffer<W> digits(dev, ks.modup_base.size() * n);
   W* o = digits.data();
-  static const int env_splits = [] {
-    const char* e = std::getenv("VEIL_MODUP_SPLITS");
-    return e ? std::atoi(e) : 0;
-  }();
-  static const int env_kc = [] {
-    const char* e = std::getenv("VEIL_MODUP_KC");
-    return e ? std::atoi(e) : 0;
-  }();
-  const int ls = env_splits;
   if (ks.modup_stride <= 8) {
-    mod_up_convert<W, 8>(ctx, dev, level, src, o, ls);
+    mod_up_convert<W, 8>(ctx, dev, level, src, o);
   } else if (ks.modup_stride <= 16) {
-    if (env_kc == 1) mod_up_convert<W, 16, 1>(ctx, dev, level, src, o, ls);
-    else if (env_kc == 2) mod_up_convert<W, 16, 2>(ctx, dev, level, src, o, ls);
-    else mod_up_convert<W, 16>(ctx, dev, level, src, o, ls);
+    mod_up_convert<W, 16>(ctx, dev, level, src, o);
   } else {
-    mod_up_convert<W, 32>(ctx, dev, level, src, o, ls);
+    mod_up_convert<W, 32>(ctx, dev, level, src, o);
   }
   ntt_forward(dev, o, 1, ks.modup_base, ctx.ntt());
   out.complement = WordBuffer(std::move(digits));
