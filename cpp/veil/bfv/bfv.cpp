@@ -4,6 +4,7 @@
 #include <string>
 
 #include "veil/backend/launch.h"
+#include "veil/bfv/bfv_tables.h"
 #include "veil/core/error.h"
 #include "veil/ring/poly_ops.h"
 #include "veil/rlwe/encrypt.h"
@@ -39,7 +40,7 @@ void add_scaled_plain_t(const Context& ctx, const Device& dev, const u64* m, W* 
   const RnsBase& q = ctx.base_q(level);
   const std::size_t limbs = q.size();
   const Modulus* mods = q.moduli(dev);
-  const BfvTables& tables = ctx.bfv(level);
+  const BfvTables& tables = bfv_tables(ctx, level);
   const u64* delta = tables.delta.data(dev);
   const u64 q_mod_t = tables.q_mod_t;
   const u64 t = ctx.plain_modulus();
@@ -86,7 +87,7 @@ Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
   WordBuffer phase = decrypt_phase(sk, ct);
   if (check_noise) check_noise_budget(*ctx, ct.device(), phase.data(), ct.level());
   Plaintext pt(ctx, ct.device(), ctx->n(), ctx->max_level(), false);
-  const BfvTables& tables = ctx->bfv(ct.level());
+  const BfvTables& tables = bfv_tables(*ctx, ct.level());
   if (ctx->params().mul_method == MulMethod::behz) {  // BEHZ: 64-bit words only
     tables.behz->decrypt_scale_and_round(ct.device(), phase.data<u64>(), pt.data<u64>(), ctx->n());
   } else {
@@ -125,7 +126,7 @@ template <class W>
 Ciphertext multiply_hps(const Ciphertext& a, const Ciphertext& b) {
   const ContextPtr& ctx = a.context();
   const Device& dev = a.device();
-  const BfvTables& t = ctx->bfv(a.level());
+  const BfvTables& t = bfv_tables(*ctx, a.level());
   const std::size_t n = ctx->n();
   const std::size_t lq = a.level() + 1, lr = t.base_r.size(), lqr = lq + lr;
   const std::size_t sa = a.size(), sb = b.size(), sc = sa + sb - 1;
@@ -157,7 +158,7 @@ Ciphertext multiply_hps(const Ciphertext& a, const Ciphertext& b) {
 Ciphertext multiply_behz(const Ciphertext& a, const Ciphertext& b) {
   const ContextPtr& ctx = a.context();
   const Device& dev = a.device();
-  const BfvTables& t = ctx->bfv(a.level());
+  const BfvTables& t = bfv_tables(*ctx, a.level());
   const BehzTools& behz = *t.behz;
   const std::size_t n = ctx->n();
   const std::size_t lq = a.level() + 1, lb = behz.base_bsk().size(), lqb = lq + lb;

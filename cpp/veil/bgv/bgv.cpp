@@ -4,6 +4,7 @@
 #include <string>
 
 #include "veil/backend/launch.h"
+#include "veil/bgv/bgv_tables.h"
 #include "veil/core/error.h"
 #include "veil/ring/poly_ops.h"
 #include "veil/rlwe/encrypt.h"
@@ -74,7 +75,7 @@ Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
   if (check_noise) check_noise_budget(*ctx, dev, phase.data(), ct.level());
   Plaintext pt(ctx, dev, n, ct.level(), false);
   // Exact centered conversion Q_l -> {t} gives [phase]_Q mod t (into 64-bit plaintext words).
-  const BaseConverter& to_plain = ctx->level_tables(ct.level()).to_plain;
+  const BaseConverter& to_plain = bgv_tables(*ctx, ct.level()).to_plain;
   VEIL_WITH_WORD(phase.word_bits(),
                  to_plain.exact_convert<W, u64>(dev, phase.data<W>(), pt.data<u64>(), n, 1));
   const u64 t = ctx->plain_modulus();

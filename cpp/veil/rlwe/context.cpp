@@ -11,8 +11,6 @@
 namespace veil {
 
 // Defined in context_host.cpp (Boost.Multiprecision).
-void compute_bfv_scaling(const std::vector<u64>& q, u64 t, std::vector<u64>& delta_mod_q,
-                         u64& q_mod_t);
 int product_bit_count(const std::vector<u64>& q);
 bool product_exceeds(const std::vector<u64>& q, u64 t);
 
@@ -256,6 +254,9 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
   for (std::size_t l = 0; l < num_q_; ++l) ks_once_.push_back(std::make_unique<std::once_flag>());
   lt_.resize(num_q_);
   for (std::size_t l = 0; l < num_q_; ++l) lt_once_.push_back(std::make_unique<std::once_flag>());
+  scheme_.resize(num_q_);
+  scheme_builder_.assign(num_q_, nullptr);
+  for (std::size_t l = 0; l < num_q_; ++l) scheme_once_.push_back(std::make_unique<std::once_flag>());
 
   hash_ = veil::parameter_hash(p);
 
@@ -275,14 +276,12 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
     slot_map_ = DeviceTable<u32>(std::move(map));
   }
 
-  aux_hps_ = aux_hps;
-  aux_bsk_ = aux_bsk;
-  gamma_ = gamma;
-  if (p.scheme == SchemeType::bfv) {
-    bfv_.resize(num_q_);
-    for (std::size_t l = 0; l < num_q_; ++l) bfv_once_.push_back(std::make_unique<std::once_flag>());
-    bfv(max_level());  // the top level's tables now: every fresh ciphertext needs them
-  }
+  // The BFV tables themselves (bfv/bfv_tables.h) are built from these per level, on first use.
+  bfv_aux_.hps = aux_hps;
+  bfv_aux_.bsk = aux_bsk;
+  bfv_aux_.gamma = gamma;
+  bfv_aux_.hps_first_id = all.size();
+  bfv_aux_.bsk_first_id = all.size() + aux_hps.size();
 }
 
 void Context::resolve_rescale_groups(const EncryptionParameters& p) {
@@ -328,43 +327,22 @@ std::size_t Context::rescale_target(std::size_t level) const {
   return start - 1;
 }
 
-std::unique_ptr<BfvTables> Context::build_bfv(std::size_t level) const {
-  auto t = std::make_unique<BfvTables>();
-  const std::vector<u64>& cm = params_.coeff_modulus;
-  std::vector<u64> qv(cm.begin(), cm.begin() + level + 1);
-  std::vector<u64> delta;
-  compute_bfv_scaling(qv, params_.plain_modulus, delta, t->q_mod_t);
-  t->delta = DeviceTable<u64>(std::move(delta));
-  const RnsBase& q = base_q_[level];
-  const std::size_t first_aux = cm.size();
-  if (!aux_hps_.empty()) {
-    // R sized for the top level is large enough at every level below it.
-    t->base_r = RnsBase(to_moduli(aux_hps_), iota_ids(first_aux, aux_hps_.size()));
-    t->base_qr = q.concat(t->base_r);
-    t->q_to_r = BaseConverter(q, t->base_r);
-    t->r_to_q = BaseConverter(t->base_r, q);
-    t->scale_qr = HpsScaleAndRoundQR(q, t->base_r, params_.plain_modulus);
-  }
-  if (!aux_bsk_.empty()) {
-    // Bsk = |Q_l| + 1 primes, as at the top level (SEAL's sizes).
-    const std::size_t count = level + 2;
-    std::vector<u64> bsk_primes(aux_bsk_.begin(), aux_bsk_.begin() + count);
-    RnsBase bsk(to_moduli(bsk_primes), iota_ids(first_aux + aux_hps_.size(), count));
-    t->base_q_bsk = q.concat(bsk);
-    t->behz = std::make_unique<BehzTools>(q, bsk, gamma_, params_.plain_modulus);
-  }
-  t->scale_q = HpsScaleAndRoundQ(q, params_.plain_modulus);
-  return t;
-}
-
-const BfvTables& Context::bfv(std::size_t level) const {
-  if (bfv_.empty()) throw InvalidArgument("context: BFV tables requested from a non-BFV context");
+const SchemeLevelTables& Context::scheme_tables(std::size_t level,
+                                                SchemeTablesBuilder build) const {
+  if (build == nullptr) throw InvalidArgument("build: no scheme-table builder given");
   if (level >= num_q_) {
     throw InvalidArgument("level: " + std::to_string(level) + " exceeds the maximum level " +
                           std::to_string(num_q_ - 1));
   }
-  std::call_once(*bfv_once_[level], [&] { bfv_[level] = build_bfv(level); });
-  return *bfv_[level];
+  std::call_once(*scheme_once_[level], [&] {
+    scheme_[level] = build(*this, level);
+    scheme_builder_[level] = build;
+  });
+  if (scheme_builder_[level] != build) {
+    throw InvalidArgument("build: the scheme tables at level " + std::to_string(level) +
+                          " were built by another builder (one scheme per context)");
+  }
+  return *scheme_[level];
 }
 
 const NttTables& Context::plain_ntt() const {
@@ -494,7 +472,6 @@ const LevelTables& Context::level_tables(std::size_t level) const {
     }
     lt->q_bit_count = product_bit_count(qv);
     if (scheme() != SchemeType::ckks) {
-      lt->to_plain = BaseConverter(q, RnsBase({plain_}));
       std::vector<u64> factor(q.size());
       for (std::size_t i = 0; i < q.size(); ++i) {
         u64 hat = 1;

@@ -1,4 +1,7 @@
-// Context: validated parameters and every precomputed table, shared (immutable) by all objects.
+// Context: validated parameters and the precomputed tables every scheme shares (NTT, RNS bases,
+// key switching, modulus switching), shared (immutable) by all objects. Tables that one scheme
+// alone uses live with that scheme (bfv/bfv_tables.h, bgv/bgv_tables.h), cached per level by
+// Context::scheme_tables.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -10,9 +13,6 @@
 #include "veil/ring/ntt.h"
 #include "veil/ring/rns_base.h"
 #include "veil/rlwe/params.h"
-#include "veil/rns/base_converter.h"
-#include "veil/rns/behz.h"
-#include "veil/rns/hps.h"
 #include "veil/rns/mod_down.h"
 #include "veil/rns/mod_down_ntt.h"
 
@@ -53,7 +53,6 @@ struct LevelTables {
   // by the block of primes above the target (t = 0).
   ModDownNtt drop_last;
   ModDown drop_last_coeff;  // BFV: Q_l -> Q_{l-1}, c -> round(c / q_l) (SEAL's BFV mod switch)
-  BaseConverter to_plain;  // BGV: Q_l -> {t}, exact (decryption)
   int q_bit_count = 0;     // exact bit count of Q_l (Boost.Multiprecision)
   // Exhausted-noise test at decryption (BFV, BGV): with x = f * phase (f = t for BFV, 1 for BGV),
   // x/Q mod 1 = sum_i [x_i * (Q/q_i)^-1]_{q_i} / q_i mod 1, so noise_factor[i] =
@@ -62,18 +61,32 @@ struct LevelTables {
   double noise_threshold = 0;
 };
 
-/// BFV constants at one level l (Q_l = q_0..q_l).
-struct BfvTables {
-  DeviceTable<u64> delta;  // floor(Q/t) mod q_i
-  u64 q_mod_t = 0;         // Q mod t (for rounding Q*m/t in encoding)
-  // HPS
-  RnsBase base_r, base_qr;
-  BaseConverter q_to_r, r_to_q;
-  HpsScaleAndRoundQR scale_qr;
-  HpsScaleAndRoundQ scale_q;
-  // BEHZ
-  RnsBase base_q_bsk;
-  std::unique_ptr<BehzTools> behz;
+class Context;
+
+/// Base of the per-level tables that a scheme owns and keeps outside rlwe/ (Lattigo's layout:
+/// schemes/bgv/params.go embeds the rlwe parameters; the scheme's own state lives with the
+/// scheme). Context::scheme_tables caches one per level. Users: BFV (bfv/bfv_tables.h,
+/// BfvTables: Delta, HPS and BEHZ tables) and BGV (bgv/bgv_tables.h, BgvTables: the conversion
+/// to t for decryption). CKKS owns none.
+struct SchemeLevelTables {
+  virtual ~SchemeLevelTables() = default;
+};
+
+/// Builds a scheme's tables for `level` of `ctx` (called once per level by Context::scheme_tables;
+/// may throw, and is then called again on the next request).
+using SchemeTablesBuilder = std::unique_ptr<SchemeLevelTables> (*)(const Context& ctx,
+                                                                   std::size_t level);
+
+/// BFV's auxiliary NTT primes, chosen with the context's primes (see Context::bfv_aux_primes).
+/// Their NTT tables follow coeff_modulus in Context::ntt(): the HPS primes from index
+/// `hps_first_id`, then the BEHZ primes from `bsk_first_id` (gamma has none: it is never
+/// transformed).
+struct BfvAuxPrimes {
+  std::vector<u64> hps;          // HPS's base R (mul_method hps; empty with behz)
+  std::vector<u64> bsk;          // BEHZ's Bsk: |Q| + 1 primes of 61 bits (behz; empty with hps)
+  u64 gamma = 0;                 // BEHZ's gamma for decryption (61-bit prime; 0 with hps)
+  std::size_t hps_first_id = 0;  // ntt() index of hps[0]
+  std::size_t bsk_first_id = 0;  // ntt() index of bsk[0]
 };
 
 /// Most key-switching digits a key may have (the key-switching kernels' limit).
@@ -125,9 +138,20 @@ class Context {
   /// Rescale / mod-switch / decryption tables at a level (built on first use, thread-safe).
   const LevelTables& level_tables(std::size_t level) const;
 
-  /// BFV tables at `level` (default: the top; built on first use, thread-safe).
-  const BfvTables& bfv(std::size_t level) const;
-  const BfvTables& bfv() const { return bfv(max_level()); }
+  /// The scheme-owned tables at `level` (a SchemeLevelTables subclass: BFV's BfvTables, BGV's
+  /// BgvTables), built by `build(*this, level)` on the first request for that level and cached
+  /// for the context's lifetime (thread-safe: std::call_once per level; concurrent first
+  /// requests build once). One slot per level: a context has one scheme, so one builder; the
+  /// scheme's accessor (bfv_tables, bgv_tables) checks the scheme and casts the result. Throws
+  /// InvalidArgument naming `level` if level > max_level(), or naming `build` if it is null or
+  /// differs from the builder that filled the slot; rethrows what `build` throws (the slot stays
+  /// empty).
+  const SchemeLevelTables& scheme_tables(std::size_t level, SchemeTablesBuilder build) const;
+
+  /// BFV's auxiliary primes (empty for BGV and CKKS). They stay chosen here, in build(), and not
+  /// in bfv/, because their NTT tables are part of ntt(), the context's one table set, which is
+  /// complete once the context exists; bfv/bfv_tables.cpp builds the per-level bases from them.
+  const BfvAuxPrimes& bfv_aux_primes() const { return bfv_aux_; }
   bool batching_enabled() const { return batching_; }
   const NttTables& plain_ntt() const;
   /// SEAL's slot -> bit-reversed NTT index map for batching ([N]).
@@ -154,7 +178,6 @@ class Context {
   Context() = default;
   void build(const EncryptionParameters& params, SecurityLevel security);
   void resolve_rescale_groups(const EncryptionParameters& params);
-  std::unique_ptr<BfvTables> build_bfv(std::size_t level) const;
   std::unique_ptr<KeySwitchLevel> build_key_switch(std::size_t level) const;
 
   EncryptionParameters params_;
@@ -174,10 +197,11 @@ class Context {
   mutable std::vector<std::unique_ptr<std::once_flag>> ks_once_;
   mutable std::vector<std::unique_ptr<LevelTables>> lt_;
   mutable std::vector<std::unique_ptr<std::once_flag>> lt_once_;
-  mutable std::vector<std::unique_ptr<BfvTables>> bfv_;
-  mutable std::vector<std::unique_ptr<std::once_flag>> bfv_once_;
-  std::vector<u64> aux_hps_, aux_bsk_;  // BFV auxiliary NTT primes (HPS R, BEHZ Bsk)
-  u64 gamma_ = 0;
+  // scheme_tables: [num_q] slots, the builder that filled each, and their once flags.
+  mutable std::vector<std::unique_ptr<SchemeLevelTables>> scheme_;
+  mutable std::vector<SchemeTablesBuilder> scheme_builder_;
+  mutable std::vector<std::unique_ptr<std::once_flag>> scheme_once_;
+  BfvAuxPrimes bfv_aux_;  // BFV auxiliary NTT primes (HPS R, BEHZ Bsk and gamma)
   bool batching_ = false;
   std::unique_ptr<NttTables> plain_ntt_;
   DeviceTable<u32> slot_map_;

@@ -11,6 +11,7 @@ namespace veil {
 
 enum class SchemeType { bfv, bgv, ckks };
 /// BFV multiplication variant: HPS (Halevi-Polyakov-Shoup 2019) or BEHZ (Bajard et al. 2016).
+/// BFV only (bfv/bfv_tables.h builds the chosen variant's tables); BGV and CKKS ignore it.
 enum class MulMethod { hps, behz };
 /// Classical security level of the HE Standard tables; `none` disables the check.
 enum class SecurityLevel { none = 0, tc128 = 128, tc192 = 192, tc256 = 256 };
@@ -30,6 +31,9 @@ struct EncryptionParameters {
   std::size_t special_primes = 1;
   std::size_t alpha = 0;
   u64 plain_modulus = 0;
+  /// BFV only: which multiplication (and decryption) variant the context builds tables for.
+  /// Ignored by BGV and CKKS, but kept here for every scheme because it is part of
+  /// parameter_hash and of the serialized parameters (io/serialize.h).
   MulMethod mul_method = MulMethod::hps;
   /// Word size of RNS residues in memory: 32 (every prime below 2^31; BFV/BGV also need t below
   /// 2^31, and BFV the HPS variant), 64, or 0 = choose (32 when allowed, else 64). The math, the

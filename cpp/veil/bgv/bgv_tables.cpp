@@ -1,0 +1,25 @@
+#include "veil/bgv/bgv_tables.h"
+
+#include "veil/core/error.h"
+
+namespace veil {
+
+namespace {
+
+std::unique_ptr<SchemeLevelTables> build_bgv_tables(const Context& ctx, std::size_t level) {
+  auto t = std::make_unique<BgvTables>();
+  t->to_plain = BaseConverter(ctx.base_q(level), RnsBase({ctx.plain_mod()}));
+  return t;
+}
+
+}  // namespace
+
+const BgvTables& bgv_tables(const Context& ctx, std::size_t level) {
+  if (ctx.scheme() != SchemeType::bgv) {
+    throw InvalidArgument("context: BGV tables requested from a non-BGV context");
+  }
+  // The cache hands back what build_bgv_tables made for this context (it checks the builder).
+  return static_cast<const BgvTables&>(ctx.scheme_tables(level, &build_bgv_tables));
+}
+
+}  // namespace veil
