@@ -419,11 +419,9 @@ std::unique_ptr<KeySwitchLevel> Context::build_key_switch(std::size_t level) con
   {
     std::vector<Modulus> m;
     std::vector<u32> ids;
-    for (std::size_t l = 0; l < ext; ++l)  // prime-major (modup_slot)
-      for (std::size_t j = 0; j < ks->dnum; ++j) {
+    for (std::size_t j = 0; j < ks->dnum; ++j)
+      for (std::size_t l = 0; l < ext; ++l) {
         if (l >= ks->digit_first[j] && l < ks->digit_first[j] + ks->digit_size[j]) continue;
-        VEIL_REQUIRE(modup_slot(l, j, limbs, ks->dnum, alpha_) == m.size(),
-                     "key switching: ModUp slot order");
         m.push_back(qp[l]);
         ids.push_back(qp.ntt_ids()[l]);
       }

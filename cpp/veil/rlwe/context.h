@@ -25,11 +25,10 @@ struct KeySwitchLevel {
   std::size_t dnum = 0;
   RnsBase base_qp;                    // Q_l ∪ P
   std::vector<std::size_t> digit_first, digit_size;
-  // The limbs ModUp computes: for each digit j, Q_l ∪ P without the digit's own primes, stored
-  // prime-major (modup_slot: the digits of one prime are adjacent, so the NTT's consecutive
-  // limbs share that prime's twiddles in L2). The own limbs are the input's, already known in
-  // NTT form (ModUp fused with the NTT, as Cheddar skips limbs already in NTT form; Kim et al.,
-  // arXiv:2407.13055).
+  // The limbs ModUp computes: for each digit j, Q_l ∪ P without the digit's own primes, in
+  // order ([dnum][l+1+k-alpha] limbs; the last digit may have fewer own primes, so more limbs).
+  // The own limbs are the input's, already known in NTT form (ModUp fused with the NTT, as
+  // Cheddar skips limbs already in NTT form; Kim et al., arXiv:2407.13055).
   RnsBase modup_base;
   // ModUp of every digit in one pass, written in Q_l ∪ P order (FastBaseConv from D_j):
   DeviceTable<u64> modup_scale;        // [dnum][alpha]: (D_j/q_i)^-1 mod q_i
@@ -46,16 +45,6 @@ struct KeySwitchLevel {
   ModDownNtt rescale_down;
   DeviceTable<u64> p_mod_q, p_mod_q_shoup;  // [l+1]: P mod q_i (CKKS; the lift of c to Q_l ∪ P)
 };
-
-/// Where digit j's ModUp limb for prime l of Q_l ∪ P lies in KeySwitchLevel::modup_base (and in
-/// KeySwitchDigits::complement): prime-major, l = 0..l+k, and for each prime the digits that do
-/// not own it in increasing order. A Q prime (l < limbs, owned by digit l / alpha) has dnum - 1
-/// slots, a special prime dnum. j must not own l.
-VEIL_HD std::size_t modup_slot(std::size_t l, std::size_t j, std::size_t limbs,
-                                      std::size_t dnum, std::size_t alpha) {
-  if (l < limbs) return l * (dnum - 1) + (j < l / alpha ? j : j - 1);
-  return limbs * (dnum - 1) + (l - limbs) * dnum + j;
-}
 
 /// Per-level tables (built on first use).
 struct LevelTables {

@@ -36,8 +36,7 @@ void mod_up_convert(const Context& ctx, const Device& dev, std::size_t level, co
   }
   const std::size_t part = n / kC;  // coefficient t of a thread is c + t * part
   const int log_part = log2_exact(part);
-  const std::size_t dnum = ks.dnum;
-  for_each(dev, dnum * part, VEIL_LAMBDA(std::size_t idx) {
+  for_each(dev, ks.dnum * part, VEIL_LAMBDA(std::size_t idx) {
     const std::size_t c = idx & (part - 1), j = idx >> log_part;
     const std::size_t first = j * alpha;
     const std::size_t size = (limbs - first) < alpha ? (limbs - first) : alpha;
@@ -57,15 +56,14 @@ void mod_up_convert(const Context& ctx, const Device& dev, std::size_t level, co
         for (u32 t = 0; t < kC; ++t) y[t][i] = 0;  // the table's padding is zero too
       }
     }
-    W* oc = o + c;
+    W* dj = o + j * (ext - alpha) * n + c;
     for (std::size_t out_l = 0; out_l < ext - size; ++out_l) {
       const std::size_t l = out_l < first ? out_l : out_l + size;
       WideAcc<W> dot[kC];
       rns_detail::dot_rows4(dot, y, mat + (j * ext + l) * stride, groups);
       const Modulus m = mods[l];
-      W* ol = oc + modup_slot(l, j, limbs, dnum, alpha) * n;
 #pragma unroll
-      for (u32 t = 0; t < kC; ++t) ol[t * part] = dot[t].reduce(m);
+      for (u32 t = 0; t < kC; ++t) dj[out_l * n + t * part] = dot[t].reduce(m);
     }
   });
 }
@@ -182,6 +180,7 @@ void inner_product(const Context& ctx, const Device& dev, std::size_t level,
   const std::size_t n = ctx.n();
   const int log_n = ctx.log_n();
   const std::size_t limbs = level + 1;
+  const std::size_t ext_limbs = limbs + ctx.num_p();
   const std::size_t num_q = ctx.num_q();
   const std::size_t alpha = ctx.alpha();
   const std::size_t dnum = ks.dnum;
@@ -209,7 +208,8 @@ void inner_product(const Context& ctx, const Device& dev, std::size_t level,
       if (lp >= first && lp < first + size) {
         d = own[lp * n + from];
       } else {
-        d = dg[modup_slot(lp, j, limbs, dnum, alpha) * n + from];
+        const std::size_t idx = lp < first ? lp : lp - size;
+        d = dg[(j * (ext_limbs - alpha) + idx) * n + from];
       }
       d0.add(d, kd[(2 * j) * key_poly + key_limb * n + coeff]);
       d1.add(d, kd[(2 * j + 1) * key_poly + key_limb * n + coeff]);
