@@ -30,16 +30,26 @@ struct RnsPolyView {
   u32 num_polys = 0;
   u32 num_limbs = 0;
   int log_n = 0;
+  /// [num_limbs] on the operand's device, or nullptr: where limb l is stored (limb l of
+  /// polynomial p is stored limb slots[l] of p), so a kernel can walk limbs in another order
+  /// than the storage's (the ModUp NTT walks them prime by prime; KeySwitchLevel::modup_ntt_base).
+  const u32* slots = nullptr;
 
   VEIL_HD std::size_t n() const { return std::size_t(1) << log_n; }
   /// Words in the operand: num_polys x num_limbs x N.
   VEIL_HD std::size_t words() const { return (std::size_t(num_polys) * num_limbs) << log_n; }
   /// First word of limb `l` of polynomial `poly`.
   VEIL_HD W* limb(u32 poly, u32 l) const {
-    return data + ((std::size_t(poly) * num_limbs + l) << log_n);
+    return data + ((std::size_t(poly) * num_limbs + (slots ? slots[l] : l)) << log_n);
   }
   /// Limb `pl` of the flattened (polynomial, limb) sequence, pl = poly * num_limbs + l.
-  VEIL_HD W* limb(u32 pl) const { return data + (std::size_t(pl) << log_n); }
+  VEIL_HD W* limb(u32 pl) const {
+    if (slots) {
+      const u32 poly = pl / num_limbs;
+      return limb(poly, pl - poly * num_limbs);
+    }
+    return data + (std::size_t(pl) << log_n);
+  }
   VEIL_HD const Modulus& modulus(u32 l) const { return moduli[l]; }
 };
 

@@ -30,6 +30,13 @@ struct KeySwitchLevel {
   // The own limbs are the input's, already known in NTT form (ModUp fused with the NTT, as
   // Cheddar skips limbs already in NTT form; Kim et al., arXiv:2407.13055).
   RnsBase modup_base;
+  // The same limbs walked prime by prime (for each prime of Q_l ∪ P, the digits that do not own
+  // it), and for each the limb of modup_base that holds it: the forward NTT of ModUp runs in
+  // this order (RnsPolyView::slots), so consecutive blocks share a prime's twiddle table in L2,
+  // while the storage stays digit by digit (the inner product reads a prime's digits faster
+  // from distant limbs than from adjacent ones; bench/NOTES.md).
+  RnsBase modup_ntt_base;
+  DeviceTable<u32> modup_ntt_slots;
   // ModUp of every digit in one pass, written in Q_l ∪ P order (FastBaseConv from D_j):
   DeviceTable<u64> modup_scale;        // [dnum][alpha]: (D_j/q_i)^-1 mod q_i
   DeviceTable<u64> modup_scale_shoup;  // [dnum][alpha]

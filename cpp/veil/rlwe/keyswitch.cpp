@@ -5,7 +5,9 @@
 #include "veil/backend/launch.h"
 #include "veil/core/error.h"
 #include "veil/core/primes.h"
+#include "veil/ring/ntt.h"
 #include "veil/ring/poly_ops.h"
+#include "veil/ring/rns_poly_view.h"
 #include "veil/rns/conv_kernels.h"
 #include "veil/rns/mod_down_ntt.h"
 
@@ -105,7 +107,9 @@ KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t leve
   } else {
     mod_up_convert<W, 32>(ctx, dev, level, src, o);
   }
-  ntt_forward(dev, o, 1, ks.modup_base, ctx.ntt());
+  RnsPolyView<W> v = make_view<W>(dev, o, 1, ks.modup_ntt_base, n);
+  v.slots = ks.modup_ntt_slots.data(dev);  // prime by prime: each twiddle table read once
+  ntt_forward(dev, v, ctx.ntt());
   out.complement = WordBuffer(std::move(digits));
   return out;
 }
