@@ -57,11 +57,7 @@ std::unique_ptr<SchemeLevelTables> build_bfv_tables(const Context& ctx, std::siz
 }  // namespace
 
 const BfvTables& bfv_tables(const Context& ctx, std::size_t level) {
-  if (ctx.scheme() != SchemeType::bfv) {
-    throw InvalidArgument("context: BFV tables requested from a non-BFV context");
-  }
-  // The cache hands back what build_bfv_tables made for this context (it checks the builder).
-  return static_cast<const BfvTables&>(ctx.scheme_tables(level, &build_bfv_tables));
+  return scheme_tables_of<BfvTables>(ctx, SchemeType::bfv, "BFV", level, &build_bfv_tables);
 }
 
 }  // namespace veil

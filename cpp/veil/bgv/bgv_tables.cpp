@@ -15,11 +15,7 @@ std::unique_ptr<SchemeLevelTables> build_bgv_tables(const Context& ctx, std::siz
 }  // namespace
 
 const BgvTables& bgv_tables(const Context& ctx, std::size_t level) {
-  if (ctx.scheme() != SchemeType::bgv) {
-    throw InvalidArgument("context: BGV tables requested from a non-BGV context");
-  }
-  // The cache hands back what build_bgv_tables made for this context (it checks the builder).
-  return static_cast<const BgvTables&>(ctx.scheme_tables(level, &build_bgv_tables));
+  return scheme_tables_of<BgvTables>(ctx, SchemeType::bgv, "BGV", level, &build_bgv_tables);
 }
 
 }  // namespace veil

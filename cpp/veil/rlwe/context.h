@@ -6,10 +6,12 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "veil/backend/device.h"
 #include "veil/backend/table.h"
+#include "veil/core/error.h"
 #include "veil/ring/ntt.h"
 #include "veil/ring/rns_base.h"
 #include "veil/rlwe/params.h"
@@ -215,5 +217,20 @@ class Context {
 };
 
 using ContextPtr = std::shared_ptr<const Context>;
+
+/// Context::scheme_tables as the scheme's own type T (which `build` makes), after checking that
+/// `ctx` is a context of `scheme`.
+/// @throws InvalidArgument naming `context` when it is another scheme's (`name`: the scheme's
+///         name for the message), or as Context::scheme_tables.
+template <class T>
+const T& scheme_tables_of(const Context& ctx, SchemeType scheme, const char* name,
+                          std::size_t level, SchemeTablesBuilder build) {
+  if (ctx.scheme() != scheme) {
+    throw InvalidArgument(std::string("context: ") + name + " tables requested from a non-" +
+                          name + " context");
+  }
+  // The cache hands back what `build` made for this context (it checks the builder).
+  return static_cast<const T&>(ctx.scheme_tables(level, build));
+}
 
 }  // namespace veil
