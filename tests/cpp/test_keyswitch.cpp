@@ -41,6 +41,7 @@
 #include "veil/core/error.h"
 #include "veil/rlwe/context.h"
 #include "veil/rlwe/keygen.h"
+#include "veil/rlwe/keyswitch.h"
 #include "veil/rlwe/params.h"
 
 namespace {
@@ -412,6 +413,36 @@ TEST(KeySwitchParams, SpecialPrimesTooSmallForAlpha) {
     p = make_params({s, 3, 2});
     EXPECT_NO_THROW(veil::Context::create(p, veil::SecurityLevel::none));
   }
+}
+
+// The fused inner product reads the digits' own limbs while it writes the accumulators: an
+// accumulator that shares their words is rejected, naming it, instead of computing garbage.
+TEST(KeySwitchParams, AccumulatorOverlappingTheInputIsRejected) {
+  const ContextPtr ctx =
+      veil::Context::create(make_params({SchemeType::ckks, 1, 1}), veil::SecurityLevel::none);
+  KeyGenerator kg(ctx, Device::cpu(), 7);
+  const RelinKeys rlk = kg.create_relin_keys();
+  const CKKSEncoder ecd(ctx);
+  Encryptor enc(ctx, kg.create_public_key(), 8);
+  const std::size_t top = ctx->max_level();
+  Ciphertext ct = enc.encrypt(ecd.encode(std::vector<double>(4, 0.5), std::pow(2.0, 30), top));
+  const veil::KeySwitchDigits digits =
+      veil::key_switch_mod_up(*ctx, Device::cpu(), top, ct.poly(1), true);
+  Ciphertext out = ct;
+  for (int which = 0; which < 2; ++which) {
+    try {  // one accumulator is c_1 itself, the polynomial the digits came from
+      veil::key_switch_inner(*ctx, Device::cpu(), top, digits, rlk.key(),
+                             which == 0 ? ct.poly(1) : out.poly(0),
+                             which == 0 ? out.poly(1) : ct.poly(1), true);
+      ADD_FAILURE() << "an accumulator overlapping the input was accepted";
+    } catch (const veil::InvalidArgument &ex) {
+      EXPECT_NE(std::string(ex.what()).find(which == 0 ? "acc0" : "acc1"), std::string::npos)
+          << ex.what();
+    }
+  }
+  // Separate accumulators are accepted.
+  EXPECT_NO_THROW(veil::key_switch_inner(*ctx, Device::cpu(), top, digits, rlk.key(),
+                                         out.poly(0), out.poly(1), true));
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 #include "veil/rlwe/keyswitch.h"
 
+#include <cstdint>
 #include <string>
 
 #include "veil/backend/launch.h"
@@ -117,7 +118,8 @@ KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t leve
 // Epilogues of the inner product (called per coefficient with limb lp's two results):
 // StoreRows writes limbs [lo, hi) to [2][hi - lo][n] (poly_stride apart); ModDownRows finishes a
 // ModDownNtt on a kept limb, (x - r) * D^-1, and stores or accumulates it, so the kept limbs of
-// the inner product are never written and read back (bench/NOTES.md, "Inner product + ModDown").
+// the inner product are never written and read back (bench/NOTES.md, "Key switching,
+// element-wise kernels and launch counts").
 template <class W>
 struct StoreRows {
   W* out;
@@ -249,11 +251,27 @@ void inner_mod_down(const Context& ctx, const Device& dev, std::size_t level,
                                                md.finish_view(dev), out0, out1});
 }
 
+// The fused kernel reads the digits' own limbs while it writes the accumulators: they must not
+// share words (a silently wrong result otherwise).
+template <class W>
+void check_disjoint(const W* acc, const W* own, std::size_t words, const char* name) {
+  const auto a = reinterpret_cast<std::uintptr_t>(acc), o = reinterpret_cast<std::uintptr_t>(own);
+  const std::uintptr_t bytes = words * sizeof(W);
+  if (own != nullptr && a < o + bytes && o < a + bytes) {
+    throw InvalidArgument(std::string(name) +
+                          ": overlaps the polynomial being key-switched (expected a separate "
+                          "accumulator)");
+  }
+}
+
 template <class W>
 void inner_t(const Context& ctx, const Device& dev, std::size_t level,
              const KeySwitchDigits& digits, const KSwitchKey& key, W* acc0, W* acc1, bool acc_ntt,
              u32 galois_elt) {
   const KeySwitchLevel& ks = ctx.key_switch(level);
+  const std::size_t words = (level + 1) * ctx.n();
+  check_disjoint<W>(acc0, digits.own.as<W>(), words, "acc0");
+  check_disjoint<W>(acc1, digits.own.as<W>(), words, "acc1");
   if (acc_ntt) {
     // NTT-form schemes: only P's limbs leave the NTT domain (seed 001 "NTT + ModDown"), and the
     // Q limbs' inner product is finished and accumulated in one pass.

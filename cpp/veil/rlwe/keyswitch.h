@@ -14,7 +14,9 @@
 namespace veil {
 
 /// acc0 += d0, acc1 += d1 (over Q_level; NTT form iff acc_ntt). `c` is over Q_level, in NTT form
-/// iff c_ntt. Throws InvalidArgument if the key does not belong to the context or device.
+/// iff c_ntt. acc0/acc1 must not overlap c: with NTT-form accumulators one kernel reads c's
+/// limbs (the digits' own limbs) while it writes the accumulators. Throws InvalidArgument if the
+/// key does not belong to the context or device.
 void key_switch_accumulate(const Context& ctx, const Device& dev, std::size_t level,
                            ConstWordPtr c, bool c_ntt, const KSwitchKey& key, WordPtr acc0,
                            WordPtr acc1, bool acc_ntt);
@@ -36,7 +38,8 @@ KeySwitchDigits key_switch_mod_up(const Context& ctx, const Device& dev, std::si
 /// the NTT domain and the result is added into acc0/acc1 in the same pass; coefficient form:
 /// INTT, then ModDown fused with the accumulation). If galois_elt != 0, the digits are read
 /// through the NTT-form automorphism's permutation (hoisted rotations: sigma commutes with the
-/// decomposition), with no permuted copy.
+/// decomposition), with no permuted copy. acc0/acc1 must not overlap the words `digits` was
+/// decomposed from (`digits.own` is read, through the permutation, while they are written).
 void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
                       const KeySwitchDigits& digits, const KSwitchKey& key, WordPtr acc0,
                       WordPtr acc1, bool acc_ntt, u32 galois_elt = 0);
