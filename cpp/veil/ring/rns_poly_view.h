@@ -32,7 +32,7 @@ struct RnsPolyView {
   int log_n = 0;
   /// [num_limbs] on the operand's device, or nullptr: where limb l is stored (limb l of
   /// polynomial p is stored limb slots[l] of p), so a kernel can walk limbs in another order
-  /// than the storage's (the ModUp NTT walks them prime by prime; KeySwitchLevel::modup_ntt_base).
+  /// than the storage's (the ModUp NTT walks them prime by prime; KeySwitchLevel::modup_slots).
   const u32* slots = nullptr;
 
   VEIL_HD std::size_t n() const { return std::size_t(1) << log_n; }

@@ -418,17 +418,6 @@ std::unique_ptr<KeySwitchLevel> Context::build_key_switch(std::size_t level) con
   }
   {
     std::vector<Modulus> m;
-    std::vector<u32> ids;
-    for (std::size_t j = 0; j < ks->dnum; ++j)
-      for (std::size_t l = 0; l < ext; ++l) {
-        if (l >= ks->digit_first[j] && l < ks->digit_first[j] + ks->digit_size[j]) continue;
-        m.push_back(qp[l]);
-        ids.push_back(qp.ntt_ids()[l]);
-      }
-    ks->modup_base = RnsBase(std::move(m), std::move(ids));
-  }
-  {
-    std::vector<Modulus> m;
     std::vector<u32> ids, slots;
     for (std::size_t l = 0; l < ext; ++l)
       for (std::size_t j = 0; j < ks->dnum; ++j) {
@@ -439,8 +428,8 @@ std::unique_ptr<KeySwitchLevel> Context::build_key_switch(std::size_t level) con
         // Every digit before j owns alpha primes, so digit j's limbs start at j (ext - alpha).
         slots.push_back(static_cast<u32>(j * (ext - alpha_) + (l < first ? l : l - size)));
       }
-    ks->modup_ntt_base = RnsBase(std::move(m), std::move(ids));
-    ks->modup_ntt_slots = DeviceTable<u32>(std::move(slots));
+    ks->modup_base = RnsBase(std::move(m), std::move(ids));
+    ks->modup_slots = DeviceTable<u32>(std::move(slots));
   }
   ks->modup_scale = DeviceTable<u64>(std::move(scale));
   ks->modup_scale_shoup = DeviceTable<u64>(std::move(scale_shoup));

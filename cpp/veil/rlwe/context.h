@@ -27,18 +27,17 @@ struct KeySwitchLevel {
   std::size_t dnum = 0;
   RnsBase base_qp;                    // Q_l ∪ P
   std::vector<std::size_t> digit_first, digit_size;
-  // The limbs ModUp computes: for each digit j, Q_l ∪ P without the digit's own primes, in
-  // order ([dnum][l+1+k-alpha] limbs; the last digit may have fewer own primes, so more limbs).
-  // The own limbs are the input's, already known in NTT form (ModUp fused with the NTT, as
-  // Cheddar skips limbs already in NTT form; Kim et al., arXiv:2407.13055).
+  // The limbs ModUp computes: for each digit j, Q_l ∪ P without the digit's own primes. They are
+  // stored digit by digit ([dnum][l+1+k-alpha] limbs; the last digit may have fewer own primes,
+  // so more limbs); the own limbs are the input's, already known in NTT form (ModUp fused with
+  // the NTT, as Cheddar skips limbs already in NTT form; Kim et al., arXiv:2407.13055).
+  // modup_base lists them prime by prime (for each prime of Q_l ∪ P, the digits that do not own
+  // it) and modup_slots gives, for each, the stored limb that holds it: the forward NTT of ModUp
+  // walks them in this order (RnsPolyView::slots), so consecutive blocks share a prime's twiddle
+  // table in L2, while the storage stays digit by digit (the inner product reads a prime's
+  // digits faster from distant limbs than from adjacent ones; bench/NOTES.md).
   RnsBase modup_base;
-  // The same limbs walked prime by prime (for each prime of Q_l ∪ P, the digits that do not own
-  // it), and for each the limb of modup_base that holds it: the forward NTT of ModUp runs in
-  // this order (RnsPolyView::slots), so consecutive blocks share a prime's twiddle table in L2,
-  // while the storage stays digit by digit (the inner product reads a prime's digits faster
-  // from distant limbs than from adjacent ones; bench/NOTES.md).
-  RnsBase modup_ntt_base;
-  DeviceTable<u32> modup_ntt_slots;
+  DeviceTable<u32> modup_slots;
   // ModUp of every digit in one pass, written in Q_l ∪ P order (FastBaseConv from D_j):
   DeviceTable<u64> modup_scale;        // [dnum][alpha]: (D_j/q_i)^-1 mod q_i
   DeviceTable<u64> modup_scale_shoup;  // [dnum][alpha]

@@ -73,8 +73,9 @@ void mod_up_convert(const Context& ctx, const Device& dev, std::size_t level, co
 
 // ModUp of every digit in one pass (Han-Ki 2020; seed 001 §III-C): digit j = c's residues on its
 // own primes D_j, fast-converted to every other prime of Q_l ∪ P. Only those other limbs are
-// written ([j][complement of D_j], KeySwitchLevel::modup_base order) and transformed; the own
-// limbs are c's, whose NTT form is known (the input itself for NTT-form schemes).
+// written ([j][complement of D_j], digit by digit) and transformed (prime by prime:
+// KeySwitchLevel::modup_base); the own limbs are c's, whose NTT form is known (the input itself
+// for NTT-form schemes).
 template <class W>
 KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t level, const W* c,
                          bool c_ntt) {
@@ -108,8 +109,8 @@ KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t leve
   } else {
     mod_up_convert<W, 32>(ctx, dev, level, src, o);
   }
-  RnsPolyView<W> v = make_view<W>(dev, o, 1, ks.modup_ntt_base, n);
-  v.slots = ks.modup_ntt_slots.data(dev);  // prime by prime: each twiddle table read once
+  RnsPolyView<W> v = make_view<W>(dev, o, 1, ks.modup_base, n);
+  v.slots = ks.modup_slots.data(dev);  // prime by prime: each twiddle table read once
   ntt_forward(dev, v, ctx.ntt());
   out.complement = WordBuffer(std::move(digits));
   return out;

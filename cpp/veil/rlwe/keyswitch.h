@@ -22,8 +22,8 @@ void key_switch_accumulate(const Context& ctx, const Device& dev, std::size_t le
                            WordPtr acc1, bool acc_ntt);
 
 /// The hoisted part of key switching for one input c over Q_l: every digit ModUp'ed to Q_l ∪ P
-/// in NTT form. Only the limbs outside each digit are computed (`complement`, in
-/// KeySwitchLevel::modup_base order); a digit's own limbs are c's own residues, which `own`
+/// in NTT form. Only the limbs outside each digit are computed (`complement`, stored digit by
+/// digit; KeySwitchLevel::modup_base); a digit's own limbs are c's own residues, which `own`
 /// holds in NTT form: c itself when it is in NTT form (then valid only while c is), else an
 /// NTT-form copy in `own_copy`. Reusable across keys (hoisting).
 struct KeySwitchDigits {

@@ -7,20 +7,6 @@
 namespace veil {
 
 template <class W>
-void ModDownNtt::apply(const Device& dev, const NttTables& tables, const W* in, W* out,
-                       std::size_t n, std::size_t num_polys) const {
-  const std::size_t in_stride = (keep_.size() + drop_.size()) * n;
-  const std::size_t out_stride = out == in ? in_stride : keep_.size() * n;
-  run<W, false>(dev, tables, in, out, nullptr, out_stride, n, num_polys);
-}
-
-template <class W>
-void ModDownNtt::apply_accumulate(const Device& dev, const NttTables& tables, const W* in,
-                                  W* acc0, W* acc1, std::size_t n) const {
-  run<W, true>(dev, tables, in, acc0, acc1, 0, n, 2);
-}
-
-template <class W>
 Buffer<W> ModDownNtt::correction(const Device& dev, const NttTables& tables, W* drop_ntt,
                                  std::size_t n, std::size_t num_polys) const {
   VEIL_REQUIRE(keep_.size() > 0, "ModDownNtt: object is default-constructed");
@@ -60,13 +46,13 @@ Buffer<W> ModDownNtt::correction(const Device& dev, const NttTables& tables, W* 
   return r;
 }
 
-// Polynomial p's output starts at out0 + p * out_stride, or (out1 set) at out0 / out1.
-template <class W, bool kAccumulate>
-void ModDownNtt::run(const Device& dev, const NttTables& tables, const W* in, W* out0, W* out1,
-                     std::size_t out_stride, std::size_t n, std::size_t num_polys) const {
+template <class W>
+void ModDownNtt::apply(const Device& dev, const NttTables& tables, const W* in, W* out,
+                       std::size_t n, std::size_t num_polys) const {
   VEIL_REQUIRE(keep_.size() > 0, "ModDownNtt::apply: object is default-constructed");
   const std::size_t kk = keep_.size(), kd = drop_.size(), kt = target_.size();
   const std::size_t in_stride = (kk + kd) * n;
+  const std::size_t out_stride = out == in ? in_stride : kk * n;
   Buffer<W> xd(dev, num_polys * kd * n);
   backend::copy_rows(dev, xd.data(), kd * n * sizeof(W), in + kk * n, in_stride * sizeof(W),
                      kd * n * sizeof(W), num_polys);
@@ -76,18 +62,12 @@ void ModDownNtt::run(const Device& dev, const NttTables& tables, const W* in, W*
   const FinishView v = finish_view(dev);
   for_each_limb(dev, num_polys, kk, n, VEIL_LAMBDA(std::size_t i, u32 l, u32 p32) {
     const std::size_t p = p32, rem = i - p * kk * n;
-    const W y = mod_down_finish<W>(v, l, in[p * in_stride + rem], rr[p * kt * n + rem]);
-    W* o = out1 != nullptr ? (p == 0 ? out0 : out1) + rem : out0 + p * out_stride + rem;
-    *o = kAccumulate ? add_mod(*o, y, static_cast<W>(v.keep[l].value)) : y;
+    out[p * out_stride + rem] = mod_down_finish<W>(v, l, in[p * in_stride + rem], rr[p * kt * n + rem]);
   });
 }
 
 template void ModDownNtt::apply<u32>(const Device&, const NttTables&, const u32*, u32*,
                                       std::size_t, std::size_t) const;
-template void ModDownNtt::apply_accumulate<u32>(const Device&, const NttTables&, const u32*, u32*,
-                                                u32*, std::size_t) const;
-template void ModDownNtt::apply_accumulate<u64>(const Device&, const NttTables&, const u64*, u64*,
-                                                u64*, std::size_t) const;
 template Buffer<u32> ModDownNtt::correction<u32>(const Device&, const NttTables&, u32*, std::size_t,
                                                  std::size_t) const;
 template Buffer<u64> ModDownNtt::correction<u64>(const Device&, const NttTables&, u64*, std::size_t,

@@ -34,11 +34,6 @@ class ModDownNtt {
              std::size_t num_polys = 1) const;
   void apply(const Device& dev, const NttTables& tables, ConstWordPtr in, WordPtr out,
              std::size_t n, std::size_t num_polys = 1) const;
-  /// acc0 += round(in[0] / D), acc1 += round(in[1] / D) (two polynomials; acc: [|K|][n] each,
-  /// NTT form): key switching's ModDown with the accumulation in the same pass.
-  template <class W>
-  void apply_accumulate(const Device& dev, const NttTables& tables, const W* in, W* acc0, W* acc1,
-                        std::size_t n) const;
   const RnsBase& keep() const { return keep_; }
   const RnsBase& drop() const { return drop_; }
   /// Limbs of the correction r per polynomial: |K|, or |K| + 1 with BGV's t limb.
@@ -62,12 +57,6 @@ class ModDownNtt {
     return {keep_.moduli(dev), d_inv_.data(dev), d_inv_shoup_.data(dev)};
   }
 
-  /// The body of apply / apply_accumulate (public only because nvcc's extended lambdas may not
-  /// live in private members): polynomial p's output at out0 + p * out_stride, or at out0 and
-  /// out1 when out1 is set.
-  template <class W, bool kAccumulate>
-  void run(const Device& dev, const NttTables& tables, const W* in, W* out0, W* out1,
-           std::size_t out_stride, std::size_t n, std::size_t num_polys) const;
 
  private:
   RnsBase keep_, drop_, target_;  // target = keep (+ {t})
