@@ -363,6 +363,9 @@ TEST_P(CkksParity, KeysCiphertextsAndEvaluation) {
   EXPECT_TRUE(same_ct(rc, rg)) << "relinearize";
   const Ciphertext sc1 = ev.rescale_to_next(rc), sg1 = evb.rescale_to_next(rg);
   EXPECT_TRUE(same_ct(sc1, sg1)) << "rescale_to_next";
+  EXPECT_TRUE(same_ct(ev.multiply_relinearize_rescale(cac, cbc, K.rlkc),
+                      evb.multiply_relinearize_rescale(cag, cbg, K.rlkg)))
+      << "multiply_relinearize_rescale";
   EXPECT_TRUE(same_ct(ev.square(cac), evb.square(cag))) << "square";
   EXPECT_TRUE(same_ct(ev.mod_switch_to(cac, 0), evb.mod_switch_to(cag, 0))) << "mod_switch_to 0";
   EXPECT_TRUE(same_words(ev.mod_switch_to(pbc, 1), evb.mod_switch_to(pbg, 1)))
@@ -424,7 +427,14 @@ INSTANTIATE_TEST_SUITE_P(
                       ParityCase{"n8192_50_40x3_p50x2_a2", {50, 40, 40, 40, 50, 50}, 2, 2},
                       ParityCase{"n8192_31_30x2_p31_w32", {31, 30, 30, 31}, 1, 0, true, 30},
                       ParityCase{"n8192_31_30x3_p31x2_a2_w32", {31, 30, 30, 30, 31, 31}, 2, 2,
-                                 true, 30}),
+                                 true, 30},
+                      // Digits of 12 primes (the last one of 1) and 12 special primes: the widest
+                      // conversions of the fused NTT passes (ModUp rows of 12 inputs, ModDown's
+                      // exact conversion of 12 and rescale-with-relinearization's of 13).
+                      ParityCase{"n8192_31_30x12_p31x12_a12_w32",
+                                 {31, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30,
+                                  31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31},
+                                 12, 12, true, 30}),
     [](const ::testing::TestParamInfo<ParityCase> &i) { return i.param.name; });
 
 } // namespace

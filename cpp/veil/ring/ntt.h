@@ -140,6 +140,18 @@ void set_ntt_variant(int variant);
 int ntt_variant();
 int ntt_variant_count();
 const char* ntt_variant_name(int variant);
+// Whether the forward NTTs fused with their producer and consumer (ntt_fused.cuh) may run: CUDA
+// builds, unless VEIL_FUSED_NTT=0 is set in the environment (read once; for A/B measurements);
+// set_fused_ntt(0/1) overrides it for this process (-1 restores it; for benchmarks and tests).
+bool fused_ntt_enabled();
+void set_fused_ntt(int enabled);
+/// Whether the fused passes serve degree 2^log_n with words W (on a CUDA device) and are enabled.
+/// 32-bit words only: a producer's inputs for four coefficients per thread fit the registers of
+/// a 512-thread block only with 32-bit words.
+template <class W>
+bool fused_ntt_applies(int log_n) {
+  return sizeof(W) == 4 && log_n >= 12 && log_n <= 17 && fused_ntt_enabled();
+}
 }  // namespace detail
 
 }  // namespace veil

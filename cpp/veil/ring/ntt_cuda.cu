@@ -212,18 +212,6 @@ bool for_cluster(int log_n, Visit&& visit) {
 
 // ---- kernels --------------------------------------------------------------------------------
 
-template <class P, int kMinBlocks>
-__global__ void __launch_bounds__(P::kThreads, kMinBlocks)
-    ntt_pass_kernel(NttArgs<typename P::Word> a) {
-  __shared__ typename P::Word sm[P::kSmemWords];
-  P p;
-  p.init(a, blockIdx.x, threadIdx.x);
-  ThreadEx<P> ex{p, sm};
-  pass_load(ex);
-  pass_rounds(ex);
-  pass_store(ex);
-}
-
 // One (polynomial, limb) per cluster of kC blocks: block = (limb, polynomial, rank), rank fastest.
 // Dynamic shared memory: the first pass's tile (read by the whole cluster after the cluster
 // barrier, never written again), then the second pass's exchange tile.
@@ -505,6 +493,21 @@ int ntt_variant() {
 }
 
 int ntt_variant_count() { return kNumVariants; }
+
+namespace {
+std::atomic<int> g_fused_override{-1};
+}  // namespace
+
+bool fused_ntt_enabled() {
+  static const bool env = [] {
+    const char* e = std::getenv("VEIL_FUSED_NTT");
+    return !(e != nullptr && std::strcmp(e, "0") == 0);
+  }();
+  const int v = g_fused_override.load(std::memory_order_relaxed);
+  return v >= 0 ? v != 0 : env;
+}
+
+void set_fused_ntt(int enabled) { g_fused_override.store(enabled < 0 ? -1 : (enabled ? 1 : 0)); }
 
 const char* ntt_variant_name(int variant) {
   if (variant < 0) return "auto";

@@ -4,6 +4,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cassert>
 #include <cstdint>
 #include <type_traits>
 
@@ -120,29 +121,12 @@ struct Pass {
     init_at(a, poly_i, rest / nseg, rest % nseg, thread);
   }
   VEIL_HD void init_at(const NttArgs<W>& a, u32 poly_i, u32 limb, u32 seg, u32 thread) {
+    set_thread(seg, thread);
+    set_limb(a.twiddles, a.inv_n, a.v.ntt_ids[limb], a.v.modulus(limb), a.v.limb(poly_i, limb));
+  }
+  // The thread's place in the tile: sequence `seg * kSeqs + s` of every limb this block runs.
+  VEIL_HD void set_thread(u32 seg, u32 thread) {
     tid = thread;
-    const u32 id = a.v.ntt_ids[limb];
-    const Modulus& m = a.v.modulus(limb);
-    q = static_cast<W>(m.value);
-    two_q = 2 * q;
-    const W* t = a.twiddles + std::size_t(id) * 4 * kN + (kFwd ? 0 : 2 * std::size_t(kN));
-    w_tab = t;
-    ws_tab = t + kN;
-    ninv = ninv_shoup = w1n = w1n_shoup = 0;
-    if constexpr (kFinal && !kFwd && k32) {  // [prime][4] table with the merged constants
-      ninv = a.inv_n[4 * id];
-      ninv_shoup = a.inv_n[4 * id + 1];
-      w1n = a.inv_n[4 * id + 2];
-      w1n_shoup = a.inv_n[4 * id + 3];
-    } else if constexpr (kFinal && !kFwd) {
-      ninv = a.inv_n[2 * id];
-      ninv_shoup = a.inv_n[2 * id + 1];
-      if constexpr (kLean) {
-        w1n = mul_shoup(ninv, w_tab[1], ws_tab[1], q);
-        w1n_shoup = shoup_quotient_barrett(w1n, m);
-      }
-    }
-    poly = a.v.limb(poly_i, limb);
     if constexpr (kCols) {
       s = thread % u32(kSeqs);
       f = thread / u32(kSeqs);
@@ -152,6 +136,31 @@ struct Pass {
     }
     first = seg * u32(kSeqs);
     seq = first + s;
+  }
+  // The limb the pass transforms next: its words `data`, its prime m and that prime's row `id` of
+  // the tables (inv_n only read by the inverse transform's last pass). Kernels that run several
+  // limbs per block (the fused ones of ntt_fused.cuh) call it once per limb.
+  VEIL_HD void set_limb(const W* twiddles, const W* inv_n, u32 id, const Modulus& m, W* data) {
+    q = static_cast<W>(m.value);
+    two_q = 2 * q;
+    const W* t = twiddles + std::size_t(id) * 4 * kN + (kFwd ? 0 : 2 * std::size_t(kN));
+    w_tab = t;
+    ws_tab = t + kN;
+    ninv = ninv_shoup = w1n = w1n_shoup = 0;
+    if constexpr (kFinal && !kFwd && k32) {  // [prime][4] table with the merged constants
+      ninv = inv_n[4 * id];
+      ninv_shoup = inv_n[4 * id + 1];
+      w1n = inv_n[4 * id + 2];
+      w1n_shoup = inv_n[4 * id + 3];
+    } else if constexpr (kFinal && !kFwd) {
+      ninv = inv_n[2 * id];
+      ninv_shoup = inv_n[2 * id + 1];
+      if constexpr (kLean) {
+        w1n = mul_shoup(ninv, w_tab[1], ws_tab[1], q);
+        w1n_shoup = shoup_quotient_barrett(w1n, m);
+      }
+    }
+    poly = data;
   }
 
   // Sequence index of this thread's word j in round r: j fills the window, f the other bits.
@@ -457,6 +466,21 @@ VEIL_HD void pass_keep(Ex& ex) {
   using P = typename Ex::P;
   ex.each([](P& p, auto sm) { p.template write<P::kRounds - 1>(sm); });
 }
+
+#if defined(__CUDACC__)
+// One pass over every (polynomial, limb) of a.v: block = (limb, tile, polynomial).
+template <class P, int kMinBlocks>
+__global__ void __launch_bounds__(P::kThreads, kMinBlocks)
+    ntt_pass_kernel(NttArgs<typename P::Word> a) {
+  __shared__ typename P::Word sm[P::kSmemWords];
+  P p;
+  p.init(a, blockIdx.x, threadIdx.x);
+  ThreadEx<P> ex{p, sm};
+  pass_load(ex);
+  pass_rounds(ex);
+  pass_store(ex);
+}
+#endif
 
 }  // namespace
 

@@ -11,11 +11,66 @@
 #include "veil/ring/rns_poly_view.h"
 #include "veil/rns/conv_kernels.h"
 #include "veil/rns/mod_down_ntt.h"
+#if defined(__CUDACC__)
+#include "veil/ring/ntt_fused.cuh"
+#endif
 
 namespace veil {
 
 namespace {
 
+
+// Device view of ModUp's tables (KeySwitchLevel) at one level: digit j owns the limbs
+// [first(j), first(j) + size(j)) of Q_l; its output limbs r < rows(j) are the other primes of
+// Q_l ∪ P in order (prime(j, r)), stored digit by digit (out_limb(j, r)); table row (j, prime)
+// holds (D_j/q_i) mod prime for its size(j) inputs, zero-padded to `stride` words.
+template <class W>
+struct ModUpTables {
+  const Modulus* mods;  // Q_l ∪ P
+  const u32* ntt_ids;   // Q_l ∪ P
+  const u64* scale;     // [dnum][alpha]: (D_j/q_i)^-1 mod q_i
+  const u64* scale_shoup;
+  const W* mat;         // [dnum][ext][stride]
+  std::size_t stride, ext, alpha, limbs;
+
+  ModUpTables(const Context& ctx, const Device& dev, std::size_t level) {
+    const KeySwitchLevel& ks = ctx.key_switch(level);
+    mods = ks.base_qp.moduli(dev);
+    ntt_ids = ks.base_qp.ntt_ids(dev);
+    scale = ks.modup_scale.data(dev);
+    scale_shoup = ks.modup_scale_shoup.data(dev);
+    if constexpr (sizeof(W) == 4) {
+      mat = ks.modup_mat32.data(dev);
+    } else {
+      mat = ks.modup_mat.data(dev);
+    }
+    stride = ks.modup_stride;
+    ext = ks.base_qp.size();
+    alpha = ctx.alpha();
+    limbs = level + 1;
+  }
+  VEIL_HD std::size_t first(std::size_t j) const { return j * alpha; }
+  VEIL_HD std::size_t size(std::size_t j) const {
+    return limbs - j * alpha < alpha ? limbs - j * alpha : alpha;
+  }
+  VEIL_HD std::size_t rows(std::size_t j) const { return ext - size(j); }
+  VEIL_HD std::size_t prime(std::size_t j, std::size_t r) const {
+    return r < first(j) ? r : r + size(j);
+  }
+  VEIL_HD std::size_t out_limb(std::size_t j, std::size_t r) const { return j * (ext - alpha) + r; }
+  VEIL_HD const W* row(std::size_t j, std::size_t r) const {
+    return mat + (j * ext + prime(j, r)) * stride;
+  }
+  /// FastBaseConv from digit j's primes (no fractions: approximate, as ModUp needs).
+  VEIL_HD rns_detail::ConvView view(std::size_t j) const {
+    rns_detail::ConvView v;
+    v.kf = size(j);
+    v.from = mods + first(j);
+    v.scale = scale + j * alpha;
+    v.scale_shoup = scale_shoup + j * alpha;
+    return v;
+  }
+};
 
 // The conversion of ModUp: for each digit j, the complement limbs of Q_l ∪ P from the digit's
 // limbs of `src` (coefficient form), FastBaseConv (Bajard et al., SAC 2016) with the tables of
@@ -26,56 +81,103 @@ template <class W, u32 kMax, u32 kC = rns_detail::kBlockCoeffs<W, kMax>>
 void mod_up_convert(const Context& ctx, const Device& dev, std::size_t level, const W* src,
                     W* o) {
   const KeySwitchLevel& ks = ctx.key_switch(level);
-  const std::size_t n = ctx.n(), limbs = level + 1, ext = limbs + ctx.num_p();
-  const std::size_t alpha = ctx.alpha(), stride = ks.modup_stride;
-  const Modulus* mods = ks.base_qp.moduli(dev);
-  const u64* sc = ks.modup_scale.data(dev);
-  const u64* scs = ks.modup_scale_shoup.data(dev);
-  const W* mat;
-  if constexpr (sizeof(W) == 4) {
-    mat = ks.modup_mat32.data(dev);
-  } else {
-    mat = ks.modup_mat.data(dev);
-  }
+  const ModUpTables<W> t(ctx, dev, level);
+  const std::size_t n = ctx.n();
+  const u32 groups = static_cast<u32>(t.stride / 4);
   const std::size_t part = n / kC;  // coefficient t of a thread is c + t * part
   const int log_part = log2_exact(part);
   for_each(dev, ks.dnum * part, VEIL_LAMBDA(std::size_t idx) {
     const std::size_t c = idx & (part - 1), j = idx >> log_part;
-    const std::size_t first = j * alpha;
-    const std::size_t size = (limbs - first) < alpha ? (limbs - first) : alpha;
-    const u32 groups = static_cast<u32>((size + 3) / 4);
     W y[kC][kMax];
+    rns_detail::block_inputs<W, kMax, kC>(t.view(j), src + t.first(j) * n + c, part, n, groups, y);
+    W* dj = o + t.out_limb(j, 0) * n + c;
+    const std::size_t rows = t.rows(j);
+    for (std::size_t r = 0; r < rows; ++r) {
+      W v[kC];
+      rns_detail::block_row<W, kMax, kC>(y, t.row(j, r), groups, t.mods[t.prime(j, r)], v);
 #pragma unroll
-    for (u32 i = 0; i < kMax; ++i) {  // unrolled: y stays in registers
-      if (i >= 4 * groups) break;
-      if (i < size) {
-        const std::size_t l = first + i;
-        const W q = static_cast<W>(mods[l].value), s = static_cast<W>(sc[j * alpha + i]);
-        const W s_shoup = shoup_for<W>(scs[j * alpha + i]);
-#pragma unroll
-        for (u32 t = 0; t < kC; ++t) y[t][i] = mul_shoup(src[l * n + c + t * part], s, s_shoup, q);
-      } else {
-#pragma unroll
-        for (u32 t = 0; t < kC; ++t) y[t][i] = 0;  // the table's padding is zero too
-      }
-    }
-    W* dj = o + j * (ext - alpha) * n + c;
-    for (std::size_t out_l = 0; out_l < ext - size; ++out_l) {
-      const std::size_t l = out_l < first ? out_l : out_l + size;
-      WideAcc<W> dot[kC];
-      rns_detail::dot_rows4(dot, y, mat + (j * ext + l) * stride, groups);
-      const Modulus m = mods[l];
-#pragma unroll
-      for (u32 t = 0; t < kC; ++t) dj[out_l * n + t * part] = dot[t].reduce(m);
+      for (u32 k = 0; k < kC; ++k) dj[r * n + k * part] = v[k];
     }
   });
 }
+
+#if defined(__CUDACC__)
+// ModUp's conversion as the producer of the fused forward NTT's column pass (ntt_fused.cuh):
+// group j = digit j, its output limbs in ModUpTables order.
+template <u32 kMax>
+struct ModUpSource {
+  using W = u32;
+  static constexpr u32 kCoeffs = 4;
+  static constexpr int kMinBlocks = kMax <= 4 ? 2 : 1;
+  struct State {
+    W y[kCoeffs][kMax];
+  };
+  ModUpTables<W> t;
+  const W* src;  // c in coefficient form, [l+1][n]
+  W* out;        // the digits' complement limbs, [sum_j rows(j)][n]
+  std::size_t n, part;
+  u32 groups;
+
+  VEIL_HD u32 rows(u32 j) const { return static_cast<u32>(t.rows(j)); }
+  VEIL_HD void load(u32 j, std::size_t c0, State& st) const {
+    rns_detail::block_inputs<W, kMax, kCoeffs>(t.view(j), src + t.first(j) * n + c0, part, n,
+                                               groups, st.y);
+  }
+  VEIL_HD detail::PassTarget<W> target(u32 j, u32 r) const {
+    const std::size_t l = t.prime(j, r);
+    return {t.ntt_ids[l], t.mods[l], out + t.out_limb(j, r) * n};
+  }
+  VEIL_HD void produce(const State& st, u32 j, u32 r, W (&v)[kCoeffs]) const {
+    rns_detail::block_row<W, kMax, kCoeffs>(st.y, t.row(j, r), groups, t.mods[t.prime(j, r)], v);
+  }
+};
+
+// ModUp fused with the forward NTT (GPU, 32-bit words): the conversion feeds the column pass
+// in registers, then the row pass runs over the digits prime by prime (modup_slots). False
+// (nothing run) where the fused passes do not serve this degree or stride.
+template <class W>
+bool mod_up_fused(const Context& ctx, const Device& dev, std::size_t level, const W* src, W* o) {
+  if constexpr (sizeof(W) != 4) {
+    return false;
+  } else {
+    const KeySwitchLevel& ks = ctx.key_switch(level);
+    if (!dev.is_cuda() || !detail::fused_ntt_applies<W>(ctx.log_n()) || ks.modup_stride > 16) {
+      return false;
+    }
+    const std::size_t n = ctx.n();
+    const W* tw = ctx.ntt().twiddles_for<W>(dev);
+    const u32 max_rows = static_cast<u32>(ks.base_qp.size() - ks.digit_size.back());
+    auto run = [&]<u32 kMax>() {
+      const ModUpSource<kMax> s{ModUpTables<W>(ctx, dev, level), src, o, n, n / 4,
+                                static_cast<u32>(ks.modup_stride / 4)};
+      return detail::ntt_forward_first_pass_from(dev, ctx.log_n(), tw, s,
+                                                 static_cast<u32>(ks.dnum), max_rows);
+    };
+    bool ok;
+    if (ks.modup_stride <= 4) {
+      ok = run.template operator()<4>();
+    } else if (ks.modup_stride <= 8) {
+      ok = run.template operator()<8>();
+    } else if (ks.modup_stride <= 12) {
+      ok = run.template operator()<12>();
+    } else {
+      ok = run.template operator()<16>();
+    }
+    if (!ok) return false;
+    RnsPolyView<W> v = make_view<W>(dev, o, 1, ks.modup_base, n);
+    v.slots = ks.modup_slots.data(dev);  // prime by prime: each twiddle table read once
+    VEIL_REQUIRE(detail::ntt_forward_last_pass(dev, v, tw), "mod_up_fused: row pass");
+    return true;
+  }
+}
+#endif
 
 // ModUp of every digit in one pass (Han-Ki 2020; seed 001 §III-C): digit j = c's residues on its
 // own primes D_j, fast-converted to every other prime of Q_l ∪ P. Only those other limbs are
 // written ([j][complement of D_j], digit by digit) and transformed (prime by prime:
 // KeySwitchLevel::modup_base); the own limbs are c's, whose NTT form is known (the input itself
-// for NTT-form schemes).
+// for NTT-form schemes). On the GPU with 32-bit words the conversion and the NTT's column pass
+// are one kernel (mod_up_fused).
 template <class W>
 KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t level, const W* c,
                          bool c_ntt) {
@@ -102,16 +204,23 @@ KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t leve
   }
   Buffer<W> digits(dev, ks.modup_base.size() * n);
   W* o = digits.data();
-  if (ks.modup_stride <= 8) {
-    mod_up_convert<W, 8>(ctx, dev, level, src, o);
-  } else if (ks.modup_stride <= 16) {
-    mod_up_convert<W, 16>(ctx, dev, level, src, o);
-  } else {
-    mod_up_convert<W, 32>(ctx, dev, level, src, o);
+#if defined(__CUDACC__)
+  const bool fused = mod_up_fused<W>(ctx, dev, level, src, o);
+#else
+  const bool fused = false;
+#endif
+  if (!fused) {
+    if (ks.modup_stride <= 8) {
+      mod_up_convert<W, 8>(ctx, dev, level, src, o);
+    } else if (ks.modup_stride <= 16) {
+      mod_up_convert<W, 16>(ctx, dev, level, src, o);
+    } else {
+      mod_up_convert<W, 32>(ctx, dev, level, src, o);
+    }
+    RnsPolyView<W> v = make_view<W>(dev, o, 1, ks.modup_base, n);
+    v.slots = ks.modup_slots.data(dev);  // prime by prime: each twiddle table read once
+    ntt_forward(dev, v, ctx.ntt());
   }
-  RnsPolyView<W> v = make_view<W>(dev, o, 1, ks.modup_base, n);
-  v.slots = ks.modup_slots.data(dev);  // prime by prime: each twiddle table read once
-  ntt_forward(dev, v, ctx.ntt());
   out.complement = WordBuffer(std::move(digits));
   return out;
 }
@@ -132,17 +241,18 @@ struct StoreRows {
   }
 };
 
+// ModDown's last step on kept limb lp of both polynomials: out_k = (x_k - c_k) * D^-1, stored or
+// added into out_k.
 template <class W, bool kAccumulate>
-struct ModDownRows {
-  const W* r;  // [2][r_stride]: the correction of ModDownNtt::correction
-  std::size_t r_stride, n;
+struct ModDownOut {
   ModDownNtt::FinishView v;
   W* out0;
   W* out1;
-  VEIL_HD void operator()(std::size_t lp, std::size_t coeff, W r0, W r1) const {
+  std::size_t n;
+  VEIL_HD void operator()(std::size_t lp, std::size_t coeff, W x0, W x1, W c0, W c1) const {
     const std::size_t i = lp * n + coeff;
-    const W y0 = mod_down_finish<W>(v, lp, r0, r[i]);
-    const W y1 = mod_down_finish<W>(v, lp, r1, r[r_stride + i]);
+    const W y0 = mod_down_finish<W>(v, lp, x0, c0);
+    const W y1 = mod_down_finish<W>(v, lp, x1, c1);
     if constexpr (kAccumulate) {
       const W q = static_cast<W>(v.keep[lp].value);
       out0[i] = add_mod(out0[i], y0, q);
@@ -151,6 +261,17 @@ struct ModDownRows {
       out0[i] = y0;
       out1[i] = y1;
     }
+  }
+};
+
+template <class W, bool kAccumulate>
+struct ModDownRows {
+  const W* r;  // [2][r_stride]: the correction of ModDownNtt::correction
+  std::size_t r_stride;
+  ModDownOut<W, kAccumulate> out;
+  VEIL_HD void operator()(std::size_t lp, std::size_t coeff, W r0, W r1) const {
+    const std::size_t i = lp * out.n + coeff;
+    out(lp, coeff, r0, r1, r[i], r[r_stride + i]);
   }
 };
 
@@ -173,34 +294,52 @@ void check_inner(const Context& ctx, const Device& dev, std::size_t level,
   }
 }
 
-// The inner product of the digits with `key` over limbs [lo, hi) of Q_l ∪ P (NTT form), both
-// key polynomials in one pass; epi(lp, coeff, r0, r1) consumes limb lp's results. With a Galois
-// element, coefficient i reads the digits at sigma_g's source slot (the NTT-form automorphism is
-// a permutation: poly::automorphism_ntt), so no permuted copy is made. With `lift0/lift1` (CKKS
-// relinearize + rescale), P * lift_p is added on the Q limbs: the result is then the
-// key-switched ciphertext plus P * (lift0, lift1), over Q_l ∪ P.
-template <class W, class Epi>
-void inner_product(const Context& ctx, const Device& dev, std::size_t level,
-                   const KeySwitchDigits& digits, const KSwitchKey& key, u32 galois_elt,
-                   const W* lift0, const W* lift1, std::size_t lo, std::size_t hi, Epi epi) {
-  const KeySwitchLevel& ks = ctx.key_switch(level);
-  const std::size_t n = ctx.n();
-  const int log_n = ctx.log_n();
-  const std::size_t limbs = level + 1;
-  const std::size_t ext_limbs = limbs + ctx.num_p();
-  const std::size_t num_q = ctx.num_q();
-  const std::size_t alpha = ctx.alpha();
-  const std::size_t dnum = ks.dnum;
-  const Modulus* mods = ks.base_qp.moduli(dev);
-  const std::size_t key_poly = key.poly_words();
-  const W* kd = key.data<W>();
-  const W* dg = digits.complement.data<W>();
-  const W* own = digits.own.as<W>();
-  const u64 g = galois_elt, mask = 2 * n - 1;
-  const u64* pq = lift0 ? ks.p_mod_q.data(dev) : nullptr;
-  const u64* pqs = lift0 ? ks.p_mod_q_shoup.data(dev) : nullptr;
-  for_each_limb(dev, 1, hi - lo, n, VEIL_LAMBDA(std::size_t i, u32 row) {
-    const std::size_t lp = lo + row, coeff = i & (n - 1);
+// The inner product of the digits with a key at one coefficient of one limb of Q_l ∪ P (NTT
+// form), both key polynomials at once. With a Galois element, coefficient i reads the digits at
+// sigma_g's source slot (the NTT-form automorphism is a permutation: poly::automorphism_ntt), so
+// no permuted copy is made. With `lift0/lift1` (CKKS relinearize + rescale), P * lift_p is added
+// on the Q limbs: the result is then the key-switched ciphertext plus P * (lift0, lift1), over
+// Q_l ∪ P.
+template <class W>
+struct InnerProduct {
+  const Modulus* mods;
+  const W* kd;   // the key: [2 dnum][key_poly]
+  const W* dg;   // the digits' complement limbs (KeySwitchDigits::complement)
+  const W* own;  // c in NTT form (the digits' own limbs)
+  const W* lift0;
+  const W* lift1;
+  const u64* pq;
+  const u64* pqs;
+  std::size_t n, limbs, ext_limbs, num_q, alpha, dnum, key_poly, level;
+  u64 g, mask;
+  int log_n;
+
+  InnerProduct(const Context& ctx, const Device& dev, std::size_t level_,
+               const KeySwitchDigits& digits, const KSwitchKey& key, u32 galois_elt,
+               const W* lift0_, const W* lift1_) {
+    const KeySwitchLevel& ks = ctx.key_switch(level_);
+    mods = ks.base_qp.moduli(dev);
+    kd = key.data<W>();
+    dg = digits.complement.data<W>();
+    own = digits.own.as<W>();
+    lift0 = lift0_;
+    lift1 = lift1_;
+    pq = lift0 ? ks.p_mod_q.data(dev) : nullptr;
+    pqs = lift0 ? ks.p_mod_q_shoup.data(dev) : nullptr;
+    n = ctx.n();
+    level = level_;
+    limbs = level + 1;
+    ext_limbs = limbs + ctx.num_p();
+    num_q = ctx.num_q();
+    alpha = ctx.alpha();
+    dnum = ks.dnum;
+    key_poly = key.poly_words();
+    g = galois_elt;
+    mask = 2 * n - 1;
+    log_n = ctx.log_n();
+  }
+
+  VEIL_HD void operator()(std::size_t lp, std::size_t coeff, W& r0, W& r1) const {
     std::size_t from = coeff;
     if (g != 0) {
       const u64 e = ((2 * u64(bit_reverse(u32(coeff), log_n)) + 1) * g) & mask;
@@ -222,20 +361,51 @@ void inner_product(const Context& ctx, const Device& dev, std::size_t level,
       d1.add(d, kd[(2 * j + 1) * key_poly + key_limb * n + coeff]);
     }
     const Modulus m = mods[lp];
-    W r0 = d0.reduce(m), r1 = d1.reduce(m);
+    r0 = d0.reduce(m);
+    r1 = d1.reduce(m);
     if (pq != nullptr && lp < limbs) {
       const W qv = static_cast<W>(m.value), w = static_cast<W>(pq[lp]);
       const W wq = shoup_for<W>(pqs[lp]);
       r0 = add_mod(r0, mul_shoup(lift0[lp * n + coeff], w, wq, qv), qv);
       r1 = add_mod(r1, mul_shoup(lift1[lp * n + coeff], w, wq, qv), qv);
     }
+  }
+};
+
+// The inner product over limbs [lo, hi) of Q_l ∪ P; epi(lp, coeff, r0, r1) consumes limb lp's
+// results.
+template <class W, class Epi>
+void inner_product(const Device& dev, const InnerProduct<W>& ip, std::size_t lo, std::size_t hi,
+                   Epi epi) {
+  const std::size_t n = ip.n;
+  for_each_limb(dev, 1, hi - lo, n, VEIL_LAMBDA(std::size_t i, u32 row) {
+    const std::size_t lp = lo + row, coeff = i & (n - 1);
+    W r0, r1;
+    ip(lp, coeff, r0, r1);
     epi(lp, coeff, r0, r1);
   });
 }
 
+#if defined(__CUDACC__)
+// The consumer of the correction's fused row pass (ntt_fused.cuh): at each word of a kept limb,
+// the inner product of that limb and ModDown's last step with the correction in registers.
+template <class W, bool kAccumulate>
+struct InnerModDownConsumer {
+  InnerProduct<W> ip;
+  ModDownOut<W, kAccumulate> out;
+  VEIL_HD void operator()(u32, u32 lp, u32 coeff, const W (&c)[2]) const {
+    W r0, r1;
+    ip(lp, coeff, r0, r1);
+    out(lp, coeff, r0, r1, c[0], c[1]);
+  }
+};
+#endif
+
 // Inner product + ModDownNtt `md` (its kept limbs are Q_l's first |K|, its dropped ones the rest
 // of Q_l ∪ P): the dropped limbs' inner product first, their correction r, then the kept limbs'
-// inner product finished in the same kernel (out = (x - r) * D^-1, stored or accumulated).
+// inner product finished in the same kernel (out = (x - r) * D^-1, stored or accumulated). On the
+// GPU with 32-bit words, r's conversion runs in its NTT's column pass and the kept limbs' inner
+// product in its row pass (ntt_fused.cuh): r is never stored in coefficient or NTT form.
 template <class W, bool kAccumulate>
 void inner_mod_down(const Context& ctx, const Device& dev, std::size_t level,
                     const KeySwitchDigits& digits, const KSwitchKey& key, u32 galois_elt,
@@ -243,13 +413,24 @@ void inner_mod_down(const Context& ctx, const Device& dev, std::size_t level,
   check_inner(ctx, dev, level, digits, key);
   const std::size_t n = ctx.n(), kk = md.keep().size(), kd = md.drop().size();
   VEIL_REQUIRE(kk + kd == level + 1 + ctx.num_p(), "inner_mod_down: ModDown bases do not match");
+  const InnerProduct<W> ip(ctx, dev, level, digits, key, galois_elt, lift0, lift1);
+  const ModDownOut<W, kAccumulate> out{md.finish_view(dev), out0, out1, n};
   Buffer<W> xd(dev, 2 * kd * n);
-  inner_product<W>(ctx, dev, level, digits, key, galois_elt, lift0, lift1, kk, kk + kd,
-                   StoreRows<W>{xd.data(), kk, n, kd * n});
+  inner_product<W>(dev, ip, kk, kk + kd, StoreRows<W>{xd.data(), kk, n, kd * n});
+#if defined(__CUDACC__)
+  if constexpr (sizeof(W) == 4) {
+    if (md.fused_applies<W>(dev, ctx.log_n())) {
+    Buffer<W> r = md.correction_first_pass<W>(dev, ctx.ntt(), xd.data(), n, 2);
+    const RnsPolyView<W> v = make_view<W>(dev, r.data(), 2, md.keep(), n);
+    const bool ok = detail::ntt_forward_last_pass_into<2>(
+        dev, v, ctx.ntt().twiddles_for<W>(dev), InnerModDownConsumer<W, kAccumulate>{ip, out});
+      VEIL_REQUIRE(ok, "inner_mod_down: fused row pass");
+      return;
+    }
+  }
+#endif
   Buffer<W> r = md.correction<W>(dev, ctx.ntt(), xd.data(), n, 2);
-  inner_product<W>(ctx, dev, level, digits, key, galois_elt, lift0, lift1, 0, kk,
-                   ModDownRows<W, kAccumulate>{r.data(), md.target_size() * n, n,
-                                               md.finish_view(dev), out0, out1});
+  inner_product<W>(dev, ip, 0, kk, ModDownRows<W, kAccumulate>{r.data(), md.target_size() * n, out});
 }
 
 // The fused kernel reads the digits' own limbs while it writes the accumulators: they must not
@@ -285,8 +466,8 @@ void inner_t(const Context& ctx, const Device& dev, std::size_t level,
   check_inner(ctx, dev, level, digits, key);
   const std::size_t n = ctx.n(), ext = ks.base_qp.size();
   Buffer<W> out(dev, 2 * ext * n);
-  inner_product<W>(ctx, dev, level, digits, key, galois_elt, nullptr, nullptr, 0, ext,
-                   StoreRows<W>{out.data(), 0, n, ext * n});
+  const InnerProduct<W> ip(ctx, dev, level, digits, key, galois_elt, nullptr, nullptr);
+  inner_product<W>(dev, ip, 0, ext, StoreRows<W>{out.data(), 0, n, ext * n});
   ntt_inverse(dev, out.data(), 2, ks.base_qp, ctx.ntt());
   ks.mod_down.apply_accumulate(dev, out.data(), acc0, acc1, n, 2);
 }

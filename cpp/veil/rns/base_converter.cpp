@@ -29,18 +29,6 @@ struct BlockStoreEpi {
   VEIL_HD void operator()(u32 t, std::size_t j, W r) const { out[j * n + t * part] = r; }
 };
 
-/// The padded table in words W, or null when the blocked kernels do not apply (32 or more
-/// inputs, 32-bit words with a modulus of 2^31 or more, or fewer than four coefficients).
-template <class W>
-const W* padded_table(const Device& dev, const detail::FastConvTables& t, std::size_t n) {
-  if (n < 4) return nullptr;
-  if constexpr (sizeof(W) == 4) {
-    return t.mat_padded32.size() ? t.mat_padded32.data(dev) : nullptr;
-  } else {
-    return t.mat_padded.size() ? t.mat_padded.data(dev) : nullptr;
-  }
-}
-
 /// One thread per kC coefficients n/kC apart (warps stay on consecutive words) and per group of
 /// output limbs of each polynomial. The output limbs are split in `splits` groups (a power of
 /// two) until about 2^16 threads run: with four coefficients per thread, a conversion of one or

@@ -54,6 +54,10 @@ class BaseConverter {
 
   const RnsBase& from() const { return from_; }
   const RnsBase& to() const { return to_; }
+  /// The conversion's tables and the 0.128 fixed-point fractions 1/q_i ([from][2], on dev), for
+  /// kernels that fuse the conversion into another pass (ModDownNtt::correction_first_pass).
+  const detail::FastConvTables& tables() const { return conv_; }
+  const u64* fractions(const Device& dev) const { return frac_.data(dev); }
 
   /// in: [num_polys][from.size()][n] (residues in [0, q_i)); out: [num_polys][to.size()][n].
   /// Approximate (x + u*Q, 0 <= u < |from|). `out` must not alias `in`.

@@ -199,19 +199,15 @@ VEIL_HD void dot_rows4(WideAcc<W> (&acc)[kC], const W (&y)[kC][kMax], const W* r
 template <class W, u32 kMax>
 inline constexpr u32 kBlockCoeffs = sizeof(W) == 4 ? (kMax <= 16 ? 4 : 2) : (kMax <= 16 ? 2 : 1);
 
-/// Register-blocked conversion of kC coefficients `part` words apart (`in` at limb 0 of the
-/// first). `mat` (words W) has rows of `stride` words (a multiple of four, zero-padded): the kf
-/// entries (Q/q_i) mod p_j, then -Q mod p_j (FastConvTables::mat_padded). Column kf multiplies
-/// v = round(sum_i y_i / q_i) when the view has fractions (exact conversion, HPS 2019 §2.2),
-/// zero otherwise, so r_j = sum_i y_i (Q/q_i) - v Q mod p_j comes out of one dot product and one
-/// reduction. For every output limb j in [j0, j1) and coefficient t, calls epi(t, j, r_j). Each
-/// group of four table words is loaded once for the kC coefficients (dot_rows4); kf + 1 <= kMax.
-template <class W, u32 kMax, u32 kC, class Epi>
-VEIL_HD void convert_block(const ConvView& c, const W* mat, std::size_t stride, const W* in,
-                           std::size_t part, std::size_t n, std::size_t j0, std::size_t j1,
-                           Epi& epi) {
-  const u32 groups = static_cast<u32>((c.kf + 4) / 4);  // the kf inputs and v
-  W y[kC][kMax];
+/// The inputs of a register-blocked conversion of kC coefficients `part` words apart (`in` at
+/// limb 0 of the first): y[t][i] = x'_i * scale_i mod q_i for i < kf (x'_i = x_i + offset_i when
+/// the view has offsets); then, when the view has fractions (exact conversion, HPS 2019 §2.2),
+/// y[t][kf] = v = round(sum_i y_i / q_i), the multiplier of the padded table's column kf
+/// (-Q mod p_j); zeros up to 4 * groups words (the table's padding is zero too). kf < 4 * groups
+/// <= kMax when the view has fractions, kf <= 4 * groups otherwise.
+template <class W, u32 kMax, u32 kC>
+VEIL_HD void block_inputs(const ConvView& c, const W* in, std::size_t part, std::size_t n,
+                          u32 groups, W (&y)[kC][kMax]) {
   FixedAcc acc[kC];
 #pragma unroll
   for (u32 i = 0; i < kMax; ++i) {  // unrolled: y stays in registers
@@ -244,12 +240,50 @@ VEIL_HD void convert_block(const ConvView& c, const W* mat, std::size_t stride, 
       }
     }
   }
-  for (std::size_t j = j0; j < j1; ++j) {
-    WideAcc<W> dot[kC];
-    dot_rows4(dot, y, mat + j * stride, groups);
-    const Modulus m = c.to[j];
+}
+
+/// One output limb of a register-blocked conversion: r[t] = sum_{i < 4 groups} y[t][i] * row[i]
+/// mod m for each of the kC coefficients (one dot product and one reduction each).
+template <class W, u32 kMax, u32 kC>
+VEIL_HD void block_row(const W (&y)[kC][kMax], const W* row, u32 groups, const Modulus& m,
+                       W (&r)[kC]) {
+  WideAcc<W> dot[kC];
+  dot_rows4(dot, y, row, groups);
 #pragma unroll
-    for (u32 t = 0; t < kC; ++t) epi(t, j, dot[t].reduce(m));
+  for (u32 t = 0; t < kC; ++t) r[t] = dot[t].reduce(m);
+}
+
+/// Register-blocked conversion of kC coefficients `part` words apart (`in` at limb 0 of the
+/// first). `mat` (words W) has rows of `stride` words (a multiple of four, zero-padded): the kf
+/// entries (Q/q_i) mod p_j, then -Q mod p_j (FastConvTables::mat_padded). Column kf multiplies
+/// v = round(sum_i y_i / q_i) when the view has fractions (exact conversion, HPS 2019 §2.2),
+/// zero otherwise, so r_j = sum_i y_i (Q/q_i) - v Q mod p_j comes out of one dot product and one
+/// reduction. For every output limb j in [j0, j1) and coefficient t, calls epi(t, j, r_j). Each
+/// group of four table words is loaded once for the kC coefficients (dot_rows4); kf + 1 <= kMax.
+template <class W, u32 kMax, u32 kC, class Epi>
+VEIL_HD void convert_block(const ConvView& c, const W* mat, std::size_t stride, const W* in,
+                           std::size_t part, std::size_t n, std::size_t j0, std::size_t j1,
+                           Epi& epi) {
+  const u32 groups = static_cast<u32>((c.kf + 4) / 4);  // the kf inputs and v
+  W y[kC][kMax];
+  block_inputs<W, kMax, kC>(c, in, part, n, groups, y);
+  for (std::size_t j = j0; j < j1; ++j) {
+    W r[kC];
+    block_row<W, kMax, kC>(y, mat + j * stride, groups, c.to[j], r);
+#pragma unroll
+    for (u32 t = 0; t < kC; ++t) epi(t, j, r[t]);
+  }
+}
+
+/// The padded table in words W, or null when the blocked kernels do not apply (32 or more
+/// inputs, 32-bit words with a modulus of 2^31 or more, or fewer than four coefficients).
+template <class W>
+const W* padded_table(const Device& dev, const detail::FastConvTables& t, std::size_t n) {
+  if (n < 4) return nullptr;
+  if constexpr (sizeof(W) == 4) {
+    return t.mat_padded32.size() ? t.mat_padded32.data(dev) : nullptr;
+  } else {
+    return t.mat_padded.size() ? t.mat_padded.data(dev) : nullptr;
   }
 }
 

@@ -3,6 +3,10 @@
 #include "veil/backend/launch.h"
 #include "veil/core/error.h"
 #include "veil/core/primes.h"
+#include "veil/rns/conv_kernels.h"
+#if defined(__CUDACC__)
+#include "veil/ring/ntt_fused.cuh"
+#endif
 
 namespace veil {
 
@@ -46,6 +50,102 @@ Buffer<W> ModDownNtt::correction(const Device& dev, const NttTables& tables, W* 
   return r;
 }
 
+namespace {
+#if defined(__CUDACC__)
+// The exact conversion drop -> keep as the producer of the fused forward NTT's column pass
+// (ntt_fused.cuh): group g = polynomial g, output limb j = keep's limb j.
+template <u32 kMax>
+struct CorrectionSource {
+  using W = u32;
+  static constexpr u32 kCoeffs = 4;
+  static constexpr int kMinBlocks = kMax <= 4 ? 2 : 1;
+  struct State {
+    W y[kCoeffs][kMax];
+  };
+  rns_detail::ConvView cv;  // with fractions: the v fold of the padded table's column kf
+  const W* mat;             // [kt][stride]
+  std::size_t stride, n, part;
+  u32 groups;
+  const W* in;         // [num_polys][kf][n], coefficient form
+  W* out;              // [num_polys][kt][n]
+  const u32* ntt_ids;  // keep's
+
+  VEIL_HD u32 rows(u32) const { return static_cast<u32>(cv.kt); }
+  VEIL_HD void load(u32 g, std::size_t c0, State& st) const {
+    rns_detail::block_inputs<W, kMax, kCoeffs>(cv, in + g * cv.kf * n + c0, part, n, groups, st.y);
+  }
+  VEIL_HD detail::PassTarget<W> target(u32 g, u32 j) const {
+    return {ntt_ids[j], cv.to[j], out + (g * cv.kt + j) * n};
+  }
+  VEIL_HD void produce(const State& st, u32, u32 j, W (&v)[kCoeffs]) const {
+    rns_detail::block_row<W, kMax, kCoeffs>(st.y, mat + j * stride, groups, cv.to[j], v);
+  }
+};
+
+// The consumer of the fused row pass of ModDownNtt::apply: out = (x - r) * D^-1.
+template <class W>
+struct FinishInto {
+  const W* in;
+  W* out;
+  std::size_t in_stride, out_stride, n;
+  ModDownNtt::FinishView v;
+  VEIL_HD void operator()(u32 p, u32 l, u32 off, const W (&r)[1]) const {
+    const std::size_t i = std::size_t(l) * n + off;
+    out[p * out_stride + i] = mod_down_finish<W>(v, l, in[p * in_stride + i], r[0]);
+  }
+};
+#endif
+}  // namespace
+
+template <class W>
+bool ModDownNtt::fused_applies(const Device& dev, int log_n) const {
+  return dev.is_cuda() && t_ == 0 && drop_.size() < 16 && keep_.size() > 0 &&
+         detail::fused_ntt_applies<W>(log_n);
+}
+
+template <class W>
+Buffer<W> ModDownNtt::correction_first_pass(const Device& dev, const NttTables& tables,
+                                            W* drop_ntt, std::size_t n,
+                                            std::size_t num_polys) const {
+  int log_n = 0;
+  while ((std::size_t(1) << log_n) < n) ++log_n;
+  if (!fused_applies<W>(dev, log_n)) {
+    throw InvalidArgument("ModDownNtt::correction_first_pass: the fused path does not apply");
+  }
+#if defined(__CUDACC__)
+  if constexpr (sizeof(W) == 4) {
+    const std::size_t kt = target_.size();
+    ntt_inverse(dev, drop_ntt, num_polys, drop_, tables);
+    Buffer<W> r(dev, num_polys * kt * n);
+    const rns_detail::ConvView cv = rns_detail::make_view(dev, conv_.tables(), drop_, target_,
+                                                          conv_.fractions(dev));
+    const W* mat = rns_detail::padded_table<W>(dev, conv_.tables(), n);
+    VEIL_REQUIRE(mat != nullptr, "correction_first_pass: no padded table");
+    const std::size_t stride = conv_.tables().stride;
+    const W* tw = tables.twiddles_for<W>(dev);
+    auto run = [&]<u32 kMax>() {
+      const CorrectionSource<kMax> s{cv, mat, stride, n, n / 4, static_cast<u32>(stride / 4),
+                                     drop_ntt, r.data(), keep_.ntt_ids(dev)};
+      return detail::ntt_forward_first_pass_from(dev, log_n, tw, s, static_cast<u32>(num_polys),
+                                                 static_cast<u32>(kt));
+    };
+    bool ok;
+    if (stride <= 4) {
+      ok = run.template operator()<4>();
+    } else if (stride <= 8) {
+      ok = run.template operator()<8>();
+    } else if (stride <= 12) {
+      ok = run.template operator()<12>();
+    } else {
+      ok = run.template operator()<16>();
+    }
+    VEIL_REQUIRE(ok, "correction_first_pass: column pass");
+    return r;
+  }
+#endif
+  throw InvalidArgument("ModDownNtt::correction_first_pass: needs a CUDA build and 32-bit words");
+}
+
 template <class W>
 void ModDownNtt::apply(const Device& dev, const NttTables& tables, const W* in, W* out,
                        std::size_t n, std::size_t num_polys) const {
@@ -56,6 +156,20 @@ void ModDownNtt::apply(const Device& dev, const NttTables& tables, const W* in, 
   Buffer<W> xd(dev, num_polys * kd * n);
   backend::copy_rows(dev, xd.data(), kd * n * sizeof(W), in + kk * n, in_stride * sizeof(W),
                      kd * n * sizeof(W), num_polys);
+#if defined(__CUDACC__)
+  if constexpr (sizeof(W) == 4) {
+    if (fused_applies<W>(dev, tables.log_n())) {
+    // The correction's conversion in its NTT's column pass, the last step in its row pass.
+    Buffer<W> r = correction_first_pass<W>(dev, tables, xd.data(), n, num_polys);
+    const RnsPolyView<W> v = make_view<W>(dev, r.data(), num_polys, keep_, n);
+    const bool ok = detail::ntt_forward_last_pass_into<1>(
+        dev, v, tables.twiddles_for<W>(dev),
+        FinishInto<W>{in, out, in_stride, out_stride, n, finish_view(dev)});
+      VEIL_REQUIRE(ok, "ModDownNtt::apply: fused row pass");
+      return;
+    }
+  }
+#endif
   Buffer<W> r = correction<W>(dev, tables, xd.data(), n, num_polys);
   // 4. out = (x - delta) * D^-1.
   const W* rr = r.data();
@@ -66,6 +180,12 @@ void ModDownNtt::apply(const Device& dev, const NttTables& tables, const W* in, 
   });
 }
 
+template bool ModDownNtt::fused_applies<u32>(const Device&, int) const;
+template bool ModDownNtt::fused_applies<u64>(const Device&, int) const;
+template Buffer<u32> ModDownNtt::correction_first_pass<u32>(const Device&, const NttTables&, u32*,
+                                                            std::size_t, std::size_t) const;
+template Buffer<u64> ModDownNtt::correction_first_pass<u64>(const Device&, const NttTables&, u64*,
+                                                            std::size_t, std::size_t) const;
 template void ModDownNtt::apply<u32>(const Device&, const NttTables&, const u32*, u32*,
                                       std::size_t, std::size_t) const;
 template Buffer<u32> ModDownNtt::correction<u32>(const Device&, const NttTables&, u32*, std::size_t,

@@ -47,6 +47,20 @@ class ModDownNtt {
   template <class W>
   Buffer<W> correction(const Device& dev, const NttTables& tables, W* drop_ntt, std::size_t n,
                        std::size_t num_polys) const;
+  /// Whether correction_first_pass serves this ModDown on `dev` at degree 2^log_n: a CUDA
+  /// device, 32-bit words, no BGV t-correction, at most 15 dropped primes, a degree the fused
+  /// NTT passes serve (ring/ntt_fused.cuh) and the fused passes enabled.
+  template <class W>
+  bool fused_applies(const Device& dev, int log_n) const;
+  /// The correction r of `correction` with its forward NTT stopped after the column pass, and
+  /// its conversion computed inside that pass (ring/ntt_fused.cuh): r[num_polys][|K|][n] in the
+  /// column pass's output layout, for a row pass with a consumer
+  /// (detail::ntt_forward_last_pass_into) that finishes both the NTT and ModDown. drop_ntt as
+  /// for correction (inverse-transformed in place).
+  /// @throws InvalidArgument where fused_applies is false.
+  template <class W>
+  Buffer<W> correction_first_pass(const Device& dev, const NttTables& tables, W* drop_ntt,
+                                  std::size_t n, std::size_t num_polys) const;
   /// The device constants of the last step: K's moduli and D^-1 mod k_l (with Shoup quotients).
   struct FinishView {
     const Modulus* keep;

@@ -1,0 +1,247 @@
+// Forward NTTs fused with their producer and their consumer (CUDA; issue 7 "fusion where the
+// passes are"). The two-pass forward NTT of ntt_cuda.cu views a polynomial of N = N1 * N2 words
+// as N1 rows of N2: a column pass (the first log2 N1 stages) and a row pass (the rest). Here
+//
+//   - the column pass takes its input from a producer that computes it in registers: a
+//     register-blocked base conversion (ModUp's digits, ModDown's and rescale's correction), so
+//     the converted limbs are never written in coefficient form and read back. One block holds
+//     its tile's conversion inputs in registers for all the output limbs it transforms, one limb
+//     after the other (`first_pass_from_block`);
+//   - the row pass hands its output to a consumer instead of storing it: ModDown's last step
+//     (x - r) * D^-1, with the key-switching inner product of the kept limbs computed in the same
+//     kernel (`last_pass_into_block`), so the correction r is never stored in NTT form and read
+//     back.
+//
+// Memory per limb then falls from six polynomial passes (conversion write, column read and
+// write, row read and write, consumer read) to three. Floors and outcomes: bench/NOTES.md.
+//
+// The block bodies are written over an execution policy `Ex` (ntt_cuda_pass.cuh: `each` runs a
+// step for the block's threads, `sync` is the block barrier), so a host harness replays them
+// thread by thread in lock step (tests/cpp/test_ntt_fused.cpp); the kernels and launchers below
+// them are CUDA-only. Word size: 32-bit words (the conversions' inputs for four coefficients per
+// thread fit the registers of a 512-thread block only with 32-bit words; 64-bit contexts keep the
+// unfused path).
+#pragma once
+#include <cstddef>
+#include <cstdlib>
+
+#include "veil/backend/memory.h"
+#include "veil/core/error.h"
+#include "veil/ring/ntt.h"
+#include "veil/ring/ntt_cuda_pass.cuh"
+
+namespace veil::detail {
+
+/// Where a fused producer's output limb goes: the row of the NTT tables of its prime, the prime,
+/// and the limb's N words (written in the column pass's output layout, in place for the row pass).
+template <class W>
+struct PassTarget {
+  u32 ntt_id;
+  Modulus m;
+  W* data;
+};
+
+namespace {
+
+// The column pass of the fused forward transform: N1 = 2^floor(logN / 2) (the split of the r16
+// kernels, so the row pass is theirs), 8 columns per block (32-byte row segments of 32-bit
+// words: whole sectors), 4 words per thread (so the producer's per-thread state covers 4
+// coefficients: N / 4 apart).
+template <int kLogN, class W>
+using FusedCols = Pass<true, true, kLogN, kLogN / 2, 8, false, 2, false, W>;
+// The row pass: 2^(logN - floor(logN / 2)) points, 16 words per thread, 4096-word tiles.
+template <int kLogN, class W>
+using FusedRows = Pass<true, false, kLogN, kLogN - kLogN / 2,
+                       ((1 << 12) >> (kLogN - kLogN / 2)) < 1 ? 1
+                                                              : ((1 << 12) >> (kLogN - kLogN / 2)),
+                       true, 4, false, W>;
+
+// A column-pass thread with the producer's per-thread state (e.g. its conversion inputs).
+template <class P_, class State>
+struct WithState : P_ {
+  State st;
+};
+
+}  // namespace
+
+/// The fused column pass of one block: group g's output limbs [r0, r1) over the block's tile.
+/// `Ex::P` is WithState<FusedCols<...>, Src::State> with set_thread already called. Src:
+///   load(g, c0, st)          the thread's state for coefficients c0 + t * N/4, t < 4
+///   target(g, r)             PassTarget of output limb r
+///   produce(st, g, r, v)     v[t] = limb r's value (in [0, q)) at coefficient c0 + t * N/4
+template <class Ex, class Src>
+VEIL_HD void first_pass_from_block(Ex& ex, const typename Ex::P::Word* twiddles, const Src& src,
+                                   u32 g, u32 r0, u32 r1) {
+  using P = typename Ex::P;
+  static_assert(Src::kCoeffs == P::kP, "one producer coefficient per word of the thread");
+  ex.each([&](P& p, auto) { src.load(g, p.gofs(p.template k_of<0>(0)), p.st); });
+  for (u32 r = r0; r < r1; ++r) {
+    const PassTarget<typename P::Word> t = src.target(g, r);
+    ex.each([&](P& p, auto) {
+      p.set_limb(twiddles, nullptr, t.ntt_id, t.m, t.data);
+      src.produce(p.st, g, r, p.v);
+    });
+    pass_rounds(ex);
+    pass_store(ex);
+    ex.sync();  // the next limb's first exchange reuses the tile
+  }
+}
+
+/// The fused row pass of one block: limb `limb`, tile `seg`, polynomials [pg * kPolys, pg * kPolys
+/// + kPolys) of a.v, with set_thread already called. Each polynomial's row pass runs into its own
+/// part of `sm` (kPolys * P::kSmemWords words); then, for every word of the tile,
+/// cons(pg * kPolys, limb, offset, r) with r[k] = polynomial pg * kPolys + k's transform (fully
+/// reduced) at `offset` within the limb. Nothing is stored unless the consumer stores it.
+template <int kPolys, class Ex, class Cons>
+VEIL_HD void last_pass_into_block(Ex& ex, typename Ex::P::Word* sm,
+                                  const NttArgs<typename Ex::P::Word>& a, const Cons& cons, u32 pg,
+                                  u32 limb) {
+  using P = typename Ex::P;
+  using W = typename P::Word;
+  for (int k = 0; k < kPolys; ++k) {
+    ex.sm = sm + k * P::kSmemWords;
+    const u32 poly = pg * kPolys + u32(k);
+    ex.each([&](P& p, auto) {
+      p.set_limb(a.twiddles, a.inv_n, a.v.ntt_ids[limb], a.v.modulus(limb), a.v.limb(poly, limb));
+    });
+    pass_load(ex);
+    pass_rounds(ex);
+    ex.each([](P& p, auto s) { p.template write<P::kRounds - 1>(s); });
+  }
+  ex.sync();
+  ex.each([&](P& p, auto) {
+    const u32 base = p.first << P::kLog;
+#pragma unroll
+    for (u32 i = 0; i < P::kP; ++i) {
+      const u32 e = p.tid + u32(P::kThreads) * i;
+      W r[kPolys];
+#pragma unroll
+      for (int k = 0; k < kPolys; ++k) r[k] = sm[k * P::kSmemWords + P::flat_sofs(e)];
+      cons(pg * kPolys, limb, base + e, r);
+    }
+  });
+}
+
+/// Calls visit.template operator()<kLogN>() for the degrees the fused passes serve (2^12..2^17);
+/// false for others.
+template <class Visit>
+bool visit_fused_degree(int log_n, Visit&& visit) {
+  switch (log_n) {
+    case 12: visit.template operator()<12>(); return true;
+    case 13: visit.template operator()<13>(); return true;
+    case 14: visit.template operator()<14>(); return true;
+    case 15: visit.template operator()<15>(); return true;
+    case 16: visit.template operator()<16>(); return true;
+    case 17: visit.template operator()<17>(); return true;
+    default: return false;
+  }
+}
+
+#if defined(__CUDACC__)
+namespace {
+
+template <class P, class Src, int kMinBlocks>
+__global__ void __launch_bounds__(P::kThreads, kMinBlocks)
+    ntt_first_pass_from_kernel(const typename P::Word* twiddles, Src src, u32 tiles, u32 splits) {
+  using W = typename P::Word;
+  __shared__ W sm[P::kSmemWords];
+  const u32 tile = blockIdx.x % tiles, rest = blockIdx.x / tiles;
+  const u32 split = rest % splits, g = rest / splits;
+  const u32 rows = src.rows(g), per = (rows + splits - 1) / splits;
+  const u32 r0 = split * per, r1 = r0 + per < rows ? r0 + per : rows;
+  if (r0 >= r1) return;  // the whole block: no barrier is skipped by part of it
+  WithState<P, typename Src::State> p;
+  p.set_thread(tile, threadIdx.x);
+  ThreadEx<WithState<P, typename Src::State>> ex{p, sm};
+  first_pass_from_block(ex, twiddles, src, g, r0, r1);
+}
+
+template <class P, int kPolys, class Cons, int kMinBlocks>
+__global__ void __launch_bounds__(P::kThreads, kMinBlocks)
+    ntt_last_pass_into_kernel(NttArgs<typename P::Word> a, Cons cons) {
+  using W = typename P::Word;
+  __shared__ W sm[kPolys * P::kSmemWords];
+  constexpr u32 nseg = (P::kN >> P::kLog) / u32(P::kSeqsPerBlock);
+  const u32 groups = a.v.num_polys / u32(kPolys);
+  const u32 pg = blockIdx.x % groups, rest = blockIdx.x / groups;
+  P p;
+  p.set_thread(rest % nseg, threadIdx.x);
+  ThreadEx<P> ex{p, sm};
+  last_pass_into_block<kPolys>(ex, sm, a, cons, pg, rest / nseg);
+}
+
+// Blocks a fused column pass aims for (about four per SM of an H100 at one resident block each;
+// VEIL_FUSED_BLOCKS overrides it for tuning runs, read once).
+u32 fused_target_blocks() {
+  static const u32 v = [] {
+    const char* e = std::getenv("VEIL_FUSED_BLOCKS");
+    const long x = e ? std::strtol(e, nullptr, 10) : 0;
+    return x > 0 ? u32(x) : 512u;
+  }();
+  return v;
+}
+
+}  // namespace
+
+/// The column pass of a forward NTT whose input comes from `src` (see first_pass_from_block) on
+/// dev's stream, for groups g < `groups` of at most `max_rows` output limbs each; the row pass
+/// (ntt_forward_last_pass or ntt_forward_last_pass_into) completes the transform. Output limbs
+/// are split over blocks until about fused_target_blocks() blocks run (each split reloads its
+/// inputs). Returns false, launching nothing, where the degree is not served.
+template <class W, class Src>
+bool ntt_forward_first_pass_from(const Device& dev, int log_n, const W* twiddles, const Src& src,
+                                 u32 groups, u32 max_rows) {
+  if (groups == 0 || max_rows == 0) return true;
+  return visit_fused_degree(log_n, [&]<int kLogN>() {
+    using P = WithState<FusedCols<kLogN, W>, typename Src::State>;
+    const u32 tiles = u32((std::size_t(1) << kLogN) / (P::kSeqsPerBlock * P::kL));
+    u32 splits = (fused_target_blocks() + groups * tiles - 1) / (groups * tiles);
+    if (splits > max_rows) splits = max_rows;
+    if (splits < 1) splits = 1;
+    backend::set_current(dev);
+    ntt_first_pass_from_kernel<FusedCols<kLogN, W>, Src, Src::kMinBlocks>
+        <<<groups * splits * tiles, P::kThreads, 0, backend::stream(dev)>>>(twiddles, src, tiles,
+                                                                           splits);
+    backend::check_last_launch("ntt_forward_first_pass_from");
+  });
+}
+
+/// The row pass of the fused forward NTT over every (polynomial, limb) of v (in the column
+/// pass's output layout), stored in place: the transform is then complete. False (nothing
+/// launched) where the degree is not served.
+template <class W>
+bool ntt_forward_last_pass(const Device& dev, const RnsPolyView<W>& v, const W* twiddles) {
+  const std::size_t num_pl = std::size_t(v.num_polys) * v.num_limbs;
+  if (num_pl == 0) return true;
+  return visit_fused_degree(v.log_n, [&]<int kLogN>() {
+    using P = FusedRows<kLogN, W>;
+    const NttArgs<W> a{.v = v, .twiddles = twiddles, .inv_n = nullptr};
+    const std::size_t blocks = num_pl * (P::kN >> P::kLog) / std::size_t(P::kSeqsPerBlock);
+    backend::set_current(dev);
+    ntt_pass_kernel<P, 4><<<unsigned(blocks), P::kThreads, 0, backend::stream(dev)>>>(a);
+    backend::check_last_launch("ntt_forward_last_pass");
+  });
+}
+
+/// The row pass of the fused forward NTT over v (column pass's output layout), handing each
+/// word to `cons` (see last_pass_into_block) instead of storing it; v.num_polys must be a multiple
+/// of kPolys. False (nothing launched) where the degree is not served.
+template <int kPolys, class W, class Cons>
+bool ntt_forward_last_pass_into(const Device& dev, const RnsPolyView<W>& v, const W* twiddles,
+                                const Cons& cons) {
+  if (v.num_polys == 0 || v.num_limbs == 0) return true;
+  VEIL_REQUIRE(v.num_polys % kPolys == 0, "ntt_forward_last_pass_into: polynomial count");
+  return visit_fused_degree(v.log_n, [&]<int kLogN>() {
+    using P = FusedRows<kLogN, W>;
+    const NttArgs<W> a{.v = v, .twiddles = twiddles, .inv_n = nullptr};
+    const std::size_t blocks = std::size_t(v.num_limbs) * (P::kN >> P::kLog) /
+                               std::size_t(P::kSeqsPerBlock) * (v.num_polys / kPolys);
+    backend::set_current(dev);
+    ntt_last_pass_into_kernel<P, kPolys, Cons, 2>
+        <<<unsigned(blocks), P::kThreads, 0, backend::stream(dev)>>>(a, cons);
+    backend::check_last_launch("ntt_forward_last_pass_into");
+  });
+}
+#endif
+
+}  // namespace veil::detail

@@ -1,0 +1,245 @@
+// The fused forward-NTT passes (veil/ring/ntt_fused.cuh), replayed on the host: each block body
+// runs over every thread of a block in lock step (a step for all threads, then the barrier),
+// which is what the CUDA kernels run, one thread each. The oracle is the CPU reference transform
+// (ntt.cpp's Harvey butterflies, itself tested against the NTT's definition in test_ntt.cpp):
+//   - a producer that serves known coefficients, through the column pass and the plain row pass,
+//     gives the reference transform of every limb, word for word;
+//   - the same column pass followed by the row pass with a consumer hands the consumer each word
+//     of the reference transform exactly once, at its offset, with the polynomials of a group
+//     side by side.
+// Degrees 2^12 (64-point columns), 2^13 and 2^15 (odd splits) and 2^16 (the bootstrappable
+// sets'). The kernels themselves run in the GPU parity tests (test_parity*.cpp, "_w32" cases).
+#include <gtest/gtest.h>
+
+#if defined(VEIL_HAVE_CUDA)
+#include <random>
+#include <vector>
+
+#include "veil/core/primes.h"
+#include "veil/ring/ntt.h"
+#include "veil/ring/ntt_fused.cuh"
+
+namespace {
+
+using veil::Device;
+using veil::Modulus;
+using veil::NttTables;
+using veil::u32;
+using veil::u64;
+
+// Lock-step execution of one block on the host.
+template <class P_>
+struct BlockEx {
+  using P = P_;
+  std::vector<P>* threads;
+  u32* sm;
+  template <class F>
+  void each(F&& f) {
+    for (P& p : *threads) f(p, sm);
+  }
+  void sync() {}
+};
+
+// A producer serving stored coefficients: group g's output limb r is x[(g * rows + r) * n + ...].
+struct StoredSource {
+  static constexpr u32 kCoeffs = 4;
+  static constexpr int kMinBlocks = 1;
+  struct State {
+    std::size_t c0;
+  };
+  const u32* x;
+  u32* out;
+  const NttTables* tables;
+  u32 rows;
+  std::size_t n;
+  void load(u32, std::size_t c0, State& st) const { st.c0 = c0; }
+  veil::detail::PassTarget<u32> target(u32 g, u32 r) const {
+    const u32 id = (g + r) % u32(tables->num_primes());  // groups use the primes in turn
+    return {id, tables->prime(id), out + (std::size_t(g) * rows + r) * n};
+  }
+  void produce(const State& st, u32 g, u32 r, u32 (&v)[kCoeffs]) const {
+    for (u32 t = 0; t < kCoeffs; ++t) v[t] = x[(std::size_t(g) * rows + r) * n + st.c0 + t * (n / 4)];
+  }
+};
+
+struct Fixture {
+  std::size_t n;
+  NttTables tables;
+  std::vector<u32> x;  // [groups][rows][n]
+  u32 groups = 2, rows = 3;
+  std::vector<std::vector<u32>> want;  // reference transform of each (group, row)
+  u32 prime_of(u32 g, u32 r) const { return (g + r) % u32(tables.num_primes()); }
+
+  explicit Fixture(int log_n) : n(std::size_t(1) << log_n) {
+    std::vector<Modulus> primes;
+    for (u64 q : veil::generate_ntt_primes(30, n, 3)) primes.emplace_back(q);
+    tables = NttTables(n, primes);
+    std::mt19937_64 rng(log_n);
+    x.resize(std::size_t(groups) * rows * n);
+    want.clear();
+    for (u32 g = 0; g < groups; ++g)
+      for (u32 r = 0; r < rows; ++r) {
+        const u32 id = prime_of(g, r);
+        const u32 q = u32(tables.prime(id).value);
+        std::vector<u32> limb(n);
+        for (auto& w : limb) w = u32(rng() % q);
+        std::copy(limb.begin(), limb.end(), x.begin() + (std::size_t(g) * rows + r) * n);
+        const u32* tw = tables.twiddles32(Device::cpu()) + std::size_t(id) * 4 * n;
+        veil::detail::ntt_forward_limb<u32>(limb.data(), tw, tw + n, n, q);
+        want.push_back(limb);
+      }
+  }
+
+  // The column pass of every block (first_pass_from_block), split as the launcher splits.
+  template <int kLogN>
+  std::vector<u32> column_pass(u32 splits) const {
+    using Cols = veil::detail::FusedCols<kLogN, u32>;
+    using P = veil::detail::WithState<Cols, StoredSource::State>;
+    std::vector<u32> out(x.size(), 0xFFFFFFFFu);
+    const StoredSource s{x.data(), out.data(), &tables, rows, n};
+    const u32 tiles = u32(n / (Cols::kSeqsPerBlock * Cols::kL));
+    const u32* tw = tables.twiddles32(Device::cpu());
+    std::vector<u32> sm(Cols::kSmemWords);
+    for (u32 g = 0; g < groups; ++g)
+      for (u32 split = 0; split < splits; ++split)
+        for (u32 tile = 0; tile < tiles; ++tile) {
+          const u32 per = (rows + splits - 1) / splits, r0 = split * per;
+          const u32 r1 = std::min(rows, r0 + per);
+          if (r0 >= r1) continue;
+          std::vector<P> threads(Cols::kThreads);
+          for (u32 t = 0; t < threads.size(); ++t) threads[t].set_thread(tile, t);
+          BlockEx<P> ex{&threads, sm.data()};
+          veil::detail::first_pass_from_block(ex, tw, s, g, r0, r1);
+        }
+    return out;
+  }
+
+  // A view of the column pass's output: every (group, row) a polynomial of one limb whose prime
+  // is the one its producer used (ntt_ids per limb need one base, so one view per (g, r)).
+  veil::RnsPolyView<u32> view_of(u32* data, u32 g, u32 r, std::vector<Modulus>& mods,
+                                 std::vector<u32>& ids) const {
+    mods = {tables.prime(prime_of(g, r))};
+    ids = {prime_of(g, r)};
+    veil::RnsPolyView<u32> v;
+    v.data = data + (std::size_t(g) * rows + r) * n;
+    v.moduli = mods.data();
+    v.ntt_ids = ids.data();
+    v.num_polys = 1;
+    v.num_limbs = 1;
+    int log_n = 0;
+    while ((std::size_t(1) << log_n) < n) ++log_n;
+    v.log_n = log_n;
+    return v;
+  }
+};
+
+template <int kLogN>
+void plain_row_pass_matches_reference() {
+  Fixture f(kLogN);
+  for (u32 splits : {1u, 2u, 4u}) {
+    std::vector<u32> data = f.template column_pass<kLogN>(splits);
+    using Rows = veil::detail::FusedRows<kLogN, u32>;
+    const u32* tw = f.tables.twiddles32(Device::cpu());
+    std::vector<u32> sm(Rows::kSmemWords);
+    for (u32 g = 0; g < f.groups; ++g)
+      for (u32 r = 0; r < f.rows; ++r) {
+        std::vector<Modulus> mods;
+        std::vector<u32> ids;
+        const veil::detail::NttArgs<u32> a{.v = f.view_of(data.data(), g, r, mods, ids),
+                                           .twiddles = tw,
+                                           .inv_n = nullptr};
+        const u32 blocks = (Rows::kN >> Rows::kLog) / u32(Rows::kSeqsPerBlock);
+        for (u32 b = 0; b < blocks; ++b) {  // ntt_pass_kernel's body
+          std::vector<Rows> threads(Rows::kThreads);
+          for (u32 t = 0; t < threads.size(); ++t) threads[t].init(a, b, t);
+          BlockEx<Rows> ex{&threads, sm.data()};
+          veil::detail::pass_load(ex);
+          veil::detail::pass_rounds(ex);
+          veil::detail::pass_store(ex);
+        }
+        const std::vector<u32> got(data.begin() + (std::size_t(g) * f.rows + r) * f.n,
+                                   data.begin() + (std::size_t(g) * f.rows + r + 1) * f.n);
+        ASSERT_EQ(got, f.want[g * f.rows + r])
+            << "2^" << kLogN << ", " << splits << " splits, group " << g << ", limb " << r;
+      }
+  }
+}
+
+template <int kLogN>
+void consumer_sees_reference_once() {
+  Fixture f(kLogN);
+  std::vector<u32> data = f.template column_pass<kLogN>(2);
+  using Rows = veil::detail::FusedRows<kLogN, u32>;
+  const u32* tw = f.tables.twiddles32(Device::cpu());
+  // Both groups of row r as one view of two polynomials over one prime: the pair shares limb r's
+  // prime only when prime_of(0, r) == prime_of(1, r); use group 0's layout twice instead (the
+  // consumer must see polynomial k's words in r[k]).
+  for (u32 r = 0; r < f.rows; ++r) {
+    std::vector<u32> pair(2 * f.n);
+    std::copy_n(data.begin() + std::size_t(r) * f.n, f.n, pair.begin());
+    std::copy_n(data.begin() + std::size_t(r) * f.n, f.n, pair.begin() + f.n);
+    // Make polynomial 1 differ: its reference is the transform of 2x (linearity), so double the
+    // column-pass output mod q (also linear).
+    const u32 q = u32(f.tables.prime(f.prime_of(0, r)).value);
+    for (std::size_t i = 0; i < f.n; ++i) pair[f.n + i] = u32((2 * u64(pair[f.n + i])) % q);
+    std::vector<Modulus> mods;
+    std::vector<u32> ids;
+    veil::RnsPolyView<u32> v = f.view_of(pair.data(), 0, r, mods, ids);
+    v.data = pair.data();
+    v.num_polys = 2;
+    const veil::detail::NttArgs<u32> a{.v = v, .twiddles = tw, .inv_n = nullptr};
+    std::vector<int> seen(f.n, 0);
+    std::vector<u32> got0(f.n), got1(f.n);
+    auto cons = [&](u32 pg, u32 limb, u32 off, const u32(&w)[2]) {
+      EXPECT_EQ(pg, 0u);
+      EXPECT_EQ(limb, 0u);
+      ASSERT_LT(off, f.n);
+      ++seen[off];
+      got0[off] = w[0];
+      got1[off] = w[1];
+    };
+    constexpr u32 nseg = (Rows::kN >> Rows::kLog) / u32(Rows::kSeqsPerBlock);
+    std::vector<u32> sm(2 * Rows::kSmemWords);
+    for (u32 seg = 0; seg < nseg; ++seg) {
+      std::vector<Rows> threads(Rows::kThreads);
+      for (u32 t = 0; t < threads.size(); ++t) threads[t].set_thread(seg, t);
+      BlockEx<Rows> ex{&threads, sm.data()};
+      veil::detail::last_pass_into_block<2>(ex, sm.data(), a, cons, 0, 0);
+    }
+    const std::vector<u32>& want = f.want[r];
+    for (std::size_t i = 0; i < f.n; ++i) {
+      ASSERT_EQ(seen[i], 1) << "offset " << i;
+      ASSERT_EQ(got0[i], want[i]) << "2^" << kLogN << ", limb " << r << ", offset " << i;
+      ASSERT_EQ(got1[i], u32((2 * u64(want[i])) % q)) << "offset " << i;
+    }
+  }
+}
+
+TEST(NttFusedHost, ColumnPassFromProducerThenRowPass) {
+  plain_row_pass_matches_reference<12>();
+  plain_row_pass_matches_reference<13>();
+  plain_row_pass_matches_reference<15>();
+  plain_row_pass_matches_reference<16>();
+}
+
+TEST(NttFusedHost, RowPassHandsEachWordToTheConsumer) {
+  consumer_sees_reference_once<12>();
+  consumer_sees_reference_once<15>();
+  consumer_sees_reference_once<16>();
+}
+
+TEST(NttFusedHost, AppliesOnlyToThirtyTwoBitWordsAndServedDegrees) {
+  veil::detail::set_fused_ntt(1);
+  EXPECT_TRUE(veil::detail::fused_ntt_applies<u32>(16));
+  EXPECT_FALSE(veil::detail::fused_ntt_applies<u64>(16));
+  EXPECT_FALSE(veil::detail::fused_ntt_applies<u32>(11));
+  EXPECT_FALSE(veil::detail::fused_ntt_applies<u32>(18));
+  veil::detail::set_fused_ntt(0);
+  EXPECT_FALSE(veil::detail::fused_ntt_applies<u32>(16));
+  veil::detail::set_fused_ntt(-1);
+}
+
+}  // namespace
+#else
+TEST(NttFusedHost, NeedsTheCudaBackend) { GTEST_SKIP() << "built without the CUDA backend"; }
+#endif
