@@ -8,6 +8,10 @@
 #           and Phantom's N = 2^16 shapes (veil_profile_ckks)
 #   bench   veil bench (SCHEME=bfv|bgv|ckks) with extra arguments after the modes
 #   ntt     NTT variant benchmark and per-variant parity tests
+#   ab      veil bench (SCHEME, extra arguments after the modes) twice on the same machine: the
+#           fused NTT passes on, then off (VEIL_FUSED_NTT=1/0; bench_ab_1.*, bench_ab_0.*)
+#   ncu     Nsight Compute per-kernel times of one multiply+relinearize of bench row $NCU_ROW
+#           (SCHEME; default the bootparam_40 top row), fused passes on and off (ncu_1/0.txt)
 #   sh      run $SH_CMD (a diagnostic command) in this script's environment
 #   nttq    the NTT tests at the default variants and the NTT benchmark with $NTT_ARGS
 #           (e.g. NTT_ARGS=u32)
@@ -135,6 +139,24 @@ if has bench; then
   (cd /tmp && veil bench --scheme "$SCHEME" --device cuda --json "$OUT/bench_$SCHEME.json" \
     --markdown "$OUT/bench_$SCHEME.md" "$@") > "$OUT/bench_$SCHEME.log" 2>&1
   echo "bench rc=$?"; tail -40 "$OUT/bench_$SCHEME.log"
+fi
+if has ab; then
+  SCHEME=${SCHEME:-ckks}
+  for f in 1 0; do
+    (cd /tmp && VEIL_FUSED_NTT=$f veil bench --scheme "$SCHEME" --device cuda \
+      --json "$OUT/bench_ab_$f.json" --markdown "$OUT/bench_ab_$f.md" "$@") > "$OUT/bench_ab_$f.log" 2>&1
+    echo "bench (fused=$f) rc=$?"; grep -E "^\| (params|shape|---)|cuda" "$OUT/bench_ab_$f.log" | tail -12
+  done
+fi
+if has ncu; then
+  NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+  for f in 1 0; do
+    (cd /tmp && VEIL_FUSED_NTT=$f timeout 300 "$NCU" --profile-from-start off --print-summary \
+      per-kernel --metrics gpu__time_duration.sum,dram__bytes.sum,launch__registers_per_thread \
+      python3 "$OLDPWD/bench/trace_ops.py" "${SCHEME:-ckks}" "${NCU_ROW:-bootparam_40 N=65536 47}" \
+      --iters 1) > "$OUT/ncu_$f.txt" 2>&1
+    echo "ncu (fused=$f) rc=$?"; python3 bench/ncu_summary.py "$OUT/ncu_$f.txt"
+  done
 fi
 if has nttq; then  # quick: the NTT tests at the default variants, then the bench ($NTT_ARGS)
   "$BUILD/veil_tests" --gtest_brief=1 --gtest_filter='Ntt*:*NttCuda*' > "$OUT/ntt_tests.log" 2>&1

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #if defined(VEIL_HAVE_CUDA)
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -42,7 +43,7 @@ struct BlockEx {
 
 // A producer serving stored coefficients: group g's output limb r is x[(g * rows + r) * n + ...].
 struct StoredSource {
-  static constexpr u32 kCoeffs = 4;
+  static constexpr u32 kCoeffs = 4, kTableWords = 4;
   static constexpr int kMinBlocks = 1;
   struct State {
     std::size_t c0;
@@ -57,7 +58,12 @@ struct StoredSource {
     const u32 id = (g + r) % u32(tables->num_primes());  // groups use the primes in turn
     return {id, tables->prime(id), out + (std::size_t(g) * rows + r) * n};
   }
-  void produce(const State& st, u32 g, u32 r, u32 (&v)[kCoeffs]) const {
+  // Table row (g, r): one word, g + r + 1, which produce checks arrives through shared memory.
+  const u32* table(u32 g, u32 r) const { return &row_words[g * rows + r]; }
+  u32 table_words() const { return 1; }
+  std::vector<u32> row_words;
+  void produce(const State& st, u32 g, u32 r, const u32* row, u32 (&v)[kCoeffs]) const {
+    EXPECT_EQ(row[0], g + r + 1);
     for (u32 t = 0; t < kCoeffs; ++t) v[t] = x[(std::size_t(g) * rows + r) * n + st.c0 + t * (n / 4)];
   }
 };
@@ -96,7 +102,11 @@ struct Fixture {
     using Cols = veil::detail::FusedCols<kLogN, u32>;
     using P = veil::detail::WithState<Cols, StoredSource::State>;
     std::vector<u32> out(x.size(), 0xFFFFFFFFu);
-    const StoredSource s{x.data(), out.data(), &tables, rows, n};
+    StoredSource s{x.data(), out.data(), &tables, rows, n, {}};
+    for (u32 g = 0; g < groups; ++g)
+      for (u32 r = 0; r < rows; ++r) s.row_words.push_back(g + r + 1);
+    using Sh = veil::detail::FirstPassShared<P, StoredSource>;
+    auto sh = std::make_unique<Sh>();
     const u32 tiles = u32(n / (Cols::kSeqsPerBlock * Cols::kL));
     const u32* tw = tables.twiddles32(Device::cpu());
     std::vector<u32> sm(Cols::kSmemWords);
@@ -109,7 +119,7 @@ struct Fixture {
           std::vector<P> threads(Cols::kThreads);
           for (u32 t = 0; t < threads.size(); ++t) threads[t].set_thread(tile, t);
           BlockEx<P> ex{&threads, sm.data()};
-          veil::detail::first_pass_from_block(ex, tw, s, g, r0, r1);
+          veil::detail::first_pass_from_block(ex, tw, s, *sh, g, r0, r1);
         }
     return out;
   }

@@ -64,7 +64,7 @@ VEIL_HD u64 shoup_quotient_barrett(u64 w, const Modulus& m) {
 // (written once for the kernels and for a host harness that replays them in lock step; shared
 // memory is any `Sm` indexable like a W*).
 template <bool kFwd, bool kCols, int kLogN, int kLogL, int kSeqs, bool kFinal, int kLogP_ = 4,
-          bool kLean = false, class W = u64>
+          bool kLean = false, class W = u64, bool kTwShared = false>
 struct Pass {
   using Word = W;
   static constexpr bool k32 = sizeof(W) == 4;
@@ -141,11 +141,18 @@ struct Pass {
   // the tables (inv_n only read by the inverse transform's last pass). Kernels that run several
   // limbs per block (the fused ones of ntt_fused.cuh) call it once per limb.
   VEIL_HD void set_limb(const W* twiddles, const W* inv_n, u32 id, const Modulus& m, W* data) {
+    const W* t = twiddles + std::size_t(id) * 4 * kN + (kFwd ? 0 : 2 * std::size_t(kN));
+    set_limb_tables(t, t + kN, inv_n, id, m, data);
+  }
+  // The same with the twiddles (w) and their quotients (ws) given directly: the passes read
+  // w[i], ws[i] for the indices their stages use (a forward column pass of 2^kLogL points: the
+  // first 2^kLogL entries). With kTwShared, w and ws are in shared memory.
+  VEIL_HD void set_limb_tables(const W* w, const W* ws, const W* inv_n, u32 id, const Modulus& m,
+                               W* data) {
     q = static_cast<W>(m.value);
     two_q = 2 * q;
-    const W* t = twiddles + std::size_t(id) * 4 * kN + (kFwd ? 0 : 2 * std::size_t(kN));
-    w_tab = t;
-    ws_tab = t + kN;
+    w_tab = w;
+    ws_tab = ws;
     ninv = ninv_shoup = w1n = w1n_shoup = 0;
     if constexpr (kFinal && !kFwd && k32) {  // [prime][4] table with the merged constants
       ninv = inv_n[4 * id];
@@ -297,7 +304,24 @@ struct Pass {
   template <int kCount>
   VEIL_HD void load_twiddles(u32 tb, W (&w)[kCount], W (&ws)[kCount]) const {
 #if VEIL_DEVICE_CODE
-    if constexpr (kCount >= 2) {
+    if constexpr (kTwShared) {  // shared memory: plain (vector) loads
+      using Pair = typename WordPair<W>::type;
+      if constexpr (kCount >= 2) {
+        const auto* pw = reinterpret_cast<const Pair*>(w_tab + tb);
+        const auto* ps = reinterpret_cast<const Pair*>(ws_tab + tb);
+#pragma unroll
+        for (int m = 0; m < kCount / 2; ++m) {
+          const Pair a = pw[m], b = ps[m];
+          w[2 * m] = a.x;
+          w[2 * m + 1] = a.y;
+          ws[2 * m] = b.x;
+          ws[2 * m + 1] = b.y;
+        }
+      } else {
+        w[0] = w_tab[tb];
+        ws[0] = ws_tab[tb];
+      }
+    } else if constexpr (kCount >= 2) {
       using Pair = typename WordPair<W>::type;
       const auto* pw = reinterpret_cast<const Pair*>(w_tab + tb);
       const auto* ps = reinterpret_cast<const Pair*>(ws_tab + tb);

@@ -48,7 +48,7 @@ namespace {
 // words: whole sectors), 4 words per thread (so the producer's per-thread state covers 4
 // coefficients: N / 4 apart).
 template <int kLogN, class W>
-using FusedCols = Pass<true, true, kLogN, kLogN / 2, 8, false, 2, false, W>;
+using FusedCols = Pass<true, true, kLogN, kLogN / 2, 8, false, 2, false, W, true>;
 // The row pass: 2^(logN - floor(logN / 2)) points, 16 words per thread, 4096-word tiles.
 template <int kLogN, class W>
 using FusedRows = Pass<true, false, kLogN, kLogN - kLogN / 2,
@@ -64,22 +64,59 @@ struct WithState : P_ {
 
 }  // namespace
 
-/// The fused column pass of one block: group g's output limbs [r0, r1) over the block's tile.
-/// `Ex::P` is WithState<FusedCols<...>, Src::State> with set_thread already called. Src:
-///   load(g, c0, st)          the thread's state for coefficients c0 + t * N/4, t < 4
-///   target(g, r)             PassTarget of output limb r
-///   produce(st, g, r, v)     v[t] = limb r's value (in [0, q)) at coefficient c0 + t * N/4
-template <class Ex, class Src>
+/// Output limbs one block of the fused column pass transforms at most (its shared memory holds
+/// their twiddles, table rows and targets).
+inline constexpr u32 kFusedMaxRows = 16;
+
+/// Shared memory of a fused column-pass block beside its exchange tile: for each of its output
+/// limbs, the column pass's twiddles (the first 2^log2(N1) entries of the prime's table and
+/// their quotients: the only ones its stages read), the producer's table row and the target.
+/// Filled once per block, so the per-limb loop reads no global memory but its producer's.
+template <class P, class Src>
+struct FirstPassShared {
+  using W = typename P::Word;
+  W tw[kFusedMaxRows][2][P::kL];
+  W table[kFusedMaxRows][Src::kTableWords];
+  PassTarget<W> target[kFusedMaxRows];
+};
+
+/// The fused column pass of one block: group g's output limbs [r0, r1) (r1 - r0 <=
+/// kFusedMaxRows) over the block's tile. `Ex::P` is WithState<FusedCols<...>, Src::State> with
+/// set_thread already called; `sh` is the block's FirstPassShared. Src:
+///   kCoeffs, kTableWords      4 (the words per thread), the table row's capacity
+///   load(g, c0, st)           the thread's state for coefficients c0 + t * N/4, t < 4
+///   target(g, r)              PassTarget of output limb r
+///   table(g, r), table_words()   output limb r's table row (table_words() <= kTableWords words)
+///   produce(st, g, r, row, v) v[t] = limb r's value (in [0, q)) at coefficient c0 + t * N/4, with
+///                             `row` the table row (in shared memory)
+template <class Ex, class Src, class Sh>
 VEIL_HD void first_pass_from_block(Ex& ex, const typename Ex::P::Word* twiddles, const Src& src,
-                                   u32 g, u32 r0, u32 r1) {
+                                   Sh& sh, u32 g, u32 r0, u32 r1) {
   using P = typename Ex::P;
+  using W = typename P::Word;
   static_assert(Src::kCoeffs == P::kP, "one producer coefficient per word of the thread");
-  ex.each([&](P& p, auto) { src.load(g, p.gofs(p.template k_of<0>(0)), p.st); });
-  for (u32 r = r0; r < r1; ++r) {
-    const PassTarget<typename P::Word> t = src.target(g, r);
+  const u32 nr = r1 - r0, words = src.table_words();
+  ex.each([&](P& p, auto) {
+    for (u32 i = p.tid; i < nr; i += u32(P::kThreads)) sh.target[i] = src.target(g, r0 + i);
+    for (u32 i = p.tid; i < nr * words; i += u32(P::kThreads)) {
+      sh.table[i / words][i % words] = src.table(g, r0 + i / words)[i % words];
+    }
+  });
+  ex.sync();
+  ex.each([&](P& p, auto) {
+    for (u32 i = p.tid; i < nr * 2 * P::kL; i += u32(P::kThreads)) {
+      const u32 r = i / (2 * P::kL), k = i % (2 * P::kL);
+      const u32 half = k / P::kL, e = k % P::kL;  // half 0: twiddles, 1: their quotients
+      sh.tw[r][half][e] = twiddles[std::size_t(sh.target[r].ntt_id) * 4 * P::kN + half * P::kN + e];
+    }
+    src.load(g, p.gofs(p.template k_of<0>(0)), p.st);
+  });
+  ex.sync();
+  for (u32 r = 0; r < nr; ++r) {
     ex.each([&](P& p, auto) {
-      p.set_limb(twiddles, nullptr, t.ntt_id, t.m, t.data);
-      src.produce(p.st, g, r, p.v);
+      const PassTarget<W>& t = sh.target[r];
+      p.set_limb_tables(sh.tw[r][0], sh.tw[r][1], nullptr, t.ntt_id, t.m, t.data);
+      src.produce(p.st, g, r0 + r, sh.table[r], p.v);
     });
     pass_rounds(ex);
     pass_store(ex);
@@ -144,7 +181,11 @@ template <class P, class Src, int kMinBlocks>
 __global__ void __launch_bounds__(P::kThreads, kMinBlocks)
     ntt_first_pass_from_kernel(const typename P::Word* twiddles, Src src, u32 tiles, u32 splits) {
   using W = typename P::Word;
+  using Sh = FirstPassShared<P, Src>;
   __shared__ W sm[P::kSmemWords];
+  // Raw bytes: PassTarget's Modulus has default member initializers, which __shared__ forbids.
+  __shared__ alignas(16) unsigned char sh_raw[sizeof(Sh)];
+  Sh& sh = *reinterpret_cast<Sh*>(sh_raw);
   const u32 tile = blockIdx.x % tiles, rest = blockIdx.x / tiles;
   const u32 split = rest % splits, g = rest / splits;
   const u32 rows = src.rows(g), per = (rows + splits - 1) / splits;
@@ -153,7 +194,7 @@ __global__ void __launch_bounds__(P::kThreads, kMinBlocks)
   WithState<P, typename Src::State> p;
   p.set_thread(tile, threadIdx.x);
   ThreadEx<WithState<P, typename Src::State>> ex{p, sm};
-  first_pass_from_block(ex, twiddles, src, g, r0, r1);
+  first_pass_from_block(ex, twiddles, src, sh, g, r0, r1);
 }
 
 template <class P, int kPolys, class Cons, int kMinBlocks>
@@ -186,8 +227,8 @@ u32 fused_target_blocks() {
 /// The column pass of a forward NTT whose input comes from `src` (see first_pass_from_block) on
 /// dev's stream, for groups g < `groups` of at most `max_rows` output limbs each; the row pass
 /// (ntt_forward_last_pass or ntt_forward_last_pass_into) completes the transform. Output limbs
-/// are split over blocks until about fused_target_blocks() blocks run (each split reloads its
-/// inputs). Returns false, launching nothing, where the degree is not served.
+/// are split over blocks until about fused_target_blocks() blocks run, and at most
+/// kFusedMaxRows to a block (each split reloads its inputs). Returns false, launching nothing, where the degree is not served.
 template <class W, class Src>
 bool ntt_forward_first_pass_from(const Device& dev, int log_n, const W* twiddles, const Src& src,
                                  u32 groups, u32 max_rows) {
@@ -197,6 +238,9 @@ bool ntt_forward_first_pass_from(const Device& dev, int log_n, const W* twiddles
     const u32 tiles = u32((std::size_t(1) << kLogN) / (P::kSeqsPerBlock * P::kL));
     u32 splits = (fused_target_blocks() + groups * tiles - 1) / (groups * tiles);
     if (splits > max_rows) splits = max_rows;
+    if (splits < (max_rows + kFusedMaxRows - 1) / kFusedMaxRows) {
+      splits = (max_rows + kFusedMaxRows - 1) / kFusedMaxRows;  // at most kFusedMaxRows a block
+    }
     if (splits < 1) splits = 1;
     backend::set_current(dev);
     ntt_first_pass_from_kernel<FusedCols<kLogN, W>, Src, Src::kMinBlocks>
@@ -237,7 +281,7 @@ bool ntt_forward_last_pass_into(const Device& dev, const RnsPolyView<W>& v, cons
     const std::size_t blocks = std::size_t(v.num_limbs) * (P::kN >> P::kLog) /
                                std::size_t(P::kSeqsPerBlock) * (v.num_polys / kPolys);
     backend::set_current(dev);
-    ntt_last_pass_into_kernel<P, kPolys, Cons, 2>
+    ntt_last_pass_into_kernel<P, kPolys, Cons, 4>
         <<<unsigned(blocks), P::kThreads, 0, backend::stream(dev)>>>(a, cons);
     backend::check_last_launch("ntt_forward_last_pass_into");
   });

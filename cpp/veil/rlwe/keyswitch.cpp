@@ -107,7 +107,7 @@ void mod_up_convert(const Context& ctx, const Device& dev, std::size_t level, co
 template <u32 kMax>
 struct ModUpSource {
   using W = u32;
-  static constexpr u32 kCoeffs = 4;
+  static constexpr u32 kCoeffs = 4, kTableWords = kMax;
   static constexpr int kMinBlocks = kMax <= 4 ? 2 : 1;
   struct State {
     W y[kCoeffs][kMax];
@@ -127,8 +127,10 @@ struct ModUpSource {
     const std::size_t l = t.prime(j, r);
     return {t.ntt_ids[l], t.mods[l], out + t.out_limb(j, r) * n};
   }
-  VEIL_HD void produce(const State& st, u32 j, u32 r, W (&v)[kCoeffs]) const {
-    rns_detail::block_row<W, kMax, kCoeffs>(st.y, t.row(j, r), groups, t.mods[t.prime(j, r)], v);
+  VEIL_HD const W* table(u32 j, u32 r) const { return t.row(j, r); }
+  VEIL_HD u32 table_words() const { return static_cast<u32>(t.stride); }
+  VEIL_HD void produce(const State& st, u32 j, u32 r, const W* row, W (&v)[kCoeffs]) const {
+    rns_detail::block_row<W, kMax, kCoeffs>(st.y, row, groups, t.mods[t.prime(j, r)], v);
   }
 };
 

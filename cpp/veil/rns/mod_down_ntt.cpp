@@ -57,7 +57,7 @@ namespace {
 template <u32 kMax>
 struct CorrectionSource {
   using W = u32;
-  static constexpr u32 kCoeffs = 4;
+  static constexpr u32 kCoeffs = 4, kTableWords = kMax;
   static constexpr int kMinBlocks = kMax <= 4 ? 2 : 1;
   struct State {
     W y[kCoeffs][kMax];
@@ -77,8 +77,10 @@ struct CorrectionSource {
   VEIL_HD detail::PassTarget<W> target(u32 g, u32 j) const {
     return {ntt_ids[j], cv.to[j], out + (g * cv.kt + j) * n};
   }
-  VEIL_HD void produce(const State& st, u32, u32 j, W (&v)[kCoeffs]) const {
-    rns_detail::block_row<W, kMax, kCoeffs>(st.y, mat + j * stride, groups, cv.to[j], v);
+  VEIL_HD const W* table(u32, u32 j) const { return mat + j * stride; }
+  VEIL_HD u32 table_words() const { return static_cast<u32>(stride); }
+  VEIL_HD void produce(const State& st, u32, u32 j, const W* row, W (&v)[kCoeffs]) const {
+    rns_detail::block_row<W, kMax, kCoeffs>(st.y, row, groups, cv.to[j], v);
   }
 };
 
