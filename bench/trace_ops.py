@@ -33,6 +33,8 @@ def main() -> None:
     ap.add_argument("scheme", choices=["bfv", "bgv", "ckks"])
     ap.add_argument("row", help="a unique part of the row name, e.g. 'N=16384 BFVDefault'")
     ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--op", choices=["mul_relin", "rescale"], default="mul_relin",
+                    help="the operation traced (rescale: CKKS rescale_to_next of the product)")
     a = ap.parse_args()
     rows = [r for r in _bench_rows.select_rows("all", scheme=a.scheme) if a.row in r.name]
     if len(rows) != 1:
@@ -46,24 +48,36 @@ def main() -> None:
     ev = _core.Evaluator(ctx)
     if a.scheme == "ckks":
         level = row.level(ctx.max_level)
-        pt = _core.CKKSEncoder(ctx).encode_real(np.linspace(-1, 1, n // 2), 2.0**20, level, "cuda")
+        # 2^40 leaves a rescalable product (2^80 over the top block) for --op rescale.
+        scale = 2.0**40 if a.op == "rescale" else 2.0**20
+        pt = _core.CKKSEncoder(ctx).encode_real(np.linspace(-1, 1, n // 2), scale, level, "cuda")
     else:
         pt = _core.BatchEncoder(ctx).encode_unsigned(np.arange(n, dtype=np.uint64) % 7, "cuda")
     x, y = enc.encrypt(pt), enc.encrypt(pt)
+    if a.op == "rescale":
+        if a.scheme != "ckks":
+            raise SystemExit("op: rescale is CKKS only")
+        prod = ev.relinearize(ev.multiply(x, y), rlk)
+
+        def op():
+            ev.rescale_to_next(prod)
+    else:
+        def op():
+            ev.relinearize(ev.multiply(x, y), rlk)
     for _ in range(10):
-        ev.relinearize(ev.multiply(x, y), rlk)
+        op()
     _core.synchronize("cuda")
     lib = cudart()
     if lib:
         lib.cudaProfilerStart()
     t0 = time.perf_counter()
     for _ in range(a.iters):
-        ev.relinearize(ev.multiply(x, y), rlk)
+        op()
     _core.synchronize("cuda")
     t1 = time.perf_counter()
     if lib:
         lib.cudaProfilerStop()
-    print(f"{row.name}: {a.iters} x mul+relin, host wall {1e6 * (t1 - t0) / a.iters:.1f} us each")
+    print(f"{row.name}: {a.iters} x {a.op}, host wall {1e6 * (t1 - t0) / a.iters:.1f} us each")
 
 
 if __name__ == "__main__":

@@ -10,8 +10,9 @@
 #   ntt     NTT variant benchmark and per-variant parity tests
 #   ab      veil bench (SCHEME, extra arguments after the modes) twice on the same machine: the
 #           fused NTT passes on, then off (VEIL_FUSED_NTT=1/0; bench_ab_1.*, bench_ab_0.*)
-#   ncu     Nsight Compute per-kernel times of one multiply+relinearize of bench row $NCU_ROW
-#           (SCHEME; default the bootparam_40 top row), fused passes on and off (ncu_1/0.txt)
+#   ncu     Nsight Compute per-kernel times of one multiply+relinearize (NCU_OP=rescale: one
+#           rescale) of bench row $NCU_ROW (SCHEME; default the bootparam_40 top row), fused passes
+#           on and off (ncu_1/0.txt)
 #   sh      run $SH_CMD (a diagnostic command) in this script's environment
 #   nttq    the NTT tests at the default variants and the NTT benchmark with $NTT_ARGS
 #           (e.g. NTT_ARGS=u32)
@@ -154,7 +155,7 @@ if has ncu; then
     (cd /tmp && VEIL_FUSED_NTT=$f timeout 300 "$NCU" --profile-from-start off --print-summary \
       per-kernel --metrics gpu__time_duration.sum,dram__bytes.sum,launch__registers_per_thread \
       python3 "$OLDPWD/bench/trace_ops.py" "${SCHEME:-ckks}" "${NCU_ROW:-bootparam_40 N=65536 47}" \
-      --iters 1) > "$OUT/ncu_$f.txt" 2>&1
+      --iters 1 --op "${NCU_OP:-mul_relin}") > "$OUT/ncu_$f.txt" 2>&1
     echo "ncu (fused=$f) rc=$?"; python3 bench/ncu_summary.py "$OUT/ncu_$f.txt"
   done
 fi

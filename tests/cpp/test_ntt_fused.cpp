@@ -62,8 +62,10 @@ struct StoredSource {
   const u32* table(u32 g, u32 r) const { return &row_words[g * rows + r]; }
   u32 table_words() const { return 1; }
   std::vector<u32> row_words;
-  void produce(const State& st, u32 g, u32 r, const u32* row, u32 (&v)[kCoeffs]) const {
+  void produce(const State& st, u32 g, u32 r, const u32* row, const Modulus& m,
+               u32 (&v)[kCoeffs]) const {
     EXPECT_EQ(row[0], g + r + 1);
+    EXPECT_EQ(m.value, tables->prime((g + r) % u32(tables->num_primes())).value);
     for (u32 t = 0; t < kCoeffs; ++t) v[t] = x[(std::size_t(g) * rows + r) * n + st.c0 + t * (n / 4)];
   }
 };

@@ -2,25 +2,26 @@
 // passes are"). The two-pass forward NTT of ntt_cuda.cu views a polynomial of N = N1 * N2 words
 // as N1 rows of N2: a column pass (the first log2 N1 stages) and a row pass (the rest). Here
 //
-//   - the column pass takes its input from a producer that computes it in registers: a
-//     register-blocked base conversion (ModUp's digits, ModDown's and rescale's correction), so
-//     the converted limbs are never written in coefficient form and read back. One block holds
-//     its tile's conversion inputs in registers for all the output limbs it transforms, one limb
-//     after the other (`first_pass_from_block`);
-//   - the row pass hands its output to a consumer instead of storing it: ModDown's last step
-//     (x - r) * D^-1, with the key-switching inner product of the kept limbs computed in the same
-//     kernel (`last_pass_into_block`), so the correction r is never stored in NTT form and read
-//     back.
+//   - the column pass takes its input from a producer that computes it in registers (a
+//     register-blocked base conversion), so the converted limbs are never written in coefficient
+//     form and read back. One block holds its tile's conversion inputs in registers for all the
+//     output limbs it transforms, one limb after the other (`first_pass_from_block`), with those
+//     limbs' twiddles, table rows and primes in shared memory;
+//   - the row pass hands its output to a consumer instead of storing it
+//     (`last_pass_into_block`), so the transform's output is never stored and read back.
 //
-// Memory per limb then falls from six polynomial passes (conversion write, column read and
-// write, row read and write, consumer read) to three. Floors and outcomes: bench/NOTES.md.
+// User: ModDownNtt::apply, the CKKS rescale: the correction's exact conversion in the column
+// pass, the last step (x - r) * D^-1 in the row pass, two kernels instead of four. The same
+// fusion of key switching (ModUp's conversion; ModDown's correction with the kept limbs' inner
+// product in the row pass) ran 15-20 % slower than the separate kernels on the H100 and is not
+// used: bench/NOTES.md, "Fused NTT passes", has the floors, the kernel times and why.
 //
 // The block bodies are written over an execution policy `Ex` (ntt_cuda_pass.cuh: `each` runs a
 // step for the block's threads, `sync` is the block barrier), so a host harness replays them
 // thread by thread in lock step (tests/cpp/test_ntt_fused.cpp); the kernels and launchers below
 // them are CUDA-only. Word size: 32-bit words (the conversions' inputs for four coefficients per
 // thread fit the registers of a 512-thread block only with 32-bit words; 64-bit contexts keep the
-// unfused path).
+// separate kernels).
 #pragma once
 #include <cstddef>
 #include <cstdlib>
@@ -87,8 +88,9 @@ struct FirstPassShared {
 ///   load(g, c0, st)           the thread's state for coefficients c0 + t * N/4, t < 4
 ///   target(g, r)              PassTarget of output limb r
 ///   table(g, r), table_words()   output limb r's table row (table_words() <= kTableWords words)
-///   produce(st, g, r, row, v) v[t] = limb r's value (in [0, q)) at coefficient c0 + t * N/4, with
-///                             `row` the table row (in shared memory)
+///   produce(st, g, r, row, m, v)  v[t] = limb r's value (in [0, q), q = m) at coefficient
+///                             c0 + t * N/4; `row` its table row and m its prime, both in shared
+///                             memory
 template <class Ex, class Src, class Sh>
 VEIL_HD void first_pass_from_block(Ex& ex, const typename Ex::P::Word* twiddles, const Src& src,
                                    Sh& sh, u32 g, u32 r0, u32 r1) {
@@ -116,7 +118,7 @@ VEIL_HD void first_pass_from_block(Ex& ex, const typename Ex::P::Word* twiddles,
     ex.each([&](P& p, auto) {
       const PassTarget<W>& t = sh.target[r];
       p.set_limb_tables(sh.tw[r][0], sh.tw[r][1], nullptr, t.ntt_id, t.m, t.data);
-      src.produce(p.st, g, r0 + r, sh.table[r], p.v);
+      src.produce(p.st, g, r0 + r, sh.table[r], t.m, p.v);
     });
     pass_rounds(ex);
     pass_store(ex);
@@ -226,7 +228,7 @@ u32 fused_target_blocks() {
 
 /// The column pass of a forward NTT whose input comes from `src` (see first_pass_from_block) on
 /// dev's stream, for groups g < `groups` of at most `max_rows` output limbs each; the row pass
-/// (ntt_forward_last_pass or ntt_forward_last_pass_into) completes the transform. Output limbs
+/// (ntt_forward_last_pass_into) completes the transform. Output limbs
 /// are split over blocks until about fused_target_blocks() blocks run, and at most
 /// kFusedMaxRows to a block (each split reloads its inputs). Returns false, launching nothing, where the degree is not served.
 template <class W, class Src>
@@ -247,23 +249,6 @@ bool ntt_forward_first_pass_from(const Device& dev, int log_n, const W* twiddles
         <<<groups * splits * tiles, P::kThreads, 0, backend::stream(dev)>>>(twiddles, src, tiles,
                                                                            splits);
     backend::check_last_launch("ntt_forward_first_pass_from");
-  });
-}
-
-/// The row pass of the fused forward NTT over every (polynomial, limb) of v (in the column
-/// pass's output layout), stored in place: the transform is then complete. False (nothing
-/// launched) where the degree is not served.
-template <class W>
-bool ntt_forward_last_pass(const Device& dev, const RnsPolyView<W>& v, const W* twiddles) {
-  const std::size_t num_pl = std::size_t(v.num_polys) * v.num_limbs;
-  if (num_pl == 0) return true;
-  return visit_fused_degree(v.log_n, [&]<int kLogN>() {
-    using P = FusedRows<kLogN, W>;
-    const NttArgs<W> a{.v = v, .twiddles = twiddles, .inv_n = nullptr};
-    const std::size_t blocks = num_pl * (P::kN >> P::kLog) / std::size_t(P::kSeqsPerBlock);
-    backend::set_current(dev);
-    ntt_pass_kernel<P, 4><<<unsigned(blocks), P::kThreads, 0, backend::stream(dev)>>>(a);
-    backend::check_last_launch("ntt_forward_last_pass");
   });
 }
 

@@ -11,9 +11,6 @@
 #include "veil/ring/rns_poly_view.h"
 #include "veil/rns/conv_kernels.h"
 #include "veil/rns/mod_down_ntt.h"
-#if defined(__CUDACC__)
-#include "veil/ring/ntt_fused.cuh"
-#endif
 
 namespace veil {
 
@@ -101,85 +98,12 @@ void mod_up_convert(const Context& ctx, const Device& dev, std::size_t level, co
   });
 }
 
-#if defined(__CUDACC__)
-// ModUp's conversion as the producer of the fused forward NTT's column pass (ntt_fused.cuh):
-// group j = digit j, its output limbs in ModUpTables order.
-template <u32 kMax>
-struct ModUpSource {
-  using W = u32;
-  static constexpr u32 kCoeffs = 4, kTableWords = kMax;
-  static constexpr int kMinBlocks = kMax <= 4 ? 2 : 1;
-  struct State {
-    W y[kCoeffs][kMax];
-  };
-  ModUpTables<W> t;
-  const W* src;  // c in coefficient form, [l+1][n]
-  W* out;        // the digits' complement limbs, [sum_j rows(j)][n]
-  std::size_t n, part;
-  u32 groups;
-
-  VEIL_HD u32 rows(u32 j) const { return static_cast<u32>(t.rows(j)); }
-  VEIL_HD void load(u32 j, std::size_t c0, State& st) const {
-    rns_detail::block_inputs<W, kMax, kCoeffs>(t.view(j), src + t.first(j) * n + c0, part, n,
-                                               groups, st.y);
-  }
-  VEIL_HD detail::PassTarget<W> target(u32 j, u32 r) const {
-    const std::size_t l = t.prime(j, r);
-    return {t.ntt_ids[l], t.mods[l], out + t.out_limb(j, r) * n};
-  }
-  VEIL_HD const W* table(u32 j, u32 r) const { return t.row(j, r); }
-  VEIL_HD u32 table_words() const { return static_cast<u32>(t.stride); }
-  VEIL_HD void produce(const State& st, u32 j, u32 r, const W* row, W (&v)[kCoeffs]) const {
-    rns_detail::block_row<W, kMax, kCoeffs>(st.y, row, groups, t.mods[t.prime(j, r)], v);
-  }
-};
-
-// ModUp fused with the forward NTT (GPU, 32-bit words): the conversion feeds the column pass
-// in registers, then the row pass runs over the digits prime by prime (modup_slots). False
-// (nothing run) where the fused passes do not serve this degree or stride.
-template <class W>
-bool mod_up_fused(const Context& ctx, const Device& dev, std::size_t level, const W* src, W* o) {
-  if constexpr (sizeof(W) != 4) {
-    return false;
-  } else {
-    const KeySwitchLevel& ks = ctx.key_switch(level);
-    if (!dev.is_cuda() || !detail::fused_ntt_applies<W>(ctx.log_n()) || ks.modup_stride > 16) {
-      return false;
-    }
-    const std::size_t n = ctx.n();
-    const W* tw = ctx.ntt().twiddles_for<W>(dev);
-    const u32 max_rows = static_cast<u32>(ks.base_qp.size() - ks.digit_size.back());
-    auto run = [&]<u32 kMax>() {
-      const ModUpSource<kMax> s{ModUpTables<W>(ctx, dev, level), src, o, n, n / 4,
-                                static_cast<u32>(ks.modup_stride / 4)};
-      return detail::ntt_forward_first_pass_from(dev, ctx.log_n(), tw, s,
-                                                 static_cast<u32>(ks.dnum), max_rows);
-    };
-    bool ok;
-    if (ks.modup_stride <= 4) {
-      ok = run.template operator()<4>();
-    } else if (ks.modup_stride <= 8) {
-      ok = run.template operator()<8>();
-    } else if (ks.modup_stride <= 12) {
-      ok = run.template operator()<12>();
-    } else {
-      ok = run.template operator()<16>();
-    }
-    if (!ok) return false;
-    RnsPolyView<W> v = make_view<W>(dev, o, 1, ks.modup_base, n);
-    v.slots = ks.modup_slots.data(dev);  // prime by prime: each twiddle table read once
-    VEIL_REQUIRE(detail::ntt_forward_last_pass(dev, v, tw), "mod_up_fused: row pass");
-    return true;
-  }
-}
-#endif
-
 // ModUp of every digit in one pass (Han-Ki 2020; seed 001 §III-C): digit j = c's residues on its
 // own primes D_j, fast-converted to every other prime of Q_l ∪ P. Only those other limbs are
 // written ([j][complement of D_j], digit by digit) and transformed (prime by prime:
 // KeySwitchLevel::modup_base); the own limbs are c's, whose NTT form is known (the input itself
-// for NTT-form schemes). On the GPU with 32-bit words the conversion and the NTT's column pass
-// are one kernel (mod_up_fused).
+// for NTT-form schemes). (A conversion fused into the NTT's column pass was measured slower on
+// the H100: bench/NOTES.md, "Fused NTT passes".)
 template <class W>
 KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t level, const W* c,
                          bool c_ntt) {
@@ -206,23 +130,16 @@ KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t leve
   }
   Buffer<W> digits(dev, ks.modup_base.size() * n);
   W* o = digits.data();
-#if defined(__CUDACC__)
-  const bool fused = mod_up_fused<W>(ctx, dev, level, src, o);
-#else
-  const bool fused = false;
-#endif
-  if (!fused) {
-    if (ks.modup_stride <= 8) {
-      mod_up_convert<W, 8>(ctx, dev, level, src, o);
-    } else if (ks.modup_stride <= 16) {
-      mod_up_convert<W, 16>(ctx, dev, level, src, o);
-    } else {
-      mod_up_convert<W, 32>(ctx, dev, level, src, o);
-    }
-    RnsPolyView<W> v = make_view<W>(dev, o, 1, ks.modup_base, n);
-    v.slots = ks.modup_slots.data(dev);  // prime by prime: each twiddle table read once
-    ntt_forward(dev, v, ctx.ntt());
+  if (ks.modup_stride <= 8) {
+    mod_up_convert<W, 8>(ctx, dev, level, src, o);
+  } else if (ks.modup_stride <= 16) {
+    mod_up_convert<W, 16>(ctx, dev, level, src, o);
+  } else {
+    mod_up_convert<W, 32>(ctx, dev, level, src, o);
   }
+  RnsPolyView<W> v = make_view<W>(dev, o, 1, ks.modup_base, n);
+  v.slots = ks.modup_slots.data(dev);  // prime by prime: each twiddle table read once
+  ntt_forward(dev, v, ctx.ntt());
   out.complement = WordBuffer(std::move(digits));
   return out;
 }
@@ -388,26 +305,9 @@ void inner_product(const Device& dev, const InnerProduct<W>& ip, std::size_t lo,
   });
 }
 
-#if defined(__CUDACC__)
-// The consumer of the correction's fused row pass (ntt_fused.cuh): at each word of a kept limb,
-// the inner product of that limb and ModDown's last step with the correction in registers.
-template <class W, bool kAccumulate>
-struct InnerModDownConsumer {
-  InnerProduct<W> ip;
-  ModDownOut<W, kAccumulate> out;
-  VEIL_HD void operator()(u32, u32 lp, u32 coeff, const W (&c)[2]) const {
-    W r0, r1;
-    ip(lp, coeff, r0, r1);
-    out(lp, coeff, r0, r1, c[0], c[1]);
-  }
-};
-#endif
-
 // Inner product + ModDownNtt `md` (its kept limbs are Q_l's first |K|, its dropped ones the rest
 // of Q_l ∪ P): the dropped limbs' inner product first, their correction r, then the kept limbs'
-// inner product finished in the same kernel (out = (x - r) * D^-1, stored or accumulated). On the
-// GPU with 32-bit words, r's conversion runs in its NTT's column pass and the kept limbs' inner
-// product in its row pass (ntt_fused.cuh): r is never stored in coefficient or NTT form.
+// inner product finished in the same kernel (out = (x - r) * D^-1, stored or accumulated).
 template <class W, bool kAccumulate>
 void inner_mod_down(const Context& ctx, const Device& dev, std::size_t level,
                     const KeySwitchDigits& digits, const KSwitchKey& key, u32 galois_elt,
@@ -419,18 +319,6 @@ void inner_mod_down(const Context& ctx, const Device& dev, std::size_t level,
   const ModDownOut<W, kAccumulate> out{md.finish_view(dev), out0, out1, n};
   Buffer<W> xd(dev, 2 * kd * n);
   inner_product<W>(dev, ip, kk, kk + kd, StoreRows<W>{xd.data(), kk, n, kd * n});
-#if defined(__CUDACC__)
-  if constexpr (sizeof(W) == 4) {
-    if (md.fused_applies<W>(dev, ctx.log_n())) {
-    Buffer<W> r = md.correction_first_pass<W>(dev, ctx.ntt(), xd.data(), n, 2);
-    const RnsPolyView<W> v = make_view<W>(dev, r.data(), 2, md.keep(), n);
-    const bool ok = detail::ntt_forward_last_pass_into<2>(
-        dev, v, ctx.ntt().twiddles_for<W>(dev), InnerModDownConsumer<W, kAccumulate>{ip, out});
-      VEIL_REQUIRE(ok, "inner_mod_down: fused row pass");
-      return;
-    }
-  }
-#endif
   Buffer<W> r = md.correction<W>(dev, ctx.ntt(), xd.data(), n, 2);
   inner_product<W>(dev, ip, 0, kk, ModDownRows<W, kAccumulate>{r.data(), md.target_size() * n, out});
 }

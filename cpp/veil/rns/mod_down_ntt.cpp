@@ -79,8 +79,9 @@ struct CorrectionSource {
   }
   VEIL_HD const W* table(u32, u32 j) const { return mat + j * stride; }
   VEIL_HD u32 table_words() const { return static_cast<u32>(stride); }
-  VEIL_HD void produce(const State& st, u32, u32 j, const W* row, W (&v)[kCoeffs]) const {
-    rns_detail::block_row<W, kMax, kCoeffs>(st.y, row, groups, cv.to[j], v);
+  VEIL_HD void produce(const State& st, u32, u32, const W* row, const Modulus& m,
+                       W (&v)[kCoeffs]) const {
+    rns_detail::block_row<W, kMax, kCoeffs>(st.y, row, groups, m, v);
   }
 };
 

@@ -28,7 +28,10 @@ class ModDownNtt {
   ModDownNtt(const RnsBase& keep, const RnsBase& drop, u64 t = 0);
   /// in: [num_polys][|K|+|D|][n] NTT form; out: [num_polys][|K|][n] NTT form (out may equal in,
   /// then each polynomial's K limbs are overwritten in place and the stride stays |K|+|D|).
-  /// W = u32 or u64 (u32: every modulus, t included, below 2^31).
+  /// W = u32 or u64 (u32: every modulus, t included, below 2^31). On a CUDA device with 32-bit
+  /// words and t = 0 (CKKS rescale), the correction's conversion runs inside its forward NTT's
+  /// column pass and the last step inside its row pass (ring/ntt_fused.cuh): two kernels
+  /// instead of a conversion, two NTT passes and the last step; the same words either way.
   template <class W>
   void apply(const Device& dev, const NttTables& tables, const W* in, W* out, std::size_t n,
              std::size_t num_polys = 1) const;
@@ -47,20 +50,6 @@ class ModDownNtt {
   template <class W>
   Buffer<W> correction(const Device& dev, const NttTables& tables, W* drop_ntt, std::size_t n,
                        std::size_t num_polys) const;
-  /// Whether correction_first_pass serves this ModDown on `dev` at degree 2^log_n: a CUDA
-  /// device, 32-bit words, no BGV t-correction, at most 15 dropped primes, a degree the fused
-  /// NTT passes serve (ring/ntt_fused.cuh) and the fused passes enabled.
-  template <class W>
-  bool fused_applies(const Device& dev, int log_n) const;
-  /// The correction r of `correction` with its forward NTT stopped after the column pass, and
-  /// its conversion computed inside that pass (ring/ntt_fused.cuh): r[num_polys][|K|][n] in the
-  /// column pass's output layout, for a row pass with a consumer
-  /// (detail::ntt_forward_last_pass_into) that finishes both the NTT and ModDown. drop_ntt as
-  /// for correction (inverse-transformed in place).
-  /// @throws InvalidArgument where fused_applies is false.
-  template <class W>
-  Buffer<W> correction_first_pass(const Device& dev, const NttTables& tables, W* drop_ntt,
-                                  std::size_t n, std::size_t num_polys) const;
   /// The device constants of the last step: K's moduli and D^-1 mod k_l (with Shoup quotients).
   struct FinishView {
     const Modulus* keep;
@@ -73,6 +62,19 @@ class ModDownNtt {
 
 
  private:
+  /// Whether correction_first_pass serves this ModDown on `dev` at degree 2^log_n: a CUDA
+  /// device, 32-bit words, no BGV t-correction, at most 15 dropped primes, a degree the fused
+  /// NTT passes serve (ring/ntt_fused.cuh) and the fused passes enabled.
+  template <class W>
+  bool fused_applies(const Device& dev, int log_n) const;
+  /// The correction r of `correction` with its forward NTT stopped after the column pass, and
+  /// its conversion computed inside that pass (ring/ntt_fused.cuh): r[num_polys][|K|][n] in the
+  /// column pass's output layout, for apply's row pass, which finishes both the NTT and the
+  /// last step. drop_ntt as for correction (inverse-transformed in place).
+  /// @throws InvalidArgument where fused_applies is false.
+  template <class W>
+  Buffer<W> correction_first_pass(const Device& dev, const NttTables& tables, W* drop_ntt,
+                                  std::size_t n, std::size_t num_polys) const;
   RnsBase keep_, drop_, target_;  // target = keep (+ {t})
   u64 t_ = 0;
   BaseConverter conv_;            // drop -> target
