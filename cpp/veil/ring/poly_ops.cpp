@@ -4,6 +4,7 @@
 
 #include "veil/backend/launch.h"
 #include "veil/core/primes.h"
+#include "veil/ring/rns_poly_view.h"
 
 namespace veil::poly {
 
@@ -54,33 +55,52 @@ struct MulOp {
   VEIL_HD W operator()(W x, W y, const Modulus& m) const { return mul_mod(x, y, m); }
 };
 
-// out = op(a, b, q_l) word by word over [npolys][limbs][n]; with b_broadcast, b is one
-// polynomial [limbs][n] shared by every polynomial of a. Groups of 16 bytes per thread when n is
-// a multiple of the group and every pointer is 16-byte aligned (always, for whole polynomials of
-// a pool allocation), else one word per thread. out may alias a (each thread reads its words
-// before writing them) or b when not broadcast.
+// f(p, l, j) for every j < width of limb l of polynomial p of `shape` (width a power of two:
+// the limb's words, or its groups of words), one launch row per (p, l). The kernels below address
+// their operands through views (RnsPolyView::limb / at), not by flat indices.
+template <class V, class F>
+void for_each_word(const Device& dev, const V& shape, std::size_t width, F f) {
+  const std::size_t mask = width - 1;
+  for_each_limb(dev, shape.num_polys, shape.num_limbs, width,
+                VEIL_LAMBDA(std::size_t i, u32 l, u32 p) { f(p, l, i & mask); });
+}
+
+template <class W>
+RnsPolyView<const W> view(const Device& dev, const W* data, std::size_t npolys,
+                          const RnsBase& base, std::size_t n) {
+  return make_view<const W>(dev, data, npolys, base, n);
+}
+template <class W>
+RnsPolyView<W> view(const Device& dev, W* data, std::size_t npolys, const RnsBase& base,
+                    std::size_t n) {
+  return make_view<W>(dev, data, npolys, base, n);
+}
+
+// out = op(a, b, q_l) word by word; a view b of one polynomial is shared by every polynomial of
+// a (broadcast). Groups of 16 bytes per thread when n is a multiple of the group and every
+// pointer is 16-byte aligned (always, for whole polynomials of a pool allocation), else one word
+// per thread. out may alias a (each thread reads its words before writing them) or b when not
+// broadcast.
 template <class W, class Op>
-void binary_op(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-               const W* a, const W* b, bool b_broadcast, W* out, Op op) {
-  const Modulus* m = base.moduli(dev);
-  const std::size_t limbs = base.size(), mask = n - 1;  // n is a power of two
+void binary_op(const Device& dev, const RnsPolyView<const W>& a, const RnsPolyView<const W>& b,
+               const RnsPolyView<W>& out, Op op) {
+  const std::size_t n = out.n();
   constexpr u32 kV = kGroup<W>;
-  if (n % kV == 0 && aligned16(a) && aligned16(b) && aligned16(out)) {
-    for_each_limb(dev, npolys, limbs, n / kV, VEIL_LAMBDA(std::size_t g, u32 l) {
-      const std::size_t i = g * kV;
-      const std::size_t j = b_broadcast ? std::size_t(l) * n + (i & mask) : i;
-      const Modulus mod = m[l];
-      const Group<W> x = load_group(a + i), y = load_group(b + j);
+  if (n % kV == 0 && aligned16(a.data) && aligned16(b.data) && aligned16(out.data)) {
+    for_each_word(dev, out, n / kV, VEIL_LAMBDA(u32 p, u32 l, std::size_t g) {
+      const std::size_t j = g * kV;
+      const Modulus mod = out.modulus(l);
+      const Group<W> x = load_group(a.limb(p, l) + j);
+      const Group<W> y = load_group(b.limb(b.num_polys == 1 ? 0 : p, l) + j);
       Group<W> r;
 #pragma unroll
       for (u32 k = 0; k < kV; ++k) r.w[k] = op(x.w[k], y.w[k], mod);
-      store_group(out + i, r);
+      store_group(out.limb(p, l) + j, r);
     });
     return;
   }
-  for_each_limb(dev, npolys, limbs, n, VEIL_LAMBDA(std::size_t i, u32 l) {
-    const std::size_t j = b_broadcast ? std::size_t(l) * n + (i & mask) : i;
-    out[i] = op(a[i], b[j], m[l]);
+  for_each_word(dev, out, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j) {
+    out.at(p, l, j) = op(a.at(p, l, j), b.at(b.num_polys == 1 ? 0 : p, l, j), out.modulus(l));
   });
 }
 
@@ -89,79 +109,85 @@ void binary_op(const Device& dev, const RnsBase& base, std::size_t n, std::size_
 template <class W>
 void add(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys, const W* a,
          const W* b, W* out) {
-  binary_op(dev, base, n, npolys, a, b, false, out, AddOp{});
+  binary_op(dev, view(dev, a, npolys, base, n), view(dev, b, npolys, base, n),
+            view(dev, out, npolys, base, n), AddOp{});
 }
 
 template <class W>
 void sub(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys, const W* a,
          const W* b, W* out) {
-  binary_op(dev, base, n, npolys, a, b, false, out, SubOp{});
+  binary_op(dev, view(dev, a, npolys, base, n), view(dev, b, npolys, base, n),
+            view(dev, out, npolys, base, n), SubOp{});
 }
 
 template <class W>
 void negate(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
             const W* a, W* out) {
-  binary_op(dev, base, n, npolys, a, a, false, out, NegOp{});
+  const RnsPolyView<const W> av = view(dev, a, npolys, base, n);
+  binary_op(dev, av, av, view(dev, out, npolys, base, n), NegOp{});
 }
 
 template <class W>
 void multiply(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
               const W* a, const W* b, W* out) {
-  binary_op(dev, base, n, npolys, a, b, false, out, MulOp{});
+  binary_op(dev, view(dev, a, npolys, base, n), view(dev, b, npolys, base, n),
+            view(dev, out, npolys, base, n), MulOp{});
 }
 
 template <class W>
 void horner(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
             const W* polys, const W* x, W* out) {
-  const Modulus* m = base.moduli(dev);
-  const std::size_t stride = base.size() * n;
-  for_each_limb(dev, 1, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
-    W acc = polys[(npolys - 1) * stride + i];
-    for (std::size_t k = npolys - 1; k-- > 0;) {
-      acc = mul_add_mod(acc, x[i], polys[k * stride + i], m[l]);
-    }
-    out[i] = acc;
+  const RnsPolyView<const W> c = view(dev, polys, npolys, base, n), xv = view(dev, x, 1, base, n);
+  const RnsPolyView<W> o = view(dev, out, 1, base, n);
+  const u32 last = static_cast<u32>(npolys - 1);
+  for_each_word(dev, o, n, VEIL_LAMBDA(u32, u32 l, std::size_t j) {
+    W acc = c.at(last, l, j);
+    for (u32 k = last; k-- > 0;) acc = mul_add_mod(acc, xv.at(0, l, j), c.at(k, l, j), o.modulus(l));
+    o.at(0, l, j) = acc;
   });
 }
 
 template <class W>
 void multiply_accumulate(const Device& dev, const RnsBase& base, std::size_t n,
                          std::size_t npolys, const W* a, const W* b, W* out) {
-  const Modulus* m = base.moduli(dev);
-  for_each_limb(dev, npolys, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
-    out[i] = mul_add_mod(a[i], b[i], out[i], m[l]);
+  const RnsPolyView<const W> av = view(dev, a, npolys, base, n), bv = view(dev, b, npolys, base, n);
+  const RnsPolyView<W> o = view(dev, out, npolys, base, n);
+  for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j) {
+    W& y = o.at(p, l, j);
+    y = mul_add_mod(av.at(p, l, j), bv.at(p, l, j), y, o.modulus(l));
   });
 }
 
 template <class W>
 void multiply_broadcast(const Device& dev, const RnsBase& base, std::size_t n,
                         std::size_t npolys, const W* a, const W* b, W* out) {
-  binary_op(dev, base, n, npolys, a, b, true, out, MulOp{});
+  binary_op(dev, view(dev, a, npolys, base, n), view(dev, b, 1, base, n),
+            view(dev, out, npolys, base, n), MulOp{});
 }
 
 template <class W>
 void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    const W* a, u64 s, W* out) {
-  const Modulus* m = base.moduli(dev);
-  for_each_limb(dev, npolys, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
-    const Modulus mod = m[l];
-    out[i] = mul_mod(a[i], reduce_to<W>(s, mod), mod);
+  const RnsPolyView<const W> av = view(dev, a, npolys, base, n);
+  const RnsPolyView<W> o = view(dev, out, npolys, base, n);
+  for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j) {
+    const Modulus mod = o.modulus(l);
+    o.at(p, l, j) = mul_mod(av.at(p, l, j), reduce_to<W>(s, mod), mod);
   });
 }
 
 template <class W>
 void lift_small(const Device& dev, const RnsBase& base, std::size_t n, const u64* in, u64 t,
                 bool centered, W* out) {
-  const Modulus* m = base.moduli(dev);
+  const RnsPolyView<W> o = view(dev, out, 1, base, n);
   const u64 half = t >> 1;
-  const std::size_t mask = n - 1;  // n is a power of two
-  for_each_limb(dev, 1, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
-    const Modulus mod = m[l];
-    const u64 v = in[i & mask];
+  for_each_word(dev, o, n, VEIL_LAMBDA(u32, u32 l, std::size_t j) {
+    const Modulus mod = o.modulus(l);
+    const u64 v = in[j];  // one polynomial of small integers, shared by every limb
     if (centered && v > half) {
-      out[i] = W(neg_mod(reduce_word(t - v, mod), mod.value));
+      o.at(0, l, j) = W(neg_mod(reduce_word(t - v, mod), mod.value));
     } else {
-      out[i] = reduce_to<W>(v, mod);
+      o.at(0, l, j) = reduce_to<W>(v, mod);
     }
   });
 }
@@ -169,16 +195,16 @@ void lift_small(const Device& dev, const RnsBase& base, std::size_t n, const u64
 template <class W>
 void automorphism_coeff(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                         u32 galois_elt, const W* in, W* out) {
-  const Modulus* m = base.moduli(dev);
+  const RnsPolyView<const W> iv = view(dev, in, npolys, base, n);
+  const RnsPolyView<W> o = view(dev, out, npolys, base, n);
   const u64 mask = 2 * n - 1;
   const u64 g = galois_elt;
-  for_each_limb(dev, npolys, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 l) {
-    const std::size_t j = i & (n - 1), row = i - j;
-    const u64 idx = (u64(j) * g) & mask;
+  for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j) {
+    const u64 idx = (u64(j) * g) & mask;  // X^j -> X^(j g) = -X^(j g - n) past n
     if (idx < n) {
-      out[row + idx] = in[i];
+      o.at(p, l, idx) = iv.at(p, l, j);
     } else {
-      out[row + idx - n] = neg_mod(in[i], W(m[l].value));
+      o.at(p, l, idx - n) = neg_mod(iv.at(p, l, j), W(o.modulus(l).value));
     }
   });
 }
@@ -188,16 +214,17 @@ void tensor(const Device& dev, const RnsBase& base, std::size_t n, const W* a, s
             const W* b, std::size_t sb, W* out) {
   const std::size_t pw = base.size() * n;
   if (sa == 2 && sb == 2) {
-    const Modulus* m = base.moduli(dev);
-    for_each_limb(dev, 1, base.size(), n, VEIL_LAMBDA(std::size_t i, u32 limb) {
-      const Modulus mod = m[limb];
-      const W a0 = a[i], a1 = a[pw + i], b0 = b[i], b1 = b[pw + i];
-      out[i] = mul_mod(a0, b0, mod);
+    const RnsPolyView<const W> av = view(dev, a, 2, base, n), bv = view(dev, b, 2, base, n);
+    const RnsPolyView<W> o = view(dev, out, 3, base, n);
+    for_each_word(dev, view(dev, out, 1, base, n), n, VEIL_LAMBDA(u32, u32 l, std::size_t j) {
+      const Modulus mod = o.modulus(l);
+      const W a0 = av.at(0, l, j), a1 = av.at(1, l, j), b0 = bv.at(0, l, j), b1 = bv.at(1, l, j);
+      o.at(0, l, j) = mul_mod(a0, b0, mod);
       WideAcc<W> mid;
       mid.add(a0, b1);
       mid.add(a1, b0);
-      out[pw + i] = mid.reduce(mod);
-      out[2 * pw + i] = mul_mod(a1, b1, mod);
+      o.at(1, l, j) = mid.reduce(mod);
+      o.at(2, l, j) = mul_mod(a1, b1, mod);
     });
     return;
   }
@@ -210,15 +237,16 @@ void tensor(const Device& dev, const RnsBase& base, std::size_t n, const W* a, s
 template <class W>
 void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                       u32 galois_elt, const W* in, W* out) {
+  const RnsPolyView<const W> iv = view(dev, in, npolys, base, n);
+  const RnsPolyView<W> o = view(dev, out, npolys, base, n);
   const int log_n = log2_exact(n);
   const u64 mask = 2 * n - 1;
   const u64 g = galois_elt;
   // NTT slot i holds a(psi^(2 br(i) + 1)); sigma_g(a) there equals a(psi^((2 br(i) + 1) g)),
   // which sits at slot br(((2 br(i) + 1) g mod 2N - 1) / 2).
-  for_each_limb(dev, npolys, base.size(), n, VEIL_LAMBDA(std::size_t i, u32) {
-    const std::size_t j = i & (n - 1), row = i - j;
+  for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j) {
     const u64 e = ((2 * u64(bit_reverse(u32(j), log_n)) + 1) * g) & mask;
-    out[i] = in[row + bit_reverse(u32((e - 1) >> 1), log_n)];
+    o.at(p, l, j) = iv.at(p, l, bit_reverse(u32((e - 1) >> 1), log_n));
   });
 }
 

@@ -5,7 +5,10 @@
 // the same purpose).
 //
 // Layout (DESIGN.md): `num_polys` polynomials, each [num_limbs][N] contiguous words W (u64 for
-// moduli < 2^61, u32 for moduli < 2^31), limb l reduced modulo moduli[l].
+// moduli < 2^61, u32 for moduli < 2^31), limb l reduced modulo moduli[l]; polynomials are
+// `poly_limbs` limbs apart (default num_limbs: contiguous), so a view can also be a run of limbs
+// inside a wider layout (the R limbs of BFV's [poly][Q ∪ R][N]). W may be const-qualified (an
+// operand the kernel only reads).
 #pragma once
 #include <cstddef>
 #include <string>
@@ -21,7 +24,9 @@ namespace veil {
 
 template <class W>
 struct RnsPolyView {
-  static_assert(std::is_same_v<W, u64> || std::is_same_v<W, u32>, "RNS words are u32 or u64");
+  static_assert(std::is_same_v<std::remove_const_t<W>, u64> ||
+                    std::is_same_v<std::remove_const_t<W>, u32>,
+                "RNS words are u32 or u64");
   using Word = W;
 
   W* data = nullptr;
@@ -34,35 +39,60 @@ struct RnsPolyView {
   /// polynomial p is stored limb slots[l] of p), so a kernel can walk limbs in another order
   /// than the storage's (the ModUp NTT walks them prime by prime; KeySwitchLevel::modup_slots).
   const u32* slots = nullptr;
+  /// Limbs from one polynomial to the next; 0 means num_limbs (contiguous polynomials).
+  u32 poly_limbs = 0;
 
   VEIL_HD std::size_t n() const { return std::size_t(1) << log_n; }
+  VEIL_HD u32 poly_stride() const { return poly_limbs ? poly_limbs : num_limbs; }
   /// Words in the operand: num_polys x num_limbs x N.
   VEIL_HD std::size_t words() const { return (std::size_t(num_polys) * num_limbs) << log_n; }
   /// First word of limb `l` of polynomial `poly`.
   VEIL_HD W* limb(u32 poly, u32 l) const {
-    return data + ((std::size_t(poly) * num_limbs + (slots ? slots[l] : l)) << log_n);
+    return data + ((std::size_t(poly) * poly_stride() + (slots ? slots[l] : l)) << log_n);
   }
   /// Limb `pl` of the flattened (polynomial, limb) sequence, pl = poly * num_limbs + l.
   VEIL_HD W* limb(u32 pl) const {
-    if (slots) {
+    if (slots || poly_limbs) {
       const u32 poly = pl / num_limbs;
       return limb(poly, pl - poly * num_limbs);
     }
     return data + (std::size_t(pl) << log_n);
   }
+  /// Word `j` of limb `l` of polynomial `poly`.
+  VEIL_HD W& at(u32 poly, u32 l, std::size_t j) const { return limb(poly, l)[j]; }
   VEIL_HD const Modulus& modulus(u32 l) const { return moduli[l]; }
+  /// The same operand, read-only.
+  VEIL_HD RnsPolyView<const W> as_const() const {
+    RnsPolyView<const W> v;
+    v.data = data;
+    v.moduli = moduli;
+    v.ntt_ids = ntt_ids;
+    v.num_polys = num_polys;
+    v.num_limbs = num_limbs;
+    v.log_n = log_n;
+    v.slots = slots;
+    v.poly_limbs = poly_limbs;
+    return v;
+  }
 };
 
-/// A view of `num_polys` polynomials of degree n over `base` at `data` on `dev`.
-/// @throws InvalidArgument if n is not a power of two, or W is u32 and a modulus of `base` is
-///         not below 2^31 (its residues would not fit a 32-bit word).
+/// A view of `num_polys` polynomials of degree n over `base` at `data` on `dev`, `poly_limbs`
+/// limbs apart (0: base.size(), contiguous).
+/// @throws InvalidArgument if n is not a power of two, poly_limbs is below base.size() (and not
+///         0), or W is u32 and a modulus of `base` is not below 2^31 (its residues would not fit
+///         a 32-bit word).
 template <class W>
 RnsPolyView<W> make_view(const Device& dev, W* data, std::size_t num_polys, const RnsBase& base,
-                         std::size_t n) {
+                         std::size_t n, std::size_t poly_limbs = 0) {
   if (n < 2 || (n & (n - 1)) != 0) {
     throw InvalidArgument("make_view: n must be a power of two >= 2, got " + std::to_string(n));
   }
-  if constexpr (std::is_same_v<W, u32>) {
+  if (poly_limbs != 0 && poly_limbs < base.size()) {
+    throw InvalidArgument("make_view: poly_limbs: expected 0 or at least " +
+                          std::to_string(base.size()) + " (the base's limbs), got " +
+                          std::to_string(poly_limbs));
+  }
+  if constexpr (std::is_same_v<std::remove_const_t<W>, u32>) {
     for (std::size_t l = 0; l < base.size(); ++l) {
       if (!fits_word32(base[l].value)) {
         throw InvalidArgument("make_view: base: modulus " + std::to_string(base[l].value) +
@@ -80,6 +110,7 @@ RnsPolyView<W> make_view(const Device& dev, W* data, std::size_t num_polys, cons
   int log_n = 0;
   while ((std::size_t(1) << log_n) < n) ++log_n;
   v.log_n = log_n;
+  v.poly_limbs = static_cast<u32>(poly_limbs);
   return v;
 }
 

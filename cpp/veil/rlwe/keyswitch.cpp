@@ -83,17 +83,21 @@ void mod_up_convert(const Context& ctx, const Device& dev, std::size_t level, co
   const u32 groups = static_cast<u32>(t.stride / 4);
   const std::size_t part = n / kC;  // coefficient t of a thread is c + t * part
   const int log_part = log2_exact(part);
+  // In: c in coefficient form over Q_l. Out: the digits' complement limbs in storage order
+  // (digit by digit: ModUpTables::out_limb; modup_base lists them prime by prime).
+  const RnsPolyView<const W> in = make_view<const W>(dev, src, 1, ctx.base_q(level), n);
   for_each(dev, ks.dnum * part, VEIL_LAMBDA(std::size_t idx) {
     const std::size_t c = idx & (part - 1), j = idx >> log_part;
     W y[kC][kMax];
-    rns_detail::block_inputs<W, kMax, kC>(t.view(j), src + t.first(j) * n + c, part, n, groups, y);
-    W* dj = o + t.out_limb(j, 0) * n + c;
+    rns_detail::block_inputs<W, kMax, kC>(t.view(j), in, 0, static_cast<u32>(t.first(j)), c, part,
+                                          groups, y);
     const std::size_t rows = t.rows(j);
     for (std::size_t r = 0; r < rows; ++r) {
       W v[kC];
       rns_detail::block_row<W, kMax, kC>(y, t.row(j, r), groups, t.mods[t.prime(j, r)], v);
+      W* dst = o + t.out_limb(j, r) * n + c;
 #pragma unroll
-      for (u32 k = 0; k < kC; ++k) dj[r * n + k * part] = v[k];
+      for (u32 k = 0; k < kC; ++k) dst[k * part] = v[k];
     }
   });
 }

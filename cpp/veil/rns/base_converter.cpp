@@ -1,6 +1,10 @@
 // BaseConverter hot paths (one for_each thread per coefficient of each polynomial).
 #include "veil/rns/base_converter.h"
 
+#include <string>
+#include <utility>
+
+#include "veil/ring/rns_poly_view.h"
 #include "veil/rns/conv_kernels.h"
 
 namespace veil {
@@ -21,59 +25,58 @@ struct ExactEpi {
   }
 };
 
-/// Stores r at out[j * n + t * part] (the register-blocked conversions; convert_block).
-template <class W>
-struct BlockStoreEpi {
-  W* out;
-  std::size_t n, part;
-  VEIL_HD void operator()(u32 t, std::size_t j, W r) const { out[j * n + t * part] = r; }
-};
-
 /// One thread per kC coefficients n/kC apart (warps stay on consecutive words) and per group of
 /// output limbs of each polynomial. The output limbs are split in `splits` groups (a power of
 /// two) until about 2^16 threads run: with four coefficients per thread, a conversion of one or
 /// two polynomials otherwise has too few warps to hide latency (12 % occupancy); each group
 /// recomputes the inputs. Measured on the H100 at bootparam_40 (bench/NOTES.md): 2^16 threads
-/// beat 2^15 (no split), 2^17 and 2^18. `epi` is the epilogue of polynomial 0, coefficient 0;
-/// each thread moves its `out` by p * out_stride + c.
-template <class W, u32 kMax, class Epi>
+/// beat 2^15 (no split), 2^17 and 2^18.
+template <class W, u32 kMax>
 void convert_blocked_k(const Device& dev, const ConvView& cv, const W* mat, std::size_t stride,
-                       const W* in, std::size_t in_stride, std::size_t out_stride, std::size_t n,
-                       std::size_t num_polys, Epi epi0) {
+                       const RnsPolyView<const W>& in, const RnsPolyView<W>& out) {
   constexpr u32 kC = kBlockCoeffs<W, kMax>;
-  const std::size_t part = n / kC;
+  const std::size_t num_polys = out.num_polys, part = out.n() / kC;
   const int log_part = log2_exact(part);
-  int log_splits = 0;
-  while ((std::size_t(2) << log_splits) <= cv.kt &&
-         (num_polys * part << log_splits) < (std::size_t(1) << 16)) {
-    ++log_splits;
-  }
+  const int log_splits = blocked_log_splits(cv.kt, num_polys, part);
   const std::size_t splits = std::size_t(1) << log_splits;
   const std::size_t per = (cv.kt + splits - 1) / splits, kt = cv.kt;
-  epi0.part = part;
   for_each(dev, (num_polys * part) << log_splits, VEIL_LAMBDA(std::size_t idx) {
     const std::size_t c = idx & (part - 1), rest = idx >> log_part;
-    const std::size_t g = rest & (splits - 1), p = rest >> log_splits;
+    const std::size_t g = rest & (splits - 1);
+    const u32 p = static_cast<u32>(rest >> log_splits);
     const std::size_t j0 = g * per, j1 = j0 + per < kt ? j0 + per : kt;
-    Epi epi = epi0;
-    epi.out += p * out_stride + c;
-    convert_block<W, kMax, kC>(cv, mat, stride, in + p * in_stride + c, part, n, j0, j1, epi);
+    auto store = [&](u32 t, std::size_t j, W r) { out.at(p, static_cast<u32>(j), c + t * part) = r; };
+    convert_block<W, kMax, kC>(cv, mat, stride, in, p, c, part, j0, j1, store);
   });
 }
 
-template <class W, class Epi>
+template <class W>
 void convert_blocked(const Device& dev, const ConvView& cv, const W* mat, std::size_t stride,
-                     const W* in, std::size_t in_stride, std::size_t out_stride, std::size_t n,
-                     std::size_t num_polys, Epi epi0) {
+                     const RnsPolyView<const W>& in, const RnsPolyView<W>& out) {
   if (cv.kf < 4) {  // the kf inputs and v
-    convert_blocked_k<W, 4>(dev, cv, mat, stride, in, in_stride, out_stride, n, num_polys, epi0);
+    convert_blocked_k<W, 4>(dev, cv, mat, stride, in, out);
   } else if (cv.kf < 8) {
-    convert_blocked_k<W, 8>(dev, cv, mat, stride, in, in_stride, out_stride, n, num_polys, epi0);
+    convert_blocked_k<W, 8>(dev, cv, mat, stride, in, out);
   } else if (cv.kf < 16) {
-    convert_blocked_k<W, 16>(dev, cv, mat, stride, in, in_stride, out_stride, n, num_polys, epi0);
+    convert_blocked_k<W, 16>(dev, cv, mat, stride, in, out);
   } else {
-    convert_blocked_k<W, 32>(dev, cv, mat, stride, in, in_stride, out_stride, n, num_polys, epi0);
+    convert_blocked_k<W, 32>(dev, cv, mat, stride, in, out);
   }
+}
+
+/// Views of a conversion's input (over `from`) and output (over `to`): polynomials in_stride /
+/// out_stride words apart (0: contiguous). Throws InvalidArgument if a stride is not a whole
+/// number of limbs at least the base's.
+template <class W, class Wo>
+std::pair<RnsPolyView<const W>, RnsPolyView<Wo>> conversion_views(
+    const Device& dev, const W* in, Wo* out, std::size_t n, std::size_t num_polys,
+    const RnsBase& from, const RnsBase& to, std::size_t in_stride, std::size_t out_stride) {
+  if (in_stride % n != 0 || out_stride % n != 0) {
+    throw InvalidArgument("BaseConverter: in_stride/out_stride: expected multiples of n = " +
+                          std::to_string(n));
+  }
+  return {make_view<const W>(dev, in, num_polys, from, n, in_stride / n),
+          make_view<Wo>(dev, out, num_polys, to, n, out_stride / n)};
 }
 }  // namespace rns_detail
 
@@ -83,19 +86,19 @@ void BaseConverter::fast_convert(const Device& dev, const W* in, W* out, std::si
                                  std::size_t out_stride) const {
   using namespace rns_detail;
   VEIL_REQUIRE(conv_.k_from > 0, "BaseConverter::fast_convert: converter is default-constructed");
-  const ConvView cv = make_view(dev, conv_, from_, to_);
+  const ConvView cv = rns_detail::make_view(dev, conv_, from_, to_);
   const std::size_t kf = cv.kf, kt = cv.kt;
-  const std::size_t is = in_stride ? in_stride : kf * n, os = out_stride ? out_stride : kt * n;
+  const auto [iv, ov] = conversion_views(dev, in, out, n, num_polys, from_, to_, in_stride,
+                                         out_stride);
   if (const W* mat = padded_table<W>(dev, conv_, n)) {
-    convert_blocked<W>(dev, cv, mat, conv_.stride, in, is, os, n, num_polys,
-                       BlockStoreEpi<W>{out, n, 0});
+    convert_blocked<W>(dev, cv, mat, conv_.stride, iv, ov);
     return;
   }
   Buffer<W> scratch = partial_scratch<W>(dev, kf, kt, n, num_polys);
   W* part = scratch.data();
   for_each_coefficient(dev, num_polys, n, VEIL_LAMBDA(std::size_t p, std::size_t c) {
-    StoreEpi<W> epi{out + p * os + c, n};
-    convert_coeff<W>(cv, in + p * is + c, part ? part + p * kt * n + c : nullptr, n, epi);
+    StoreEpi<W> epi{ov.limb(u32(p), 0) + c, n};
+    convert_coeff<W>(cv, iv.limb(u32(p), 0) + c, part ? part + p * kt * n + c : nullptr, n, epi);
   });
 }
 
@@ -105,23 +108,24 @@ void BaseConverter::exact_convert(const Device& dev, const W* in, Wo* out, std::
                                   std::size_t out_stride) const {
   using namespace rns_detail;
   VEIL_REQUIRE(conv_.k_from > 0, "BaseConverter::exact_convert: converter is default-constructed");
-  const ConvView cv = make_view(dev, conv_, from_, to_, frac_.data(dev));
+  const ConvView cv = rns_detail::make_view(dev, conv_, from_, to_, frac_.data(dev));
   const std::size_t kf = cv.kf, kt = cv.kt;
-  const std::size_t is = in_stride ? in_stride : kf * n, os = out_stride ? out_stride : kt * n;
+  const auto [iv, ov] = conversion_views(dev, in, out, n, num_polys, from_, to_, in_stride,
+                                         out_stride);
   const Modulus* to = cv.to;
   const u64* q_mod_p = conv_.q_mod_p.data(dev);
   if constexpr (std::is_same_v<W, Wo>) {
     if (const W* mat = padded_table<W>(dev, conv_, n)) {
-      convert_blocked<W>(dev, cv, mat, conv_.stride, in, is, os, n, num_polys,
-                         BlockStoreEpi<W>{out, n, 0});
+      convert_blocked<W>(dev, cv, mat, conv_.stride, iv, ov);
       return;
     }
   }
   Buffer<Wo> scratch = partial_scratch<Wo>(dev, kf, kt, n, num_polys);
   Wo* part = scratch.data();
   for_each_coefficient(dev, num_polys, n, VEIL_LAMBDA(std::size_t p, std::size_t c) {
-    ExactEpi<Wo> epi{out + p * os + c, n, to, q_mod_p};
-    convert_coeff<W, Wo>(cv, in + p * is + c, part ? part + p * kt * n + c : nullptr, n, epi);
+    ExactEpi<Wo> epi{ov.limb(u32(p), 0) + c, n, to, q_mod_p};
+    convert_coeff<W, Wo>(cv, iv.limb(u32(p), 0) + c, part ? part + p * kt * n + c : nullptr, n,
+                         epi);
   });
 }
 

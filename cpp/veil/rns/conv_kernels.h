@@ -20,6 +20,7 @@
 #include "veil/backend/launch.h"
 #include "veil/core/modarith.h"
 #include "veil/core/primes.h"
+#include "veil/ring/rns_poly_view.h"
 #include "veil/rns/base_converter.h"
 
 namespace veil::rns_detail {
@@ -199,24 +200,26 @@ VEIL_HD void dot_rows4(WideAcc<W> (&acc)[kC], const W (&y)[kC][kMax], const W* r
 template <class W, u32 kMax>
 inline constexpr u32 kBlockCoeffs = sizeof(W) == 4 ? (kMax <= 16 ? 4 : 2) : (kMax <= 16 ? 2 : 1);
 
-/// The inputs of a register-blocked conversion of kC coefficients `part` words apart (`in` at
-/// limb 0 of the first): y[t][i] = x'_i * scale_i mod q_i for i < kf (x'_i = x_i + offset_i when
-/// the view has offsets); then, when the view has fractions (exact conversion, HPS 2019 §2.2),
+/// The inputs of a register-blocked conversion of the kC coefficients c0 + t * part (t < kC) of
+/// polynomial `poly` of `in`, from its limbs first, first + 1, ... (x_i = limb first + i):
+/// y[t][i] = x'_i * scale_i mod q_i for i < kf (x'_i = x_i + offset_i when the conversion has
+/// offsets); then, when it has fractions (exact conversion, HPS 2019 §2.2),
 /// y[t][kf] = v = round(sum_i y_i / q_i), the multiplier of the padded table's column kf
 /// (-Q mod p_j); zeros up to 4 * groups words (the table's padding is zero too). kf < 4 * groups
 /// <= kMax when the view has fractions, kf <= 4 * groups otherwise.
 template <class W, u32 kMax, u32 kC>
-VEIL_HD void block_inputs(const ConvView& c, const W* in, std::size_t part, std::size_t n,
-                          u32 groups, W (&y)[kC][kMax]) {
+VEIL_HD void block_inputs(const ConvView& c, const RnsPolyView<const W>& in, u32 poly, u32 first,
+                          std::size_t c0, std::size_t part, u32 groups, W (&y)[kC][kMax]) {
   FixedAcc acc[kC];
 #pragma unroll
   for (u32 i = 0; i < kMax; ++i) {  // unrolled: y stays in registers
     if (i >= 4 * groups) break;
     if (i < c.kf) {
       const W q = static_cast<W>(c.from[i].value);
+      const W* limb = in.limb(poly, first + i) + c0;
 #pragma unroll
       for (u32 t = 0; t < kC; ++t) {
-        W x = in[i * n + t * part];
+        W x = limb[t * part];
         if (c.offset) x = add_mod(x, static_cast<W>(c.offset[i]), q);
         y[t][i] = c.scale ? mul_shoup(x, static_cast<W>(c.scale[i]),
                                       shoup_for<W>(c.scale_shoup[i]), q)
@@ -253,20 +256,21 @@ VEIL_HD void block_row(const W (&y)[kC][kMax], const W* row, u32 groups, const M
   for (u32 t = 0; t < kC; ++t) r[t] = dot[t].reduce(m);
 }
 
-/// Register-blocked conversion of kC coefficients `part` words apart (`in` at limb 0 of the
-/// first). `mat` (words W) has rows of `stride` words (a multiple of four, zero-padded): the kf
-/// entries (Q/q_i) mod p_j, then -Q mod p_j (FastConvTables::mat_padded). Column kf multiplies
-/// v = round(sum_i y_i / q_i) when the view has fractions (exact conversion, HPS 2019 §2.2),
-/// zero otherwise, so r_j = sum_i y_i (Q/q_i) - v Q mod p_j comes out of one dot product and one
-/// reduction. For every output limb j in [j0, j1) and coefficient t, calls epi(t, j, r_j). Each
-/// group of four table words is loaded once for the kC coefficients (dot_rows4); kf + 1 <= kMax.
+/// Register-blocked conversion of the kC coefficients c0 + t * part of polynomial `poly` of `in`
+/// (limbs 0..kf-1). `mat` (words W) has rows of `stride` words (a multiple of four,
+/// zero-padded): the kf entries (Q/q_i) mod p_j, then -Q mod p_j (FastConvTables::mat_padded).
+/// Column kf multiplies v = round(sum_i y_i / q_i) when the view has fractions (exact
+/// conversion, HPS 2019 §2.2), zero otherwise, so r_j = sum_i y_i (Q/q_i) - v Q mod p_j comes
+/// out of one dot product and one reduction. For every output limb j in [j0, j1) and coefficient
+/// t, calls epi(t, j, r_j). Each group of four table words is loaded once for the kC
+/// coefficients (dot_rows4); kf + 1 <= kMax.
 template <class W, u32 kMax, u32 kC, class Epi>
-VEIL_HD void convert_block(const ConvView& c, const W* mat, std::size_t stride, const W* in,
-                           std::size_t part, std::size_t n, std::size_t j0, std::size_t j1,
-                           Epi& epi) {
+VEIL_HD void convert_block(const ConvView& c, const W* mat, std::size_t stride,
+                           const RnsPolyView<const W>& in, u32 poly, std::size_t c0,
+                           std::size_t part, std::size_t j0, std::size_t j1, Epi& epi) {
   const u32 groups = static_cast<u32>((c.kf + 4) / 4);  // the kf inputs and v
   W y[kC][kMax];
-  block_inputs<W, kMax, kC>(c, in, part, n, groups, y);
+  block_inputs<W, kMax, kC>(c, in, poly, 0, c0, part, groups, y);
   for (std::size_t j = j0; j < j1; ++j) {
     W r[kC];
     block_row<W, kMax, kC>(y, mat + j * stride, groups, c.to[j], r);
@@ -285,6 +289,18 @@ const W* padded_table(const Device& dev, const detail::FastConvTables& t, std::s
   } else {
     return t.mat_padded.size() ? t.mat_padded.data(dev) : nullptr;
   }
+}
+
+/// How many groups (a power of two, at most kt) the output limbs of a register-blocked
+/// conversion of num_polys polynomials with `part` threads each are split into: until about 2^16
+/// threads run (measured on the H100 against 2^15, 2^17 and 2^18; bench/NOTES.md), as log2.
+inline int blocked_log_splits(std::size_t kt, std::size_t num_polys, std::size_t part) {
+  int log_splits = 0;
+  while ((std::size_t(2) << log_splits) <= kt &&
+         (num_polys * part << log_splits) < (std::size_t(1) << 16)) {
+    ++log_splits;
+  }
+  return log_splits;
 }
 
 /// Calls f(p, c) for every coefficient c of every polynomial p < num_polys, one thread each
