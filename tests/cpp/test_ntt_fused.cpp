@@ -41,11 +41,9 @@ struct BlockEx {
   void sync() {}
 };
 
-// A producer serving stored coefficients: group g's output limb r is x[(g * rows + r) * n + ...],
-// kC coefficients a thread.
-template <u32 kC>
+// A producer serving stored coefficients: group g's output limb r is x[(g * rows + r) * n + ...].
 struct StoredSource {
-  static constexpr u32 kCoeffs = kC, kTableWords = 4;
+  static constexpr u32 kCoeffs = 4, kTableWords = 4;
   static constexpr int kMinBlocks = 1;
   struct State {
     std::size_t c0;
@@ -68,9 +66,7 @@ struct StoredSource {
                u32 (&v)[kCoeffs]) const {
     EXPECT_EQ(row[0], g + r + 1);
     EXPECT_EQ(m.value, tables->prime((g + r) % u32(tables->num_primes())).value);
-    for (u32 t = 0; t < kCoeffs; ++t) {
-      v[t] = x[(std::size_t(g) * rows + r) * n + st.c0 + t * (n / kCoeffs)];
-    }
+    for (u32 t = 0; t < kCoeffs; ++t) v[t] = x[(std::size_t(g) * rows + r) * n + st.c0 + t * (n / 4)];
   }
 };
 
@@ -103,16 +99,15 @@ struct Fixture {
   }
 
   // The column pass of every block (first_pass_from_block), split as the launcher splits.
-  template <int kLogN, int kLogP = 2>
+  template <int kLogN>
   std::vector<u32> column_pass(u32 splits) const {
-    using Src = StoredSource<(1u << kLogP)>;
-    using Cols = veil::detail::FusedCols<kLogN, u32, kLogP>;
-    using P = veil::detail::WithState<Cols, typename Src::State>;
+    using Cols = veil::detail::FusedCols<kLogN, u32>;
+    using P = veil::detail::WithState<Cols, StoredSource::State>;
     std::vector<u32> out(x.size(), 0xFFFFFFFFu);
-    Src s{x.data(), out.data(), &tables, rows, n, {}};
+    StoredSource s{x.data(), out.data(), &tables, rows, n, {}};
     for (u32 g = 0; g < groups; ++g)
       for (u32 r = 0; r < rows; ++r) s.row_words.push_back(g + r + 1);
-    using Sh = veil::detail::FirstPassShared<P, Src>;
+    using Sh = veil::detail::FirstPassShared<P, StoredSource>;
     auto sh = std::make_unique<Sh>();
     const u32 tiles = u32(n / (Cols::kSeqsPerBlock * Cols::kL));
     const u32* tw = tables.twiddles32(Device::cpu());
@@ -150,11 +145,11 @@ struct Fixture {
   }
 };
 
-template <int kLogN, int kLogP = 2>
+template <int kLogN>
 void plain_row_pass_matches_reference() {
   Fixture f(kLogN);
   for (u32 splits : {1u, 2u, 4u}) {
-    std::vector<u32> data = f.template column_pass<kLogN, kLogP>(splits);
+    std::vector<u32> data = f.template column_pass<kLogN>(splits);
     using Rows = veil::detail::FusedRows<kLogN, u32>;
     const u32* tw = f.tables.twiddles32(Device::cpu());
     std::vector<u32> sm(Rows::kSmemWords);
@@ -237,10 +232,6 @@ TEST(NttFusedHost, ColumnPassFromProducerThenRowPass) {
   plain_row_pass_matches_reference<13>();
   plain_row_pass_matches_reference<15>();
   plain_row_pass_matches_reference<16>();
-  // Eight words a thread (the narrow conversions of a CKKS rescale).
-  plain_row_pass_matches_reference<12, 3>();
-  plain_row_pass_matches_reference<15, 3>();
-  plain_row_pass_matches_reference<16, 3>();
 }
 
 TEST(NttFusedHost, RowPassHandsEachWordToTheConsumer) {

@@ -46,11 +46,10 @@ namespace {
 
 // The column pass of the fused forward transform: N1 = 2^floor(logN / 2) (the split of the r16
 // kernels, so the row pass is theirs), 8 columns per block (32-byte row segments of 32-bit
-// words: whole sectors), 2^kLogP words per thread (so the producer's per-thread state covers
-// 2^kLogP coefficients, N / 2^kLogP apart): 4 for wide conversions (their inputs fill the
-// registers), 8 for narrow ones (three radix-8 rounds a limb instead of four radix-4 ones).
-template <int kLogN, class W, int kLogP = 2>
-using FusedCols = Pass<true, true, kLogN, kLogN / 2, 8, false, kLogP, false, W, true>;
+// words: whole sectors), 4 words per thread (so the producer's per-thread state covers 4
+// coefficients: N / 4 apart).
+template <int kLogN, class W>
+using FusedCols = Pass<true, true, kLogN, kLogN / 2, 8, false, 2, false, W, true>;
 // The row pass: 2^(logN - floor(logN / 2)) points, 16 words per thread, 4096-word tiles.
 template <int kLogN, class W>
 using FusedRows = Pass<true, false, kLogN, kLogN - kLogN / 2,
@@ -85,12 +84,12 @@ struct FirstPassShared {
 /// The fused column pass of one block: group g's output limbs [r0, r1) (r1 - r0 <=
 /// kFusedMaxRows) over the block's tile. `Ex::P` is WithState<FusedCols<...>, Src::State> with
 /// set_thread already called; `sh` is the block's FirstPassShared. Src:
-///   kCoeffs, kTableWords      the words per thread (4 or 8), the table row's capacity
-///   load(g, c0, st)           the thread's state for coefficients c0 + t * N/kCoeffs
+///   kCoeffs, kTableWords      4 (the words per thread), the table row's capacity
+///   load(g, c0, st)           the thread's state for coefficients c0 + t * N/4, t < 4
 ///   target(g, r)              PassTarget of output limb r
 ///   table(g, r), table_words()   output limb r's table row (table_words() <= kTableWords words)
 ///   produce(st, g, r, row, m, v)  v[t] = limb r's value (in [0, q), q = m) at coefficient
-///                             c0 + t * N/kCoeffs; `row` its table row and m its prime, both in shared
+///                             c0 + t * N/4; `row` its table row and m its prime, both in shared
 ///                             memory
 template <class Ex, class Src, class Sh>
 VEIL_HD void first_pass_from_block(Ex& ex, const typename Ex::P::Word* twiddles, const Src& src,
@@ -237,10 +236,7 @@ bool ntt_forward_first_pass_from(const Device& dev, int log_n, const W* twiddles
                                  u32 groups, u32 max_rows) {
   if (groups == 0 || max_rows == 0) return true;
   return visit_fused_degree(log_n, [&]<int kLogN>() {
-    constexpr int kLogP = Src::kCoeffs == 8 ? 3 : 2;
-    static_assert(Src::kCoeffs == 4 || Src::kCoeffs == 8, "4 or 8 coefficients a thread");
-    using Cols = FusedCols<kLogN, W, kLogP>;
-    using P = WithState<Cols, typename Src::State>;
+    using P = WithState<FusedCols<kLogN, W>, typename Src::State>;
     const u32 tiles = u32((std::size_t(1) << kLogN) / (P::kSeqsPerBlock * P::kL));
     u32 splits = (fused_target_blocks() + groups * tiles - 1) / (groups * tiles);
     if (splits > max_rows) splits = max_rows;
@@ -249,7 +245,7 @@ bool ntt_forward_first_pass_from(const Device& dev, int log_n, const W* twiddles
     }
     if (splits < 1) splits = 1;
     backend::set_current(dev);
-    ntt_first_pass_from_kernel<Cols, Src, Src::kMinBlocks>
+    ntt_first_pass_from_kernel<FusedCols<kLogN, W>, Src, Src::kMinBlocks>
         <<<groups * splits * tiles, P::kThreads, 0, backend::stream(dev)>>>(twiddles, src, tiles,
                                                                            splits);
     backend::check_last_launch("ntt_forward_first_pass_from");

@@ -127,8 +127,7 @@ namespace {
 template <u32 kMax>
 struct CorrectionSource {
   using W = u32;
-  // Narrow conversions (a CKKS rescale drops 1-3 primes) hold 8 coefficients' inputs.
-  static constexpr u32 kCoeffs = kMax <= 4 ? 8 : 4, kTableWords = kMax;
+  static constexpr u32 kCoeffs = 4, kTableWords = kMax;
   static constexpr int kMinBlocks = kMax <= 4 ? 2 : 1;
   struct State {
     W y[kCoeffs][kMax];
@@ -197,8 +196,7 @@ Buffer<W> ModDownNtt::correction_first_pass(const Device& dev, const NttTables& 
     const std::size_t stride = conv_.tables().stride;
     const W* tw = tables.twiddles_for<W>(dev);
     auto run = [&]<u32 kMax>() {
-      const CorrectionSource<kMax> s{cv, mat, stride, n, n / CorrectionSource<kMax>::kCoeffs,
-                                     static_cast<u32>(stride / 4),
+      const CorrectionSource<kMax> s{cv, mat, stride, n, n / 4, static_cast<u32>(stride / 4),
                                      make_view<const W>(dev, drop_ntt, num_polys, drop_, n),
                                      make_view<W>(dev, r.data(), num_polys, keep_, n)};
       return detail::ntt_forward_first_pass_from(dev, log_n, tw, s, static_cast<u32>(num_polys),
