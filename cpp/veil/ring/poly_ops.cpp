@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "veil/backend/launch.h"
+#include "veil/backend/memory.h"
 #include "veil/core/primes.h"
 #include "veil/ring/rns_poly_view.h"
 
@@ -55,14 +56,31 @@ struct MulOp {
   VEIL_HD W operator()(W x, W y, const Modulus& m) const { return mul_mod(x, y, m); }
 };
 
-// f(p, l, j) for every j < width of limb l of polynomial p of `shape` (width a power of two:
-// the limb's words, or its groups of words), one launch row per (p, l). The kernels below address
-// their operands through views (RnsPolyView::limb / at), not by flat indices.
+// f(p, l, j0, j1) over every limb l of every polynomial p of `shape`, covering j in [0, width) of
+// each (width a power of two: the limb's words, or its groups of words). The kernels below ask
+// their views for the limb's pointers once, then loop over [j0, j1). CUDA: one thread per j
+// (j1 = j0 + 1), one launch row per (p, l) (for_each_limb). CPU: OpenMP over (row, chunk of up to
+// 4096) pairs, so the pointer arithmetic is per chunk, not per word (per word it made add 2-3x
+// slower on the CPU; bench/NOTES.md).
 template <class V, class F>
 void for_each_word(const Device& dev, const V& shape, std::size_t width, F f) {
-  const std::size_t mask = width - 1;
-  for_each_limb(dev, shape.num_polys, shape.num_limbs, width,
-                VEIL_LAMBDA(std::size_t i, u32 l, u32 p) { f(p, l, i & mask); });
+  const std::size_t rows = std::size_t(shape.num_polys) * shape.num_limbs;
+  if (dev.is_cuda() || rows == 0) {
+    const std::size_t mask = width - 1;
+    for_each_limb(dev, shape.num_polys, shape.num_limbs, width,
+                  VEIL_LAMBDA(std::size_t i, u32 l, u32 p) { f(p, l, i & mask, (i & mask) + 1); });
+    return;
+  }
+  const std::size_t chunk = width < 4096 ? width : 4096, chunks = width / chunk;
+  const u32 limbs = shape.num_limbs;
+  const std::int64_t count = static_cast<std::int64_t>(rows * chunks);
+  const bool parallel = !backend::forked_child() && rows * width >= 8192;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (std::int64_t rc = 0; rc < count; ++rc) {
+    const std::size_t r = static_cast<std::size_t>(rc) / chunks;
+    const std::size_t j0 = (static_cast<std::size_t>(rc) % chunks) * chunk;
+    f(static_cast<u32>(r / limbs), static_cast<u32>(r % limbs), j0, j0 + chunk);
+  }
 }
 
 template <class W>
@@ -87,20 +105,27 @@ void binary_op(const Device& dev, const RnsPolyView<const W>& a, const RnsPolyVi
   const std::size_t n = out.n();
   constexpr u32 kV = kGroup<W>;
   if (n % kV == 0 && aligned16(a.data) && aligned16(b.data) && aligned16(out.data)) {
-    for_each_word(dev, out, n / kV, VEIL_LAMBDA(u32 p, u32 l, std::size_t g) {
-      const std::size_t j = g * kV;
+    for_each_word(dev, out, n / kV, VEIL_LAMBDA(u32 p, u32 l, std::size_t g0, std::size_t g1) {
+      const W* x = a.limb(p, l);
+      const W* y = b.limb(b.num_polys == 1 ? 0 : p, l);
+      W* o = out.limb(p, l);
       const Modulus mod = out.modulus(l);
-      const Group<W> x = load_group(a.limb(p, l) + j);
-      const Group<W> y = load_group(b.limb(b.num_polys == 1 ? 0 : p, l) + j);
-      Group<W> r;
+      for (std::size_t j = g0 * kV; j < g1 * kV; j += kV) {
+        const Group<W> xg = load_group(x + j), yg = load_group(y + j);
+        Group<W> r;
 #pragma unroll
-      for (u32 k = 0; k < kV; ++k) r.w[k] = op(x.w[k], y.w[k], mod);
-      store_group(out.limb(p, l) + j, r);
+        for (u32 k = 0; k < kV; ++k) r.w[k] = op(xg.w[k], yg.w[k], mod);
+        store_group(o + j, r);
+      }
     });
     return;
   }
-  for_each_word(dev, out, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j) {
-    out.at(p, l, j) = op(a.at(p, l, j), b.at(b.num_polys == 1 ? 0 : p, l, j), out.modulus(l));
+  for_each_word(dev, out, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j0, std::size_t j1) {
+    const W* x = a.limb(p, l);
+    const W* y = b.limb(b.num_polys == 1 ? 0 : p, l);
+    W* o = out.limb(p, l);
+    const Modulus mod = out.modulus(l);
+    for (std::size_t j = j0; j < j1; ++j) o[j] = op(x[j], y[j], mod);
   });
 }
 
@@ -140,10 +165,15 @@ void horner(const Device& dev, const RnsBase& base, std::size_t n, std::size_t n
   const RnsPolyView<const W> c = view(dev, polys, npolys, base, n), xv = view(dev, x, 1, base, n);
   const RnsPolyView<W> o = view(dev, out, 1, base, n);
   const u32 last = static_cast<u32>(npolys - 1);
-  for_each_word(dev, o, n, VEIL_LAMBDA(u32, u32 l, std::size_t j) {
-    W acc = c.at(last, l, j);
-    for (u32 k = last; k-- > 0;) acc = mul_add_mod(acc, xv.at(0, l, j), c.at(k, l, j), o.modulus(l));
-    o.at(0, l, j) = acc;
+  for_each_word(dev, o, n, VEIL_LAMBDA(u32, u32 l, std::size_t j0, std::size_t j1) {
+    const W* xl = xv.limb(0, l);
+    W* ol = o.limb(0, l);
+    const Modulus mod = o.modulus(l);
+    for (std::size_t j = j0; j < j1; ++j) {
+      W acc = c.limb(last, l)[j];
+      for (u32 k = last; k-- > 0;) acc = mul_add_mod(acc, xl[j], c.limb(k, l)[j], mod);
+      ol[j] = acc;
+    }
   });
 }
 
@@ -152,9 +182,12 @@ void multiply_accumulate(const Device& dev, const RnsBase& base, std::size_t n,
                          std::size_t npolys, const W* a, const W* b, W* out) {
   const RnsPolyView<const W> av = view(dev, a, npolys, base, n), bv = view(dev, b, npolys, base, n);
   const RnsPolyView<W> o = view(dev, out, npolys, base, n);
-  for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j) {
-    W& y = o.at(p, l, j);
-    y = mul_add_mod(av.at(p, l, j), bv.at(p, l, j), y, o.modulus(l));
+  for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j0, std::size_t j1) {
+    const W* x = av.limb(p, l);
+    const W* y = bv.limb(p, l);
+    W* ol = o.limb(p, l);
+    const Modulus mod = o.modulus(l);
+    for (std::size_t j = j0; j < j1; ++j) ol[j] = mul_add_mod(x[j], y[j], ol[j], mod);
   });
 }
 
@@ -170,9 +203,12 @@ void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::s
                    const W* a, u64 s, W* out) {
   const RnsPolyView<const W> av = view(dev, a, npolys, base, n);
   const RnsPolyView<W> o = view(dev, out, npolys, base, n);
-  for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j) {
+  for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j0, std::size_t j1) {
+    const W* x = av.limb(p, l);
+    W* ol = o.limb(p, l);
     const Modulus mod = o.modulus(l);
-    o.at(p, l, j) = mul_mod(av.at(p, l, j), reduce_to<W>(s, mod), mod);
+    const W sm = reduce_to<W>(s, mod);
+    for (std::size_t j = j0; j < j1; ++j) ol[j] = mul_mod(x[j], sm, mod);
   });
 }
 
@@ -181,13 +217,13 @@ void lift_small(const Device& dev, const RnsBase& base, std::size_t n, const u64
                 bool centered, W* out) {
   const RnsPolyView<W> o = view(dev, out, 1, base, n);
   const u64 half = t >> 1;
-  for_each_word(dev, o, n, VEIL_LAMBDA(u32, u32 l, std::size_t j) {
+  for_each_word(dev, o, n, VEIL_LAMBDA(u32, u32 l, std::size_t j0, std::size_t j1) {
+    W* ol = o.limb(0, l);
     const Modulus mod = o.modulus(l);
-    const u64 v = in[j];  // one polynomial of small integers, shared by every limb
-    if (centered && v > half) {
-      o.at(0, l, j) = W(neg_mod(reduce_word(t - v, mod), mod.value));
-    } else {
-      o.at(0, l, j) = reduce_to<W>(v, mod);
+    for (std::size_t j = j0; j < j1; ++j) {
+      const u64 v = in[j];  // one polynomial of small integers, shared by every limb
+      ol[j] = centered && v > half ? W(neg_mod(reduce_word(t - v, mod), mod.value))
+                                   : reduce_to<W>(v, mod);
     }
   });
 }
@@ -199,12 +235,17 @@ void automorphism_coeff(const Device& dev, const RnsBase& base, std::size_t n, s
   const RnsPolyView<W> o = view(dev, out, npolys, base, n);
   const u64 mask = 2 * n - 1;
   const u64 g = galois_elt;
-  for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j) {
-    const u64 idx = (u64(j) * g) & mask;  // X^j -> X^(j g) = -X^(j g - n) past n
-    if (idx < n) {
-      o.at(p, l, idx) = iv.at(p, l, j);
-    } else {
-      o.at(p, l, idx - n) = neg_mod(iv.at(p, l, j), W(o.modulus(l).value));
+  for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j0, std::size_t j1) {
+    const W* x = iv.limb(p, l);
+    W* ol = o.limb(p, l);
+    const W q = W(o.modulus(l).value);
+    for (std::size_t j = j0; j < j1; ++j) {
+      const u64 idx = (u64(j) * g) & mask;  // X^j -> X^(j g) = -X^(j g - n) past n
+      if (idx < n) {
+        ol[idx] = x[j];
+      } else {
+        ol[idx - n] = neg_mod(x[j], q);
+      }
     }
   });
 }
@@ -216,15 +257,19 @@ void tensor(const Device& dev, const RnsBase& base, std::size_t n, const W* a, s
   if (sa == 2 && sb == 2) {
     const RnsPolyView<const W> av = view(dev, a, 2, base, n), bv = view(dev, b, 2, base, n);
     const RnsPolyView<W> o = view(dev, out, 3, base, n);
-    for_each_word(dev, view(dev, out, 1, base, n), n, VEIL_LAMBDA(u32, u32 l, std::size_t j) {
+    for_each_word(dev, view(dev, out, 1, base, n), n,
+                  VEIL_LAMBDA(u32, u32 l, std::size_t j0, std::size_t j1) {
+      const W *a0 = av.limb(0, l), *a1 = av.limb(1, l), *b0 = bv.limb(0, l), *b1 = bv.limb(1, l);
+      W *o0 = o.limb(0, l), *o1 = o.limb(1, l), *o2 = o.limb(2, l);
       const Modulus mod = o.modulus(l);
-      const W a0 = av.at(0, l, j), a1 = av.at(1, l, j), b0 = bv.at(0, l, j), b1 = bv.at(1, l, j);
-      o.at(0, l, j) = mul_mod(a0, b0, mod);
-      WideAcc<W> mid;
-      mid.add(a0, b1);
-      mid.add(a1, b0);
-      o.at(1, l, j) = mid.reduce(mod);
-      o.at(2, l, j) = mul_mod(a1, b1, mod);
+      for (std::size_t j = j0; j < j1; ++j) {
+        o0[j] = mul_mod(a0[j], b0[j], mod);
+        WideAcc<W> mid;
+        mid.add(a0[j], b1[j]);
+        mid.add(a1[j], b0[j]);
+        o1[j] = mid.reduce(mod);
+        o2[j] = mul_mod(a1[j], b1[j], mod);
+      }
     });
     return;
   }
@@ -244,9 +289,13 @@ void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std
   const u64 g = galois_elt;
   // NTT slot i holds a(psi^(2 br(i) + 1)); sigma_g(a) there equals a(psi^((2 br(i) + 1) g)),
   // which sits at slot br(((2 br(i) + 1) g mod 2N - 1) / 2).
-  for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j) {
-    const u64 e = ((2 * u64(bit_reverse(u32(j), log_n)) + 1) * g) & mask;
-    o.at(p, l, j) = iv.at(p, l, bit_reverse(u32((e - 1) >> 1), log_n));
+  for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j0, std::size_t j1) {
+    const W* x = iv.limb(p, l);
+    W* ol = o.limb(p, l);
+    for (std::size_t j = j0; j < j1; ++j) {
+      const u64 e = ((2 * u64(bit_reverse(u32(j), log_n)) + 1) * g) & mask;
+      ol[j] = x[bit_reverse(u32((e - 1) >> 1), log_n)];
+    }
   });
 }
 
