@@ -24,7 +24,6 @@ namespace {
 template <class W>
 struct ModUpTables {
   const Modulus* mods;  // Q_l ∪ P
-  const u32* ntt_ids;   // Q_l ∪ P
   const u64* scale;     // [dnum][alpha]: (D_j/q_i)^-1 mod q_i
   const u64* scale_shoup;
   const W* mat;         // [dnum][ext][stride]
@@ -33,7 +32,6 @@ struct ModUpTables {
   ModUpTables(const Context& ctx, const Device& dev, std::size_t level) {
     const KeySwitchLevel& ks = ctx.key_switch(level);
     mods = ks.base_qp.moduli(dev);
-    ntt_ids = ks.base_qp.ntt_ids(dev);
     scale = ks.modup_scale.data(dev);
     scale_shoup = ks.modup_scale_shoup.data(dev);
     if constexpr (sizeof(W) == 4) {

@@ -134,7 +134,7 @@ struct CorrectionSource {
   };
   rns_detail::ConvView cv;  // with fractions: the v fold of the padded table's column kf
   const W* mat;             // [kt][stride]
-  std::size_t stride, n, part;
+  std::size_t stride, part;  // part = n / kCoeffs: a thread's coefficients are c0 + t * part
   u32 groups;
   RnsPolyView<const W> in;  // the dropped limbs in coefficient form, over drop
   RnsPolyView<W> out;       // the correction, over keep (its NTT ids)
@@ -196,7 +196,7 @@ Buffer<W> ModDownNtt::correction_first_pass(const Device& dev, const NttTables& 
     const std::size_t stride = conv_.tables().stride;
     const W* tw = tables.twiddles_for<W>(dev);
     auto run = [&]<u32 kMax>() {
-      const CorrectionSource<kMax> s{cv, mat, stride, n, n / 4, static_cast<u32>(stride / 4),
+      const CorrectionSource<kMax> s{cv, mat, stride, n / 4, static_cast<u32>(stride / 4),
                                      make_view<const W>(dev, drop_ntt, num_polys, drop_, n),
                                      make_view<W>(dev, r.data(), num_polys, keep_, n)};
       return detail::ntt_forward_first_pass_from(dev, log_n, tw, s, static_cast<u32>(num_polys),
