@@ -88,8 +88,12 @@ void BaseConverter::fast_convert(const Device& dev, const W* in, W* out, std::si
   VEIL_REQUIRE(conv_.k_from > 0, "BaseConverter::fast_convert: converter is default-constructed");
   const ConvView cv = rns_detail::make_view(dev, conv_, from_, to_);
   const std::size_t kf = cv.kf, kt = cv.kt;
-  const auto [iv, ov] = conversion_views(dev, in, out, n, num_polys, from_, to_, in_stride,
-                                         out_stride);
+  // Named copies, not structured bindings: lambdas may not capture bindings before C++20's
+  // P1091, which clang 14 (the fuzz build) lacks.
+  const auto views = conversion_views(dev, in, out, n, num_polys, from_, to_, in_stride,
+                                      out_stride);
+  const auto iv = views.first;
+  const auto ov = views.second;
   if (const W* mat = padded_table<W>(dev, conv_, n)) {
     convert_blocked<W>(dev, cv, mat, conv_.stride, iv, ov);
     return;
@@ -110,8 +114,12 @@ void BaseConverter::exact_convert(const Device& dev, const W* in, Wo* out, std::
   VEIL_REQUIRE(conv_.k_from > 0, "BaseConverter::exact_convert: converter is default-constructed");
   const ConvView cv = rns_detail::make_view(dev, conv_, from_, to_, frac_.data(dev));
   const std::size_t kf = cv.kf, kt = cv.kt;
-  const auto [iv, ov] = conversion_views(dev, in, out, n, num_polys, from_, to_, in_stride,
-                                         out_stride);
+  // Named copies, not structured bindings: lambdas may not capture bindings before C++20's
+  // P1091, which clang 14 (the fuzz build) lacks.
+  const auto views = conversion_views(dev, in, out, n, num_polys, from_, to_, in_stride,
+                                      out_stride);
+  const auto iv = views.first;
+  const auto ov = views.second;
   const Modulus* to = cv.to;
   const u64* q_mod_p = conv_.q_mod_p.data(dev);
   if constexpr (std::is_same_v<W, Wo>) {
