@@ -61,19 +61,6 @@ struct RnsPolyView {
   /// Word `j` of limb `l` of polynomial `poly`.
   VEIL_HD W& at(u32 poly, u32 l, std::size_t j) const { return limb(poly, l)[j]; }
   VEIL_HD const Modulus& modulus(u32 l) const { return moduli[l]; }
-  /// The same operand, read-only.
-  VEIL_HD RnsPolyView<const W> as_const() const {
-    RnsPolyView<const W> v;
-    v.data = data;
-    v.moduli = moduli;
-    v.ntt_ids = ntt_ids;
-    v.num_polys = num_polys;
-    v.num_limbs = num_limbs;
-    v.log_n = log_n;
-    v.slots = slots;
-    v.poly_limbs = poly_limbs;
-    return v;
-  }
 };
 
 /// A view of `num_polys` polynomials of degree n over `base` at `data` on `dev`, `poly_limbs`
