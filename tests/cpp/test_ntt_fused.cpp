@@ -5,8 +5,7 @@
 //   - a producer that serves known coefficients, through the column pass and the plain row pass,
 //     gives the reference transform of every limb, word for word;
 //   - the same column pass followed by the row pass with a consumer hands the consumer each word
-//     of the reference transform exactly once, at its offset, with the polynomials of a group
-//     side by side.
+//     of the reference transform exactly once, at its offset and polynomial.
 // Degrees 2^12 (64-point columns), 2^13 and 2^15 (odd splits) and 2^16 (the bootstrappable
 // sets'). The kernels themselves run in the GPU parity tests (test_parity*.cpp, "_w32" cases).
 #include <gtest/gtest.h>
@@ -183,9 +182,8 @@ void consumer_sees_reference_once() {
   std::vector<u32> data = f.template column_pass<kLogN>(2);
   using Rows = veil::detail::FusedRows<kLogN, u32>;
   const u32* tw = f.tables.twiddles32(Device::cpu());
-  // Both groups of row r as one view of two polynomials over one prime: the pair shares limb r's
-  // prime only when prime_of(0, r) == prime_of(1, r); use group 0's layout twice instead (the
-  // consumer must see polynomial k's words in r[k]).
+  // Row r twice, as one view of two polynomials over one prime (group 0's prime; group 1's limb
+  // r may use another): the consumer must be told which polynomial each word belongs to.
   for (u32 r = 0; r < f.rows; ++r) {
     std::vector<u32> pair(2 * f.n);
     std::copy_n(data.begin() + std::size_t(r) * f.n, f.n, pair.begin());
@@ -200,29 +198,30 @@ void consumer_sees_reference_once() {
     v.data = pair.data();
     v.num_polys = 2;
     const veil::detail::NttArgs<u32> a{.v = v, .twiddles = tw, .inv_n = nullptr};
-    std::vector<int> seen(f.n, 0);
-    std::vector<u32> got0(f.n), got1(f.n);
-    auto cons = [&](u32 pg, u32 limb, u32 off, const u32(&w)[2]) {
-      EXPECT_EQ(pg, 0u);
+    std::vector<int> seen(2 * f.n, 0);
+    std::vector<u32> got(2 * f.n);
+    auto cons = [&](u32 poly, u32 limb, u32 off, u32 w) {
       EXPECT_EQ(limb, 0u);
+      ASSERT_LT(poly, 2u);
       ASSERT_LT(off, f.n);
-      ++seen[off];
-      got0[off] = w[0];
-      got1[off] = w[1];
+      ++seen[poly * f.n + off];
+      got[poly * f.n + off] = w;
     };
     constexpr u32 nseg = (Rows::kN >> Rows::kLog) / u32(Rows::kSeqsPerBlock);
-    std::vector<u32> sm(2 * Rows::kSmemWords);
-    for (u32 seg = 0; seg < nseg; ++seg) {
-      std::vector<Rows> threads(Rows::kThreads);
-      for (u32 t = 0; t < threads.size(); ++t) threads[t].set_thread(seg, t);
-      BlockEx<Rows> ex{&threads, sm.data()};
-      veil::detail::last_pass_into_block<2>(ex, sm.data(), a, cons, 0, 0);
-    }
+    std::vector<u32> sm(Rows::kSmemWords);
+    for (u32 poly = 0; poly < 2; ++poly)
+      for (u32 seg = 0; seg < nseg; ++seg) {  // ntt_last_pass_into_kernel's blocks
+        std::vector<Rows> threads(Rows::kThreads);
+        for (u32 t = 0; t < threads.size(); ++t) threads[t].set_thread(seg, t);
+        BlockEx<Rows> ex{&threads, sm.data()};
+        veil::detail::last_pass_into_block(ex, a, cons, poly, 0);
+      }
     const std::vector<u32>& want = f.want[r];
     for (std::size_t i = 0; i < f.n; ++i) {
       ASSERT_EQ(seen[i], 1) << "offset " << i;
-      ASSERT_EQ(got0[i], want[i]) << "2^" << kLogN << ", limb " << r << ", offset " << i;
-      ASSERT_EQ(got1[i], u32((2 * u64(want[i])) % q)) << "offset " << i;
+      ASSERT_EQ(seen[f.n + i], 1) << "offset " << i;
+      ASSERT_EQ(got[i], want[i]) << "2^" << kLogN << ", limb " << r << ", offset " << i;
+      ASSERT_EQ(got[f.n + i], u32((2 * u64(want[i])) % q)) << "offset " << i;
     }
   }
 }

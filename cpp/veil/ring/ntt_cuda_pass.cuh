@@ -304,38 +304,30 @@ struct Pass {
   template <int kCount>
   VEIL_HD void load_twiddles(u32 tb, W (&w)[kCount], W (&ws)[kCount]) const {
 #if VEIL_DEVICE_CODE
-    if constexpr (kTwShared) {  // shared memory: plain (vector) loads
-      using Pair = typename WordPair<W>::type;
-      if constexpr (kCount >= 2) {
-        const auto* pw = reinterpret_cast<const Pair*>(w_tab + tb);
-        const auto* ps = reinterpret_cast<const Pair*>(ws_tab + tb);
-#pragma unroll
-        for (int m = 0; m < kCount / 2; ++m) {
-          const Pair a = pw[m], b = ps[m];
-          w[2 * m] = a.x;
-          w[2 * m + 1] = a.y;
-          ws[2 * m] = b.x;
-          ws[2 * m + 1] = b.y;
-        }
+    // Read-only cache loads from global memory; plain loads where the tables are in shared
+    // memory (kTwShared).
+    auto fetch = [](const auto* ptr) {
+      if constexpr (kTwShared) {
+        return *ptr;
       } else {
-        w[0] = w_tab[tb];
-        ws[0] = ws_tab[tb];
+        return __ldg(ptr);
       }
-    } else if constexpr (kCount >= 2) {
+    };
+    if constexpr (kCount >= 2) {
       using Pair = typename WordPair<W>::type;
       const auto* pw = reinterpret_cast<const Pair*>(w_tab + tb);
       const auto* ps = reinterpret_cast<const Pair*>(ws_tab + tb);
 #pragma unroll
       for (int m = 0; m < kCount / 2; ++m) {
-        const Pair a = __ldg(pw + m), b = __ldg(ps + m);
+        const Pair a = fetch(pw + m), b = fetch(ps + m);
         w[2 * m] = a.x;
         w[2 * m + 1] = a.y;
         ws[2 * m] = b.x;
         ws[2 * m + 1] = b.y;
       }
     } else {
-      w[0] = __ldg(w_tab + tb);
-      ws[0] = __ldg(ws_tab + tb);
+      w[0] = fetch(w_tab + tb);
+      ws[0] = fetch(ws_tab + tb);
     }
 #else
     assert(tb % kCount == 0);

@@ -52,10 +52,9 @@ template <int kLogN, class W>
 using FusedCols = Pass<true, true, kLogN, kLogN / 2, 8, false, 2, false, W, true>;
 // The row pass: 2^(logN - floor(logN / 2)) points, 16 words per thread, 4096-word tiles.
 template <int kLogN, class W>
-using FusedRows = Pass<true, false, kLogN, kLogN - kLogN / 2,
-                       ((1 << 12) >> (kLogN - kLogN / 2)) < 1 ? 1
-                                                              : ((1 << 12) >> (kLogN - kLogN / 2)),
-                       true, 4, false, W>;
+using FusedRows =
+    Pass<true, false, kLogN, kLogN - kLogN / 2, ((1 << 12) >> (kLogN - kLogN / 2)), true, 4, false,
+         W>;
 
 // A column-pass thread with the producer's per-thread state (e.g. its conversion inputs).
 template <class P_, class State>
@@ -126,37 +125,27 @@ VEIL_HD void first_pass_from_block(Ex& ex, const typename Ex::P::Word* twiddles,
   }
 }
 
-/// The fused row pass of one block: limb `limb`, tile `seg`, polynomials [pg * kPolys, pg * kPolys
-/// + kPolys) of a.v, with set_thread already called. Each polynomial's row pass runs into its own
-/// part of `sm` (kPolys * P::kSmemWords words); then, for every word of the tile,
-/// cons(pg * kPolys, limb, offset, r) with r[k] = polynomial pg * kPolys + k's transform (fully
-/// reduced) at `offset` within the limb. Nothing is stored unless the consumer stores it.
-template <int kPolys, class Ex, class Cons>
-VEIL_HD void last_pass_into_block(Ex& ex, typename Ex::P::Word* sm,
-                                  const NttArgs<typename Ex::P::Word>& a, const Cons& cons, u32 pg,
-                                  u32 limb) {
+/// The fused row pass of one block: limb `limb` of polynomial `poly` of a.v, the block's tile,
+/// with set_thread already called. The row pass runs into the shared tile `sm`; then, for every
+/// word of the tile, cons(poly, limb, offset, r) with r the transform (fully reduced) at
+/// `offset` within the limb. Nothing is stored unless the consumer stores it.
+template <class Ex, class Cons>
+VEIL_HD void last_pass_into_block(Ex& ex, const NttArgs<typename Ex::P::Word>& a,
+                                  const Cons& cons, u32 poly, u32 limb) {
   using P = typename Ex::P;
-  using W = typename P::Word;
-  for (int k = 0; k < kPolys; ++k) {
-    ex.sm = sm + k * P::kSmemWords;
-    const u32 poly = pg * kPolys + u32(k);
-    ex.each([&](P& p, auto) {
-      p.set_limb(a.twiddles, a.inv_n, a.v.ntt_ids[limb], a.v.modulus(limb), a.v.limb(poly, limb));
-    });
-    pass_load(ex);
-    pass_rounds(ex);
-    ex.each([](P& p, auto s) { p.template write<P::kRounds - 1>(s); });
-  }
-  ex.sync();
   ex.each([&](P& p, auto) {
+    p.set_limb(a.twiddles, a.inv_n, a.v.ntt_ids[limb], a.v.modulus(limb), a.v.limb(poly, limb));
+  });
+  pass_load(ex);
+  pass_rounds(ex);
+  ex.each([](P& p, auto sm) { p.template write<P::kRounds - 1>(sm); });
+  ex.sync();
+  ex.each([&](P& p, auto sm) {
     const u32 base = p.first << P::kLog;
 #pragma unroll
     for (u32 i = 0; i < P::kP; ++i) {
       const u32 e = p.tid + u32(P::kThreads) * i;
-      W r[kPolys];
-#pragma unroll
-      for (int k = 0; k < kPolys; ++k) r[k] = sm[k * P::kSmemWords + P::flat_sofs(e)];
-      cons(pg * kPolys, limb, base + e, r);
+      cons(poly, limb, base + e, sm[P::flat_sofs(e)]);
     }
   });
 }
@@ -199,18 +188,17 @@ __global__ void __launch_bounds__(P::kThreads, kMinBlocks)
   first_pass_from_block(ex, twiddles, src, sh, g, r0, r1);
 }
 
-template <class P, int kPolys, class Cons, int kMinBlocks>
+// Block = (limb, tile, polynomial), polynomial fastest (they share twiddles).
+template <class P, class Cons, int kMinBlocks>
 __global__ void __launch_bounds__(P::kThreads, kMinBlocks)
     ntt_last_pass_into_kernel(NttArgs<typename P::Word> a, Cons cons) {
-  using W = typename P::Word;
-  __shared__ W sm[kPolys * P::kSmemWords];
+  __shared__ typename P::Word sm[P::kSmemWords];
   constexpr u32 nseg = (P::kN >> P::kLog) / u32(P::kSeqsPerBlock);
-  const u32 groups = a.v.num_polys / u32(kPolys);
-  const u32 pg = blockIdx.x % groups, rest = blockIdx.x / groups;
+  const u32 poly = blockIdx.x % a.v.num_polys, rest = blockIdx.x / a.v.num_polys;
   P p;
   p.set_thread(rest % nseg, threadIdx.x);
   ThreadEx<P> ex{p, sm};
-  last_pass_into_block<kPolys>(ex, sm, a, cons, pg, rest / nseg);
+  last_pass_into_block(ex, a, cons, poly, rest / nseg);
 }
 
 // Blocks a fused column pass aims for (about four per SM of an H100 at one resident block each;
@@ -228,9 +216,9 @@ u32 fused_target_blocks() {
 
 /// The column pass of a forward NTT whose input comes from `src` (see first_pass_from_block) on
 /// dev's stream, for groups g < `groups` of at most `max_rows` output limbs each; the row pass
-/// (ntt_forward_last_pass_into) completes the transform. Output limbs
-/// are split over blocks until about fused_target_blocks() blocks run, and at most
-/// kFusedMaxRows to a block (each split reloads its inputs). Returns false, launching nothing, where the degree is not served.
+/// (ntt_forward_last_pass_into) completes the transform. Output limbs are split over blocks
+/// until about fused_target_blocks() blocks run, and at most kFusedMaxRows to a block (each
+/// split reloads its inputs). Returns false, launching nothing, where the degree is not served.
 template <class W, class Src>
 bool ntt_forward_first_pass_from(const Device& dev, int log_n, const W* twiddles, const Src& src,
                                  u32 groups, u32 max_rows) {
@@ -243,7 +231,6 @@ bool ntt_forward_first_pass_from(const Device& dev, int log_n, const W* twiddles
     if (splits < (max_rows + kFusedMaxRows - 1) / kFusedMaxRows) {
       splits = (max_rows + kFusedMaxRows - 1) / kFusedMaxRows;  // at most kFusedMaxRows a block
     }
-    if (splits < 1) splits = 1;
     backend::set_current(dev);
     ntt_first_pass_from_kernel<FusedCols<kLogN, W>, Src, Src::kMinBlocks>
         <<<groups * splits * tiles, P::kThreads, 0, backend::stream(dev)>>>(twiddles, src, tiles,
@@ -253,20 +240,19 @@ bool ntt_forward_first_pass_from(const Device& dev, int log_n, const W* twiddles
 }
 
 /// The row pass of the fused forward NTT over v (column pass's output layout), handing each
-/// word to `cons` (see last_pass_into_block) instead of storing it; v.num_polys must be a multiple
-/// of kPolys. False (nothing launched) where the degree is not served.
-template <int kPolys, class W, class Cons>
+/// word to `cons` (see last_pass_into_block) instead of storing it. False (nothing launched)
+/// where the degree is not served.
+template <class W, class Cons>
 bool ntt_forward_last_pass_into(const Device& dev, const RnsPolyView<W>& v, const W* twiddles,
                                 const Cons& cons) {
   if (v.num_polys == 0 || v.num_limbs == 0) return true;
-  VEIL_REQUIRE(v.num_polys % kPolys == 0, "ntt_forward_last_pass_into: polynomial count");
   return visit_fused_degree(v.log_n, [&]<int kLogN>() {
     using P = FusedRows<kLogN, W>;
     const NttArgs<W> a{.v = v, .twiddles = twiddles, .inv_n = nullptr};
-    const std::size_t blocks = std::size_t(v.num_limbs) * (P::kN >> P::kLog) /
-                               std::size_t(P::kSeqsPerBlock) * (v.num_polys / kPolys);
+    const std::size_t blocks = std::size_t(v.num_polys) * v.num_limbs * (P::kN >> P::kLog) /
+                               std::size_t(P::kSeqsPerBlock);
     backend::set_current(dev);
-    ntt_last_pass_into_kernel<P, kPolys, Cons, 4>
+    ntt_last_pass_into_kernel<P, Cons, 4>
         <<<unsigned(blocks), P::kThreads, 0, backend::stream(dev)>>>(a, cons);
     backend::check_last_launch("ntt_forward_last_pass_into");
   });

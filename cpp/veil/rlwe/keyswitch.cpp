@@ -162,18 +162,17 @@ struct StoreRows {
   }
 };
 
-// ModDown's last step on kept limb lp of both polynomials: out_k = (x_k - c_k) * D^-1, stored or
-// added into out_k.
 template <class W, bool kAccumulate>
-struct ModDownOut {
+struct ModDownRows {
+  const W* r;  // [2][r_stride]: the correction of ModDownNtt::correction
+  std::size_t r_stride, n;
   ModDownNtt::FinishView v;
   W* out0;
   W* out1;
-  std::size_t n;
-  VEIL_HD void operator()(std::size_t lp, std::size_t coeff, W x0, W x1, W c0, W c1) const {
+  VEIL_HD void operator()(std::size_t lp, std::size_t coeff, W r0, W r1) const {
     const std::size_t i = lp * n + coeff;
-    const W y0 = mod_down_finish<W>(v, lp, x0, c0);
-    const W y1 = mod_down_finish<W>(v, lp, x1, c1);
+    const W y0 = mod_down_finish<W>(v, lp, r0, r[i]);
+    const W y1 = mod_down_finish<W>(v, lp, r1, r[r_stride + i]);
     if constexpr (kAccumulate) {
       const W q = static_cast<W>(v.keep[lp].value);
       out0[i] = add_mod(out0[i], y0, q);
@@ -182,17 +181,6 @@ struct ModDownOut {
       out0[i] = y0;
       out1[i] = y1;
     }
-  }
-};
-
-template <class W, bool kAccumulate>
-struct ModDownRows {
-  const W* r;  // [2][r_stride]: the correction of ModDownNtt::correction
-  std::size_t r_stride;
-  ModDownOut<W, kAccumulate> out;
-  VEIL_HD void operator()(std::size_t lp, std::size_t coeff, W r0, W r1) const {
-    const std::size_t i = lp * out.n + coeff;
-    out(lp, coeff, r0, r1, r[i], r[r_stride + i]);
   }
 };
 
@@ -318,11 +306,12 @@ void inner_mod_down(const Context& ctx, const Device& dev, std::size_t level,
   const std::size_t n = ctx.n(), kk = md.keep().size(), kd = md.drop().size();
   VEIL_REQUIRE(kk + kd == level + 1 + ctx.num_p(), "inner_mod_down: ModDown bases do not match");
   const InnerProduct<W> ip(ctx, dev, level, digits, key, galois_elt, lift0, lift1);
-  const ModDownOut<W, kAccumulate> out{md.finish_view(dev), out0, out1, n};
   Buffer<W> xd(dev, 2 * kd * n);
   inner_product<W>(dev, ip, kk, kk + kd, StoreRows<W>{xd.data(), kk, n, kd * n});
   Buffer<W> r = md.correction<W>(dev, ctx.ntt(), xd.data(), n, 2);
-  inner_product<W>(dev, ip, 0, kk, ModDownRows<W, kAccumulate>{r.data(), md.target_size() * n, out});
+  inner_product<W>(dev, ip, 0, kk,
+                   ModDownRows<W, kAccumulate>{r.data(), md.target_size() * n, n,
+                                               md.finish_view(dev), out0, out1});
 }
 
 // The fused kernel reads the digits' own limbs while it writes the accumulators: they must not

@@ -37,7 +37,11 @@ void convert_blocked_k(const Device& dev, const ConvView& cv, const W* mat, std:
   constexpr u32 kC = kBlockCoeffs<W, kMax>;
   const std::size_t num_polys = out.num_polys, part = out.n() / kC;
   const int log_part = log2_exact(part);
-  const int log_splits = blocked_log_splits(cv.kt, num_polys, part);
+  int log_splits = 0;
+  while ((std::size_t(2) << log_splits) <= cv.kt &&
+         (num_polys * part << log_splits) < (std::size_t(1) << 16)) {
+    ++log_splits;
+  }
   const std::size_t splits = std::size_t(1) << log_splits;
   const std::size_t per = (cv.kt + splits - 1) / splits, kt = cv.kt;
   for_each(dev, (num_polys * part) << log_splits, VEIL_LAMBDA(std::size_t idx) {

@@ -291,18 +291,6 @@ const W* padded_table(const Device& dev, const detail::FastConvTables& t, std::s
   }
 }
 
-/// How many groups (a power of two, at most kt) the output limbs of a register-blocked
-/// conversion of num_polys polynomials with `part` threads each are split into: until about 2^16
-/// threads run (measured on the H100 against 2^15, 2^17 and 2^18; bench/NOTES.md), as log2.
-inline int blocked_log_splits(std::size_t kt, std::size_t num_polys, std::size_t part) {
-  int log_splits = 0;
-  while ((std::size_t(2) << log_splits) <= kt &&
-         (num_polys * part << log_splits) < (std::size_t(1) << 16)) {
-    ++log_splits;
-  }
-  return log_splits;
-}
-
 /// Calls f(p, c) for every coefficient c of every polynomial p < num_polys, one thread each
 /// (the index split by a shift and a mask).
 /// Coefficients vary fastest, so the threads of a warp read and write consecutive words. (One

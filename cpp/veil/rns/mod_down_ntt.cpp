@@ -10,56 +10,6 @@
 
 namespace veil {
 
-namespace {
-// BGV's correction in one pass: the exact conversion drop -> K ∪ {t} (register-blocked,
-// conv_kernels.h) with delta = r + D k, k = [-r_t D^-1]_t centered (seed 001 §II-C, eq. 3), applied
-// as each kept limb is produced: every thread converts its kC coefficients to t first (one more
-// dot product per group of output limbs), then writes r_l + k D mod k_l for its kept limbs. The
-// t limb itself is not stored (nothing reads it after the correction). Replaces a conversion
-// that stored r_t and a second pass that read and rewrote every kept limb.
-template <class W, u32 kMax>
-void convert_t_corrected(const Device& dev, const rns_detail::ConvView& cv, const W* mat,
-                         std::size_t stride, const RnsPolyView<const W>& in,
-                         const RnsPolyView<W>& out, const u64* dk, u64 t, u64 dit) {
-  constexpr u32 kC = rns_detail::kBlockCoeffs<W, kMax>;
-  const std::size_t num_polys = out.num_polys, part = out.n() / kC, kk = cv.kt - 1;
-  const int log_part = log2_exact(part);
-  const int log_splits = rns_detail::blocked_log_splits(kk, num_polys, part);
-  const std::size_t splits = std::size_t(1) << log_splits, per = (kk + splits - 1) / splits;
-  const u32 groups = static_cast<u32>((cv.kf + 4) / 4);  // the kf inputs and v
-  for_each(dev, (num_polys * part) << log_splits, VEIL_LAMBDA(std::size_t idx) {
-    const std::size_t c = idx & (part - 1), rest = idx >> log_part;
-    const std::size_t g = rest & (splits - 1);
-    const u32 p = static_cast<u32>(rest >> log_splits);
-    const std::size_t j0 = g * per, j1 = j0 + per < kk ? j0 + per : kk;
-    W y[kC][kMax];
-    rns_detail::block_inputs<W, kMax, kC>(cv, in, p, 0, c, part, groups, y);
-    W rt[kC];
-    const Modulus tmod = cv.to[kk];
-    rns_detail::block_row<W, kMax, kC>(y, mat + kk * stride, groups, tmod, rt);
-    u64 k[kC];
-    bool negative[kC];
-#pragma unroll
-    for (u32 i = 0; i < kC; ++i) {
-      k[i] = mul_mod(neg_mod(u64(rt[i]), t), dit, tmod);
-      negative[i] = k[i] > (t >> 1);
-    }
-    for (std::size_t j = j0; j < j1; ++j) {
-      const Modulus m = cv.to[j];
-      W r[kC];
-      rns_detail::block_row<W, kMax, kC>(y, mat + j * stride, groups, m, r);
-#pragma unroll
-      for (u32 i = 0; i < kC; ++i) {
-        const u64 km =
-            negative[i] ? neg_mod(reduce_word(t - k[i], m), m.value) : reduce_word(k[i], m);
-        out.at(p, static_cast<u32>(j), c + i * part) =
-            static_cast<W>(mul_add_mod(km, dk[j], u64(r[i]), m));
-      }
-    }
-  });
-}
-}  // namespace
-
 template <class W>
 Buffer<W> ModDownNtt::correction(const Device& dev, const NttTables& tables, W* drop_ntt,
                                  std::size_t n, std::size_t num_polys) const {
@@ -70,26 +20,8 @@ Buffer<W> ModDownNtt::correction(const Device& dev, const NttTables& tables, W* 
   // 2. r = the centered lift of [x]_D to K (and t), by exact base conversion (HPS), so that
   //    (x - r) / D = round(x / D) for any number of dropped primes.
   Buffer<W> r(dev, num_polys * kt * n);
-  const W* mat = rns_detail::padded_table<W>(dev, conv_.tables(), n);
-  if (t_ && mat != nullptr) {
-    //    BGV: the t-correction inside the (register-blocked) conversion.
-    const rns_detail::ConvView cv = rns_detail::make_view(dev, conv_.tables(), drop_, target_,
-                                                          conv_.fractions(dev));
-    const RnsPolyView<const W> in = make_view<const W>(dev, drop_ntt, num_polys, drop_, n);
-    const RnsPolyView<W> out = make_view<W>(dev, r.data(), num_polys, target_, n);
-    const std::size_t stride = conv_.tables().stride;
-    const u64* dk = d_mod_k_.data(dev);
-    if (cv.kf < 4) {
-      convert_t_corrected<W, 4>(dev, cv, mat, stride, in, out, dk, t_, d_inv_mod_t_);
-    } else if (cv.kf < 8) {
-      convert_t_corrected<W, 8>(dev, cv, mat, stride, in, out, dk, t_, d_inv_mod_t_);
-    } else if (cv.kf < 16) {
-      convert_t_corrected<W, 16>(dev, cv, mat, stride, in, out, dk, t_, d_inv_mod_t_);
-    } else {
-      convert_t_corrected<W, 32>(dev, cv, mat, stride, in, out, dk, t_, d_inv_mod_t_);
-    }
-  } else if (t_) {
-    conv_.exact_convert<W>(dev, drop_ntt, r.data(), n, num_polys);
+  conv_.exact_convert<W>(dev, drop_ntt, r.data(), n, num_polys);
+  if (t_) {
     W* rr = r.data();
     const Modulus* tm = target_.moduli(dev);
     const u64* dk = d_mod_k_.data(dev);
@@ -108,8 +40,6 @@ Buffer<W> ModDownNtt::correction(const Device& dev, const NttTables& tables, W* 
         col[l * n] = static_cast<W>(mul_add_mod(km, dk[l], u64(col[l * n]), m));
       }
     });
-  } else {
-    conv_.exact_convert<W>(dev, drop_ntt, r.data(), n, num_polys);
   }
   // 3. To the NTT domain over K.
   if (kt == kk) {  // no t limb between the polynomials: one batched transform
@@ -161,9 +91,9 @@ struct FinishInto {
   W* out;
   std::size_t in_stride, out_stride, n;
   ModDownNtt::FinishView v;
-  VEIL_HD void operator()(u32 p, u32 l, u32 off, const W (&r)[1]) const {
+  VEIL_HD void operator()(u32 p, u32 l, u32 off, W r) const {
     const std::size_t i = std::size_t(l) * n + off;
-    out[p * out_stride + i] = mod_down_finish<W>(v, l, in[p * in_stride + i], r[0]);
+    out[p * out_stride + i] = mod_down_finish<W>(v, l, in[p * in_stride + i], r);
   }
 };
 #endif
@@ -235,7 +165,7 @@ void ModDownNtt::apply(const Device& dev, const NttTables& tables, const W* in, 
     // The correction's conversion in its NTT's column pass, the last step in its row pass.
     Buffer<W> r = correction_first_pass<W>(dev, tables, xd.data(), n, num_polys);
     const RnsPolyView<W> v = make_view<W>(dev, r.data(), num_polys, keep_, n);
-    const bool ok = detail::ntt_forward_last_pass_into<1>(
+    const bool ok = detail::ntt_forward_last_pass_into(
         dev, v, tables.twiddles_for<W>(dev),
         FinishInto<W>{in, out, in_stride, out_stride, n, finish_view(dev)});
       VEIL_REQUIRE(ok, "ModDownNtt::apply: fused row pass");

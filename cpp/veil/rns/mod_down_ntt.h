@@ -46,8 +46,7 @@ class ModDownNtt {
   /// their own kernel (key switching fuses it with the inner product of the kept limbs, so those
   /// limbs are never written and read back). drop_ntt: the dropped limbs [num_polys][|D|][n] in
   /// NTT form, inverse-transformed in place. Returns r: [num_polys][target_size()][n], its first
-  /// |K| limbs in NTT form (BGV: with the t-correction applied; the t limb's words are then
-  /// unspecified); finish the kept limb l with `mod_down_finish(finish_view(dev), ...)`.
+  /// |K| limbs in NTT form; finish the kept limb l with `mod_down_finish(finish_view(dev), ...)`.
   template <class W>
   Buffer<W> correction(const Device& dev, const NttTables& tables, W* drop_ntt, std::size_t n,
                        std::size_t num_polys) const;
