@@ -337,6 +337,16 @@ TEST(HardeningParams, RejectsParametersThatCannotWork) {
   d.coeff_modulus = CoeffModulus::create(8192, std::vector<int>(62, 30));
   d.special_primes = 1;
   expect_invalid([&] { Context::create(d, SecurityLevel::none); }, "digits");
+  // BGV's ModDown corrects for t inside the register-blocked conversion from P: at most 31
+  // special primes (31 is accepted).
+  EncryptionParameters g(SchemeType::bgv);
+  g.poly_modulus_degree = 8192;
+  g.plain_modulus = PlainModulus::batching(8192, 20);
+  g.coeff_modulus = CoeffModulus::create(8192, std::vector<int>(34, 30));
+  g.special_primes = 32;
+  expect_invalid([&] { Context::create(g, SecurityLevel::none); }, "special_primes");
+  g.special_primes = 31;
+  EXPECT_NO_THROW(Context::create(g, SecurityLevel::none));
   // Degrees that would overflow the prime search or loop forever.
   expect_invalid([&] { CoeffModulus::create(std::size_t(1) << 63, {50}); }, "poly_modulus_degree");
   expect_invalid([&] { PlainModulus::batching(std::size_t(1) << 63, 20); }, "poly_modulus_degree");

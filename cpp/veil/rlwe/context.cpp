@@ -107,6 +107,12 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
                           " special primes leave no ciphertext prime in coeff_modulus of size " +
                           std::to_string(p.coeff_modulus.size()));
   }
+  if (p.scheme == SchemeType::bgv && p.special_primes > 31) {
+    // BGV's ModDown applies its t-correction inside the register-blocked conversion from P
+    // (rns/mod_down_ntt.cpp), whose tables exist for at most 31 input primes.
+    throw InvalidArgument("special_primes: BGV supports at most 31 special primes, got " +
+                          std::to_string(p.special_primes));
+  }
   std::set<u64> seen;
   for (u64 q : p.coeff_modulus) {
     if (q >> 60) {

@@ -25,30 +25,15 @@ struct ExactEpi {
   }
 };
 
-/// One thread per kC coefficients n/kC apart (warps stay on consecutive words) and per group of
-/// output limbs of each polynomial. The output limbs are split in `splits` groups (a power of
-/// two) until about 2^16 threads run: with four coefficients per thread, a conversion of one or
-/// two polynomials otherwise has too few warps to hide latency (12 % occupancy); each group
-/// recomputes the inputs. Measured on the H100 at bootparam_40 (bench/NOTES.md): 2^16 threads
-/// beat 2^15 (no split), 2^17 and 2^18.
+/// The blocked conversion's threads (for_each_blocked): kC coefficients and a group of output
+/// limbs each.
 template <class W, u32 kMax>
 void convert_blocked_k(const Device& dev, const ConvView& cv, const W* mat, std::size_t stride,
                        const RnsPolyView<const W>& in, const RnsPolyView<W>& out) {
   constexpr u32 kC = kBlockCoeffs<W, kMax>;
-  const std::size_t num_polys = out.num_polys, part = out.n() / kC;
-  const int log_part = log2_exact(part);
-  int log_splits = 0;
-  while ((std::size_t(2) << log_splits) <= cv.kt &&
-         (num_polys * part << log_splits) < (std::size_t(1) << 16)) {
-    ++log_splits;
-  }
-  const std::size_t splits = std::size_t(1) << log_splits;
-  const std::size_t per = (cv.kt + splits - 1) / splits, kt = cv.kt;
-  for_each(dev, (num_polys * part) << log_splits, VEIL_LAMBDA(std::size_t idx) {
-    const std::size_t c = idx & (part - 1), rest = idx >> log_part;
-    const std::size_t g = rest & (splits - 1);
-    const u32 p = static_cast<u32>(rest >> log_splits);
-    const std::size_t j0 = g * per, j1 = j0 + per < kt ? j0 + per : kt;
+  for_each_blocked<kC>(dev, out.num_polys, out.n(), cv.kt,
+                       VEIL_LAMBDA(u32 p, std::size_t c, std::size_t part, std::size_t j0,
+                                   std::size_t j1) {
     auto store = [&](u32 t, std::size_t j, W r) { out.at(p, static_cast<u32>(j), c + t * part) = r; };
     convert_block<W, kMax, kC>(cv, mat, stride, in, p, c, part, j0, j1, store);
   });

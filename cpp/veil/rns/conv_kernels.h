@@ -291,6 +291,32 @@ const W* padded_table(const Device& dev, const detail::FastConvTables& t, std::s
   }
 }
 
+/// The threads of a register-blocked conversion of num_polys polynomials of n coefficients to kt
+/// output limbs: body(p, c, part, j0, j1) for polynomial p, coefficients c + t * part (t < kC,
+/// part = n / kC, so a warp's accesses stay consecutive) and output limbs [j0, j1). The output
+/// limbs are split into groups (a power of two) until about 2^16 threads run: with four
+/// coefficients per thread, a conversion of one or two polynomials otherwise has too few warps to
+/// hide latency (12 % occupancy); each group recomputes its inputs. Measured on the H100 at
+/// bootparam_40 (bench/NOTES.md): 2^16 threads beat 2^15 (no split), 2^17 and 2^18.
+template <u32 kC, class Body>
+void for_each_blocked(const Device& dev, std::size_t num_polys, std::size_t n, std::size_t kt,
+                      Body body) {
+  const std::size_t part = n / kC;
+  const int log_part = log2_exact(part);
+  int log_splits = 0;
+  while ((std::size_t(2) << log_splits) <= kt &&
+         (num_polys * part << log_splits) < (std::size_t(1) << 16)) {
+    ++log_splits;
+  }
+  const std::size_t splits = std::size_t(1) << log_splits, per = (kt + splits - 1) / splits;
+  for_each(dev, (num_polys * part) << log_splits, VEIL_LAMBDA(std::size_t idx) {
+    const std::size_t c = idx & (part - 1), rest = idx >> log_part;
+    const std::size_t g = rest & (splits - 1);
+    const std::size_t j0 = g * per, j1 = j0 + per < kt ? j0 + per : kt;
+    body(static_cast<u32>(rest >> log_splits), c, part, j0, j1);
+  });
+}
+
 /// Calls f(p, c) for every coefficient c of every polynomial p < num_polys, one thread each
 /// (the index split by a shift and a mask).
 /// Coefficients vary fastest, so the threads of a warp read and write consecutive words. (One

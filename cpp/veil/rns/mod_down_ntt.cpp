@@ -10,6 +10,50 @@
 
 namespace veil {
 
+namespace {
+// BGV's correction in one pass: the exact conversion drop -> K ∪ {t} (register-blocked,
+// conv_kernels.h: for_each_blocked) with delta = r + D k, k = [-r_t D^-1]_t centered (seed 001
+// §II-C, eq. 3) applied as each kept limb is produced: every thread converts its coefficients to
+// t first (one more dot product per group of output limbs), then writes r_l + k D mod k_l for its
+// kept limbs. The t limb itself is not stored (nothing reads it after the correction).
+template <class W, u32 kMax>
+void convert_t_corrected(const Device& dev, const rns_detail::ConvView& cv, const W* mat,
+                         std::size_t stride, const RnsPolyView<const W>& in,
+                         const RnsPolyView<W>& out, const u64* dk, u64 t, u64 dit) {
+  constexpr u32 kC = rns_detail::kBlockCoeffs<W, kMax>;
+  const std::size_t kk = cv.kt - 1;
+  const u32 groups = static_cast<u32>((cv.kf + 4) / 4);  // the kf inputs and v
+  rns_detail::for_each_blocked<kC>(
+      dev, out.num_polys, out.n(), kk,
+      VEIL_LAMBDA(u32 p, std::size_t c, std::size_t part, std::size_t j0, std::size_t j1) {
+        W y[kC][kMax];
+        rns_detail::block_inputs<W, kMax, kC>(cv, in, p, 0, c, part, groups, y);
+        W rt[kC];
+        const Modulus tmod = cv.to[kk];
+        rns_detail::block_row<W, kMax, kC>(y, mat + kk * stride, groups, tmod, rt);
+        u64 k[kC];
+        bool negative[kC];
+#pragma unroll
+        for (u32 i = 0; i < kC; ++i) {
+          k[i] = mul_mod(neg_mod(u64(rt[i]), t), dit, tmod);
+          negative[i] = k[i] > (t >> 1);
+        }
+        for (std::size_t j = j0; j < j1; ++j) {
+          const Modulus m = cv.to[j];
+          W r[kC];
+          rns_detail::block_row<W, kMax, kC>(y, mat + j * stride, groups, m, r);
+#pragma unroll
+          for (u32 i = 0; i < kC; ++i) {
+            const u64 km =
+                negative[i] ? neg_mod(reduce_word(t - k[i], m), m.value) : reduce_word(k[i], m);
+            out.at(p, static_cast<u32>(j), c + i * part) =
+                static_cast<W>(mul_add_mod(km, dk[j], u64(r[i]), m));
+          }
+        }
+      });
+}
+}  // namespace
+
 template <class W>
 Buffer<W> ModDownNtt::correction(const Device& dev, const NttTables& tables, W* drop_ntt,
                                  std::size_t n, std::size_t num_polys) const {
@@ -20,26 +64,28 @@ Buffer<W> ModDownNtt::correction(const Device& dev, const NttTables& tables, W* 
   // 2. r = the centered lift of [x]_D to K (and t), by exact base conversion (HPS), so that
   //    (x - r) / D = round(x / D) for any number of dropped primes.
   Buffer<W> r(dev, num_polys * kt * n);
-  conv_.exact_convert<W>(dev, drop_ntt, r.data(), n, num_polys);
-  if (t_) {
-    W* rr = r.data();
-    const Modulus* tm = target_.moduli(dev);
+  const W* mat = rns_detail::padded_table<W>(dev, conv_.tables(), n);
+  if (t_ == 0) {
+    conv_.exact_convert<W>(dev, drop_ntt, r.data(), n, num_polys);
+  } else {
+    //    BGV: delta = r + D k (k = [-r_t D^-1]_t centered), so delta = x mod D and 0 mod t, in
+    //    the conversion's own pass (the register-blocked tables exist below 32 dropped primes).
+    VEIL_REQUIRE(mat != nullptr, "ModDownNtt: BGV needs the register-blocked conversion tables");
+    const rns_detail::ConvView cv = rns_detail::make_view(dev, conv_.tables(), drop_, target_,
+                                                          conv_.fractions(dev));
+    const RnsPolyView<const W> in = make_view<const W>(dev, drop_ntt, num_polys, drop_, n);
+    const RnsPolyView<W> out = make_view<W>(dev, r.data(), num_polys, target_, n);
+    const std::size_t stride = conv_.tables().stride;
     const u64* dk = d_mod_k_.data(dev);
-    const u64 t = t_, dit = d_inv_mod_t_;
-    for_each(dev, num_polys * n, VEIL_LAMBDA(std::size_t idx) {
-      const std::size_t p = idx / n, c = idx % n;
-      W* col = rr + p * kt * n + c;
-      // delta = r + D * k with k = [-r * D^-1]_t centered: delta = 0 mod t, delta = x mod D.
-      const Modulus tmod = tm[kk];
-      const u64 rt = col[kk * n];
-      const u64 k = mul_mod(neg_mod(rt, t), dit, tmod);
-      const bool negative = k > (t >> 1);
-      for (std::size_t l = 0; l < kk; ++l) {
-        const Modulus m = tm[l];
-        const u64 km = negative ? neg_mod(reduce_word(t - k, m), m.value) : reduce_word(k, m);
-        col[l * n] = static_cast<W>(mul_add_mod(km, dk[l], u64(col[l * n]), m));
-      }
-    });
+    if (cv.kf < 4) {
+      convert_t_corrected<W, 4>(dev, cv, mat, stride, in, out, dk, t_, d_inv_mod_t_);
+    } else if (cv.kf < 8) {
+      convert_t_corrected<W, 8>(dev, cv, mat, stride, in, out, dk, t_, d_inv_mod_t_);
+    } else if (cv.kf < 16) {
+      convert_t_corrected<W, 16>(dev, cv, mat, stride, in, out, dk, t_, d_inv_mod_t_);
+    } else {
+      convert_t_corrected<W, 32>(dev, cv, mat, stride, in, out, dk, t_, d_inv_mod_t_);
+    }
   }
   // 3. To the NTT domain over K.
   if (kt == kk) {  // no t limb between the polynomials: one batched transform
