@@ -463,15 +463,29 @@ NB_MODULE(_core, m) {
     return io::load_galois_keys(v, c, d, o);
   });
 
+  nb::class_<SwitchingKey>(m, "SwitchingKey",
+                           "A key switching ciphertexts from one secret key to another.")
+      .def_prop_ro("device", [](const SwitchingKey& k) { return k.device().str(); })
+      .def_prop_ro("key_set_id", &SwitchingKey::key_id)
+      .def_prop_ro("from_key_set_id", &SwitchingKey::from_key_id)
+      .def_prop_ro("max_level", &SwitchingKey::max_level)
+      .def_prop_ro("nbytes", [](const SwitchingKey& k) { return k.key().buffer().bytes(); })
+      .def("to", [](const SwitchingKey& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a);
+
   // ---- key generation, encoding, encryption ---------------------------------------------
   nb::class_<KeyGenerator>(m, "KeyGenerator",
                            "Generates the secret key on `device`; seed=None draws from the OS.")
-      .def("__init__", [](KeyGenerator* k, const Ctx& c, const std::string& d, nb::handle seed) {
+      .def("__init__", [](KeyGenerator* k, const Ctx& c, const std::string& d, nb::handle seed,
+                          nb::handle hw) {
              const auto s = seed_arg(seed);
              const Device dev = dev_of(d);
+             const std::size_t h = size_arg(hw, "hamming_weight");
              Release r;
-             new (k) KeyGenerator(c, dev, s);
-           }, "context"_a, "device"_a = "cpu", "seed"_a.none() = nb::none())
+             new (k) KeyGenerator(c, dev, s, h);
+           }, "context"_a, "device"_a = "cpu", "seed"_a.none() = nb::none(),
+           "hamming_weight"_a = 0,
+           "hamming_weight > 0 samples a sparse ternary secret with exactly that many nonzero "
+           "coefficients (CKKS bootstrapping's encapsulated secret).")
       .def("__init__", [](KeyGenerator* k, const Ctx& c, const SecretKey& sk, nb::handle seed) {
              const auto s = seed_arg(seed);
              Release r;
@@ -491,6 +505,14 @@ NB_MODULE(_core, m) {
            }, "steps"_a.none() = nb::none(), "include_columns"_a = true,
            "Keys for the given rotation steps (default: every power of two, both directions) "
            "and the column swap.")
+      .def("create_switching_key", [](const KeyGenerator& k, const SecretKey& from, nb::handle lv) {
+             const std::size_t level = lv.is_none() ? static_cast<std::size_t>(-1)
+                                                    : size_arg(lv, "max_level");
+             Release r;
+             return k.create_switching_key(from, level);
+           }, "from_key"_a, "max_level"_a.none() = nb::none(),
+           "A key switching ciphertexts under `from_key` to this generator's secret, for levels "
+           "<= max_level (default: all; lower levels keep only Q_max_level and P limbs).")
       .def("create_galois_keys_from_elts", [](const KeyGenerator& k, nb::handle e) {
              auto elts = list_arg(e, "galois_elts", [](nb::handle x) {
                return static_cast<std::uint32_t>(u64_arg(x, "galois_elts", 0, UINT32_MAX));
@@ -622,6 +644,15 @@ NB_MODULE(_core, m) {
              return ev.mod_switch_to(p, level);
            }, "plain"_a, "level"_a)
       .def("rescale_to_next", &Evaluator::rescale_to_next, "encrypted"_a, nb::call_guard<Release>())
+      .def("switch_key", &Evaluator::switch_key, "encrypted"_a, "switching_key"_a,
+           nb::call_guard<Release>(), "Key switching to the switching key's target secret.")
+      .def("mod_raise", &Evaluator::mod_raise, "encrypted"_a, nb::call_guard<Release>(),
+           "CKKS ModRaise: from a level in q_0's rescale block to the top level (CHKKS 2018).")
+      .def("multiply_monomial", [](const Evaluator& ev, const Ciphertext& c, nb::handle k) {
+             const std::size_t e = size_arg(k, "k");
+             Release r;
+             return ev.multiply_monomial(c, e);
+           }, "encrypted"_a, "k"_a, "CKKS: encrypted * X^k, exact (k < 2N).")
       .def("relinearize_rescale", &Evaluator::relinearize_rescale, "encrypted"_a, "relin_keys"_a,
            nb::call_guard<Release>(),
            "CKKS: relinearize and rescale in one key switch (ModDown by P fused with the rescale).")

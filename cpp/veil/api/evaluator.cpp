@@ -344,6 +344,42 @@ Ciphertext Evaluator::apply_galois(const Ciphertext& a, u32 galois_elt, const Ga
   return galois_with_digits(a, digits, galois_elt, gk);
 }
 
+Ciphertext Evaluator::switch_key(const Ciphertext& a, const SwitchingKey& key) const {
+  check(a, "encrypted");
+  if (key.empty()) throw InvalidArgument("switching_key: is empty");
+  check_compatible(*ctx_, a.device(), key.context(), key.device(), "switching_key");
+  if (a.size() != 2) {
+    throw InvalidArgument("encrypted: key switching expects size 2 (relinearize first), got " +
+                          std::to_string(a.size()));
+  }
+  if (a.level() > key.max_level()) {
+    throw InvalidArgument("encrypted: is at level " + std::to_string(a.level()) +
+                          " but the switching key serves levels <= " +
+                          std::to_string(key.max_level()) + " (mod_switch_to it first)");
+  }
+  if (a.key_id() && key.from_key_id() && a.key_id() != key.from_key_id()) {
+    throw InvalidArgument("switching_key: switches from another key set than the ciphertext's");
+  }
+  Ciphertext out = a;
+  fill_zero_words(a.device(), out.poly(1), a.poly_words());
+  key_switch_accumulate(*ctx_, a.device(), a.level(), a.poly(1), a.is_ntt_form(), key.key(),
+                        out.poly(0), out.poly(1), a.is_ntt_form());
+  out.set_key_id(key.key_id());
+  return out;
+}
+
+Ciphertext Evaluator::mod_raise(const Ciphertext& a) const {
+  check(a, "encrypted");
+  return ckks::mod_raise(a);
+}
+
+Ciphertext Evaluator::multiply_monomial(const Ciphertext& a, std::size_t k) const {
+  check(a, "encrypted");
+  Ciphertext out = a;
+  ckks::multiply_monomial_inplace(out, k);
+  return out;
+}
+
 std::vector<int> naf_decompose(int step) {
   std::vector<int> out;
   long long v = step;

@@ -77,6 +77,17 @@ class Evaluator {
   /// CKKS: complex conjugation of every slot (Galois element 2N - 1).
   Ciphertext conjugate(const Ciphertext& a, const GaloisKeys& gk) const;
 
+  /// Key switching from one secret to another (c0, c1) -> (c0, 0) + KeySwitch(c1): the result
+  /// decrypts under the key's target secret (key_id) to what `a` decrypted to under its source,
+  /// plus the key-switching noise. Used by sparse-secret encapsulation in CKKS bootstrapping.
+  /// @throws InvalidArgument naming `encrypted` (size != 2, above the key's max_level) or
+  ///         `switching_key` (empty, other context or device, or made for another source key).
+  Ciphertext switch_key(const Ciphertext& a, const SwitchingKey& key) const;
+  /// CKKS ModRaise (ckks::mod_raise): from a level inside q_0's rescale block to the top level.
+  Ciphertext mod_raise(const Ciphertext& a) const;
+  /// CKKS: a * X^k (ckks::multiply_monomial_inplace), exact: level and scale unchanged.
+  Ciphertext multiply_monomial(const Ciphertext& a, std::size_t k) const;
+
   const ContextPtr& context() const { return ctx_; }
 
  private:

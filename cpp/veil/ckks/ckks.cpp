@@ -9,6 +9,9 @@
 #include "veil/rlwe/checks.h"
 #include "veil/rlwe/encrypt.h"
 #include "veil/rlwe/ntt_ops.h"
+#include "veil/rns/base_converter.h"
+#include "veil/ring/ntt.h"
+#include "veil/backend/table.h"
 
 namespace veil::ckks {
 
@@ -174,6 +177,79 @@ WordBuffer drop_last_limb(const Obj& o, std::size_t polys, std::size_t level) {
   return out;
 }
 }  // namespace
+
+namespace {
+// CKKS's scheme tables at a level l inside q_0's block: the exact conversion from Q_l to the
+// primes q_{l+1}..q_top (ModRaise).
+struct CkksTables : SchemeLevelTables {
+  BaseConverter raise;
+};
+
+std::unique_ptr<SchemeLevelTables> build_ckks_tables(const Context& ctx, std::size_t level) {
+  auto t = std::make_unique<CkksTables>();
+  const RnsBase& top = ctx.base_q(ctx.max_level());
+  t->raise = BaseConverter(ctx.base_q(level), top.slice(level + 1, ctx.max_level() - level));
+  return t;
+}
+}  // namespace
+
+Ciphertext mod_raise(const Ciphertext& ct) {
+  check_ckks(ct, "encrypted");
+  const ContextPtr& cp = ct.context();
+  const Context& ctx = *cp;
+  const std::size_t l = ct.level(), top = ctx.max_level(), n = ctx.n();
+  if (ct.size() != 2) {
+    throw InvalidArgument("encrypted: ModRaise expects size 2 (relinearize first), got size " +
+                          std::to_string(ct.size()));
+  }
+  if (l >= ctx.rescale_groups()[0]) {
+    throw InvalidArgument("encrypted: ModRaise expects a level inside q_0's rescale block (< " +
+                          std::to_string(ctx.rescale_groups()[0]) + "), got level " +
+                          std::to_string(l) + " (mod_switch_to a lower level first)");
+  }
+  if (top == l) {
+    throw InvalidArgument("encrypted: the context has no level above q_0's block to raise to");
+  }
+  const auto& tabs = scheme_tables_of<CkksTables>(ctx, SchemeType::ckks, "CKKS", l,
+                                                  &build_ckks_tables);
+  const Device& dev = ct.device();
+  const std::size_t in_limbs = l + 1, out_limbs = top + 1;
+  WordBuffer coeff(dev, 2 * in_limbs * n, ct.word_bits());
+  copy_words(dev, coeff.data(), dev, ct.data(), 2 * in_limbs * n);
+  if (ct.is_ntt_form()) ntt_inverse(dev, coeff.data(), 2, ctx.base_q(l), ctx.ntt());
+  Ciphertext out(cp, dev, 2, top, true);
+  copy_word_rows(dev, out.data(), out_limbs * n, coeff.data(), in_limbs * n, in_limbs * n, 2);
+  tabs.raise.exact_convert(dev, coeff.data(), out.data() + in_limbs * n, n, 2, in_limbs * n,
+                           out_limbs * n);
+  ntt_forward(dev, out.data(), 2, ctx.base_q(top), ctx.ntt());
+  out.set_scale(ct.scale());
+  out.set_key_id(ct.key_id());
+  return out;
+}
+
+void multiply_monomial_inplace(Ciphertext& ct, std::size_t k) {
+  check_ckks(ct, "encrypted");
+  const Context& ctx = *ct.context();
+  const std::size_t n = ctx.n();
+  if (k >= 2 * n) {
+    throw InvalidArgument("k: expected an exponent below 2N = " + std::to_string(2 * n) +
+                          ", got " + std::to_string(k));
+  }
+  const RnsBase& q = ctx.base_q(ct.level());
+  // X^k in every limb (X^k = -X^(k-N) for k >= N), then its NTT form, then a slot-wise product.
+  std::vector<u64> mono(q.size() * n, 0);
+  for (std::size_t l = 0; l < q.size(); ++l) {
+    mono[l * n + k % n] = k < n ? 1 : q[l].value - 1;
+  }
+  WordBuffer m(ct.device(), mono.size(), ct.word_bits());
+  copy_words_from_host(ct.device(), m.data(), mono.data(), mono.size());
+  if (ct.is_ntt_form()) {
+    ntt_forward(ct.device(), m.data(), 1, q, ctx.ntt());
+    poly::multiply_broadcast(ct.device(), q, n, ct.size(), ct.data(), m.data(), ct.data());
+  } else {
+    throw InvalidArgument("encrypted: expected NTT form");
+  }
+}
 
 void mod_switch_to_next_inplace(Ciphertext& ct) {
   check_ckks(ct, "encrypted");

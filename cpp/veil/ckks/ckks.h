@@ -42,6 +42,20 @@ struct RescaleStep {
   double scale;
 };
 RescaleStep rescale_step(const Ciphertext& ct);
+/// ModRaise (Cheon-Han-Kim-Kim-Song, Eurocrypt 2018, §3.1 "modulus raising"): lifts a size-2
+/// ciphertext from a level inside q_0's rescale block (level < rescale_groups[0]) to the top
+/// level. Each coefficient of c0 and c1 is taken as its centered representative modulo Q_level
+/// (exact RNS conversion, Halevi-Polyakov-Shoup 2019) and reduced modulo the primes above, so
+/// the phase becomes m + Q_level * I(X) with |I| bounded by about the secret's Hamming weight
+/// (the term that bootstrapping's EvalMod removes). The scale is kept. Costs one inverse NTT
+/// over Q_level, one conversion and one forward NTT over Q_top.
+/// @throws InvalidArgument naming `encrypted` if it is not CKKS, not size 2, above q_0's block,
+///         or if the context has no level above that block.
+Ciphertext mod_raise(const Ciphertext& ct);
+/// ct * X^k (negacyclic, k in [0, 2N); X^N = -1): an exact product, so the scale and level are
+/// unchanged. With SEAL's slot order (generator 3) X^(N/2) multiplies slot j by i * (-1)^j.
+/// @throws InvalidArgument naming `encrypted` (not CKKS) or `k` (>= 2N).
+void multiply_monomial_inplace(Ciphertext& ct, std::size_t k);
 /// Drops the last prime without dividing (level alignment; the scale is unchanged).
 void mod_switch_to_next_inplace(Ciphertext& ct);
 /// The same for a plaintext.

@@ -1,6 +1,12 @@
 #include "veil/ring/sampler.h"
 
+#include <numeric>
+#include <string>
+#include <vector>
+
 #include "veil/backend/launch.h"
+#include "veil/backend/table.h"
+#include "veil/core/error.h"
 
 namespace veil {
 
@@ -93,6 +99,46 @@ void sample_flooding(const Device& dev, W* out, std::size_t n, const RnsBase& ba
 VEIL_SAMPLER_INSTANTIATE(u32)
 VEIL_SAMPLER_INSTANTIATE(u64)
 #undef VEIL_SAMPLER_INSTANTIATE
+
+namespace {
+// out[l][j] = c[j] mod q_l for c[j] in {0, 1, 2^64 - 1 (= -1)}.
+template <class W>
+void write_signed_table(const Device& dev, W* out, std::size_t n, const RnsBase& base,
+                        const u64* c) {
+  const Modulus* mods = base.moduli(dev);
+  const std::size_t limbs = base.size();
+  for_each(dev, n, VEIL_LAMBDA(std::size_t j) {
+    const u64 v = c[j];
+    for (std::size_t l = 0; l < limbs; ++l) {
+      out[l * n + j] = W(v == 0 ? 0 : (v == 1 ? 1 : mods[l].value - 1));
+    }
+  });
+}
+}  // namespace
+
+void sample_sparse_ternary(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
+                           const PrngStream& stream, std::size_t hamming_weight) {
+  if (hamming_weight < 1 || hamming_weight > n) {
+    throw InvalidArgument("hamming_weight: expected 1.." + std::to_string(n) + ", got " +
+                          std::to_string(hamming_weight));
+  }
+  // Partial Fisher-Yates: position i (i < h) swaps with a uniform j in [i, n); the first h
+  // entries are then a uniform h-subset. Each step draws one 64-bit word; the sign takes its
+  // top bit (independent of the low bits used for j when n <= 2^62).
+  std::vector<u32> pos(n);
+  std::iota(pos.begin(), pos.end(), 0u);
+  std::vector<u64> coeff(n, 0);  // 0, 1 or 2^64 - 1 (-1)
+  u64 w[8];
+  for (std::size_t i = 0; i < hamming_weight; ++i) {
+    if (i % 8 == 0) stream.block64(0xFFFFFFFCu, static_cast<u32>(i / 8), w);
+    const u64 x = w[i % 8];
+    const std::size_t j = i + static_cast<std::size_t>((x & ((u64(1) << 62) - 1)) % (n - i));
+    std::swap(pos[i], pos[j]);
+    coeff[pos[i]] = (x >> 63) ? ~u64(0) : u64(1);
+  }
+  const DeviceTable<u64> table(std::move(coeff));
+  VEIL_WITH_WORD(out.word_bits(), write_signed_table<W>(dev, out.as<W>(), n, base, table.data(dev)));
+}
 
 void sample_uniform(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
                     const PrngStream& stream) {

@@ -36,6 +36,15 @@ template <class W>
 void sample_flooding(const Device& dev, W* out, std::size_t n, const RnsBase& base,
                      const PrngStream& stream, int bits);
 
+/// out: [base.size()][n], a ternary polynomial with exactly `hamming_weight` nonzero
+/// coefficients (each +-1 with probability 1/2) at uniformly random positions, reduced into every
+/// limb: the sparse secrets of CKKS bootstrapping (Cheon-Han-Kim-Kim-Song, Eurocrypt 2018, §4;
+/// sparse-secret encapsulation, Bossuat-Troncoso-Hubaux, eprint 2022/024). Positions come from a
+/// partial Fisher-Yates shuffle on the host, drawing 64 keystream bits per step from sub-stream
+/// 0xFFFFFFFC (rejection-free: the modulo bias is below N / 2^64). Throws InvalidArgument naming
+/// `hamming_weight` unless 1 <= hamming_weight <= n.
+void sample_sparse_ternary(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
+                           const PrngStream& stream, std::size_t hamming_weight);
 // Run-time word size.
 void sample_uniform(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
                     const PrngStream& stream);

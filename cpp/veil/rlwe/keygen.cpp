@@ -30,11 +30,16 @@ void add_digit_indicator(const Device& dev, W* b, const W* target, const u64* p_
 }
 }  // namespace
 
-KeyGenerator::KeyGenerator(ContextPtr ctx, const Device& dev, std::optional<std::uint64_t> seed)
+KeyGenerator::KeyGenerator(ContextPtr ctx, const Device& dev, std::optional<std::uint64_t> seed,
+                           std::size_t hamming_weight)
     : ctx_(std::move(ctx)), dev_(dev), prng_(make_prng(seed)) {
   const RnsBase& qp = ctx_->base_qp_full();
   sk_ = SecretKey(ctx_, dev_, qp.size() * ctx_->n());
-  sample_ternary(dev_, sk_.data(), ctx_->n(), qp, prng_.next());
+  if (hamming_weight == 0) {
+    sample_ternary(dev_, sk_.data(), ctx_->n(), qp, prng_.next());
+  } else {
+    sample_sparse_ternary(dev_, sk_.data(), ctx_->n(), qp, prng_.next(), hamming_weight);
+  }
   ntt_forward(dev_, sk_.data(), 1, qp, ctx_->ntt());
   sk_.set_key_id(key_set_id(sk_));
 }
@@ -104,6 +109,37 @@ KSwitchKey KeyGenerator::create_kswitch_key(ConstWordPtr target) const {
   }
   key.set_key_id(sk_.key_id());
   return key;
+}
+
+SwitchingKey KeyGenerator::create_switching_key(const SecretKey& from,
+                                               std::size_t max_level) const {
+  check_compatible(*ctx_, dev_, from.context(), from.device(), "from");
+  const std::size_t top = ctx_->max_level();
+  if (max_level == static_cast<std::size_t>(-1)) max_level = top;
+  if (max_level > top) {
+    throw InvalidArgument("max_level: expected at most the top level " + std::to_string(top) +
+                          ", got " + std::to_string(max_level));
+  }
+  KSwitchKey key = create_kswitch_key(from.data());
+  if (max_level < top) {
+    // Keep Q_max_level ∪ P: zero the limbs q_{max_level+1}..q_{L-1} of every digit's b and a,
+    // and the whole of the digits above Q_max_level (never read at levels <= max_level).
+    const std::size_t n = ctx_->n(), L = ctx_->num_q();
+    const std::size_t used = (max_level + 1 + ctx_->alpha() - 1) / ctx_->alpha();
+    WordPtr base = key.data();
+    for (std::size_t j = 0; j < key.dnum(); ++j) {
+      for (std::size_t c = 0; c < 2; ++c) {
+        WordPtr poly = base + (2 * j + c) * key.poly_words();
+        if (j >= used) {
+          fill_zero_words(dev_, poly, key.poly_words());
+        } else {
+          fill_zero_words(dev_, poly + (max_level + 1) * n, (L - max_level - 1) * n);
+        }
+      }
+    }
+  }
+  u64 from_id = from.key_id() ? from.key_id() : key_set_id(from);
+  return SwitchingKey(std::move(key), from_id, max_level);
 }
 
 RelinKeys KeyGenerator::create_relin_keys() const {

@@ -13,9 +13,14 @@ namespace veil {
 class KeyGenerator {
  public:
   /// Samples a fresh secret key on `dev`. `seed` fixes the randomness (tests and reproducible
-  /// runs); without it the generator is seeded from the OS.
+  /// runs); without it the generator is seeded from the OS. `hamming_weight` = 0: uniform ternary
+  /// (SEAL's distribution); h > 0: exactly h nonzero coefficients (sample_sparse_ternary), as
+  /// for the sparse secret inside CKKS bootstrapping. A sparse secret alone is not 128-bit
+  /// secure at the full modulus; use it only with sparse-secret encapsulation
+  /// (create_switching_key with max_level). Throws InvalidArgument naming `hamming_weight` if
+  /// h > N.
   KeyGenerator(ContextPtr ctx, const Device& dev = Device::cpu(),
-               std::optional<std::uint64_t> seed = std::nullopt);
+               std::optional<std::uint64_t> seed = std::nullopt, std::size_t hamming_weight = 0);
   /// Uses an existing secret key.
   KeyGenerator(ContextPtr ctx, const SecretKey& sk,
                std::optional<std::uint64_t> seed = std::nullopt);
@@ -33,6 +38,15 @@ class KeyGenerator {
   GaloisKeys create_galois_keys_from_elts(const std::vector<std::uint32_t>& elts) const;
   /// A key-switching key from `target` (NTT form over Q ∪ P) to this secret key.
   KSwitchKey create_kswitch_key(ConstWordPtr target_ntt) const;
+  /// A key switching ciphertexts under `from` to this secret key, usable at levels <= max_level
+  /// (default: every level). With max_level < L only the digits that meet Q_max_level are kept
+  /// and their limbs outside Q_max_level ∪ P are zeroed, so the key is an RLWE sample modulo
+  /// Q_max_level * P only: sparse-secret encapsulation (Bossuat-Troncoso-Hubaux, eprint
+  /// 2022/024, §5) switches the dense secret to a sparse one at level 0 with such a key, whose
+  /// small modulus keeps the sparse secret secure. Throws InvalidArgument naming `from` (other
+  /// context or device) or `max_level` (above the top level).
+  SwitchingKey create_switching_key(const SecretKey& from,
+                                    std::size_t max_level = static_cast<std::size_t>(-1)) const;
 
  private:
   ContextPtr ctx_;

@@ -222,6 +222,29 @@ class RelinKeys {
   KSwitchKey key_;
 };
 
+/// A key switching ciphertexts from one secret key to another (KeyGenerator::create_switching_key):
+/// `from_key_id` names the source key set, key().key_id() the target's; the key serves levels
+/// <= max_level only (its other limbs are zero: sparse-secret encapsulation).
+class SwitchingKey {
+ public:
+  SwitchingKey() = default;
+  SwitchingKey(KSwitchKey k, u64 from_key_id, std::size_t max_level)
+      : key_(std::move(k)), from_(from_key_id), max_level_(max_level) {}
+  const KSwitchKey& key() const { return key_; }
+  u64 from_key_id() const { return from_; }
+  u64 key_id() const { return key_.key_id(); }
+  std::size_t max_level() const { return max_level_; }
+  const ContextPtr& context() const { return key_.context(); }
+  const Device& device() const { return key_.device(); }
+  bool empty() const { return key_.empty(); }
+  SwitchingKey to(const Device& dev) const { return SwitchingKey(key_.to(dev), from_, max_level_); }
+
+ private:
+  KSwitchKey key_;
+  u64 from_ = 0;
+  std::size_t max_level_ = 0;
+};
+
 /// Galois keys: one key-switching key per Galois element g (switching sigma_g(s) to s).
 class GaloisKeys {
  public:

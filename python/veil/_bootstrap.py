@@ -1,0 +1,744 @@
+"""CKKS bootstrapping: refreshes a ciphertext at the bottom of the modulus chain to a higher level.
+
+The pipeline (Cheon-Han-Kim-Kim-Song, "Bootstrapping for approximate homomorphic encryption",
+Eurocrypt 2018) with the improvements this module implements:
+
+1. **Sparse-secret encapsulation** (Bossuat-Troncoso-Hubaux, eprint 2022/024, §5): at level 0
+   the ciphertext is switched from the dense secret s to a sparse secret s' (Hamming weight h,
+   32 by default) with a key that exists only modulo q_0 * P, so the sparse secret never meets a
+   large modulus; after ModRaise it is switched back to s. The sparse secret keeps the overflow
+   polynomial I(X) of ModRaise small (|I| <= K with K ~ 12-16 for h = 32).
+2. **ModRaise** (CHKKS18 §3.1): the phase becomes t = m + q_0 I(X) modulo the top modulus
+   (``Evaluator.mod_raise``).
+3. **SubSum** for sparse slots (CHKKS18 §4.2): rotations by multiples of the slot count project
+   t onto the subring that n' slots live in.
+4. **CoeffToSlot** (CHKKS18 §4.1; factored transforms of Chen-Chillotti-Song, Eurocrypt 2019,
+   and Han-Ki, CT-RSA 2020): the slots become t's coefficients, w = t_lo + i t_hi, in
+   bit-reversed order. The inverse of the "special FFT" is split into ``cts_levels`` merged
+   groups of radix-2 stages; each group is one plaintext-matrix product evaluated with
+   baby-step giant-step rotations (Halevi-Shoup, CRYPTO 2014 and 2018) whose baby steps are
+   hoisted (one ModUp shared, ``Evaluator.rotate_many``).
+5. **EvalMod** (Han-Ki 2020, §4; Bossuat-Mouchet-Troncoso-Hubaux, Eurocrypt 2021): the real and
+   imaginary parts of w are separated with a conjugation, and each goes through
+   x -> sin(2 pi x) / (2 pi) computed as a Chebyshev interpolant of cos(2 pi (x - 1/4) / 2^r)
+   followed by r double-angle steps cos(2a) = 2 cos(a)^2 - 1; the polynomial is evaluated in
+   the Chebyshev basis by a baby-step giant-step recursion (Bossuat et al. 2021, Alg. 2) whose
+   scales are chosen top-down so every addition meets equal scales exactly.
+6. **SlotToCoeff**: the special FFT itself, ``stc_levels`` merged groups.
+
+SEAL's slot order (generator 3) differs from the generator-5 order of the papers: X^(N/2) is
+i * (-1)^j on slot j rather than i, and slot j of an odd index sits at the conjugate of the
+root the generator-5 FFT expects. Both are absorbed exactly: the evaluation matrix W of the
+transforms uses the generator -3 (which generates the same subgroup as 5, so the special FFT
+factors apply; tests check the factorization against the dense matrix), the odd slots are
+conjugated by masks folded into the first CoeffToSlot and the last SlotToCoeff group, and the
+imaginary branch of EvalMod uses X^(N/2) and the oddness of sine.
+
+Everything runs on the context's device through the same Evaluator calls, so the CPU and the
+GPU compute the same thing (the CPU slowly).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.polynomial import chebyshev as _cheb
+
+from . import _core
+
+
+@dataclass(frozen=True)
+class BootstrapConfig:
+    """Bootstrapping parameters (defaults: full slots, Cheddar-like level budget).
+
+    Attributes:
+        slots: slots refreshed (a power of two <= N/2; default N/2, full slots). Sparse slots
+            need a ciphertext whose slots repeat with this period (encrypt at most ``slots``
+            values and leave the rest zero: the encoder replicates nothing, so use
+            :meth:`Bootstrapper.encode_sparse` or ``np.tile``).
+        cts_levels, stc_levels: levels (rescale blocks) of CoeffToSlot and SlotToCoeff; more
+            levels mean fewer rotations per level.
+        k_range: K, the bound on |I| (EvalMod's interval is [-(K + 1), K + 1]); with h = 32 the
+            coefficients of I have a standard deviation of about sqrt(h / 12) = 1.6, so K = 12
+            is 7 standard deviations.
+        evalmod_degree: degree of the Chebyshev interpolant of the scaled cosine.
+        double_angle: r, the number of double-angle steps.
+        hamming_weight: h of the encapsulated sparse secret.
+    """
+
+    slots: int | None = None
+    cts_levels: int = 3
+    stc_levels: int = 3
+    k_range: int = 12
+    evalmod_degree: int = 31
+    double_angle: int = 3
+    hamming_weight: int = 32
+
+    @property
+    def evalmod_depth(self) -> int:
+        """Levels EvalMod consumes: the Chebyshev evaluation (ceil(log2(d + 1)) + 1, the +1
+        being the leaves' constant products) and the double-angle steps."""
+        return math.ceil(math.log2(self.evalmod_degree + 1)) + 1 + self.double_angle
+
+    @property
+    def depth(self) -> int:
+        """Levels bootstrapping consumes in all."""
+        return self.cts_levels + self.evalmod_depth + self.stc_levels
+
+
+def bootstrap_chain(log_n: int, user_levels: int, config: BootstrapConfig = BootstrapConfig(),
+                    word_bits: int = 64, special: int | None = None):
+    """A modulus chain for bootstrapping at N = 2^log_n: ``(bit sizes, rescale_groups,
+    special_primes, scale)`` for :class:`veil.CKKSContext`.
+
+    Bottom up: q_0 (50 bits: q_0 / Delta = 2^10 keeps sin(2 pi x) / (2 pi) within 2^-17 of x for
+    |m| <= 1 while EvalMod's approximation error is multiplied by only 2^10), ``user_levels``
+    levels of 40 bits (the computation's levels left
+    after bootstrapping, scale 2^40), the SlotToCoeff levels (40 bits), the EvalMod levels (60
+    bits: EvalMod runs at scale ~2^60 so the message, ~2^-14 of its values, keeps 46 bits), the
+    CoeffToSlot levels (56 bits) and the special primes (60 bits). With ``word_bits=32`` every
+    level becomes a block of ~30-bit primes of about those sizes (one prime for 30, two for 60)
+    and the 40-bit user levels alternate one and two primes as the default 32-bit chain does.
+    """
+    if word_bits == 64:
+        levels = ([50] + [40] * user_levels + [40] * config.stc_levels
+                  + [60] * config.evalmod_depth + [56] * config.cts_levels)
+        k = special if special is not None else 6
+        bits = levels + [60] * k
+        return bits, [1] * len(levels), k, 2.0 ** 40
+    if word_bits != 32:
+        raise ValueError(f"word_bits: expected 32 or 64, got {word_bits!r}")
+    groups = [2]  # q_0: 2 x 25 bits
+    # user levels: (2, 1) pairs from the top, as default_ckks_chain_32: 2^40 <-> 2^50 scales
+    user = [1 if (user_levels - i) % 2 == 1 else 2 for i in range(user_levels)]
+    groups += user
+    groups += [1] * config.stc_levels + [2] * config.evalmod_depth + [2] * config.cts_levels
+    k = special if special is not None else 12
+    bits = [25, 25] + [30] * (sum(groups) - 2) + [31] * k
+    return bits, groups, k, 2.0 ** 40
+
+
+# ---- linear algebra: diagonal form of slot-wise linear maps ---------------------------------
+# A map y = M x on n slot values is held as {k: d_k} with y[j] = sum_k d_k[j] x[(j + k) mod n]
+# (d_k[j] = M[j, j + k]); rotating a ciphertext left by k gives x[(j + k) mod n] in slot j.
+
+
+def _compose(a: dict, b: dict, n: int) -> dict:
+    """Diagonals of A∘B (B applied first): (AB)_{a+b} = A_a * rot_a(B_b)."""
+    out: dict = {}
+    for ka, da in a.items():
+        for kb, db in b.items():
+            k = (ka + kb) % n
+            out[k] = out.get(k, 0) + da * np.roll(db, -ka)
+    return {k: v for k, v in out.items() if np.any(v != 0)}
+
+
+def _row_scale(a: dict, rows: np.ndarray) -> dict:
+    """diag(rows) ∘ A."""
+    return {k: d * rows for k, d in a.items()}
+
+
+def _col_scale(a: dict, cols: np.ndarray) -> dict:
+    """A ∘ diag(cols): column j + k of diagonal k is scaled by cols[j + k]."""
+    return {k: d * np.roll(cols, -k) for k, d in a.items()}
+
+
+def special_fft_stages(n: int) -> list[dict]:
+    """The radix-2 stages of W x for W[j, k] = zeta^(g^j k), zeta = exp(2 pi i / 4n), g = -3
+    mod 4n, x in bit-reversed order: W x = S_{log n} ... S_1 (bitrev x). Stage s (block length
+    2^s, half h = 2^(s-1)) is the butterfly (u, v) -> (u + w v, u - w v) of positions p and
+    p + h, w = zeta^(g^(p mod 2^s) mod 2^(s+2) * n / 2^s) (the "special FFT" of HEAAN; Cheon
+    et al. 2018 §4 and Han-Ki 2020 §3), so its diagonals are 0 and +-h."""
+    m = 4 * n
+    g = m - 3
+    stages = []
+    length = 2
+    while length <= n:
+        h = length // 2
+        lenq = 4 * length
+        pos = np.arange(n) % length
+        lo = pos < h
+        jj = np.where(lo, pos, pos - h)
+        powers = np.array([pow(g, int(j), lenq) for j in range(h)], dtype=np.int64)
+        tw = np.exp(2j * np.pi * (powers[jj] * (m // lenq)) / m)
+        st: dict = {}
+        for k, d in ((0, np.where(lo, 1.0, -tw)), (h, np.where(lo, tw, 0.0)),
+                     (-h, np.where(lo, 0.0, 1.0))):
+            k %= n
+            st[k] = st.get(k, 0) + d
+        stages.append(st)
+        length *= 2
+    return stages
+
+
+def special_ifft_stages(n: int) -> list[dict]:
+    """Inverses of :func:`special_fft_stages`, in the same order (S_s^-1 for s = 1..log n):
+    (a, b) -> ((a + b) / 2, (a - b) / (2 w))."""
+    out = []
+    for st in special_fft_stages(n):
+        h = n // 2 if len(st) == 2 else None
+        # recover h and the twiddles from the stage: diagonal 0 holds -w on the upper halves
+        ks = sorted(k for k in st if k != 0)
+        h = min(min(ks), n - max(ks)) if h is None else h
+        length = 2 * h
+        pos = np.arange(n) % length
+        lo = pos < h
+        tw_hi = -st[0]  # -(-w) on upper positions
+        inv: dict = {}
+        for k, d in ((0, np.where(lo, 0.5, -0.5 / np.where(lo, 1, tw_hi))),
+                     (h, np.where(lo, 0.5, 0.0)),
+                     (-h, np.where(lo, 0.0, 0.5 / np.where(lo, 1, tw_hi)))):
+            k %= n
+            inv[k] = inv.get(k, 0) + d
+        out.append(inv)
+    return out
+
+
+def _groups(count: int, parts: int) -> list[range]:
+    """``count`` stages split into ``parts`` consecutive groups (the larger ones first)."""
+    parts = max(1, min(parts, count))
+    sizes = [count // parts + (1 if i < count % parts else 0) for i in range(parts)]
+    out, start = [], 0
+    for s in sizes:
+        out.append(range(start, start + s))
+        start += s
+    return out
+
+
+def _merge(stages: list[dict], order, n: int) -> dict:
+    """The product of ``stages[i]`` for i in ``order`` (the first applied first)."""
+    acc = {0: np.ones(n, dtype=np.complex128)}
+    for i in order:
+        acc = _compose(stages[i], acc, n)
+    return acc
+
+
+def _bsgs_split(keys, n: int) -> tuple[int, dict]:
+    """Chooses the baby-step size n1 (a power of two) minimizing the rotations, and groups the
+    diagonals by giant step: {giant step G: [(baby b, k)]} with k = G + b (signed)."""
+    best = None
+    signed = [k if k <= n // 2 else k - n for k in keys]
+    n1 = 1
+    while n1 <= n:
+        giants: dict = {}
+        for k, s in zip(keys, signed):
+            g = (s // n1) * n1
+            giants.setdefault(g, []).append((s - g, k))
+        babies = {b for v in giants.values() for b, _ in v}
+        cost = len(babies - {0}) + len([g for g in giants if g != 0])
+        if best is None or cost < best[0]:
+            best = (cost, n1, giants)
+        n1 *= 2
+    return best[1], best[2]
+
+
+class _LinearLevel:
+    """One plaintext-matrix level: outputs[o] = sum_i M_{o,i} inputs[i], evaluated with
+    baby-step giant-step rotations, hoisted baby steps per input, one rescale per output."""
+
+    def __init__(self, bt: Bootstrapper, mats: list[list[dict]], level: int, scale_in: float,
+                 scale_out: float):
+        self.bt = bt
+        self.level = level
+        n = bt.slots
+        ctx = bt.ctx
+        d = bt.block_product(level)
+        self.pt_scale = scale_out * d / scale_in
+        keys = sorted({k for row in mats for m in row for k in m})
+        self.n1, giants = _bsgs_split(keys, n)
+        reps = ctx.slot_count // n
+        self.babies: list[set] = [set() for _ in mats[0]]
+        self.plan = []  # per output: {G: [(input, b, plaintext)]}
+        for row in mats:
+            out = {}
+            for g, items in giants.items():
+                terms = []
+                for b, k in items:
+                    for i, m in enumerate(row):
+                        if k not in m:
+                            continue
+                        diag = np.roll(m[k], g)  # rot_{-G}(d_k)
+                        pt = ctx.encoder.encode_complex(
+                            np.ascontiguousarray(np.tile(diag, reps), dtype=np.complex128),
+                            self.pt_scale, level, ctx.device)
+                        terms.append((i, b, pt))
+                        self.babies[i].add(b)
+                if terms:
+                    out[g] = terms
+            self.plan.append(out)
+
+    def steps(self) -> set:
+        s = {b for bs in self.babies for b in bs}
+        s |= {g for out in self.plan for g in out}
+        return {x % self.bt.slots for x in s if x % self.bt.slots}
+
+    def apply(self, inputs: list) -> list:
+        ev, gk = self.bt.ev, self.bt.galois_keys
+        rotated = []
+        for i, ct in enumerate(inputs):
+            bs = sorted(self.babies[i])
+            rotated.append(dict(zip(bs, ev.rotate_many(ct, [self.bt.step(b) for b in bs], gk))))
+        outs = []
+        for plan in self.plan:
+            total = None
+            for g, terms in plan.items():
+                acc = None
+                for i, b, pt in terms:
+                    prod = ev.multiply_plain(rotated[i][b], pt)
+                    acc = prod if acc is None else ev.add(acc, prod)
+                if g % self.bt.slots:
+                    acc = ev.rotate_vector(acc, self.bt.step(g), gk)
+                total = acc if total is None else ev.add(total, acc)
+            outs.append(ev.rescale_to_next(total))
+        return outs
+
+
+class Bootstrapper:
+    """Bootstraps ciphertexts of a :class:`veil.CKKSContext` (see the module docstring).
+
+    Built by ``CKKSContext.enable_bootstrapping`` (or ``veil.ckks(..., bootstrapping=True)``):
+    generates the sparse secret's two switching keys, the Galois keys of every rotation the
+    transforms use and the conjugation key, and encodes the transforms' plaintext matrices at
+    their levels. ``key_bytes`` / ``plaintext_bytes`` report that memory.
+
+    The chain needs, from the top: ``cts_levels`` rescale blocks for CoeffToSlot,
+    ``evalmod_depth`` for EvalMod and ``stc_levels`` for SlotToCoeff; the output is at
+    ``output_level`` (the level below those, top of the user levels) with the context's scale.
+
+    Raises:
+        ValueError naming the setting when the chain is too short or the slots invalid.
+    """
+
+    def __init__(self, ctx, config: BootstrapConfig = BootstrapConfig(), seed: int | None = None):
+        self.ctx = ctx
+        self.config = config
+        self.ev = ctx.evaluator
+        context = ctx.context
+        n_full = ctx.slot_count
+        slots = n_full if config.slots is None else int(config.slots)
+        if slots < 2 or slots > n_full or slots & (slots - 1):
+            raise ValueError(f"slots: expected a power of two in 2..{n_full}, got {config.slots}")
+        self.slots = slots
+        self.N = ctx.poly_modulus_degree
+        groups = list(context.rescale_groups)
+        # block tops from q_0's block up: levels where a block ends
+        tops, acc = [], 0
+        for g in groups:
+            acc += g
+            tops.append(acc - 1)
+        self._tops = tops
+        need = config.depth + 1  # + q_0's block
+        if len(tops) < need + 1:
+            raise ValueError(
+                f"coeff_modulus: bootstrapping needs {config.depth} rescale blocks above q_0's "
+                f"and at least one user level (CoeffToSlot {config.cts_levels}, EvalMod "
+                f"{config.evalmod_depth}, SlotToCoeff {config.stc_levels}); this chain has "
+                f"{len(tops) - 1} (see veil.ckks.bootstrap_chain)")
+        self.q0_level = tops[0]
+        self.q0 = math.prod(int(q) for q in context.coeff_modulus_at(tops[0]))
+        top_idx = len(tops) - 1
+        self.output_level = tops[top_idx - config.depth]
+        self.scale = ctx.scale
+        self._build_keys(seed)
+        self._build_transforms(top_idx)
+
+    # ---- levels -------------------------------------------------------------------------
+    def block_product(self, level: int) -> float:
+        """The product of the primes a rescale from ``level`` divides by."""
+        t = self.ctx.context.rescale_target(level)
+        return float(math.prod(int(q) for q in self.ctx.context.coeff_modulus_at(level)[t + 1:]))
+
+    def step(self, k: int) -> int:
+        """A rotation step of the n-slot vector as a step of the N/2 slots (signed, small)."""
+        k %= self.slots
+        return k if k <= self.slots // 2 else k - self.slots
+
+    # ---- setup ----------------------------------------------------------------------------
+    def _build_keys(self, seed) -> None:
+        ctx, cfg = self.ctx, self.config
+        context = ctx.context
+        if ctx.secret_key is None:
+            raise ValueError("ctx: bootstrapping keys need the secret key (build them on the client)")
+        sparse = _core.KeyGenerator(context, ctx.device, None if seed is None else seed + 11,
+                                    hamming_weight=cfg.hamming_weight)
+        dense = _core.KeyGenerator(context, ctx.secret_key,
+                                   None if seed is None else seed + 12)
+        self.to_sparse = sparse.create_switching_key(ctx.secret_key, self.q0_level)
+        self.to_dense = dense.create_switching_key(sparse.secret_key())
+        del sparse
+        self._dense_keygen = dense
+
+    def _build_transforms(self, top_idx: int) -> None:
+        cfg, n = self.config, self.slots
+        tops = self._tops
+        logn = int(math.log2(n))
+        fft = special_fft_stages(n)
+        ifft = special_ifft_stages(n)
+        even = (np.arange(n) % 2 == 0).astype(np.float64)
+        odd = 1.0 - even
+        # CoeffToSlot: w' = bitrev-order W^-1 (E z + O conj z) * c; stages applied from the last
+        # FFT stage's inverse down to the first. Constant c: values t / (q_0 (K + 1)) for EvalMod's
+        # interval, 1/2 for the real/imaginary split, 1 / (N/2n) for SubSum's repetition.
+        k1 = cfg.k_range + 1
+        gap = (self.N // 2) // n
+        c = self.scale / (self.q0 * k1) / 2.0 / gap
+        cts_order = list(reversed(range(logn)))  # S_logn^-1 first
+        cts_groups = _groups(len(cts_order), cfg.cts_levels)
+        level = tops[top_idx]
+        s_in = self.scale
+        self.s_em = float(self.block_product(tops[top_idx - cfg.cts_levels]))  # ~ q at EvalMod's top
+        self.cts = []
+        for gi, grp in enumerate(cts_groups):
+            m = _merge(ifft, [cts_order[i] for i in grp], n)
+            last = gi == len(cts_groups) - 1
+            s_out = self.s_em if last else float(self.block_product(tops[top_idx - gi - 1]))
+            if gi == 0:
+                m = {k: v * c for k, v in m.items()}
+                mats = [[_col_scale(m, even), _col_scale(m, odd)]]
+            else:
+                mats = [[m]]
+            self.cts.append(_LinearLevel(self, mats, level, s_in, s_out))
+            s_in = s_out
+            level = tops[top_idx - gi - 1]
+        self.evalmod_level = level
+        self.evalmod_scale = s_in
+        # EvalMod: Chebyshev interpolant of cos(2 pi (K1 y - 1/4) / 2^r) on [-1, 1].
+        r = cfg.double_angle
+        f = lambda y: np.cos(2 * np.pi * (k1 * y - 0.25) / 2 ** r)
+        self.cheb = _cheb.chebinterpolate(f, cfg.evalmod_degree)
+        stc_top = tops[top_idx - cfg.cts_levels - cfg.evalmod_depth]
+        self.stc_level = stc_top
+        # SlotToCoeff: z = E (W v) + O conj(W v); v = sin(2 pi x) in bit-reversed order; the
+        # constant q_0 / (2 pi Delta) turns sin(2 pi (t/q_0)) ~ 2 pi m Delta / q_0 into m.
+        stc_groups = _groups(logn, cfg.stc_levels)
+        c2 = self.q0 / (2 * np.pi * self.scale)
+        self.stc = []
+        level = stc_top
+        self._stc_scale_in = None  # set at run time from EvalMod's output scale
+        self._stc_mats = []
+        for gi, grp in enumerate(stc_groups):
+            m = _merge(fft, list(grp), n)
+            if gi == 0:
+                m = {k: v * c2 for k, v in m.items()}
+            if gi == len(stc_groups) - 1:
+                mats = [[_row_scale(m, even)], [_row_scale(m, odd)]]
+            else:
+                mats = [[m]]
+            self._stc_mats.append((mats, level))
+            level = self.ctx.context.rescale_target(level)
+        # Galois keys: every rotation of the transforms, SubSum's, and the conjugation.
+        self._stc_built = False
+        self._eval_stc_scale()
+        steps = set()
+        for lt in self.cts + self.stc:
+            steps |= lt.steps()
+        s = n
+        while s < self.N // 2:
+            steps.add(s)
+            s *= 2
+        self.rotation_steps = sorted(self.step(x) if x < n else x for x in steps)
+        self.galois_keys = self._dense_keygen.create_galois_keys(self.rotation_steps, True)
+
+    def _eval_stc_scale(self) -> None:
+        """Runs EvalMod's level and scale bookkeeping on a dummy (no ciphertext) to learn the
+        SlotToCoeff input scale, then encodes SlotToCoeff's plaintexts."""
+        lvl, sc = self._evalmod_plan()
+        assert lvl == self.stc_level, (lvl, self.stc_level)
+        s_in = sc
+        for gi, (mats, level) in enumerate(self._stc_mats):
+            last = gi == len(self._stc_mats) - 1
+            s_out = self.scale if last else float(
+                self.block_product(self.ctx.context.rescale_target(level)))
+            self.stc.append(_LinearLevel(self, mats, level, s_in, s_out))
+            s_in = s_out
+        self._stc_built = True
+
+    # ---- EvalMod ----------------------------------------------------------------------------
+    def _evalmod_plan(self):
+        """(level, scale) of EvalMod's output, computed with the same rules as the evaluation."""
+        ops = _ScaleOnly(self)
+        out = self._evalmod(ops, ops.fresh(self.evalmod_level, self.evalmod_scale))
+        return out.level, out.scale
+
+    def _evalmod(self, ops, x):
+        """cos(2 pi (K1 x - 1/4)) via the interpolant and r double angles: sin(2 pi K1 x)."""
+        y = _ChebEval(ops, x, self.cheb).result()
+        for _ in range(self.config.double_angle):
+            y2 = ops.square(y)
+            y = ops.add_const(ops.add(y2, y2), -1.0)
+        return y
+
+    # ---- bootstrapping ------------------------------------------------------------------------
+    def bootstrap(self, ct):
+        """Refreshes a raw ciphertext (``_core.Ciphertext``, size 2, any level, scale = the
+        context's scale) to ``output_level``. Returns a raw ciphertext at the context's scale."""
+        ev = self.ev
+        if ct.size != 2:
+            raise ValueError(f"ct: expected size 2 (relinearize first), got {ct.size}")
+        if abs(ct.scale / self.scale - 1) > 1e-6:
+            raise ValueError(f"ct: expected the context's scale 2^{math.log2(self.scale):.2f}, got "
+                             f"2^{math.log2(ct.scale):.2f}")
+        if ct.level > self.q0_level:
+            ct = ev.mod_switch_to(ct, self.q0_level)
+        ct = ev.switch_key(ct, self.to_sparse)
+        ct = ev.mod_raise(ct)
+        ct = ev.switch_key(ct, self.to_dense)
+        s = self.slots
+        while s < self.N // 2:  # SubSum: project onto the subring of the n slots
+            ct = ev.add(ct, ev.rotate_vector(ct, s, self.galois_keys))
+            s *= 2
+        # CoeffToSlot
+        conj = ev.conjugate(ct, self.galois_keys)
+        cur = self.cts[0].apply([ct, conj])[0]
+        for lt in self.cts[1:]:
+            cur = lt.apply([cur])[0]
+        # real and imaginary parts: re = w + conj w; im' = X^(N/2) (w - conj w) = -s_j Im
+        conj = ev.conjugate(cur, self.galois_keys)
+        re = ev.add(cur, conj)
+        im = ev.multiply_monomial(ev.sub(cur, conj), self.N // 2)
+        ops = _CipherOps(self)
+        re = self._evalmod(ops, ops.wrap(re)).ct
+        im = self._evalmod(ops, ops.wrap(im)).ct
+        # f(Re) + i f(Im) = f(re) - X^(N/2) f(im')
+        v = ev.sub(re, ev.multiply_monomial(im, self.N // 2))
+        for lt in self.stc[:-1]:
+            v = lt.apply([v])[0]
+        a, b = self.stc[-1].apply([v])
+        out = ev.add(a, ev.conjugate(b, self.galois_keys))
+        return out
+
+    # ---- reporting ----------------------------------------------------------------------------
+    def key_bytes(self) -> int:
+        """Bytes of the bootstrapping keys (Galois keys and the two switching keys)."""
+        gk = self.galois_keys
+        per = self.to_dense.nbytes
+        return per * (len(gk.galois_elts) + 1) + self.to_sparse.nbytes
+
+    def plaintext_bytes(self) -> int:
+        """Bytes of the encoded transform matrices."""
+        total = 0
+        wb = self.ctx.word_bits // 8
+        for lt in self.cts + self.stc:
+            count = sum(len(t) for out in lt.plan for t in out.values())
+            total += count * (lt.level + 1) * self.N * wb
+        return total
+
+
+# ---- EvalMod's arithmetic: the same plan on ciphertexts or on (level, scale) pairs only ----------
+
+
+class _Meta:
+    __slots__ = ("level", "scale", "ct")
+
+    def __init__(self, level, scale, ct=None):
+        self.level, self.scale, self.ct = level, scale, ct
+
+
+class _ScaleOnly:
+    """Level and scale bookkeeping with the rules of :class:`_CipherOps`, without ciphertexts
+    (to learn EvalMod's output scale before any ciphertext exists)."""
+
+    def __init__(self, bt: Bootstrapper):
+        self.bt = bt
+        self.context = bt.ctx.context
+        self._above = {}
+        for lvl in bt._tops[1:]:
+            self._above[self.context.rescale_target(lvl)] = lvl
+
+    def fresh(self, level, scale):
+        return _Meta(level, scale)
+
+    def above(self, level: int) -> int:
+        """The block top whose rescale lands on ``level``."""
+        try:
+            return self._above[level]
+        except KeyError:
+            raise ValueError(f"level {level} is not a rescale target") from None
+
+    def below(self, level: int) -> int:
+        return self.context.rescale_target(level)
+
+    def _mul_meta(self, a, b):
+        lvl = min(a.level, b.level)
+        return _Meta(self.below(lvl), a.scale * b.scale / self.bt.block_product(lvl))
+
+    def mul(self, a, b):
+        return self._mul_meta(a, b)
+
+    def square(self, a):
+        return self._mul_meta(a, a)
+
+    def add(self, a, b):
+        self._check(a, b)
+        return _Meta(a.level, a.scale)
+
+    def sub(self, a, b):
+        return self.add(a, b)
+
+    def _check(self, a, b):
+        if a.level != b.level or abs(a.scale / b.scale - 1) > 1e-9:
+            raise AssertionError(f"misaligned: {a.level}/{b.level}, {a.scale}/{b.scale}")
+
+    def add_const(self, a, c):
+        return _Meta(a.level, a.scale)
+
+    def const_to(self, a, c, level, scale):
+        """c * a landing exactly on (level, scale): mod_switch a to above(level), multiply by c
+        encoded at the scale that makes the rescale land on ``scale``."""
+        if a.level < self.above(level):
+            raise ValueError(f"EvalMod: no level left for a constant product ({a.level} -> {level})")
+        return _Meta(level, scale)
+
+    def to_level(self, a, level):
+        """a moved down to ``level`` by dropping primes (scale unchanged)."""
+        if a.level < level:
+            raise ValueError("EvalMod: operand below the target level")
+        return _Meta(level, a.scale)
+
+
+class _CipherOps(_ScaleOnly):
+    """The same operations on ciphertexts (Evaluator calls; relinearization after products)."""
+
+    def __init__(self, bt: Bootstrapper):
+        super().__init__(bt)
+        self.ev = bt.ev
+        self.rlk = bt.ctx._rlk()
+        self.enc = bt.ctx.encoder
+        self.dev = bt.ctx.device
+
+    def fresh(self, level, scale):
+        raise NotImplementedError
+
+    def wrap(self, ct):
+        return _Meta(ct.level, ct.scale, ct)
+
+    def _down(self, a, level):
+        return a.ct if a.level == level else self.ev.mod_switch_to(a.ct, level)
+
+    def _mul_meta(self, a, b):
+        lvl = min(a.level, b.level)
+        x, y = self._down(a, lvl), self._down(b, lvl)
+        prod = self.ev.square(x) if a is b else self.ev.multiply(x, y)
+        return self.wrap(self.ev.relinearize_rescale(prod, self.rlk))
+
+    def add(self, a, b):
+        self._check(a, b)
+        r = self.ev.add(a.ct, b.ct)
+        r.scale = a.scale
+        return self.wrap(r)
+
+    def sub(self, a, b):
+        self._check(a, b)
+        r = self.ev.sub(a.ct, b.ct)
+        r.scale = a.scale
+        return self.wrap(r)
+
+    def add_const(self, a, c):
+        pt = self.enc.encode_scalar(complex(c), a.scale, a.level, self.dev)
+        return self.wrap(self.ev.add_plain(a.ct, pt))
+
+    def const_to(self, a, c, level, scale):
+        top = self.above(level)
+        if a.level < top:
+            raise ValueError(f"EvalMod: no level left for a constant product ({a.level} -> {level})")
+        x = self._down(a, top)
+        pt_scale = scale * self.bt.block_product(top) / a.scale
+        pt = self.enc.encode_scalar(complex(c), pt_scale, top, self.dev)
+        r = self.ev.rescale_to_next(self.ev.multiply_plain(x, pt))
+        r.scale = scale  # equal up to double rounding
+        return self.wrap(r)
+
+    def to_level(self, a, level):
+        return self.wrap(self._down(a, level))
+
+
+class _ChebEval:
+    """p(x) = sum c_i T_i(x) by the baby-step giant-step recursion of Bossuat et al. (Eurocrypt
+    2021, Alg. 2) in the Chebyshev basis: T_i for i < m = 2^b (babies, T_2k = 2 T_k^2 - 1,
+    T_2k+1 = 2 T_k+1 T_k - T_1) and T_m, T_2m, T_4m, ... (giants, by doubling); p = q T_2^j + r
+    with T_2^j T_i = (T_2^j+i + T_2^j-i) / 2, each part evaluated at the level and scale that
+    make q T_2^j and r meet exactly (target scales chosen from the top down)."""
+
+    def __init__(self, ops, x, coeffs):
+        self.ops = ops
+        coeffs = np.asarray(coeffs, dtype=np.float64)
+        d = len(coeffs) - 1
+        self.coeffs = coeffs
+        logd = max(1, math.ceil(math.log2(d + 1)))
+        self.m = 1 << max(1, (logd + 1) // 2)  # baby steps T_0..T_{m-1}... and T_m
+        self.T = {1: x}
+        for i in range(2, self.m + 1):
+            self._power(i)
+        g = self.m
+        while g < d + 1:
+            self._power(g)
+            g *= 2
+
+    def _power(self, i: int):
+        if i in self.T:
+            return self.T[i]
+        ops = self.ops
+        a, b = (i + 1) // 2, i // 2
+        ta, tb = self._power(a), self._power(b)
+        prod = ops.square(ta) if a == b else ops.mul(ta, tb)
+        two = ops.add(prod, prod)
+        if a == b:  # T_2k = 2 T_k^2 - 1
+            t = ops.add_const(two, -1.0)
+        else:  # T_2k+1 = 2 T_k+1 T_k - T_1
+            t1 = ops.const_to(self.T[1], 1.0, two.level, two.scale)
+            t = ops.sub(two, t1)
+        self.T[i] = t
+        return t
+
+    def result(self):
+        d = len(self.coeffs) - 1
+        # the output level: the lowest level the recursion can reach
+        target = self._min_level(d)
+        return self._eval(self.coeffs, target, self.T[1].scale)
+
+    def _min_level(self, d):
+        """Output level: the input level minus ceil(log2(d + 1)) + 1 blocks."""
+        lvl = self.T[1].level
+        for _ in range(max(1, math.ceil(math.log2(d + 1))) + 1):
+            lvl = self.ops.below(lvl)
+        return lvl
+
+    def _eval(self, c, level, scale):
+        ops = self.ops
+        deg = len(c) - 1
+        while deg > 0 and c[deg] == 0:
+            deg -= 1
+        c = c[:deg + 1]
+        if deg < self.m:
+            terms = [ops.const_to(self.T[i], c[i], level, scale) for i in range(1, deg + 1)
+                     if c[i] != 0]
+            if not terms:
+                raise ValueError("EvalMod: constant polynomial")
+            acc = terms[0]
+            for t in terms[1:]:
+                acc = ops.add(acc, t)
+            return ops.add_const(acc, c[0]) if c[0] != 0 else acc
+        g = 1
+        while g * 2 <= deg:
+            g *= 2
+        q = np.zeros(deg - g + 1)
+        r = c[:g].copy()
+        q[0] = c[g]
+        for j in range(1, deg - g + 1):
+            q[j] = 2 * c[g + j]
+            r[g - j] -= c[g + j]
+        tg = self.T[g]
+        top = ops.above(level)
+        tgd = ops.to_level(tg, top)
+        q_scale = scale * self.ops.bt.block_product(top) / tgd.scale
+        qv = self._eval(q, top, q_scale)
+        prod = ops.mul(qv, tgd)
+        if prod.level != level:
+            raise AssertionError((prod.level, level))
+        if isinstance(ops, _CipherOps):
+            prod.ct.scale = scale
+        prod.scale = scale
+        rv = self._eval(r, level, scale)
+        return ops.add(prod, rv)
