@@ -20,6 +20,7 @@ _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from . import _core, seal
 from ._base import KeyedContext
+from ._bootstrap import BootstrapConfig, Bootstrapper
 from ._ckks import CKKSCiphertext, CKKSContext, ckks, precision
 from ._core import (
     BatchEncoder,
@@ -50,6 +51,8 @@ load_context = KeyedContext.from_bytes
 __version__ = _core.__version__
 
 __all__ = [
+    "BootstrapConfig",
+    "Bootstrapper",
     "BFVContext",
     "BGVContext",
     "BatchEncoder",

@@ -100,7 +100,9 @@ def bootstrap_chain(log_n: int, user_levels: int, config: BootstrapConfig = Boot
     bits: EvalMod runs at scale ~2^60 so the message, ~2^-14 of its values, keeps 46 bits), the
     CoeffToSlot levels (56 bits) and the special primes (60 bits). With ``word_bits=32`` every
     level becomes a block of ~30-bit primes of about those sizes (one prime for 30, two for 60)
-    and the 40-bit user levels alternate one and two primes as the default 32-bit chain does.
+    and the 40-bit user levels alternate one and two primes as the default 32-bit chain does;
+    SlotToCoeff's blocks have two primes, since a 30-bit block could not lower EvalMod's ~2^60
+    scale to 2^40 with precise plaintexts.
     """
     if word_bits == 64:
         levels = ([50] + [40] * user_levels + [40] * config.stc_levels
@@ -114,10 +116,41 @@ def bootstrap_chain(log_n: int, user_levels: int, config: BootstrapConfig = Boot
     # user levels: (2, 1) pairs from the top, as default_ckks_chain_32: 2^40 <-> 2^50 scales
     user = [1 if (user_levels - i) % 2 == 1 else 2 for i in range(user_levels)]
     groups += user
-    groups += [1] * config.stc_levels + [2] * config.evalmod_depth + [2] * config.cts_levels
+    # SlotToCoeff takes 60-bit blocks too: it brings EvalMod's ~2^60 scale down to 2^40
+    groups += [2] * config.stc_levels + [2] * config.evalmod_depth + [2] * config.cts_levels
     k = special if special is not None else 12
     bits = [25, 25] + [30] * (sum(groups) - 2) + [31] * k
     return bits, groups, k, 2.0 ** 40
+
+
+def preset_chain(n: int, security: int | None, config: BootstrapConfig = BootstrapConfig(),
+                 word_bits: int = 64):
+    """:func:`bootstrap_chain` with as many user levels as the security bound allows
+    (``security=None``, no bound: two user levels, for tests at small N). 64-bit words: 5 special primes of 60 bits (N = 2^16:
+    13 user levels, log2 QP = 1758 <= 1772). 32-bit words: 12 special primes of 31 bits, as
+    Cheddar's bootparam_40 (N = 2^16: 8 user levels).
+
+    Raises:
+        ValueError naming poly_modulus_degree when the bound leaves no user level.
+    """
+    log_n = int(math.log2(n))
+    special = 5 if word_bits == 64 else 12
+    if security is None:
+        return bootstrap_chain(log_n, 2, config, word_bits, special)
+    sec = security
+    bound = _core.CoeffModulus.max_bit_count(n, sec)
+    users = 0
+    while True:
+        bits = bootstrap_chain(log_n, users + 1, config, word_bits, special)[0]
+        if sum(bits) > bound:
+            break
+        users += 1
+    if users == 0:
+        raise ValueError(
+            f"poly_modulus_degree: bootstrapping at N = {n} does not fit the {sec}-bit bound of "
+            f"{bound} bits (it needs {config.depth} levels); use N = 65536 or pass coeff_modulus "
+            "with security=None for tests")
+    return bootstrap_chain(log_n, users, config, word_bits, special)
 
 
 # ---- linear algebra: diagonal form of slot-wise linear maps ---------------------------------
@@ -449,8 +482,10 @@ class Bootstrapper:
         s_in = sc
         for gi, (mats, level) in enumerate(self._stc_mats):
             last = gi == len(self._stc_mats) - 1
-            s_out = self.scale if last else float(
-                self.block_product(self.ctx.context.rescale_target(level)))
+            # Intermediate scales fall towards Delta no faster than the plaintexts keep 2^30 of
+            # precision (pt scale = s_out * D / s_in >= 2^30).
+            s_out = self.scale if last else max(self.scale,
+                                                2.0 ** 30 * s_in / self.block_product(level))
             self.stc.append(_LinearLevel(self, mats, level, s_in, s_out))
             s_in = s_out
         self._stc_built = True

@@ -24,7 +24,7 @@ from typing import Union
 
 import numpy as np
 
-from . import _check, _core
+from . import _bootstrap, _check, _core
 from ._base import (
     _CIPHERTEXT_CLASSES,
     _CONTEXT_CLASSES,
@@ -137,6 +137,11 @@ class CKKSContext(KeyedContext):
         rescale_groups: sizes of the blocks of Q primes (from q_0 up) that one rescale divides
             by together (default: one prime each, SEAL's rule; with the 32-bit default chain,
             its blocks).
+        bootstrapping: ``True`` or a :class:`veil.BootstrapConfig` builds the bootstrapping keys
+            and transforms (:meth:`enable_bootstrapping`); without a coeff_modulus the chain is
+            :func:`veil._bootstrap.preset_chain`'s (N = 2^16 at 128-bit security: 13 levels
+            left after bootstrapping with 64-bit words). Galois keys are then only those the
+            transforms need unless galois_steps is given.
     """
 
     scheme = "ckks"
@@ -156,10 +161,21 @@ class CKKSContext(KeyedContext):
         auto_rescale: bool = False,
         word_bits: int | None = None,
         rescale_groups: Sequence[int] | None = None,
+        bootstrapping=False,
     ) -> None:
         n = check_degree(poly_modulus_degree)
         security = _check.security(security)
-        if coeff_modulus is None and word_bits == 32:
+        boot_config = _boot_config(bootstrapping)
+        if boot_config is not None and coeff_modulus is None:
+            coeff_modulus, groups, k, default = _bootstrap.preset_chain(
+                n, security, boot_config, 32 if word_bits == 32 else 64)
+            if rescale_groups is None:
+                rescale_groups = groups
+            if special_primes is None:
+                special_primes = k
+            if galois_steps == "default":
+                galois_steps = None  # bootstrapping makes the keys its transforms need
+        elif coeff_modulus is None and word_bits == 32:
             coeff_modulus, groups, k = default_ckks_chain_32(n, security)
             if rescale_groups is None:
                 rescale_groups = groups
@@ -169,6 +185,8 @@ class CKKSContext(KeyedContext):
         elif coeff_modulus is None:
             coeff_modulus = default_ckks_chain(n, security)
             default = default_scale(coeff_modulus)
+        elif boot_config is None:
+            default = 2.0**40
         else:
             default = 2.0**40
         scale = default if scale is None else _check.scale(scale)
@@ -181,6 +199,38 @@ class CKKSContext(KeyedContext):
         self._setup(params, device, security, seed, galois_steps, relin_keys,
                     default_galois="power_of_two")
         self._init_options({"scale": scale, "auto_rescale": auto_rescale})
+        if boot_config is not None:
+            self.enable_bootstrapping(boot_config, seed=seed)
+
+    def enable_bootstrapping(self, config=None, seed: int | None = None):
+        """Generates the bootstrapping keys and transforms (:class:`veil.Bootstrapper`) for
+        ``config`` (a :class:`veil.BootstrapConfig`; default: full slots) and returns the
+        bootstrapper; :meth:`bootstrap` then refreshes ciphertexts. Needs the secret key and a
+        chain with enough levels (:func:`veil.ckks.bootstrap_chain`).
+
+        Raises:
+            ValueError naming the setting when the chain is too short or the config invalid.
+        """
+        self._need_secret()
+        self.bootstrapper = _bootstrap.Bootstrapper(self, config or _bootstrap.BootstrapConfig(),
+                                                    seed=seed)
+        return self.bootstrapper
+
+    def bootstrap(self, ct: CKKSCiphertext) -> CKKSCiphertext:
+        """Refreshes ``ct`` (any level, the context's scale) to the bootstrapper's
+        ``output_level`` (Cheon-Han-Kim-Kim-Song 2018 with sparse-secret encapsulation; see
+        :mod:`veil._bootstrap`). About 20 bits of precision for values of magnitude <= 1.
+
+        Raises:
+            ValueError if bootstrapping is not enabled or ``ct`` has another scale.
+        """
+        if getattr(self, "bootstrapper", None) is None:
+            raise ValueError("ctx: bootstrapping is not enabled (create the context with "
+                             "bootstrapping=True or call enable_bootstrapping())")
+        if not isinstance(ct, CKKSCiphertext):
+            raise TypeError(f"ct: expected a CKKSCiphertext, got {type(ct).__name__}")
+        check_same_context(ct, CKKSCiphertext(self, ct.raw, False), "ct")
+        return CKKSCiphertext(self, self.bootstrapper.bootstrap(ct.raw), ct.is_complex)
 
     def _options(self) -> dict:
         return {"scale": self.scale, "auto_rescale": self.auto_rescale}
@@ -423,6 +473,10 @@ class CKKSCiphertext(CiphertextBase):
 
     rotate_vector = rotate
 
+    def bootstrap(self) -> CKKSCiphertext:
+        """``ctx.bootstrap(self)``: a refreshed ciphertext at the bootstrapper's output level."""
+        return self.ctx.bootstrap(self)
+
     def conjugate(self) -> CKKSCiphertext:
         return self._wrap(self.ctx.evaluator.conjugate(self.raw, self.ctx._gk()), True)
 
@@ -436,6 +490,18 @@ class CKKSCiphertext(CiphertextBase):
         return self.is_complex
 
 
+def _boot_config(bootstrapping):
+    """``bootstrapping`` argument -> BootstrapConfig or None."""
+    if bootstrapping is False or bootstrapping is None:
+        return None
+    if bootstrapping is True:
+        return _bootstrap.BootstrapConfig()
+    if isinstance(bootstrapping, _bootstrap.BootstrapConfig):
+        return bootstrapping
+    raise TypeError("bootstrapping: expected True, False or a veil.BootstrapConfig, got "
+                    f"{_check.show(bootstrapping)}")
+
+
 def ckks(**kwargs) -> CKKSContext:
     """Creates a :class:`CKKSContext` (see its arguments). ``veil.ckks.precision`` compares
     results with expected values."""
@@ -443,6 +509,7 @@ def ckks(**kwargs) -> CKKSContext:
 
 
 ckks.precision = precision  # type: ignore[attr-defined]
+ckks.bootstrap_chain = _bootstrap.bootstrap_chain  # type: ignore[attr-defined]
 
 _CONTEXT_CLASSES.update(ckks=CKKSContext)
 _CIPHERTEXT_CLASSES.update(ckks=CKKSCiphertext)

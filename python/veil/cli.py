@@ -160,6 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--cpu-max-n", type=_degree_arg, default=None, metavar="N",
                        help="largest N timed on the CPU backends (default: 16384; 65536 with "
                        "the current CPU backend takes hours)")
+    bench.add_argument("--bootstrap", action="store_true",
+                       help="CKKS only: time bootstrapping at N = 2^16 (full and 4096 slots, 64- "
+                       "and 32-bit words; --quick: N = 2^12 without the security bound)")
     bench.add_argument("--energy", action="store_true",
                        help="also joules per operation on the GPU through NVML (nvidia-ml-py; "
                        "skipped with a notice without it); adds about 1 s per op")
@@ -334,6 +337,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     """Runs :func:`veil.bench.run`; exit status 1 when an operation gave a wrong result."""
     from . import bench
+
+    if getattr(args, "bootstrap", False):
+        if args.scheme != "ckks":
+            raise SystemExit("veil bench: --bootstrap needs --scheme ckks")
+        from . import _bench_boot, _core
+
+        dev = "cpu" if args.device == "cpu" else ("cuda" if args.device == "auto" else args.device)
+        if dev != "cpu" and not _core.cuda_device_count():
+            dev = "cpu"
+        quick = args.quick or dev == "cpu"
+        _bench_boot.run(device=dev, log_n=12 if quick else 16, slots=(None, 64 if quick else 4096),
+                        runs=args.runs or (3 if quick else 20), energy=args.energy,
+                        json_path=args.json_path, markdown_path=args.markdown_path,
+                        security=None if quick else 128)
+        return EXIT_OK
 
     r = bench.run(
         scheme=args.scheme,

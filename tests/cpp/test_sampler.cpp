@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "veil/backend/buffer.h"
+#include "veil/backend/word_buffer.h"
+#include "veil/core/error.h"
 #include "veil/backend/device.h"
 #include "veil/core/primes.h"
 #include "veil/ring/prng.h"
@@ -370,3 +372,58 @@ TEST(SamplerCuda, DeterministicOnDevice) {
 }
 
 }  // namespace
+
+// ---- sparse ternary secrets (CKKS bootstrapping) ---------------------------------------------
+
+namespace {
+std::vector<u64> sparse_on(const veil::Device& dev, std::size_t n, const veil::RnsBase& base,
+                           const veil::PrngStream& s, std::size_t h) {
+  veil::WordBuffer buf(dev, base.size() * n, 64);
+  veil::sample_sparse_ternary(dev, buf.data(), n, base, s, h);
+  return buf.to_host();
+}
+}  // namespace
+
+TEST(SamplerTest, SparseTernaryHasExactWeightInEveryLimb) {
+  const veil::RnsBase base = make_base();
+  veil::Prng prng = veil::Prng::from_u64(31);
+  std::size_t plus = 0, minus = 0;
+  for (std::size_t h : {std::size_t(1), std::size_t(32), std::size_t(192), kN}) {
+    for (int rep = 0; rep < 8; ++rep) {
+      const auto out = sparse_on(veil::Device::cpu(), kN, base, prng.next(), h);
+      const std::vector<i64> vals = small_values(out, kN, base, 1);
+      std::size_t weight = 0;
+      for (std::size_t j = 0; j < kN; ++j) {
+        if (vals[j] != 0) ++weight;
+        plus += vals[j] == 1;
+        minus += vals[j] == -1;
+      }
+      ASSERT_EQ(weight, h);
+    }
+  }
+  // signs balanced (8 * (1 + 32 + 192 + 16384) = 132872 draws: 5 sigma is about 815)
+  EXPECT_LT(std::abs(static_cast<long long>(plus) - static_cast<long long>(minus)), 1630);
+  // positions uniform: 200 draws of h = 32 put 400 hits in each sixteenth of the positions
+  // on average (binomial, sigma ~ 19.4); each count must lie within 6 sigma
+  std::vector<long long> bucket(16, 0);
+  for (int rep = 0; rep < 200; ++rep) {
+    const auto out = sparse_on(veil::Device::cpu(), kN, base, prng.next(), 32);
+    for (std::size_t j = 0; j < kN; ++j) bucket[j / (kN / 16)] += out[j] != 0;
+  }
+  for (long long c : bucket) EXPECT_LT(std::abs(c - 400), 117) << c;
+  veil::WordBuffer bad(veil::Device::cpu(), base.size() * 8, 64);
+  EXPECT_THROW(veil::sample_sparse_ternary(veil::Device::cpu(), bad.data(), 8, base,
+                                           prng.next(), 9),
+               veil::InvalidArgument);
+  EXPECT_THROW(veil::sample_sparse_ternary(veil::Device::cpu(), bad.data(), 8, base,
+                                           prng.next(), 0),
+               veil::InvalidArgument);
+}
+
+TEST(SamplerCuda, SparseTernaryMatchesCpu) {
+  if (veil::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  const veil::Device dev(veil::Device::Kind::cuda, 0);
+  const veil::RnsBase base = make_base();
+  const veil::PrngStream s = veil::Prng::from_u64(77).next();
+  EXPECT_EQ(sparse_on(dev, kN, base, s, 32), sparse_on(veil::Device::cpu(), kN, base, s, 32));
+}

@@ -1,0 +1,116 @@
+"""``veil bench --scheme ckks --bootstrap``: times CKKS bootstrapping (full and sparse slots).
+
+Method: one context per slot count from :func:`veil._bootstrap.preset_chain` (N = 2^16 at
+128-bit security unless ``log_n`` says otherwise), a fresh ciphertext of uniform random complex
+values of modulus <= 1 at level 0; ``runs`` timed bootstraps after one warm-up, each timed by
+:class:`veil.Timer` (CUDA events on a GPU) around the whole call; the median is reported with
+the output level, the precision of the last result against the input (bits, min and mean, as
+:func:`veil.ckks.precision`) and the key and plaintext memory. ``energy`` adds joules per
+bootstrap through NVML (:mod:`veil._energy`).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+
+from . import _core, _energy
+from ._bootstrap import BootstrapConfig
+from ._ckks import CKKSContext, precision
+
+#: Published or measured peers (ms), full slots at N = 2^16 (../shared/ANCHORS.md).
+PEERS = [
+    ("Cheddar bootparam_40 (32-bit), H100, measured", 23.582),
+    ("Cheddar 64-bit set, H100, measured", 35.612),
+    ("HEonGPU 1.1, RTX 4090, published (regular)", 170.0),
+    ("HEonGPU 1.1, RTX 4090, published (slim)", 99.0),
+]
+
+
+def run(device: str = "cuda", log_n: int = 16, slots=(None, 4096), runs: int = 20,
+        word_bits=(64, 32), energy: bool = False, json_path: str | None = None,
+        markdown_path: str | None = None, verbose: bool = True,
+        security: int | None = 128) -> dict[str, Any]:
+    """Times bootstrapping for each word size and slot count; returns the records.
+
+    Args:
+        device: where Veil runs. log_n: log2 N. slots: slot counts (None: N/2). runs: timed
+        runs. word_bits: chains to time (64: :func:`preset_chain` with 64-bit words, 32: with
+        ~30-bit primes). energy: NVML joules. security: the chain's bound (None: as 128 bits,
+        for small test N).
+    """
+    results = []
+    meter = None
+    if energy and device != "cpu":
+        try:
+            meter = _energy.open_meter(device)
+        except _energy.EnergyUnavailable as e:
+            if verbose:
+                print(f"energy: {e}")
+    for wb in word_bits:
+        for sl in slots:
+            cfg = BootstrapConfig(slots=sl)
+            t0 = time.perf_counter()
+            ctx = CKKSContext(poly_modulus_degree=2 ** log_n, device=device, seed=7,
+                              bootstrapping=cfg, word_bits=wb if wb == 32 else None,
+                              security=security)
+            setup_s = time.perf_counter() - t0
+            bt = ctx.bootstrapper
+            n = bt.slots
+            rng = np.random.default_rng(1)
+            x = rng.uniform(-1, 1, n) + 1j * rng.uniform(-1, 1, n)
+            vals = np.tile(x, ctx.slot_count // n)
+            ct = ctx.encrypt(vals, level=bt.q0_level).raw
+            timer = _core.Timer(device)
+            out = bt.bootstrap(ct)  # warm-up
+            times = []
+            for _ in range(runs):
+                timer.start()
+                out = bt.bootstrap(ct)
+                times.append(timer.stop())
+            med_us = statistics.median(times) * 1000  # Timer.stop() gives milliseconds
+            dec = ctx.encoder.decode(ctx.decryptor.decrypt(out))
+            prec = precision(vals, dec)
+            rec = {
+                "word_bits": ctx.word_bits, "log_n": log_n, "slots": n,
+                "median_ms": med_us / 1000, "min_ms": min(times), "runs": runs,
+                "output_level": out.level, "levels_left": out.level,
+                "min_bits": prec["min_bits"], "mean_bits": prec["mean_bits"],
+                "key_mb": bt.key_bytes() / 2 ** 20, "plaintext_mb": bt.plaintext_bytes() / 2 ** 20,
+                "rotation_keys": len(bt.rotation_steps), "setup_s": setup_s,
+                "depth": cfg.depth,
+            }
+            if meter is not None:
+                rec["energy"] = meter.measure(lambda: bt.bootstrap(ct), med_us)
+            results.append(rec)
+            if verbose:
+                print(json.dumps(rec))
+            del ctx, bt, out
+    record = {"device": device, "results": results, "peers": PEERS}
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(record, f, indent=1)
+    if markdown_path:
+        with open(markdown_path, "w") as f:
+            f.write(markdown(record))
+    return record
+
+
+def markdown(record: dict) -> str:
+    """The results as a markdown table beside the peers."""
+    lines = ["| words | slots | median ms | levels left | precision min / mean bits | keys MiB | "
+             "plaintexts MiB |", "|---|---|---|---|---|---|---|"]
+    for r in record["results"]:
+        lines.append(f"| {r['word_bits']} | {r['slots']} | {r['median_ms']:.1f} | "
+                     f"{r['levels_left']} | {r['min_bits']:.1f} / {r['mean_bits']:.1f} | "
+                     f"{r['key_mb']:.0f} | {r['plaintext_mb']:.0f} |")
+    lines.append("")
+    lines.append("| peer (full slots, N = 2^16) | ms |")
+    lines.append("|---|---|")
+    for name, ms in record["peers"]:
+        lines.append(f"| {name} | {ms} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,202 @@
+"""CKKS bootstrapping and its primitives (ModRaise, switching keys between secrets, sparse secrets,
+X^k products, the factored special FFT). Oracles: dense numpy matrices built from the definition
+of the canonical embedding, numpy complex arithmetic, and decryption under the other secret."""
+
+import math
+
+import numpy as np
+import pytest
+import veil
+from veil import _bootstrap as B
+from veil import _core
+
+from conftest import has_gpu
+
+LOG_N = 11  # small N, no security bound: the pipeline, not the parameters, is under test
+
+
+def dense_w(n: int) -> np.ndarray:
+    """W[j, k] = zeta^(g^j k), zeta = exp(2 pi i / 4n), g = -3 mod 4n (the definition)."""
+    m = 4 * n
+    g = m - 3
+    return np.array([[np.exp(2j * np.pi * pow(g, j, m) * k / m) for k in range(n)]
+                     for j in range(n)])
+
+
+def bitrev(n: int) -> np.ndarray:
+    b = n.bit_length() - 1
+    return np.array([int(format(i, f"0{b}b")[::-1], 2) for i in range(n)])
+
+
+def apply_diags(diags: dict, x: np.ndarray) -> np.ndarray:
+    return sum(d * np.roll(x, -k) for k, d in diags.items())
+
+
+def coeffs_from_slots(z: np.ndarray) -> np.ndarray:
+    """t_lo + i t_hi of the real polynomial whose slots (SEAL's order) are z: solve
+    E z + O conj(z) = W w, the relation the transforms rely on (from the definition of the slot
+    roots zeta^(3^j): odd slots sit at the conjugates of W's roots)."""
+    n = len(z)
+    even = np.arange(n) % 2 == 0
+    return np.linalg.solve(dense_w(n), np.where(even, z, z.conj()))
+
+
+@pytest.mark.parametrize("n", [4, 16, 64])
+def test_special_fft_stages_factor_the_dense_matrix(n):
+    rng = np.random.default_rng(n)
+    x = rng.normal(size=n) + 1j * rng.normal(size=n)
+    y = x[bitrev(n)]
+    for st in B.special_fft_stages(n):
+        y = apply_diags(st, y)
+    np.testing.assert_allclose(y, dense_w(n) @ x, atol=1e-9)
+    # the inverse stages undo them (in reverse order)
+    for st in reversed(B.special_ifft_stages(n)):
+        y = apply_diags(st, y)
+    np.testing.assert_allclose(y, x[bitrev(n)], atol=1e-9)
+
+
+def small_ctx(device="cpu", word_bits=64, slots=None, seed=3, **cfg):
+    config = B.BootstrapConfig(slots=slots, **cfg)
+    bits, groups, k, scale = B.bootstrap_chain(LOG_N, 2, config, word_bits, special=3)
+    ctx = veil.ckks(poly_modulus_degree=2 ** LOG_N, coeff_modulus=bits, rescale_groups=groups,
+                    special_primes=k, scale=scale, security=None, device=device, seed=seed,
+                    galois_steps=None)
+    ctx.enable_bootstrapping(config, seed=seed)
+    return ctx
+
+
+@pytest.fixture(scope="module")
+def boot_ctx():
+    return small_ctx()
+
+
+def random_slots(n, reps, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, n) + 1j * rng.uniform(-1, 1, n)
+    return np.tile(x, reps)
+
+
+def test_mod_raise_adds_multiples_of_q0(boot_ctx):
+    ctx, bt = boot_ctx, boot_ctx.bootstrapper
+    vals = random_slots(ctx.slot_count, 1, 4)
+    ct = ctx.encrypt(vals, level=bt.q0_level).raw
+    raised = ctx.evaluator.mod_raise(ct)
+    assert raised.level == ctx.max_level and raised.scale == ct.scale
+    dec = lambda c: ctx.encoder.decode(ctx.decryptor.decrypt(c))
+    w0 = coeffs_from_slots(dec(ct)) * ct.scale
+    w1 = coeffs_from_slots(dec(raised)) * ct.scale
+    diff = (w1 - w0) / bt.q0  # = I: integers (the dense secret: |I| up to ~ sqrt(N))
+    for part in (diff.real, diff.imag):
+        assert np.abs(part - np.round(part)).max() < 1e-3
+    assert np.abs(np.round(diff)).max() > 0  # something was raised
+    with pytest.raises(ValueError, match="encrypted: ModRaise expects a level inside q_0"):
+        ctx.evaluator.mod_raise(ctx.encrypt(vals).raw)
+
+
+def test_sparse_secret_keeps_raise_overflow_small(boot_ctx):
+    ctx, bt = boot_ctx, boot_ctx.bootstrapper
+    vals = random_slots(ctx.slot_count, 1, 5)
+    ev = ctx.evaluator
+    ct = ev.switch_key(ctx.encrypt(vals, level=bt.q0_level).raw, bt.to_sparse)
+    raised = ev.switch_key(ev.mod_raise(ct), bt.to_dense)
+    got = ctx.encoder.decode(ctx.decryptor.decrypt(raised))
+    w = coeffs_from_slots(got) * raised.scale / bt.q0
+    k = np.abs(np.round(np.concatenate([w.real, w.imag]))).max()
+    assert 1 <= k <= bt.config.k_range  # h = 32: |I| ~ 1.6 sigma per coefficient
+
+
+def test_switching_key_between_secrets(device):
+    ctx = veil.ckks(poly_modulus_degree=4096, device=device, seed=1, galois_steps=None)
+    other = _core.KeyGenerator(ctx.context, device, 9)
+    swk = other.create_switching_key(ctx.secret_key)
+    vals = random_slots(ctx.slot_count, 1, 6)
+    ct = ctx.encrypt(vals).raw
+    moved = ctx.evaluator.switch_key(ct, swk)
+    assert moved.key_set_id == swk.key_set_id != ct.key_set_id
+    got = ctx.encoder.decode(_core.Decryptor(ctx.context, other.secret_key()).decrypt(moved))
+    assert veil.ckks.precision(vals, got)["min_bits"] > 12  # scale 2^30 at N = 4096
+    # the old secret refuses it (key-set check) rather than decrypting noise
+    with pytest.raises(ValueError, match="belongs to another key set"):
+        ctx.decrypt(veil.CKKSCiphertext(ctx, moved, True))
+    with pytest.raises(ValueError, match="switching_key: switches from another key set"):
+        ctx.evaluator.switch_key(moved, swk)
+    low = other.create_switching_key(ctx.secret_key, 0)
+    assert low.max_level == 0
+    with pytest.raises(ValueError, match="serves levels <= 0"):
+        ctx.evaluator.switch_key(ct, low)
+    with pytest.raises(ValueError, match="max_level: expected at most"):
+        other.create_switching_key(ctx.secret_key, 99)
+
+
+def test_sparse_keygen_checks_weight():
+    ctx = veil.ckks(poly_modulus_degree=4096, device="cpu", seed=1, galois_steps=None)
+    with pytest.raises(ValueError, match="hamming_weight: expected 1..4096"):
+        _core.KeyGenerator(ctx.context, "cpu", 1, hamming_weight=5000)
+
+
+def test_multiply_monomial_half_degree(device):
+    ctx = veil.ckks(poly_modulus_degree=4096, device=device, seed=2, galois_steps=None)
+    vals = random_slots(ctx.slot_count, 1, 7)
+    got = ctx.decrypt(veil.CKKSCiphertext(
+        ctx, ctx.evaluator.multiply_monomial(ctx.encrypt(vals).raw, ctx.poly_modulus_degree // 2),
+        True))
+    sign = np.where(np.arange(ctx.slot_count) % 2 == 0, 1, -1)
+    assert veil.ckks.precision(1j * sign * vals, got)["min_bits"] > 15  # fresh: ~18 bits at 2^30
+    with pytest.raises(ValueError, match="k: expected an exponent below 2N"):
+        ctx.evaluator.multiply_monomial(ctx.encrypt(vals).raw, 2 * ctx.poly_modulus_degree)
+
+
+@pytest.mark.parametrize("slots", [None, 32])
+def test_bootstrap_precision_cpu(slots):
+    ctx = small_ctx(slots=slots)
+    bt = ctx.bootstrapper
+    vals = random_slots(bt.slots, ctx.slot_count // bt.slots, 8)
+    x = ctx.encrypt(vals, level=0)
+    y = x.bootstrap()
+    assert y.level == bt.output_level > 0 and y.scale == ctx.scale
+    p = veil.ckks.precision(vals, ctx.decrypt(y))
+    assert p["mean_bits"] > 20 and p["min_bits"] > 16, p
+    # the refreshed ciphertext computes on
+    sq = (y * y).rescale()
+    assert veil.ckks.precision(vals * vals, ctx.decrypt(sq))["mean_bits"] > 18
+
+
+def test_bootstrap_32bit_words_cpu():
+    ctx = small_ctx(word_bits=32, slots=64)
+    bt = ctx.bootstrapper
+    assert ctx.word_bits == 32
+    vals = random_slots(bt.slots, ctx.slot_count // bt.slots, 9)
+    y = ctx.bootstrap(ctx.encrypt(vals, level=bt.q0_level))
+    assert veil.ckks.precision(vals, ctx.decrypt(y))["mean_bits"] > 20
+
+
+def test_bootstrap_errors(boot_ctx):
+    plain = veil.ckks(poly_modulus_degree=4096, device="cpu", seed=1)
+    with pytest.raises(ValueError, match="bootstrapping is not enabled"):
+        plain.bootstrap(plain.encrypt([1.0]))
+    with pytest.raises(ValueError, match="coeff_modulus: bootstrapping needs"):
+        plain.enable_bootstrapping()
+    with pytest.raises(ValueError, match="slots: expected a power of two"):
+        B.Bootstrapper(boot_ctx, B.BootstrapConfig(slots=3))
+    with pytest.raises(ValueError, match="ct: expected the context's scale"):
+        boot_ctx.bootstrap(boot_ctx.encrypt([0.5], scale=2.0 ** 30, level=0))
+    with pytest.raises(TypeError, match="bootstrapping: expected True"):
+        veil.ckks(poly_modulus_degree=4096, bootstrapping="yes")
+    with pytest.raises(ValueError, match="bootstrapping at N = 4096 does not fit"):
+        veil.ckks(poly_modulus_degree=4096, bootstrapping=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_gpu(), reason="no CUDA GPU visible")
+@pytest.mark.parametrize("word_bits,slots", [(64, None), (32, 64)])
+def test_bootstrap_gpu_matches_cpu_word_for_word(word_bits, slots):
+    outs = []
+    for dev in ("cpu", "cuda"):
+        ctx = small_ctx(device=dev, word_bits=word_bits, slots=slots, seed=21)
+        bt = ctx.bootstrapper
+        vals = random_slots(bt.slots, ctx.slot_count // bt.slots, 10)
+        ct = ctx.encrypt(vals, level=bt.q0_level)
+        out = ctx.bootstrap(ct)
+        assert veil.ckks.precision(vals, ctx.decrypt(out))["mean_bits"] > 20
+        outs.append(np.asarray(out.raw.data()))
+    np.testing.assert_array_equal(outs[0], outs[1])
