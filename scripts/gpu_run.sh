@@ -13,6 +13,8 @@
 #   ncu     Nsight Compute per-kernel times of one multiply+relinearize (NCU_OP=rescale: one
 #           rescale) of bench row $NCU_ROW (SCHEME; default the bootparam_40 top row), fused passes
 #           on and off (ncu_1/0.txt)
+#   boot    CKKS bootstrapping: tests/python/test_bootstrap.py, then `veil bench --scheme ckks
+#           --bootstrap` (N = 2^16, full and 4096 slots, 64- and 32-bit words; boot.json/.md)
 #   sh      run $SH_CMD (a diagnostic command) in this script's environment
 #   nttq    the NTT tests at the default variants and the NTT benchmark with $NTT_ARGS
 #           (e.g. NTT_ARGS=u32)
@@ -190,6 +192,14 @@ if has load; then
   load_rc=$?
   kill $SRV; wait $SRV 2> /dev/null
   echo "load rc=$load_rc"; cat "$OUT/load.log"; tail -5 "$OUT/serve.log"
+fi
+if has boot; then  # CKKS bootstrapping: its tests (GPU parity included), then its benchmark
+  (cd /tmp && python3 -m pytest "$OLDPWD/tests/python/test_bootstrap.py" -q -rs) \
+    > "$OUT/boot_test.log" 2>&1
+  echo "boot tests rc=$?"; tail -5 "$OUT/boot_test.log"
+  (cd /tmp && veil bench --scheme ckks --bootstrap --device cuda --json "$OUT/boot.json" \
+    --markdown "$OUT/boot.md" "$@") > "$OUT/boot.log" 2>&1
+  echo "boot bench rc=$?"; tail -30 "$OUT/boot.log"
 fi
 if has sh; then  # a diagnostic command in this script's environment: SH_CMD
   (cd /tmp && bash -c "$SH_CMD") > "$OUT/sh.log" 2>&1
