@@ -73,6 +73,10 @@ def run(device: str = "cuda", log_n: int = 16, slots=(None, 4096), runs: int = 2
                 out = bt.bootstrap(ct)
                 times.append(timer.stop())
             med_us = statistics.median(times) * 1000  # Timer.stop() gives milliseconds
+            phases: dict = {}
+            for _ in range(3):
+                bt.bootstrap(ct, timings=phases)
+            phases = {k: round(v / 3 * 1000, 2) for k, v in phases.items()}  # ms, synchronized
             dec = ctx.encoder.decode(ctx.decryptor.decrypt(out))
             prec = precision(vals, dec)
             rec = {
@@ -82,7 +86,7 @@ def run(device: str = "cuda", log_n: int = 16, slots=(None, 4096), runs: int = 2
                 "min_bits": prec["min_bits"], "mean_bits": prec["mean_bits"],
                 "key_mb": bt.key_bytes() / 2 ** 20, "plaintext_mb": bt.plaintext_bytes() / 2 ** 20,
                 "rotation_keys": len(bt.rotation_steps), "setup_s": setup_s,
-                "depth": cfg.depth,
+                "depth": cfg.depth, "phases_ms": phases,
             }
             if meter is not None:
                 rec["energy"] = meter.measure(lambda: bt.bootstrap(ct), med_us)

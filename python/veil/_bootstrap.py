@@ -41,6 +41,7 @@ GPU compute the same thing (the CPU slowly).
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,69 +89,81 @@ class BootstrapConfig:
         return self.cts_levels + self.evalmod_depth + self.stc_levels
 
 
+@dataclass(frozen=True)
+class BootstrapChain:
+    """A modulus chain for bootstrapping: :meth:`context_args` gives the matching
+    :class:`veil.CKKSContext` arguments."""
+
+    coeff_modulus: list  # bit sizes, special primes last
+    rescale_groups: list
+    special_primes: int
+    alpha: int  # primes per key-switching digit
+    scale: float
+    user_levels: int
+
+    def context_args(self) -> dict:
+        return {"coeff_modulus": self.coeff_modulus, "rescale_groups": self.rescale_groups,
+                "special_primes": self.special_primes, "alpha": self.alpha, "scale": self.scale}
+
+
 def bootstrap_chain(log_n: int, user_levels: int, config: BootstrapConfig = BootstrapConfig(),
-                    word_bits: int = 64, special: int | None = None):
-    """A modulus chain for bootstrapping at N = 2^log_n: ``(bit sizes, rescale_groups,
-    special_primes, scale)`` for :class:`veil.CKKSContext`.
+                    word_bits: int = 64, special: int | None = None,
+                    alpha: int | None = None) -> BootstrapChain:
+    """A modulus chain for bootstrapping at N = 2^log_n with ``user_levels`` levels left after it.
 
     Bottom up: q_0 (50 bits: q_0 / Delta = 2^10 keeps sin(2 pi x) / (2 pi) within 2^-17 of x for
     |m| <= 1 while EvalMod's approximation error is multiplied by only 2^10), ``user_levels``
-    levels of 40 bits (the computation's levels left
-    after bootstrapping, scale 2^40), the SlotToCoeff levels (40 bits), the EvalMod levels (60
+    levels of 40 bits (scale 2^40), the SlotToCoeff levels (60 bits: they bring EvalMod's ~2^60
+    scale down to 2^40 while their plaintexts keep 2^45 of precision), the EvalMod levels (60
     bits: EvalMod runs at scale ~2^60 so the message, ~2^-14 of its values, keeps 46 bits), the
-    CoeffToSlot levels (56 bits) and the special primes (60 bits). With ``word_bits=32`` every
-    level becomes a block of ~30-bit primes of about those sizes (one prime for 30, two for 60)
-    and the 40-bit user levels alternate one and two primes as the default 32-bit chain does;
-    SlotToCoeff's blocks have two primes, since a 30-bit block could not lower EvalMod's ~2^60
-    scale to 2^40 with precise plaintexts.
+    CoeffToSlot levels (56 bits) and the special primes (60 bits; default 5 with digits of 4
+    primes, so P exceeds every digit by 2^60 and key switching adds almost no noise to the
+    raised ciphertext, whose message is only ~2^-14 of q_0 I). With ``word_bits=32`` every level
+    becomes a block of ~30-bit primes of about those sizes (two primes for 50-60 bits) and the
+    40-bit user levels alternate one and two primes as the default 32-bit chain does; 12
+    special primes of 31 bits with digits of 12 primes (Cheddar's bootparam_40 shape).
     """
     if word_bits == 64:
-        levels = ([50] + [40] * user_levels + [40] * config.stc_levels
+        levels = ([50] + [40] * user_levels + [60] * config.stc_levels
                   + [60] * config.evalmod_depth + [56] * config.cts_levels)
-        k = special if special is not None else 6
-        bits = levels + [60] * k
-        return bits, [1] * len(levels), k, 2.0 ** 40
+        k = special if special is not None else 5
+        return BootstrapChain(levels + [60] * k, [1] * len(levels), k,
+                              alpha if alpha is not None else max(1, k - 1), 2.0 ** 40,
+                              user_levels)
     if word_bits != 32:
         raise ValueError(f"word_bits: expected 32 or 64, got {word_bits!r}")
     groups = [2]  # q_0: 2 x 25 bits
     # user levels: (2, 1) pairs from the top, as default_ckks_chain_32: 2^40 <-> 2^50 scales
-    user = [1 if (user_levels - i) % 2 == 1 else 2 for i in range(user_levels)]
-    groups += user
-    # SlotToCoeff takes 60-bit blocks too: it brings EvalMod's ~2^60 scale down to 2^40
+    groups += [1 if (user_levels - i) % 2 == 1 else 2 for i in range(user_levels)]
     groups += [2] * config.stc_levels + [2] * config.evalmod_depth + [2] * config.cts_levels
     k = special if special is not None else 12
     bits = [25, 25] + [30] * (sum(groups) - 2) + [31] * k
-    return bits, groups, k, 2.0 ** 40
+    return BootstrapChain(bits, groups, k, alpha if alpha is not None else k, 2.0 ** 40,
+                          user_levels)
 
 
 def preset_chain(n: int, security: int | None, config: BootstrapConfig = BootstrapConfig(),
-                 word_bits: int = 64):
+                 word_bits: int = 64) -> BootstrapChain:
     """:func:`bootstrap_chain` with as many user levels as the security bound allows
-    (``security=None``, no bound: two user levels, for tests at small N). 64-bit words: 5 special primes of 60 bits (N = 2^16:
-    13 user levels, log2 QP = 1758 <= 1772). 32-bit words: 12 special primes of 31 bits, as
-    Cheddar's bootparam_40 (N = 2^16: 8 user levels).
+    (``security=None``, no bound: two user levels, for tests at small N). N = 2^16 at 128 bits:
+    13 user levels with 64-bit words (log2 QP = 1758 <= 1772), 8 with 32-bit words.
 
     Raises:
         ValueError naming poly_modulus_degree when the bound leaves no user level.
     """
     log_n = int(math.log2(n))
-    special = 5 if word_bits == 64 else 12
     if security is None:
-        return bootstrap_chain(log_n, 2, config, word_bits, special)
-    sec = security
-    bound = _core.CoeffModulus.max_bit_count(n, sec)
+        return bootstrap_chain(log_n, 2, config, word_bits)
+    bound = _core.CoeffModulus.max_bit_count(n, security)
     users = 0
-    while True:
-        bits = bootstrap_chain(log_n, users + 1, config, word_bits, special)[0]
-        if sum(bits) > bound:
-            break
+    while sum(bootstrap_chain(log_n, users + 1, config, word_bits).coeff_modulus) <= bound:
         users += 1
     if users == 0:
         raise ValueError(
-            f"poly_modulus_degree: bootstrapping at N = {n} does not fit the {sec}-bit bound of "
-            f"{bound} bits (it needs {config.depth} levels); use N = 65536 or pass coeff_modulus "
-            "with security=None for tests")
-    return bootstrap_chain(log_n, users, config, word_bits, special)
+            f"poly_modulus_degree: bootstrapping at N = {n} does not fit the {security}-bit bound "
+            f"of {bound} bits (it needs {config.depth} levels); use N = 65536 or pass "
+            "coeff_modulus with security=None for tests")
+    return bootstrap_chain(log_n, users, config, word_bits)
 
 
 # ---- linear algebra: diagonal form of slot-wise linear maps ---------------------------------
@@ -482,10 +495,11 @@ class Bootstrapper:
         s_in = sc
         for gi, (mats, level) in enumerate(self._stc_mats):
             last = gi == len(self._stc_mats) - 1
-            # Intermediate scales fall towards Delta no faster than the plaintexts keep 2^30 of
-            # precision (pt scale = s_out * D / s_in >= 2^30).
+            # Intermediate scales fall towards Delta no faster than the plaintexts keep 2^45 of
+            # precision (pt scale = s_out * D / s_in >= 2^45): an encoded plaintext's slots err by
+            # about sqrt(N) / (2 * pt scale) relative.
             s_out = self.scale if last else max(self.scale,
-                                                2.0 ** 30 * s_in / self.block_product(level))
+                                                2.0 ** 45 * s_in / self.block_product(level))
             self.stc.append(_LinearLevel(self, mats, level, s_in, s_out))
             s_in = s_out
         self._stc_built = True
@@ -506,10 +520,13 @@ class Bootstrapper:
         return y
 
     # ---- bootstrapping ------------------------------------------------------------------------
-    def bootstrap(self, ct):
+    def bootstrap(self, ct, timings: dict | None = None):
         """Refreshes a raw ciphertext (``_core.Ciphertext``, size 2, any level, scale = the
-        context's scale) to ``output_level``. Returns a raw ciphertext at the context's scale."""
+        context's scale) to ``output_level``. Returns a raw ciphertext at the context's scale.
+        ``timings`` (a dict) receives seconds per phase (synchronizing the device after each:
+        for profiling only)."""
         ev = self.ev
+        mark = _Phases(self.ctx.device, timings)
         if ct.size != 2:
             raise ValueError(f"ct: expected size 2 (relinearize first), got {ct.size}")
         if abs(ct.scale / self.scale - 1) > 1e-6:
@@ -524,11 +541,13 @@ class Bootstrapper:
         while s < self.N // 2:  # SubSum: project onto the subring of the n slots
             ct = ev.add(ct, ev.rotate_vector(ct, s, self.galois_keys))
             s *= 2
+        mark("modraise+subsum")
         # CoeffToSlot
         conj = ev.conjugate(ct, self.galois_keys)
         cur = self.cts[0].apply([ct, conj])[0]
         for lt in self.cts[1:]:
             cur = lt.apply([cur])[0]
+        mark("coeff_to_slot")
         # real and imaginary parts: re = w + conj w; im' = X^(N/2) (w - conj w) = -s_j Im
         conj = ev.conjugate(cur, self.galois_keys)
         re = ev.add(cur, conj)
@@ -538,10 +557,12 @@ class Bootstrapper:
         im = self._evalmod(ops, ops.wrap(im)).ct
         # f(Re) + i f(Im) = f(re) - X^(N/2) f(im')
         v = ev.sub(re, ev.multiply_monomial(im, self.N // 2))
+        mark("eval_mod")
         for lt in self.stc[:-1]:
             v = lt.apply([v])[0]
         a, b = self.stc[-1].apply([v])
         out = ev.add(a, ev.conjugate(b, self.galois_keys))
+        mark("slot_to_coeff")
         return out
 
     # ---- reporting ----------------------------------------------------------------------------
@@ -559,6 +580,22 @@ class Bootstrapper:
             count = sum(len(t) for out in lt.plan for t in out.values())
             total += count * (lt.level + 1) * self.N * wb
         return total
+
+
+class _Phases:
+    """Accumulates seconds per phase into a dict (no-op without one)."""
+
+    def __init__(self, device: str, out: dict | None):
+        self.device, self.out = device, out
+        self.t = time.perf_counter() if out is not None else 0.0
+
+    def __call__(self, name: str) -> None:
+        if self.out is None:
+            return
+        _core.synchronize(self.device)
+        now = time.perf_counter()
+        self.out[name] = self.out.get(name, 0.0) + (now - self.t)
+        self.t = now
 
 
 # ---- EvalMod's arithmetic: the same plan on ciphertexts or on (level, scale) pairs only ----------

@@ -167,12 +167,15 @@ class CKKSContext(KeyedContext):
         security = _check.security(security)
         boot_config = _boot_config(bootstrapping)
         if boot_config is not None and coeff_modulus is None:
-            coeff_modulus, groups, k, default = _bootstrap.preset_chain(
-                n, security, boot_config, 32 if word_bits == 32 else 64)
+            chain = _bootstrap.preset_chain(n, security, boot_config,
+                                            32 if word_bits == 32 else 64)
+            coeff_modulus, default = chain.coeff_modulus, chain.scale
             if rescale_groups is None:
-                rescale_groups = groups
+                rescale_groups = chain.rescale_groups
             if special_primes is None:
-                special_primes = k
+                special_primes = chain.special_primes
+            if alpha is None:
+                alpha = chain.alpha
             if galois_steps == "default":
                 galois_steps = None  # bootstrapping makes the keys its transforms need
         elif coeff_modulus is None and word_bits == 32:

@@ -57,10 +57,9 @@ def test_special_fft_stages_factor_the_dense_matrix(n):
 
 def small_ctx(device="cpu", word_bits=64, slots=None, seed=3, **cfg):
     config = B.BootstrapConfig(slots=slots, **cfg)
-    bits, groups, k, scale = B.bootstrap_chain(LOG_N, 2, config, word_bits, special=3)
-    ctx = veil.ckks(poly_modulus_degree=2 ** LOG_N, coeff_modulus=bits, rescale_groups=groups,
-                    special_primes=k, scale=scale, security=None, device=device, seed=seed,
-                    galois_steps=None)
+    chain = B.bootstrap_chain(LOG_N, 2, config, word_bits)
+    ctx = veil.ckks(poly_modulus_degree=2 ** LOG_N, security=None, device=device, seed=seed,
+                    galois_steps=None, **chain.context_args())
     ctx.enable_bootstrapping(config, seed=seed)
     return ctx
 
