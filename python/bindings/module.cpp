@@ -648,6 +648,18 @@ NB_MODULE(_core, m) {
            nb::call_guard<Release>(), "Key switching to the switching key's target secret.")
       .def("mod_raise", &Evaluator::mod_raise, "encrypted"_a, nb::call_guard<Release>(),
            "CKKS ModRaise: from a level in q_0's rescale block to the top level (CHKKS 2018).")
+      .def("multiply_scalar", [](const Evaluator& ev, const Ciphertext& c, nb::handle v,
+                                  nb::handle s) {
+             const double value = real_arg(v, "value"), scale = real_arg(s, "scale");
+             Release r;
+             return ev.multiply_scalar(c, value, scale);
+           }, "encrypted"_a, "value"_a, "scale"_a,
+           "CKKS: encrypted * value (a real constant at `scale`; the scale multiplies).")
+      .def("add_scalar", [](const Evaluator& ev, const Ciphertext& c, nb::handle v) {
+             const double value = real_arg(v, "value");
+             Release r;
+             return ev.add_scalar(c, value);
+           }, "encrypted"_a, "value"_a, "CKKS: encrypted + value (a real constant).")
       .def("multiply_monomial", [](const Evaluator& ev, const Ciphertext& c, nb::handle k) {
              const std::size_t e = size_arg(k, "k");
              Release r;

@@ -82,7 +82,7 @@ def run(device: str = "cuda", log_n: int = 16, slots=(None, 4096), runs: int = 2
             rec = {
                 "word_bits": ctx.word_bits, "log_n": log_n, "slots": n,
                 "median_ms": med_us / 1000, "min_ms": min(times), "runs": runs,
-                "output_level": out.level, "levels_left": out.level,
+                "output_level": out.level, "levels_left": bt._tops.index(out.level),
                 "min_bits": prec["min_bits"], "mean_bits": prec["mean_bits"],
                 "key_mb": bt.key_bytes() / 2 ** 20, "plaintext_mb": bt.plaintext_bytes() / 2 ** 20,
                 "rotation_keys": len(bt.rotation_steps), "setup_s": setup_s,

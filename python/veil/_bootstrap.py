@@ -113,7 +113,7 @@ def bootstrap_chain(log_n: int, user_levels: int, config: BootstrapConfig = Boot
 
     Bottom up: q_0 (50 bits: q_0 / Delta = 2^10 keeps sin(2 pi x) / (2 pi) within 2^-17 of x for
     |m| <= 1 while EvalMod's approximation error is multiplied by only 2^10), ``user_levels``
-    levels of 40 bits (scale 2^40), the SlotToCoeff levels (60 bits: they bring EvalMod's ~2^60
+    levels of 40 bits (scale 2^40), the SlotToCoeff levels (55 bits: they bring EvalMod's ~2^60
     scale down to 2^40 while their plaintexts keep 2^45 of precision), the EvalMod levels (60
     bits: EvalMod runs at scale ~2^60 so the message, ~2^-14 of its values, keeps 46 bits), the
     CoeffToSlot levels (56 bits) and the special primes (60 bits; default 5 with digits of 4
@@ -124,7 +124,7 @@ def bootstrap_chain(log_n: int, user_levels: int, config: BootstrapConfig = Boot
     special primes of 31 bits with digits of 12 primes (Cheddar's bootparam_40 shape).
     """
     if word_bits == 64:
-        levels = ([50] + [40] * user_levels + [60] * config.stc_levels
+        levels = ([50] + [40] * user_levels + [55] * config.stc_levels
                   + [60] * config.evalmod_depth + [56] * config.cts_levels)
         k = special if special is not None else 5
         return BootstrapChain(levels + [60] * k, [1] * len(levels), k,
@@ -146,7 +146,7 @@ def preset_chain(n: int, security: int | None, config: BootstrapConfig = Bootstr
                  word_bits: int = 64) -> BootstrapChain:
     """:func:`bootstrap_chain` with as many user levels as the security bound allows
     (``security=None``, no bound: two user levels, for tests at small N). N = 2^16 at 128 bits:
-    13 user levels with 64-bit words (log2 QP = 1758 <= 1772), 8 with 32-bit words.
+    13 user levels with 64-bit words (log2 QP = 1743 <= 1747), 9 with 32-bit words.
 
     Raises:
         ValueError naming poly_modulus_degree when the bound leaves no user level.
@@ -431,52 +431,45 @@ class Bootstrapper:
         gap = (self.N // 2) // n
         c = self.scale / (self.q0 * k1) / 2.0 / gap
         cts_order = list(reversed(range(logn)))  # S_logn^-1 first
-        cts_groups = _groups(len(cts_order), cfg.cts_levels)
-        level = tops[top_idx]
-        s_in = self.scale
-        self.s_em = float(self.block_product(tops[top_idx - cfg.cts_levels]))  # ~ q at EvalMod's top
-        self.cts = []
-        for gi, grp in enumerate(cts_groups):
+        cts_mats, level = [], tops[top_idx]
+        for gi, grp in enumerate(_groups(len(cts_order), cfg.cts_levels)):
             m = _merge(ifft, [cts_order[i] for i in grp], n)
-            last = gi == len(cts_groups) - 1
-            s_out = self.s_em if last else float(self.block_product(tops[top_idx - gi - 1]))
             if gi == 0:
                 m = {k: v * c for k, v in m.items()}
                 mats = [[_col_scale(m, even), _col_scale(m, odd)]]
             else:
                 mats = [[m]]
-            self.cts.append(_LinearLevel(self, mats, level, s_in, s_out))
-            s_in = s_out
-            level = tops[top_idx - gi - 1]
+            cts_mats.append((mats, level))
+            level = self.ctx.context.rescale_target(level)
         self.evalmod_level = level
-        self.evalmod_scale = s_in
+        # EvalMod works at about its top block's product (~2^60), so products keep their scale.
+        self.evalmod_scale = self.block_product(tops[top_idx - cfg.cts_levels])
+        self.cts = self._linear_levels(cts_mats, self.scale, self.evalmod_scale)
         # EvalMod: Chebyshev interpolant of cos(2 pi (K1 y - 1/4) / 2^r) on [-1, 1].
         r = cfg.double_angle
         f = lambda y: np.cos(2 * np.pi * (k1 * y - 0.25) / 2 ** r)
         self.cheb = _cheb.chebinterpolate(f, cfg.evalmod_degree)
-        stc_top = tops[top_idx - cfg.cts_levels - cfg.evalmod_depth]
-        self.stc_level = stc_top
+        self.stc_level = tops[top_idx - cfg.cts_levels - cfg.evalmod_depth]
         # SlotToCoeff: z = E (W v) + O conj(W v); v = sin(2 pi x) in bit-reversed order; the
         # constant q_0 / (2 pi Delta) turns sin(2 pi (t/q_0)) ~ 2 pi m Delta / q_0 into m.
-        stc_groups = _groups(logn, cfg.stc_levels)
         c2 = self.q0 / (2 * np.pi * self.scale)
-        self.stc = []
-        level = stc_top
-        self._stc_scale_in = None  # set at run time from EvalMod's output scale
-        self._stc_mats = []
-        for gi, grp in enumerate(stc_groups):
+        stc_mats, level = [], self.stc_level
+        groups = _groups(logn, cfg.stc_levels)
+        for gi, grp in enumerate(groups):
             m = _merge(fft, list(grp), n)
             if gi == 0:
                 m = {k: v * c2 for k, v in m.items()}
-            if gi == len(stc_groups) - 1:
+            if gi == len(groups) - 1:
                 mats = [[_row_scale(m, even)], [_row_scale(m, odd)]]
             else:
                 mats = [[m]]
-            self._stc_mats.append((mats, level))
+            stc_mats.append((mats, level))
             level = self.ctx.context.rescale_target(level)
+        out_level, out_scale = self._evalmod_plan()
+        if out_level != self.stc_level:
+            raise AssertionError(f"EvalMod ends at level {out_level}, not {self.stc_level}")
+        self.stc = self._linear_levels(stc_mats, out_scale, self.scale)
         # Galois keys: every rotation of the transforms, SubSum's, and the conjugation.
-        self._stc_built = False
-        self._eval_stc_scale()
         steps = set()
         for lt in self.cts + self.stc:
             steps |= lt.steps()
@@ -487,22 +480,24 @@ class Bootstrapper:
         self.rotation_steps = sorted(self.step(x) if x < n else x for x in steps)
         self.galois_keys = self._dense_keygen.create_galois_keys(self.rotation_steps, True)
 
-    def _eval_stc_scale(self) -> None:
-        """Runs EvalMod's level and scale bookkeeping on a dummy (no ciphertext) to learn the
-        SlotToCoeff input scale, then encodes SlotToCoeff's plaintexts."""
-        lvl, sc = self._evalmod_plan()
-        assert lvl == self.stc_level, (lvl, self.stc_level)
-        s_in = sc
-        for gi, (mats, level) in enumerate(self._stc_mats):
-            last = gi == len(self._stc_mats) - 1
-            # Intermediate scales fall towards Delta no faster than the plaintexts keep 2^45 of
-            # precision (pt scale = s_out * D / s_in >= 2^45): an encoded plaintext's slots err by
-            # about sqrt(N) / (2 * pt scale) relative.
-            s_out = self.scale if last else max(self.scale,
-                                                2.0 ** 45 * s_in / self.block_product(level))
-            self.stc.append(_LinearLevel(self, mats, level, s_in, s_out))
+    def _linear_levels(self, levels, s_first: float, s_last: float) -> list:
+        """Encodes a chain of plaintext-matrix levels [(mats, level)] that takes ciphertexts from
+        scale ``s_first`` to ``s_last``. The intermediate scales share the precision evenly: the
+        plaintexts' largest encoded magnitude (pt scale x max |entry|, whose rounding error is
+        what a plaintext adds) is the same at every level, M = (s_last / s_first x prod D_i x
+        prod max|d_i|)^(1/L), since pt scale_i = s_out_i D_i / s_in_i telescopes."""
+        dmax = [max(float(np.abs(d).max()) for row in mats for mm in row for d in mm.values())
+                for mats, _ in levels]
+        dprod = [self.block_product(level) for _, level in levels]
+        log_m = (math.log2(s_last / s_first) + sum(map(math.log2, dprod))
+                 + sum(map(math.log2, dmax))) / len(levels)
+        out, s_in = [], s_first
+        for i, (mats, level) in enumerate(levels):
+            last = i == len(levels) - 1
+            s_out = s_last if last else s_in * 2.0 ** log_m / (dprod[i] * dmax[i])
+            out.append(_LinearLevel(self, mats, level, s_in, s_out))
             s_in = s_out
-        self._stc_built = True
+        return out
 
     # ---- EvalMod ----------------------------------------------------------------------------
     def _evalmod_plan(self):
@@ -562,6 +557,7 @@ class Bootstrapper:
             v = lt.apply([v])[0]
         a, b = self.stc[-1].apply([v])
         out = ev.add(a, ev.conjugate(b, self.galois_keys))
+        out.scale = self.scale  # it is, up to the double rounding of the plaintext scales
         mark("slot_to_coeff")
         return out
 
@@ -677,8 +673,6 @@ class _CipherOps(_ScaleOnly):
         super().__init__(bt)
         self.ev = bt.ev
         self.rlk = bt.ctx._rlk()
-        self.enc = bt.ctx.encoder
-        self.dev = bt.ctx.device
 
     def fresh(self, level, scale):
         raise NotImplementedError
@@ -708,8 +702,7 @@ class _CipherOps(_ScaleOnly):
         return self.wrap(r)
 
     def add_const(self, a, c):
-        pt = self.enc.encode_scalar(complex(c), a.scale, a.level, self.dev)
-        return self.wrap(self.ev.add_plain(a.ct, pt))
+        return self.wrap(self.ev.add_scalar(a.ct, float(c)))
 
     def const_to(self, a, c, level, scale):
         top = self.above(level)
@@ -717,8 +710,7 @@ class _CipherOps(_ScaleOnly):
             raise ValueError(f"EvalMod: no level left for a constant product ({a.level} -> {level})")
         x = self._down(a, top)
         pt_scale = scale * self.bt.block_product(top) / a.scale
-        pt = self.enc.encode_scalar(complex(c), pt_scale, top, self.dev)
-        r = self.ev.rescale_to_next(self.ev.multiply_plain(x, pt))
+        r = self.ev.rescale_to_next(self.ev.multiply_scalar(x, float(c), pt_scale))
         r.scale = scale  # equal up to double rounding
         return self.wrap(r)
 

@@ -145,6 +145,29 @@ def test_multiply_monomial_half_degree(device):
         ctx.evaluator.multiply_monomial(ctx.encrypt(vals).raw, 2 * ctx.poly_modulus_degree)
 
 
+def test_scalar_products_and_sums(device):
+    ctx = veil.ckks(poly_modulus_degree=8192, device=device, seed=2, galois_steps=None)
+    ev = ctx.evaluator
+    vals = random_slots(ctx.slot_count, 1, 11)
+    ct = ctx.encrypt(vals).raw
+    dec = lambda c: ctx.encoder.decode(ctx.decryptor.decrypt(c))
+    # at scale 2^40 the integer round(c * 2^40) fits a word; at 2^75 it takes the m * 2^e path
+    for c, s in ((-3.7, 2.0 ** 40), (0.123456789, 2.0 ** 75)):
+        prod = ev.multiply_scalar(ct, c, s)
+        assert prod.scale == ct.scale * s and prod.level == ct.level
+        assert veil.ckks.precision(c * vals, dec(ev.rescale_to_next(prod)))["min_bits"] > 18
+    summed = ev.add_scalar(ct, -0.625)
+    assert veil.ckks.precision(vals - 0.625, dec(summed))["min_bits"] > 20
+    with pytest.raises(ValueError, match="value: expected a finite number"):
+        ev.multiply_scalar(ct, float("nan"), 2.0 ** 40)
+    with pytest.raises(ValueError, match="scale: expected a finite scale >= 1"):
+        ev.multiply_scalar(ct, 1.0, 0.5)
+    with pytest.raises(ValueError, match="scale: the product's scale would exceed Q"):
+        ev.multiply_scalar(ct, 1.0, 2.0 ** 400)
+    with pytest.raises(ValueError, match="does not fit Q"):
+        ev.add_scalar(ct, 2.0 ** 300)
+
+
 @pytest.mark.parametrize("slots", [None, 32])
 def test_bootstrap_precision_cpu(slots):
     ctx = small_ctx(slots=slots)

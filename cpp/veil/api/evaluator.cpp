@@ -373,6 +373,20 @@ Ciphertext Evaluator::mod_raise(const Ciphertext& a) const {
   return ckks::mod_raise(a);
 }
 
+Ciphertext Evaluator::multiply_scalar(const Ciphertext& a, double value, double scale) const {
+  check(a, "encrypted");
+  Ciphertext out = a;
+  ckks::multiply_scalar_inplace(out, value, scale);
+  return out;
+}
+
+Ciphertext Evaluator::add_scalar(const Ciphertext& a, double value) const {
+  check(a, "encrypted");
+  Ciphertext out = a;
+  ckks::add_scalar_inplace(out, value);
+  return out;
+}
+
 Ciphertext Evaluator::multiply_monomial(const Ciphertext& a, std::size_t k) const {
   check(a, "encrypted");
   Ciphertext out = a;

@@ -85,6 +85,11 @@ class Evaluator {
   Ciphertext switch_key(const Ciphertext& a, const SwitchingKey& key) const;
   /// CKKS ModRaise (ckks::mod_raise): from a level inside q_0's rescale block to the top level.
   Ciphertext mod_raise(const Ciphertext& a) const;
+  /// CKKS: a * value, the real constant at `scale` (ckks::multiply_scalar_inplace): scale
+  /// multiplied by `scale`, level unchanged; no plaintext is encoded.
+  Ciphertext multiply_scalar(const Ciphertext& a, double value, double scale) const;
+  /// CKKS: a + value at a's scale (ckks::add_scalar_inplace).
+  Ciphertext add_scalar(const Ciphertext& a, double value) const;
   /// CKKS: a * X^k (ckks::multiply_monomial_inplace), exact: level and scale unchanged.
   Ciphertext multiply_monomial(const Ciphertext& a, std::size_t k) const;
 

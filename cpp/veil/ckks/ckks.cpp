@@ -2,16 +2,17 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
+#include "veil/backend/table.h"
 #include "veil/core/error.h"
+#include "veil/ring/ntt.h"
 #include "veil/ring/poly_ops.h"
 #include "veil/ring/sampler.h"
 #include "veil/rlwe/checks.h"
 #include "veil/rlwe/encrypt.h"
 #include "veil/rlwe/ntt_ops.h"
 #include "veil/rns/base_converter.h"
-#include "veil/ring/ntt.h"
-#include "veil/backend/table.h"
 
 namespace veil::ckks {
 
@@ -249,6 +250,68 @@ void multiply_monomial_inplace(Ciphertext& ct, std::size_t k) {
   } else {
     throw InvalidArgument("encrypted: expected NTT form");
   }
+}
+
+namespace {
+// round(x) mod q_l for every limb of `base`, for a finite double x of any magnitude: |x| =
+// m * 2^e with m < 2^53 an integer (e > 0 once |x| >= 2^53), so x mod q = m * 2^e mod q exactly.
+std::vector<u64> rounded_residues(double x, const RnsBase& base) {
+  const bool neg = x < 0;
+  const double a = std::fabs(std::nearbyint(x));
+  u64 m = 0;
+  int e = 0;
+  if (a < 9007199254740992.0) {  // 2^53: an exact integer
+    m = static_cast<u64>(a);
+  } else {
+    int exp = 0;
+    const double frac = std::frexp(a, &exp);  // a = frac * 2^exp, frac in [0.5, 1)
+    m = static_cast<u64>(std::ldexp(frac, 53));
+    e = exp - 53;
+  }
+  std::vector<u64> out(base.size());
+  for (std::size_t l = 0; l < base.size(); ++l) {
+    const Modulus& q = base[l];
+    u64 r = reduce_word(m, q);
+    for (int i = 0; i < e; ++i) r = add_mod(r, r, q.value);  // * 2^e (e < 1024)
+    out[l] = (neg && r != 0) ? q.value - r : r;
+  }
+  return out;
+}
+}  // namespace
+
+void multiply_scalar_inplace(Ciphertext& ct, double value, double scale) {
+  check_ckks(ct, "encrypted");
+  if (!std::isfinite(value)) throw InvalidArgument("value: expected a finite number");
+  if (!std::isfinite(scale) || scale < 1.0) {
+    throw InvalidArgument("scale: expected a finite scale >= 1, got " + std::to_string(scale));
+  }
+  const Context& ctx = *ct.context();
+  const double product = ct.scale() * scale;
+  if (std::log2(product) >= log2_q(ctx, ct.level()) - 1) {
+    throw InvalidArgument("scale: the product's scale would exceed Q at this level (rescale first)");
+  }
+  const RnsBase& q = ctx.base_q(ct.level());
+  const DeviceTable<u64> s(rounded_residues(value * scale, q));
+  poly::multiply_limb_scalars(ct.device(), q, ctx.n(), ct.size(), ct.data(), s.data(ct.device()),
+                              ct.data());
+  ct.set_scale(product);
+}
+
+void add_scalar_inplace(Ciphertext& ct, double value) {
+  check_ckks(ct, "encrypted");
+  if (!std::isfinite(value)) throw InvalidArgument("value: expected a finite number");
+  const Context& ctx = *ct.context();
+  const double v = value * ct.scale();
+  if (std::log2(std::fabs(v) + 1) >= log2_q(ctx, ct.level()) - 2) {
+    throw InvalidArgument("value: " + std::to_string(value) + " at scale 2^" +
+                          std::to_string(std::log2(ct.scale())) + " does not fit Q at level " +
+                          std::to_string(ct.level()));
+  }
+  const RnsBase& q = ctx.base_q(ct.level());
+  const DeviceTable<u64> s(rounded_residues(v, q));
+  // A constant polynomial is the same constant at every NTT point.
+  if (!ct.is_ntt_form()) throw InvalidArgument("encrypted: expected NTT form");
+  poly::add_limb_scalars(ct.device(), q, ctx.n(), 1, ct.poly(0), s.data(ct.device()), ct.poly(0));
 }
 
 void mod_switch_to_next_inplace(Ciphertext& ct) {

@@ -56,6 +56,16 @@ Ciphertext mod_raise(const Ciphertext& ct);
 /// unchanged. With SEAL's slot order (generator 3) X^(N/2) multiplies slot j by i * (-1)^j.
 /// @throws InvalidArgument naming `encrypted` (not CKKS) or `k` (>= 2N).
 void multiply_monomial_inplace(Ciphertext& ct, std::size_t k);
+/// ct *= value, the real constant taken as round(value * scale) (exact in RNS however large:
+/// value * scale is split as m * 2^e with m a 53-bit integer); ct's scale is multiplied by
+/// `scale`. No plaintext is built (OpenFHE's EvalMult by a double; SEAL encodes a constant
+/// plaintext instead).
+/// @throws InvalidArgument naming `value` (not finite) or `scale` (below 1, not finite, or a
+///         product scale that would reach Q at ct's level).
+void multiply_scalar_inplace(Ciphertext& ct, double value, double scale);
+/// ct += value (real) at ct's scale: round(value * ct.scale) added to c0's constant term.
+/// @throws InvalidArgument naming `value` (not finite or beyond Q at ct's level).
+void add_scalar_inplace(Ciphertext& ct, double value);
 /// Drops the last prime without dividing (level alignment; the scale is unchanged).
 void mod_switch_to_next_inplace(Ciphertext& ct);
 /// The same for a plaintext.

@@ -212,6 +212,36 @@ void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::s
   });
 }
 
+namespace {
+template <bool kMul, class W>
+void limb_scalars(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                  const W* a, const u64* s, W* out) {
+  const RnsPolyView<const W> av = view(dev, a, npolys, base, n);
+  const RnsPolyView<W> o = view(dev, out, npolys, base, n);
+  for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j0, std::size_t j1) {
+    const W* x = av.limb(p, l);
+    W* ol = o.limb(p, l);
+    const Modulus mod = o.modulus(l);
+    const W c = static_cast<W>(s[l]);
+    for (std::size_t j = j0; j < j1; ++j) {
+      ol[j] = kMul ? mul_mod(x[j], c, mod) : add_mod(x[j], c, static_cast<W>(mod.value));
+    }
+  });
+}
+}  // namespace
+
+template <class W>
+void multiply_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n,
+                           std::size_t npolys, const W* a, const u64* s, W* out) {
+  limb_scalars<true>(dev, base, n, npolys, a, s, out);
+}
+
+template <class W>
+void add_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                      const W* a, const u64* s, W* out) {
+  limb_scalars<false>(dev, base, n, npolys, a, s, out);
+}
+
 template <class W>
 void lift_small(const Device& dev, const RnsBase& base, std::size_t n, const u64* in, u64 t,
                 bool centered, W* out) {
@@ -318,6 +348,10 @@ void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std
                                  const W*, u64, W*);                                            \
   template void lift_small<W>(const Device&, const RnsBase&, std::size_t, const u64*, u64, bool, \
                               W*);                                                              \
+  template void multiply_limb_scalars<W>(const Device&, const RnsBase&, std::size_t,            \
+                                         std::size_t, const W*, const u64*, W*);                \
+  template void add_limb_scalars<W>(const Device&, const RnsBase&, std::size_t, std::size_t,    \
+                                    const W*, const u64*, W*);                                  \
   template void automorphism_coeff<W>(const Device&, const RnsBase&, std::size_t, std::size_t,  \
                                       u32, const W*, W*);                                       \
   template void automorphism_ntt<W>(const Device&, const RnsBase&, std::size_t, std::size_t,    \
@@ -360,6 +394,14 @@ void multiply_broadcast(const Device& dev, const RnsBase& base, std::size_t n,
                         std::size_t npolys, ConstWordPtr a, ConstWordPtr b, WordPtr out) {
   VEIL_DISPATCH(out, multiply_broadcast<W>(dev, base, n, npolys, a.as<W>(), b.as<W>(),
                                            out.as<W>()));
+}
+void multiply_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n,
+                           std::size_t npolys, ConstWordPtr a, const u64* s, WordPtr out) {
+  VEIL_DISPATCH(out, multiply_limb_scalars<W>(dev, base, n, npolys, a.as<W>(), s, out.as<W>()));
+}
+void add_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                      ConstWordPtr a, const u64* s, WordPtr out) {
+  VEIL_DISPATCH(out, add_limb_scalars<W>(dev, base, n, npolys, a.as<W>(), s, out.as<W>()));
 }
 void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    ConstWordPtr a, u64 s, WordPtr out) {

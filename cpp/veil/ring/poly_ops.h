@@ -46,6 +46,15 @@ void multiply_broadcast(const Device& dev, const RnsBase& base, std::size_t n,
 template <class W>
 void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    const W* a, u64 s, W* out);
+/// out = a * s_l (kMul) or a + s_l on every limb l of every polynomial: s holds one residue
+/// per limb (< q_l; a table on `dev`), the RNS form of a constant too large for one word (CKKS
+/// products with and sums of real constants at large scales).
+template <class W>
+void multiply_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n,
+                           std::size_t npolys, const W* a, const u64* s, W* out);
+template <class W>
+void add_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                      const W* a, const u64* s, W* out);
 /// Lifts a polynomial with coefficients in [0, t) (t < every q; 64-bit words, as plaintexts
 /// mod t are stored) into every limb of `base`, centering values above t/2 to negative ones when
 /// `centered` (so -1 mod t stays -1).
@@ -86,6 +95,10 @@ void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::s
                    ConstWordPtr a, u64 s, WordPtr out);
 void lift_small(const Device& dev, const RnsBase& base, std::size_t n, const u64* in, u64 t,
                 bool centered, WordPtr out);
+void multiply_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n,
+                           std::size_t npolys, ConstWordPtr a, const u64* s, WordPtr out);
+void add_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                      ConstWordPtr a, const u64* s, WordPtr out);
 void automorphism_coeff(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                         u32 galois_elt, ConstWordPtr in, WordPtr out);
 void tensor(const Device& dev, const RnsBase& base, std::size_t n, ConstWordPtr a, std::size_t sa,
