@@ -659,6 +659,17 @@ class _ScaleOnly:
             raise ValueError(f"EvalMod: no level left for a constant product ({a.level} -> {level})")
         return _Meta(level, scale)
 
+    def linear_to(self, terms, c0, level, scale):
+        """c0 + sum c_i a_i landing exactly on (level, scale) with one rescale: every a_i is
+        moved to above(level) and multiplied by c_i at the scale that brings it to scale * D,
+        then the sum is rescaled once."""
+        top = self.above(level)
+        for a, _ in terms:
+            if a.level < top:
+                raise ValueError(f"EvalMod: no level left for a constant product ({a.level} -> "
+                                 f"{level})")
+        return _Meta(level, scale)
+
     def to_level(self, a, level):
         """a moved down to ``level`` by dropping primes (scale unchanged)."""
         if a.level < level:
@@ -673,6 +684,7 @@ class _CipherOps(_ScaleOnly):
         super().__init__(bt)
         self.ev = bt.ev
         self.rlk = bt.ctx._rlk()
+        self._cache: dict = {}
 
     def fresh(self, level, scale):
         raise NotImplementedError
@@ -681,7 +693,28 @@ class _CipherOps(_ScaleOnly):
         return _Meta(ct.level, ct.scale, ct)
 
     def _down(self, a, level):
-        return a.ct if a.level == level else self.ev.mod_switch_to(a.ct, level)
+        if a.level == level:
+            return a.ct
+        key = (id(a), level)  # the babies meet the same levels many times: switch once
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._cache[key] = (a, self.ev.mod_switch_to(a.ct, level))
+        return hit[1]
+
+    def linear_to(self, terms, c0, level, scale):
+        super().linear_to(terms, c0, level, scale)
+        top = self.above(level)
+        target = scale * self.bt.block_product(top)
+        acc = None
+        for a, c in terms:
+            prod = self.ev.multiply_scalar(self._down(a, top), float(c), target / a.scale)
+            prod.scale = target  # equal up to double rounding
+            acc = prod if acc is None else self.ev.add(acc, prod)
+        if c0 != 0:
+            acc = self.ev.add_scalar(acc, float(c0))
+        r = self.ev.rescale_to_next(acc)
+        r.scale = scale
+        return self.wrap(r)
 
     def _mul_meta(self, a, b):
         lvl = min(a.level, b.level)
@@ -776,14 +809,10 @@ class _ChebEval:
             deg -= 1
         c = c[:deg + 1]
         if deg < self.m:
-            terms = [ops.const_to(self.T[i], c[i], level, scale) for i in range(1, deg + 1)
-                     if c[i] != 0]
+            terms = [(self.T[i], c[i]) for i in range(1, deg + 1) if c[i] != 0]
             if not terms:
                 raise ValueError("EvalMod: constant polynomial")
-            acc = terms[0]
-            for t in terms[1:]:
-                acc = ops.add(acc, t)
-            return ops.add_const(acc, c[0]) if c[0] != 0 else acc
+            return ops.linear_to(terms, c[0], level, scale)
         g = 1
         while g * 2 <= deg:
             g *= 2
