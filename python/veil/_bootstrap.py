@@ -516,17 +516,23 @@ class Bootstrapper:
 
     # ---- bootstrapping ------------------------------------------------------------------------
     def bootstrap(self, ct, timings: dict | None = None):
-        """Refreshes a raw ciphertext (``_core.Ciphertext``, size 2, any level, scale = the
-        context's scale) to ``output_level``. Returns a raw ciphertext at the context's scale.
+        """Refreshes a raw ciphertext (``_core.Ciphertext``, size 2, any level, a scale within a
+        factor 2^4 of the context's) to ``output_level``, keeping its scale.
         ``timings`` (a dict) receives seconds per phase (synchronizing the device after each:
         for profiling only)."""
         ev = self.ev
         mark = _Phases(self.ctx.device, timings)
         if ct.size != 2:
             raise ValueError(f"ct: expected size 2 (relinearize first), got {ct.size}")
-        if abs(ct.scale / self.scale - 1) > 1e-6:
-            raise ValueError(f"ct: expected the context's scale 2^{math.log2(self.scale):.2f}, got "
-                             f"2^{math.log2(ct.scale):.2f}")
+        s_in = ct.scale
+        if abs(math.log2(s_in / self.scale)) > 4:
+            raise ValueError(f"ct: expected a scale within 2^4 of the context's 2^"
+                             f"{math.log2(self.scale):.2f} (q_0 / scale sets EvalMod's message "
+                             f"ratio), got 2^{math.log2(s_in):.2f}")
+        # The pipeline runs as if the scale were Delta: the plaintext t (message m = t / s_in)
+        # comes back as t, which the output's scale s_in reads as m again.
+        ct = ct.__copy__()
+        ct.scale = self.scale
         if ct.level > self.q0_level:
             ct = ev.mod_switch_to(ct, self.q0_level)
         ct = ev.switch_key(ct, self.to_sparse)
@@ -557,7 +563,7 @@ class Bootstrapper:
             v = lt.apply([v])[0]
         a, b = self.stc[-1].apply([v])
         out = ev.add(a, ev.conjugate(b, self.galois_keys))
-        out.scale = self.scale  # it is, up to the double rounding of the plaintext scales
+        out.scale = s_in  # Delta up to the double rounding of the plaintext scales, read as s_in
         mark("slot_to_coeff")
         return out
 

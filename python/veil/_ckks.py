@@ -220,12 +220,13 @@ class CKKSContext(KeyedContext):
         return self.bootstrapper
 
     def bootstrap(self, ct: CKKSCiphertext) -> CKKSCiphertext:
-        """Refreshes ``ct`` (any level, the context's scale) to the bootstrapper's
+        """Refreshes ``ct`` (any level, a scale within 2^4 of the context's) to the bootstrapper's
         ``output_level`` (Cheon-Han-Kim-Kim-Song 2018 with sparse-secret encapsulation; see
         :mod:`veil._bootstrap`). About 20 bits of precision for values of magnitude <= 1.
 
         Raises:
-            ValueError if bootstrapping is not enabled or ``ct`` has another scale.
+            ValueError if bootstrapping is not enabled or ``ct``'s scale is too far from the
+            context's.
         """
         if getattr(self, "bootstrapper", None) is None:
             raise ValueError("ctx: bootstrapping is not enabled (create the context with "

@@ -6,6 +6,7 @@ Examples::
     veil info
     veil demo --device cpu --seed 1
     veil demo --scheme ckks --device cpu
+    veil demo --scheme ckks --train                 # training on encrypted data, bootstrapping
     veil demo --model xgboost --peer seal           # encrypted XGBoost, SEAL vs Veil (Table 6)
     veil bench --scheme bfv --quick --device cpu --json bench.json --markdown bench.md
     veil bench --scheme ckks --quick --device cpu
@@ -121,6 +122,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--seed", type=_seed_arg, default=None,
                       help="fix key/encryption randomness (default: OS entropy)")
+    demo.add_argument("--train", action="store_true",
+                      help="CKKS only: train the logistic regression on encrypted data (gradient "
+                      "descent with bootstrapping, N = 2^16; a GPU takes seconds, the CPU hours)")
+    demo.add_argument("--iterations", type=lambda v: _int_in(v, 1, 1000, "a count"), default=12,
+                      help="gradient-descent iterations of --train (default: 12)")
     demo.add_argument("--model", choices=("logreg", "xgboost"), default="logreg",
                       help="logreg: logistic regression on x and x^2; xgboost: gradient-boosted "
                       "trees, BFV (seed 000's application) (default: logreg)")
@@ -320,6 +326,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if isinstance(r, int):
             return r
         return EXIT_OK if r["exact"] and r["agreement"] == 1.0 else EXIT_WRONG
+    if getattr(args, "train", False):
+        if args.scheme != "ckks":
+            raise SystemExit("veil demo: --train needs --scheme ckks")
+        from . import demo_train
+
+        r = demo_train.run(device=args.device, seed=args.seed, iterations=args.iterations)
+        return EXIT_OK if r["passed"] else EXIT_WRONG
     if args.model == "xgboost":
         from . import demo_xgboost
 

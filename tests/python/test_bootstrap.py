@@ -178,6 +178,10 @@ def test_bootstrap_precision_cpu(slots):
     assert y.level == bt.output_level > 0 and y.scale == ctx.scale
     p = veil.ckks.precision(vals, ctx.decrypt(y))
     assert p["mean_bits"] > 20 and p["min_bits"] > 16, p
+    # another scale near Delta comes back at that scale
+    z = ctx.bootstrap(ctx.encrypt(vals, scale=ctx.scale * 1.7, level=0))
+    assert z.scale == ctx.scale * 1.7
+    assert veil.ckks.precision(vals, ctx.decrypt(z))["mean_bits"] > 19
     # the refreshed ciphertext computes on
     sq = (y * y).rescale()
     assert veil.ckks.precision(vals * vals, ctx.decrypt(sq))["mean_bits"] > 18
@@ -200,7 +204,7 @@ def test_bootstrap_errors(boot_ctx):
         plain.enable_bootstrapping()
     with pytest.raises(ValueError, match="slots: expected a power of two"):
         B.Bootstrapper(boot_ctx, B.BootstrapConfig(slots=3))
-    with pytest.raises(ValueError, match="ct: expected the context's scale"):
+    with pytest.raises(ValueError, match="ct: expected a scale within 2\\^4"):
         boot_ctx.bootstrap(boot_ctx.encrypt([0.5], scale=2.0 ** 30, level=0))
     with pytest.raises(TypeError, match="bootstrapping: expected True"):
         veil.ckks(poly_modulus_degree=4096, bootstrapping="yes")
@@ -222,3 +226,26 @@ def test_bootstrap_gpu_matches_cpu_word_for_word(word_bits, slots):
         assert veil.ckks.precision(vals, ctx.decrypt(out))["mean_bits"] > 20
         outs.append(np.asarray(out.raw.data()))
     np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_training_demo_small_cpu():
+    """The training demo end to end at N = 2^12 (64 samples, 2 iterations, one bootstrap in
+    between): the encrypted weights equal the float64 run with the same cubic to 2^-20."""
+    pytest.importorskip("sklearn")
+    from veil import demo_train
+
+    r = demo_train.run(device="cpu", seed=1, iterations=2, log_n=12, security=None,
+                       user_levels=5, max_samples=64, verbose=False)
+    assert r["bootstraps"] == 1 and r["passed"]
+    assert r["weights_error"] < 2.0 ** -20
+    assert r["agreement"] == 1.0
+
+
+def test_training_demo_refuses_too_many_samples():
+    pytest.importorskip("sklearn")
+    from veil import demo_train
+
+    ctx = demo_train.make_context("cpu", 1, 12, None, 5)
+    z = np.ones((65, 31))
+    with pytest.raises(ValueError, match="z: 65 samples need 2080 slots"):
+        demo_train.EncryptedTrainer(ctx, z, 1.0, demo_train.sigmoid_cubic())
