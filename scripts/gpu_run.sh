@@ -15,6 +15,7 @@
 #           on and off (ncu_1/0.txt)
 #   boot    CKKS bootstrapping: tests/python/test_bootstrap.py, then `veil bench --scheme ckks
 #           --bootstrap` (N = 2^16, full and 4096 slots, 64- and 32-bit words; boot.json/.md)
+#   train   `veil demo --scheme ckks --train` on the GPU (train.log)
 #   sh      run $SH_CMD (a diagnostic command) in this script's environment
 #   nttq    the NTT tests at the default variants and the NTT benchmark with $NTT_ARGS
 #           (e.g. NTT_ARGS=u32)
@@ -200,6 +201,11 @@ if has boot; then  # CKKS bootstrapping: its tests (GPU parity included), then i
   (cd /tmp && veil bench --scheme ckks --bootstrap --device cuda --json "$OUT/boot.json" \
     --markdown "$OUT/boot.md" "$@") > "$OUT/boot.log" 2>&1
   echo "boot bench rc=$?"; tail -30 "$OUT/boot.log"
+fi
+if has train; then  # encrypted training with bootstrapping (sklearn travels as wheels in .whl)
+  (cd /tmp && COLUMNS=120 veil demo --scheme ckks --train --device cuda --seed 1) \
+    > "$OUT/train.log" 2>&1
+  echo "train rc=$?"; cat "$OUT/train.log"
 fi
 if has sh; then  # a diagnostic command in this script's environment: SH_CMD
   (cd /tmp && bash -c "$SH_CMD") > "$OUT/sh.log" 2>&1

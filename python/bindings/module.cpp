@@ -648,6 +648,28 @@ NB_MODULE(_core, m) {
            nb::call_guard<Release>(), "Key switching to the switching key's target secret.")
       .def("mod_raise", &Evaluator::mod_raise, "encrypted"_a, nb::call_guard<Release>(),
            "CKKS ModRaise: from a level in q_0's rescale block to the top level (CHKKS 2018).")
+      .def("multiply_plain_sum", [](const Evaluator& ev, nb::handle cts, nb::handle pts) {
+             // The references keep the operands alive while the GIL is released; they are
+             // declared before `r`, so they are dropped after the GIL is taken back.
+             std::vector<nb::object> keep;
+             auto cs = list_arg(cts, "encrypted", [&](nb::handle x) {
+               if (!nb::isinstance<Ciphertext>(x)) {
+                 throw TypeMismatch("encrypted: expected a sequence of Ciphertext");
+               }
+               keep.push_back(nb::borrow(x));
+               return &nb::cast<const Ciphertext&>(x);
+             });
+             auto ps = list_arg(pts, "plain", [&](nb::handle x) {
+               if (!nb::isinstance<Plaintext>(x)) {
+                 throw TypeMismatch("plain: expected a sequence of Plaintext");
+               }
+               keep.push_back(nb::borrow(x));
+               return &nb::cast<const Plaintext&>(x);
+             });
+             Release r;
+             return ev.multiply_plain_sum(cs, ps);
+           }, "encrypted"_a, "plain"_a,
+           "CKKS: sum_i encrypted[i] * plain[i] in one pass (linear transforms' inner sums).")
       .def("multiply_scalar", [](const Evaluator& ev, const Ciphertext& c, nb::handle v,
                                   nb::handle s) {
              const double value = real_arg(v, "value"), scale = real_arg(s, "scale");

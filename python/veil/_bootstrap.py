@@ -330,10 +330,8 @@ class _LinearLevel:
         for plan in self.plan:
             total = None
             for g, terms in plan.items():
-                acc = None
-                for i, b, pt in terms:
-                    prod = ev.multiply_plain(rotated[i][b], pt)
-                    acc = prod if acc is None else ev.add(acc, prod)
+                acc = ev.multiply_plain_sum([rotated[i][b] for i, b, _ in terms],
+                                            [pt for _, _, pt in terms])
                 if g % self.bt.slots:
                     acc = ev.rotate_vector(acc, self.bt.step(g), gk)
                 total = acc if total is None else ev.add(total, acc)

@@ -168,6 +168,28 @@ def test_scalar_products_and_sums(device):
         ev.add_scalar(ct, 2.0 ** 300)
 
 
+def test_multiply_plain_sum(device):
+    ctx = veil.ckks(poly_modulus_degree=4096, device=device, seed=3, galois_steps=None)
+    ev, enc = ctx.evaluator, ctx.encoder
+    xs = [random_slots(ctx.slot_count, 1, 20 + i) for i in range(3)]
+    ds = [random_slots(ctx.slot_count, 1, 30 + i) for i in range(3)]
+    cts = [ctx.encrypt(x).raw for x in xs]
+    pts = [enc.encode_complex(d, ctx.scale, cts[0].level, device) for d in ds]
+    out = ev.multiply_plain_sum(cts, pts)
+    assert out.scale == ctx.scale ** 2
+    got = enc.decode(ctx.decryptor.decrypt(ev.rescale_to_next(out)))
+    assert veil.ckks.precision(sum(x * d for x, d in zip(xs, ds)), got)["min_bits"] > 10
+    with pytest.raises(ValueError, match="plain: expected as many plaintexts"):
+        ev.multiply_plain_sum(cts, pts[:2])
+    with pytest.raises(ValueError, match="plain: scale"):
+        ev.multiply_plain_sum(cts[:2], [pts[0], enc.encode_complex(ds[1], 2.0 ** 20,
+                                                                   cts[0].level, device)])
+    with pytest.raises(ValueError, match="every ciphertext needs the first one's size and level"):
+        ev.multiply_plain_sum([cts[0], ev.mod_switch_to_next(cts[1])], pts[:2])
+    with pytest.raises(TypeError, match="encrypted: expected a sequence of Ciphertext"):
+        ev.multiply_plain_sum([cts[0], pts[0]], pts[:2])
+
+
 @pytest.mark.parametrize("slots", [None, 32])
 def test_bootstrap_precision_cpu(slots):
     ctx = small_ctx(slots=slots)

@@ -373,6 +373,18 @@ Ciphertext Evaluator::mod_raise(const Ciphertext& a) const {
   return ckks::mod_raise(a);
 }
 
+Ciphertext Evaluator::multiply_plain_sum(const std::vector<const Ciphertext*>& cts,
+                                         const std::vector<const Plaintext*>& pts) const {
+  u64 id = 0;
+  for (const Ciphertext* c : cts) {
+    check(*c, "encrypted");
+    id = join_key_sets(id, c->key_id(), "encrypted");
+  }
+  Ciphertext out = ckks::multiply_plain_sum(cts, pts);
+  out.set_key_id(id);
+  return out;
+}
+
 Ciphertext Evaluator::multiply_scalar(const Ciphertext& a, double value, double scale) const {
   check(a, "encrypted");
   Ciphertext out = a;

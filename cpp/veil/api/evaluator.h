@@ -85,6 +85,10 @@ class Evaluator {
   Ciphertext switch_key(const Ciphertext& a, const SwitchingKey& key) const;
   /// CKKS ModRaise (ckks::mod_raise): from a level inside q_0's rescale block to the top level.
   Ciphertext mod_raise(const Ciphertext& a) const;
+  /// CKKS: sum_i cts[i] * pts[i] in one pass (ckks::multiply_plain_sum). The ciphertexts must
+  /// share one key set.
+  Ciphertext multiply_plain_sum(const std::vector<const Ciphertext*>& cts,
+                                const std::vector<const Plaintext*>& pts) const;
   /// CKKS: a * value, the real constant at `scale` (ckks::multiply_scalar_inplace): scale
   /// multiplied by `scale`, level unchanged; no plaintext is encoded.
   Ciphertext multiply_scalar(const Ciphertext& a, double value, double scale) const;

@@ -133,6 +133,42 @@ void multiply_plain(const Ciphertext& ct, const Plaintext& pt, Ciphertext& out) 
 
 void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) { multiply_plain(ct, pt, ct); }
 
+Ciphertext multiply_plain_sum(const std::vector<const Ciphertext*>& cts,
+                              const std::vector<const Plaintext*>& pts) {
+  if (cts.empty() || cts.size() != pts.size()) {
+    throw InvalidArgument("plain: expected as many plaintexts as ciphertexts (at least one), got " +
+                          std::to_string(pts.size()) + " and " + std::to_string(cts.size()));
+  }
+  const Ciphertext& first = *cts[0];
+  check_ckks(first, "encrypted");
+  const Context& ctx = *first.context();
+  const double scale = first.scale() * pts[0]->scale();
+  std::vector<u64> a(cts.size()), b(cts.size());
+  for (std::size_t i = 0; i < cts.size(); ++i) {
+    const Ciphertext& c = *cts[i];
+    check_ckks(c, "encrypted");
+    check_compatible(ctx, first.device(), c.context(), c.device(), "encrypted");
+    if (c.size() != first.size() || c.level() != first.level()) {
+      throw InvalidArgument("encrypted: every ciphertext needs the first one's size and level");
+    }
+    check_plain(ctx, c, *pts[i], "plain");
+    check_scales(scale, c.scale() * pts[i]->scale(), "plain");
+    a[i] = reinterpret_cast<u64>(c.data().get());
+    b[i] = reinterpret_cast<u64>(pts[i]->data().get());
+  }
+  if (std::log2(scale) >= log2_q(ctx, first.level()) - 1) {
+    throw InvalidArgument("plain: the product's scale would exceed Q at this level (rescale first)");
+  }
+  const Device& dev = first.device();
+  const DeviceTable<u64> at(std::move(a)), bt(std::move(b));
+  Ciphertext out(first.context(), dev, first.size(), first.level(), true);
+  poly::dot_broadcast(dev, ctx.base_q(first.level()), ctx.n(), first.size(), at.data(dev),
+                      bt.data(dev), cts.size(), out.data());
+  out.set_scale(scale);
+  out.set_key_id(first.key_id());
+  return out;
+}
+
 void add_plain_inplace(Ciphertext& ct, const Plaintext& pt, bool subtract) {
   check_ckks(ct, "encrypted");
   const Context& ctx = *ct.context();

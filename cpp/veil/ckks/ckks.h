@@ -1,6 +1,8 @@
 // CKKS (Cheon-Kim-Kim-Song 2017) in full RNS (Cheon-Han-Kim-Kim-Song 2018): ciphertexts and
 // plaintexts in NTT form over Q_level, each with a scale; rescaling divides by the last prime.
 #pragma once
+#include <vector>
+
 #include "veil/ring/prng.h"
 #include "veil/rlwe/objects.h"
 
@@ -29,6 +31,15 @@ Ciphertext multiply(const Ciphertext& a, const Ciphertext& b);
 /// and may be ct itself. Throws InvalidArgument naming `plain` if the scale would reach Q_l.
 void multiply_plain(const Ciphertext& ct, const Plaintext& pt, Ciphertext& out);
 void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt);
+/// sum_i cts[i] * pts[i] in one pass (poly::dot_broadcast): the inner sums of baby-step
+/// giant-step linear transforms (Halevi-Shoup 2018), which as separate products and additions
+/// read and write a ciphertext three times per term. Every ciphertext has the same size and
+/// level, every plaintext that level; the scales of the products agree (tolerance
+/// kScaleTolerance) and become the result's.
+/// @throws InvalidArgument naming `encrypted` or `plain` (empty lists, different lengths,
+///         mismatched size, level or scale) as multiply_plain does.
+Ciphertext multiply_plain_sum(const std::vector<const Ciphertext*>& cts,
+                              const std::vector<const Plaintext*>& pts);
 void add_plain_inplace(Ciphertext& ct, const Plaintext& pt, bool subtract);
 /// Divides by the block of primes holding q_l (rounding) and drops it: scale /= their product
 /// (one prime, q_l, with SEAL's default blocks; EncryptionParameters::rescale_groups). Throws at

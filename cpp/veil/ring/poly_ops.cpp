@@ -231,6 +231,31 @@ void limb_scalars(const Device& dev, const RnsBase& base, std::size_t n, std::si
 }  // namespace
 
 template <class W>
+void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                   const u64* a_ptrs, const u64* b_ptrs, std::size_t count, W* out) {
+  const RnsPolyView<W> o = view(dev, out, npolys, base, n);
+  const std::size_t pw = base.size() * n;  // words per polynomial of every operand
+  constexpr u32 kV = kGroup<W>;
+  const std::size_t groups = n % kV == 0 ? n / kV : n;
+  const u32 v = n % kV == 0 ? kV : 1;
+  for_each_word(dev, o, groups, VEIL_LAMBDA(u32 p, u32 l, std::size_t g0, std::size_t g1) {
+    W* ol = o.limb(p, l);
+    const Modulus mod = o.modulus(l);
+    const W q = static_cast<W>(mod.value);
+    const std::size_t off_a = p * pw + l * n, off_b = l * n;
+    for (std::size_t j = g0 * v; j < g1 * v; ++j) {
+      W acc = 0;
+      for (std::size_t i = 0; i < count; ++i) {
+        const W* a = reinterpret_cast<const W*>(a_ptrs[i]) + off_a;
+        const W* b = reinterpret_cast<const W*>(b_ptrs[i]) + off_b;
+        acc = add_mod(acc, mul_mod(a[j], b[j], mod), q);
+      }
+      ol[j] = acc;
+    }
+  });
+}
+
+template <class W>
 void multiply_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n,
                            std::size_t npolys, const W* a, const u64* s, W* out) {
   limb_scalars<true>(dev, base, n, npolys, a, s, out);
@@ -348,6 +373,8 @@ void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std
                                  const W*, u64, W*);                                            \
   template void lift_small<W>(const Device&, const RnsBase&, std::size_t, const u64*, u64, bool, \
                               W*);                                                              \
+  template void dot_broadcast<W>(const Device&, const RnsBase&, std::size_t, std::size_t,       \
+                                 const u64*, const u64*, std::size_t, W*);                      \
   template void multiply_limb_scalars<W>(const Device&, const RnsBase&, std::size_t,            \
                                          std::size_t, const W*, const u64*, W*);                \
   template void add_limb_scalars<W>(const Device&, const RnsBase&, std::size_t, std::size_t,    \
@@ -394,6 +421,10 @@ void multiply_broadcast(const Device& dev, const RnsBase& base, std::size_t n,
                         std::size_t npolys, ConstWordPtr a, ConstWordPtr b, WordPtr out) {
   VEIL_DISPATCH(out, multiply_broadcast<W>(dev, base, n, npolys, a.as<W>(), b.as<W>(),
                                            out.as<W>()));
+}
+void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                   const u64* a_ptrs, const u64* b_ptrs, std::size_t count, WordPtr out) {
+  VEIL_DISPATCH(out, dot_broadcast<W>(dev, base, n, npolys, a_ptrs, b_ptrs, count, out.as<W>()));
 }
 void multiply_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n,
                            std::size_t npolys, ConstWordPtr a, const u64* s, WordPtr out) {

@@ -46,6 +46,13 @@ void multiply_broadcast(const Device& dev, const RnsBase& base, std::size_t n,
 template <class W>
 void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    const W* a, u64 s, W* out);
+/// out[p] = sum_i a_i[p] * b_i (slot-wise in NTT form): `count` operands a_i of npolys
+/// polynomials each and single polynomials b_i, given as tables of device pointers ([count] on
+/// `dev`); one pass reads each operand once (the plaintext-matrix products of CKKS linear
+/// transforms, Halevi-Shoup BSGS). out must not alias any a_i or b_i.
+template <class W>
+void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                   const u64* a_ptrs, const u64* b_ptrs, std::size_t count, W* out);
 /// out = a * s_l (kMul) or a + s_l on every limb l of every polynomial: s holds one residue
 /// per limb (< q_l; a table on `dev`), the RNS form of a constant too large for one word (CKKS
 /// products with and sums of real constants at large scales).
@@ -97,6 +104,8 @@ void lift_small(const Device& dev, const RnsBase& base, std::size_t n, const u64
                 bool centered, WordPtr out);
 void multiply_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n,
                            std::size_t npolys, ConstWordPtr a, const u64* s, WordPtr out);
+void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                   const u64* a_ptrs, const u64* b_ptrs, std::size_t count, WordPtr out);
 void add_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                       ConstWordPtr a, const u64* s, WordPtr out);
 void automorphism_coeff(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
