@@ -2,7 +2,7 @@
 
 Method: one context per slot count from :func:`veil._bootstrap.preset_chain` (N = 2^16 at
 128-bit security unless ``log_n`` says otherwise), a fresh ciphertext of uniform random complex
-values of modulus <= 1 at level 0; ``runs`` timed bootstraps after one warm-up, each timed by
+values of modulus <= 1 at the bootstrapper's input level; ``runs`` timed bootstraps after one warm-up, each timed by
 :class:`veil.Timer` (CUDA events on a GPU) around the whole call; the median is reported with
 the output level, the precision of the last result against the input (bits, min and mean, as
 :func:`veil.ckks.precision`) and the key and plaintext memory. ``energy`` adds joules per
@@ -64,7 +64,7 @@ def run(device: str = "cuda", log_n: int = 16, slots=(None, 4096), runs: int = 2
             rng = np.random.default_rng(1)
             x = rng.uniform(-1, 1, n) + 1j * rng.uniform(-1, 1, n)
             vals = np.tile(x, ctx.slot_count // n)
-            ct = ctx.encrypt(vals, level=bt.q0_level).raw
+            ct = ctx.encrypt(vals, level=bt.input_level).raw
             timer = _core.Timer(device)
             out = bt.bootstrap(ct)  # warm-up
             times = []
@@ -82,7 +82,7 @@ def run(device: str = "cuda", log_n: int = 16, slots=(None, 4096), runs: int = 2
             rec = {
                 "word_bits": ctx.word_bits, "log_n": log_n, "slots": n,
                 "median_ms": med_us / 1000, "min_ms": min(times), "runs": runs,
-                "output_level": out.level, "levels_left": bt._tops.index(out.level),
+                "output_level": out.level, "levels_left": bt.levels_left,
                 "min_bits": prec["min_bits"], "mean_bits": prec["mean_bits"],
                 "key_mb": bt.key_bytes() / 2 ** 20, "plaintext_mb": bt.plaintext_bytes() / 2 ** 20,
                 "rotation_keys": len(bt.rotation_steps), "setup_s": setup_s,

@@ -111,20 +111,23 @@ def bootstrap_chain(log_n: int, user_levels: int, config: BootstrapConfig = Boot
                     alpha: int | None = None) -> BootstrapChain:
     """A modulus chain for bootstrapping at N = 2^log_n with ``user_levels`` levels left after it.
 
-    Bottom up: q_0 (50 bits: q_0 / Delta = 2^10 keeps sin(2 pi x) / (2 pi) within 2^-17 of x for
-    |m| <= 1 while EvalMod's approximation error is multiplied by only 2^10), ``user_levels``
-    levels of 40 bits (scale 2^40), the SlotToCoeff levels (55 bits: they bring EvalMod's ~2^60
-    scale down to 2^40 while their plaintexts keep 2^45 of precision), the EvalMod levels (60
+    Bottom up: q_0 (55 bits: with SlotToCoeff first the coefficients EvalMod sees are the slot
+    values themselves, |z| <= ~1.4, and q_0 / Delta = 2^15 keeps sin(2 pi x) / (2 pi) within
+    (2 pi 1.4 / 2^15)^2 / 6 ~ 1e-8 of x, while EvalMod's approximation error is multiplied by
+    only q_0 / (2 pi Delta) ~ 2^12.4 and not spread by a final transform), the SlotToCoeff
+    levels (40 bits: bootstrapping starts there, at scale 2^40, so its plaintexts keep 2^40 of
+    precision), ``user_levels`` levels of 40 bits (scale 2^40), the EvalMod levels (60
     bits: EvalMod runs at scale ~2^60 so the message, ~2^-14 of its values, keeps 46 bits), the
     CoeffToSlot levels (56 bits) and the special primes (60 bits; default 5 with digits of 4
     primes, so P exceeds every digit by 2^60 and key switching adds almost no noise to the
     raised ciphertext, whose message is only ~2^-14 of q_0 I). With ``word_bits=32`` every level
-    becomes a block of ~30-bit primes of about those sizes (two primes for 50-60 bits) and the
-    40-bit user levels alternate one and two primes as the default 32-bit chain does; 12
+    becomes a block of ~30-bit primes of about those sizes (two primes for 50-60 bits, and for
+    SlotToCoeff, whose plaintexts would keep only 2^30 of precision in one) and the 40-bit user
+    levels alternate one and two primes as the default 32-bit chain does; 12
     special primes of 31 bits with digits of 12 primes (Cheddar's bootparam_40 shape).
     """
     if word_bits == 64:
-        levels = ([50] + [40] * user_levels + [55] * config.stc_levels
+        levels = ([55] + [40] * config.stc_levels + [40] * user_levels
                   + [60] * config.evalmod_depth + [56] * config.cts_levels)
         k = special if special is not None else 5
         return BootstrapChain(levels + [60] * k, [1] * len(levels), k,
@@ -132,12 +135,12 @@ def bootstrap_chain(log_n: int, user_levels: int, config: BootstrapConfig = Boot
                               user_levels)
     if word_bits != 32:
         raise ValueError(f"word_bits: expected 32 or 64, got {word_bits!r}")
-    groups = [2]  # q_0: 2 x 25 bits
+    groups = [2] + [2] * config.stc_levels  # q_0: 28 + 27 bits; SlotToCoeff: 60-bit blocks
     # user levels: (2, 1) pairs from the top, as default_ckks_chain_32: 2^40 <-> 2^50 scales
     groups += [1 if (user_levels - i) % 2 == 1 else 2 for i in range(user_levels)]
-    groups += [2] * config.stc_levels + [2] * config.evalmod_depth + [2] * config.cts_levels
+    groups += [2] * config.evalmod_depth + [2] * config.cts_levels
     k = special if special is not None else 12
-    bits = [25, 25] + [30] * (sum(groups) - 2) + [31] * k
+    bits = [28, 27] + [30] * (sum(groups) - 2) + [31] * k
     return BootstrapChain(bits, groups, k, alpha if alpha is not None else k, 2.0 ** 40,
                           user_levels)
 
@@ -383,7 +386,12 @@ class Bootstrapper:
         self.q0_level = tops[0]
         self.q0 = math.prod(int(q) for q in context.coeff_modulus_at(tops[0]))
         top_idx = len(tops) - 1
-        self.output_level = tops[top_idx - config.depth]
+        #: Bootstrapping starts here (SlotToCoeff's top; higher inputs are switched down).
+        self.input_level = tops[config.stc_levels]
+        #: The level of a refreshed ciphertext: below CoeffToSlot and EvalMod.
+        self.output_level = tops[top_idx - config.cts_levels - config.evalmod_depth]
+        #: Rescales a refreshed ciphertext allows before it must be bootstrapped again.
+        self.levels_left = top_idx - config.cts_levels - config.evalmod_depth - config.stc_levels
         self.scale = ctx.scale
         self._build_keys(seed)
         self._build_transforms(top_idx)
@@ -447,26 +455,28 @@ class Bootstrapper:
         r = cfg.double_angle
         f = lambda y: np.cos(2 * np.pi * (k1 * y - 0.25) / 2 ** r)
         self.cheb = _cheb.chebinterpolate(f, cfg.evalmod_degree)
-        self.stc_level = tops[top_idx - cfg.cts_levels - cfg.evalmod_depth]
-        # SlotToCoeff: z = E (W v) + O conj(W v); v = sin(2 pi x) in bit-reversed order; the
-        # constant q_0 / (2 pi Delta) turns sin(2 pi (t/q_0)) ~ 2 pi m Delta / q_0 into m.
-        c2 = self.q0 / (2 * np.pi * self.scale)
-        stc_mats, level = [], self.stc_level
+        # SlotToCoeff first (at the bottom of the chain, where rotations are cheapest): the
+        # input's slots z, read as a bit-reversed coefficient vector v, become the coefficients
+        # w = v[br] of the plaintext: slots E (W w) + O conj(W w) = z. CoeffToSlot later puts w
+        # back into bit-reversed order, w[br] = z: the output's slots are z in natural order.
+        stc_mats, level = [], self.input_level
         groups = _groups(logn, cfg.stc_levels)
         for gi, grp in enumerate(groups):
             m = _merge(fft, list(grp), n)
-            if gi == 0:
-                m = {k: v * c2 for k, v in m.items()}
             if gi == len(groups) - 1:
                 mats = [[_row_scale(m, even)], [_row_scale(m, odd)]]
             else:
                 mats = [[m]]
             stc_mats.append((mats, level))
             level = self.ctx.context.rescale_target(level)
+        self.stc = self._linear_levels(stc_mats, self.scale, self.scale)
+        # EvalMod's output sin(2 pi t / q_0) ~ 2 pi Delta z / q_0 is read as z by declaring its
+        # scale gamma = q_0 / (2 pi Delta) times smaller (no level): its scales are chosen so
+        # that it ends on Delta * gamma exactly.
+        self.gamma = self.q0 / (2 * np.pi * self.scale)
         out_level, out_scale = self._evalmod_plan()
-        if out_level != self.stc_level:
-            raise AssertionError(f"EvalMod ends at level {out_level}, not {self.stc_level}")
-        self.stc = self._linear_levels(stc_mats, out_scale, self.scale)
+        if out_level != self.output_level:
+            raise AssertionError(f"EvalMod ends at level {out_level}, not {self.output_level}")
         # Galois keys: every rotation of the transforms, SubSum's, and the conjugation.
         steps = set()
         for lt in self.cts + self.stc:
@@ -505,8 +515,19 @@ class Bootstrapper:
         return out.level, out.scale
 
     def _evalmod(self, ops, x):
-        """cos(2 pi (K1 x - 1/4)) via the interpolant and r double angles: sin(2 pi K1 x)."""
-        y = _ChebEval(ops, x, self.cheb).result()
+        """cos(2 pi (K1 x - 1/4)) via the interpolant and r double angles: sin(2 pi K1 x), at
+        scale Delta * gamma. The double angles square the scale (S -> S^2 / D), so the
+        interpolant's target scale is found from the end backwards, S = sqrt(S' D)."""
+        cheb = _ChebEval(ops, x, self.cheb)
+        level = cheb.output_level()
+        levels = []
+        for _ in range(self.config.double_angle):
+            levels.append(level)
+            level = ops.below(level)
+        scale = self.scale * self.gamma
+        for lv in reversed(levels):
+            scale = math.sqrt(scale * self.block_product(lv))
+        y = cheb.result(scale)
         for _ in range(self.config.double_angle):
             y2 = ops.square(y)
             y = ops.add_const(ops.add(y2, y2), -1.0)
@@ -531,8 +552,19 @@ class Bootstrapper:
         # comes back as t, which the output's scale s_in reads as m again.
         ct = ct.__copy__()
         ct.scale = self.scale
-        if ct.level > self.q0_level:
-            ct = ev.mod_switch_to(ct, self.q0_level)
+        if ct.level < self.input_level:
+            raise ValueError(f"ct: bootstrapping starts with SlotToCoeff at level "
+                             f"{self.input_level}; the ciphertext is at level {ct.level} (keep "
+                             f"{self.config.stc_levels} levels above q_0's block for it)")
+        if ct.level > self.input_level:
+            ct = ev.mod_switch_to(ct, self.input_level)
+        # SlotToCoeff: the slots become the plaintext's coefficients (see _build_transforms)
+        for lt in self.stc[:-1]:
+            ct = lt.apply([ct])[0]
+        a, b = self.stc[-1].apply([ct])
+        ct = ev.add(a, ev.conjugate(b, self.galois_keys))
+        ct.scale = self.scale  # it is, up to the double rounding of the plaintext scales
+        mark("slot_to_coeff")
         ct = ev.switch_key(ct, self.to_sparse)
         ct = ev.mod_raise(ct)
         ct = ev.switch_key(ct, self.to_dense)
@@ -554,15 +586,11 @@ class Bootstrapper:
         ops = _CipherOps(self)
         re = self._evalmod(ops, ops.wrap(re)).ct
         im = self._evalmod(ops, ops.wrap(im)).ct
-        # f(Re) + i f(Im) = f(re) - X^(N/2) f(im')
-        v = ev.sub(re, ev.multiply_monomial(im, self.N // 2))
+        # f(Re) + i f(Im) = f(re) - X^(N/2) f(im'); its scale Delta gamma read as Delta, then as
+        # the input's scale (the pipeline ran as if it were Delta)
+        out = ev.sub(re, ev.multiply_monomial(im, self.N // 2))
+        out.scale = s_in
         mark("eval_mod")
-        for lt in self.stc[:-1]:
-            v = lt.apply([v])[0]
-        a, b = self.stc[-1].apply([v])
-        out = ev.add(a, ev.conjugate(b, self.galois_keys))
-        out.scale = s_in  # Delta up to the double rounding of the plaintext scales, read as s_in
-        mark("slot_to_coeff")
         return out
 
     # ---- reporting ----------------------------------------------------------------------------
@@ -793,11 +821,14 @@ class _ChebEval:
         self.T[i] = t
         return t
 
-    def result(self):
-        d = len(self.coeffs) - 1
-        # the output level: the lowest level the recursion can reach
-        target = self._min_level(d)
-        return self._eval(self.coeffs, target, self.T[1].scale)
+    def output_level(self) -> int:
+        """The level of the result: the input level minus ceil(log2(d + 1)) + 1 blocks."""
+        return self._min_level(len(self.coeffs) - 1)
+
+    def result(self, scale: float | None = None):
+        """p(x) at :meth:`output_level` and ``scale`` (default: the input's scale)."""
+        return self._eval(self.coeffs, self.output_level(),
+                          self.T[1].scale if scale is None else scale)
 
     def _min_level(self, d):
         """Output level: the input level minus ceil(log2(d + 1)) + 1 blocks."""

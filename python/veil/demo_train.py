@@ -153,7 +153,7 @@ class EncryptedTrainer:
 
     def iterate(self, w):
         ops = self.ops
-        if ops.below(w.level) < 0 or w.level - LEVELS_PER_ITERATION < self.bt.q0_level:
+        if self._levels_left(w) < LEVELS_PER_ITERATION:
             raise AssertionError("refresh first")
         p = ops.mul(self.z, w)                                    # z_i * w, slot-wise
         u = self._rotate_sum(p, [1, 2, 4, 8, 16])                 # block sums in first slots
@@ -168,8 +168,13 @@ class EncryptedTrainer:
                                     range(int(math.log2(self.ctx.slot_count // BLOCK)))])
         return ops.add(ops.const_to(w, 1.0, grad.level, grad.scale), grad)
 
+    def _levels_left(self, w) -> int:
+        """Rescales w allows before it reaches the bootstrapper's input level."""
+        tops = self.bt._tops
+        return tops.index(w.level) - tops.index(self.bt.input_level)
+
     def refresh_if_needed(self, w):
-        if w.level - LEVELS_PER_ITERATION >= self.bt.q0_level and w.level >= LEVELS_PER_ITERATION:
+        if self._levels_left(w) >= LEVELS_PER_ITERATION:
             return w
         self.bootstraps += 1
         self.ops = _CipherOps(self.bt)  # a fresh cache of level-switched copies

@@ -195,13 +195,13 @@ def test_bootstrap_precision_cpu(slots):
     ctx = small_ctx(slots=slots)
     bt = ctx.bootstrapper
     vals = random_slots(bt.slots, ctx.slot_count // bt.slots, 8)
-    x = ctx.encrypt(vals, level=0)
+    x = ctx.encrypt(vals, level=bt.input_level)
     y = x.bootstrap()
     assert y.level == bt.output_level > 0 and y.scale == ctx.scale
     p = veil.ckks.precision(vals, ctx.decrypt(y))
     assert p["mean_bits"] > 20 and p["min_bits"] > 16, p
     # another scale near Delta comes back at that scale
-    z = ctx.bootstrap(ctx.encrypt(vals, scale=ctx.scale * 1.7, level=0))
+    z = ctx.bootstrap(ctx.encrypt(vals, scale=ctx.scale * 1.7))  # from the top level
     assert z.scale == ctx.scale * 1.7
     assert veil.ckks.precision(vals, ctx.decrypt(z))["mean_bits"] > 19
     # the refreshed ciphertext computes on
@@ -214,7 +214,7 @@ def test_bootstrap_32bit_words_cpu():
     bt = ctx.bootstrapper
     assert ctx.word_bits == 32
     vals = random_slots(bt.slots, ctx.slot_count // bt.slots, 9)
-    y = ctx.bootstrap(ctx.encrypt(vals, level=bt.q0_level))
+    y = ctx.bootstrap(ctx.encrypt(vals, level=bt.input_level))
     assert veil.ckks.precision(vals, ctx.decrypt(y))["mean_bits"] > 20
 
 
@@ -227,7 +227,9 @@ def test_bootstrap_errors(boot_ctx):
     with pytest.raises(ValueError, match="slots: expected a power of two"):
         B.Bootstrapper(boot_ctx, B.BootstrapConfig(slots=3))
     with pytest.raises(ValueError, match="ct: expected a scale within 2\\^4"):
-        boot_ctx.bootstrap(boot_ctx.encrypt([0.5], scale=2.0 ** 30, level=0))
+        boot_ctx.bootstrap(boot_ctx.encrypt([0.5], scale=2.0 ** 30))
+    with pytest.raises(ValueError, match="ct: bootstrapping starts with SlotToCoeff at level"):
+        boot_ctx.bootstrap(boot_ctx.encrypt([0.5], level=0))
     with pytest.raises(TypeError, match="bootstrapping: expected True"):
         veil.ckks(poly_modulus_degree=4096, bootstrapping="yes")
     with pytest.raises(ValueError, match="bootstrapping at N = 4096 does not fit"):
@@ -243,7 +245,7 @@ def test_bootstrap_gpu_matches_cpu_word_for_word(word_bits, slots):
         ctx = small_ctx(device=dev, word_bits=word_bits, slots=slots, seed=21)
         bt = ctx.bootstrapper
         vals = random_slots(bt.slots, ctx.slot_count // bt.slots, 10)
-        ct = ctx.encrypt(vals, level=bt.q0_level)
+        ct = ctx.encrypt(vals, level=bt.input_level)
         out = ctx.bootstrap(ct)
         assert veil.ckks.precision(vals, ctx.decrypt(out))["mean_bits"] > 20
         outs.append(np.asarray(out.raw.data()))
