@@ -394,6 +394,31 @@ TEST_P(CkksParity, KeysCiphertextsAndEvaluation) {
   for (std::size_t i = 0; i < hc.size(); ++i)
     EXPECT_TRUE(same_ct(hc[i], hg[i])) << "rotate_many step " << steps[i];
 
+  // Bootstrapping's primitives (ckks/ckks.h): one-pass plaintext sums, scalar products and sums,
+  // X^k products, ModRaise, and key switching to and from a sparse secret.
+  EXPECT_TRUE(same_ct(ev.multiply_plain_sum({&cac, &cbc}, {&pbc, &pac}),
+                      evb.multiply_plain_sum({&cag, &cbg}, {&pbg, &pag})))
+      << "multiply_plain_sum";
+  EXPECT_TRUE(same_ct(ev.multiply_scalar(cac, -0.7, std::ldexp(1.0, 55)),
+                      evb.multiply_scalar(cag, -0.7, std::ldexp(1.0, 55))))
+      << "multiply_scalar";
+  EXPECT_TRUE(same_ct(ev.add_scalar(cac, 0.3), evb.add_scalar(cag, 0.3))) << "add_scalar";
+  EXPECT_TRUE(same_ct(ev.multiply_monomial(cac, ctx->n() / 2 + 3),
+                      evb.multiply_monomial(cag, ctx->n() / 2 + 3)))
+      << "multiply_monomial";
+  const Ciphertext lowc = ev.mod_switch_to(cac, 0), lowg = evb.mod_switch_to(cag, 0);
+  const Ciphertext upc = ev.mod_raise(lowc), upg = evb.mod_raise(lowg);
+  EXPECT_EQ(upc.level(), top);
+  EXPECT_TRUE(same_ct(upc, upg)) << "mod_raise";
+  const KeyGenerator sparse_c(sides.a, cpu, seed + 9, 16), sparse_g(sides.b, gpu, seed + 9, 16);
+  EXPECT_TRUE(same_words(sparse_c.secret_key(), sparse_g.secret_key())) << "sparse secret";
+  const veil::SwitchingKey downc = sparse_c.create_switching_key(K.kc.secret_key(), 0),
+                           downg = sparse_g.create_switching_key(K.kg.secret_key(), 0);
+  EXPECT_TRUE(same_words(downc.key(), downg.key())) << "switching key (level 0)";
+  const Ciphertext swc = ev.switch_key(lowc, downc), swg = evb.switch_key(lowg, downg);
+  EXPECT_TRUE(same_ct(swc, swg)) << "switch_key";
+  EXPECT_EQ(swc.key_id(), sparse_c.secret_key().key_id());
+
   // Decryption is integer (bit-identical); decoding is floating point.
   const Decryptor dc(ctx, K.kc.secret_key()), dg(ctx_b, K.kg.secret_key());
   for (const auto &[xc, xg] :
