@@ -670,6 +670,23 @@ NB_MODULE(_core, m) {
              return ev.multiply_plain_sum(cs, ps);
            }, "encrypted"_a, "plain"_a,
            "CKKS: sum_i encrypted[i] * plain[i] in one pass (linear transforms' inner sums).")
+      .def("scalar_combination", [](const Evaluator& ev, nb::handle cts, nb::handle vals,
+                                     nb::handle c, nb::handle s, nb::handle lv) {
+             std::vector<nb::object> keep;  // alive while the GIL is released (see above)
+             auto cs = list_arg(cts, "encrypted", [&](nb::handle x) {
+               if (!nb::isinstance<Ciphertext>(x)) {
+                 throw TypeMismatch("encrypted: expected a sequence of Ciphertext");
+               }
+               keep.push_back(nb::borrow(x));
+               return &nb::cast<const Ciphertext&>(x);
+             });
+             auto vs = list_arg(vals, "values", [](nb::handle x) { return real_arg(x, "values"); });
+             const double constant = real_arg(c, "constant"), scale = real_arg(s, "scale");
+             const std::size_t level = size_arg(lv, "level");
+             Release r;
+             return ev.scalar_combination(cs, vs, constant, scale, level);
+           }, "encrypted"_a, "values"_a, "constant"_a, "scale"_a, "level"_a,
+           "CKKS: constant + sum_i values[i] * encrypted[i] at `level` and `scale`, one pass.")
       .def("multiply_scalar", [](const Evaluator& ev, const Ciphertext& c, nb::handle v,
                                   nb::handle s) {
              const double value = real_arg(v, "value"), scale = real_arg(s, "scale");

@@ -737,15 +737,10 @@ class _CipherOps(_ScaleOnly):
         super().linear_to(terms, c0, level, scale)
         top = self.above(level)
         target = scale * self.bt.block_product(top)
-        acc = None
-        for a, c in terms:
-            prod = self.ev.multiply_scalar(self._down(a, top), float(c), target / a.scale)
-            prod.scale = target  # equal up to double rounding
-            acc = prod if acc is None else self.ev.add(acc, prod)
-        if c0 != 0:
-            acc = self.ev.add_scalar(acc, float(c0))
+        acc = self.ev.scalar_combination([a.ct for a, _ in terms], [float(c) for _, c in terms],
+                                         float(c0), target, top)
         r = self.ev.rescale_to_next(acc)
-        r.scale = scale
+        r.scale = scale  # equal up to double rounding
         return self.wrap(r)
 
     def _mul_meta(self, a, b):
@@ -770,14 +765,7 @@ class _CipherOps(_ScaleOnly):
         return self.wrap(self.ev.add_scalar(a.ct, float(c)))
 
     def const_to(self, a, c, level, scale):
-        top = self.above(level)
-        if a.level < top:
-            raise ValueError(f"EvalMod: no level left for a constant product ({a.level} -> {level})")
-        x = self._down(a, top)
-        pt_scale = scale * self.bt.block_product(top) / a.scale
-        r = self.ev.rescale_to_next(self.ev.multiply_scalar(x, float(c), pt_scale))
-        r.scale = scale  # equal up to double rounding
-        return self.wrap(r)
+        return self.linear_to([(a, c)], 0.0, level, scale)
 
     def to_level(self, a, level):
         return self.wrap(self._down(a, level))

@@ -403,6 +403,9 @@ TEST_P(CkksParity, KeysCiphertextsAndEvaluation) {
                       evb.multiply_scalar(cag, -0.7, std::ldexp(1.0, 55))))
       << "multiply_scalar";
   EXPECT_TRUE(same_ct(ev.add_scalar(cac, 0.3), evb.add_scalar(cag, 0.3))) << "add_scalar";
+  EXPECT_TRUE(same_ct(ev.scalar_combination({&cac, &b1c}, {0.25, -1.5}, 0.125, scale * 4, top - 1),
+                      evb.scalar_combination({&cag, &b1g}, {0.25, -1.5}, 0.125, scale * 4, top - 1)))
+      << "scalar_combination";
   EXPECT_TRUE(same_ct(ev.multiply_monomial(cac, ctx->n() / 2 + 3),
                       evb.multiply_monomial(cag, ctx->n() / 2 + 3)))
       << "multiply_monomial";

@@ -156,6 +156,17 @@ def test_scalar_products_and_sums(device):
         prod = ev.multiply_scalar(ct, c, s)
         assert prod.scale == ct.scale * s and prod.level == ct.level
         assert veil.ckks.precision(c * vals, dec(ev.rescale_to_next(prod)))["min_bits"] > 18
+    # 0.5 + 2 x - 0.25 y at level 1 (y one level lower) and scale 2^45, one pass
+    y = ev.mod_switch_to_next(ctx.encrypt(vals[::-1].copy()).raw)
+    comb = ev.scalar_combination([ct, y], [2.0, -0.25], 0.5, 2.0 ** 45, 1)
+    assert comb.level == 1 and comb.scale == 2.0 ** 45
+    assert veil.ckks.precision(0.5 + 2 * vals - 0.25 * vals[::-1], dec(comb))["min_bits"] > 18
+    with pytest.raises(ValueError, match="encrypted: expected NTT-form ciphertexts of size 2"):
+        ev.scalar_combination([ct, y], [1.0, 1.0], 0.0, 2.0 ** 45, y.level + 1)
+    with pytest.raises(ValueError, match="values: expected 2 values, got 1"):
+        ev.scalar_combination([ct, y], [1.0], 0.0, 2.0 ** 45, 1)
+    with pytest.raises(ValueError, match="term 0's scale exceeds"):
+        ev.scalar_combination([ct], [1.0], 0.0, 2.0 ** 30, 1)
     summed = ev.add_scalar(ct, -0.625)
     assert veil.ckks.precision(vals - 0.625, dec(summed))["min_bits"] > 20
     with pytest.raises(ValueError, match="value: expected a finite number"):

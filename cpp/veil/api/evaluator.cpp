@@ -385,6 +385,19 @@ Ciphertext Evaluator::multiply_plain_sum(const std::vector<const Ciphertext*>& c
   return out;
 }
 
+Ciphertext Evaluator::scalar_combination(const std::vector<const Ciphertext*>& cts,
+                                         const std::vector<double>& values, double constant,
+                                         double scale, std::size_t level) const {
+  u64 id = 0;
+  for (const Ciphertext* c : cts) {
+    check(*c, "encrypted");
+    id = join_key_sets(id, c->key_id(), "encrypted");
+  }
+  Ciphertext out = ckks::scalar_combination(cts, values, constant, scale, level);
+  out.set_key_id(id);
+  return out;
+}
+
 Ciphertext Evaluator::multiply_scalar(const Ciphertext& a, double value, double scale) const {
   check(a, "encrypted");
   Ciphertext out = a;

@@ -89,6 +89,11 @@ class Evaluator {
   /// share one key set.
   Ciphertext multiply_plain_sum(const std::vector<const Ciphertext*>& cts,
                                 const std::vector<const Plaintext*>& pts) const;
+  /// CKKS: constant + sum_i values[i] * cts[i] at `level` and `scale` in one pass
+  /// (ckks::scalar_combination); the ciphertexts must share one key set.
+  Ciphertext scalar_combination(const std::vector<const Ciphertext*>& cts,
+                                const std::vector<double>& values, double constant, double scale,
+                                std::size_t level) const;
   /// CKKS: a * value, the real constant at `scale` (ckks::multiply_scalar_inplace): scale
   /// multiplied by `scale`, level unchanged; no plaintext is encoded.
   Ciphertext multiply_scalar(const Ciphertext& a, double value, double scale) const;

@@ -273,19 +273,16 @@ void multiply_monomial_inplace(Ciphertext& ct, std::size_t k) {
                           ", got " + std::to_string(k));
   }
   const RnsBase& q = ctx.base_q(ct.level());
-  // X^k in every limb (X^k = -X^(k-N) for k >= N), then its NTT form, then a slot-wise product.
-  std::vector<u64> mono(q.size() * n, 0);
-  for (std::size_t l = 0; l < q.size(); ++l) {
-    mono[l * n + k % n] = k < n ? 1 : q[l].value - 1;
-  }
-  WordBuffer m(ct.device(), mono.size(), ct.word_bits());
-  copy_words_from_host(ct.device(), m.data(), mono.data(), mono.size());
-  if (ct.is_ntt_form()) {
-    ntt_forward(ct.device(), m.data(), 1, q, ctx.ntt());
-    poly::multiply_broadcast(ct.device(), q, n, ct.size(), ct.data(), m.data(), ct.data());
-  } else {
-    throw InvalidArgument("encrypted: expected NTT form");
-  }
+  if (!ct.is_ntt_form()) throw InvalidArgument("encrypted: expected NTT form");
+  // X^k (X^k = -X^(k-N) for k >= N) as one small polynomial (coefficients mod 3, centered: 2 is
+  // -1) lifted into every limb on the device, then its NTT form, then a slot-wise product.
+  std::vector<u64> mono(n, 0);
+  mono[k % n] = k < n ? 1 : 2;
+  const DeviceTable<u64> small(std::move(mono));
+  WordBuffer m(ct.device(), q.size() * n, ct.word_bits());
+  poly::lift_small(ct.device(), q, n, small.data(ct.device()), 3, true, m.data());
+  ntt_forward(ct.device(), m.data(), 1, q, ctx.ntt());
+  poly::multiply_broadcast(ct.device(), q, n, ct.size(), ct.data(), m.data(), ct.data());
 }
 
 namespace {
@@ -331,6 +328,56 @@ void multiply_scalar_inplace(Ciphertext& ct, double value, double scale) {
   poly::multiply_limb_scalars(ct.device(), q, ctx.n(), ct.size(), ct.data(), s.data(ct.device()),
                               ct.data());
   ct.set_scale(product);
+}
+
+Ciphertext scalar_combination(const std::vector<const Ciphertext*>& cts,
+                              const std::vector<double>& values, double constant, double scale,
+                              std::size_t level) {
+  if (cts.empty()) throw InvalidArgument("encrypted: expected at least one ciphertext");
+  if (values.size() != cts.size()) {
+    throw InvalidArgument("values: expected " + std::to_string(cts.size()) + " values, got " +
+                          std::to_string(values.size()));
+  }
+  const Ciphertext& first = *cts[0];
+  check_ckks(first, "encrypted");
+  const Context& ctx = *first.context();
+  if (!std::isfinite(scale) || std::log2(scale) >= log2_q(ctx, level) - 1) {
+    throw InvalidArgument("scale: 2^" + std::to_string(std::log2(scale)) +
+                          " is not finite or does not fit Q at level " + std::to_string(level));
+  }
+  if (!std::isfinite(constant)) throw InvalidArgument("values: expected finite numbers");
+  const RnsBase& q = ctx.base_q(level);
+  const std::size_t limbs = q.size(), n = ctx.n();
+  std::vector<u64> ptrs(cts.size()), strides(cts.size()), residues;
+  residues.reserve(cts.size() * limbs);
+  for (std::size_t i = 0; i < cts.size(); ++i) {
+    const Ciphertext& c = *cts[i];
+    check_ckks(c, "encrypted");
+    check_compatible(ctx, first.device(), c.context(), c.device(), "encrypted");
+    if (c.size() != 2 || c.level() < level || !c.is_ntt_form()) {
+      throw InvalidArgument("encrypted: expected NTT-form ciphertexts of size 2 at level >= " +
+                            std::to_string(level));
+    }
+    const double mult = scale / c.scale();
+    if (!std::isfinite(values[i])) throw InvalidArgument("values: expected finite numbers");
+    if (mult < 1.0) {
+      throw InvalidArgument("encrypted: term " + std::to_string(i) + "'s scale exceeds `scale`");
+    }
+    const std::vector<u64> r = rounded_residues(values[i] * mult, q);
+    residues.insert(residues.end(), r.begin(), r.end());
+    ptrs[i] = reinterpret_cast<u64>(c.data().get());
+    strides[i] = c.poly_words();
+  }
+  const Device& dev = first.device();
+  const DeviceTable<u64> pt(std::move(ptrs)), st(std::move(strides)), rt(std::move(residues));
+  const DeviceTable<u64> ct_const(constant != 0 ? rounded_residues(constant * scale, q)
+                                                : std::vector<u64>{});
+  Ciphertext out(first.context(), dev, 2, level, true);
+  poly::scalar_combination(dev, q, n, 2, pt.data(dev), st.data(dev), rt.data(dev), cts.size(),
+                           constant != 0 ? ct_const.data(dev) : nullptr, out.data());
+  out.set_scale(scale);
+  out.set_key_id(first.key_id());
+  return out;
 }
 
 void add_scalar_inplace(Ciphertext& ct, double value) {

@@ -74,6 +74,16 @@ void multiply_monomial_inplace(Ciphertext& ct, std::size_t k);
 /// @throws InvalidArgument naming `value` (not finite) or `scale` (below 1, not finite, or a
 ///         product scale that would reach Q at ct's level).
 void multiply_scalar_inplace(Ciphertext& ct, double value, double scale);
+/// constant + sum_i values[i] * cts[i] at `level` and scale `scale` in one pass: each term's
+/// integer multiplier is round(values[i] * scale / cts[i].scale) (so every product lands on
+/// `scale`), the constant round(constant * scale); ciphertexts above `level` are read at its
+/// limbs only (no mod-switched copies). The leaves of a Chebyshev-basis polynomial evaluation.
+/// @throws InvalidArgument naming `encrypted` (empty, not size 2, below `level`, a term whose
+///         multiplier scale scale / cts[i].scale is below 1) or `scale` (not finite or beyond
+///         Q at `level`) or `values` (a length other than the ciphertexts', not finite).
+Ciphertext scalar_combination(const std::vector<const Ciphertext*>& cts,
+                              const std::vector<double>& values, double constant, double scale,
+                              std::size_t level);
 /// ct += value (real) at ct's scale: round(value * ct.scale) added to c0's constant term.
 /// @throws InvalidArgument naming `value` (not finite or beyond Q at ct's level).
 void add_scalar_inplace(Ciphertext& ct, double value);

@@ -256,6 +256,28 @@ void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::s
 }
 
 template <class W>
+void scalar_combination(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                        const u64* a_ptrs, const u64* a_strides, const u64* residues,
+                        std::size_t count, const u64* constant, W* out) {
+  const RnsPolyView<W> o = view(dev, out, npolys, base, n);
+  const std::size_t limbs = base.size();
+  for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j0, std::size_t j1) {
+    W* ol = o.limb(p, l);
+    const Modulus mod = o.modulus(l);
+    const W q = static_cast<W>(mod.value);
+    const W c = (constant != nullptr && p == 0) ? static_cast<W>(constant[l]) : W(0);
+    for (std::size_t j = j0; j < j1; ++j) {
+      W acc = c;
+      for (std::size_t i = 0; i < count; ++i) {
+        const W* a = reinterpret_cast<const W*>(a_ptrs[i]) + p * a_strides[i] + l * n;
+        acc = add_mod(acc, mul_mod(a[j], static_cast<W>(residues[i * limbs + l]), mod), q);
+      }
+      ol[j] = acc;
+    }
+  });
+}
+
+template <class W>
 void multiply_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n,
                            std::size_t npolys, const W* a, const u64* s, W* out) {
   limb_scalars<true>(dev, base, n, npolys, a, s, out);
@@ -373,6 +395,9 @@ void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std
                                  const W*, u64, W*);                                            \
   template void lift_small<W>(const Device&, const RnsBase&, std::size_t, const u64*, u64, bool, \
                               W*);                                                              \
+  template void scalar_combination<W>(const Device&, const RnsBase&, std::size_t, std::size_t,  \
+                                      const u64*, const u64*, const u64*, std::size_t,          \
+                                      const u64*, W*);                                          \
   template void dot_broadcast<W>(const Device&, const RnsBase&, std::size_t, std::size_t,       \
                                  const u64*, const u64*, std::size_t, W*);                      \
   template void multiply_limb_scalars<W>(const Device&, const RnsBase&, std::size_t,            \
@@ -421,6 +446,12 @@ void multiply_broadcast(const Device& dev, const RnsBase& base, std::size_t n,
                         std::size_t npolys, ConstWordPtr a, ConstWordPtr b, WordPtr out) {
   VEIL_DISPATCH(out, multiply_broadcast<W>(dev, base, n, npolys, a.as<W>(), b.as<W>(),
                                            out.as<W>()));
+}
+void scalar_combination(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                        const u64* a_ptrs, const u64* a_strides, const u64* residues,
+                        std::size_t count, const u64* constant, WordPtr out) {
+  VEIL_DISPATCH(out, scalar_combination<W>(dev, base, n, npolys, a_ptrs, a_strides, residues,
+                                           count, constant, out.as<W>()));
 }
 void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    const u64* a_ptrs, const u64* b_ptrs, std::size_t count, WordPtr out) {

@@ -53,6 +53,15 @@ void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::s
 template <class W>
 void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    const u64* a_ptrs, const u64* b_ptrs, std::size_t count, W* out);
+/// out[p] = sum_i a_i[p] * r_i + c (constant term only in polynomial 0, slot-wise in NTT form):
+/// operand i is read at a_ptrs[i] with a_strides[i] words between its polynomials (so operands
+/// of any level >= out's read only out's limbs), r_i's residues are residues[i * limbs + l],
+/// c's constant[l] (null: none). One pass for the scalar linear combinations of polynomial
+/// evaluation (CKKS bootstrapping's EvalMod).
+template <class W>
+void scalar_combination(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                        const u64* a_ptrs, const u64* a_strides, const u64* residues,
+                        std::size_t count, const u64* constant, W* out);
 /// out = a * s_l (kMul) or a + s_l on every limb l of every polynomial: s holds one residue
 /// per limb (< q_l; a table on `dev`), the RNS form of a constant too large for one word (CKKS
 /// products with and sums of real constants at large scales).
@@ -106,6 +115,9 @@ void multiply_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n
                            std::size_t npolys, ConstWordPtr a, const u64* s, WordPtr out);
 void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    const u64* a_ptrs, const u64* b_ptrs, std::size_t count, WordPtr out);
+void scalar_combination(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                        const u64* a_ptrs, const u64* a_strides, const u64* residues,
+                        std::size_t count, const u64* constant, WordPtr out);
 void add_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                       ConstWordPtr a, const u64* s, WordPtr out);
 void automorphism_coeff(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
