@@ -1,30 +1,38 @@
-"""CKKS bootstrapping: refreshes a ciphertext at the bottom of the modulus chain to a higher level.
+"""CKKS bootstrapping: refreshes a ciphertext near the bottom of the modulus chain to a higher level.
 
 The pipeline (Cheon-Han-Kim-Kim-Song, "Bootstrapping for approximate homomorphic encryption",
-Eurocrypt 2018) with the improvements this module implements:
+Eurocrypt 2018) in the order it runs, with the improvements this module implements:
 
-1. **Sparse-secret encapsulation** (Bossuat-Troncoso-Hubaux, eprint 2022/024, §5): at level 0
-   the ciphertext is switched from the dense secret s to a sparse secret s' (Hamming weight h,
+1. **SlotToCoeff first** (the order of Chen-Chillotti-Song, Eurocrypt 2019): the input's slots
+   z become the plaintext's coefficients. It is the "special FFT" of the encoding, split into
+   ``stc_levels`` merged groups of radix-2 stages; each group is one plaintext-matrix product
+   evaluated with baby-step giant-step rotations (Halevi-Shoup, CRYPTO 2014 and 2018) whose baby
+   steps are hoisted (one ModUp shared, ``Evaluator.rotate_many``) and whose inner sums run in
+   one pass (``Evaluator.multiply_plain_sum``). Run here, at the bottom of the chain, its
+   rotations cost a few limbs instead of the 15-20 they would cost after EvalMod.
+2. **Sparse-secret encapsulation** (Bossuat-Troncoso-Hubaux, eprint 2022/024, §5): at q_0 the
+   ciphertext is switched from the dense secret s to a sparse secret s' (Hamming weight h,
    32 by default) with a key that exists only modulo q_0 * P, so the sparse secret never meets a
    large modulus; after ModRaise it is switched back to s. The sparse secret keeps the overflow
-   polynomial I(X) of ModRaise small (|I| <= K with K ~ 12-16 for h = 32).
-2. **ModRaise** (CHKKS18 §3.1): the phase becomes t = m + q_0 I(X) modulo the top modulus
+   polynomial I(X) of ModRaise small (its coefficients have a standard deviation of about
+   sqrt(h / 12) = 1.6, and K = 12 bounds them).
+3. **ModRaise** (CHKKS18 §3.1): the phase becomes t = Delta z + q_0 I(X) modulo the top modulus
    (``Evaluator.mod_raise``).
-3. **SubSum** for sparse slots (CHKKS18 §4.2): rotations by multiples of the slot count project
+4. **SubSum** for sparse slots (CHKKS18 §4.2): rotations by multiples of the slot count project
    t onto the subring that n' slots live in.
-4. **CoeffToSlot** (CHKKS18 §4.1; factored transforms of Chen-Chillotti-Song, Eurocrypt 2019,
-   and Han-Ki, CT-RSA 2020): the slots become t's coefficients, w = t_lo + i t_hi, in
-   bit-reversed order. The inverse of the "special FFT" is split into ``cts_levels`` merged
-   groups of radix-2 stages; each group is one plaintext-matrix product evaluated with
-   baby-step giant-step rotations (Halevi-Shoup, CRYPTO 2014 and 2018) whose baby steps are
-   hoisted (one ModUp shared, ``Evaluator.rotate_many``).
-5. **EvalMod** (Han-Ki 2020, §4; Bossuat-Mouchet-Troncoso-Hubaux, Eurocrypt 2021): the real and
+5. **CoeffToSlot** (CHKKS18 §4.1; factored transforms of Chen-Chillotti-Song 2019 and Han-Ki,
+   CT-RSA 2020): the slots become t's coefficients, w = t_lo + i t_hi, in bit-reversed order
+   (which undoes the bit reversal SlotToCoeff applied, so the result is in natural order):
+   ``cts_levels`` merged groups of the inverse special FFT, as above.
+6. **EvalMod** (Han-Ki 2020, §4; Bossuat-Mouchet-Troncoso-Hubaux, Eurocrypt 2021): the real and
    imaginary parts of w are separated with a conjugation, and each goes through
    x -> sin(2 pi x) / (2 pi) computed as a Chebyshev interpolant of cos(2 pi (x - 1/4) / 2^r)
    followed by r double-angle steps cos(2a) = 2 cos(a)^2 - 1; the polynomial is evaluated in
    the Chebyshev basis by a baby-step giant-step recursion (Bossuat et al. 2021, Alg. 2) whose
-   scales are chosen top-down so every addition meets equal scales exactly.
-6. **SlotToCoeff**: the special FFT itself, ``stc_levels`` merged groups.
+   scales are chosen top-down so every addition meets equal scales exactly, and whose leaves are
+   one-pass scalar combinations (``Evaluator.scalar_combination``). The factor q_0 / (2 pi Delta)
+   that turns sin(2 pi t / q_0) back into z costs no level: the result's scale is declared that
+   much smaller (EvalMod's scales are chosen backwards so it lands on Delta exactly).
 
 SEAL's slot order (generator 3) differs from the generator-5 order of the papers: X^(N/2) is
 i * (-1)^j on slot j rather than i, and slot j of an odd index sits at the conjugate of the
@@ -35,7 +43,7 @@ conjugated by masks folded into the first CoeffToSlot and the last SlotToCoeff g
 imaginary branch of EvalMod uses X^(N/2) and the oddness of sine.
 
 Everything runs on the context's device through the same Evaluator calls, so the CPU and the
-GPU compute the same thing (the CPU slowly).
+GPU compute the same thing, word for word (the CPU slowly).
 """
 
 from __future__ import annotations
@@ -357,9 +365,13 @@ class Bootstrapper:
     transforms use and the conjugation key, and encodes the transforms' plaintext matrices at
     their levels. ``key_bytes`` / ``plaintext_bytes`` report that memory.
 
-    The chain needs, from the top: ``cts_levels`` rescale blocks for CoeffToSlot,
-    ``evalmod_depth`` for EvalMod and ``stc_levels`` for SlotToCoeff; the output is at
-    ``output_level`` (the level below those, top of the user levels) with the context's scale.
+    The chain needs ``cts_levels`` rescale blocks for CoeffToSlot and ``evalmod_depth`` for
+    EvalMod at its top, and ``stc_levels`` for SlotToCoeff just above q_0's block. A ciphertext
+    is bootstrapped from ``input_level`` (SlotToCoeff's top; higher ones are switched down) and
+    comes back at ``output_level`` (below EvalMod) with its scale; ``levels_left`` rescales lie
+    between the two. Memory at N = 2^16 (full slots): about 5 GiB of keys with 32-bit words,
+    12 GiB with 64-bit words, plus 2-3 GiB of plaintext matrices (``key_bytes``,
+    ``plaintext_bytes``).
 
     Raises:
         ValueError naming the setting when the chain is too short or the slots invalid.
