@@ -89,7 +89,8 @@ def run(device: str = "cuda", log_n: int = 16, slots=(None, 4096), runs: int = 2
                 "depth": cfg.depth, "phases_ms": phases,
             }
             if meter is not None:
-                rec["energy"] = meter.measure(lambda: bt.bootstrap(ct), med_us)
+                rec["energy"] = meter.measure(lambda: bt.bootstrap(ct), med_us,
+                                              idle_w=meter.idle_w())
             results.append(rec)
             if verbose:
                 print(json.dumps(rec))
@@ -107,11 +108,14 @@ def run(device: str = "cuda", log_n: int = 16, slots=(None, 4096), runs: int = 2
 def markdown(record: dict) -> str:
     """The results as a markdown table beside the peers."""
     lines = ["| words | slots | median ms | levels left | precision min / mean bits | keys MiB | "
-             "plaintexts MiB |", "|---|---|---|---|---|---|---|"]
+             "plaintexts MiB | J per bootstrap (above idle) |", "|---|---|---|---|---|---|---|---|"]
     for r in record["results"]:
+        e = r.get("energy")
+        joules = "-" if not e else (f"{e['energy_uj'] / 1e6:.2f}" + (
+            f" ({e['energy_above_idle_uj'] / 1e6:.2f})" if e.get("energy_above_idle_uj") else ""))
         lines.append(f"| {r['word_bits']} | {r['slots']} | {r['median_ms']:.1f} | "
                      f"{r['levels_left']} | {r['min_bits']:.1f} / {r['mean_bits']:.1f} | "
-                     f"{r['key_mb']:.0f} | {r['plaintext_mb']:.0f} |")
+                     f"{r['key_mb']:.0f} | {r['plaintext_mb']:.0f} | {joules} |")
     lines.append("")
     lines.append("| peer (full slots, N = 2^16) | ms |")
     lines.append("|---|---|")

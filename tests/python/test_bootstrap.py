@@ -284,3 +284,27 @@ def test_training_demo_refuses_too_many_samples():
     z = np.ones((65, 31))
     with pytest.raises(ValueError, match="z: 65 samples need 2080 slots"):
         demo_train.EncryptedTrainer(ctx, z, 1.0, demo_train.sigmoid_cubic())
+
+
+def test_bench_bootstrap_cli_cpu(tmp_path):
+    """`veil bench --scheme ckks --bootstrap --quick` on the CPU: both word sizes, full and sparse
+    slots, records with the fields the results table shows."""
+    import json
+
+    from veil import cli
+
+    out_json, out_md = tmp_path / "boot.json", tmp_path / "boot.md"
+    rc = cli.main(["bench", "--scheme", "ckks", "--bootstrap", "--quick", "--device", "cpu",
+                   "--runs", "1", "--json", str(out_json), "--markdown", str(out_md)])
+    assert rc == 0
+    rec = json.loads(out_json.read_text())
+    rows = {(r["word_bits"], r["slots"]) for r in rec["results"]}
+    assert rows == {(64, 2048), (64, 64), (32, 2048), (32, 64)}
+    for r in rec["results"]:
+        assert r["median_ms"] > 0 and r["levels_left"] == 2 and r["mean_bits"] > 20
+        assert set(r["phases_ms"]) == {"slot_to_coeff", "modraise+subsum", "coeff_to_slot",
+                                       "eval_mod"}
+    table = out_md.read_text()
+    assert table.count("\n| 64 |") == 2 and "Cheddar bootparam_40" in table
+    with pytest.raises(SystemExit, match="--bootstrap needs --scheme ckks"):
+        cli.main(["bench", "--scheme", "bfv", "--bootstrap", "--device", "cpu"])

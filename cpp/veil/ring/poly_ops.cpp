@@ -198,37 +198,40 @@ void multiply_broadcast(const Device& dev, const RnsBase& base, std::size_t n,
             view(dev, out, npolys, base, n), MulOp{});
 }
 
-template <class W>
-void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-                   const W* a, u64 s, W* out) {
-  const RnsPolyView<const W> av = view(dev, a, npolys, base, n);
-  const RnsPolyView<W> o = view(dev, out, npolys, base, n);
-  for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j0, std::size_t j1) {
-    const W* x = av.limb(p, l);
-    W* ol = o.limb(p, l);
-    const Modulus mod = o.modulus(l);
-    const W sm = reduce_to<W>(s, mod);
-    for (std::size_t j = j0; j < j1; ++j) ol[j] = mul_mod(x[j], sm, mod);
-  });
-}
-
 namespace {
-template <bool kMul, class W>
-void limb_scalars(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-                  const W* a, const u64* s, W* out) {
+// Per-limb scalar sources for limb_scalar_op: one word reduced per limb, or a table of residues.
+struct WordScalar {
+  u64 s;
+  template <class W>
+  VEIL_HD W get(u32, const Modulus& mod) const { return reduce_to<W>(s, mod); }
+};
+struct TableScalar {
+  const u64* t;  // [limbs], residues < q_l
+  template <class W>
+  VEIL_HD W get(u32 l, const Modulus&) const { return static_cast<W>(t[l]); }
+};
+
+// out = op(a, c_l) word by word, c_l the limb's scalar from `src`.
+template <class W, class Src, class Op>
+void limb_scalar_op(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                    const W* a, Src src, Op op, W* out) {
   const RnsPolyView<const W> av = view(dev, a, npolys, base, n);
   const RnsPolyView<W> o = view(dev, out, npolys, base, n);
   for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j0, std::size_t j1) {
     const W* x = av.limb(p, l);
     W* ol = o.limb(p, l);
     const Modulus mod = o.modulus(l);
-    const W c = static_cast<W>(s[l]);
-    for (std::size_t j = j0; j < j1; ++j) {
-      ol[j] = kMul ? mul_mod(x[j], c, mod) : add_mod(x[j], c, static_cast<W>(mod.value));
-    }
+    const W c = src.template get<W>(l, mod);
+    for (std::size_t j = j0; j < j1; ++j) ol[j] = op(x[j], c, mod);
   });
 }
 }  // namespace
+
+template <class W>
+void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                   const W* a, u64 s, W* out) {
+  limb_scalar_op(dev, base, n, npolys, a, WordScalar{s}, MulOp{}, out);
+}
 
 template <class W>
 void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
@@ -280,13 +283,13 @@ void scalar_combination(const Device& dev, const RnsBase& base, std::size_t n, s
 template <class W>
 void multiply_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n,
                            std::size_t npolys, const W* a, const u64* s, W* out) {
-  limb_scalars<true>(dev, base, n, npolys, a, s, out);
+  limb_scalar_op(dev, base, n, npolys, a, TableScalar{s}, MulOp{}, out);
 }
 
 template <class W>
 void add_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                       const W* a, const u64* s, W* out) {
-  limb_scalars<false>(dev, base, n, npolys, a, s, out);
+  limb_scalar_op(dev, base, n, npolys, a, TableScalar{s}, AddOp{}, out);
 }
 
 template <class W>
