@@ -64,9 +64,9 @@ class BootstrapConfig:
 
     Attributes:
         slots: slots refreshed (a power of two <= N/2; default N/2, full slots). Sparse slots
-            need a ciphertext whose slots repeat with this period (encrypt at most ``slots``
-            values and leave the rest zero: the encoder replicates nothing, so use
-            :meth:`Bootstrapper.encode_sparse` or ``np.tile``).
+            need a ciphertext whose N/2 slots repeat with this period: encrypt
+            ``np.tile(values, N // 2 // slots)`` (the encoder pads with zeros, it does not
+            repeat).
         cts_levels, stc_levels: levels (rescale blocks) of CoeffToSlot and SlotToCoeff; more
             levels mean fewer rotations per level.
         k_range: K, the bound on |I| (EvalMod's interval is [-(K + 1), K + 1]); with h = 32 the
@@ -202,55 +202,48 @@ def _col_scale(a: dict, cols: np.ndarray) -> dict:
     return {k: d * np.roll(cols, -k) for k, d in a.items()}
 
 
-def special_fft_stages(n: int) -> list[dict]:
-    """The radix-2 stages of W x for W[j, k] = zeta^(g^j k), zeta = exp(2 pi i / 4n), g = -3
-    mod 4n, x in bit-reversed order: W x = S_{log n} ... S_1 (bitrev x). Stage s (block length
-    2^s, half h = 2^(s-1)) is the butterfly (u, v) -> (u + w v, u - w v) of positions p and
-    p + h, w = zeta^(g^(p mod 2^s) mod 2^(s+2) * n / 2^s) (the "special FFT" of HEAAN; Cheon
-    et al. 2018 §4 and Han-Ki 2020 §3), so its diagonals are 0 and +-h."""
+def _butterflies(n: int):
+    """For each radix-2 stage s = 1..log2 n of the special FFT (block length 2^s, half h):
+    (h, lo, w) with lo[p] true on the lower half of p's block and w[p] the twiddle of p's
+    butterfly, zeta^(g^(p mod h) mod 2^(s+2) * n / 2^s), zeta = exp(2 pi i / 4n), g = -3 mod 4n."""
     m = 4 * n
     g = m - 3
-    stages = []
     length = 2
     while length <= n:
         h = length // 2
         lenq = 4 * length
         pos = np.arange(n) % length
         lo = pos < h
-        jj = np.where(lo, pos, pos - h)
         powers = np.array([pow(g, int(j), lenq) for j in range(h)], dtype=np.int64)
-        tw = np.exp(2j * np.pi * (powers[jj] * (m // lenq)) / m)
-        st: dict = {}
-        for k, d in ((0, np.where(lo, 1.0, -tw)), (h, np.where(lo, tw, 0.0)),
-                     (-h, np.where(lo, 0.0, 1.0))):
-            k %= n
-            st[k] = st.get(k, 0) + d
-        stages.append(st)
+        w = np.exp(2j * np.pi * (powers[np.where(lo, pos, pos - h)] * (m // lenq)) / m)
+        yield h, lo, w
         length *= 2
-    return stages
+
+
+def _stage(n: int, h: int, d0, dplus, dminus) -> dict:
+    """A stage's diagonals {0: d0, h: dplus, -h: dminus} (+h and -h coincide when h = n/2)."""
+    st: dict = {}
+    for k, d in ((0, d0), (h, dplus), (-h, dminus)):
+        st[k % n] = st.get(k % n, 0) + d
+    return st
+
+
+def special_fft_stages(n: int) -> list[dict]:
+    """The radix-2 stages of W x for W[j, k] = zeta^(g^j k), zeta = exp(2 pi i / 4n), g = -3
+    mod 4n, x in bit-reversed order: W x = S_{log n} ... S_1 (bitrev x). Stage s (block length
+    2^s, half h = 2^(s-1)) is the butterfly (u, v) -> (u + w v, u - w v) of positions p and
+    p + h (the "special FFT" of HEAAN; Cheon et al. 2018 §4 and Han-Ki 2020 §3), so its
+    diagonals are 0 and +-h."""
+    return [_stage(n, h, np.where(lo, 1.0, -w), np.where(lo, w, 0.0), np.where(lo, 0.0, 1.0))
+            for h, lo, w in _butterflies(n)]
 
 
 def special_ifft_stages(n: int) -> list[dict]:
     """Inverses of :func:`special_fft_stages`, in the same order (S_s^-1 for s = 1..log n):
     (a, b) -> ((a + b) / 2, (a - b) / (2 w))."""
-    out = []
-    for st in special_fft_stages(n):
-        h = n // 2 if len(st) == 2 else None
-        # recover h and the twiddles from the stage: diagonal 0 holds -w on the upper halves
-        ks = sorted(k for k in st if k != 0)
-        h = min(min(ks), n - max(ks)) if h is None else h
-        length = 2 * h
-        pos = np.arange(n) % length
-        lo = pos < h
-        tw_hi = -st[0]  # -(-w) on upper positions
-        inv: dict = {}
-        for k, d in ((0, np.where(lo, 0.5, -0.5 / np.where(lo, 1, tw_hi))),
-                     (h, np.where(lo, 0.5, 0.0)),
-                     (-h, np.where(lo, 0.0, 0.5 / np.where(lo, 1, tw_hi)))):
-            k %= n
-            inv[k] = inv.get(k, 0) + d
-        out.append(inv)
-    return out
+    return [_stage(n, h, np.where(lo, 0.5, -0.5 / w), np.where(lo, 0.5, 0.0),
+                   np.where(lo, 0.0, 0.5 / w))
+            for h, lo, w in _butterflies(n)]
 
 
 def _groups(count: int, parts: int) -> list[range]:
@@ -704,11 +697,8 @@ class _ScaleOnly:
         return _Meta(a.level, a.scale)
 
     def const_to(self, a, c, level, scale):
-        """c * a landing exactly on (level, scale): mod_switch a to above(level), multiply by c
-        encoded at the scale that makes the rescale land on ``scale``."""
-        if a.level < self.above(level):
-            raise ValueError(f"EvalMod: no level left for a constant product ({a.level} -> {level})")
-        return _Meta(level, scale)
+        """c * a landing exactly on (level, scale) (:meth:`linear_to` with one term)."""
+        return self.linear_to([(a, c)], 0.0, level, scale)
 
     def linear_to(self, terms, c0, level, scale):
         """c0 + sum c_i a_i landing exactly on (level, scale) with one rescale: every a_i is
@@ -782,9 +772,6 @@ class _CipherOps(_ScaleOnly):
 
     def add_const(self, a, c):
         return self.wrap(self.ev.add_scalar(a.ct, float(c)))
-
-    def const_to(self, a, c, level, scale):
-        return self.linear_to([(a, c)], 0.0, level, scale)
 
     def to_level(self, a, level):
         return self.wrap(self._down(a, level))
