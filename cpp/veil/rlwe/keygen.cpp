@@ -137,6 +137,7 @@ SwitchingKey KeyGenerator::create_switching_key(const SecretKey& from,
         }
       }
     }
+    key.set_uniform_seed(std::nullopt);  // the seed no longer reproduces the trimmed a_j
   }
   u64 from_id = from.key_id() ? from.key_id() : key_set_id(from);
   return SwitchingKey(std::move(key), from_id, max_level);
