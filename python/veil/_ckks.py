@@ -176,8 +176,6 @@ class CKKSContext(KeyedContext):
                 special_primes = chain.special_primes
             if alpha is None:
                 alpha = chain.alpha
-            if galois_steps == "default":
-                galois_steps = None  # bootstrapping makes the keys its transforms need
         elif coeff_modulus is None and word_bits == 32:
             coeff_modulus, groups, k = default_ckks_chain_32(n, security)
             if rescale_groups is None:
@@ -188,10 +186,10 @@ class CKKSContext(KeyedContext):
         elif coeff_modulus is None:
             coeff_modulus = default_ckks_chain(n, security)
             default = default_scale(coeff_modulus)
-        elif boot_config is None:
-            default = 2.0**40
         else:
             default = 2.0**40
+        if boot_config is not None and isinstance(galois_steps, str) and galois_steps == "default":
+            galois_steps = None  # bootstrapping makes the keys its transforms need
         scale = default if scale is None else _check.scale(scale)
         auto_rescale = _check.flag(auto_rescale, "auto_rescale")
         params = build_params("ckks", n, coeff_modulus, None, special_primes, alpha, None, security,
