@@ -373,29 +373,26 @@ Ciphertext Evaluator::mod_raise(const Ciphertext& a) const {
   return ckks::mod_raise(a);
 }
 
-Ciphertext Evaluator::multiply_plain_sum(const std::vector<const Ciphertext*>& cts,
-                                         const std::vector<const Plaintext*>& pts) const {
+u64 Evaluator::check_all(const std::vector<const Ciphertext*>& cts) const {
   u64 id = 0;
   for (const Ciphertext* c : cts) {
     check(*c, "encrypted");
     id = join_key_sets(id, c->key_id(), "encrypted");
   }
-  Ciphertext out = ckks::multiply_plain_sum(cts, pts);
-  out.set_key_id(id);
-  return out;
+  return id;
+}
+
+Ciphertext Evaluator::multiply_plain_sum(const std::vector<const Ciphertext*>& cts,
+                                         const std::vector<const Plaintext*>& pts) const {
+  const u64 id = check_all(cts);
+  return with_key(ckks::multiply_plain_sum(cts, pts), id);
 }
 
 Ciphertext Evaluator::scalar_combination(const std::vector<const Ciphertext*>& cts,
                                          const std::vector<double>& values, double constant,
                                          double scale, std::size_t level) const {
-  u64 id = 0;
-  for (const Ciphertext* c : cts) {
-    check(*c, "encrypted");
-    id = join_key_sets(id, c->key_id(), "encrypted");
-  }
-  Ciphertext out = ckks::scalar_combination(cts, values, constant, scale, level);
-  out.set_key_id(id);
-  return out;
+  const u64 id = check_all(cts);
+  return with_key(ckks::scalar_combination(cts, values, constant, scale, level), id);
 }
 
 Ciphertext Evaluator::multiply_scalar(const Ciphertext& a, double value, double scale) const {

@@ -106,6 +106,8 @@ class Evaluator {
 
  private:
   void check(const Ciphertext& a, const char* what) const;
+  /// Checks each operand (named `encrypted`) and returns their common key set.
+  u64 check_all(const std::vector<const Ciphertext*>& cts) const;
   Ciphertext rotate_generic(const Ciphertext& a, int steps, const GaloisKeys& gk) const;
   Ciphertext galois_with_digits(const Ciphertext& a, const KeySwitchDigits& digits, u32 elt,
                                 const GaloisKeys& gk) const;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "veil/backend/table.h"
@@ -310,6 +311,24 @@ std::vector<u64> rounded_residues(double x, const RnsBase& base) {
   }
   return out;
 }
+
+// out (npolys polynomials over q) = constant + sum_i operand_i * r_i through one
+// poly::scalar_combination pass: operands as (pointer, words between polynomials), residues
+// [count][limbs], constant [limbs] or empty. out may be an operand of the same stride.
+void combine(const Device& dev, const RnsBase& q, std::size_t n, std::size_t npolys,
+             const std::vector<std::pair<ConstWordPtr, std::size_t>>& operands,
+             std::vector<u64> residues, std::vector<u64> constant, WordPtr out) {
+  std::vector<u64> ptrs, strides;
+  for (const auto& [ptr, stride] : operands) {
+    ptrs.push_back(reinterpret_cast<u64>(ptr.get()));
+    strides.push_back(stride);
+  }
+  const bool has_constant = !constant.empty();
+  const DeviceTable<u64> pt(std::move(ptrs)), st(std::move(strides)), rt(std::move(residues)),
+      ct(std::move(constant));
+  poly::scalar_combination(dev, q, n, npolys, pt.data(dev), st.data(dev), rt.data(dev),
+                           operands.size(), has_constant ? ct.data(dev) : nullptr, out);
+}
 }  // namespace
 
 void multiply_scalar_inplace(Ciphertext& ct, double value, double scale) {
@@ -324,9 +343,8 @@ void multiply_scalar_inplace(Ciphertext& ct, double value, double scale) {
     throw InvalidArgument("scale: the product's scale would exceed Q at this level (rescale first)");
   }
   const RnsBase& q = ctx.base_q(ct.level());
-  const DeviceTable<u64> s(rounded_residues(value * scale, q));
-  poly::multiply_limb_scalars(ct.device(), q, ctx.n(), ct.size(), ct.data(), s.data(ct.device()),
-                              ct.data());
+  combine(ct.device(), q, ctx.n(), ct.size(), {{ct.data(), ct.poly_words()}},
+          rounded_residues(value * scale, q), {}, ct.data());
   ct.set_scale(product);
 }
 
@@ -347,9 +365,9 @@ Ciphertext scalar_combination(const std::vector<const Ciphertext*>& cts,
   }
   if (!std::isfinite(constant)) throw InvalidArgument("values: expected finite numbers");
   const RnsBase& q = ctx.base_q(level);
-  const std::size_t limbs = q.size(), n = ctx.n();
-  std::vector<u64> ptrs(cts.size()), strides(cts.size()), residues;
-  residues.reserve(cts.size() * limbs);
+  std::vector<std::pair<ConstWordPtr, std::size_t>> operands;
+  std::vector<u64> residues;
+  residues.reserve(cts.size() * q.size());
   for (std::size_t i = 0; i < cts.size(); ++i) {
     const Ciphertext& c = *cts[i];
     check_ckks(c, "encrypted");
@@ -365,16 +383,11 @@ Ciphertext scalar_combination(const std::vector<const Ciphertext*>& cts,
     }
     const std::vector<u64> r = rounded_residues(values[i] * mult, q);
     residues.insert(residues.end(), r.begin(), r.end());
-    ptrs[i] = reinterpret_cast<u64>(c.data().get());
-    strides[i] = c.poly_words();
+    operands.emplace_back(c.data(), c.poly_words());
   }
-  const Device& dev = first.device();
-  const DeviceTable<u64> pt(std::move(ptrs)), st(std::move(strides)), rt(std::move(residues));
-  const DeviceTable<u64> ct_const(constant != 0 ? rounded_residues(constant * scale, q)
-                                                : std::vector<u64>{});
-  Ciphertext out(first.context(), dev, 2, level, true);
-  poly::scalar_combination(dev, q, n, 2, pt.data(dev), st.data(dev), rt.data(dev), cts.size(),
-                           constant != 0 ? ct_const.data(dev) : nullptr, out.data());
+  Ciphertext out(first.context(), first.device(), 2, level, true);
+  combine(first.device(), q, ctx.n(), 2, operands, std::move(residues),
+          constant != 0 ? rounded_residues(constant * scale, q) : std::vector<u64>{}, out.data());
   out.set_scale(scale);
   out.set_key_id(first.key_id());
   return out;
@@ -390,11 +403,11 @@ void add_scalar_inplace(Ciphertext& ct, double value) {
                           std::to_string(std::log2(ct.scale())) + " does not fit Q at level " +
                           std::to_string(ct.level()));
   }
-  const RnsBase& q = ctx.base_q(ct.level());
-  const DeviceTable<u64> s(rounded_residues(v, q));
-  // A constant polynomial is the same constant at every NTT point.
   if (!ct.is_ntt_form()) throw InvalidArgument("encrypted: expected NTT form");
-  poly::add_limb_scalars(ct.device(), q, ctx.n(), 1, ct.poly(0), s.data(ct.device()), ct.poly(0));
+  // A constant polynomial is the same constant at every NTT point: c0 = 1 * c0 + constant.
+  const RnsBase& q = ctx.base_q(ct.level());
+  combine(ct.device(), q, ctx.n(), 1, {{ct.poly(0), ct.poly_words()}},
+          std::vector<u64>(q.size(), 1), rounded_residues(v, q), ct.poly(0));
 }
 
 void mod_switch_to_next_inplace(Ciphertext& ct) {

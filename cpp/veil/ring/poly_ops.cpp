@@ -198,39 +198,18 @@ void multiply_broadcast(const Device& dev, const RnsBase& base, std::size_t n,
             view(dev, out, npolys, base, n), MulOp{});
 }
 
-namespace {
-// Per-limb scalar sources for limb_scalar_op: one word reduced per limb, or a table of residues.
-struct WordScalar {
-  u64 s;
-  template <class W>
-  VEIL_HD W get(u32, const Modulus& mod) const { return reduce_to<W>(s, mod); }
-};
-struct TableScalar {
-  const u64* t;  // [limbs], residues < q_l
-  template <class W>
-  VEIL_HD W get(u32 l, const Modulus&) const { return static_cast<W>(t[l]); }
-};
-
-// out = op(a, c_l) word by word, c_l the limb's scalar from `src`.
-template <class W, class Src, class Op>
-void limb_scalar_op(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-                    const W* a, Src src, Op op, W* out) {
+template <class W>
+void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
+                   const W* a, u64 s, W* out) {
   const RnsPolyView<const W> av = view(dev, a, npolys, base, n);
   const RnsPolyView<W> o = view(dev, out, npolys, base, n);
   for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j0, std::size_t j1) {
     const W* x = av.limb(p, l);
     W* ol = o.limb(p, l);
     const Modulus mod = o.modulus(l);
-    const W c = src.template get<W>(l, mod);
-    for (std::size_t j = j0; j < j1; ++j) ol[j] = op(x[j], c, mod);
+    const W sm = reduce_to<W>(s, mod);
+    for (std::size_t j = j0; j < j1; ++j) ol[j] = mul_mod(x[j], sm, mod);
   });
-}
-}  // namespace
-
-template <class W>
-void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-                   const W* a, u64 s, W* out) {
-  limb_scalar_op(dev, base, n, npolys, a, WordScalar{s}, MulOp{}, out);
 }
 
 template <class W>
@@ -278,18 +257,6 @@ void scalar_combination(const Device& dev, const RnsBase& base, std::size_t n, s
       ol[j] = acc;
     }
   });
-}
-
-template <class W>
-void multiply_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n,
-                           std::size_t npolys, const W* a, const u64* s, W* out) {
-  limb_scalar_op(dev, base, n, npolys, a, TableScalar{s}, MulOp{}, out);
-}
-
-template <class W>
-void add_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-                      const W* a, const u64* s, W* out) {
-  limb_scalar_op(dev, base, n, npolys, a, TableScalar{s}, AddOp{}, out);
 }
 
 template <class W>
@@ -403,10 +370,6 @@ void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std
                                       const u64*, W*);                                          \
   template void dot_broadcast<W>(const Device&, const RnsBase&, std::size_t, std::size_t,       \
                                  const u64*, const u64*, std::size_t, W*);                      \
-  template void multiply_limb_scalars<W>(const Device&, const RnsBase&, std::size_t,            \
-                                         std::size_t, const W*, const u64*, W*);                \
-  template void add_limb_scalars<W>(const Device&, const RnsBase&, std::size_t, std::size_t,    \
-                                    const W*, const u64*, W*);                                  \
   template void automorphism_coeff<W>(const Device&, const RnsBase&, std::size_t, std::size_t,  \
                                       u32, const W*, W*);                                       \
   template void automorphism_ntt<W>(const Device&, const RnsBase&, std::size_t, std::size_t,    \
@@ -459,14 +422,6 @@ void scalar_combination(const Device& dev, const RnsBase& base, std::size_t n, s
 void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    const u64* a_ptrs, const u64* b_ptrs, std::size_t count, WordPtr out) {
   VEIL_DISPATCH(out, dot_broadcast<W>(dev, base, n, npolys, a_ptrs, b_ptrs, count, out.as<W>()));
-}
-void multiply_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n,
-                           std::size_t npolys, ConstWordPtr a, const u64* s, WordPtr out) {
-  VEIL_DISPATCH(out, multiply_limb_scalars<W>(dev, base, n, npolys, a.as<W>(), s, out.as<W>()));
-}
-void add_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-                      ConstWordPtr a, const u64* s, WordPtr out) {
-  VEIL_DISPATCH(out, add_limb_scalars<W>(dev, base, n, npolys, a.as<W>(), s, out.as<W>()));
 }
 void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    ConstWordPtr a, u64 s, WordPtr out) {

@@ -57,20 +57,13 @@ void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::s
 /// operand i is read at a_ptrs[i] with a_strides[i] words between its polynomials (so operands
 /// of any level >= out's read only out's limbs), r_i's residues are residues[i * limbs + l],
 /// c's constant[l] (null: none). One pass for the scalar linear combinations of polynomial
-/// evaluation (CKKS bootstrapping's EvalMod).
+/// evaluation (CKKS bootstrapping's EvalMod), and for CKKS products with and sums of real
+/// constants (one term). out may be an operand with the same stride (each word is read before
+/// it is written).
 template <class W>
 void scalar_combination(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                         const u64* a_ptrs, const u64* a_strides, const u64* residues,
                         std::size_t count, const u64* constant, W* out);
-/// out = a * s_l (kMul) or a + s_l on every limb l of every polynomial: s holds one residue
-/// per limb (< q_l; a table on `dev`), the RNS form of a constant too large for one word (CKKS
-/// products with and sums of real constants at large scales).
-template <class W>
-void multiply_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n,
-                           std::size_t npolys, const W* a, const u64* s, W* out);
-template <class W>
-void add_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-                      const W* a, const u64* s, W* out);
 /// Lifts a polynomial with coefficients in [0, t) (t < every q; 64-bit words, as plaintexts
 /// mod t are stored) into every limb of `base`, centering values above t/2 to negative ones when
 /// `centered` (so -1 mod t stays -1).
@@ -111,15 +104,11 @@ void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::s
                    ConstWordPtr a, u64 s, WordPtr out);
 void lift_small(const Device& dev, const RnsBase& base, std::size_t n, const u64* in, u64 t,
                 bool centered, WordPtr out);
-void multiply_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n,
-                           std::size_t npolys, ConstWordPtr a, const u64* s, WordPtr out);
 void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    const u64* a_ptrs, const u64* b_ptrs, std::size_t count, WordPtr out);
 void scalar_combination(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                         const u64* a_ptrs, const u64* a_strides, const u64* residues,
                         std::size_t count, const u64* constant, WordPtr out);
-void add_limb_scalars(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-                      ConstWordPtr a, const u64* s, WordPtr out);
 void automorphism_coeff(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                         u32 galois_elt, ConstWordPtr in, WordPtr out);
 void tensor(const Device& dev, const RnsBase& base, std::size_t n, ConstWordPtr a, std::size_t sa,
