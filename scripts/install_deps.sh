@@ -20,4 +20,5 @@ if command -v apt-get >/dev/null; then
   fi
 fi
 python3 -m pip install -q --upgrade "cmake>=3.28" "scikit-build-core>=0.10" "nanobind>=2.0" numpy \
-  scikit-learn pytest hypothesis rich zstandard "seal-python>=4.4" fastapi uvicorn httpx xgboost-cpu
+  scikit-learn pytest hypothesis rich zstandard "seal-python>=4.4" fastapi uvicorn httpx xgboost-cpu \
+  py-cpuinfo matplotlib dulwich mypy mkdocs mkdocs-material "mkdocstrings[python]"
