@@ -19,6 +19,6 @@ if command -v apt-get >/dev/null; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need
   fi
 fi
-python3 -m pip install -q --upgrade "cmake>=3.28" "scikit-build-core>=0.10" "nanobind>=2.0" numpy \
+python3 -m pip install -q --upgrade "cmake>=3.28" "scikit-build-core>=0.11" "nanobind>=2.0" numpy \
   scikit-learn pytest hypothesis rich zstandard "seal-python>=4.4" fastapi uvicorn httpx xgboost-cpu \
   py-cpuinfo matplotlib dulwich mypy mkdocs mkdocs-material "mkdocstrings[python]"
