@@ -19,16 +19,13 @@ from typing import Any
 import numpy as np
 
 from . import _core, _energy
+from ._bench_rows import load_peers
 from ._bootstrap import BootstrapConfig
 from ._ckks import CKKSContext, precision
 
-#: Published or measured peers (ms), full slots at N = 2^16 (../shared/ANCHORS.md).
-PEERS = [
-    ("Cheddar bootparam_40 (32-bit), H100, measured", 23.582),
-    ("Cheddar 64-bit set, H100, measured", 35.612),
-    ("HEonGPU 1.1, RTX 4090, published (regular)", 170.0),
-    ("HEonGPU 1.1, RTX 4090, published (slim)", 99.0),
-]
+#: Published or measured peers (label, ms), full slots at N = 2^16 (package data peers.json,
+#: "bootstrapping"; each entry there names its GPU and whether it was measured or published).
+PEERS = [(p["label"], float(p["ms"])) for p in load_peers()["bootstrapping"]["peers"]]
 
 
 def run(device: str = "cuda", log_n: int = 16, slots=(None, 4096), runs: int = 20,

@@ -1,100 +1,26 @@
-"""Parameter rows of ``veil bench`` and Phantom's published numbers (copied from ANCHORS.md).
+"""Parameter rows of ``veil bench`` and the peers' numbers (package data ``data/peers.json``).
 
 One :class:`Row` is one parameter set of one scheme: N, the bit size of every prime (Q then the
 special primes P), the number of special primes (alpha = |P|), and t (BFV/BGV) or the scale
 (CKKS). Rows come from SEAL's defaults (``CoeffModulus.bfv_default`` for BFV/BGV, 60 + k x 40 +
-60 for CKKS) and from Phantom's benchmark grids, whose measured times (µs, H100 / H200) are kept
-here verbatim so that the report can show them beside Veil's and divide.
+60 for CKKS) and from Phantom's benchmark grids, whose measured times (µs, H100 / H200) ship as
+package data (:func:`load_peers`; converted once from the project's ANCHORS.md by
+``bench/peers_from_anchors.py``) so that the report can show them beside Veil's.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
 from . import _core
 
 #: Schemes the benchmark knows.
 SCHEMES = ("bfv", "bgv", "ckks")
-
-# Phantom's tables, copied verbatim from /work/shared/ANCHORS.md (measured 2026-11-21 on this
-# project's GPU machines; phantom-fhe commit 1f4a198, its bfv_bench / bgv_bench / ckks_bench;
-# median of 100 runs, CUDA events; "multiply" = multiply + relinearize; µs as "H100 / H200").
-
-# "Phantom BFV": variant | N | primes | log QP | multiply | rotate_rows | multiply_plain |
-# encrypt | decrypt.
-_PHANTOM_BFV_TABLE = """
-| BEHZ | 4096 | 2×35 + 1×38 | 108 | 328 / 315 | 79 / 75 | 57 / 54 | 189 / 176 | 51 / 47 |
-| BEHZ | 8192 | 3×54 + 1×56 | 218 | 356 / 348 | 94 / 91 | 59 / 57 | 191 / 180 | 52 / 49 |
-| BEHZ | 8192 | 5×36 + 1×38 | 218 | 389 / 382 | 121 / 117 | 60 / 58 | 194 / 184 | 52 / 51 |
-| BEHZ | 8192 | 4×36 + 2×37 | 218 | 360 / 353 | 100 / 96 | 59 / 58 | 194 / 192 | 53 / 50 |
-| BEHZ | 16384 | 7×54 + 1×60 | 438 | 517 / 504 | 182 / 175 | 72 / 71 | 208 / 196 | 59 / 56 |
-| BEHZ | 16384 | 11×36 + 1×42 | 438 | 685 / 673 | 302 / 296 | 75 / 74 | 220 / 211 | 62 / 60 |
-| BEHZ | 16384 | 8×36 + 2×37 + 2×38 | 438 | 465 / 457 | 124 / 120 | 72 / 72 | 218 / 210 | 59 / 57 |
-| BEHZ | 32768 | 15×55 + 1×56 | 881 | 1213 / 1179 | 583 / 561 | 121 / 119 | 289 / 269 | 90 / 87 |
-| BEHZ | 32768 | 23×36 + 1×53 | 881 | 2005 / 1920 | 1092 / 1037 | 165 / 160 | 346 / 335 | 113 / 109 |
-| BEHZ | 32768 | 16×36 + 7×38 + 1×39 | 881 | 1023 / 1001 | 252 / 245 | 122 / 121 | 351 / 338 | 90 / 86 |
-| BEHZ | 65536 | 15×55 + 17×56 | 1777 | 5091 / 4780 | 2980 / 2776 | 331 / 318 | 718 / 683 | 219 / 203 |
-| BEHZ | 65536 | 10×36 + 37×37 + 1×48 | 1777 | 9837 / 9132 | 6188 / 5693 | 485 / 455 | 1025 / 961 | 318 / 283 |
-| BEHZ | 65536 | 32×36 + 15×39 + 1×40 | 1777 | 4066 / 3907 | 979 / 916 | 343 / 328 | 1130 / 1078 | 225 / 208 |
-| HPS | 4096 | 2×35 + 1×38 | 108 | 222 / 213 | 80 / 75 | 57 / 54 | 195 / 172 | 40 / 36 |
-| HPS | 8192 | 3×54 + 1×56 | 218 | 245 / 235 | 94 / 90 | 59 / 57 | 191 / 180 | 40 / 38 |
-| HPS | 8192 | 5×36 + 1×38 | 218 | 291 / 283 | 121 / 117 | 59 / 58 | 199 / 185 | 42 / 40 |
-| HPS | 8192 | 4×36 + 2×37 | 218 | 253 / 245 | 100 / 95 | 60 / 57 | 195 / 188 | 41 / 38 |
-| HPS | 16384 | 7×54 + 1×60 | 438 | 408 / 401 | 181 / 176 | 72 / 71 | 208 / 197 | 47 / 44 |
-| HPS | 16384 | 11×36 + 1×42 | 438 | 580 / 576 | 301 / 294 | 75 / 74 | 226 / 213 | 50 / 47 |
-| HPS | 16384 | 8×36 + 2×37 + 2×38 | 438 | 358 / 352 | 124 / 120 | 72 / 72 | 220 / 214 | 48 / 45 |
-| HPS | 32768 | 15×55 + 1×56 | 881 | 1147 / 1098 | 582 / 562 | 122 / 118 | 288 / 274 | 73 / 69 |
-| HPS | 32768 | 23×36 + 1×53 | 881 | 2043 / 1943 | 1091 / 1036 | 164 / 158 | 350 / 335 | 96 / 92 |
-| HPS | 32768 | 16×36 + 7×38 + 1×39 | 881 | 869 / 859 | 253 / 245 | 122 / 121 | 347 / 338 | 74 / 69 |
-| HPS | 65536 | 15×55 + 17×56 | 1777 | 5466 / 5251 | 2972 / 2775 | 330 / 317 | 718 / 682 | 186 / 174 |
-| HPS | 65536 | 10×36 + 37×37 + 1×48 | 1777 | 11032 / 10400 | 6186 / 5689 | 485 / 456 | 1022 / 961 | 277 / 244 |
-| HPS | 65536 | 32×36 + 15×39 + 1×40 | 1777 | 3736 / 3586 | 979 / 917 | 342 / 328 | 1129 / 1074 | 190 / 176 |
-"""
-
-# "Phantom BGV": N | primes | log QP | multiply | rotate_rows | multiply_plain | encrypt | decrypt.
-_PHANTOM_BGV_TABLE = """
-| 4096 | 2×35 + 1×38 | 108 | 121 / 108 | 123 / 111 | 26 / 24 | 261 / 245 | 25 / 22 |
-| 8192 | 3×54 + 1×56 | 218 | 137 / 126 | 140 / 128 | 37 / 34 | 276 / 256 | 26 / 24 |
-| 8192 | 5×36 + 1×38 | 218 | 166 / 153 | 168 / 155 | 57 / 52 | 298 / 282 | 27 / 25 |
-| 8192 | 4×36 + 2×37 | 218 | 138 / 126 | 140 / 129 | 47 / 43 | 290 / 269 | 27 / 25 |
-| 16384 | 7×54 + 1×60 | 438 | 236 / 220 | 242 / 220 | 81 / 75 | 351 / 328 | 30 / 28 |
-| 16384 | 11×36 + 1×42 | 438 | 362 / 341 | 363 / 340 | 123 / 115 | 411 / 385 | 33 / 30 |
-| 16384 | 8×36 + 2×37 + 2×38 | 438 | 168 / 158 | 169 / 158 | 91 / 85 | 380 / 361 | 31 / 28 |
-| 32768 | 15×55 + 1×56 | 881 | 674 / 632 | 666 / 626 | 189 / 171 | 566 / 527 | 46 / 43 |
-| 32768 | 23×36 + 1×53 | 881 | 1215 / 1136 | 1205 / 1130 | 307 / 279 | 741 / 705 | 59 / 55 |
-| 32768 | 16×36 + 7×38 + 1×39 | 881 | 323 / 307 | 318 / 304 | 204 / 176 | 657 / 627 | 45 / 43 |
-| 65536 | 15×55 + 17×56 | 1777 | 3191 / 2948 | 3147 / 2914 | 446 / 422 | 1369 / 1302 | 119 / 108 |
-| 65536 | 10×36 + 37×37 + 1×48 | 1777 | 6509 / 5950 | 6446 / 5907 | 673 / 638 | 1973 / 1868 | 178 / 158 |
-| 65536 | 32×36 + 15×39 + 1×40 | 1777 | 1158 / 1078 | 1117 / 1046 | 458 / 437 | 1842 / 1769 | 124 / 112 |
-"""
-
-# "Phantom CKKS": N | primes | log QP | multiply | rotate | rescale | multiply_plain | add |
-# encrypt | decrypt | encode | decode.
-_PHANTOM_CKKS_TABLE = """
-| 8192 | 1×60 + 1×40 + 1×60 | 160 | 110 / 103 | 112 / 105 | 54 / 51 | 6 / 6 | 6 / 6 | 225 / 210 | 10 / 9 | 89 / 84 | 71 / 71 |
-| 8192 | 1×60 + 2×40 + 1×60 | 200 | 123 / 116 | 126 / 118 | 55 / 52 | 6 / 6 | 6 / 6 | 226 / 205 | 10 / 9 | 87 / 82 | 74 / 69 |
-| 16384 | 1×60 + 7×40 + 1×60 | 400 | 246 / 234 | 245 / 233 | 66 / 64 | 8 / 7 | 7 / 7 | 253 / 235 | 11 / 10 | 115 / 108 | 124 / 116 |
-| 16384 | 1×60 + 5×40 + 2×60 | 380 | 155 / 153 | 156 / 156 | 58 / 56 | 7 / 7 | 7 / 7 | 250 / 247 | 11 / 12 | 116 / 125 | 107 / 114 |
-| 32768 | 1×60 + 19×40 + 1×60 | 880 | 875 / 831 | 863 / 826 | 104 / 100 | 14 / 14 | 13 / 12 | 386 / 369 | 17 / 15 | 201 / 177 | 776 / 654 |
-| 32768 | 1×60 + 17×40 + 2×60 | 860 | 513 / 493 | 505 / 486 | 99 / 97 | 13 / 13 | 12 / 11 | 370 / 360 | 15 / 14 | 183 / 174 | 641 / 581 |
-| 32768 | 1×60 + 14×40 + 3×60 | 800 | 345 / 334 | 340 / 329 | 95 / 94 | 12 / 12 | 11 / 11 | 356 / 342 | 14 / 13 | 185 / 171 | 475 / 417 |
-| 32768 | 1×60 + 11×40 + 4×60 | 740 | 251 / 243 | 245 / 240 | 87 / 85 | 11 / 11 | 10 / 10 | 340 / 333 | 13 / 12 | 182 / 168 | 306 / 277 |
-| 65536 | 1×60 + 41×40 + 1×60 | 1760 | 5181 / 4774 | 5121 / 4731 | 269 / 251 | 52 / 43 | 51 / 39 | 1029 / 985 | 50 / 41 | 358 / 331 | 11669 / 7374 |
-| 65536 | 1×60 + 39×40 + 2×60 | 1740 | 2963 / 2706 | 2911 / 2666 | 259 / 242 | 50 / 41 | 50 / 37 | 1013 / 972 | 47 / 38 | 400 / 356 | 8619 / 5806 |
-| 65536 | 1×60 + 38×40 + 3×60 | 1760 | 2136 / 1951 | 2086 / 1911 | 255 / 238 | 49 / 41 | 49 / 37 | 1013 / 972 | 47 / 38 | 387 / 334 | 8674 / 5506 |
-| 65536 | 1×60 + 35×40 + 4×60 | 1700 | 1552 / 1415 | 1505 / 1378 | 238 / 224 | 45 / 38 | 45 / 34 | 975 / 932 | 43 / 35 | 384 / 318 | 5729 / 4108 |
-| 65536 | 1×60 + 34×40 + 5×60 | 1720 | 1330 / 1213 | 1282 / 1178 | 235 / 222 | 44 / 37 | 44 / 34 | 975 / 939 | 42 / 35 | 355 / 320 | 5460 / 4059 |
-| 65536 | 1×60 + 29×40 + 6×60 | 1580 | 977 / 900 | 936 / 869 | 208 / 196 | 38 / 32 | 39 / 30 | 891 / 863 | 35 / 30 | 373 / 321 | 3289 / 2666 |
-"""
-
-# ANCHORS.md: "CKKS rows use 1,1,1,2,1,2,3,4,1,2,3,4,5,6 [special primes] in order; BFV/BGV rows
-# use 1,1,1,2,1,1,4,1,1,8,1,1,16 in order".
-_PHANTOM_SPECIAL_INTEGER = (1, 1, 1, 2, 1, 1, 4, 1, 1, 8, 1, 1, 16)
-_PHANTOM_SPECIAL_CKKS = (1, 1, 1, 2, 1, 2, 3, 4, 1, 2, 3, 4, 5, 6)
-#: Kept under its old name (the BFV benchmark's).
-_PHANTOM_SPECIAL = _PHANTOM_SPECIAL_INTEGER
 
 #: Phantom's column names, per table.
 _PHANTOM_COLUMNS = {
@@ -120,21 +46,6 @@ PHANTOM_HEADLINE = {"bfv": ("HPS", "multiply"), "bgv": ("BGV", "multiply"),
                     "ckks": ("CKKS", "multiply")}
 
 PhantomRow = dict[str, dict[str, tuple[float, float]]]  # {variant: {column: (H100, H200)}}
-
-# Cheddar (scale-snu/cheddar-fhe @ 8df8b26, CUDA 13.0, sm_90) measured on this project's H100,
-# copied from /work/shared/ANCHORS.md ("Cheddar on this project's H100", 2026-11-22): µs, median
-# of 50 runs, CUDA events. Keyed by (parameter set, RNS limbs of the ciphertext): the top level
-# and the lower level ANCHORS.md reports. "multiply" = HMult (tensor + relinearize).
-CHEDDAR_H100: dict[tuple[str, int], dict[str, float]] = {
-    ("bootparam_40", 47): {"multiply": 466, "relinearize": 440, "rotate": 447, "rescale": 103,
-                           "add": 33},
-    ("bootparam_40", 23): {"multiply": 250, "relinearize": 239, "rotate": 244, "rescale": 71,
-                           "add": 19},
-    ("bootparam_40_64bit", 26): {"multiply": 800, "relinearize": 767, "rotate": 772,
-                                 "rescale": 195, "add": 36},
-    ("bootparam_40_64bit", 14): {"multiply": 378, "relinearize": 366, "rotate": 369,
-                                 "rescale": 136, "add": 21},
-}
 
 #: Cheddar's parameter shapes (its parameters/*.json): prime bit sizes (Q from q_0 up, then P),
 #: special primes, rescale blocks and word size. bootparam_40: 23 + 16 + 4 main primes of
@@ -171,35 +82,136 @@ def parse_bit_sizes(spec: str) -> list[int]:
     return out
 
 
-def _parse_phantom(scheme: str) -> dict[tuple[int, str], PhantomRow]:
-    """{(N, primes as written): {variant: {column: (H100 µs, H200 µs)}}}, in table order.
+#: Where the peers' numbers live inside the package (importlib.resources).
+PEERS_RESOURCE = "data/peers.json"
 
-    BFV rows carry their variant (HPS, BEHZ) in the first cell; BGV and CKKS rows have one
-    variant named after the scheme.
+
+@functools.lru_cache(maxsize=None)
+def load_peers() -> dict[str, Any]:
+    """The peers' published or measured numbers shipped with Veil (``veil/data/peers.json``).
+
+    Loaded once with :mod:`importlib.resources` (works from a wheel or a source tree) and
+    checked by :func:`check_peers`; treat the result as read-only. Layout (schema 1):
+
+    * ``"phantom"``: provenance (``source``, ``measured_on``, ``gpus``, ``device`` = "gpu",
+      ``what``, ``units`` = "us") and ``"tables"``: {scheme: {"columns": [op, ...], "rows":
+      [{"n", "primes" (as written, e.g. "3×54 + 1×56"), "log_qp", "special", "variants":
+      {variant: {op: {"H100": µs, "H200": µs}}}}]}} (variants: HPS and BEHZ for BFV, "BGV",
+      "CKKS").
+    * ``"cheddar"``: provenance and ``"rows"``: [{"shape", "limbs", "us": {op: µs}}] (H100).
+    * ``"bootstrapping"``: {"units": "ms", "peers": [{"label", "system", "gpu", "kind"
+      (measured/published), "ms", "source"}]}.
+
+    Source: the project's anchors page (ANCHORS.md), converted by ``bench/peers_from_anchors.py``.
+
+    Raises:
+        ValueError: the file does not follow the layout above (names the offending entry).
     """
-    text = {"bfv": _PHANTOM_BFV_TABLE, "bgv": _PHANTOM_BGV_TABLE,
-            "ckks": _PHANTOM_CKKS_TABLE}[scheme]
-    table: dict[tuple[int, str], PhantomRow] = {}
-    for line in text.strip().splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if scheme == "bfv":
-            variant, cells = cells[0], cells[1:]
-        else:
-            variant = scheme.upper()
-        n, primes = int(cells[0]), cells[1]
-        ops = {}
-        for op, cell in zip(_PHANTOM_COLUMNS[scheme], cells[3:], strict=True):
-            h100, h200 = (float(x) for x in cell.split("/"))
-            ops[op] = (h100, h200)
-        table.setdefault((n, primes), {})[variant] = ops
-    return table
+    text = resources.files(__package__).joinpath(PEERS_RESOURCE).read_text(encoding="utf-8")
+    data = json.loads(text)
+    check_peers(data)
+    return data
+
+
+def _positive(v: Any, where: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+        raise ValueError(f"peers.json: {where}: expected a positive number, got {v!r}")
+    return float(v)
+
+
+def check_peers(data: Any) -> None:
+    """Checks peers.json's layout (see :func:`load_peers`); raises ValueError naming the entry.
+
+    Beyond types: every Phantom row's primes parse (:func:`parse_bit_sizes`) and sum to its
+    log QP, its ops are the table's columns, and every time is positive.
+    """
+    if not isinstance(data, dict) or data.get("schema") != 1:
+        raise ValueError("peers.json: expected an object with \"schema\": 1")
+    for block in ("phantom", "cheddar", "bootstrapping"):
+        if not isinstance(data.get(block), dict):
+            raise ValueError(f"peers.json: missing object {block!r}")
+    ph = data["phantom"]
+    for key in ("source", "what", "units", "device", "gpus", "tables"):
+        if key not in ph:
+            raise ValueError(f"peers.json: phantom: missing {key!r}")
+    if ph["units"] != "us" or ph["device"] != "gpu":
+        raise ValueError("peers.json: phantom: expected units 'us' on device 'gpu'")
+    for scheme in SCHEMES:
+        t = ph["tables"].get(scheme)
+        if not isinstance(t, dict) or tuple(t.get("columns", ())) != _PHANTOM_COLUMNS[scheme]:
+            raise ValueError(f"peers.json: phantom.tables.{scheme}: expected columns "
+                             f"{list(_PHANTOM_COLUMNS[scheme])}")
+        for i, r in enumerate(t.get("rows") or ()):
+            where = f"phantom.tables.{scheme}.rows[{i}]"
+            try:
+                bits = parse_bit_sizes(r["primes"])
+                ok = (isinstance(r["n"], int) and r["n"] > 0 and r["n"] & (r["n"] - 1) == 0
+                      and sum(bits) == r["log_qp"] and 1 <= r["special"] < len(bits))
+            except (KeyError, TypeError, ValueError) as e:
+                raise ValueError(f"peers.json: {where}: {type(e).__name__}: {e}") from None
+            if not ok:
+                raise ValueError(f"peers.json: {where}: n, primes, log_qp or special "
+                                 "inconsistent")
+            for variant, ops in r["variants"].items():
+                if not set(ops) <= set(t["columns"]):
+                    raise ValueError(f"peers.json: {where}.{variant}: unknown ops "
+                                     f"{sorted(set(ops) - set(t['columns']))}")
+                for op, times in ops.items():
+                    for gpu in ("H100", "H200"):
+                        _positive(times.get(gpu), f"{where}.{variant}.{op}.{gpu}")
+        if not t.get("rows"):
+            raise ValueError(f"peers.json: phantom.tables.{scheme}: no rows")
+    ch = data["cheddar"]
+    if ch.get("units") != "us" or not ch.get("rows"):
+        raise ValueError("peers.json: cheddar: expected units 'us' and rows")
+    for i, r in enumerate(ch["rows"]):
+        if not isinstance(r.get("shape"), str) or not isinstance(r.get("limbs"), int):
+            raise ValueError(f"peers.json: cheddar.rows[{i}]: expected shape and limbs")
+        for op, v in (r.get("us") or {}).items():
+            _positive(v, f"cheddar.rows[{i}].us.{op}")
+    boot = data["bootstrapping"]
+    if boot.get("units") != "ms" or not boot.get("peers"):
+        raise ValueError("peers.json: bootstrapping: expected units 'ms' and peers")
+    for i, p in enumerate(boot["peers"]):
+        if not isinstance(p.get("label"), str):
+            raise ValueError(f"peers.json: bootstrapping.peers[{i}]: expected a label")
+        _positive(p.get("ms"), f"bootstrapping.peers[{i}].ms")
+
+
+def _phantom_table(scheme: str) -> dict[tuple[int, str], PhantomRow]:
+    """{(N, primes as written): {variant: {column: (H100 µs, H200 µs)}}}, in table order, from
+    peers.json. BFV rows carry two variants (HPS, BEHZ); BGV and CKKS one, named after the scheme.
+    """
+    rows = load_peers()["phantom"]["tables"][scheme]["rows"]
+    return {
+        (int(r["n"]), r["primes"]): {
+            variant: {op: (float(t["H100"]), float(t["H200"])) for op, t in ops.items()}
+            for variant, ops in r["variants"].items()
+        }
+        for r in rows
+    }
 
 
 #: Phantom's numbers per scheme, keyed by (N, prime list as written in ANCHORS.md).
-PHANTOM: dict[str, dict[tuple[int, str], PhantomRow]] = {s: _parse_phantom(s) for s in SCHEMES}
+PHANTOM: dict[str, dict[tuple[int, str], PhantomRow]] = {s: _phantom_table(s) for s in SCHEMES}
 PHANTOM_BFV = PHANTOM["bfv"]
 PHANTOM_BGV = PHANTOM["bgv"]
 PHANTOM_CKKS = PHANTOM["ckks"]
+#: Special primes P of each Phantom row, in table order (BFV and BGV share the grid).
+_PHANTOM_SPECIAL_BY_SCHEME = {
+    s: tuple(int(r["special"]) for r in load_peers()["phantom"]["tables"][s]["rows"])
+    for s in SCHEMES
+}
+_PHANTOM_SPECIAL_INTEGER = _PHANTOM_SPECIAL_BY_SCHEME["bfv"]
+_PHANTOM_SPECIAL_CKKS = _PHANTOM_SPECIAL_BY_SCHEME["ckks"]
+
+#: Cheddar's H100 numbers (peers.json "cheddar"): µs, median of 50 runs, CUDA events, keyed by
+#: (parameter set, RNS limbs of the ciphertext). "multiply" = HMult (tensor + relinearize).
+CHEDDAR_H100: dict[tuple[str, int], dict[str, float]] = {
+    (r["shape"], int(r["limbs"])): {op: float(v) for op, v in r["us"].items()}
+    for r in load_peers()["cheddar"]["rows"]
+}
+
 
 #: t for N <= 2^15 (SEAL's examples and Phantom's benchmarks) and for N = 2^16 (65537 is not
 #: = 1 mod 2^17, so it cannot batch there; 786433 = 3 * 2^18 + 1 is the smallest 20-bit choice).
@@ -462,7 +474,9 @@ __all__ = [
     "SCHEMES",
     "Row",
     "cheddar_rows",
+    "check_peers",
     "default_rows",
+    "load_peers",
     "make_context",
     "parse_bit_sizes",
     "phantom_rows",
