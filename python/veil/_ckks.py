@@ -161,7 +161,7 @@ class CKKSContext(KeyedContext):
         auto_rescale: bool = False,
         word_bits: int | None = None,
         rescale_groups: Sequence[int] | None = None,
-        bootstrapping=False,
+        bootstrapping: bool | _bootstrap.BootstrapConfig | None = False,
     ) -> None:
         n = check_degree(poly_modulus_degree)
         security = _check.security(security)
@@ -504,10 +504,31 @@ def _boot_config(bootstrapping):
                     f"{_check.show(bootstrapping)}")
 
 
-def ckks(**kwargs) -> CKKSContext:
+def ckks(
+    *,
+    poly_modulus_degree: int = 16384,
+    coeff_modulus: Sequence[int] | None = None,
+    scale: float | None = None,
+    device: str | None = "auto",
+    security: int | None = 128,
+    seed: int | None = None,
+    galois_steps: str | Sequence[int] | None = "default",
+    special_primes: int | None = None,
+    alpha: int | None = None,
+    relin_keys: bool | None = None,
+    auto_rescale: bool = False,
+    word_bits: int | None = None,
+    rescale_groups: Sequence[int] | None = None,
+    bootstrapping: bool | _bootstrap.BootstrapConfig | None = False,
+) -> CKKSContext:
     """Creates a :class:`CKKSContext` (see its arguments). ``veil.ckks.precision`` compares
     results with expected values."""
-    return CKKSContext(**kwargs)
+    return CKKSContext(
+        poly_modulus_degree=poly_modulus_degree, coeff_modulus=coeff_modulus, scale=scale,
+        device=device, security=security, seed=seed, galois_steps=galois_steps,
+        special_primes=special_primes, alpha=alpha, relin_keys=relin_keys,
+        auto_rescale=auto_rescale, word_bits=word_bits, rescale_groups=rescale_groups,
+        bootstrapping=bootstrapping)
 
 
 ckks.precision = precision  # type: ignore[attr-defined]

@@ -309,16 +309,57 @@ class IntegerContext(KeyedContext):
 class BFVContext(IntegerContext):
     """BFV context (see :class:`IntegerContext` for the arguments)."""
 
-    def __init__(self, **kwargs) -> None:
-        super().__init__(scheme="bfv", **kwargs)
+    def __init__(
+        self,
+        *,
+        poly_modulus_degree: int = 8192,
+        plain_modulus: int | None = None,
+        coeff_modulus: Sequence[int] | None = None,
+        mul_method: str = "hps",
+        device: str | None = "auto",
+        security: int | None = 128,
+        seed: int | None = None,
+        galois_steps: str | Sequence[int] | None = "default",
+        special_primes: int | None = None,
+        alpha: int | None = None,
+        relin_keys: bool | None = None,
+        encoding: str = "batch",
+        word_bits: int | None = None,
+    ) -> None:
+        super().__init__(
+            scheme="bfv", poly_modulus_degree=poly_modulus_degree, plain_modulus=plain_modulus,
+            coeff_modulus=coeff_modulus, mul_method=mul_method, device=device, security=security,
+            seed=seed, galois_steps=galois_steps, special_primes=special_primes, alpha=alpha,
+            relin_keys=relin_keys, encoding=encoding, word_bits=word_bits)
 
 
 class BGVContext(IntegerContext):
-    """BGV context (see :class:`IntegerContext`; ``mul_method`` does not apply)."""
+    """BGV context (see :class:`IntegerContext`; ``mul_method`` does not apply: it is accepted
+    and ignored, so BFV and BGV take the same arguments)."""
 
-    def __init__(self, **kwargs) -> None:
-        kwargs.pop("mul_method", None)
-        super().__init__(scheme="bgv", **kwargs)
+    def __init__(
+        self,
+        *,
+        poly_modulus_degree: int = 8192,
+        plain_modulus: int | None = None,
+        coeff_modulus: Sequence[int] | None = None,
+        mul_method: str | None = None,
+        device: str | None = "auto",
+        security: int | None = 128,
+        seed: int | None = None,
+        galois_steps: str | Sequence[int] | None = "default",
+        special_primes: int | None = None,
+        alpha: int | None = None,
+        relin_keys: bool | None = None,
+        encoding: str = "batch",
+        word_bits: int | None = None,
+    ) -> None:
+        del mul_method  # BFV's multiplication method; BGV has none
+        super().__init__(
+            scheme="bgv", poly_modulus_degree=poly_modulus_degree, plain_modulus=plain_modulus,
+            coeff_modulus=coeff_modulus, device=device, security=security, seed=seed,
+            galois_steps=galois_steps, special_primes=special_primes, alpha=alpha,
+            relin_keys=relin_keys, encoding=encoding, word_bits=word_bits)
 
 
 class Ciphertext(CiphertextBase):
@@ -455,14 +496,53 @@ def format_poly(coeffs) -> str:
     return " + ".join(terms) if terms else "0"
 
 
-def bfv(**kwargs) -> BFVContext:
+def bfv(
+    *,
+    poly_modulus_degree: int = 8192,
+    plain_modulus: int | None = None,
+    coeff_modulus: Sequence[int] | None = None,
+    mul_method: str = "hps",
+    device: str | None = "auto",
+    security: int | None = 128,
+    seed: int | None = None,
+    galois_steps: str | Sequence[int] | None = "default",
+    special_primes: int | None = None,
+    alpha: int | None = None,
+    relin_keys: bool | None = None,
+    encoding: str = "batch",
+    word_bits: int | None = None,
+) -> BFVContext:
     """Creates a :class:`BFVContext` (see :class:`IntegerContext` for the arguments)."""
-    return BFVContext(**kwargs)
+    return BFVContext(
+        poly_modulus_degree=poly_modulus_degree, plain_modulus=plain_modulus,
+        coeff_modulus=coeff_modulus, mul_method=mul_method, device=device, security=security,
+        seed=seed, galois_steps=galois_steps, special_primes=special_primes, alpha=alpha,
+        relin_keys=relin_keys, encoding=encoding, word_bits=word_bits)
 
 
-def bgv(**kwargs) -> BGVContext:
-    """Creates a :class:`BGVContext` (see :class:`IntegerContext` for the arguments)."""
-    return BGVContext(**kwargs)
+def bgv(
+    *,
+    poly_modulus_degree: int = 8192,
+    plain_modulus: int | None = None,
+    coeff_modulus: Sequence[int] | None = None,
+    mul_method: str | None = None,
+    device: str | None = "auto",
+    security: int | None = 128,
+    seed: int | None = None,
+    galois_steps: str | Sequence[int] | None = "default",
+    special_primes: int | None = None,
+    alpha: int | None = None,
+    relin_keys: bool | None = None,
+    encoding: str = "batch",
+    word_bits: int | None = None,
+) -> BGVContext:
+    """Creates a :class:`BGVContext` (see :class:`IntegerContext` for the arguments;
+    ``mul_method`` is accepted and ignored)."""
+    return BGVContext(
+        poly_modulus_degree=poly_modulus_degree, plain_modulus=plain_modulus,
+        coeff_modulus=coeff_modulus, mul_method=mul_method, device=device, security=security,
+        seed=seed, galois_steps=galois_steps, special_primes=special_primes, alpha=alpha,
+        relin_keys=relin_keys, encoding=encoding, word_bits=word_bits)
 
 
 _CONTEXT_CLASSES.update(bfv=BFVContext, bgv=BGVContext)
