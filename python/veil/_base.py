@@ -236,6 +236,28 @@ class KeyedContext:
             d["mul_method"] = self.context.mul_method
         return d
 
+    def __repr__(self) -> str:
+        """Parameters only (N, bits of Q at the top level, levels, t or the scale, device) and
+        whether the secret key is held: never key material or seeds."""
+        import math
+
+        if "context" not in self.__dict__:  # __init__ failed before the keys were attached
+            return f"veil.{type(self).__name__}(scheme={self.scheme!r}, uninitialized)"
+        q_bits = sum(math.log2(q) for q in self.context.coeff_modulus_at(self.max_level))
+        fields = [f"scheme={self.scheme!r}", f"N={self.poly_modulus_degree}",
+                  f"log2_q={q_bits:.0f}", f"max_level={self.max_level}"]
+        if self.scheme == "ckks":
+            scale = getattr(self, "scale", None)
+            if scale is not None:
+                fields.append(f"scale=2^{round(math.log2(scale), 2):g}")
+        else:
+            fields.append(f"plain_modulus={self.context.plain_modulus}")
+            encoding = getattr(self, "encoding", "batch")
+            if encoding != "batch":
+                fields.append(f"encoding={encoding!r}")
+        fields += [f"device={self.device!r}", f"secret_key={self.secret_key is not None}"]
+        return f"veil.{type(self).__name__}({', '.join(fields)})"
+
     def public(self):
         """The server's view: same context and evaluation keys, no secret key.
 
