@@ -31,15 +31,19 @@ PEERS = [(p["label"], float(p["ms"])) for p in load_peers()["bootstrapping"]["pe
 def run(device: str = "cuda", log_n: int = 16, slots=(None, 4096), runs: int = 20,
         word_bits=(64, 32), energy: bool = False, json_path: str | None = None,
         markdown_path: str | None = None, verbose: bool = True,
-        security: int | None = 128) -> dict[str, Any]:
+        security: int | None = 128, commit: str | None = None) -> dict[str, Any]:
     """Times bootstrapping for each word size and slot count; returns the records.
 
     Args:
         device: where Veil runs. log_n: log2 N. slots: slot counts (None: N/2). runs: timed
         runs. word_bits: chains to time (64: :func:`preset_chain` with 64-bit words, 32: with
         ~30-bit primes). energy: NVML joules. security: the chain's bound (None: as 128 bits,
-        for small test N).
+        for small test N). commit: the commit measured (default as ``veil bench``:
+        VEIL_GIT_COMMIT or the checkout's HEAD, see :func:`veil.bench.git_commit`).
     """
+    from .bench import cpu_model, git_commit
+
+    commit = git_commit(commit)
     results = []
     meter = None
     if energy and device != "cpu":
@@ -92,7 +96,8 @@ def run(device: str = "cuda", log_n: int = 16, slots=(None, 4096), runs: int = 2
             if verbose:
                 print(json.dumps(rec))
             del ctx, bt, out
-    record = {"device": device, "results": results, "peers": PEERS}
+    record = {"device": device, "git_commit": commit, "cpu_model": cpu_model(),
+              "results": results, "peers": PEERS}
     if json_path:
         with open(json_path, "w") as f:
             json.dump(record, f, indent=1)

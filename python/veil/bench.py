@@ -11,7 +11,7 @@ Method (docs: /work/shared/DESIGN.md, "Benchmark method"):
 * Rows (:mod:`veil._bench_rows`): SEAL's defaults for N = 2^13..2^16 (BFV/BGV:
   ``CoeffModulus.bfv_default`` with t = 65537, or t = 786433 = 3 * 2^18 + 1 at N = 2^16 where 65537
   cannot batch; CKKS: 60 + k x 40 + 60 at scale 2^40) and Phantom's parameter grid for the scheme
-  from ANCHORS.md (13 BFV/BGV rows, 14 CKKS rows; primes from ``CoeffModulus.create`` with the
+  from the peers' data (13 BFV/BGV rows, 14 CKKS rows; primes from ``CoeffModulus.create`` with the
   row's bit sizes, the row's number of special primes P, alpha = |P|). Rows whose log2(QP)
   exceeds the HE-Standard 128-bit bound run with ``security=None`` and are marked "insecure".
 * Backends: Veil's CPU backend single-threaded and with the default (all-core) thread count (up to
@@ -31,19 +31,23 @@ Method (docs: /work/shared/DESIGN.md, "Benchmark method"):
   and the idle power is sampled before each row; reported per op: µJ in total and above idle,
   the mean power in W. Without nvidia-ml-py, a driver or a GPU it is skipped with a note.
 
-Output: a dict (and ``--json``) with all raw medians, device and CPU names, the git commit and
-the date; markdown tables (``--markdown``) with one row per parameter set and backend, Phantom's
-H100 number for multiply and the time ratio Veil / peer (Phantom on the same GPU model, SEAL on
-the CPU).
+Output (:mod:`veil._bench_report`): a dict (and ``--json``) with all raw medians, device and CPU
+names (py-cpuinfo), the commit (``--commit``, ``VEIL_GIT_COMMIT`` or HEAD read with dulwich) and
+the date; the report as rich tables on the console and as markdown (``--markdown``), one row per
+parameter set and backend, with Phantom's number for multiply (package data
+``veil/data/peers.json``) and time ratios Veil / peer only between the same kind of device:
+Veil's GPU vs Phantom on the same GPU model, Veil's CPU vs SEAL on the same CPU; PNG charts with
+``--plot`` (:mod:`veil._bench_plot`). ``--from-json`` re-renders a saved result.
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import os
 import platform
-import subprocess
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -51,6 +55,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _check, _core, _energy
+from ._bench_report import (
+    cheddar_table,
+    energy_table,
+    fmt_uj,
+    fmt_us,
+    main_table,
+    markdown_table,
+    print_report,
+    ratio_table,
+    to_markdown,
+)
 from ._bench_ops import (
     OPS_BY_SCHEME,
     Policy,
@@ -64,13 +79,12 @@ from ._bench_rows import (
     PHANTOM_BFV,
     PHANTOM_BGV,
     PHANTOM_CKKS,
-    PHANTOM_HEADLINE,
-    PHANTOM_TO_VEIL,
     PLAIN_MODULUS,
     PLAIN_MODULUS_2_16,
     SCHEMES,
     Row,
     default_rows,
+    load_peers,
     make_context,
     parse_bit_sizes,
     phantom_rows,
@@ -86,42 +100,86 @@ OPS: dict[str, str] = OPS_BY_SCHEME["bfv"]
 
 
 # ---- environment facts --------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
 def cpu_model() -> str:
-    """CPU model name from /proc/cpuinfo, else platform.processor()."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+    """The CPU's model name, e.g. 'Intel(R) Xeon(R) Platinum 8480+'.
 
-
-def git_commit() -> str | None:
-    """Short commit of the Veil checkout being measured, or None.
-
-    ``VEIL_GIT_COMMIT`` wins; otherwise the git work tree around this module or the current
-    directory counts only if it is Veil's (holds ``python/veil/bench.py``): an installed package
-    may sit inside an unrelated repository (e.g. a pyenv checkout).
+    From py-cpuinfo (``cpuinfo.get_cpu_info()["brand_raw"]``, which takes about a second, so
+    the answer is cached), else ``platform.processor()``, else "unknown".
     """
-    if os.environ.get("VEIL_GIT_COMMIT"):
-        return os.environ["VEIL_GIT_COMMIT"]
-    here = os.path.dirname(os.path.abspath(__file__))
-    for cwd in (here, os.getcwd()):
-        try:
-            top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd,
-                                 capture_output=True, text=True, timeout=5, check=False)
-            if top.returncode or not os.path.isfile(
-                os.path.join(top.stdout.strip(), "python", "veil", "bench.py")
-            ):
-                continue
-            out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=cwd,
-                                 capture_output=True, text=True, timeout=5, check=False)
-        except (OSError, subprocess.SubprocessError):
-            continue
-        if out.returncode == 0 and out.stdout.strip():
-            return out.stdout.strip()
+    try:
+        import cpuinfo
+
+        name = cpuinfo.get_cpu_info().get("brand_raw")
+    except Exception:  # noqa: BLE001 - missing package or an unsupported platform: fall back
+        name = None
+    return str(name or platform.processor() or "unknown")
+
+
+#: A commit id as given to --commit or VEIL_GIT_COMMIT: 4 to 64 hexadecimal digits.
+_COMMIT_RE = re.compile(r"[0-9a-fA-F]{4,64}")
+#: What a report prints where the commit is unknown.
+COMMIT_HINT = ("commit unknown: pass --commit SHA (or set VEIL_GIT_COMMIT), e.g. "
+               "--commit $(git rev-parse HEAD) where the checkout has git metadata")
+
+
+def check_commit(commit: Any, what: str = "commit") -> str:
+    """``commit`` as a lower-case hex id; ValueError naming ``what`` unless it is 4 to 64 hex
+    digits (an abbreviated or full SHA-1 or SHA-256 commit id)."""
+    if not isinstance(commit, str) or not _COMMIT_RE.fullmatch(commit.strip()):
+        raise ValueError(f"{what}: expected a commit id of 4 to 64 hexadecimal digits, got "
+                         f"{commit!r}")
+    return commit.strip().lower()
+
+
+def _repo_head(start: str) -> str | None:
+    """HEAD of the Veil checkout around ``start`` read with dulwich, or None.
+
+    A repository counts only if it is Veil's (holds ``python/veil/bench.py``): an installed
+    package may sit inside an unrelated repository (e.g. a pyenv checkout).
+    """
+    try:
+        from dulwich.errors import NotGitRepository
+        from dulwich.repo import Repo
+    except ImportError:  # dulwich comes with the [bench] extra
+        return None
+    try:
+        repo = Repo.discover(start)
+    except (NotGitRepository, OSError):
+        return None
+    try:
+        if not os.path.isfile(os.path.join(repo.path, "python", "veil", "bench.py")):
+            return None
+        return repo.head().decode("ascii")
+    except (KeyError, OSError, ValueError):  # no commit yet, unreadable refs
+        return None
+    finally:
+        repo.close()
+
+
+def git_commit(commit: str | None = None, search: Sequence[str] | None = None) -> str | None:
+    """The commit of the Veil checkout being measured, or None when it cannot be known.
+
+    In order: ``commit`` (``veil bench --commit``), the ``VEIL_GIT_COMMIT`` environment
+    variable (both checked by :func:`check_commit`), then HEAD of the Veil git repository around
+    each folder of ``search`` (default: this module's folder, then the current directory) read
+    with dulwich (a full 40-digit hex id). A copy of the tree without ``.git`` (the GPU machine's)
+    has none: pass the commit in there.
+
+    Raises:
+        ValueError: ``commit`` or ``VEIL_GIT_COMMIT`` is not a hex commit id.
+    """
+    if commit is not None:
+        return check_commit(commit, "commit")
+    env = os.environ.get("VEIL_GIT_COMMIT", "").strip()
+    if env:
+        return check_commit(env, "VEIL_GIT_COMMIT")
+    if search is None:
+        search = (os.path.dirname(os.path.abspath(__file__)), os.getcwd())
+    for start in search:
+        head = _repo_head(start)
+        if head:
+            return head
     return None
 
 
@@ -176,11 +234,6 @@ def plan_backends(device: str, threads: Sequence[int], seal: bool) -> list[Backe
     return out
 
 
-def _gpu_model(label: str) -> str:
-    """'H200' when the backend's GPU is an H200, else 'H100' (the Phantom column used)."""
-    return "H200" if "H200" in label.upper() else "H100"
-
-
 def run(
     scheme: str = "bfv",
     device: str = "auto",
@@ -196,6 +249,8 @@ def run(
     verbose: bool = True,
     energy: bool = False,
     energy_window_s: float = _energy.WINDOW_S,
+    commit: str | None = None,
+    plot_dir: str | None = None,
 ) -> dict[str, Any]:
     """Runs the benchmark and returns every number (see the module docstring for the method).
 
@@ -212,16 +267,24 @@ def run(
         energy: also measure energy per operation on the GPU backends through NVML
             (:mod:`veil._energy`; skipped with a note where it cannot be). energy_window_s: the
             length of each op's back-to-back loop, seconds.
+        commit: the commit being measured (4 to 64 hex digits); default: VEIL_GIT_COMMIT or
+            the checkout's HEAD read with dulwich (:func:`git_commit`), else None with a hint.
+        plot_dir: also write PNG charts there (:func:`veil._bench_plot.write_plots`; needs
+            matplotlib).
+        verbose: print progress lines and the report (rich tables) on stdout.
 
     Returns:
         {"meta": {...}, "results": [{"row", "backend", "median_us", "runs", "correct", ...}],
         "notes": [...], "all_correct": bool, "markdown": str}. CKKS results also carry
         "precision_bits": {op: {"min_bits", "mean_bits"}}; with energy, GPU results carry
         "idle_w" and "energy": {op: {"energy_uj", "energy_above_idle_uj", "mean_w", "idle_w",
-        "reps", "window_s", "loop_us", "method"}} and meta has "energy".
+        "reps", "window_s", "loop_us", "method"}} and meta has "energy". With ``plot_dir``,
+        "plots": [PNG paths].
 
     Raises:
-        ValueError: unknown scheme, rows or device, or threads/runs/max_n out of range.
+        ValueError: unknown scheme, rows or device, threads/runs/max_n out of range, or a
+            ``commit`` that is not a hex id.
+        ImportError: ``plot_dir`` without matplotlib (raised before any timing).
         TypeError: threads/runs/max_n/cpu_max_n that are not integers.
     """
     if scheme not in SCHEMES:
@@ -235,7 +298,16 @@ def run(
     threads = [_check.integer(n, "threads", 0, 1024) for n in threads]
     max_n = _check.optional_integer(max_n, "max_n", 1)
     cpu_max_n = 16384 if cpu_max_n is None else _check.integer(cpu_max_n, "cpu_max_n", 1)
+    commit = git_commit(commit)
+    if plot_dir is not None:
+        from ._bench_plot import require_matplotlib
+
+        require_matplotlib()
     notes: list[str] = []
+    if commit is None:
+        notes.append(COMMIT_HINT + ".")
+        if verbose:
+            print(f"veil bench: {COMMIT_HINT}", file=sys.stderr, flush=True)
     if seal:
         try:
             import seal as _seal  # noqa: F401
@@ -289,7 +361,7 @@ def run(
     meta = {
         "scheme": scheme,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "git_commit": git_commit(),
+        "git_commit": commit,
         "veil_version": info["version"],
         "cuda_built": info["cuda_built"],
         "gpus": info["gpus"],
@@ -302,8 +374,9 @@ def run(
         "units": "microseconds (median)",
         "wall_s": time.perf_counter() - t_start,
         "load_avg_1min": {"start": load_start, "end": _load_avg()},
-        "phantom_source": f"/work/shared/ANCHORS.md, Phantom {scheme.upper()} table "
-                          "(H100 / H200, µs)",
+        "phantom_source": f"veil/data/peers.json, Phantom {scheme.upper()} (H100 / H200, µs): "
+                          f"{load_peers()['phantom']['source']}; "
+                          f"{load_peers()['phantom']['measured_on']}",
     }
     if energy:
         meta["energy"] = {
@@ -322,15 +395,51 @@ def run(
         "error" not in r and all(r.get("correct", {}).values()) for r in results
     )
     out["markdown"] = to_markdown(out)
-    if verbose:  # raw markdown: wide tables stay readable in logs and terminals alike
-        print("\n" + out["markdown"], end="")
+    if verbose:
+        print_report(out)
     if json_path:
         with open(json_path, "w", encoding="utf-8") as f:
             json.dump({k: v for k, v in out.items() if k != "markdown"}, f, indent=1)
     if markdown_path:
         with open(markdown_path, "w", encoding="utf-8") as f:
             f.write(out["markdown"])
+    if plot_dir is not None:
+        from ._bench_plot import write_plots
+
+        out["plots"] = write_plots(out, plot_dir)
+        if verbose:
+            print("\n".join(f"veil bench: wrote {p}" for p in out["plots"]), flush=True)
     return out
+
+
+def load_result(path: str) -> dict[str, Any]:
+    """A result written by ``veil bench --json`` (this or an earlier version), with its
+    markdown re-rendered under the current rules.
+
+    Raises:
+        OSError: the file cannot be read. ValueError: it is not JSON or not a benchmark
+        result (names the file and what is missing).
+    """
+    with open(path, encoding="utf-8") as f:
+        try:
+            data = json.load(f)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}: not JSON ({e})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("meta"), dict) or not isinstance(
+            data.get("results"), list):
+        raise ValueError(f"{path}: expected a veil bench --json result with 'meta' and "
+                         "'results'")
+    if data["meta"].get("scheme") not in SCHEMES:
+        raise ValueError(f"{path}: meta.scheme: expected one of {', '.join(SCHEMES)}, got "
+                         f"{data['meta'].get('scheme')!r}")
+    for i, r in enumerate(data["results"]):
+        if not isinstance(r, dict) or not {"row", "backend", "kind"} <= set(r) or (
+                "error" not in r and "median_us" not in r):
+            raise ValueError(f"{path}: results[{i}]: expected row, backend, kind and median_us")
+        r.setdefault("device", "cuda" if "cuda" in str(r["backend"]) else "cpu")
+    data.setdefault("notes", [])
+    data["markdown"] = to_markdown(data)
+    return data
 
 
 def _open_meters(backends: Sequence[Backend], notes: list[str], verbose: bool,
@@ -404,245 +513,8 @@ def _progress_line(rec: dict[str, Any]) -> str:
     return f"{rec['row']['name']} | {rec['backend']} | {rec['wall_s']:.1f} s | {status}"
 
 
-# ---- tables -------------------------------------------------------------------------------------
-def _fmt_us(v: float | None) -> str:
-    if v is None:
-        return "—"
-    if v >= 1000:
-        return f"{v:,.0f}"
-    if v >= 10:
-        return f"{v:.0f}"
-    return f"{v:.1f}"
-
-
-def _ratio(a: float | None, b: float | None) -> str:
-    return "—" if not a or not b else f"{a / b:.2f}"
-
-
-def _headline(scheme: str) -> tuple[str, str, str]:
-    """(Phantom variant, Phantom column, Veil op) of the main table's Phantom column."""
-    variant, col = PHANTOM_HEADLINE[scheme]
-    return variant, col, PHANTOM_TO_VEIL[scheme][variant][col]
-
-
-def _precision_cell(r: dict[str, Any]) -> str:
-    """'min / mean' bits over a CKKS result's ops (the worst of each), or '—'."""
-    bits = r.get("precision_bits") or {}
-    if not bits:
-        return "—"
-    lo = min(b["min_bits"] for b in bits.values())
-    mean = min(b["mean_bits"] for b in bits.values())
-    return f"{lo:.1f} / {mean:.1f}"
-
-
-def to_markdown(result: dict[str, Any]) -> str:
-    """Markdown: header facts, the timings table and the ratio table."""
-    meta = result["meta"]
-    scheme = meta["scheme"]
-    ops = OPS_BY_SCHEME[scheme]
-    variant, ph_col, veil_op = _headline(scheme)
-    gpus = ", ".join(g.get("name", "?") for g in meta["gpus"]) or "none"
-    lines = [
-        f"## Veil benchmark: {scheme.upper()}",
-        "",
-        f"- date {meta['date']}, commit {meta['git_commit'] or 'unknown'}, veil {meta['veil_version']}",
-        f"- CPU: {meta['cpu_model']} ({meta['cpu_threads_default']} threads by default); GPU: {gpus}",
-        f"- SEAL: {meta['seal_version'] or 'not timed'}; quick: {meta['quick']}",
-        (
-            "- µs, median after warm-up (GPU: CUDA events; CPU: steady clock); mul+relin = "
-            "multiply plus relinearize; keygen = secret + public + relin keys."
-        ),
-        (
-            "- Phantom: H100 numbers from ANCHORS.md (median of 100); ratio = Veil / Phantom "
-            "time on the same GPU model (< 1: Veil faster; only meaningful on GPU rows)."
-        ),
-    ]
-    lines += [f"- {n}" for n in result["notes"]]
-    lines.append("")
-    extra = []
-    if scheme != "bfv":
-        extra.append("8 rot / hoisted")
-    if scheme == "ckks":
-        extra.append("bits min / mean")
-    label = "mul+relin" + (f" {variant}" if scheme == "bfv" else "")
-    with_energy = any(r.get("energy") for r in result["results"])
-    if with_energy:
-        extra.append(f"energy {label}")
-    head = ["params", "log QP", "backend"] + list(ops.values()) + extra + [
-        f"Phantom H100 {label}", "veil/Phantom"]
-    lines.append("| " + " | ".join(head) + " |")
-    lines.append("|" + "---|" * len(head))
-    for r in result["results"]:
-        row = r["row"]
-        log_qp = r.get("log2_qp", row.get("log2_qp", "?"))
-        secure = r.get("secure", row.get("secure", True))
-        cells = [row["name"], f"{log_qp}" + ("" if secure else " (insecure)"), r["backend"]]
-        if "error" in r:
-            cells += [r["error"]] + ["—"] * (len(ops) - 1 + len(extra) + 2)
-            lines.append("| " + " | ".join(cells) + " |")
-            continue
-        med = r["median_us"]
-        for op in ops:
-            c = _fmt_us(med.get(op))
-            if op in r["correct"] and not r["correct"][op]:
-                c += " ✗"
-            cells.append(c)
-        if scheme != "bfv":
-            cells.append(_ratio(med.get("rotate_8"), med.get("rotate_many_8")))
-        if scheme == "ckks":
-            cells.append(_precision_cell(r))
-        if with_energy:
-            cells.append(_fmt_uj((r.get("energy") or {}).get(veil_op, {}).get("energy_uj")))
-        ph = row.get("phantom_us")
-        have = bool(ph) and variant in ph
-        model = _gpu_model(r["backend"])
-        cells.append(_fmt_us(ph[variant][ph_col]["H100"] if have else None))
-        same = ph[variant][ph_col][model] if have else None
-        ratio = _ratio(med.get(veil_op), same) if r["kind"] == "veil" else "—"
-        if ratio != "—" and model == "H200":
-            ratio += " (H200)"
-        cells.append(ratio)
-        lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", *_energy_table(result), *_cheddar_table(result), *_ratio_table(result)]
-    return "\n".join(lines) + "\n"
-
-
-#: Cheddar's column -> Veil's op (OPS_BY_SCHEME["ckks"]) in the Cheddar table.
-_CHEDDAR_OPS = (("multiply", "multiply"), ("rotate", "rotate"), ("rescale", "rescale"),
-                ("add", "add"))
-
-
-def _cheddar_table(result: dict[str, Any]) -> list[str]:
-    """Veil beside Cheddar's H100 numbers on Cheddar's shapes (GPU results of Cheddar rows)."""
-    rows = [r for r in result["results"]
-            if r["row"].get("cheddar_us_h100") and r["kind"] == "veil" and r["device"] != "cpu"
-            and "error" not in r]
-    if not rows:
-        return []
-    head = ["shape", "limbs", "backend"]
-    for col, _ in _CHEDDAR_OPS:
-        head += [f"{col} Veil", "Cheddar", "ratio"]
-    body = []
-    for r in rows:
-        ch = r["row"]["cheddar_us_h100"]
-        med = r["median_us"]
-        model = _gpu_model(r["backend"])
-        cells = [r["row"]["shape"], str(r["row"]["limbs"]), r["backend"]]
-        for col, op in _CHEDDAR_OPS:
-            ratio = _ratio(med.get(op), ch.get(col))
-            cells += [_fmt_us(med.get(op)), _fmt_us(ch.get(col)),
-                      ratio + (" (H200)" if model == "H200" and ratio != "—" else "")]
-        body.append("| " + " | ".join(cells) + " |")
-    return [
-        ("Cheddar's shapes (ANCHORS.md: Cheddar built for sm_90 and measured on this project's "
-         "H100; ratio = Veil / Cheddar, < 1: Veil faster; on an H200 the ratio is not "
-         "like for like). mul+relin = HMult; rotate = HRot by 1; Veil's rescale divides by "
-         "its top block of primes (two 25-bit primes at bootparam_40's top, as Cheddar's top "
-         "levels drop two terminal primes; one 55-bit prime for the 64-bit set). These rows "
-         "encode at sqrt(2^40 D), D the rescale block's product, so that the rescaled product "
-         "is at 2^40:"),
-        "",
-        "| " + " | ".join(head) + " |",
-        "|" + "---|" * len(head),
-        *body,
-        "",
-    ]
-
-
-def _fmt_uj(v: float | None) -> str:
-    """Energy given in µJ as '512 µJ', '33.2 mJ' or '1.2 J' (3 significant digits)."""
-    if v is None:
-        return "—"
-    for scale, unit in ((1e6, "J"), (1e3, "mJ")):
-        if abs(v) >= 0.9995 * scale:  # 999.6 µJ reads "1 mJ", not "1e+03 µJ"
-            return f"{v / scale:.3g} {unit}"
-    return f"{v:.3g} µJ"
-
-
-def _energy_table(result: dict[str, Any]) -> list[str]:
-    """Energy per operation of the results that carry it (GPU backends with --energy)."""
-    rows = [r for r in result["results"] if r.get("energy") and "error" not in r]
-    if not rows:
-        return []
-    labels = OPS_BY_SCHEME[result["meta"]["scheme"]]
-    methods = sorted({e["method"] for r in rows for e in r["energy"].values() if "method" in e})
-    how = " and ".join("NVML energy counter" if m == "counter" else "integrated NVML power samples"
-                       for m in methods) or "NVML"
-    head = ["params", "backend", "idle W", "mean W"] + list(labels.values())
-    body = []
-    for r in rows:
-        en = r["energy"]
-        watts = [e["mean_w"] for e in en.values() if e.get("mean_w") is not None]
-        cells = [r["row"]["name"], r["backend"],
-                 "—" if r.get("idle_w") is None else f"{r['idle_w']:.0f}",
-                 f"{min(watts):.0f}–{max(watts):.0f}" if watts else "—"]
-        for op in labels:
-            e = en.get(op)
-            if e is None or "error" in e:
-                cells.append("—" if e is None else "reading failed")
-            else:
-                cells.append(f"{_fmt_uj(e['energy_uj'])} / {_fmt_uj(e['energy_above_idle_uj'])}")
-        body.append("| " + " | ".join(cells) + " |")
-    window = result["meta"].get("energy", {}).get("window_s", _energy.WINDOW_S)
-    return [
-        (f"Energy per operation ({how}; each op run back-to-back for about {window:g} s after "
-         "its timing): total / above idle; idle W sampled before the row, mean W = range over "
-         "the ops (veil._energy has the method):"),
-        "",
-        "| " + " | ".join(head) + " |",
-        "|" + "---|" * len(head),
-        *body,
-        "",
-    ]
-
-
-def _ratio_table(result: dict[str, Any]) -> list[str]:
-    """Time ratios Veil / peer: GPU rows vs Phantom (same GPU model), CPU rows vs SEAL."""
-    scheme = result["meta"]["scheme"]
-    labels = OPS_BY_SCHEME[scheme]
-    seal_by_row = {
-        r["row"]["name"]: r for r in result["results"] if r["kind"] == "seal" and "error" not in r
-    }
-    ops = list(labels)
-    body = []
-    for r in result["results"]:
-        if r["kind"] != "veil" or "error" in r:
-            continue
-        med = r["median_us"]
-        if r["device"] == "cpu":
-            peer = seal_by_row.get(r["row"]["name"])
-            if peer is None:
-                continue
-            name = peer["backend"]
-            pm = {op: peer["median_us"].get(op) for op in ops}
-            if scheme == "bfv":
-                pm["multiply_hps"] = None  # SEAL has BEHZ only
-        else:
-            ph = r["row"].get("phantom_us")
-            if not ph:
-                continue
-            model = _gpu_model(r["backend"])
-            name = f"Phantom {model}"
-            pm = {op: None for op in ops}
-            for variant, mapping in PHANTOM_TO_VEIL[scheme].items():
-                for ph_op, v_op in mapping.items():
-                    if variant in ph:
-                        pm[v_op] = ph[variant][ph_op][model]
-        cells = [r["row"]["name"], r["backend"], name] + [_ratio(med.get(op), pm[op]) for op in ops]
-        body.append("| " + " | ".join(cells) + " |")
-    if not body:
-        return []
-    head = ["params", "backend", "peer"] + list(labels.values())
-    return [
-        "Time ratio Veil / peer (< 1: Veil faster; — where the peer has no number):",
-        "",
-        "| " + " | ".join(head) + " |",
-        "|" + "---|" * len(head),
-        *body,
-    ]
-
-
 __all__ = [
+    "COMMIT_HINT",
     "OPS",
     "OPS_BY_SCHEME",
     "PHANTOM",
@@ -656,15 +528,26 @@ __all__ = [
     "Row",
     "bench_seal",
     "bench_veil",
+    "cheddar_table",
+    "check_commit",
     "cpu_model",
     "default_rows",
+    "energy_table",
+    "fmt_uj",
+    "fmt_us",
     "git_commit",
+    "load_peers",
+    "load_result",
+    "main_table",
     "make_context",
+    "markdown_table",
     "parse_bit_sizes",
     "phantom_rows",
     "plain_modulus_for",
     "plan_backends",
     "policy_for",
+    "print_report",
+    "ratio_table",
     "run",
     "seal_supports",
     "select_rows",

@@ -10,6 +10,8 @@ Examples::
     veil demo --model xgboost --peer seal           # encrypted XGBoost, SEAL vs Veil (Table 6)
     veil bench --scheme bfv --quick --device cpu --json bench.json --markdown bench.md
     veil bench --scheme ckks --quick --device cpu
+    veil bench --quick --device cpu --commit $(git rev-parse HEAD) --plot charts/
+    veil bench --from-json bench.json --plot charts/   # tables and charts of a saved run
     veil serve --port 8000 --device auto            # encrypted inference over HTTP (veil.serve)
     veil demo --server http://127.0.0.1:8000        # the demo's client side against it
     veil loadtest --server http://127.0.0.1:8000 --clients 8 --requests 25
@@ -83,6 +85,16 @@ def _seed_arg(value: str) -> int:
     if not 0 <= n < 2**64:
         raise argparse.ArgumentTypeError(f"expected an integer in [0, 2^64), got {n}")
     return n
+
+
+def _commit_arg(value: str) -> str:
+    """argparse type of --commit: 4 to 64 hexadecimal digits."""
+    from .bench import check_commit
+
+    try:
+        return check_commit(value, "--commit")
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--commit: ")) from None
 
 
 def _threads_arg(value: str) -> list[int]:
@@ -172,6 +184,17 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--energy", action="store_true",
                        help="also joules per operation on the GPU through NVML (nvidia-ml-py; "
                        "skipped with a notice without it); adds about 1 s per op")
+    bench.add_argument("--commit", type=_commit_arg, default=None, metavar="SHA",
+                       help="commit being measured, recorded in the results (default: "
+                       "VEIL_GIT_COMMIT, else HEAD of the checkout read with dulwich; a copy "
+                       "without .git needs it)")
+    bench.add_argument("--plot", dest="plot_dir", metavar="DIR", default=None,
+                       help="write PNG charts of Veil against its peers per operation and "
+                       "parameter set into DIR (matplotlib)")
+    bench.add_argument("--from-json", dest="from_json", metavar="FILE", action="append",
+                       default=None,
+                       help="do not run: print the tables of a saved --json result (repeatable), "
+                       "with --markdown and --plot as for a run")
     _add_serve_parsers(sub)
     return parser
 
@@ -351,6 +374,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     """Runs :func:`veil.bench.run`; exit status 1 when an operation gave a wrong result."""
     from . import bench
 
+    if getattr(args, "from_json", None):
+        return _bench_from_json(args)
     if getattr(args, "bootstrap", False):
         if args.scheme != "ckks":
             raise SystemExit("veil bench: --bootstrap needs --scheme ckks")
@@ -363,7 +388,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         _bench_boot.run(device=dev, log_n=12 if quick else 16, slots=(None, 64 if quick else 4096),
                         runs=args.runs or (3 if quick else 20), energy=args.energy,
                         json_path=args.json_path, markdown_path=args.markdown_path,
-                        security=None if quick else 128)
+                        security=None if quick else 128, commit=args.commit)
         return EXIT_OK
 
     r = bench.run(
@@ -379,8 +404,42 @@ def cmd_bench(args: argparse.Namespace) -> int:
         max_n=args.max_n,
         cpu_max_n=args.cpu_max_n,
         energy=args.energy,
+        commit=args.commit,
+        plot_dir=args.plot_dir,
     )
     return EXIT_OK if r.get("all_correct", True) else EXIT_WRONG
+
+
+def _bench_from_json(args: argparse.Namespace) -> int:
+    """``veil bench --from-json FILE...``: the saved results' tables (and --markdown, --plot)
+    rendered under the current rules; --commit fills in a commit the files lack."""
+    from . import bench
+
+    try:
+        results = [bench.load_result(p) for p in args.from_json]
+        for path, r in zip(args.from_json, results):
+            recorded = r["meta"].get("git_commit")
+            if args.commit and recorded not in (None, "unknown") and not (
+                    args.commit.startswith(recorded) or recorded.startswith(args.commit)):
+                raise ValueError(f"--commit: {path} records commit {recorded}, not "
+                                 f"{args.commit}")
+    except ValueError as e:
+        print(f"veil bench: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    for r in results:
+        if args.commit:
+            r["meta"]["git_commit"] = args.commit
+            r["markdown"] = bench.to_markdown(r)
+        bench.print_report(r)
+    if args.markdown_path:
+        with open(args.markdown_path, "w", encoding="utf-8") as f:
+            f.write("\n".join(r["markdown"] for r in results))
+    if args.plot_dir:
+        from ._bench_plot import write_plots
+
+        for p in write_plots(results, args.plot_dir):
+            print(f"veil bench: wrote {p}")
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -470,6 +529,33 @@ def _check_args(args: argparse.Namespace) -> None:
                 folder = os.path.dirname(os.path.abspath(path))
                 if not os.path.isdir(folder):
                     raise OSError(f"{path}: folder {folder} does not exist")
+        _check_bench_args(args)
+
+
+def _check_bench_args(args: argparse.Namespace) -> None:
+    """--plot, --from-json and --commit: combinations, paths and matplotlib, before any run."""
+    import os
+
+    from .bench import check_commit
+
+    env = os.environ.get("VEIL_GIT_COMMIT", "").strip()
+    if args.commit is None and env:
+        check_commit(env, "VEIL_GIT_COMMIT")
+    if args.from_json:
+        for bad, name in ((args.json_path, "--json"), (args.bootstrap, "--bootstrap")):
+            if bad:
+                raise ValueError(f"--from-json: re-renders a saved result; drop {name}")
+        for path in args.from_json:
+            if not os.path.isfile(path):
+                raise OSError(f"--from-json: {path} is not a file")
+    if args.plot_dir:
+        if args.bootstrap:
+            raise ValueError("--plot: charts are of the operation timings, not --bootstrap")
+        if os.path.exists(args.plot_dir) and not os.path.isdir(args.plot_dir):
+            raise OSError(f"--plot: {args.plot_dir} exists and is not a folder")
+        from ._bench_plot import require_matplotlib
+
+        require_matplotlib()
 
 
 if __name__ == "__main__":
