@@ -6,6 +6,7 @@ Timings are never asserted (DESIGN.md, Tests); only structure and exactness are.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -258,7 +259,8 @@ def test_bench_quick_cpu(tmp_path) -> None:
         assert set(x["median_us"]) == set(bench.OPS)
         assert all(v > 0 for v in x["median_us"].values())
         assert all(x["correct"].values())
-    assert isinstance(r["markdown"], str) and "| params |" in r["markdown"]
+    assert isinstance(r["markdown"], str) and re.search(r"^\| params +\| log QP +\|", r["markdown"],
+                                                         re.M)
     assert mpath.read_text() == r["markdown"]
     on_disk = json.loads(jpath.read_text())
     assert on_disk["meta"]["cpu_model"] and on_disk["results"][0]["median_us"]["keygen"] > 0
@@ -329,9 +331,12 @@ def test_bench_cheddar_rows() -> None:
     rec = {"row": bench.row_record(r40), "kind": "veil", "device": "cuda:0",
            "backend": "Veil GPU (NVIDIA H100 80GB HBM3)",
            "median_us": {"multiply": 233.0, "rotate": 220.0, "rescale": 51.5, "add": 16.5}}
-    table = "\n".join(bench._cheddar_table({"results": [rec]}))
-    assert "| bootparam_40 | 47 | Veil GPU (NVIDIA H100 80GB HBM3) | 233 | 466 | 0.50 |" in table
-    assert bench._cheddar_table({"results": [dict(rec, device="cpu")]}) == []
+    table = bench.cheddar_table({"results": [rec]})
+    assert table.rows[0][:6] == ["bootparam_40", "47", "Veil GPU (NVIDIA H100 80GB HBM3)", "233",
+                                 "466", "0.50"]
+    md = bench.markdown_table(table)
+    assert [c.strip() for c in md.splitlines()[2].strip("|").split("|")][:6] == table.rows[0][:6]
+    assert bench.cheddar_table({"results": [dict(rec, device="cpu")]}) is None
 
 
 @pytest.mark.parametrize("scheme", ["bgv", "ckks"])
