@@ -30,6 +30,8 @@
 #           MEMCHECK_LEAKS=no turns the device leak check off, MEMCHECK_ARGS adds sanitizer
 #           options; INITCHECK=1 adds an initcheck pass (NTT, RNS, samplers).
 # Logs go to $OUT (or ./out) and are packed into $OUT/logs.tgz.
+# The copy of the tree here has no .git: set VEIL_GIT_COMMIT=<sha> (or pass --commit <sha> after
+# the modes) so that veil bench records the commit measured.
 #
 # The machine has no network: libraries it lacks travel as Debian packages in .deps/ (libb2,
 # and zlib/zstd headers when missing) and Python packages as wheels in .whl/ (seal-python,
@@ -149,7 +151,7 @@ if has ab; then
   for f in 1 0; do
     (cd /tmp && VEIL_FUSED_NTT=$f veil bench --scheme "$SCHEME" --device cuda \
       --json "$OUT/bench_ab_$f.json" --markdown "$OUT/bench_ab_$f.md" "$@") > "$OUT/bench_ab_$f.log" 2>&1
-    echo "bench (fused=$f) rc=$?"; grep -E "^\| (params|shape|---)|cuda" "$OUT/bench_ab_$f.log" | tail -12
+    echo "bench (fused=$f) rc=$?"; grep -E "^\| (params|shape|---)|cuda" "$OUT/bench_ab_$f.md" | tail -12
   done
 fi
 if has ncu; then
