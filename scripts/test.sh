@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds Veil and runs the whole test suite: GoogleTest (C++), pytest (Python) and a bounded
-# libFuzzer run over every loader of serialized bytes (scripts/fuzz.sh).
+# Builds Veil and runs the whole test suite: GoogleTest (C++), pytest (Python), the documentation
+# build (mkdocs --strict), the wheel in a fresh virtual environment (scripts/check_wheel.sh) and a
+# bounded libFuzzer run over every loader of serialized bytes (scripts/fuzz.sh).
 # GPU tests run when a CUDA GPU is visible and skip otherwise. Set VEIL_CUDA=OFF to build the CPU
 # backend only; by default the CUDA backend is compiled whenever nvcc is found.
 set -euo pipefail
@@ -15,5 +16,9 @@ echo "== C++ tests (GoogleTest)"
 (cd "$BUILD" && ctest --output-on-failure -j "$JOBS")
 echo "== Python tests (pytest)"
 (cd /tmp && python3 -m pytest "$OLDPWD/tests/python" -q)
+echo "== Documentation site (mkdocs build --strict)"
+NO_MKDOCS_2_WARNING=1 python3 -m mkdocs build --strict -q -d "${TMPDIR:-/tmp}/veil-site"
+echo "== Wheel: build, install into a fresh virtual environment, use (scripts/check_wheel.sh)"
+BUILD="$BUILD" bash scripts/check_wheel.sh
 echo "== Fuzzing the loaders (libFuzzer, ASan, UBSan; RUNS=${FUZZ_RUNS:-200000})"
 RUNS=${FUZZ_RUNS:-200000} bash scripts/fuzz.sh
