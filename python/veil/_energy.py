@@ -161,6 +161,10 @@ class EnergyMeter:
         self.clock, self.sleep = clock, sleep
         self._closed = False
 
+    def __repr__(self) -> str:
+        return (f"veil._energy.EnergyMeter(name={self.name!r}, method={self.method!r}, "
+                f"window_s={self.window_s:g})")
+
     # -- readings -------------------------------------------------------------------------------
     def _read(self, what: str) -> float:
         try:

@@ -20,12 +20,15 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._base import _CIPHERTEXT_CLASSES
+from ._base import _CIPHERTEXT_CLASSES, KeyedContext
 from .serve import context_from_spec, load_model, pack_frame, unpack_frame
+
+if TYPE_CHECKING:
+    import httpx
 
 #: Largest number of result ciphertexts the client accepts in one response.
 MAX_RESULTS = 4096
@@ -52,14 +55,15 @@ class VeilClient:
     transport failure.
     """
 
-    def __init__(self, url: str | None = None, *, http=None, timeout: float = 300.0) -> None:
+    def __init__(self, url: str | None = None, *, http: httpx.Client | None = None,
+                 timeout: float = 300.0) -> None:
         import httpx
 
         if (url is None) == (http is None):
             raise ValueError("url: pass either url or http")
         self._own = http is None
-        self.http = http if http is not None else httpx.Client(base_url=url.rstrip("/"),
-                                                                timeout=timeout)
+        self.http = http if http is not None else httpx.Client(
+            base_url=str(url).rstrip("/"), timeout=timeout)
 
     def close(self) -> None:
         if self._own:
@@ -70,6 +74,13 @@ class VeilClient:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def __repr__(self) -> str:
+        """The server's URL, without any user name or password in it."""
+        url = getattr(self.http, "base_url", None)
+        if url is not None and hasattr(url, "copy_with"):
+            url = url.copy_with(username=None, password=None)
+        return f"veil.client.VeilClient(url={str(url) if url is not None else None!r})"
 
     # -- plumbing --
     def _check(self, r):
@@ -102,7 +113,7 @@ class VeilClient:
         return self._check(self.http.post("/sessions", content=upload, headers={
             "content-type": "application/octet-stream"})).json()
 
-    def open_session(self, ctx) -> str:
+    def open_session(self, ctx: KeyedContext) -> str:
         """Uploads ``ctx``'s evaluation keys (``ctx.to_bytes()``: public, relinearization and
         Galois keys; never the secret key) and returns the session id."""
         return self.open_session_bytes(ctx.to_bytes())["session_id"]

@@ -128,6 +128,10 @@ class EncryptedTrainer:
         self.width = z.shape[1]
         self.bootstraps = 0
 
+    def __repr__(self) -> str:
+        return (f"veil.demo_train.EncryptedTrainer(samples={self.n}, width={self.width}, "
+                f"bootstraps={self.bootstraps}, device={self.ctx.device!r})")
+
     def encrypt_weights(self, w: np.ndarray):
         block = np.zeros(BLOCK)
         block[:len(w)] = w

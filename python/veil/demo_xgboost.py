@@ -682,6 +682,10 @@ class CountingOps:
         self.name = inner.name
         self.counts: Counter[str] = Counter({k: 0 for k in OPS})
 
+    def __repr__(self) -> str:
+        return (f"veil.demo_xgboost.CountingOps(name={self.name!r}, "
+                f"operations={sum(self.counts.values())})")
+
     def encode(self, values):
         return self.inner.encode(values)
 
@@ -835,6 +839,10 @@ class VeilOps:
         self.server = server
         self.name = name
 
+    def __repr__(self) -> str:
+        return (f"veil.demo_xgboost.VeilOps(name={self.name!r}, "
+                f"N={self.server.poly_modulus_degree}, device={self.server.device!r})")
+
     def encode(self, values):
         return self.server.encode(np.asarray(values, dtype=np.int64))
 
@@ -895,6 +903,10 @@ class VeilBackend:
             _core.set_num_threads(before)
         self.ops = VeilOps(self.client.public(), self.label)
 
+    def __repr__(self) -> str:
+        return (f"veil.demo_xgboost.VeilBackend(label={self.label!r}, "
+                f"N={self.client.poly_modulus_degree}, plain_modulus={self.t})")
+
     def encrypt(self, values: np.ndarray):
         return self.client.encrypt(values)
 
@@ -920,6 +932,9 @@ class SealOps:
         self.encoder = seal.BatchEncoder(context)
         self.ev = seal.Evaluator(context)
         self.rk, self.gk = relin_keys, galois_keys
+
+    def __repr__(self) -> str:
+        return f"veil.demo_xgboost.SealOps(name={self.name!r})"
 
     def encode(self, values):
         return self.encoder.encode(np.asarray(values, dtype=np.int64))
@@ -993,6 +1008,9 @@ class SealBackend:
         self.encoder = seal.BatchEncoder(self.context)
         self.decryptor = seal.Decryptor(self.context, kg.secret_key())
         self.ops = SealOps(seal, self.context, rk, gk)
+
+    def __repr__(self) -> str:
+        return f"veil.demo_xgboost.SealBackend(label={self.label!r}, plain_modulus={self.t})"
 
     def encrypt(self, values: np.ndarray):
         return self.encryptor.encrypt(self.encoder.encode(np.asarray(values, dtype=np.int64)))

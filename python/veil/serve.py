@@ -233,6 +233,10 @@ class ServedModel(abc.ABC):
         """Class decisions from outputs (default: output > 0)."""
         return (np.asarray(outputs) > 0).astype(np.int64)
 
+    def __repr__(self) -> str:
+        return (f"veil.serve.{type(self).__name__}(name={self.name!r}, scheme={self.scheme!r}, "
+                f"N={self.poly_modulus_degree}, plain_modulus={self.plain_modulus})")
+
     # -- shared --
     def parameters(self) -> dict:
         """The encryption parameters as JSON-able values (the primes spelled out)."""
@@ -952,6 +956,10 @@ class BackgroundServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+    def __repr__(self) -> str:
+        state = "running" if self.thread.is_alive() else "stopped"
+        return f"veil.serve.BackgroundServer(url={self.url or None!r}, {state})"
 
 
 def main(host: str = "127.0.0.1", port: int = 8000, config: ServeConfig | None = None,
