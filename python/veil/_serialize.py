@@ -74,7 +74,8 @@ def usable_device(device: str) -> str:
     return device
 
 
-_LOADERS = {
+_LOADERS: dict[str, type[_core.Plaintext | _core.Ciphertext | _core.PublicKey | _core.RelinKeys
+                         | _core.GaloisKeys]] = {
     "plaintext": _core.Plaintext,
     "ciphertext": _core.Ciphertext,
     "public_key": _core.PublicKey,

@@ -30,7 +30,16 @@ Rules (documented in docs/serialization.md):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Callable, Union
+
 from . import _core
+
+if TYPE_CHECKING:
+    from ._base import KeyedContext
+
+#: What the loaders read: SEAL's bytes.
+Bytes = Union[bytes, bytearray, memoryview]
 
 __all__ = [
     "context",
@@ -48,7 +57,7 @@ __all__ = [
 ]
 
 
-def _minor(version) -> int:
+def _minor(version: Sequence[int]) -> int:
     try:
         major, minor = (int(v) for v in version)
     except (TypeError, ValueError) as e:
@@ -58,7 +67,7 @@ def _minor(version) -> int:
     return minor
 
 
-def save(obj, compression: str = "none", version=(4, 1)) -> bytes:
+def save(obj: Any, compression: str = "none", version: Sequence[int] = (4, 1)) -> bytes:
     """SEAL 4.x bytes of a Veil object (EncryptionParameters, Context, Plaintext, Ciphertext,
     SecretKey, PublicKey, RelinKeys, GaloisKeys, or a pythonic ciphertext).
 
@@ -76,18 +85,19 @@ def save(obj, compression: str = "none", version=(4, 1)) -> bytes:
     return _core.seal_save(raw, compression, _minor(version))
 
 
-def load_parameters(data) -> _core.EncryptionParameters:
+def load_parameters(data: Bytes) -> _core.EncryptionParameters:
     """SEAL EncryptionParameters as Veil's (``special_primes=1`` when there are several primes)."""
     return _core.seal_load_parameters(data)
 
 
-def context(data, security: int | None = 128) -> _core.Context:
+def context(data: Bytes, security: int | None = 128) -> _core.Context:
     """A Veil Context from SEAL parameter bytes (validated; ``security=None`` skips the
     HE-standard bound as SEAL's ``sec_level_type.none``)."""
     return _core.Context(load_parameters(data), security)
 
 
-def _split_ctx(ctx, device):
+def _split_ctx(ctx: _core.Context | KeyedContext,
+               device: str | None) -> tuple[_core.Context, str, KeyedContext | None]:
     """(raw Context, device, pythonic context or None) for a raw or pythonic context."""
     if isinstance(ctx, _core.Context):
         return ctx, device or "cpu", None
@@ -97,10 +107,11 @@ def _split_ctx(ctx, device):
     raise TypeError(f"context: expected a veil Context or pythonic context, got {type(ctx).__name__}")
 
 
-def _loader(name: str):
+def _loader(name: str) -> Callable[..., Any]:
     fn = getattr(_core, "seal_load_" + name)
 
-    def load(data, context, device: str | None = None, max_bytes: int | None = None):
+    def load(data: Bytes, context: _core.Context | KeyedContext, device: str | None = None,
+             max_bytes: int | None = None) -> Any:
         core, dev, keyed = _split_ctx(context, device)
         obj = fn(data, core, dev, max_bytes)
         if name == "ciphertext" and keyed is not None:
@@ -126,21 +137,23 @@ load_relin_keys = _loader("relin_keys")
 load_galois_keys = _loader("galois_keys")
 
 
-def split(data) -> list[memoryview]:
+def split(data: Bytes) -> list[memoryview]:
     """The SEAL objects concatenated in ``data`` (a stream SEAL's ``save`` wrote several times)."""
     view = memoryview(data).cast("B")
     return [view[o:o + n] for o, n in _core.seal_split(view)]
 
 
-def parms_id(context, level: int | None = None) -> tuple[int, int, int, int]:
+def parms_id(context: _core.Context | KeyedContext,
+             level: int | None = None) -> tuple[int, ...]:
     """SEAL's parms_id of a data ``level`` of ``context``, or of its key level (None)."""
     core, _, _ = _split_ctx(context, None)
     return tuple(_core.seal_parms_id(core, level))
 
 
-def keyed_context(parameters, public_key=None, relin_keys=None, galois_keys=None,
-                  secret_key=None, device: str | None = "auto", security: int | None = 128,
-                  **options):
+def keyed_context(parameters: Bytes, public_key: Bytes | None = None,
+                  relin_keys: Bytes | None = None, galois_keys: Bytes | None = None,
+                  secret_key: Bytes | None = None, device: str | None = "auto",
+                  security: int | None = 128, **options: Any) -> KeyedContext:
     """A pythonic context (``veil.bfv/bgv/ckks``-style) from SEAL bytes: a server built from a
     SEAL client's parameters and evaluation keys, or a client from its secret key too.
 
