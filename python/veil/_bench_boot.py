@@ -108,19 +108,21 @@ def run(device: str = "cuda", log_n: int = 16, slots=(None, 4096), runs: int = 2
 
 
 def markdown(record: dict) -> str:
-    """The results as a markdown table beside the peers."""
-    lines = ["| words | slots | median ms | levels left | precision min / mean bits | keys MiB | "
-             "plaintexts MiB | J per bootstrap (above idle) |", "|---|---|---|---|---|---|---|---|"]
+    """The results as markdown tables beside the peers (rendered by rich, as ``veil bench``)."""
+    from ._bench_report import ReportTable, markdown_table
+
+    runs = ReportTable("", ["words", "slots", "median ms", "levels left",
+                            "precision min / mean bits", "keys MiB", "plaintexts MiB",
+                            "J per bootstrap (above idle)"])
     for r in record["results"]:
         e = r.get("energy")
         joules = "-" if not e else (f"{e['energy_uj'] / 1e6:.2f}" + (
             f" ({e['energy_above_idle_uj'] / 1e6:.2f})" if e.get("energy_above_idle_uj") else ""))
-        lines.append(f"| {r['word_bits']} | {r['slots']} | {r['median_ms']:.1f} | "
-                     f"{r['levels_left']} | {r['min_bits']:.1f} / {r['mean_bits']:.1f} | "
-                     f"{r['key_mb']:.0f} | {r['plaintext_mb']:.0f} | {joules} |")
-    lines.append("")
-    lines.append("| peer (full slots, N = 2^16) | ms |")
-    lines.append("|---|---|")
-    for name, ms in record["peers"]:
-        lines.append(f"| {name} | {ms} |")
-    return "\n".join(lines) + "\n"
+        runs.rows.append([str(r["word_bits"]), str(r["slots"]), f"{r['median_ms']:.1f}",
+                          str(r["levels_left"]), f"{r['min_bits']:.1f} / {r['mean_bits']:.1f}",
+                          f"{r['key_mb']:.0f}", f"{r['plaintext_mb']:.0f}", joules])
+    peers = ReportTable("", ["peer (full slots, N = 2^16)", "ms"],
+                        [[name, f"{ms:g}"] for name, ms in record["peers"]])
+    head = f"commit {record.get('git_commit') or 'unknown'}, CPU {record.get('cpu_model', '?')}, " \
+        f"device {record.get('device', '?')}\n\n"
+    return head + markdown_table(runs) + "\n" + markdown_table(peers)
