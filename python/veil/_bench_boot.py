@@ -78,6 +78,7 @@ def run(device: str = "cuda", log_n: int = 16, slots=(None, 4096), runs: int = 2
             for _ in range(3):
                 bt.bootstrap(ct, timings=phases)
             phases = {k: round(v / 3 * 1000, 2) for k, v in phases.items()}  # ms, synchronized
+            assert ctx.decryptor is not None  # the context made its own secret key
             dec = ctx.encoder.decode(ctx.decryptor.decrypt(out))
             prec = precision(vals, dec)
             rec = {

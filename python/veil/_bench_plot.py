@@ -143,7 +143,7 @@ def chart(result: dict[str, Any]) -> Any:
     FigureCanvasAgg(fig)
     colors = [f"C{i % 10}" for i in range(len(all_series))]
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
-    handles = {}
+    handles: dict[str, Any] = {}
     for ax, (op, xs) in zip(axes, panels, strict=False):
         # each row's bars centred on its tick: only the series with a number there
         at = [[k for k, s in enumerate(all_series) if (n, op) in s.values] for n in xs]
@@ -167,11 +167,13 @@ def chart(result: dict[str, Any]) -> Any:
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     fig.suptitle(title(result), fontsize=11)
-    legend = {"ncol": min(4, len(handles)), "fontsize": 8, "frameon": False}
+    ncol = min(4, len(handles))
     try:  # matplotlib >= 3.7 keeps an "outside" legend clear of the panels
-        fig.legend(list(handles.values()), list(handles), loc="outside lower center", **legend)
+        fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=ncol,
+                   fontsize=8, frameon=False)
     except ValueError:
-        fig.legend(list(handles.values()), list(handles), loc="lower center", **legend)
+        fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=ncol,
+                   fontsize=8, frameon=False)
     return fig
 
 

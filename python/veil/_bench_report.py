@@ -378,7 +378,8 @@ def print_report(result: dict[str, Any], console: Console | None = None) -> None
     for i, t in enumerate(tables(result)):
         table = rich_table(t)
         wide = Console(file=console.file, width=max(console.width, _width(table)),
-                       force_terminal=console.is_terminal, color_system=console.color_system,
+                       force_terminal=console.is_terminal,
+                       color_system="auto" if console.color_system else None,
                        no_color=console.no_color, highlight=False)
         wide.print()
         if i:

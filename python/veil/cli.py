@@ -332,7 +332,7 @@ def cmd_info(console: Console) -> int:
 def _cuda_version(v: object) -> str:
     """CUDA's integer version (e.g. 13000) as '13.0'."""
     try:
-        n = int(v)  # type: ignore[arg-type]
+        n = int(v)  # type: ignore[call-overload]
     except (TypeError, ValueError):
         return "?"
     return f"{n // 1000}.{(n % 1000) // 10}"
