@@ -69,10 +69,18 @@ EOF
 
 echo "== Installing into a fresh virtual environment (dependencies from the index)"
 VENV=$WORK/venv
-python3 -m venv "$VENV"
 PY=$VENV/bin/python
-"$PY" -m pip install -q --disable-pip-version-check "$WHEEL"
-"$PY" -m pip check --disable-pip-version-check
+if python3 -m venv "$VENV" 2>/dev/null; then
+  PIP=("$PY" -m pip)
+else
+  # No ensurepip (Debian's python3 without python3-venv): an environment without pip, filled
+  # by this Python's pip (pip >= 22.3 installs into another interpreter with --python).
+  rm -rf "$VENV"
+  python3 -m venv --without-pip "$VENV"
+  PIP=(python3 -m pip --python "$PY")
+fi
+"${PIP[@]}" install -q --disable-pip-version-check "$WHEEL"
+"${PIP[@]}" check --disable-pip-version-check
 
 echo "== Using the installed wheel"
 # Outside the source tree and without PYTHONPATH: only the installed package can be imported.
