@@ -57,12 +57,17 @@ def _backend_label(rec: dict[str, Any]) -> str:
     backend = str(rec["backend"])
     if rec["kind"] == "seal":
         threads = backend.rsplit(" ", 1)[-1].removesuffix("t")
-        return f"{backend.rsplit(' ', 1)[0]}, CPU: {threads} thread(s)"
+        return f"{backend.rsplit(' ', 1)[0]}, CPU: {_threads(threads)}"
     if is_gpu(rec):
         name = backend[backend.find("(") + 1:backend.rfind(")")] if "(" in backend else ""
         return f"Veil, GPU: {name or rec['device']}"
     threads = rec.get("threads") or backend.rsplit(" ", 1)[-1].removesuffix("t")
-    return f"Veil, CPU: {threads} thread(s)"
+    return f"Veil, CPU: {_threads(threads)}"
+
+
+def _threads(n: object) -> str:
+    """'1 thread', '16 threads'."""
+    return f"{n} thread" + ("" if str(n) == "1" else "s")
 
 
 def series(result: dict[str, Any]) -> list[Series]:

@@ -86,8 +86,8 @@ def test_chart_draws_one_bar_per_number() -> None:
     assert heights == sorted(veil + [PHANTOM_HPS_MUL[4096][0], PHANTOM_HPS_MUL[8192][0]])
     assert mul.get_yscale() == "log"
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert legend == ["Veil, CPU: 1 thread(s)", "Veil, GPU: NVIDIA H100 80GB HBM3",
-                      "SEAL 4.4.0, CPU: 1 thread(s)", "Phantom, GPU: H100 (measured, peers.json)"]
+    assert legend == ["Veil, CPU: 1 thread", "Veil, GPU: NVIDIA H100 80GB HBM3",
+                      "SEAL 4.4.0, CPU: 1 thread", "Phantom, GPU: H100 (measured, peers.json)"]
     assert "NVIDIA H100" in fig._suptitle.get_text() and "abc1234" in fig._suptitle.get_text()
     assert "Test CPU" in fig._suptitle.get_text()
 
