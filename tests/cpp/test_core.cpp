@@ -396,6 +396,40 @@ TEST(PrimeTest, IsPrimeMatchesTrialDivisionBelowOneMillion) {
   EXPECT_EQ(count, 78498);  // pi(10^6)
 }
 
+// Primality of every n in [lo, lo + width) by a segmented sieve of Eratosthenes (an oracle with no
+// modular exponentiation): sieve the primes up to sqrt(lo + width), then strike their multiples.
+std::vector<bool> o_sieve_window(u64 lo, u64 width) {
+  const u64 hi = lo + width;
+  u64 root = 1;
+  while (u128(root) * root < hi) ++root;  // root = ceil(sqrt(hi)) (at most 2^25 + 1 here)
+  std::vector<bool> small_composite(root + 1, false);
+  std::vector<bool> prime(width, true);
+  for (u64 n = lo; n < hi && n < 2; ++n) prime[n - lo] = false;
+  for (u64 p = 2; p <= root; ++p) {
+    if (small_composite[p]) continue;
+    for (u64 m = p * p; m <= root; m += p) small_composite[m] = true;
+    // First multiple of p in the window that is not p itself.
+    u64 m = std::max(p * p, (lo + p - 1) / p * p);
+    for (; m < hi; m += p) prime[m - lo] = false;
+  }
+  return prime;
+}
+
+TEST(PrimeTest, IsPrimeMatchesSegmentedSieveInWindows) {
+  // Around 2^32, around 2^50 (sieving primes up to 2^25), and above 10^15.
+  for (u64 lo : {(u64(1) << 32) - (u64(1) << 16), (u64(1) << 50) - (u64(1) << 16),
+                 u64(1000000000000000) - (u64(1) << 16)}) {
+    const u64 width = u64(1) << 17;
+    const std::vector<bool> want = o_sieve_window(lo, width);
+    int primes = 0;
+    for (u64 i = 0; i < width; ++i) {
+      ASSERT_EQ(veil::is_prime(lo + i), static_cast<bool>(want[i])) << lo + i;
+      primes += want[i];
+    }
+    EXPECT_GT(primes, 1000) << lo;  // the window is not vacuous (about width / ln(lo) primes)
+  }
+}
+
 TEST(PrimeTest, IsPrimeKnownLargePrimes) {
   for (u64 p : {u64(2147483647),                // 2^31 - 1
                 (u64(1) << 61) - 1,             // Mersenne M61
@@ -423,6 +457,22 @@ TEST(PrimeTest, IsPrimeKnownCompositesAndPseudoprimes) {
                 u64(341550071728321), u64(3825123056546413051)}) {
     EXPECT_FALSE(veil::is_prime(n)) << n;
   }
+  // Chernick's Carmichael numbers (6k+1)(12k+1)(18k+1) with all three factors prime and above
+  // 227: no factor up to 227 and a Fermat liar to base 228, so Boost's filter in is_prime passes
+  // them and the strong tests must reject them. k = 45, 51, 55 and the three largest below 2^64.
+  for (u64 k : {45, 51, 55, 239575, 239661, 239841}) {
+    const u64 n = (6 * k + 1) * (12 * k + 1) * (18 * k + 1);
+    EXPECT_EQ(o_pow(228, n - 1, n), 1u) << n;  // a Fermat pseudoprime to base 228
+    EXPECT_FALSE(veil::is_prime(n)) << n;
+    EXPECT_TRUE(veil::is_prime(6 * k + 1) && veil::is_prime(12 * k + 1) &&
+                veil::is_prime(18 * k + 1))
+        << k;
+  }
+  // Fermat pseudoprimes to base 228 with no factor up to 227 (not Carmichael numbers).
+  for (u64 n : {64349, 104653, 146611, 152021, 162361, 184573}) {
+    EXPECT_EQ(o_pow(228, n - 1, n), 1u) << n;
+    EXPECT_FALSE(veil::is_prime(n)) << n;
+  }
   // Products of two large primes, prime squares, powers of two, the word edges.
   EXPECT_FALSE(veil::is_prime(u64(4294967291) * 4294967291u));
   EXPECT_FALSE(veil::is_prime(u64(4294967291) * 4294967279u));
@@ -441,6 +491,35 @@ TEST(PrimeTest, GenerateNttPrimesMatchesSealBfvDefaults) {
             (std::vector<u64>{0x7fffffd8001, 0x7fffffc8001}));
   EXPECT_EQ(veil::generate_ntt_primes(44, 8192, 3),
             (std::vector<u64>{0xfffffffc001, 0xffffff6c001, 0xfffffebc001}));
+}
+
+// The chains the prime search gave before is_prime moved to Boost.Multiprecision, each checked
+// independently (sympy.isprime over every candidate q = 1 mod 2N from the top): the search must
+// keep returning exactly these, or SEAL-compatible chains and saved parameters change.
+TEST(PrimeTest, GenerateNttPrimesChainsUnchanged) {
+  struct Chain {
+    int bits;
+    u64 n;
+    std::vector<u64> primes;
+  };
+  const Chain chains[] = {
+      {20, 1024, {0xfd801, 0xfc001, 0xf8801}},
+      {30, 4096, {0x3fff4001, 0x3ffee001, 0x3ffea001}},
+      {36, 8192, {0xffffc4001, 0xffff00001, 0xfffeec001}},
+      {40, 16384, {0xffffe80001, 0xffffca8001, 0xffffc40001}},
+      {50, 32768, {0x3ffffffdf0001, 0x3ffffffd20001, 0x3ffffffcd0001}},
+      {60, 8192, {0xfffffffffffc001, 0xffffffffffe8001, 0xffffffffffd8001, 0xffffffffffc4001}},
+      {60, 65536, {0xffffffffffc0001, 0xfffffffff840001, 0xfffffffff6a0001}},
+      {61, 131072, {0x1fffffffffe00001, 0x1fffffffffc80001, 0x1fffffffffb40001}},
+      {59, 16384, {0x7fffffffff18001, 0x7ffffffffeb8001, 0x7ffffffffe70001}},
+      {55, 4096, {0x7ffffffffb4001, 0x7ffffffff96001, 0x7ffffffff56001}},
+      {49, 2048, {0x1ffffffff9001, 0x1fffffffe7001, 0x1fffffffd7001}},
+      {17, 2048, {0x1c001, 0x15001}},
+  };
+  for (const Chain& c : chains) {
+    EXPECT_EQ(veil::generate_ntt_primes(c.bits, c.n, c.primes.size()), c.primes)
+        << c.bits << "-bit, N = " << c.n;
+  }
 }
 
 // Checks the documented contract; for small bit sizes also that no valid prime was skipped
@@ -611,6 +690,21 @@ TEST(CoreTest, Log2AndPowerOfTwo) {
   EXPECT_FALSE(veil::is_power_of_two(0));
   EXPECT_FALSE(veil::is_power_of_two(12));
   EXPECT_FALSE(veil::is_power_of_two(kMaxWord));
+  // Against loops over the powers of two: log2_exact(n) is the least l with 2^l >= n, and only
+  // the 2^l are powers of two; checked at and around every 2^l.
+  for (int l = 0; l < 64; ++l) {
+    const u64 p = u64(1) << l;
+    for (u64 n : {p - 1, p, p + 1}) {
+      int want_log = 0;
+      while (want_log < 64 && (u64(1) << want_log) < n) ++want_log;
+      bool want_pow2 = false;
+      for (int k = 0; k < 64; ++k) want_pow2 = want_pow2 || n == (u64(1) << k);
+      EXPECT_EQ(veil::log2_exact(n), want_log) << n;
+      EXPECT_EQ(veil::is_power_of_two(n), want_pow2) << n;
+    }
+  }
+  EXPECT_EQ(veil::log2_exact(0), 0);
+  EXPECT_EQ(veil::log2_exact(kMaxWord), 64);
 }
 
 }  // namespace

@@ -494,6 +494,27 @@ TEST(Ntt32Cpu, ViewApiAndRejections) {
   EXPECT_THROW(veil::ntt_forward(kCpu, by_view.data(), 1, plain, s.tables), veil::InvalidArgument);
 }
 
+// make_view's degree: log_n for every power of two 2..2^20 (oracle: the shift that reproduces n),
+// and a clear rejection of everything else.
+TEST(Ntt32Cpu, ViewDegreeLogAndRejections) {
+  const NttSetup s = make_setup(256, bits32_for(1, 1));
+  u32 dummy = 0;
+  for (int k = 1; k <= 20; ++k) {
+    const std::size_t n = std::size_t(1) << k;
+    EXPECT_EQ(veil::make_view<u32>(kCpu, &dummy, 1, s.base, n).log_n, k) << n;
+  }
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(3), std::size_t(6),
+                        std::size_t(12), std::size_t(1000), (std::size_t(1) << 17) + 1,
+                        ~std::size_t(0)}) {
+    try {
+      veil::make_view<u32>(kCpu, &dummy, 1, s.base, n);
+      ADD_FAILURE() << "expected InvalidArgument for n = " << n;
+    } catch (const veil::InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("power of two"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // A view with `slots` walks limb l at storage limb slots[l] (the ModUp NTT's prime-by-prime
 // order): the result equals the unpermuted transform of the same residues, moved to their slots.
 // Returns {input in storage order, expected output in storage order}.

@@ -17,6 +17,12 @@
 #define VEIL_LAMBDA [=]
 #endif
 
+// In device code use the CUDA intrinsics (__popcll, __clzll, __ffsll, __brev), not C++20 <bit>:
+// with nvcc 13.0 and libstdc++ 12, std::popcount, std::countr_zero, std::countl_zero,
+// std::bit_width, std::has_single_bit and std::bit_ceil called from a kernel (allowed by
+// --expt-relaxed-constexpr) compile without a diagnostic to a constant that ignores the argument
+// (seen in the PTX; libstdc++ implements them with GCC builtins, which nvcc rejects when called
+// directly from device code). Host code, including the host branch of VEIL_HD functions, uses <bit>.
 #if defined(__CUDA_ARCH__)
 #define VEIL_DEVICE_CODE 1
 #else

@@ -1,5 +1,6 @@
 #include "veil/core/modarith.h"
 
+#include <bit>
 #include <string>
 
 #include "veil/core/error.h"
@@ -17,8 +18,7 @@ Modulus::Modulus(u64 q) : value(q) {
   u128 low = (rem << 64) / q;                // next word of the quotient
   ratio_hi = static_cast<u64>(high);
   ratio_lo = static_cast<u64>(low);
-  bit_count = 0;
-  for (u64 v = q; v; v >>= 1) ++bit_count;
+  bit_count = static_cast<int>(std::bit_width(q));
   // floor(2^(2b) / q) = floor(2^64 / q) >> (64 - 2b) (nested floors): at most 2^(b+1), which
   // fits 32 bits for every q that fits_word32 admits.
   if (fits_word32(q)) barrett32 = static_cast<u32>(ratio_hi >> (64 - 2 * bit_count));

@@ -1,5 +1,6 @@
 // Prime generation and number-theoretic helpers (host only).
 #pragma once
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -8,8 +9,10 @@
 
 namespace veil {
 
-/// Deterministic Miller-Rabin for 64-bit integers (bases 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37
-/// are a proven witness set below 2^64; Sorenson & Webster 2015).
+/// Whether n is prime; exact and deterministic for every 64-bit n. Boost.Multiprecision's
+/// miller_rabin_test (trial division up to 227 and a Fermat test, no random rounds) filters, then
+/// strong probable-prime tests to bases 2, 3, 5, ..., 37 decide: a proven witness set below 2^64
+/// (Sorenson & Webster, Math. Comp. 86 (2017)). Defined in primes_host.cpp (host only).
 bool is_prime(u64 n);
 
 /// The `count` largest primes q < 2^bit_size with q = 1 mod 2N (NTT-friendly for the negacyclic
@@ -41,12 +44,9 @@ VEIL_HD u32 bit_reverse(u32 x, int bits) {
 #endif
 }
 
-inline int log2_exact(u64 n) {
-  int l = 0;
-  while ((u64(1) << l) < n) ++l;
-  return l;
-}
+/// The least l with 2^l >= n, i.e. log2(n) for a power of two (0 for n = 0 and n = 1).
+inline int log2_exact(u64 n) { return n == 0 ? 0 : static_cast<int>(std::bit_width(n - 1)); }
 
-inline bool is_power_of_two(u64 n) { return n && !(n & (n - 1)); }
+inline bool is_power_of_two(u64 n) { return std::has_single_bit(n); }
 
 }  // namespace veil

@@ -10,6 +10,7 @@
 // inside a wider layout (the R limbs of BFV's [poly][Q ∪ R][N]). W may be const-qualified (an
 // operand the kernel only reads).
 #pragma once
+#include <bit>
 #include <cstddef>
 #include <string>
 #include <type_traits>
@@ -71,7 +72,7 @@ struct RnsPolyView {
 template <class W>
 RnsPolyView<W> make_view(const Device& dev, W* data, std::size_t num_polys, const RnsBase& base,
                          std::size_t n, std::size_t poly_limbs = 0) {
-  if (n < 2 || (n & (n - 1)) != 0) {
+  if (n < 2 || !std::has_single_bit(n)) {
     throw InvalidArgument("make_view: n must be a power of two >= 2, got " + std::to_string(n));
   }
   if (poly_limbs != 0 && poly_limbs < base.size()) {
@@ -94,9 +95,7 @@ RnsPolyView<W> make_view(const Device& dev, W* data, std::size_t num_polys, cons
   v.ntt_ids = base.has_ntt() ? base.ntt_ids(dev) : nullptr;
   v.num_polys = static_cast<u32>(num_polys);
   v.num_limbs = static_cast<u32>(base.size());
-  int log_n = 0;
-  while ((std::size_t(1) << log_n) < n) ++log_n;
-  v.log_n = log_n;
+  v.log_n = std::countr_zero(n);  // n is a power of two (checked above)
   v.poly_limbs = static_cast<u32>(poly_limbs);
   return v;
 }

@@ -8,6 +8,7 @@
 // - Centered binomial: popcount of 21 bits minus popcount of 21 bits, variance 42/4 = 10.5,
 //   sigma ~ 3.24 (SEAL's default sigma = 3.2 with the same support bound of 21).
 #pragma once
+#include <bit>
 #include <cstddef>
 
 #include "veil/backend/device.h"
@@ -59,10 +60,11 @@ void sample_flooding(const Device& dev, WordPtr out, std::size_t n, const RnsBas
 VEIL_HD i64 ternary_value(u64 x) { return static_cast<i64>(mul_hi(x, 3)) - 1; }
 VEIL_HD i64 cbd_value(u64 x) {
 #if VEIL_DEVICE_CODE
+  // The CUDA intrinsic: std::popcount is not usable in device code (see core/hd.h).
   return static_cast<i64>(__popcll(x & 0x1FFFFFull)) - static_cast<i64>(__popcll((x >> 21) & 0x1FFFFFull));
 #else
-  return static_cast<i64>(__builtin_popcountll(x & 0x1FFFFFull)) -
-         static_cast<i64>(__builtin_popcountll((x >> 21) & 0x1FFFFFull));
+  return static_cast<i64>(std::popcount(x & 0x1FFFFFull)) -
+         static_cast<i64>(std::popcount((x >> 21) & 0x1FFFFFull));
 #endif
 }
 

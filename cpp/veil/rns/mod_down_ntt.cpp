@@ -155,8 +155,7 @@ template <class W>
 Buffer<W> ModDownNtt::correction_first_pass(const Device& dev, const NttTables& tables,
                                             W* drop_ntt, std::size_t n,
                                             std::size_t num_polys) const {
-  int log_n = 0;
-  while ((std::size_t(1) << log_n) < n) ++log_n;
+  const int log_n = log2_exact(n);
   if (!fused_applies<W>(dev, log_n)) {
     throw InvalidArgument("ModDownNtt::correction_first_pass: the fused path does not apply");
   }
