@@ -11,7 +11,10 @@
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/pair.h>
 
+#include <bit>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -57,6 +60,89 @@ nb::ndarray<nb::numpy, T, nb::ndim<1>> to_numpy(std::vector<T>&& v) {
 }
 
 using I64Array = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+// ---- __repr__ helpers: parameters and shapes only, never key material or seeds -------------------
+std::string bits_list(const std::vector<u64>& q) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(64 - std::countl_zero(q[i]));
+  }
+  return s + "]";
+}
+
+std::string scale_repr(double scale) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "2^%.2f", std::log2(scale));
+  return buf;
+}
+
+std::string context_repr(const Context& c) {
+  std::string s = "veil.Context(scheme='" + to_string(c.scheme()) +
+                  "', poly_modulus_degree=" + std::to_string(c.n()) +
+                  ", coeff_modulus_bits=" + bits_list(c.params().coeff_modulus) +
+                  ", special_primes=" + std::to_string(c.num_p()) +
+                  ", max_level=" + std::to_string(c.max_level());
+  if (c.scheme() != SchemeType::ckks) s += ", plain_modulus=" + std::to_string(c.plain_modulus());
+  s += ", word_bits=" + std::to_string(c.word_bits()) + ", security=" +
+       (c.security() == SecurityLevel::none ? std::string("None")
+                                            : std::to_string(static_cast<int>(c.security())));
+  return s + ")";
+}
+
+/// "veil.<name>(<scheme>, N=.., device='..', <bytes> bytes)" for a key or an encoder-like object.
+template <class T>
+std::string key_repr(const char* name, const T& k, std::size_t bytes, const std::string& extra = "") {
+  if (!k.context()) return std::string("veil.") + name + "(empty)";
+  return std::string("veil.") + name + "(scheme='" + to_string(k.context()->scheme()) +
+         "', poly_modulus_degree=" + std::to_string(k.context()->n()) + extra + ", device='" +
+         k.device().str() + "', nbytes=" + std::to_string(bytes) + ")";
+}
+
+std::size_t galois_bytes(const GaloisKeys& k) {
+  std::size_t b = 0;
+  for (const auto& [e, key] : k.keys()) b += key.buffer().bytes();
+  return b;
+}
+
+// Any 1-D C-contiguous array on any device (DLPack: CuPy, PyTorch, JAX; the buffer protocol:
+// numpy). Its dtype and device are checked by array_view.
+using AnyArray = nb::ndarray<nb::ndim<1>, nb::c_contig>;          // writable (decode_into)
+using AnyRoArray = nb::ndarray<nb::ro, nb::ndim<1>, nb::c_contig>;  // read-only too (encode)
+
+std::string dtype_name(const nb::dlpack::dtype& d) {
+  const char* kind = d.code == uint8_t(nb::dlpack::dtype_code::Int)      ? "int"
+                     : d.code == uint8_t(nb::dlpack::dtype_code::UInt)   ? "uint"
+                     : d.code == uint8_t(nb::dlpack::dtype_code::Float)  ? "float"
+                     : d.code == uint8_t(nb::dlpack::dtype_code::Complex) ? "complex"
+                                                                          : "other";
+  return std::string(kind) + std::to_string(d.bits);
+}
+
+/// The Device an array lives on: "cpu", or "cuda:k" for CUDA memory (also pinned/managed).
+template <class A>
+Device array_device(const A& a, const char* arg) {
+  const int type = a.device_type();
+  if (type == nb::device::cpu::value || type == nb::device::cuda_host::value) return Device::cpu();
+  if (type == nb::device::cuda::value || type == nb::device::cuda_managed::value) {
+    return Device(Device::Kind::cuda, a.device_id());
+  }
+  throw InvalidArgument(std::string(arg) + ": arrays on DLPack device type " +
+                        std::to_string(type) + " are not supported (expected CPU or CUDA memory)");
+}
+
+/// A view of `a` as T (checked: dtype T, one dimension). `expect` lists the accepted dtypes.
+template <class T, class A>
+ArrayView<T> array_view(const A& a, const char* arg) {
+  if (a.dtype() != nb::dtype<std::remove_const_t<T>>()) {
+    throw nb::type_error((std::string(arg) + ": expected a " +
+                          dtype_name(nb::dtype<std::remove_const_t<T>>()) + " array, got " +
+                          dtype_name(a.dtype()))
+                             .c_str());
+  }
+  return ArrayView<T>{static_cast<T*>(const_cast<void*>(a.data())), a.shape(0),
+                      array_device(a, arg)};
+}
 using U64Array = nb::ndarray<const std::uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
 template <class T, class A>
@@ -218,6 +304,7 @@ NB_MODULE(_core, m) {
 
   nb::class_<Timer>(m, "Timer", "CUDA-event (GPU) or steady-clock (CPU) timer, in milliseconds.")
       .def("__init__", [](Timer* t, const std::string& d) { new (t) Timer(dev_of(d)); }, "device"_a)
+      .def("__repr__", [](const Timer&) { return std::string("veil.Timer()"); })
       .def("start", &Timer::start)
       .def("stop", &Timer::stop, "Milliseconds since start(); synchronizes.");
 
@@ -229,6 +316,14 @@ NB_MODULE(_core, m) {
              new (p) EncryptionParameters(scheme_from_string(scheme));
            }, "scheme"_a = "bfv")
       .def_prop_ro("scheme", [](const EncryptionParameters& p) { return to_string(p.scheme); })
+      .def("__repr__", [](const EncryptionParameters& p) {
+             std::string s = "veil.EncryptionParameters(scheme='" + to_string(p.scheme) +
+                             "', poly_modulus_degree=" + std::to_string(p.poly_modulus_degree) +
+                             ", coeff_modulus_bits=" + bits_list(p.coeff_modulus) +
+                             ", special_primes=" + std::to_string(p.special_primes);
+             if (p.scheme != SchemeType::ckks) s += ", plain_modulus=" + std::to_string(p.plain_modulus);
+             return s + ")";
+           })
       .def_prop_rw("poly_modulus_degree", [](const EncryptionParameters& p) { return p.poly_modulus_degree; },
                    [](EncryptionParameters& p, nb::handle v) {
                      p.poly_modulus_degree = size_arg(v, "poly_modulus_degree", 131072);
@@ -289,6 +384,7 @@ NB_MODULE(_core, m) {
            });
 
   nb::class_<CoeffModulus>(m, "CoeffModulus")
+      .def("__repr__", [](const CoeffModulus&) { return std::string("veil.CoeffModulus()"); })
       .def_static("bfv_default", [](nb::handle n, std::optional<int> sec) {
             return CoeffModulus::bfv_default(size_arg(n, "poly_modulus_degree"),
                                              sec ? security_from(sec) : SecurityLevel::tc128);
@@ -307,6 +403,7 @@ NB_MODULE(_core, m) {
           }, "poly_modulus_degree"_a, "security"_a = 128,
           "HE Standard bound on log2(QP) for a ternary secret.");
   nb::class_<PlainModulus>(m, "PlainModulus")
+      .def("__repr__", [](const PlainModulus&) { return std::string("veil.PlainModulus()"); })
       .def_static("batching", [](nb::handle n, nb::handle bits) {
             const std::size_t deg = size_arg(n, "poly_modulus_degree");
             const int b = int_arg(bits, "bit_size", 2, 60);
@@ -328,6 +425,7 @@ NB_MODULE(_core, m) {
              return hold(Context::create(p, level));
            }, "params"_a, "security"_a.none() = 128)
       .def_prop_ro("scheme", [](const Context& c) { return to_string(c.scheme()); })
+      .def("__repr__", &context_repr)
       .def_prop_ro("poly_modulus_degree", &Context::n)
       .def_prop_ro("plain_modulus", &Context::plain_modulus)
       .def_prop_ro("coeff_modulus", [](const Context& c) { return c.params().coeff_modulus; })
@@ -376,6 +474,15 @@ NB_MODULE(_core, m) {
   // ---- data objects ----------------------------------------------------------------------
   auto pt_cls = nb::class_<Plaintext>(m, "Plaintext")
       .def_prop_ro("device", [](const Plaintext& p) { return p.device().str(); })
+      .def_prop_ro("nbytes", [](const Plaintext& p) { return p.buffer().bytes(); },
+                   "Bytes of memory the plaintext's words take on its device.")
+      .def("__repr__", [](const Plaintext& p) {
+             if (p.empty()) return std::string("veil.Plaintext(empty)");
+             std::string extra = ", level=" + std::to_string(p.level()) +
+                                 ", ntt_form=" + (p.is_ntt_form() ? "True" : "False");
+             if (p.context()->scheme() == SchemeType::ckks) extra += ", scale=" + scale_repr(p.scale());
+             return key_repr("Plaintext", p, p.buffer().bytes(), extra);
+           })
       .def_prop_rw("scale", &Plaintext::scale, [](Plaintext& p, nb::handle v) {
             const double s = real_arg(v, "scale");
             if (p.empty()) throw InvalidArgument("plain: is empty");
@@ -399,6 +506,14 @@ NB_MODULE(_core, m) {
   });
   auto ct_cls = nb::class_<Ciphertext>(m, "Ciphertext")
       .def("__copy__", [](const Ciphertext& c) { return Ciphertext(c); })
+      .def_prop_ro("nbytes", [](const Ciphertext& c) { return c.buffer().bytes(); },
+                   "Bytes of memory the ciphertext's words take on its device.")
+      .def("__repr__", [](const Ciphertext& c) {
+             if (c.empty()) return std::string("veil.RawCiphertext(empty)");
+             std::string extra = ", size=" + std::to_string(c.size()) + ", level=" + std::to_string(c.level());
+             if (c.context()->scheme() == SchemeType::ckks) extra += ", scale=" + scale_repr(c.scale());
+             return key_repr("RawCiphertext", c, c.buffer().bytes(), extra);
+           })
       .def_prop_ro("size", &Ciphertext::size)
       .def_prop_ro("level", &Ciphertext::level)
       .def_prop_ro("is_ntt_form", &Ciphertext::is_ntt_form)
@@ -425,6 +540,8 @@ NB_MODULE(_core, m) {
   });
   auto sk_cls = nb::class_<SecretKey>(m, "SecretKey")
       .def_prop_ro("device", [](const SecretKey& k) { return k.device().str(); })
+      .def_prop_ro("nbytes", [](const SecretKey& k) { return k.buffer().bytes(); })
+      .def("__repr__", [](const SecretKey& k) { return key_repr("SecretKey", k, k.buffer().bytes()); })
       .def_prop_ro("key_set_id", &SecretKey::key_id)
       .def("to", [](const SecretKey& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a)
       .def("data", [](const SecretKey& k) { return to_numpy(k.buffer().to_host()); });
@@ -433,6 +550,8 @@ NB_MODULE(_core, m) {
   }, /*picklable=*/false);
   auto pk_cls = nb::class_<PublicKey>(m, "PublicKey")
       .def_prop_ro("device", [](const PublicKey& k) { return k.device().str(); })
+      .def_prop_ro("nbytes", [](const PublicKey& k) { return k.buffer().bytes(); })
+      .def("__repr__", [](const PublicKey& k) { return key_repr("PublicKey", k, k.buffer().bytes()); })
       .def_prop_ro("key_set_id", &PublicKey::key_id)
       .def("to", [](const PublicKey& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a)
       .def("data", [](const PublicKey& k) { return to_numpy(k.buffer().to_host()); });
@@ -441,6 +560,8 @@ NB_MODULE(_core, m) {
   });
   auto rk_cls = nb::class_<RelinKeys>(m, "RelinKeys")
       .def_prop_ro("device", [](const RelinKeys& k) { return k.device().str(); })
+      .def_prop_ro("nbytes", [](const RelinKeys& k) { return k.key().buffer().bytes(); })
+      .def("__repr__", [](const RelinKeys& k) { return key_repr("RelinKeys", k, k.key().buffer().bytes()); })
       .def_prop_ro("key_set_id", &RelinKeys::key_id)
       .def("to", [](const RelinKeys& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a)
       .def("data", [](const RelinKeys& k) { return to_numpy(k.key().buffer().to_host()); });
@@ -449,6 +570,25 @@ NB_MODULE(_core, m) {
   });
   auto gk_cls = nb::class_<GaloisKeys>(m, "GaloisKeys")
       .def_prop_ro("device", [](const GaloisKeys& k) { return k.device().str(); })
+      .def_prop_ro("nbytes", &galois_bytes, "Bytes of all keys on their device.")
+      .def("__len__", [](const GaloisKeys& k) { return k.keys().size(); })
+      .def("__repr__", [](const GaloisKeys& k) {
+             return key_repr("GaloisKeys", k, galois_bytes(k), ", keys=" + std::to_string(k.keys().size()));
+           })
+      .def("update", [](GaloisKeys& k, const GaloisKeys& other) {
+             if (!k.context() || !other.context() ||
+                 k.context()->parameter_hash() != other.context()->parameter_hash()) {
+               throw InvalidArgument("other: Galois keys of another context");
+             }
+             if (other.device() != k.device()) {
+               throw InvalidArgument("other: Galois keys on " + other.device().str() + ", expected " + k.device().str());
+             }
+             for (const auto& [e, key] : other.keys()) {
+               if (!k.has_key(e)) k.insert(e, key);
+             }
+           }, "other"_a,
+           "Adds the keys of `other` (same context, device and key set) that this set lacks. "
+           "ValueError naming `other` otherwise.")
       .def_prop_ro("key_set_id", &GaloisKeys::key_id)
       .def("has_key", [](const GaloisKeys& k, nb::handle e) {
             return k.has_key(static_cast<u32>(u64_arg(e, "galois_elt", 0, UINT32_MAX)));
@@ -470,11 +610,15 @@ NB_MODULE(_core, m) {
       .def_prop_ro("from_key_set_id", &SwitchingKey::from_key_id)
       .def_prop_ro("max_level", &SwitchingKey::max_level)
       .def_prop_ro("nbytes", [](const SwitchingKey& k) { return k.key().buffer().bytes(); })
+      .def("__repr__", [](const SwitchingKey& k) {
+             return key_repr("SwitchingKey", k, k.key().buffer().bytes(), ", max_level=" + std::to_string(k.max_level()));
+           })
       .def("to", [](const SwitchingKey& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a);
 
   // ---- key generation, encoding, encryption ---------------------------------------------
   nb::class_<KeyGenerator>(m, "KeyGenerator",
                            "Generates the secret key on `device`; seed=None draws from the OS.")
+      .def("__repr__", [](const KeyGenerator& k) { return "veil.KeyGenerator(" + context_repr(*k.context()).substr(5) + ")"; })
       .def("__init__", [](KeyGenerator* k, const Ctx& c, const std::string& d, nb::handle seed,
                           nb::handle hw) {
              const auto s = seed_arg(seed);
@@ -524,6 +668,9 @@ NB_MODULE(_core, m) {
   nb::class_<BatchEncoder>(m, "BatchEncoder", "N integers mod t <-> one plaintext (2 x N/2 slots).")
       .def("__init__", [](BatchEncoder* e, const Ctx& c) { new (e) BatchEncoder(c); }, "context"_a)
       .def_prop_ro("slot_count", &BatchEncoder::slot_count)
+      .def("__repr__", [](const BatchEncoder& e) {
+             return "veil.BatchEncoder(slot_count=" + std::to_string(e.slot_count()) + ")";
+           })
       .def_prop_ro("row_size", &BatchEncoder::row_size)
       .def("encode_unsigned", [](const BatchEncoder& e, const U64Array& v, const std::string& d) {
              return e.encode(from_numpy<std::uint64_t>(v), dev_of(d));
@@ -532,7 +679,20 @@ NB_MODULE(_core, m) {
              return e.encode_signed(from_numpy<std::int64_t>(v), dev_of(d));
            }, "values"_a, "device"_a = "cpu")
       .def("decode_unsigned", [](const BatchEncoder& e, const Plaintext& p) { return to_numpy(e.decode(p)); }, "plain"_a)
-      .def("decode_signed", [](const BatchEncoder& e, const Plaintext& p) { return to_numpy(e.decode_signed(p)); }, "plain"_a);
+      .def("decode_signed", [](const BatchEncoder& e, const Plaintext& p) { return to_numpy(e.decode_signed(p)); }, "plain"_a)
+      .def("encode_array", [](const BatchEncoder& e, const AnyRoArray& v) {
+             if (v.dtype() == nb::dtype<std::int64_t>()) return e.encode_signed_view(array_view<const std::int64_t>(v, "values"));
+             if (v.dtype() == nb::dtype<std::uint64_t>()) return e.encode_view(array_view<const std::uint64_t>(v, "values"));
+             throw nb::type_error(("values: expected an int64 or uint64 array, got " + dtype_name(v.dtype())).c_str());
+           }, "values"_a.noconvert(),
+           "Encodes a 1-D int64 (signed) or uint64 array of at most N values on any device (a CUDA "
+           "array through DLPack stays on its GPU: no host copy); the plaintext lives there.")
+      .def("decode_into", [](const BatchEncoder& e, const Plaintext& p, const AnyArray& out) {
+             if (out.dtype() == nb::dtype<std::int64_t>()) return e.decode_signed_view(p, array_view<std::int64_t>(out, "out"));
+             if (out.dtype() == nb::dtype<std::uint64_t>()) return e.decode_view(p, array_view<std::uint64_t>(out, "out"));
+             throw nb::type_error(("out: expected an int64 or uint64 array, got " + dtype_name(out.dtype())).c_str());
+           }, "plain"_a, "out"_a.noconvert(),
+           "Decodes into `out`: N int64 (centered) or uint64 values on the plaintext's device.");
 
   using C128Array = nb::ndarray<const std::complex<double>, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
   using F64Array = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
@@ -540,6 +700,9 @@ NB_MODULE(_core, m) {
                           "N/2 complex slots <-> one plaintext at a scale and level (CKKS §3.1).")
       .def("__init__", [](CKKSEncoder* e, const Ctx& c) { new (e) CKKSEncoder(c); }, "context"_a)
       .def_prop_ro("slot_count", &CKKSEncoder::slot_count)
+      .def("__repr__", [](const CKKSEncoder& e) {
+             return "veil.CKKSEncoder(slot_count=" + std::to_string(e.slot_count()) + ")";
+           })
       .def("encode_complex", [](const CKKSEncoder& e, const C128Array& v, nb::handle scale, nb::handle level,
                                 const std::string& d) {
              return e.encode(std::vector<std::complex<double>>(v.data(), v.data() + v.shape(0)),
@@ -554,9 +717,27 @@ NB_MODULE(_core, m) {
                                const std::string& d) {
              return e.encode(v, real_arg(scale, "scale"), size_arg(level, "level"), dev_of(d));
            }, "value"_a, "scale"_a, "level"_a, "device"_a = "cpu")
-      .def("decode", [](const CKKSEncoder& e, const Plaintext& p) { return to_numpy(e.decode(p)); }, "plain"_a);
+      .def("decode", [](const CKKSEncoder& e, const Plaintext& p) { return to_numpy(e.decode(p)); }, "plain"_a)
+      .def("encode_array", [](const CKKSEncoder& e, const AnyRoArray& v, nb::handle scale, nb::handle level) {
+             const double s = real_arg(scale, "scale");
+             const std::size_t l = size_arg(level, "level");
+             if (v.dtype() == nb::dtype<double>()) return e.encode_view(array_view<const double>(v, "values"), s, l);
+             if (v.dtype() == nb::dtype<std::complex<double>>())
+               return e.encode_view(array_view<const std::complex<double>>(v, "values"), s, l);
+             throw nb::type_error(("values: expected a float64 or complex128 array, got " + dtype_name(v.dtype())).c_str());
+           }, "values"_a.noconvert(), "scale"_a, "level"_a,
+           "Encodes a 1-D float64 or complex128 array of at most N/2 slots on any device (a CUDA "
+           "array through DLPack stays on its GPU: no host copy); the plaintext lives there.")
+      .def("decode_into", [](const CKKSEncoder& e, const Plaintext& p, const AnyArray& out) {
+             if (out.dtype() == nb::dtype<double>()) return e.decode_view(p, array_view<double>(out, "out"));
+             if (out.dtype() == nb::dtype<std::complex<double>>())
+               return e.decode_view(p, array_view<std::complex<double>>(out, "out"));
+             throw nb::type_error(("out: expected a float64 or complex128 array, got " + dtype_name(out.dtype())).c_str());
+           }, "plain"_a, "out"_a.noconvert(),
+           "Decodes into `out`: N/2 complex128 slots (or float64 real parts) on the plaintext's device.");
 
   nb::class_<Encryptor>(m, "Encryptor")
+      .def("__repr__", [](const Encryptor& o) { return "veil.Encryptor(" + context_repr(*o.context()).substr(5) + ")"; })
       .def("__init__", [](Encryptor* e, const Ctx& c, const PublicKey& k, nb::handle seed) {
              new (e) Encryptor(c, k, seed_arg(seed));
            }, "context"_a, "public_key"_a, "seed"_a.none() = nb::none())
@@ -567,6 +748,7 @@ NB_MODULE(_core, m) {
       .def("encrypt_zero", &Encryptor::encrypt_zero, nb::call_guard<Release>());
 
   nb::class_<Decryptor>(m, "Decryptor")
+      .def("__repr__", [](const Decryptor& o) { return "veil.Decryptor(" + context_repr(*o.context()).substr(5) + ")"; })
       .def("__init__", [](Decryptor* d, const Ctx& c, const SecretKey& k) { new (d) Decryptor(c, k); },
            "context"_a, "secret_key"_a)
       .def("__init__", [](Decryptor*, const Ctx&, const PublicKey&) {
@@ -587,6 +769,7 @@ NB_MODULE(_core, m) {
 
   // ---- evaluation --------------------------------------------------------------------------
   nb::class_<Evaluator>(m, "Evaluator")
+      .def("__repr__", [](const Evaluator& o) { return "veil.Evaluator(" + context_repr(*o.context()).substr(5) + ")"; })
       .def("__init__", [](Evaluator* e, const Ctx& c) { new (e) Evaluator(c); }, "context"_a)
       .def("add", &Evaluator::add, "encrypted1"_a, "encrypted2"_a, nb::call_guard<Release>())
       .def("add_inplace", &Evaluator::add_inplace, "encrypted1"_a, "encrypted2"_a, nb::call_guard<Release>())

@@ -45,6 +45,7 @@ from ._core import (
 )
 from ._device import default_device, device_info, resolve_device
 from ._integer import BFVContext, BGVContext, Ciphertext, IntegerContext, bfv, bgv
+from ._tensor import matmul_steps, sum_steps
 
 load_context = KeyedContext.from_bytes
 
@@ -83,7 +84,9 @@ __all__ = [
     "default_device",
     "device_info",
     "load_context",
+    "matmul_steps",
     "precision",
     "resolve_device",
     "seal",
+    "sum_steps",
 ]

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from typing import TypeVar, Union
 
-from . import _check, _core
+from . import _check, _core, _progress
 from . import _serialize as _ser
 from ._device import resolve_device
+
+#: Serialized objects as the loaders accept them, and file paths.
+Bytes = Union[bytes, bytearray, memoryview]
+PathLike = Union[str, "os.PathLike[str]"]
+_K = TypeVar("_K", bound="KeyedContext")
+_C = TypeVar("_C", bound="CiphertextBase")
 
 
 def build_params(scheme: str, n: int, coeff_modulus, plain_modulus, special_primes: int | None,
@@ -88,13 +96,24 @@ class KeyedContext:
     """
 
     scheme = ""
+    # Bound by _attach (None where this context lacks the key: a server view, a loaded bundle).
+    context: _core.Context
+    device: str
+    encryptor: _core.Encryptor | None
+    decryptor: _core.Decryptor | None
+    evaluator: _core.Evaluator
+    key_set_id: str
+    _sym_encryptor: _core.Encryptor | None
+    _keygen: _core.KeyGenerator | None
 
     def _setup(self, params: _core.EncryptionParameters, device, security, seed,
                galois_steps, relin_keys: bool | None, require_batching: bool = False,
                default_galois=None) -> None:
-        """Context and keys. ``relin_keys=None`` and ``galois_steps="default"`` (which means
-        ``default_galois``) create keys only where key switching is possible (a special prime);
-        asking for keys without one raises ValueError naming the argument."""
+        """Context and keys. ``relin_keys=None`` creates a relinearization key where key
+        switching is possible (a special prime); ``galois_steps="default"`` (which means
+        ``default_galois``: None, i.e. on demand, for the pythonic contexts) creates no Galois
+        key up front: rotations create the keys they need (:meth:`ensure_galois_keys`). Asking
+        for keys without a special prime raises ValueError naming the argument."""
         security = _check.security(security)
         seed = _check.seed(seed)
         device = resolve_device(device)
@@ -133,15 +152,14 @@ class KeyedContext:
                 "2N, e.g. PlainModulus.batching(N, bits)); use encoding='coefficients' for "
                 "plaintexts without batching")
         keygen = _core.KeyGenerator(context, device, seed)
-        if galois_steps is None:
-            galois_keys = None
-        elif isinstance(galois_steps, str):
-            galois_keys = keygen.create_galois_keys()
-        else:
-            galois_keys = keygen.create_galois_keys(galois_steps, True)
         self._attach(context, device, keygen.secret_key(), keygen.create_public_key(),
-                     keygen.create_relin_keys() if relin_keys else None, galois_keys,
+                     keygen.create_relin_keys() if relin_keys else None, None,
                      _check.derived_seed(seed, 1))
+        self._keygen = keygen
+        if galois_steps is not None:
+            elts = (self._power_of_two_elts() if isinstance(galois_steps, str)
+                    else self._elts(galois_steps, True))
+            self._generate_galois(elts)
 
     def _attach(self, context, device: str, secret_key, public_key, relin_keys, galois_keys,
                 enc_seed=None, key_set_id: str | None = None) -> None:
@@ -159,6 +177,7 @@ class KeyedContext:
         self.decryptor = _core.Decryptor(context, secret_key) if secret_key is not None else None
         self.evaluator = _core.Evaluator(context)
         self.key_set_id = key_set_id or _ser.new_key_set_id()
+        self._keygen = None  # made from the secret key when keys are created on demand
         _ser.register_context(context)
         _ser.register_keyed(self)
 
@@ -258,7 +277,7 @@ class KeyedContext:
         fields += [f"device={self.device!r}", f"secret_key={self.secret_key is not None}"]
         return f"veil.{type(self).__name__}({', '.join(fields)})"
 
-    def public(self):
+    def public(self: _K) -> _K:
         """The server's view: same context and evaluation keys, no secret key.
 
         Encrypting still works (with the public key); decrypting raises ValueError.
@@ -268,6 +287,7 @@ class KeyedContext:
         view.secret_key = None
         view.decryptor = None
         view._sym_encryptor = None
+        view._keygen = None
         _ser.register_keyed(view)
         return view
 
@@ -293,7 +313,7 @@ class KeyedContext:
                 "key_set_id": self.key_set_id, "options": self._options()}
         return _ser.pack_bundle(meta, blobs)
 
-    def save(self, path, include_secret_key: bool = False, compression: str = "zstd",
+    def save(self, path: PathLike, include_secret_key: bool = False, compression: str = "zstd",
              seeded: bool | None = None) -> None:
         """Writes :meth:`to_bytes` to a file."""
         data = self.to_bytes(include_secret_key, compression, seeded)
@@ -301,7 +321,8 @@ class KeyedContext:
             f.write(data)
 
     @classmethod
-    def from_bytes(cls, data, device: str | None = "auto", max_bytes: int | None = None):
+    def from_bytes(cls, data: Bytes, device: str | None = "auto",
+                   max_bytes: int | None = None) -> KeyedContext:
         """Loads a bundle written by :meth:`to_bytes` onto ``device`` (any pythonic context
         class accepts any scheme's bundle and returns the right class).
 
@@ -334,7 +355,8 @@ class KeyedContext:
                         load("galois_keys", _core.GaloisKeys), key_set_id=key_set_id)
 
     @classmethod
-    def load(cls, path, device: str | None = "auto", max_bytes: int | None = None):
+    def load(cls, path: PathLike, device: str | None = "auto",
+             max_bytes: int | None = None) -> KeyedContext:
         """Loads a file written by :meth:`save`."""
         with open(path, "rb") as f:
             return cls.from_bytes(f.read(), device, max_bytes)
@@ -347,16 +369,108 @@ class KeyedContext:
                 "explicitly")
         return (_restore_keyed, (self.to_bytes(), self.device))
 
-    def _need_secret(self) -> None:
+    # ---- Galois keys on demand and key memory -------------------------------------------------
+    def _elts(self, steps, columns: bool) -> list[int]:
+        """Galois elements of rotation ``steps`` (and of the column swap / conjugation)."""
+        elts = {self.context.galois_elt_from_step(s) for s in steps if s}
+        if columns:
+            elts.add(self.context.galois_elt_column)
+        return sorted(elts)
+
+    def _power_of_two_elts(self) -> list[int]:
+        """SEAL's default set: steps +-2^i below N/2 and the column swap."""
+        half = self.poly_modulus_degree // 2
+        steps = [s * (1 << i) for i in range(half.bit_length() - 1) for s in (1, -1)]
+        return self._elts(steps, True)
+
+    def galois_key_bytes(self) -> int:
+        """Bytes one Galois (or relinearization) key takes on the device, from the parameters:
+        dnum x 2 x (L + 1 + K) x N words, with dnum = ceil((L + 1) / alpha) digits of hybrid key
+        switching (Han-Ki 2020), so the cost of keys is known before they are made."""
+        c = self.context
+        num_q = c.max_level + 1
+        alpha = c.alpha or c.special_primes
+        dnum = -(-num_q // max(1, alpha))
+        return dnum * 2 * (num_q + c.special_primes) * c.poly_modulus_degree * c.word_bits // 8
+
+    def memory(self) -> dict:
+        """Bytes of key material this context holds on its device: ``secret_key``,
+        ``public_key``, ``relin_keys``, ``galois_keys`` (with ``galois_key_count``),
+        ``bootstrapping_keys`` (CKKS with bootstrapping) and ``total``; ``galois_key_bytes`` is
+        the size of one more Galois key (:meth:`galois_key_bytes`)."""
+        def size(obj):
+            return 0 if obj is None else int(obj.nbytes)
+
+        out = {"secret_key": size(self.secret_key), "public_key": size(self.public_key),
+               "relin_keys": size(self.relin_keys), "galois_keys": size(self.galois_keys),
+               "galois_key_count": 0 if self.galois_keys is None else len(self.galois_keys)}
+        bt = getattr(self, "bootstrapper", None)
+        out["bootstrapping_keys"] = 0 if bt is None else int(bt.key_bytes())
+        out["total"] = sum(v for k, v in out.items() if k != "galois_key_count")
+        out["galois_key_bytes"] = self.galois_key_bytes()
+        return out
+
+    def create_galois_keys(self, steps: Sequence[int] = (), columns: bool = False) -> None:
+        """Creates the Galois keys for rotation ``steps`` (|step| < N/2) and, with ``columns``,
+        the column swap (BFV/BGV) or conjugation (CKKS) that this context lacks; keys already
+        present are kept. A progress bar (rich) shows when it takes more than a second. Needs the
+        secret key: create the keys a server will use before ``ctx.public()`` / ``to_bytes()``.
+
+        Raises:
+            ValueError: no secret key, no special prime, or a step out of range (named).
+        """
+        steps = _check.steps(steps, self.poly_modulus_degree)
+        self._need_secret()
+        if self.context.special_primes == 0:
+            self._gk()  # raises the no-special-prime message
+        self._generate_galois(self._elts(steps, _check.flag(columns, "columns")))
+
+    def ensure_galois_keys(self, steps: Sequence[int] = (), columns: bool = False) -> None:
+        """Makes sure keys for ``steps`` (and the column swap/conjugation) exist: missing ones are
+        created when this context holds the secret key (the pythonic contexts create Galois keys
+        on demand). A public context (server view) keeps what it has: a missing step is then
+        composed from power-of-two keys by the evaluator or reported by it."""
+        if self.secret_key is None or self.context.special_primes == 0:
+            return
+        elts = self._elts(steps, columns)
+        have = self.galois_keys
+        missing = [e for e in elts if have is None or not have.has_key(e)]
+        if missing:
+            self._generate_galois(missing)
+
+    def _generate_galois(self, elts: list[int]) -> None:
+        """Generates the keys of Galois elements ``elts`` (one at a time, so a progress bar can
+        follow) and adds them to ``galois_keys``."""
+        if self._keygen is None:
+            self._keygen = _core.KeyGenerator(self.context, self.secret_key)
+        todo = [e for e in elts if self.galois_keys is None or not self.galois_keys.has_key(e)]
+        with _progress.Steps(f"Galois keys ({len(todo)} x "
+                             f"{_progress.human_bytes(self.galois_key_bytes())})", len(todo)) as bar:
+            for e in todo:
+                gk = self._keygen.create_galois_keys_from_elts([e])
+                if self.galois_keys is None:
+                    self.galois_keys = gk
+                else:
+                    self.galois_keys.update(gk)
+                bar.advance()
+
+    def _need_secret(self) -> _core.Decryptor:
+        """The decryptor; ValueError in a public context (no secret key)."""
         if self.decryptor is None:
             raise ValueError("ctx: this is a public context (no secret key); decrypt on the client")
+        return self.decryptor
 
-    def _gk(self):
+    def _gk(self, steps: Sequence[int] = (), columns: bool = False) -> _core.GaloisKeys:
+        """The Galois keys, after creating those ``steps`` (and the column swap) need when this
+        context holds the secret key (:meth:`ensure_galois_keys`)."""
+        self.ensure_galois_keys(steps, columns)
         if self.galois_keys is None:
             if self.context.special_primes == 0:
                 raise ValueError("ctx: no Galois keys: this context has no special prime "
                                  "(special_primes=0), so none can exist")
-            raise ValueError("ctx: no Galois keys (create the context with galois_steps=...)")
+            raise ValueError("ctx: no Galois keys: this public context cannot create them; the "
+                             "client creates them (ctx.create_galois_keys(steps) or "
+                             "galois_steps=...) before exporting ctx.public()")
         return self.galois_keys
 
     def _rlk(self):
@@ -395,22 +509,53 @@ class CiphertextBase:
     def __neg__(self):
         return self._wrap(self.ctx.evaluator.negate(self.raw))
 
-    def rotate_many(self, steps) -> list:
+    def rotate_many(self: _C, steps: Sequence[int]) -> list[_C]:
         """Hoisted rotations: one shared decomposition (ModUp) for every step (|step| < N/2)."""
         steps = _check.steps(steps, self.ctx.poly_modulus_degree)
-        raws = self.ctx.evaluator.rotate_many(self.raw, steps, self.ctx._gk())
+        raws = self.ctx.evaluator.rotate_many(self.raw, steps, self.ctx._gk(steps))
         return [self._wrap(r) for r in raws]
 
-    def mod_switch_to_next(self):
+    # ---- tensor helpers (veil._tensor) ---------------------------------------------------------
+    def sum(self: _C, size: int | None = None) -> _C:
+        """Rotate-and-add sum: slot i holds x_i + ... + x_(i+size-1) (cyclic), so slot 0 holds
+        the sum of the first ``size`` slots; default every slot (BFV/BGV: both rows, every slot
+        holds the total). Creates the rotation keys it needs on a client context
+        (:func:`veil._tensor.slot_sum`; Halevi-Shoup, CRYPTO 2014).
+
+        Raises ValueError naming ``size`` outside 1..N/2."""
+        from . import _tensor
+
+        return _tensor.slot_sum(self, size)
+
+    def dot(self: _C, other: object, size: int | None = None) -> _C:
+        """Inner product with a ciphertext or a plaintext vector: ``(self * other).sum(size)``
+        (size: len(other) for a vector, else every slot); slot 0 holds the result."""
+        from . import _tensor
+
+        return _tensor.dot(self, other, size)
+
+    def matmul(self: _C, matrix: object) -> _C:
+        """v @ M for v in the first n slots (zeros after them) and a plaintext n x m matrix:
+        y_j = sum_i v_i M[i, j] in the first m slots. Halevi-Shoup's diagonal method with
+        baby-step giant-step and hoisted rotations (:func:`veil._tensor.matmul`).
+
+        Raises ValueError naming ``matrix`` (not 2-D, or max(n, m) > N/4 and != N/2)."""
+        from . import _tensor
+
+        return _tensor.matmul(self, matrix)
+
+    __matmul__ = matmul
+
+    def mod_switch_to_next(self: _C) -> _C:
         """Switches to the next level (BGV: modulus switching; CKKS: drops a prime, same scale)."""
         return self._wrap(self.ctx.evaluator.mod_switch_to_next(self.raw))
 
-    def mod_switch_to(self, level: int):
+    def mod_switch_to(self: _C, level: int) -> _C:
         """Switches down to ``level`` (0 <= level <= the ciphertext's level)."""
         level = _check.integer(level, "level", 0, self.level)
         return self._wrap(self.ctx.evaluator.mod_switch_to(self.raw, level))
 
-    def to(self, device: str):
+    def to(self: _C, device: str) -> _C:
         """A copy on another device."""
         return self._wrap(self.raw.to(resolve_device(device)))
 
@@ -420,18 +565,21 @@ class CiphertextBase:
         encryption, unless ``seeded=False``). Load with ``type(ct).from_bytes(data, ctx)``."""
         return self.raw.to_bytes(compression, seeded)
 
-    def save(self, path, compression: str = "zstd", seeded: bool | None = None) -> None:
+    def save(self, path: PathLike, compression: str = "zstd",
+             seeded: bool | None = None) -> None:
         self.raw.save(str(path), compression, seeded)
 
     @classmethod
-    def from_bytes(cls, data, ctx: KeyedContext, max_bytes: int | None = None):
+    def from_bytes(cls: type[_C], data: Bytes, ctx: KeyedContext,
+                   max_bytes: int | None = None) -> _C:
         """Loads a ciphertext into ``ctx`` (checked against its parameters) on its device."""
         if not isinstance(ctx, KeyedContext):
             raise TypeError(f"ctx: expected a veil context, got {type(ctx).__name__}")
         return cls._make(ctx, _core.Ciphertext.from_bytes(data, ctx.context, ctx.device, max_bytes))
 
     @classmethod
-    def load(cls, path, ctx: KeyedContext, max_bytes: int | None = None):
+    def load(cls: type[_C], path: PathLike, ctx: KeyedContext,
+             max_bytes: int | None = None) -> _C:
         with open(path, "rb") as f:
             return cls.from_bytes(f.read(), ctx, max_bytes)
 

@@ -51,11 +51,15 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from numpy.polynomial import chebyshev as _cheb
 
 from . import _core
+
+if TYPE_CHECKING:
+    from ._ckks import CKKSContext
 
 
 @dataclass(frozen=True)
@@ -274,7 +278,7 @@ def _bsgs_split(keys, n: int, inputs: int = 1, outputs: int = 1) -> tuple[int, d
     """Chooses the baby-step size n1 (a power of two) minimizing the rotation cost (babies per
     input at BABY_COST, giants per output at 1), and groups the diagonals by giant step:
     {giant step G: [(baby b, k)]} with k = G + b (signed)."""
-    best = None
+    best: tuple[float, int, dict] | None = None
     signed = [k if k <= n // 2 else k - n for k in keys]
     n1 = 1
     while n1 <= n:
@@ -288,6 +292,7 @@ def _bsgs_split(keys, n: int, inputs: int = 1, outputs: int = 1) -> tuple[int, d
         if best is None or cost < best[0]:
             best = (cost, n1, giants)
         n1 *= 2
+    assert best is not None  # n >= 1: at least one candidate
     return best[1], best[2]
 
 
@@ -346,8 +351,25 @@ class _LinearLevel:
                 if g % self.bt.slots:
                     acc = ev.rotate_vector(acc, self.bt.step(g), gk)
                 total = acc if total is None else ev.add(total, acc)
+            assert total is not None  # every output has diagonals
             outs.append(ev.rescale_to_next(total))
         return outs
+
+
+def rescale_tops(context) -> list[int]:
+    """The levels where a rescale block ends, from q_0's block up (every level with SEAL's
+    one-prime blocks): the levels a rescale lands on."""
+    tops, acc = [], 0
+    for g in context.rescale_groups:
+        acc += g
+        tops.append(acc - 1)
+    return tops
+
+
+def block_product(context, level: int) -> float:
+    """The product of the primes a rescale from ``level`` divides by."""
+    t = context.rescale_target(level)
+    return float(math.prod(int(q) for q in context.coeff_modulus_at(level)[t + 1:]))
 
 
 class Bootstrapper:
@@ -370,7 +392,8 @@ class Bootstrapper:
         ValueError naming the setting when the chain is too short or the slots invalid.
     """
 
-    def __init__(self, ctx, config: BootstrapConfig = BootstrapConfig(), seed: int | None = None):
+    def __init__(self, ctx: CKKSContext, config: BootstrapConfig = BootstrapConfig(),
+                 seed: int | None = None):
         self.ctx = ctx
         self.config = config
         self.ev = ctx.evaluator
@@ -381,13 +404,7 @@ class Bootstrapper:
             raise ValueError(f"slots: expected a power of two in 2..{n_full}, got {config.slots}")
         self.slots = slots
         self.N = ctx.poly_modulus_degree
-        groups = list(context.rescale_groups)
-        # block tops from q_0's block up: levels where a block ends
-        tops, acc = [], 0
-        for g in groups:
-            acc += g
-            tops.append(acc - 1)
-        self._tops = tops
+        tops = self._tops = rescale_tops(context)
         need = config.depth + 1  # + q_0's block
         if len(tops) < need + 1:
             raise ValueError(
@@ -411,8 +428,7 @@ class Bootstrapper:
     # ---- levels -------------------------------------------------------------------------
     def block_product(self, level: int) -> float:
         """The product of the primes a rescale from ``level`` divides by."""
-        t = self.ctx.context.rescale_target(level)
-        return float(math.prod(int(q) for q in self.ctx.context.coeff_modulus_at(level)[t + 1:]))
+        return block_product(self.ctx.context, level)
 
     def step(self, k: int) -> int:
         """A rotation step of the n-slot vector as a step of the N/2 slots (signed, small)."""
@@ -546,7 +562,7 @@ class Bootstrapper:
         return y
 
     # ---- bootstrapping ------------------------------------------------------------------------
-    def bootstrap(self, ct, timings: dict | None = None):
+    def bootstrap(self, ct: _core.Ciphertext, timings: dict | None = None) -> _core.Ciphertext:
         """Refreshes a raw ciphertext (``_core.Ciphertext``, size 2, any level, a scale within a
         factor 2^4 of the context's) to ``output_level``, keeping its scale.
         ``timings`` (a dict) receives seconds per phase (synchronizing the device after each:
@@ -621,6 +637,14 @@ class Bootstrapper:
             total += count * (lt.level + 1) * self.N * wb
         return total
 
+    def __repr__(self) -> str:
+        """Its shape (N, slots, levels, rotation keys, device): no key material."""
+        return (f"veil.Bootstrapper(N={self.N}, slots={self.slots}, "
+                f"input_level={self.input_level}, output_level={self.output_level}, "
+                f"levels_left={self.levels_left}, "
+                f"rotation_keys={len(self.galois_keys.galois_elts)}, "
+                f"device={self.ctx.device!r})")
+
 
 class _Phases:
     """Accumulates seconds per phase into a dict (no-op without one)."""
@@ -648,11 +672,22 @@ class _Meta:
         self.level, self.scale, self.ct = level, scale, ct
 
 
+class RescaleChain(Protocol):
+    """What the exact-scale evaluator reads from its owner: a :class:`Bootstrapper`, or
+    ``veil._tensor._ContextChain`` for any CKKS context."""
+
+    ctx: Any
+    ev: Any
+    _tops: list[int]
+
+    def block_product(self, level: int) -> float: ...
+
+
 class _ScaleOnly:
     """Level and scale bookkeeping with the rules of :class:`_CipherOps`, without ciphertexts
     (to learn EvalMod's output scale before any ciphertext exists)."""
 
-    def __init__(self, bt: Bootstrapper):
+    def __init__(self, bt: RescaleChain):
         self.bt = bt
         self.context = bt.ctx.context
         self._above = {}
@@ -721,11 +756,14 @@ class _ScaleOnly:
 class _CipherOps(_ScaleOnly):
     """The same operations on ciphertexts (Evaluator calls; relinearization after products)."""
 
-    def __init__(self, bt: Bootstrapper):
+    def __init__(self, bt: RescaleChain):
         super().__init__(bt)
         self.ev = bt.ev
-        self.rlk = bt.ctx._rlk()
         self._cache: dict = {}
+
+    @property
+    def rlk(self):
+        return self.bt.ctx._rlk()  # products only: alignment needs no relinearization key
 
     def fresh(self, level, scale):
         raise NotImplementedError
@@ -854,13 +892,18 @@ class _ChebEval:
         tg = self.T[g]
         top = ops.above(level)
         tgd = ops.to_level(tg, top)
-        q_scale = scale * self.ops.bt.block_product(top) / tgd.scale
-        qv = self._eval(q, top, q_scale)
-        prod = ops.mul(qv, tgd)
-        if prod.level != level:
-            raise AssertionError((prod.level, level))
-        if isinstance(ops, _CipherOps):
-            prod.ct.scale = scale
-        prod.scale = scale
+        if not np.any(q[1:]):  # q is a constant: one scalar product instead of a product
+            prod = ops.const_to(tgd, q[0], level, scale)
+        else:
+            q_scale = scale * self.ops.bt.block_product(top) / tgd.scale
+            qv = self._eval(q, top, q_scale)
+            prod = ops.mul(qv, tgd)
+            if prod.level != level:
+                raise AssertionError((prod.level, level))
+            if isinstance(ops, _CipherOps):
+                prod.ct.scale = scale
+            prod.scale = scale
+        if not np.any(r[1:]):  # r is a constant
+            return ops.add_const(prod, r[0]) if r[0] else prod
         rv = self._eval(r, level, scale)
         return ops.add(prod, rv)

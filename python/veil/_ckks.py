@@ -3,28 +3,34 @@
 Example::
 
     import numpy as np, veil
-    ctx = veil.ckks(poly_modulus_degree=16384, scale=2**40, device="cpu")
+    ctx = veil.ckks(poly_modulus_degree=16384, scale=2**40, device="auto")
     x = ctx.encrypt(np.linspace(-1, 1, 8))
-    y = (x * x).rescale() + 0.5          # scales are tracked; levels must match
+    y = x * x + 0.5                      # rescaled and aligned automatically
     print(ctx.decrypt(y)[:8])
     print(veil.ckks.precision(np.linspace(-1, 1, 8) ** 2 + 0.5, ctx.decrypt(y)[:8]))
 
 Scheme: Cheon-Kim-Kim-Song (2017) in full RNS (Cheon-Han-Kim-Kim-Song 2018), canonical-embedding
 encoding with SEAL's slot order (generator 3), rescaling by the last prime, hybrid key switching
 (Han-Ki 2020). Scales follow SEAL's rules: add/sub need equal scales (relative tolerance 1e-6),
-multiply multiplies them, rescale divides by the dropped prime. ``auto_rescale=True`` rescales after
-every multiplication (off by default).
+multiply multiplies them, rescale divides by the dropped prime.
+
+``auto_rescale=True`` (the default) rescales after every multiplication and aligns the operands
+of binary operations: the one at the higher level is brought to the other's level and exact
+scale (:func:`veil._tensor.align`), so ``x * x + x`` just works. ``auto_rescale=False`` gives
+SEAL's manual control (``rescale()``, ``mod_switch_to``, ``set_scale``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Union
+from collections.abc import Callable, Sequence
+from typing import Any, Union
 
 import numpy as np
+import numpy.typing as npt
 
-from . import _bootstrap, _check, _core
+from . import _bootstrap, _check, _core, _tensor
+from ._device import array_device
 from ._base import (
     _CIPHERTEXT_CLASSES,
     _CONTEXT_CLASSES,
@@ -98,7 +104,7 @@ def default_scale(chain_bits: list[int]) -> float:
     return 2.0 ** chain_bits[1]
 
 
-def precision(expected, got) -> dict:
+def precision(expected: npt.ArrayLike, got: npt.ArrayLike) -> dict[str, float]:
     """Precision statistics of ``got`` against ``expected`` (like Lattigo's precision stats).
 
     Returns a dict with ``max_error``, ``mean_error`` (absolute, complex modulus) and the
@@ -125,10 +131,13 @@ class CKKSContext(KeyedContext):
             see :func:`default_ckks_chain`).
         scale: default encoding scale, a real number >= 1 whose log2 is below the bits of Q
             (default 2^40; with the default chain, 2^(its scale primes' bits): 2^30 at N = 4096).
-        galois_steps: as for BFV (default ``"power_of_two"`` where a special prime exists).
+        galois_steps: rotation steps whose keys are made now, ``"power_of_two"`` (SEAL's set), or
+            the default: none up front, each made on first use (:meth:`ensure_galois_keys`).
         device, security, seed, special_primes, alpha, relin_keys: as for BFV.
-        auto_rescale: rescale after every multiplication (default False); the rescale is fused
-            with the relinearization (one key switch: ``Evaluator.relinearize_rescale``).
+        auto_rescale: rescale after every multiplication and align the levels and scales of
+            binary operations' operands (default True; see the module docstring); the rescale is
+            fused with the relinearization (one key switch: ``Evaluator.relinearize_rescale``).
+            False: SEAL's manual rules (equal levels and scales, explicit ``rescale()``).
         word_bits: residues in memory as 32-bit or 64-bit words. Default ``None``: 32 when every
             prime is below 2^31. ``word_bits=32`` without a coeff_modulus builds a chain of
             ~30-bit primes (:func:`default_ckks_chain_32`) whose rescales divide by blocks of one
@@ -158,7 +167,7 @@ class CKKSContext(KeyedContext):
         special_primes: int | None = None,
         alpha: int | None = None,
         relin_keys: bool | None = None,
-        auto_rescale: bool = False,
+        auto_rescale: bool = True,
         word_bits: int | None = None,
         rescale_groups: Sequence[int] | None = None,
         bootstrapping: bool | _bootstrap.BootstrapConfig | None = False,
@@ -197,13 +206,13 @@ class CKKSContext(KeyedContext):
         primes = list(params.coeff_modulus)
         top_bits = sum(math.log2(q) for q in primes[:len(primes) - params.special_primes])
         _check.scale_fits(scale, top_bits, len(primes) - params.special_primes - 1)
-        self._setup(params, device, security, seed, galois_steps, relin_keys,
-                    default_galois="power_of_two")
+        self._setup(params, device, security, seed, galois_steps, relin_keys)
         self._init_options({"scale": scale, "auto_rescale": auto_rescale})
         if boot_config is not None:
             self.enable_bootstrapping(boot_config, seed=seed)
 
-    def enable_bootstrapping(self, config=None, seed: int | None = None):
+    def enable_bootstrapping(self, config: _bootstrap.BootstrapConfig | None = None,
+                             seed: int | None = None) -> _bootstrap.Bootstrapper:
         """Generates the bootstrapping keys and transforms (:class:`veil.Bootstrapper`) for
         ``config`` (a :class:`veil.BootstrapConfig`; default: full slots) and returns the
         bootstrapper; :meth:`bootstrap` then refreshes ciphertexts. Needs the secret key and a
@@ -246,7 +255,7 @@ class CKKSContext(KeyedContext):
             raise ValueError(str(e)) from None
         _check.scale_fits(scale, self._level_bits[self.max_level], self.max_level)
         self.scale = scale
-        self.auto_rescale = bool(options.get("auto_rescale", False))
+        self.auto_rescale = bool(options.get("auto_rescale", True))
         self.encoder = _core.CKKSEncoder(self.context)
 
     @property
@@ -261,6 +270,20 @@ class CKKSContext(KeyedContext):
     def _rescalable(self, level: int) -> bool:
         """True above q_0's rescale block (a rescale from ``level`` is possible)."""
         return level >= self.context.rescale_groups[0]
+
+    def _plain_scale_for(self, level: int) -> float:
+        """The scale of a plaintext factor at ``level``: with auto_rescale, the product of the
+        block the rescale divides by (the product's scale comes back to the ciphertext's exactly);
+        else the context's scale."""
+        if self.auto_rescale and self._rescalable(level):
+            return _bootstrap.block_product(self.context, level)
+        return self.scale
+
+    def _rescale_product(self, raw):
+        """A product (size 2) rescaled when auto_rescale is on and a block is left."""
+        if self.auto_rescale and self._rescalable(raw.level):
+            return self.evaluator.rescale_to_next(raw)
+        return raw
 
     def scale_at(self, level: int) -> float:
         """The scale a ciphertext at ``level`` has when every multiplication since the top
@@ -323,10 +346,15 @@ class CKKSContext(KeyedContext):
             raise ValueError(f"{name}: expected finite numbers, got {bad}")
         return arr
 
-    def encode(self, values: Values, scale: float | None = None, level: int | None = None):
+    def encode(self, values: Values | _core.Plaintext, scale: float | None = None,
+               level: int | None = None) -> _core.Plaintext:
         """Encodes a scalar or up to N/2 real/complex values at ``scale`` (default: the
         context's; a real number >= 1 whose log2 is below the bits of Q at ``level``) and
         ``level`` (default: the top one).
+
+        ``values`` may be a DLPack array in GPU memory (CuPy, PyTorch, JAX; 1-D, C-contiguous,
+        float64 or complex128) on this context's GPU: it is read there, with no copy through
+        the host. Any other array-like goes through numpy.
 
         Raises ValueError for too many values, non-finite input, a bad scale or level, or a
         scaled magnitude that would overflow Q at that level; TypeError for non-numeric input
@@ -342,6 +370,8 @@ class CKKSContext(KeyedContext):
                                                                       self.max_level)
         scale = self.scale if scale is None else _check.scale(scale)
         _check.scale_fits(scale, self._level_bits[level], level)
+        if array_device(values, self.device, name) is not None:  # GPU array: no host copy
+            return self.encoder.encode_array(values, scale, level)
         arr = self._numbers(values, name)
         if arr.ndim == 0:
             return self.encoder.encode_scalar(complex(arr[()]), scale, level, self.device)
@@ -351,29 +381,43 @@ class CKKSContext(KeyedContext):
         return self.encoder.encode_real(np.ascontiguousarray(arr, dtype=np.float64), scale,
                                         level, self.device)
 
-    def decode(self, plain) -> np.ndarray:
+    def decode(self, plain: _core.Plaintext) -> np.ndarray:
         """N/2 complex128 slot values (divided by the plaintext's scale)."""
         return self.encoder.decode(plain)
 
-    def encrypt(self, values: Values, scale: float | None = None, level: int | None = None,
-                symmetric: bool = False):
+    def encrypt(self, values: Values | _core.Plaintext, scale: float | None = None,
+                level: int | None = None, symmetric: bool = False) -> CKKSCiphertext:
         """Encrypts values (or a Plaintext) with the public key, or with the secret key when
         ``symmetric`` (client side; such ciphertexts serialize seeded: half the bytes)."""
         if isinstance(values, _core.Plaintext):
             is_complex = True
+        elif array_device(values, self.device, "values") is not None:
+            is_complex = "complex" in str(getattr(values, "dtype", ""))
         else:
             values = self._numbers(values, "values")
             is_complex = values.dtype.kind == "c"
         raw = self._encrypt_raw(self._encode(values, scale, level, "values"), symmetric)
         return CKKSCiphertext(self, raw, is_complex)
 
-    def decrypt(self, ct: CKKSCiphertext, complex_output: bool | None = None) -> np.ndarray:
-        """Decrypts to N/2 slots: float64 if the inputs were real (unless complex_output)."""
-        self._need_secret()
+    def decrypt(self, ct: CKKSCiphertext, complex_output: bool | None = None,
+                out: Any = None) -> Any:
+        """Decrypts to N/2 slots: float64 if the inputs were real (unless complex_output).
+
+        ``out``: a writable 1-D array of N/2 complex128 (or float64: real parts) on the
+        ciphertext's device, e.g. ``cupy.empty(n // 2, cupy.complex128)`` or a torch CUDA tensor
+        (any DLPack array): the slots are written there, with no copy through the host, and
+        ``out`` is returned.
+
+        Raises ValueError without the secret key or for an ``out`` of the wrong length or
+        device, TypeError for the wrong dtype."""
+        decryptor = self._need_secret()
         if not isinstance(ct, CKKSCiphertext):
             raise TypeError(f"ct: expected a CKKSCiphertext, got {type(ct).__name__}")
         check_same_context(ct, CKKSCiphertext(self, ct.raw, False), "ct")
-        out = self.encoder.decode(self.decryptor.decrypt(ct.raw))
+        if out is not None:
+            self.encoder.decode_into(decryptor.decrypt(ct.raw), out)
+            return out
+        out = self.encoder.decode(decryptor.decrypt(ct.raw))
         want_complex = (ct.is_complex if complex_output is None
                         else _check.flag(complex_output, "complex_output"))
         return out if want_complex else out.real.copy()
@@ -381,6 +425,8 @@ class CKKSContext(KeyedContext):
 
 class CKKSCiphertext(CiphertextBase):
     """An encrypted vector of N/2 approximate numbers; tracks its level and scale."""
+
+    ctx: CKKSContext
 
     def __init__(self, ctx: CKKSContext, raw: _core.Ciphertext, is_complex: bool) -> None:
         self.ctx = ctx
@@ -409,6 +455,13 @@ class CKKSCiphertext(CiphertextBase):
             other = self.ctx._numbers(other, "other")
         return self.ctx._encode(other, scale, level, "other"), other
 
+    def _pair(self, other: CKKSCiphertext, scales: bool = True):
+        """(self.raw, other.raw), aligned in level (and scale) when auto_rescale is on."""
+        check_same_context(self, other)
+        if self.ctx.auto_rescale:
+            return _tensor.align(self.ctx, self.raw, other.raw, scales)
+        return self.raw, other.raw
+
     def _after_mul(self, raw):
         ev = self.ctx.evaluator
         rescale = self.ctx.auto_rescale and self.ctx._rescalable(raw.level)
@@ -423,8 +476,7 @@ class CKKSCiphertext(CiphertextBase):
     def __add__(self, other) -> CKKSCiphertext:
         ev = self.ctx.evaluator
         if isinstance(other, CKKSCiphertext):
-            check_same_context(self, other)
-            return self._wrap(ev.add(self.raw, other.raw), self._complexity(other))
+            return self._wrap(ev.add(*self._pair(other)), self._complexity(other))
         pt, other = self._plain(other, self.scale, self.level)
         return self._wrap(ev.add_plain(self.raw, pt), self._complexity(other))
 
@@ -433,8 +485,7 @@ class CKKSCiphertext(CiphertextBase):
     def __sub__(self, other) -> CKKSCiphertext:
         ev = self.ctx.evaluator
         if isinstance(other, CKKSCiphertext):
-            check_same_context(self, other)
-            return self._wrap(ev.sub(self.raw, other.raw), self._complexity(other))
+            return self._wrap(ev.sub(*self._pair(other)), self._complexity(other))
         pt, other = self._plain(other, self.scale, self.level)
         return self._wrap(ev.sub_plain(self.raw, pt), self._complexity(other))
 
@@ -444,9 +495,9 @@ class CKKSCiphertext(CiphertextBase):
     def __mul__(self, other) -> CKKSCiphertext:
         ev = self.ctx.evaluator
         if isinstance(other, CKKSCiphertext):
-            check_same_context(self, other)
-            return self._wrap(self._after_mul(ev.multiply(self.raw, other.raw)), self._complexity(other))
-        pt, other = self._plain(other, None, self.level)
+            return self._wrap(self._after_mul(ev.multiply(*self._pair(other, scales=False))),
+                              self._complexity(other))
+        pt, other = self._plain(other, self.ctx._plain_scale_for(self.level), self.level)
         return self._wrap(self._after_mul(ev.multiply_plain(self.raw, pt)), self._complexity(other))
 
     __rmul__ = __mul__
@@ -456,7 +507,15 @@ class CKKSCiphertext(CiphertextBase):
 
     def rescale(self) -> CKKSCiphertext:
         """Divides by the rescale block holding the top prime and drops it (scale /= the
-        block's product: q_level with the default one-prime blocks)."""
+        block's product: q_level with the default one-prime blocks).
+
+        Raises ValueError with ``auto_rescale=True`` (the default): products are already
+        rescaled there, and a second rescale would leave a scale near 1 (no precision left).
+        Create the context with ``auto_rescale=False`` to rescale by hand."""
+        if self.ctx.auto_rescale:
+            raise ValueError("rescale: this context rescales every product automatically "
+                             "(auto_rescale=True), so this would rescale twice; drop the call or "
+                             "create the context with auto_rescale=False")
         return self._wrap(self.ctx.evaluator.rescale_to_next(self.raw))
 
     def set_scale(self, scale: float) -> CKKSCiphertext:
@@ -471,7 +530,7 @@ class CKKSCiphertext(CiphertextBase):
     def rotate(self, steps: int) -> CKKSCiphertext:
         """Rotates the slots left by ``steps`` (negative: right); |steps| < N/2 (not wrapped)."""
         steps = _check.step(steps, self.ctx.poly_modulus_degree)
-        return self._wrap(self.ctx.evaluator.rotate_vector(self.raw, steps, self.ctx._gk()))
+        return self._wrap(self.ctx.evaluator.rotate_vector(self.raw, steps, self.ctx._gk([steps])))
 
     rotate_vector = rotate
 
@@ -480,7 +539,23 @@ class CKKSCiphertext(CiphertextBase):
         return self.ctx.bootstrap(self)
 
     def conjugate(self) -> CKKSCiphertext:
-        return self._wrap(self.ctx.evaluator.conjugate(self.raw, self.ctx._gk()), True)
+        return self._wrap(self.ctx.evaluator.conjugate(self.raw, self.ctx._gk(columns=True)), True)
+
+    def polyval(self, coeffs: Sequence[float]) -> CKKSCiphertext:
+        """p(x) = coeffs[0] + coeffs[1] x + ... + coeffs[d] x^d slot-wise (lowest degree first, as
+        numpy.polynomial), in the Chebyshev basis by the baby-step giant-step recursion of
+        Bossuat et al. (Eurocrypt 2021, Alg. 2): ceil(log2(d + 1)) + 1 levels, every addition
+        exact in scale; the result keeps the input's scale (:func:`veil._tensor.polyval`).
+
+        Raises ValueError naming ``coeffs`` (empty, not real, or more levels than are left)."""
+        return _tensor.polyval(self, coeffs)
+
+    def evaluate(self, fn: Callable[[np.ndarray], np.ndarray],
+                 interval: tuple[float, float] = (-1.0, 1.0), degree: int = 15) -> CKKSCiphertext:
+        """fn(x) slot-wise for x in ``interval``, by fn's degree-``degree`` Chebyshev
+        interpolant (OpenFHE's EvalChebyshevFunction; :func:`veil._tensor.evaluate`).
+        ``fn`` must accept numpy arrays (e.g. ``np.tanh``)."""
+        return _tensor.evaluate(self, fn, interval, degree)
 
     @classmethod
     def _make(cls, ctx, raw, extra=None) -> CKKSCiphertext:
@@ -516,7 +591,7 @@ def ckks(
     special_primes: int | None = None,
     alpha: int | None = None,
     relin_keys: bool | None = None,
-    auto_rescale: bool = False,
+    auto_rescale: bool = True,
     word_bits: int | None = None,
     rescale_groups: Sequence[int] | None = None,
     bootstrapping: bool | _bootstrap.BootstrapConfig | None = False,

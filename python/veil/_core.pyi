@@ -75,6 +75,8 @@ class EncryptionParameters:
     @property
     def scheme(self) -> str: ...
 
+    def __repr__(self) -> str: ...
+
     @property
     def poly_modulus_degree(self) -> int: ...
 
@@ -179,6 +181,8 @@ class Context:
     @property
     def scheme(self) -> str: ...
 
+    def __repr__(self) -> str: ...
+
     @property
     def poly_modulus_degree(self) -> int: ...
 
@@ -243,6 +247,12 @@ class Plaintext:
     def device(self) -> str: ...
 
     @property
+    def nbytes(self) -> int:
+        """Bytes of memory the plaintext's words take on its device."""
+
+    def __repr__(self) -> str: ...
+
+    @property
     def scale(self) -> float: ...
 
     @scale.setter
@@ -297,6 +307,12 @@ class Plaintext:
 
 class Ciphertext:
     def __copy__(self) -> Ciphertext: ...
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of memory the ciphertext's words take on its device."""
+
+    def __repr__(self) -> str: ...
 
     @property
     def size(self) -> int: ...
@@ -364,6 +380,11 @@ class SecretKey:
     def device(self) -> str: ...
 
     @property
+    def nbytes(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+    @property
     def key_set_id(self) -> int: ...
 
     def to(self, device: str) -> SecretKey: ...
@@ -398,6 +419,11 @@ class SecretKey:
 class PublicKey:
     @property
     def device(self) -> str: ...
+
+    @property
+    def nbytes(self) -> int: ...
+
+    def __repr__(self) -> str: ...
 
     @property
     def key_set_id(self) -> int: ...
@@ -436,6 +462,11 @@ class RelinKeys:
     def device(self) -> str: ...
 
     @property
+    def nbytes(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+    @property
     def key_set_id(self) -> int: ...
 
     def to(self, device: str) -> RelinKeys: ...
@@ -470,6 +501,19 @@ class RelinKeys:
 class GaloisKeys:
     @property
     def device(self) -> str: ...
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of all keys on their device."""
+
+    def __len__(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+    def update(self, other: GaloisKeys) -> None:
+        """
+        Adds the keys of `other` (same context, device and key set) that this set lacks. ValueError naming `other` otherwise.
+        """
 
     @property
     def key_set_id(self) -> int: ...
@@ -524,6 +568,8 @@ class SwitchingKey:
     @property
     def nbytes(self) -> int: ...
 
+    def __repr__(self) -> str: ...
+
     def to(self, device: str) -> SwitchingKey: ...
 
 class KeyGenerator:
@@ -564,6 +610,8 @@ class BatchEncoder:
     @property
     def slot_count(self) -> int: ...
 
+    def __repr__(self) -> str: ...
+
     @property
     def row_size(self) -> int: ...
 
@@ -575,6 +623,16 @@ class BatchEncoder:
 
     def decode_signed(self, plain: Plaintext) -> Annotated[NDArray[numpy.int64], dict(shape=(None,))]: ...
 
+    def encode_array(self, values: Annotated[NDArray, dict(shape=(None,), order='C', writable=False)]) -> Plaintext:
+        """
+        Encodes a 1-D int64 (signed) or uint64 array of at most N values on any device (a CUDA array through DLPack stays on its GPU: no host copy); the plaintext lives there.
+        """
+
+    def decode_into(self, plain: Plaintext, out: Annotated[NDArray, dict(shape=(None,), order='C')]) -> None:
+        """
+        Decodes into `out`: N int64 (centered) or uint64 values on the plaintext's device.
+        """
+
 class CKKSEncoder:
     """N/2 complex slots <-> one plaintext at a scale and level (CKKS §3.1)."""
 
@@ -583,6 +641,8 @@ class CKKSEncoder:
     @property
     def slot_count(self) -> int: ...
 
+    def __repr__(self) -> str: ...
+
     def encode_complex(self, values: Annotated[NDArray[numpy.complex128], dict(shape=(None,), order='C', device='cpu', writable=False)], scale: object, level: object, device: str = 'cpu') -> Plaintext: ...
 
     def encode_real(self, values: Annotated[NDArray[numpy.float64], dict(shape=(None,), order='C', device='cpu', writable=False)], scale: object, level: object, device: str = 'cpu') -> Plaintext: ...
@@ -590,6 +650,16 @@ class CKKSEncoder:
     def encode_scalar(self, value: complex, scale: object, level: object, device: str = 'cpu') -> Plaintext: ...
 
     def decode(self, plain: Plaintext) -> Annotated[NDArray[numpy.complex128], dict(shape=(None,))]: ...
+
+    def encode_array(self, values: Annotated[NDArray, dict(shape=(None,), order='C', writable=False)], scale: object, level: object) -> Plaintext:
+        """
+        Encodes a 1-D float64 or complex128 array of at most N/2 slots on any device (a CUDA array through DLPack stays on its GPU: no host copy); the plaintext lives there.
+        """
+
+    def decode_into(self, plain: Plaintext, out: Annotated[NDArray, dict(shape=(None,), order='C')]) -> None:
+        """
+        Decodes into `out`: N/2 complex128 slots (or float64 real parts) on the plaintext's device.
+        """
 
 class Encryptor:
     @overload

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Union
+from typing import Any, Union
 
 import numpy as np
 
 from . import _check, _core
+from ._device import array_device
 from ._base import (
     _CIPHERTEXT_CLASSES,
     _CONTEXT_CLASSES,
@@ -143,8 +144,7 @@ class IntegerContext(KeyedContext):
         params = build_params(scheme, n, coeff_modulus, plain_modulus, special_primes, alpha,
                               mul_method if scheme == "bfv" else None, security, word_bits)
         self._setup(params, device, security, seed, galois_steps, relin_keys,
-                    require_batching=encoding == "batch",
-                    default_galois="power_of_two" if encoding == "batch" else None)
+                    require_batching=encoding == "batch")
         self._init_options({"encoding": encoding})
 
     def _options(self) -> dict:
@@ -213,7 +213,7 @@ class IntegerContext(KeyedContext):
             raise ValueError(f"{name}: expected at most {self.slot_count} slots, got {arr.size}")
         return arr
 
-    def encode(self, values: ArrayLike | str) -> _core.Plaintext:
+    def encode(self, values: ArrayLike | str | _core.Plaintext) -> _core.Plaintext:
         """Encodes up to N integers in [-(t-1)/2, t) into a plaintext on this context's device.
 
         Batching: slot values; a scalar fills every slot. Coefficient encoding: polynomial
@@ -228,12 +228,19 @@ class IntegerContext(KeyedContext):
         """:meth:`encode`, naming the argument ``name`` in errors (operators: ``other``)."""
         if isinstance(values, _core.Plaintext):
             return values
+        if array_device(values, self.device, name) is not None:  # GPU array: no host copy
+            if self.encoding != "batch":
+                raise ValueError(f"{name}: GPU arrays are encoded with batching only "
+                                 "(encoding='batch')")
+            assert self.encoder is not None  # batching
+            return self.encoder.encode_array(values)
         if self.encoding == "coefficients":
             if isinstance(values, str):
                 coeffs = parse_poly(values, self.plain_modulus, self.poly_modulus_degree, name)
             else:
                 coeffs = self._residues(self._slots(values, name), name)
             return _core.Plaintext.from_coefficients(self.context, coeffs, self.device)
+        assert self.encoder is not None  # batching
         return self.encoder.encode_unsigned(self._residues(self._slots(values, name), name),
                                             self.device)
 
@@ -264,6 +271,7 @@ class IntegerContext(KeyedContext):
                 t = self.plain_modulus
                 c = np.where(c > t // 2, c - t, c)
             return c
+        assert self.encoder is not None  # batching
         if signed:
             return self.encoder.decode_signed(plain)
         return self.encoder.decode_unsigned(plain).astype(np.int64)
@@ -274,8 +282,7 @@ class IntegerContext(KeyedContext):
 
     def decrypt_string(self, ct: Ciphertext) -> str:
         """Decrypts to SEAL's hex form of the plaintext polynomial (coefficient encoding)."""
-        self._need_secret()
-        return self.decode_string(self.decryptor.decrypt(self._raw(ct)))
+        return self.decode_string(self._need_secret().decrypt(self._raw(ct)))
 
     # ---- encryption -----------------------------------------------------------------------
     def encrypt(self, values: ArrayLike | str | _core.Plaintext, symmetric: bool = False) -> Ciphertext:
@@ -286,15 +293,25 @@ class IntegerContext(KeyedContext):
         """
         return Ciphertext(self, self._encrypt_raw(self.encode(values), symmetric))
 
-    def decrypt(self, ct: Ciphertext, signed: bool = True) -> np.ndarray:
-        """Decrypts to N int64 slot values. Raises ValueError without the secret key."""
-        self._need_secret()
-        return self.decode(self.decryptor.decrypt(self._raw(ct)), signed)
+    def decrypt(self, ct: Ciphertext, signed: bool = True, out: Any = None) -> Any:
+        """Decrypts to N int64 slot values. Raises ValueError without the secret key.
+
+        ``out``: a writable 1-D array of N int64 (centered values) or uint64 (in [0, t)) slots on
+        the ciphertext's device (any DLPack array, e.g. a CuPy array or a torch CUDA tensor):
+        the slots are written there with no copy through the host and ``out`` is returned (its
+        dtype, not ``signed``, chooses the range). Batching only."""
+        decryptor = self._need_secret()
+        if out is not None:
+            if self.encoding != "batch":
+                raise ValueError("out: decoding into an array needs batching (encoding='batch')")
+            assert self.encoder is not None  # batching
+            self.encoder.decode_into(decryptor.decrypt(self._raw(ct)), out)
+            return out
+        return self.decode(decryptor.decrypt(self._raw(ct)), signed)
 
     def noise_budget(self, ct: Ciphertext) -> int:
         """Invariant noise budget in bits (SEAL's definition); needs the secret key."""
-        self._need_secret()
-        return self.decryptor.invariant_noise_budget(self._raw(ct))
+        return self._need_secret().invariant_noise_budget(self._raw(ct))
 
     def _raw(self, ct) -> _core.Ciphertext:
         if isinstance(ct, Ciphertext):
@@ -370,6 +387,8 @@ class Ciphertext(CiphertextBase):
     ``a ** e``: exponentiation by squaring. BGV ciphertexts also switch levels.
     """
 
+    ctx: IntegerContext
+
     def __init__(self, ctx: IntegerContext, raw: _core.Ciphertext) -> None:
         self.ctx = ctx
         self.raw = raw
@@ -432,19 +451,22 @@ class Ciphertext(CiphertextBase):
         """Rotates both rows left by ``steps`` (negative: right); |steps| < N/2 (not wrapped)."""
         self._need_batching("rotate_rows")
         steps = _check.step(steps, self.ctx.poly_modulus_degree)
-        return self._wrap(self.ctx.evaluator.rotate_rows(self.raw, steps, self.ctx._gk()))
+        return self._wrap(self.ctx.evaluator.rotate_rows(self.raw, steps, self.ctx._gk([steps])))
 
     def rotate_columns(self) -> Ciphertext:
         """Swaps the two rows."""
         self._need_batching("rotate_columns")
-        return self._wrap(self.ctx.evaluator.rotate_columns(self.raw, self.ctx._gk()))
+        return self._wrap(self.ctx.evaluator.rotate_columns(self.raw, self.ctx._gk(columns=True)))
 
     def apply_galois(self, galois_elt: int) -> Ciphertext:
         """Applies x -> x^galois_elt (odd, < 2N) and switches back to the secret key."""
         galois_elt = _check.integer(galois_elt, "galois_elt", 1, 2 * self.ctx.poly_modulus_degree - 1)
         if galois_elt % 2 == 0:
             raise ValueError(f"galois_elt: expected an odd element below 2N, got {galois_elt}")
-        return self._wrap(self.ctx.evaluator.apply_galois(self.raw, galois_elt, self.ctx._gk()))
+        ctx = self.ctx
+        if ctx.secret_key is not None and ctx.context.special_primes:
+            ctx._generate_galois([galois_elt])  # on demand, as rotations
+        return self._wrap(ctx.evaluator.apply_galois(self.raw, galois_elt, ctx._gk()))
 
     @classmethod
     def _make(cls, ctx, raw, extra=None) -> Ciphertext:

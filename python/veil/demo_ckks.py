@@ -238,6 +238,7 @@ def make_context(device: str, seed: int | None) -> CKKSContext:
         device=device,
         seed=seed,
         galois_steps=block_sum_steps(),
+        auto_rescale=False,  # the pipeline rescales by hand, as SEAL's would
     )
 
 

@@ -172,7 +172,7 @@ def test_bgv_too_many_values_raise(bgv):
 @pytest.fixture(scope="module")
 def ck():
     return veil.ckks(poly_modulus_degree=CKKS_N, coeff_modulus=CKKS_PRIMES, scale=SCALE,
-                     device="cpu", seed=31, galois_steps=ROT_STEPS)
+                     device="cpu", seed=31, galois_steps=ROT_STEPS, auto_rescale=False)
 
 
 def uniform(seed: int, n: int = CKKS_N // 2, amp: float = 1.0) -> np.ndarray:
@@ -399,7 +399,7 @@ def test_gpu_parity_bgv():
 
 def _ckks_pair(seed: int = 88):
     kw = {"poly_modulus_degree": CKKS_N, "coeff_modulus": CKKS_PRIMES, "scale": SCALE,
-          "seed": seed, "galois_steps": [1, 3]}
+          "seed": seed, "galois_steps": [1, 3], "auto_rescale": False}
     return veil.ckks(device="cpu", **kw), veil.ckks(device="cuda", **kw)
 
 

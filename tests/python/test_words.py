@@ -52,7 +52,9 @@ def test_ckks_32_bit_chain_keeps_a_2_40_scale(device: str) -> None:
     r = quad.rotate(1)
     assert veil.ckks.precision(np.roll(x**4, -1), ctx.decrypt(r))["mean_bits"] >= 20
     with pytest.raises(ValueError, match="encrypted"):  # q_0's block cannot be rescaled
-        quad.rescale()
+        ctx.evaluator.rescale_to_next(quad.raw)
+    with pytest.raises(ValueError, match="rescale: this context rescales every product"):
+        quad.rescale()  # auto_rescale: a hand rescale would be a second one
 
 
 def test_fused_relinearize_rescale_matches_two_steps() -> None:

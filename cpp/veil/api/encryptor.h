@@ -21,6 +21,9 @@ class Encryptor {
   Ciphertext encrypt_zero() const;
   const Device& device() const;
 
+  /// The context this object was built for.
+  const ContextPtr& context() const { return ctx_; }
+
  private:
   ContextPtr ctx_;
   std::optional<PublicKey> pk_;
@@ -45,6 +48,9 @@ class Decryptor {
   /// BFV/BGV: remaining noise budget in bits (0 means decryption may fail).
   int invariant_noise_budget(const Ciphertext& encrypted) const;
   const Device& device() const { return sk_.device(); }
+
+  /// The context this object was built for.
+  const ContextPtr& context() const { return ctx_; }
 
  private:
   ContextPtr ctx_;

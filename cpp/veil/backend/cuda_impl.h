@@ -19,6 +19,8 @@ void fill_zero(int index, void* ptr, std::size_t bytes);
 void copy_rows(int index, void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
                std::size_t width, std::size_t rows);
 void synchronize(int index);
+/// Waits for all work on GPU `index`, on every stream (cudaDeviceSynchronize).
+void synchronize_device(int index);
 StreamHandle stream(int index);
 void set_current(int index);
 void set_pool_limit(int index, std::size_t bytes);

@@ -166,6 +166,12 @@ void synchronize(int index) {
   check(cudaStreamSynchronize(st.stream), "cudaStreamSynchronize");
 }
 
+void synchronize_device(int index) {
+  state(index);
+  check(cudaSetDevice(index), "cudaSetDevice");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
 StreamHandle stream(int index) { return state(index).stream; }
 
 void set_current(int index) {

@@ -21,6 +21,7 @@ void copy_rows(int, void*, std::size_t, const void*, std::size_t, std::size_t, s
   no_cuda();
 }
 void synchronize(int) { no_cuda(); }
+void synchronize_device(int) { no_cuda(); }
 StreamHandle stream(int) { no_cuda(); }
 void set_current(int) { no_cuda(); }
 void set_pool_limit(int, std::size_t) { no_cuda(); }

@@ -210,6 +210,10 @@ void synchronize(const Device& dev) {
   if (dev.is_cuda()) cuda::synchronize(dev.index);
 }
 
+void synchronize_device(const Device& dev) {
+  if (dev.is_cuda()) cuda::synchronize_device(dev.index);
+}
+
 StreamHandle stream(const Device& dev) { return dev.is_cuda() ? cuda::stream(dev.index) : nullptr; }
 
 void set_current(const Device& dev) {

@@ -34,6 +34,9 @@ void copy_rows(const Device& dev, void* dst, std::size_t dst_pitch, const void* 
                std::size_t src_pitch, std::size_t width, std::size_t rows);
 /// Waits for all work queued on dev's stream.
 void synchronize(const Device& dev);
+/// Waits for all work on `dev` on every stream, also other libraries' (before reading memory
+/// that another framework wrote, e.g. a CuPy or torch array reached through DLPack).
+void synchronize_device(const Device& dev);
 /// The stream Veil queues work on for a CUDA device (nullptr for the CPU).
 StreamHandle stream(const Device& dev);
 /// Makes `dev` current for the calling thread (no-op for CPU).

@@ -1,6 +1,7 @@
 #include "veil/bfv/batch_encoder.h"
 
 #include <string>
+#include <type_traits>
 
 #include "veil/backend/launch.h"
 #include "veil/core/error.h"
@@ -8,11 +9,12 @@
 namespace veil {
 
 namespace {
-// Slots -> plaintext: place slot i at NTT index map[i], then inverse NTT mod t.
-Plaintext encode_words(const ContextPtr& ctx_, std::vector<std::uint64_t> slots, const Device& dev) {
+// Slots -> plaintext: place slot i at NTT index map[i], then inverse NTT mod t. `src`: N slots
+// in [0, t) on the plaintext's device.
+Plaintext encode_words(const ContextPtr& ctx_, const Buffer<u64>& src) {
   const std::size_t n = ctx_->n();
+  const Device& dev = src.device();
   Plaintext pt(ctx_, dev, n, ctx_->max_level(), false);
-  Buffer<u64> src = Buffer<u64>::from_host(dev, slots);
   const u64* s = src.data();
   const u32* map = ctx_->slot_index_map().data(dev);
   u64* out = pt.data<u64>();
@@ -21,6 +23,60 @@ Plaintext encode_words(const ContextPtr& ctx_, std::vector<std::uint64_t> slots,
   RnsBase base({tn.prime(0)}, {0});
   ntt_inverse(dev, out, 1, base, tn);
   return pt;
+}
+
+// The N slots of a batched plaintext in [0, t), on its device (decode's steps; `pt` checked).
+Buffer<u64> decode_words(const ContextPtr& ctx_, const Plaintext& pt) {
+  if (!pt.context() || pt.context()->parameter_hash() != ctx_->parameter_hash()) {
+    throw InvalidArgument("plain: belongs to a different context");
+  }
+  if (pt.is_ntt_form()) {
+    throw InvalidArgument("plain: is in NTT form (prepared for multiply_plain); decode needs a "
+                          "plaintext from encode() or decrypt()");
+  }
+  const Device& dev = pt.device();
+  const std::size_t n = ctx_->n();
+  WordBuffer tmp = pt.buffer().clone();  // coefficient plaintexts: 64-bit words
+  const NttTables& tn = ctx_->plain_ntt();
+  RnsBase base({tn.prime(0)}, {0});
+  ntt_forward(dev, tmp.data<u64>(), 1, base, tn);
+  Buffer<u64> out(dev, n);
+  const u64* src = tmp.data<u64>();
+  u64* o = out.data();
+  const u32* map = ctx_->slot_index_map().data(dev);
+  for_each(dev, n, VEIL_LAMBDA(std::size_t i) { o[i] = src[map[i]]; });
+  return out;
+}
+
+// N slots on `dev` from `count` <= N values at `src` (zero-padded): unsigned values must be < t;
+// signed ones in [-(t-1)/2, (t-1)/2] are read mod t. Throws InvalidArgument naming `values`.
+template <class T>
+Buffer<u64> slots_from_view(const T* src, std::size_t count, std::size_t n, u64 t,
+                            const Device& dev) {
+  backend::synchronize_device(dev);  // the producer's writes (another framework's stream)
+  const bool is_signed = std::is_signed_v<T>;
+  const std::int64_t bound = static_cast<std::int64_t>((t - 1) / 2);
+  if (any_of(dev, count, VEIL_LAMBDA(std::size_t i) {
+        if (is_signed) {
+          const auto v = static_cast<std::int64_t>(src[i]);
+          return v > bound || v < -bound;
+        }
+        return static_cast<u64>(src[i]) >= t;
+      })) {
+    throw InvalidArgument(is_signed ? "values: expected every value in [-(plain_modulus - 1) / 2, "
+                                      "(plain_modulus - 1) / 2] = [-" + std::to_string(bound) +
+                                          ", " + std::to_string(bound) + "]"
+                                    : "values: expected every value below plain_modulus " +
+                                          std::to_string(t));
+  }
+  Buffer<u64> slots(dev, n);
+  slots.zero();
+  u64* o = slots.data();
+  for_each(dev, count, VEIL_LAMBDA(std::size_t i) {
+    const auto v = static_cast<std::int64_t>(src[i]);
+    o[i] = is_signed && v < 0 ? t - static_cast<u64>(-v) : static_cast<u64>(src[i]);
+  });
+  return slots;
 }
 }  // namespace
 
@@ -47,7 +103,7 @@ Plaintext BatchEncoder::encode(const std::vector<std::uint64_t>& values, const D
   }
   std::vector<u64> slots(values);
   slots.resize(n, 0);
-  return encode_words(ctx_, std::move(slots), dev);
+  return encode_words(ctx_, Buffer<u64>::from_host(dev, slots));
 }
 
 Plaintext BatchEncoder::encode_signed(const std::vector<std::int64_t>& values,
@@ -69,29 +125,11 @@ Plaintext BatchEncoder::encode_signed(const std::vector<std::int64_t>& values,
     }
     slots[i] = v >= 0 ? static_cast<u64>(v) : t - static_cast<u64>(-v);
   }
-  return encode_words(ctx_, std::move(slots), dev);
+  return encode_words(ctx_, Buffer<u64>::from_host(dev, slots));
 }
 
 std::vector<std::uint64_t> BatchEncoder::decode(const Plaintext& pt) const {
-  if (!pt.context() || pt.context()->parameter_hash() != ctx_->parameter_hash()) {
-    throw InvalidArgument("plain: belongs to a different context");
-  }
-  if (pt.is_ntt_form()) {
-    throw InvalidArgument("plain: is in NTT form (prepared for multiply_plain); decode needs a "
-                          "plaintext from encode() or decrypt()");
-  }
-  const Device& dev = pt.device();
-  const std::size_t n = ctx_->n();
-  WordBuffer tmp = pt.buffer().clone();  // coefficient plaintexts: 64-bit words
-  const NttTables& tn = ctx_->plain_ntt();
-  RnsBase base({tn.prime(0)}, {0});
-  ntt_forward(dev, tmp.data<u64>(), 1, base, tn);
-  Buffer<u64> out(dev, n);
-  const u64* src = tmp.data<u64>();
-  u64* o = out.data();
-  const u32* map = ctx_->slot_index_map().data(dev);
-  for_each(dev, n, VEIL_LAMBDA(std::size_t i) { o[i] = src[map[i]]; });
-  return out.to_host();
+  return decode_words(ctx_, pt).to_host();
 }
 
 std::vector<std::int64_t> BatchEncoder::decode_signed(const Plaintext& pt) const {
@@ -102,6 +140,39 @@ std::vector<std::int64_t> BatchEncoder::decode_signed(const Plaintext& pt) const
     out[i] = v[i] > t / 2 ? -static_cast<std::int64_t>(t - v[i]) : static_cast<std::int64_t>(v[i]);
   }
   return out;
+}
+
+Plaintext BatchEncoder::encode_view(const ArrayView<const std::uint64_t>& values) const {
+  values.check(values.device, ctx_->n(), true, "values");
+  return encode_words(ctx_, slots_from_view(values.data, values.count, ctx_->n(),
+                                            ctx_->plain_modulus(), values.device));
+}
+
+Plaintext BatchEncoder::encode_signed_view(const ArrayView<const std::int64_t>& values) const {
+  values.check(values.device, ctx_->n(), true, "values");
+  return encode_words(ctx_, slots_from_view(values.data, values.count, ctx_->n(),
+                                            ctx_->plain_modulus(), values.device));
+}
+
+void BatchEncoder::decode_view(const Plaintext& pt, const ArrayView<std::uint64_t>& out) const {
+  out.check(pt.device(), ctx_->n(), false, "out");
+  const Buffer<u64> slots = decode_words(ctx_, pt);
+  const u64* s = slots.data();
+  std::uint64_t* o = out.data;
+  for_each(pt.device(), ctx_->n(), VEIL_LAMBDA(std::size_t i) { o[i] = s[i]; });
+  backend::synchronize(pt.device());  // the consumer (another framework) reads it next
+}
+
+void BatchEncoder::decode_signed_view(const Plaintext& pt, const ArrayView<std::int64_t>& out) const {
+  out.check(pt.device(), ctx_->n(), false, "out");
+  const Buffer<u64> slots = decode_words(ctx_, pt);
+  const u64* s = slots.data();
+  const u64 t = ctx_->plain_modulus();
+  std::int64_t* o = out.data;
+  for_each(pt.device(), ctx_->n(), VEIL_LAMBDA(std::size_t i) {
+    o[i] = s[i] > t / 2 ? -static_cast<std::int64_t>(t - s[i]) : static_cast<std::int64_t>(s[i]);
+  });
+  backend::synchronize(pt.device());
 }
 
 }  // namespace veil

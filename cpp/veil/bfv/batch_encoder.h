@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "veil/backend/array_view.h"
 #include "veil/rlwe/objects.h"
 
 namespace veil {
@@ -27,6 +28,19 @@ class BatchEncoder {
   std::vector<std::uint64_t> decode(const Plaintext& pt) const;
   /// N values centered into (-t/2, t/2].
   std::vector<std::int64_t> decode_signed(const Plaintext& pt) const;
+
+  /// Encodes values in memory Veil does not own (a CuPy/PyTorch/JAX array reached through
+  /// DLPack, or host memory) on their own device, with no copy through the host; the plaintext
+  /// is created on values.device. At most N values, each < t; InvalidArgument("values: ...")
+  /// otherwise (without the slot's index).
+  Plaintext encode_view(const ArrayView<const std::uint64_t>& values) const;
+  /// Signed values in [-(t-1)/2, (t-1)/2] on their device; see the unsigned overload.
+  Plaintext encode_signed_view(const ArrayView<const std::int64_t>& values) const;
+  /// Decodes into `out`: exactly N values on pt.device(), in [0, t). InvalidArgument("out: ...")
+  /// for a view on another device or of another length.
+  void decode_view(const Plaintext& pt, const ArrayView<std::uint64_t>& out) const;
+  /// Decodes into `out` (N values on pt.device()), centered into (-t/2, t/2].
+  void decode_signed_view(const Plaintext& pt, const ArrayView<std::int64_t>& out) const;
 
  private:
   ContextPtr ctx_;

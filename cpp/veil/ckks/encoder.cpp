@@ -245,10 +245,10 @@ void check_fits(double max_abs, double log2_q, std::size_t level, const char* ar
 /// Slots -> bit-reversed positions -> inverse special FFT -> scaled, rounded coefficients ->
 /// exact residues mod each q_i -> NTT. `z` holds N/2 finite slots; `arg` names the argument.
 Plaintext encode_slots(const ContextPtr& ctx, const CkksEncoderTables& t,
-                       const std::vector<Complex64>& z, double scale, std::size_t level,
-                       const Device& dev, const char* arg) {
+                       const Buffer<Complex64>& zin, double scale, std::size_t level,
+                       const char* arg) {
   const std::size_t n = ctx->n(), half = n / 2;
-  Buffer<Complex64> zin = Buffer<Complex64>::from_host(dev, z);
+  const Device& dev = zin.device();
   Buffer<Complex64> v(dev, half);
   scatter_slots(dev, zin.data(), t.slot_pos.data(dev), v.data(), half);
   fft_inverse(dev, v.data(), half, t.roots.data(dev));
@@ -265,6 +265,82 @@ Plaintext encode_slots(const ContextPtr& ctx, const CkksEncoderTables& t,
   ntt_forward(dev, pt.data(), 1, base, ctx->ntt());
   pt.set_scale(scale);
   return pt;
+}
+
+/// N/2 slots on values.device from a view of `count` <= N/2 doubles (`parts` = 1: real values)
+/// or complex numbers (`parts` = 2: interleaved real and imaginary parts), zero-padded.
+/// Throws InvalidArgument naming `values` if one is not finite.
+Buffer<Complex64> slots_from_view(const double* src, std::size_t count, std::size_t parts,
+                                  std::size_t half, const Device& dev) {
+  backend::synchronize_device(dev);  // the producer's writes (another framework's stream)
+  const double dbl_max = std::numeric_limits<double>::max();
+  if (any_of(dev, count * parts, VEIL_LAMBDA(std::size_t i) {
+        return !(src[i] <= dbl_max && src[i] >= -dbl_max);  // NaN or infinite
+      })) {
+    throw InvalidArgument("values: a slot is not finite");
+  }
+  Buffer<Complex64> z(dev, half);
+  z.zero();
+  Complex64* o = z.data();
+  for_each(dev, count, VEIL_LAMBDA(std::size_t j) {
+    o[j] = parts == 2 ? Complex64{src[2 * j], src[2 * j + 1]} : Complex64{src[j], 0.0};
+  });
+  return z;
+}
+
+/// The N/2 decoded slots of `plain` on its device (CkksEncoder::decode's steps; `plain` checked).
+Buffer<Complex64> decode_slots(const ContextPtr& ctx, const CkksEncoderTables& t,
+                               const Plaintext& plain) {
+  if (plain.empty()) throw InvalidArgument("plain: is empty");
+  if (plain.context()->parameter_hash() != ctx->parameter_hash()) {
+    throw InvalidArgument("plain: belongs to a different context than the encoder");
+  }
+  const std::size_t n = ctx->n(), half = n / 2, level = plain.level();
+  if (level > ctx->max_level()) {
+    throw InvalidArgument("plain: level " + std::to_string(level) + " exceeds max_level " +
+                          std::to_string(ctx->max_level()));
+  }
+  if (plain.word_count() != (level + 1) * n) {
+    throw InvalidArgument("plain: expected (level + 1) * N = " + std::to_string((level + 1) * n) +
+                          " words at level " + std::to_string(level) + ", got " +
+                          std::to_string(plain.word_count()));
+  }
+  const double scale = plain.scale();
+  if (!(scale > 0.0) || !std::isfinite(scale)) {
+    throw InvalidArgument("plain: scale must be finite and positive, got " +
+                          std::to_string(scale));
+  }
+  const Device& dev = plain.device();
+  const RnsBase& base = ctx->base_q(level);
+
+  // Coefficients over Q_level -> exact centered residues mod p1, p2, p3 -> signed doubles.
+  WordBuffer coeffs = plain.buffer().clone();
+  if (plain.is_ntt_form()) ntt_inverse(dev, coeffs.data(), 1, base, ctx->ntt());
+  Buffer<u64> r(dev, 3 * n);
+  const BaseConverter& to_decode = t.to_decode[level];
+  VEIL_WITH_WORD(coeffs.word_bits(),
+                 to_decode.exact_convert<W, u64>(dev, coeffs.data<W>(), r.data(), n, 1));
+  const RnsBase& pb = t.decode_base;
+  const GarnerConsts g{pb[0], pb[1], pb[2], t.inv_p1_mod_p2, t.inv_p1_mod_p3, t.inv_p2_mod_p3};
+  Buffer<Complex64> v(dev, half);
+  garner_pack(dev, r.data(), g, scale, n, v.data());
+
+  // Forward special FFT, then read each slot through the index map.
+  fft_forward(dev, v.data(), half, t.roots.data(dev));
+  Buffer<Complex64> z(dev, half);
+  gather_slots(dev, v.data(), t.slot_pos.data(dev), z.data(), half);
+  return z;
+}
+
+/// Copies decoded slots into `out` (`parts` doubles per slot: 1 = real parts only, 2 = complex).
+void slots_to_view(const Buffer<Complex64>& z, double* out, std::size_t parts) {
+  const Device& dev = z.device();
+  const Complex64* s = z.data();
+  for_each(dev, z.size(), VEIL_LAMBDA(std::size_t j) {
+    out[parts * j] = s[j].re;
+    if (parts == 2) out[2 * j + 1] = s[j].im;
+  });
+  backend::synchronize(dev);  // the consumer (another framework) reads it next
 }
 
 }  // namespace
@@ -293,7 +369,7 @@ Plaintext CKKSEncoder::encode(const std::vector<std::complex<double>>& values, d
     }
     z[j] = Complex64{values[j].real(), values[j].imag()};
   }
-  return encode_slots(ctx_, tables_, z, scale, level, dev, "values");
+  return encode_slots(ctx_, tables_, Buffer<Complex64>::from_host(dev, z), scale, level, "values");
 }
 
 Plaintext CKKSEncoder::encode(const std::vector<double>& values, double scale, std::size_t level,
@@ -310,7 +386,7 @@ Plaintext CKKSEncoder::encode(std::complex<double> value, double scale, std::siz
   }
   if (value.imag() != 0.0) {
     const std::vector<Complex64> z(slot_count(), Complex64{value.real(), value.imag()});
-    return encode_slots(ctx_, tables_, z, scale, level, dev, "value");
+    return encode_slots(ctx_, tables_, Buffer<Complex64>::from_host(dev, z), scale, level, "value");
   }
   // A real constant is the constant polynomial round(value * scale): its NTT form is that
   // constant in every position (SEAL's encode(double)).
@@ -328,49 +404,39 @@ Plaintext CKKSEncoder::encode(std::complex<double> value, double scale, std::siz
 }
 
 std::vector<std::complex<double>> CKKSEncoder::decode(const Plaintext& plain) const {
-  if (plain.empty()) throw InvalidArgument("plain: is empty");
-  if (plain.context()->parameter_hash() != ctx_->parameter_hash()) {
-    throw InvalidArgument("plain: belongs to a different context than the encoder");
-  }
-  const std::size_t n = ctx_->n(), half = n / 2, level = plain.level();
-  if (level > ctx_->max_level()) {
-    throw InvalidArgument("plain: level " + std::to_string(level) + " exceeds max_level " +
-                          std::to_string(ctx_->max_level()));
-  }
-  if (plain.word_count() != (level + 1) * n) {
-    throw InvalidArgument("plain: expected (level + 1) * N = " + std::to_string((level + 1) * n) +
-                          " words at level " + std::to_string(level) + ", got " +
-                          std::to_string(plain.word_count()));
-  }
-  const double scale = plain.scale();
-  if (!(scale > 0.0) || !std::isfinite(scale)) {
-    throw InvalidArgument("plain: scale must be finite and positive, got " +
-                          std::to_string(scale));
-  }
-  const Device& dev = plain.device();
-  const RnsBase& base = ctx_->base_q(level);
-
-  // Coefficients over Q_level -> exact centered residues mod p1, p2, p3 -> signed doubles.
-  WordBuffer coeffs = plain.buffer().clone();
-  if (plain.is_ntt_form()) ntt_inverse(dev, coeffs.data(), 1, base, ctx_->ntt());
-  Buffer<u64> r(dev, 3 * n);
-  const BaseConverter& to_decode = tables_.to_decode[level];
-  VEIL_WITH_WORD(coeffs.word_bits(),
-                 to_decode.exact_convert<W, u64>(dev, coeffs.data<W>(), r.data(), n, 1));
-  const RnsBase& pb = tables_.decode_base;
-  const GarnerConsts g{pb[0], pb[1], pb[2], tables_.inv_p1_mod_p2, tables_.inv_p1_mod_p3,
-                       tables_.inv_p2_mod_p3};
-  Buffer<Complex64> v(dev, half);
-  garner_pack(dev, r.data(), g, scale, n, v.data());
-
-  // Forward special FFT, then read each slot through the index map.
-  fft_forward(dev, v.data(), half, tables_.roots.data(dev));
-  Buffer<Complex64> z(dev, half);
-  gather_slots(dev, v.data(), tables_.slot_pos.data(dev), z.data(), half);
-  const std::vector<Complex64> host = z.to_host();
-  std::vector<std::complex<double>> out(half);
-  for (std::size_t j = 0; j < half; ++j) out[j] = {host[j].re, host[j].im};
+  const std::vector<Complex64> host = decode_slots(ctx_, tables_, plain).to_host();
+  std::vector<std::complex<double>> out(host.size());
+  for (std::size_t j = 0; j < host.size(); ++j) out[j] = {host[j].re, host[j].im};
   return out;
+}
+
+void CKKSEncoder::decode_view(const Plaintext& plain, const ArrayView<std::complex<double>>& out) const {
+  out.check(plain.device(), slot_count(), false, "out");
+  slots_to_view(decode_slots(ctx_, tables_, plain), reinterpret_cast<double*>(out.data), 2);
+}
+
+void CKKSEncoder::decode_view(const Plaintext& plain, const ArrayView<double>& out) const {
+  out.check(plain.device(), slot_count(), false, "out");
+  slots_to_view(decode_slots(ctx_, tables_, plain), out.data, 1);
+}
+
+Plaintext CKKSEncoder::encode_view(const ArrayView<const std::complex<double>>& values, double scale,
+                              std::size_t level) const {
+  values.check(values.device, slot_count(), true, "values");
+  check_level_scale(*ctx_, scale, level);
+  const auto* src = reinterpret_cast<const double*>(values.data);
+  return encode_slots(ctx_, tables_,
+                      slots_from_view(src, values.count, 2, slot_count(), values.device), scale,
+                      level, "values");
+}
+
+Plaintext CKKSEncoder::encode_view(const ArrayView<const double>& values, double scale,
+                              std::size_t level) const {
+  values.check(values.device, slot_count(), true, "values");
+  check_level_scale(*ctx_, scale, level);
+  return encode_slots(ctx_, tables_,
+                      slots_from_view(values.data, values.count, 1, slot_count(), values.device),
+                      scale, level, "values");
 }
 
 }  // namespace veil

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "veil/backend/array_view.h"
 #include "veil/backend/table.h"
 #include "veil/rlwe/objects.h"
 #include "veil/rns/base_converter.h"
@@ -94,6 +95,15 @@ class CKKSEncoder {
   /// (as SEAL does: exact, no FFT noise); a complex one through the general path. Same errors.
   Plaintext encode(std::complex<double> value, double scale, std::size_t level,
                    const Device& dev = Device::cpu()) const;
+  /// Encodes values that live in memory Veil does not own (a CuPy/PyTorch/JAX array reached
+  /// through DLPack, or host memory) on their own device, with no copy through the host: the
+  /// plaintext is created on values.device. Same shapes and errors as the vector overloads
+  /// ("values: a slot is not finite" without the slot's index).
+  Plaintext encode_view(const ArrayView<const std::complex<double>>& values, double scale,
+                        std::size_t level) const;
+  /// Real values on a device; see the complex overload.
+  Plaintext encode_view(const ArrayView<const double>& values, double scale,
+                        std::size_t level) const;
 
   /// The N/2 slot values of `plain` divided by plain.scale(). `plain`: [level+1][N] words over
   /// Q_level, in NTT form (as encode returns) or in coefficient form (is_ntt_form() false).
@@ -105,6 +115,12 @@ class CKKSEncoder {
   /// Throws InvalidArgument("plain: ...") if the plaintext is empty, from another context, of the
   /// wrong size, or has a non-finite or non-positive scale.
   std::vector<std::complex<double>> decode(const Plaintext& plain) const;
+  /// Decodes into `out`: exactly N/2 elements on plain.device() (e.g. a CUDA array reached through
+  /// DLPack; nothing crosses to the host). Same errors as decode, and InvalidArgument("out: ...")
+  /// for a view on another device or of another length.
+  void decode_view(const Plaintext& plain, const ArrayView<std::complex<double>>& out) const;
+  /// The real parts of the N/2 slots into `out` (N/2 doubles on plain.device()).
+  void decode_view(const Plaintext& plain, const ArrayView<double>& out) const;
 
  private:
   ContextPtr ctx_;

@@ -48,6 +48,9 @@ class KeyGenerator {
   SwitchingKey create_switching_key(const SecretKey& from,
                                     std::size_t max_level = static_cast<std::size_t>(-1)) const;
 
+  /// The context this generator was built for.
+  const ContextPtr& context() const { return ctx_; }
+
  private:
   ContextPtr ctx_;
   Device dev_;

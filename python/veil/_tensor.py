@@ -1,0 +1,349 @@
+"""Tensor-style helpers on ciphertexts: ``sum``, ``dot``, ``matmul``, ``polyval``, ``evaluate``, and
+CKKS level/scale alignment for binary operations.
+
+Every helper is a sequence of the evaluator's operations (rotations, plaintext products, one-pass
+sums), so it runs on the ciphertext's device (CPU or GPU) with the same results on both.
+
+Algorithms:
+
+* ``sum``: rotate-and-add, doubling the summed window (Halevi-Shoup, "Algorithms in HElib",
+  CRYPTO 2014, §4.1's total sums); a window of n slots takes at most 2 log2(n) rotations.
+* ``matmul``: the diagonal method of Halevi-Shoup (CRYPTO 2014, §4.3) with the baby-step
+  giant-step split of Halevi-Shoup, "Faster homomorphic linear transformations in HElib"
+  (CRYPTO 2018, §4): sqrt(d) hoisted baby-step rotations share one decomposition, and each
+  giant step's inner sum is one pass over the ciphertexts (``Evaluator.multiply_plain_sum``).
+* ``polyval`` / ``evaluate`` (CKKS): the polynomial in the Chebyshev basis, evaluated by the
+  baby-step giant-step recursion of Bossuat, Mouchet, Troncoso-Pastoriza and Hubaux (Eurocrypt
+  2021, Alg. 2) with every addition exact in scale (the evaluator of CKKS bootstrapping,
+  :mod:`veil._bootstrap`); depth ceil(log2(d + 1)) + 1 for degree d. ``evaluate`` interpolates
+  ``fn`` at the Chebyshev nodes of the interval (numpy's ``Chebyshev.interpolate``).
+* Alignment (CKKS, ``auto_rescale=True``): the operand at the higher level is brought to the
+  other's level *and exact scale* by one constant product and rescale (the scale adjustment of
+  Kim-Papadimitriou-Polyakov, CT-RSA 2022, as OpenFHE's FLEXIBLEAUTO), so ``u * u + u`` works
+  and costs no level beyond the product's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from . import _bootstrap, _check
+
+# ---- rotation plans (the steps each helper needs: the keys a client must create) -------------
+
+
+def sum_steps(size: int) -> list[int]:
+    """The rotation steps of :func:`slot_sum` over a window of ``size`` slots (size >= 1)."""
+    steps, width = set(), 1
+    for bit in bin(size)[3:]:
+        steps.add(width)
+        width *= 2
+        if bit == "1":
+            steps.add(1)
+            width += 1
+    return sorted(steps)
+
+
+def matmul_plan(n: int, m: int, row: int) -> tuple[int, int, int, bool]:
+    """(d, baby, giant, replicate) for a vector of n slots times an n x m matrix in rows of
+    ``row`` slots: d = max(n, m) diagonals, baby * giant >= d, and whether the vector must be
+    replicated (d < row) so that rotations wrap modulo d.
+
+    Raises ValueError naming ``matrix`` when d > row / 2 and d != row (no room to replicate).
+    """
+    d = max(n, m)
+    if d != row and 2 * d > row:
+        raise ValueError(f"matrix: a {n} x {m} matrix needs max(n, m) <= {row // 2} (half the "
+                         f"{row} slots, to replicate the vector) or exactly {row}")
+    baby = max(1, math.isqrt(d - 1) + 1) if d > 1 else 1
+    giant = -(-d // baby)
+    return d, baby, giant, d < row
+
+
+def matmul_steps(n: int, m: int, row: int) -> list[int]:
+    """The rotation steps :func:`matmul` needs for an n x m matrix (rows of ``row`` slots)."""
+    d, baby, giant, replicate = matmul_plan(n, m, row)
+    steps = set(range(1, baby)) | {g * baby for g in range(1, giant)}
+    if replicate:
+        steps.add(-d)
+    return sorted(s for s in steps if s % row)
+
+
+# ---- sum, dot, matmul ---------------------------------------------------------------------------
+
+
+def _rotate(ct, step: int):
+    """Rotation of the slots (CKKS) or of both rows (BFV/BGV) of a pythonic ciphertext."""
+    return ct.rotate(step) if hasattr(ct, "is_complex") else ct.rotate_rows(step)
+
+
+def _row_size(ct) -> int:
+    return ct.ctx.slot_count if hasattr(ct, "is_complex") else ct.ctx.row_size
+
+
+def slot_sum(ct, size: int | None = None):
+    """Slot i of the result holds x_i + x_(i+1) + ... + x_(i+size-1) (indices cyclic in the row):
+    slot 0 holds the sum of the first ``size`` slots. ``size`` defaults to every slot (BFV/BGV:
+    both rows, so every slot holds the total of all N slots).
+
+    Raises ValueError naming ``size`` outside 1..row length (N/2).
+    """
+    row = _row_size(ct)
+    both_rows = size is None and not hasattr(ct, "is_complex")
+    size = row if size is None else _check.integer(size, "size", 1, row)
+    ct.ctx.ensure_galois_keys(sum_steps(size), columns=both_rows)
+    acc, width = ct, 1
+    for bit in bin(size)[3:]:
+        acc = acc + _rotate(acc, width)
+        width *= 2
+        if bit == "1":
+            acc = ct + _rotate(acc, 1)
+            width += 1
+    if both_rows:
+        acc = acc + acc.rotate_columns()
+    return acc
+
+
+def dot(ct, other, size: int | None = None):
+    """Inner product: ``(ct * other).sum(size)``; slot 0 (and, for a full window, every slot)
+    holds sum_i ct_i * other_i. ``other``: a ciphertext of the same context or a vector of
+    plaintext values; ``size`` defaults to len(other) for a vector and to every slot for a
+    ciphertext."""
+    if size is None and isinstance(other, (Sequence, np.ndarray)) and np.ndim(other) == 1:
+        size = len(other) or None
+    return slot_sum(ct * other, size)
+
+
+def matmul(ct, matrix):
+    """The vector-matrix product v @ M for v in the first n slots of ``ct`` (zero elsewhere) and
+    a plaintext n x m matrix M: the result holds y_j = sum_i v_i M[i, j] in its first m slots
+    and zeros after them (up to CKKS noise).
+
+    Halevi-Shoup's diagonal method with baby-step giant-step (module docstring): y = sum_k
+    diag_k * rot(v, k) with diag_k[j] = M[(j + k) mod d, j], d = max(n, m); the vector is
+    replicated once (v + rot(v, -d)) unless d is the whole row. All-zero diagonals are skipped.
+    CKKS: the diagonals are encoded at the scale the rescale divides by, so the result keeps the
+    input's scale (one level used when auto_rescale is on). BFV/BGV: M's entries are integers
+    mod t; the vector lives in the first row.
+
+    Raises ValueError naming ``matrix`` for a shape that is not (n, m) with n, m >= 1, or too
+    large for the slots (max(n, m) <= N/4, or = N/2); TypeError for non-numeric entries.
+    """
+    ctx = ct.ctx
+    is_ckks = hasattr(ct, "is_complex")
+    mat = np.asarray(matrix)
+    if mat.ndim != 2 or 0 in mat.shape:
+        raise ValueError(f"matrix: expected a 2-D (n, m) array, got shape {mat.shape}")
+    if mat.dtype.kind not in ("iufc" if is_ckks else "iu"):
+        raise TypeError(f"matrix: expected {'numbers' if is_ckks else 'integers'}, got dtype "
+                        f"{mat.dtype}")
+    n, m = mat.shape
+    row = _row_size(ct)
+    d, baby, giant, replicate = matmul_plan(n, m, row)
+    ctx.ensure_galois_keys(matmul_steps(n, m, row))
+    padded = np.zeros((d, d), dtype=mat.dtype)
+    padded[:n, :m] = mat
+    cols = np.arange(d)
+    diags = [padded[(cols + k) % d, cols] for k in range(d)]
+
+    x = ct + _rotate(ct, -d) if replicate else ct
+    ev = ctx.evaluator
+    used = [b for b in range(baby) if any(np.any(diags[g * baby + b]) for g in range(giant)
+                                          if g * baby + b < d)]
+    moved = [b for b in used if b]
+    babies = dict(zip(moved, x.rotate_many(moved) if moved else []))  # hoisted: one ModUp
+    babies[0] = x
+    if is_ckks:
+        level = x.level
+        pscale = ctx._plain_scale_for(level)
+    out = None
+    for g in range(giant):
+        terms = [(babies[b], diags[g * baby + b]) for b in used
+                 if g * baby + b < d and np.any(diags[g * baby + b])]
+        if not terms:
+            continue
+        shift = g * baby
+        pts = []
+        for _, diag in terms:
+            full = np.zeros(row, dtype=diag.dtype)
+            full[:d] = diag
+            full = np.roll(full, shift)
+            pts.append(ctx.encode(full, scale=pscale, level=level) if is_ckks else ctx.encode(full))
+        if is_ckks:
+            inner = x._wrap(ev.multiply_plain_sum([c.raw for c, _ in terms], pts),
+                            x.is_complex or mat.dtype.kind == "c")
+        else:
+            inner = None
+            for (c, _), pt in zip(terms, pts):
+                term = c * pt
+                inner = term if inner is None else inner + term
+        if shift:
+            inner = _rotate(inner, shift)
+        out = inner if out is None else out + inner
+    if out is None:  # the zero matrix
+        return x * 0
+    if is_ckks:
+        out = out._wrap(ctx._rescale_product(out.raw))
+    return out
+
+
+# ---- CKKS polynomials ---------------------------------------------------------------------------
+
+
+class _ContextChain:
+    """The chain facts the bootstrapping evaluator reads from a Bootstrapper (its ``ctx``,
+    ``ev``, ``_tops`` and ``block_product``), for any CKKS context."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.ev = ctx.evaluator
+        self._tops = _bootstrap.rescale_tops(ctx.context)
+
+    def block_product(self, level: int) -> float:
+        return _bootstrap.block_product(self.ctx.context, level)
+
+
+def chain_ops(ctx) -> _bootstrap._CipherOps:
+    """Exact-scale ciphertext operations (:class:`veil._bootstrap._CipherOps`) on ``ctx``: a new
+    object per use (its level-switch cache is keyed by the operands' identities)."""
+    return _bootstrap._CipherOps(_ContextChain(ctx))
+
+
+def _to_block_top(ops, ct):
+    """``ct`` (raw) switched down to the highest block top at or below its level."""
+    tops = [t for t in ops.bt._tops if t <= ct.level]
+    if not tops:
+        raise ValueError("ct: no rescale block below its level (it is inside q_0's block)")
+    return ops.wrap(ops.ev.mod_switch_to(ct, tops[-1]) if tops[-1] != ct.level else ct)
+
+
+def _plan_level(chain: _bootstrap.RescaleChain, x, c: np.ndarray) -> int:
+    """The highest level at which the recursion can deliver p(x) for ``x`` (a _Meta at a block
+    top): the evaluation is planned on (level, scale) pairs only (``_ScaleOnly``), trying the
+    output levels from ceil(log2(d + 1)) blocks below the input downwards.
+
+    Raises ValueError naming ``coeffs`` when no level is low enough."""
+    tops = chain._tops
+    idx = tops.index(x.level)
+    deg = len(c) - 1
+    first = max(1, math.ceil(math.log2(deg + 1))) if deg > 1 else 1
+    for depth in range(first, idx + 1):
+        plan = _bootstrap._ScaleOnly(chain)
+        try:
+            if deg <= 1:
+                plan.linear_to([(plan.fresh(x.level, x.scale), 1.0)], 0.0, tops[idx - depth],
+                               x.scale)
+            else:
+                cheb = _bootstrap._ChebEval(plan, plan.fresh(x.level, x.scale), c)
+                cheb._eval(c, tops[idx - depth], x.scale)
+        except (ValueError, AssertionError, KeyError, IndexError):
+            continue
+        return tops[idx - depth]
+    raise ValueError(
+        f"coeffs: a degree-{deg} polynomial needs at least {first} rescale levels but the "
+        f"ciphertext (level {x.level}) has {idx} left above q_0's block; bootstrap it or use a "
+        "longer chain")
+
+
+def cheb_eval(ct, coeffs, domain: tuple[float, float] = (-1.0, 1.0)):
+    """p(y) = sum_i coeffs[i] T_i(y) for y = (2x - a - b) / (b - a) (``domain`` = (a, b)), at the
+    input's scale and the highest level the recursion reaches (ceil(log2(d + 1)) levels below
+    the input, or one more; +1 for the map to [-1, 1]).
+
+    Raises ValueError naming ``coeffs`` when the ciphertext has too few levels."""
+    ctx = ct.ctx
+    c = np.asarray(coeffs, dtype=np.float64)
+    deg = len(c) - 1
+    while deg > 0 and c[deg] == 0:
+        deg -= 1
+    c = c[:deg + 1]
+    ops = chain_ops(ctx)
+    x = _to_block_top(ops, ct.raw)
+    a, b = float(domain[0]), float(domain[1])
+    if (a, b) != (-1.0, 1.0):
+        if x.level == ops.bt._tops[0]:
+            raise ValueError(f"coeffs: no level left to map x into [-1, 1] (level {ct.level})")
+        alpha, beta = 2.0 / (b - a), -(a + b) / (b - a)
+        x = ops.linear_to([(x, alpha)], beta, ops.below(x.level), x.scale)
+    level = _plan_level(ops.bt, x, c)
+    if deg <= 1:  # c0 + c1 y (c1 may be 0)
+        y = ops.linear_to([(x, c[1] if deg else 0.0)], c[0], level, x.scale)
+    else:
+        y = _bootstrap._ChebEval(ops, x, c)._eval(c, level, x.scale)
+    return ct._wrap(y.ct)
+
+
+def polyval(ct, coeffs: Sequence[float]):
+    """p(x) = coeffs[0] + coeffs[1] x + ... + coeffs[d] x^d (numpy.polynomial order: lowest
+    degree first), through the Chebyshev basis (``numpy.polynomial.chebyshev.poly2cheb``: the
+    identity holds for every x, so no interval is assumed)."""
+    c = np.asarray(coeffs)
+    if c.ndim != 1 or c.size == 0 or c.dtype.kind not in "iuf":
+        raise ValueError(f"coeffs: expected a 1-D sequence of real numbers, got {_check.show(coeffs)}")
+    if not np.all(np.isfinite(c)):
+        raise ValueError("coeffs: expected finite numbers")
+    return cheb_eval(ct, np.polynomial.chebyshev.poly2cheb(c.astype(np.float64)))
+
+
+def evaluate(ct, fn: Callable, interval: tuple[float, float] = (-1.0, 1.0), degree: int = 15):
+    """An approximation of fn(x) for x in ``interval`` = (a, b): fn's Chebyshev interpolant of
+    ``degree`` (at the Chebyshev points of the first kind on [a, b]; numpy's
+    ``Chebyshev.interpolate``), evaluated homomorphically. Outside the interval the result
+    diverges quickly. Uses ceil(log2(degree + 1)) + 2 levels (+1 maps x into [-1, 1]).
+
+    Raises ValueError naming ``interval`` (a >= b or not finite) or ``degree`` (outside 1..1023)
+    and TypeError naming ``fn`` when it is not callable."""
+    if not callable(fn):
+        raise TypeError(f"fn: expected a callable (numpy-vectorized), got {_check.show(fn)}")
+    try:
+        a, b = (float(v) for v in interval)
+    except (TypeError, ValueError):
+        raise ValueError(f"interval: expected (a, b), got {_check.show(interval)}") from None
+    if not (math.isfinite(a) and math.isfinite(b) and a < b):
+        raise ValueError(f"interval: expected finite a < b, got ({a}, {b})")
+    degree = _check.integer(degree, "degree", 1, 1023)
+    cheb = np.polynomial.chebyshev.Chebyshev.interpolate(fn, degree, domain=[a, b])
+    return cheb_eval(ct, cheb.coef, (a, b))
+
+
+# ---- CKKS alignment -----------------------------------------------------------------------------
+
+
+def _close(s: float, t: float) -> bool:
+    return abs(s / t - 1.0) <= 1e-6  # the evaluator's tolerance for equal scales
+
+
+def align(ctx, a, b, scales: bool = True):
+    """Raw ciphertexts ``a``, ``b`` at one level (and, with ``scales``, one scale): the operand
+    at the higher level lands exactly on the other's level and scale (one constant product and
+    rescale), or both drop one block when they share a level but not a scale. Returns (a, b).
+
+    Raises ValueError naming ``other`` when no rescale block is left to align them."""
+    if a.level == b.level and (not scales or _close(a.scale, b.scale)):
+        return a, b
+    ev = ctx.evaluator
+    swap = a.level < b.level
+    hi, lo = (b, a) if swap else (a, b)
+    if hi.level > lo.level and (not scales or _close(hi.scale, lo.scale)):
+        hi = ev.mod_switch_to(hi, lo.level)
+        return (lo, hi) if swap else (hi, lo)
+    ops = chain_ops(ctx)
+    tops = ops.bt._tops
+    above = ops._above.get(lo.level)  # the block top whose rescale lands on lo's level
+    if above is not None and hi.level >= above:
+        hi = ops.const_to(ops.wrap(hi), 1.0, lo.level, lo.scale).ct
+    else:  # same level (or no block between): both drop one block, landing at lo's scale
+        lo_tops = [t for t in tops if t <= lo.level]
+        if len(lo_tops) < 2:
+            raise ValueError(
+                f"other: cannot align level {a.level} (scale 2^{math.log2(a.scale):.2f}) with "
+                f"level {b.level} (scale 2^{math.log2(b.scale):.2f}): no rescale level left to "
+                "adjust the scale; bootstrap or use a longer chain")
+        top, below = lo_tops[-1], lo_tops[-2]
+        target = a.scale  # the first operand's scale
+        hi = ops.const_to(ops.wrap(ev.mod_switch_to(hi, top)), 1.0, below, target).ct
+        lo = ops.const_to(ops.wrap(ev.mod_switch_to(lo, top)), 1.0, below, target).ct
+    return (lo, hi) if swap else (hi, lo)
