@@ -154,9 +154,14 @@ class CKKSContext(KeyedContext):
     """
 
     scheme = "ckks"
+    #: :func:`veil._ckks.precision` (``veil.ckks.precision(expected, got)``).
+    precision = staticmethod(precision)
+    #: :func:`veil._bootstrap.bootstrap_chain` (``veil.ckks.bootstrap_chain(...)``).
+    bootstrap_chain = staticmethod(_bootstrap.bootstrap_chain)
 
     def __init__(
         self,
+        *,
         poly_modulus_degree: int = 16384,
         coeff_modulus: Sequence[int] | None = None,
         scale: float | None = None,
@@ -579,35 +584,10 @@ def _boot_config(bootstrapping):
                     f"{_check.show(bootstrapping)}")
 
 
-def ckks(
-    *,
-    poly_modulus_degree: int = 16384,
-    coeff_modulus: Sequence[int] | None = None,
-    scale: float | None = None,
-    device: str | None = "auto",
-    security: int | None = 128,
-    seed: int | None = None,
-    galois_steps: str | Sequence[int] | None = "default",
-    special_primes: int | None = None,
-    alpha: int | None = None,
-    relin_keys: bool | None = None,
-    auto_rescale: bool = True,
-    word_bits: int | None = None,
-    rescale_groups: Sequence[int] | None = None,
-    bootstrapping: bool | _bootstrap.BootstrapConfig | None = False,
-) -> CKKSContext:
-    """Creates a :class:`CKKSContext` (see its arguments). ``veil.ckks.precision`` compares
-    results with expected values."""
-    return CKKSContext(
-        poly_modulus_degree=poly_modulus_degree, coeff_modulus=coeff_modulus, scale=scale,
-        device=device, security=security, seed=seed, galois_steps=galois_steps,
-        special_primes=special_primes, alpha=alpha, relin_keys=relin_keys,
-        auto_rescale=auto_rescale, word_bits=word_bits, rescale_groups=rescale_groups,
-        bootstrapping=bootstrapping)
-
-
-ckks.precision = precision  # type: ignore[attr-defined]
-ckks.bootstrap_chain = _bootstrap.bootstrap_chain  # type: ignore[attr-defined]
+#: ``veil.ckks(poly_modulus_degree=..., scale=..., ...)`` creates a :class:`CKKSContext` (the
+#: factory is the class: ``help(veil.ckks)`` shows every parameter); ``veil.ckks.precision`` and
+#: ``veil.ckks.bootstrap_chain`` are its static helpers.
+ckks = CKKSContext
 
 _CONTEXT_CLASSES.update(ckks=CKKSContext)
 _CIPHERTEXT_CLASSES.update(ckks=CKKSCiphertext)

@@ -89,10 +89,10 @@ class IntegerContext(KeyedContext):
         device: ``"auto"`` (GPU if present), ``"cpu"``, ``"cuda"`` or ``"cuda:k"``.
         security: 128 (default), 192, 256, or ``None`` to disable the HE-Standard check.
         seed: fix all randomness (tests and reproducible runs only); default: OS entropy.
-        galois_steps: ``"power_of_two"`` (every ±2^i and the column swap), a list of steps
-            (|step| < N/2), or ``None`` for no Galois keys. Default: ``"power_of_two"`` with
-            batching, ``None`` with coefficient encoding (slot rotations need batching) or
-            without a special prime.
+        galois_steps: Galois keys made now: ``"power_of_two"`` (every ±2^i and the column
+            swap, SEAL's set), a list of steps (|step| < N/2; with the column swap), or ``None``.
+            Default: none up front; a rotation makes the key for its step on first use
+            (:meth:`ensure_galois_keys`, :meth:`memory`).
         special_primes: how many trailing primes of coeff_modulus are special primes (P).
             Default: 1, or 0 when coeff_modulus has a single prime (SEAL's default chains for
             N = 1024 and 2048): then no relinearization or Galois keys can exist.
@@ -113,11 +113,11 @@ class IntegerContext(KeyedContext):
 
     def __init__(
         self,
-        scheme: str = "bfv",
+        *,
         poly_modulus_degree: int = 8192,
         plain_modulus: int | None = None,
         coeff_modulus: Sequence[int] | None = None,
-        mul_method: str = "hps",
+        mul_method: str | None = None,
         device: str | None = "auto",
         security: int | None = 128,
         seed: int | None = None,
@@ -128,11 +128,14 @@ class IntegerContext(KeyedContext):
         encoding: str = "batch",
         word_bits: int | None = None,
     ) -> None:
+        scheme = self.scheme
         if scheme not in ("bfv", "bgv"):
-            raise ValueError(f"scheme: expected 'bfv' or 'bgv', got {scheme!r}")
+            raise TypeError("IntegerContext: instantiate veil.bfv (BFVContext) or veil.bgv "
+                            "(BGVContext)")
         if encoding not in ("batch", "coefficients"):
             raise ValueError(f"encoding: expected 'batch' or 'coefficients', got {encoding!r}")
-        self.scheme = scheme
+        if mul_method is None and scheme == "bfv":
+            mul_method = "hps"
         n = check_degree(poly_modulus_degree)
         security = _check.security(security)
         default_chain = coeff_modulus is None
@@ -324,59 +327,18 @@ class IntegerContext(KeyedContext):
 
 
 class BFVContext(IntegerContext):
-    """BFV context (see :class:`IntegerContext` for the arguments)."""
+    """BFV context (Fan-Vercauteren 2012 in full RNS; see :class:`IntegerContext` for the
+    arguments). ``veil.bfv`` is this class."""
 
-    def __init__(
-        self,
-        *,
-        poly_modulus_degree: int = 8192,
-        plain_modulus: int | None = None,
-        coeff_modulus: Sequence[int] | None = None,
-        mul_method: str = "hps",
-        device: str | None = "auto",
-        security: int | None = 128,
-        seed: int | None = None,
-        galois_steps: str | Sequence[int] | None = "default",
-        special_primes: int | None = None,
-        alpha: int | None = None,
-        relin_keys: bool | None = None,
-        encoding: str = "batch",
-        word_bits: int | None = None,
-    ) -> None:
-        super().__init__(
-            scheme="bfv", poly_modulus_degree=poly_modulus_degree, plain_modulus=plain_modulus,
-            coeff_modulus=coeff_modulus, mul_method=mul_method, device=device, security=security,
-            seed=seed, galois_steps=galois_steps, special_primes=special_primes, alpha=alpha,
-            relin_keys=relin_keys, encoding=encoding, word_bits=word_bits)
+    scheme = "bfv"
 
 
 class BGVContext(IntegerContext):
-    """BGV context (see :class:`IntegerContext`; ``mul_method`` does not apply: it is accepted
-    and ignored, so BFV and BGV take the same arguments)."""
+    """BGV context (Brakerski-Gentry-Vaikuntanathan 2012; see :class:`IntegerContext` for the
+    arguments; ``mul_method`` does not apply: it is accepted and ignored, so BFV and BGV take
+    the same arguments). ``veil.bgv`` is this class."""
 
-    def __init__(
-        self,
-        *,
-        poly_modulus_degree: int = 8192,
-        plain_modulus: int | None = None,
-        coeff_modulus: Sequence[int] | None = None,
-        mul_method: str | None = None,
-        device: str | None = "auto",
-        security: int | None = 128,
-        seed: int | None = None,
-        galois_steps: str | Sequence[int] | None = "default",
-        special_primes: int | None = None,
-        alpha: int | None = None,
-        relin_keys: bool | None = None,
-        encoding: str = "batch",
-        word_bits: int | None = None,
-    ) -> None:
-        del mul_method  # BFV's multiplication method; BGV has none
-        super().__init__(
-            scheme="bgv", poly_modulus_degree=poly_modulus_degree, plain_modulus=plain_modulus,
-            coeff_modulus=coeff_modulus, device=device, security=security, seed=seed,
-            galois_steps=galois_steps, special_primes=special_primes, alpha=alpha,
-            relin_keys=relin_keys, encoding=encoding, word_bits=word_bits)
+    scheme = "bgv"
 
 
 class Ciphertext(CiphertextBase):
@@ -518,54 +480,11 @@ def format_poly(coeffs) -> str:
     return " + ".join(terms) if terms else "0"
 
 
-def bfv(
-    *,
-    poly_modulus_degree: int = 8192,
-    plain_modulus: int | None = None,
-    coeff_modulus: Sequence[int] | None = None,
-    mul_method: str = "hps",
-    device: str | None = "auto",
-    security: int | None = 128,
-    seed: int | None = None,
-    galois_steps: str | Sequence[int] | None = "default",
-    special_primes: int | None = None,
-    alpha: int | None = None,
-    relin_keys: bool | None = None,
-    encoding: str = "batch",
-    word_bits: int | None = None,
-) -> BFVContext:
-    """Creates a :class:`BFVContext` (see :class:`IntegerContext` for the arguments)."""
-    return BFVContext(
-        poly_modulus_degree=poly_modulus_degree, plain_modulus=plain_modulus,
-        coeff_modulus=coeff_modulus, mul_method=mul_method, device=device, security=security,
-        seed=seed, galois_steps=galois_steps, special_primes=special_primes, alpha=alpha,
-        relin_keys=relin_keys, encoding=encoding, word_bits=word_bits)
-
-
-def bgv(
-    *,
-    poly_modulus_degree: int = 8192,
-    plain_modulus: int | None = None,
-    coeff_modulus: Sequence[int] | None = None,
-    mul_method: str | None = None,
-    device: str | None = "auto",
-    security: int | None = 128,
-    seed: int | None = None,
-    galois_steps: str | Sequence[int] | None = "default",
-    special_primes: int | None = None,
-    alpha: int | None = None,
-    relin_keys: bool | None = None,
-    encoding: str = "batch",
-    word_bits: int | None = None,
-) -> BGVContext:
-    """Creates a :class:`BGVContext` (see :class:`IntegerContext` for the arguments;
-    ``mul_method`` is accepted and ignored)."""
-    return BGVContext(
-        poly_modulus_degree=poly_modulus_degree, plain_modulus=plain_modulus,
-        coeff_modulus=coeff_modulus, mul_method=mul_method, device=device, security=security,
-        seed=seed, galois_steps=galois_steps, special_primes=special_primes, alpha=alpha,
-        relin_keys=relin_keys, encoding=encoding, word_bits=word_bits)
-
+#: ``veil.bfv(poly_modulus_degree=..., plain_modulus=..., ...)`` creates a :class:`BFVContext`
+#: (the factory is the class: ``help(veil.bfv)`` shows every parameter).
+bfv = BFVContext
+#: ``veil.bgv(...)`` creates a :class:`BGVContext`.
+bgv = BGVContext
 
 _CONTEXT_CLASSES.update(bfv=BFVContext, bgv=BGVContext)
 _INTEGER_CLASSES.update(bfv=BFVContext, bgv=BGVContext)
