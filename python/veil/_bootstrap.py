@@ -402,6 +402,12 @@ class Bootstrapper:
         slots = n_full if config.slots is None else int(config.slots)
         if slots < 2 or slots > n_full or slots & (slots - 1):
             raise ValueError(f"slots: expected a power of two in 2..{n_full}, got {config.slots}")
+        stages = slots.bit_length() - 1  # the special FFT's stages, merged into the levels
+        if stages < max(config.cts_levels, config.stc_levels):
+            raise ValueError(
+                f"slots: {slots} slots have {stages} FFT stages, fewer than the "
+                f"{max(config.cts_levels, config.stc_levels)} CoeffToSlot/SlotToCoeff levels; "
+                "use more slots or fewer cts_levels/stc_levels")
         self.slots = slots
         self.N = ctx.poly_modulus_degree
         tops = self._tops = rescale_tops(context)

@@ -238,6 +238,8 @@ def test_bootstrap_errors(boot_ctx):
         plain.enable_bootstrapping()
     with pytest.raises(ValueError, match="slots: expected a power of two"):
         B.Bootstrapper(boot_ctx, B.BootstrapConfig(slots=3))
+    with pytest.raises(ValueError, match="slots: 4 slots have 2 FFT stages, fewer than the 3"):
+        B.Bootstrapper(boot_ctx, B.BootstrapConfig(slots=4))  # was an AssertionError
     with pytest.raises(ValueError, match="ct: expected a scale within 2\\^4"):
         boot_ctx.bootstrap(boot_ctx.encrypt([0.5], scale=2.0 ** 30))
     with pytest.raises(ValueError, match="ct: bootstrapping starts with SlotToCoeff at level"):
