@@ -163,6 +163,13 @@ def chart(result: dict[str, Any]) -> Any:
                           linewidth=0, label=s.label)
             handles.setdefault(s.label, bars)
         ax.set_yscale("log")
+        # whole decades: a bar's height then reads against the others (a log axis cut just
+        # below the smallest bar would make a 529 vs 697 µs pair look like 1 to 10)
+        vals = [s.values[(n, op)] for s in all_series for n in xs if (n, op) in s.values]
+        vals = [v for v in vals if v > 0]
+        if vals:
+            ax.set_ylim(10.0 ** math.floor(math.log10(min(vals))),
+                        10.0 ** math.ceil(math.log10(max(vals) * 1.05)))
         ax.set_title(labels[op], fontsize=10)
         ax.set_ylabel("µs (median)", fontsize=8)
         ax.set_xticks(range(len(xs)), [_tick(n) for n in xs], rotation=60, ha="right",
