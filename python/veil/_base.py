@@ -107,11 +107,9 @@ class KeyedContext:
     _keygen: _core.KeyGenerator | None
 
     def _setup(self, params: _core.EncryptionParameters, device, security, seed,
-               galois_steps, relin_keys: bool | None, require_batching: bool = False,
-               default_galois=None) -> None:
+               galois_steps, relin_keys: bool | None, require_batching: bool = False) -> None:
         """Context and keys. ``relin_keys=None`` creates a relinearization key where key
-        switching is possible (a special prime); ``galois_steps="default"`` (which means
-        ``default_galois``: None, i.e. on demand, for the pythonic contexts) creates no Galois
+        switching is possible (a special prime); ``galois_steps="default"`` creates no Galois
         key up front: rotations create the keys they need (:meth:`ensure_galois_keys`). Asking
         for keys without a special prime raises ValueError naming the argument."""
         security = _check.security(security)
@@ -123,7 +121,7 @@ class KeyedContext:
             relin_keys = can_switch
         relin_keys = _check.flag(relin_keys, "relin_keys")
         if isinstance(galois_steps, str) and galois_steps == "default":
-            galois_steps = default_galois if can_switch else None
+            galois_steps = None  # on demand
         if isinstance(galois_steps, str):
             if galois_steps != "power_of_two":
                 raise ValueError(
