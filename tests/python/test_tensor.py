@@ -103,6 +103,16 @@ def test_bfv_matmul_exact_mod_t(device):
     assert not np.any(got[12:ctx.row_size])
 
 
+def test_bgv_sum_dot_matmul_exact_mod_t(device):
+    ctx = veil.bgv(poly_modulus_degree=4096, plain_modulus=T, seed=7, device=device)
+    v = RNG.integers(-40, 40, 10)
+    mat = RNG.integers(-40, 40, (10, 6))
+    ct = ctx.encrypt(v)
+    assert np.all(ctx.decrypt(ct.sum()) == v.sum())
+    assert ctx.decrypt(ct.dot(v))[0] == v @ v
+    assert np.array_equal(ctx.decrypt(ct @ mat)[:6], v @ mat)
+
+
 def test_matmul_full_row_without_replication():
     ctx = veil.bfv(poly_modulus_degree=1024, plain_modulus=12289, coeff_modulus=[30, 30, 30],
                    security=None, seed=3, device="cpu")
