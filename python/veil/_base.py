@@ -441,16 +441,8 @@ class KeyedContext:
         follow) and adds them to ``galois_keys``."""
         if self._keygen is None:
             self._keygen = _core.KeyGenerator(self.context, self.secret_key)
-        todo = [e for e in elts if self.galois_keys is None or not self.galois_keys.has_key(e)]
-        with _progress.Steps(f"Galois keys ({len(todo)} x "
-                             f"{_progress.human_bytes(self.galois_key_bytes())})", len(todo)) as bar:
-            for e in todo:
-                gk = self._keygen.create_galois_keys_from_elts([e])
-                if self.galois_keys is None:
-                    self.galois_keys = gk
-                else:
-                    self.galois_keys.update(gk)
-                bar.advance()
+        self.galois_keys = generate_galois_keys(self._keygen, elts, self.galois_keys,
+                                                self.galois_key_bytes())
 
     def _need_secret(self) -> _core.Decryptor:
         """The decryptor; ValueError in a public context (no secret key)."""
@@ -478,6 +470,25 @@ class KeyedContext:
                                  "prime (special_primes=0), so none can exist")
             raise ValueError("ctx: no relinearization keys (create the context with relin_keys=True)")
         return self.relin_keys
+
+
+def generate_galois_keys(keygen: _core.KeyGenerator, elts: Sequence[int],
+                         into: _core.GaloisKeys | None = None, key_bytes: int = 0,
+                         what: str = "Galois keys") -> _core.GaloisKeys | None:
+    """Keys of the Galois elements ``elts`` that ``into`` lacks, made one at a time by ``keygen``
+    so that a progress bar (rich, after a second: :mod:`veil._progress`) can follow, and added
+    to ``into`` (a new set when None). Returns the set (None when nothing was asked for)."""
+    todo = [e for e in elts if into is None or not into.has_key(e)]
+    size = f" x {_progress.human_bytes(key_bytes)}" if key_bytes else ""
+    with _progress.Steps(f"{what} ({len(todo)}{size})", len(todo)) as bar:
+        for e in todo:
+            gk = keygen.create_galois_keys_from_elts([e])
+            if into is None:
+                into = gk
+            else:
+                into.update(gk)
+            bar.advance()
+    return into
 
 
 class CiphertextBase:

@@ -57,6 +57,7 @@ import numpy as np
 from numpy.polynomial import chebyshev as _cheb
 
 from . import _core
+from ._base import generate_galois_keys
 
 if TYPE_CHECKING:
     from ._ckks import CKKSContext
@@ -520,7 +521,9 @@ class Bootstrapper:
             steps.add(s)
             s *= 2
         self.rotation_steps = sorted(self.step(x) if x < n else x for x in steps)
-        self.galois_keys = self._dense_keygen.create_galois_keys(self.rotation_steps, True)
+        self.galois_keys = generate_galois_keys(
+            self._dense_keygen, self.ctx._elts(self.rotation_steps, True), None,
+            self.ctx.galois_key_bytes(), "bootstrapping Galois keys")
 
     def _linear_levels(self, levels, s_first: float, s_last: float) -> list:
         """Encodes a chain of plaintext-matrix levels [(mats, level)] that takes ciphertexts from
