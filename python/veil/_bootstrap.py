@@ -521,9 +521,12 @@ class Bootstrapper:
             steps.add(s)
             s *= 2
         self.rotation_steps = sorted(self.step(x) if x < n else x for x in steps)
-        self.galois_keys = generate_galois_keys(
+        keys = generate_galois_keys(
             self._dense_keygen, self.ctx._elts(self.rotation_steps, True), None,
             self.ctx.galois_key_bytes(), "bootstrapping Galois keys")
+        if keys is None:  # the conjugation key is always asked for
+            raise AssertionError("bootstrapping: no Galois keys were made")
+        self.galois_keys: _core.GaloisKeys = keys
 
     def _linear_levels(self, levels, s_first: float, s_last: float) -> list:
         """Encodes a chain of plaintext-matrix levels [(mats, level)] that takes ciphertexts from
