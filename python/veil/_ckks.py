@@ -468,15 +468,12 @@ class CKKSCiphertext(CiphertextBase):
         return self.raw, other.raw
 
     def _after_mul(self, raw):
-        ev = self.ctx.evaluator
-        rescale = self.ctx.auto_rescale and self.ctx._rescalable(raw.level)
-        if raw.size == 3 and rescale:  # one key switch: ModDown fused with the rescale
-            return ev.relinearize_rescale(raw, self.ctx._rlk())
-        if raw.size == 3:
-            raw = ev.relinearize(raw, self.ctx._rlk())
-        if rescale:
-            raw = ev.rescale_to_next(raw)
-        return raw
+        ctx = self.ctx
+        if raw.size != 3:
+            return ctx._rescale_product(raw)
+        if ctx.auto_rescale and ctx._rescalable(raw.level):  # one key switch: ModDown + rescale
+            return ctx.evaluator.relinearize_rescale(raw, ctx._rlk())
+        return ctx.evaluator.relinearize(raw, ctx._rlk())
 
     def __add__(self, other) -> CKKSCiphertext:
         ev = self.ctx.evaluator
