@@ -43,6 +43,9 @@ MODES=${1:-test}
 shift || true
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
+# A private scratch directory: commands run from it (never from /tmp, whose stray modules a
+# `python -m` would import) and carried wheels install into it.
+PRIV=$(mktemp -d "${TMPDIR:-/tmp}/veil-gpu.XXXXXX")
 export CMAKE_CUDA_ARCHITECTURES=${CMAKE_CUDA_ARCHITECTURES:-90}
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-16}
 export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1
@@ -75,7 +78,7 @@ fi
 
 # ---- Python packages: install each carried wheel whose module is missing --------------------
 if [ -d .whl ]; then
-  mkdir -p /tmp/site
+  mkdir -p "$PRIV/site"
   for w in .whl/*.whl; do
     name=$(basename "$w" | cut -d- -f1)
     mod=$(echo "$name" | tr 'A-Z' 'a-z')
@@ -92,10 +95,10 @@ if [ -d .whl ]; then
         python3 -c "import fastapi" 2>/dev/null || mod=_veil_force_install ;;
     esac
     python3 -c "import $mod" 2>/dev/null && continue
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "$w" \
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$PRIV/site" "$w" \
       > /dev/null 2>&1 && echo "installed $name"
   done
-  export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+  export PYTHONPATH="$PRIV/site"${PYTHONPATH:+:$PYTHONPATH}
 fi
 
 BUILD=build/gpu
@@ -114,13 +117,13 @@ if has test || has gtest; then
 fi
 if has test || has pytest; then
   t0=$(date +%s)
-  (cd /tmp && python3 -m pytest "$OLDPWD/tests/python" -q -rs > "$OUT/pytest.log" 2>&1)
+  bash scripts/pytest.sh tests/python -q -rs > "$OUT/pytest.log" 2>&1
   echo "pytest rc=$? in $(( $(date +%s) - t0 )) s"
   grep -E "passed|failed|FAILED|SKIPPED" "$OUT/pytest.log" | tail -15
 fi
 if has depth; then
   t0=$(date +%s)
-  (cd /tmp && python3 "$OLDPWD/bench/depth_table10.py" --device cuda --runs "${RUNS:-16}" \
+  (cd "$PRIV" && python3 "$OLDPWD/bench/depth_table10.py" --device cuda --runs "${RUNS:-16}" \
     --json "$OUT/depth.json" --markdown "$OUT/depth.md") > "$OUT/depth.log" 2>&1
   echo "depth rc=$? in $(( $(date +%s) - t0 )) s"
   cat "$OUT/depth.md" 2>/dev/null || tail -20 "$OUT/depth.log"
@@ -136,20 +139,20 @@ if has profile; then
   echo "profile rc=$?"; cat "$OUT/profile.log"
 fi
 if has demo; then
-  (cd /tmp && veil demo --device cuda && veil demo --scheme ckks --device cuda) \
+  (cd "$PRIV" && veil demo --device cuda && veil demo --scheme ckks --device cuda) \
     > "$OUT/demo_cuda.log" 2>&1
   echo "demo rc=$?"; grep -E "agreement|accuracy|samples|device|evaluate" "$OUT/demo_cuda.log"
 fi
 if has bench; then
   SCHEME=${SCHEME:-bfv}
-  (cd /tmp && veil bench --scheme "$SCHEME" --device cuda --json "$OUT/bench_$SCHEME.json" \
+  (cd "$PRIV" && veil bench --scheme "$SCHEME" --device cuda --json "$OUT/bench_$SCHEME.json" \
     --markdown "$OUT/bench_$SCHEME.md" "$@") > "$OUT/bench_$SCHEME.log" 2>&1
   echo "bench rc=$?"; tail -40 "$OUT/bench_$SCHEME.log"
 fi
 if has ab; then
   SCHEME=${SCHEME:-ckks}
   for f in 1 0; do
-    (cd /tmp && VEIL_FUSED_NTT=$f veil bench --scheme "$SCHEME" --device cuda \
+    (cd "$PRIV" && VEIL_FUSED_NTT=$f veil bench --scheme "$SCHEME" --device cuda \
       --json "$OUT/bench_ab_$f.json" --markdown "$OUT/bench_ab_$f.md" "$@") > "$OUT/bench_ab_$f.log" 2>&1
     echo "bench (fused=$f) rc=$?"; grep -E "^\| (params|shape|---)|cuda" "$OUT/bench_ab_$f.md" | tail -12
   done
@@ -157,7 +160,7 @@ fi
 if has ncu; then
   NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
   for f in 1 0; do
-    (cd /tmp && VEIL_FUSED_NTT=$f timeout 300 "$NCU" --profile-from-start off --print-summary \
+    (cd "$PRIV" && VEIL_FUSED_NTT=$f timeout 300 "$NCU" --profile-from-start off --print-summary \
       per-kernel --metrics gpu__time_duration.sum,dram__bytes.sum,launch__registers_per_thread \
       python3 "$OLDPWD/bench/trace_ops.py" "${SCHEME:-ckks}" "${NCU_ROW:-bootparam_40 N=65536 47}" \
       --iters 1 --op "${NCU_OP:-mul_relin}") > "$OUT/ncu_$f.txt" 2>&1
@@ -181,7 +184,7 @@ fi
 if has load; then
   PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   URL=http://127.0.0.1:$PORT
-  (cd /tmp && exec veil serve --device cuda --port "$PORT") > "$OUT/serve.log" 2>&1 &
+  (cd "$PRIV" && exec veil serve --device cuda --port "$PORT") > "$OUT/serve.log" 2>&1 &
   SRV=$!
   for _ in $(seq 180); do
     python3 -c 'import httpx, sys; httpx.get(sys.argv[1] + "/health").raise_for_status()' "$URL" \
@@ -189,7 +192,7 @@ if has load; then
     kill -0 $SRV 2> /dev/null || break
     sleep 1
   done
-  (cd /tmp && COLUMNS=120 veil demo --server "$URL" --device cpu && COLUMNS=120 veil loadtest \
+  (cd "$PRIV" && COLUMNS=120 veil demo --server "$URL" --device cpu && COLUMNS=120 veil loadtest \
     --server "$URL" --clients "${CLIENTS:-8}" --requests "${REQUESTS:-25}" --json "$OUT/load.json") \
     > "$OUT/load.log" 2>&1
   load_rc=$?
@@ -197,24 +200,24 @@ if has load; then
   echo "load rc=$load_rc"; cat "$OUT/load.log"; tail -5 "$OUT/serve.log"
 fi
 if has boot; then  # CKKS bootstrapping: its tests (GPU parity included), then its benchmark
-  (cd /tmp && python3 -m pytest "$OLDPWD/tests/python/test_bootstrap.py" -q -rs) \
+  bash scripts/pytest.sh tests/python/test_bootstrap.py -q -rs \
     > "$OUT/boot_test.log" 2>&1
   echo "boot tests rc=$?"; tail -5 "$OUT/boot_test.log"
-  (cd /tmp && veil bench --scheme ckks --bootstrap --device cuda --json "$OUT/boot.json" \
+  (cd "$PRIV" && veil bench --scheme ckks --bootstrap --device cuda --json "$OUT/boot.json" \
     --markdown "$OUT/boot.md" "$@") > "$OUT/boot.log" 2>&1
   echo "boot bench rc=$?"; tail -30 "$OUT/boot.log"
 fi
 if has train; then  # encrypted training with bootstrapping (sklearn travels as wheels in .whl)
-  (cd /tmp && COLUMNS=120 veil demo --scheme ckks --train --device cuda --seed 1) \
+  (cd "$PRIV" && COLUMNS=120 veil demo --scheme ckks --train --device cuda --seed 1) \
     > "$OUT/train.log" 2>&1
   echo "train rc=$?"; cat "$OUT/train.log"
 fi
 if has sh; then  # a diagnostic command in this script's environment: SH_CMD
-  (cd /tmp && bash -c "$SH_CMD") > "$OUT/sh.log" 2>&1
+  (cd "$PRIV" && bash -c "$SH_CMD") > "$OUT/sh.log" 2>&1
   echo "sh rc=$?"; tail -60 "$OUT/sh.log"
 fi
 if has xgboost; then
-  (cd /tmp && COLUMNS=120 veil demo --model xgboost --peer seal --device cuda) \
+  (cd "$PRIV" && COLUMNS=120 veil demo --model xgboost --peer seal --device cuda) \
     > "$OUT/xgboost.log" 2>&1
   echo "xgboost rc=$?"; cat "$OUT/xgboost.log"
 fi

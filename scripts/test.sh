@@ -4,6 +4,8 @@
 # bounded libFuzzer run over every loader of serialized bytes (scripts/fuzz.sh).
 # GPU tests run when a CUDA GPU is visible and skip otherwise. Set VEIL_CUDA=OFF to build the CPU
 # backend only; by default the CUDA backend is compiled whenever nvcc is found.
+# Nothing here depends on the current directory or on what $TMPDIR (/tmp) holds: every step runs
+# from the repository root or from a private directory made by mktemp (scripts/pytest.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
@@ -15,9 +17,11 @@ python3 -m pip install --no-build-isolation -q \
 echo "== C++ tests (GoogleTest)"
 (cd "$BUILD" && ctest --output-on-failure -j "$JOBS")
 echo "== Python tests (pytest)"
-(cd /tmp && python3 -m pytest "$OLDPWD/tests/python" -q)
+bash scripts/pytest.sh tests/python -q
 echo "== Documentation site (mkdocs build --strict)"
-NO_MKDOCS_2_WARNING=1 python3 -m mkdocs build --strict -q -d "${TMPDIR:-/tmp}/veil-site"
+SITE=$(mktemp -d "${TMPDIR:-/tmp}/veil-site.XXXXXX")
+NO_MKDOCS_2_WARNING=1 python3 -m mkdocs build --strict -q -d "$SITE/site"
+rm -rf "$SITE"
 echo "== Wheel: build, install into a fresh virtual environment, use (scripts/check_wheel.sh)"
 BUILD="$BUILD" bash scripts/check_wheel.sh
 echo "== Fuzzing the loaders (libFuzzer, ASan, UBSan; RUNS=${FUZZ_RUNS:-200000})"
