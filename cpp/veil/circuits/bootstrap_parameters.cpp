@@ -1,0 +1,208 @@
+#include "veil/circuits/bootstrap_parameters.h"
+
+#include <bit>
+#include <cmath>
+#include <numbers>
+#include <set>
+#include <string>
+
+#include "veil/circuits/dft.h"
+#include "veil/circuits/numeric.h"
+#include "veil/core/error.h"
+
+namespace veil::circuits {
+
+// ---- BootstrapConfig ----------------------------------------------------------------------
+
+std::size_t BootstrapConfig::evalmod_depth() const {
+  return static_cast<std::size_t>(detail::ceil_log2(evalmod_degree + 1)) + 1 + double_angle;
+}
+
+std::size_t BootstrapConfig::depth() const { return cts_levels + evalmod_depth() + stc_levels; }
+
+void BootstrapConfig::validate(std::size_t n) const {
+  if (slots != 0 && (slots < 2 || !std::has_single_bit(slots) || (n && slots > n / 2))) {
+    throw InvalidArgument("slots: expected a power of two in 2.." +
+                          (n ? std::to_string(n / 2) : std::string("N/2")) + " (0: N/2), got " +
+                          std::to_string(slots));
+  }
+  if (cts_levels < 1 || cts_levels > 16) {
+    throw InvalidArgument("cts_levels: expected 1..16, got " + std::to_string(cts_levels));
+  }
+  if (stc_levels < 1 || stc_levels > 16) {
+    throw InvalidArgument("stc_levels: expected 1..16, got " + std::to_string(stc_levels));
+  }
+  if (k_range < 1 || k_range > (1u << 20)) {
+    throw InvalidArgument("k_range: expected 1..2^20, got " + std::to_string(k_range));
+  }
+  if (evalmod_degree < 2 || evalmod_degree > 1023) {
+    throw InvalidArgument("evalmod_degree: expected 2..1023, got " + std::to_string(evalmod_degree));
+  }
+  if (double_angle > 16) {
+    throw InvalidArgument("double_angle: expected 0..16, got " + std::to_string(double_angle));
+  }
+  if (hamming_weight < 1 || (n && hamming_weight > n)) {
+    throw InvalidArgument("hamming_weight: expected 1.." +
+                          (n ? std::to_string(n) : std::string("N")) + ", got " +
+                          std::to_string(hamming_weight));
+  }
+}
+
+// ---- chains -------------------------------------------------------------------------------
+
+EncryptionParameters BootstrapChain::parameters(std::size_t n, int word_bits) const {
+  if (word_bits != 0 && word_bits != 32 && word_bits != 64) {
+    throw InvalidArgument("word_bits: expected 0, 32 or 64, got " + std::to_string(word_bits));
+  }
+  EncryptionParameters p(SchemeType::ckks);
+  p.poly_modulus_degree = n;
+  p.coeff_modulus = CoeffModulus::create(n, coeff_modulus_bits);
+  p.special_primes = special_primes;
+  p.alpha = alpha;
+  p.word_bits = word_bits;
+  p.rescale_groups = rescale_groups;
+  return p;
+}
+
+BootstrapChain bootstrap_chain(int log_n, std::size_t user_levels, const BootstrapConfig& config,
+                               int word_bits, std::optional<std::size_t> special,
+                               std::optional<std::size_t> alpha) {
+  if (log_n < 10 || log_n > 17) {
+    throw InvalidArgument("log_n: expected 10..17, got " + std::to_string(log_n));
+  }
+  config.validate(std::size_t{1} << log_n);
+  BootstrapChain c;
+  c.scale = std::ldexp(1.0, 40);
+  c.user_levels = user_levels;
+  const std::size_t em = config.evalmod_depth();
+  if (word_bits == 64) {
+    std::vector<int> levels{55};
+    levels.insert(levels.end(), config.stc_levels + user_levels, 40);
+    levels.insert(levels.end(), em, 60);
+    levels.insert(levels.end(), config.cts_levels, 56);
+    const std::size_t k = special ? *special : 5;
+    c.rescale_groups.assign(levels.size(), 1);
+    c.coeff_modulus_bits = levels;
+    c.coeff_modulus_bits.insert(c.coeff_modulus_bits.end(), k, 60);
+    c.special_primes = k;
+    c.alpha = alpha ? *alpha : std::max<std::size_t>(1, k - 1);
+    return c;
+  }
+  if (word_bits != 32) {
+    throw InvalidArgument("word_bits: expected 32 or 64, got " + std::to_string(word_bits));
+  }
+  std::vector<std::size_t> groups(1 + config.stc_levels, 2);  // q_0: 28 + 27 bits
+  for (std::size_t i = 0; i < user_levels; ++i) groups.push_back((user_levels - i) % 2 == 1 ? 1 : 2);
+  groups.insert(groups.end(), em + config.cts_levels, 2);
+  const std::size_t k = special ? *special : 12;
+  std::size_t primes = 0;
+  for (std::size_t g : groups) primes += g;
+  c.coeff_modulus_bits = {28, 27};
+  c.coeff_modulus_bits.insert(c.coeff_modulus_bits.end(), primes - 2, 30);
+  c.coeff_modulus_bits.insert(c.coeff_modulus_bits.end(), k, 31);
+  c.rescale_groups = groups;
+  c.special_primes = k;
+  c.alpha = alpha ? *alpha : k;
+  return c;
+}
+
+BootstrapChain preset_chain(std::size_t n, SecurityLevel security, const BootstrapConfig& config,
+                            int word_bits) {
+  if (n < 1024 || n > 131072 || !std::has_single_bit(n)) {
+    throw InvalidArgument("poly_modulus_degree: expected a power of two in 2^10..2^17, got " +
+                          std::to_string(n));
+  }
+  const int log_n = std::countr_zero(n);
+  if (security == SecurityLevel::none) return bootstrap_chain(log_n, 2, config, word_bits);
+  const int bound = max_coeff_modulus_bits(n, security);
+  auto bits = [&](std::size_t users) {
+    int s = 0;
+    for (int b : bootstrap_chain(log_n, users, config, word_bits).coeff_modulus_bits) s += b;
+    return s;
+  };
+  std::size_t users = 0;
+  while (bits(users + 1) <= bound) ++users;
+  if (users == 0) {
+    throw InvalidArgument("poly_modulus_degree: bootstrapping at N = " + std::to_string(n) +
+                          " does not fit the " + std::to_string(static_cast<int>(security)) +
+                          "-bit bound of " + std::to_string(bound) + " bits (it needs " +
+                          std::to_string(config.depth()) +
+                          " levels); use N = 65536 or pass coeff_modulus with security=None "
+                          "for tests");
+  }
+  return bootstrap_chain(log_n, users, config, word_bits);
+}
+
+// ---- BootstrapParameters ------------------------------------------------------------------
+
+BootstrapParameters::BootstrapParameters(ContextPtr ctx, const BootstrapConfig& config,
+                                         double scale)
+    : chain_(std::move(ctx)), config_(config), scale_(scale) {
+  const Context& c = *chain_.context();
+  const std::size_t n_full = c.n() / 2;
+  config.validate(c.n());
+  if (!std::isfinite(scale) || scale < 2.0) {
+    throw InvalidArgument("scale: expected a finite scale >= 2");
+  }
+  const std::size_t slots = config.slots == 0 ? n_full : config.slots;
+  const std::size_t stages = static_cast<std::size_t>(std::countr_zero(slots));
+  const std::size_t most = std::max(config.cts_levels, config.stc_levels);
+  if (stages < most) {
+    throw InvalidArgument("slots: " + std::to_string(slots) + " slots have " +
+                          std::to_string(stages) + " FFT stages, fewer than the " +
+                          std::to_string(most) +
+                          " CoeffToSlot/SlotToCoeff levels; use more slots or fewer "
+                          "cts_levels/stc_levels");
+  }
+  slots_ = slots;
+  const auto& tops = chain_.tops();
+  const std::size_t need = config.depth() + 1;  // + q_0's block
+  if (tops.size() < need + 1) {
+    throw InvalidArgument(
+        "coeff_modulus: bootstrapping needs " + std::to_string(config.depth()) +
+        " rescale blocks above q_0's and at least one user level (CoeffToSlot " +
+        std::to_string(config.cts_levels) + ", EvalMod " + std::to_string(config.evalmod_depth()) +
+        ", SlotToCoeff " + std::to_string(config.stc_levels) + "); this chain has " +
+        std::to_string(tops.size() - 1) + " (see bootstrap_chain)");
+  }
+  std::vector<std::uint64_t> q0_primes;
+  for (std::size_t i = 0; i <= tops[0]; ++i) q0_primes.push_back(c.base_q(tops[0])[i].value);
+  q0_ = detail::exact_product(q0_primes);
+  const std::size_t top_idx = tops.size() - 1;
+  input_level_ = tops[config.stc_levels];
+  output_level_ = tops[top_idx - config.cts_levels - config.evalmod_depth()];
+  levels_left_ = top_idx - config.cts_levels - config.evalmod_depth() - config.stc_levels;
+  evalmod_level_ = tops[top_idx - config.cts_levels];
+  evalmod_scale_ = chain_.block_product(tops[top_idx - config.cts_levels]);
+  // Python: self.scale / (self.q0 * k1) / 2.0 / gap, the integer q0 * k1 rounded once.
+  std::vector<std::uint64_t> q0k1 = q0_primes;
+  q0k1.push_back(config.k_range + 1);
+  const double gap = static_cast<double>(n_full / slots);
+  cts_constant_ = scale_ / detail::exact_product(q0k1) / 2.0 / gap;
+  gamma_ = q0_ / (2 * std::numbers::pi * scale_);
+  // The rotations: every transform level's baby and giant steps, and SubSum's.
+  std::set<int> steps;
+  for (const auto& levels : {coeff_to_slot_levels(slots, config.cts_levels, top_level(),
+                                                   cts_constant_, c),
+                             slot_to_coeff_levels(slots, config.stc_levels, input_level_, c)}) {
+    for (const DftLevel& lv : levels) {
+      for (int s : LinearTransform::rotation_steps_of(lv.matrices, slots)) steps.insert(s);
+    }
+  }
+  for (std::size_t s = slots; s < n_full; s *= 2) steps.insert(static_cast<int>(s));
+  rotation_steps_.assign(steps.begin(), steps.end());
+}
+
+std::vector<std::uint32_t> BootstrapParameters::galois_elements() const {
+  const Context& c = *chain_.context();
+  std::set<std::uint32_t> elts;
+  for (int s : rotation_steps_) {
+    if (s) elts.insert(c.galois_elt_from_step(s));
+  }
+  elts.insert(c.galois_elt_column());
+  return {elts.begin(), elts.end()};
+}
+
+int BootstrapParameters::step(long long k) const { return LinearTransform::signed_step(k, slots_); }
+
+}  // namespace veil::circuits

@@ -1,0 +1,143 @@
+// CKKS bootstrapping parameters: the configuration (slots, levels of each phase, EvalMod's
+// interval and polynomial, the sparse secret's weight), a matching modulus chain, and the
+// level layout a bootstrapper derives from a context (Lattigo: circuits/ckks/bootstrapping/
+// parameters.go). Python: veil._bootstrap.BootstrapConfig, BootstrapChain, bootstrap_chain,
+// preset_chain and the level bookkeeping of Bootstrapper.__init__.
+//
+// The pipeline (bootstrapper.h) runs SlotToCoeff first (Chen-Chillotti-Song, Eurocrypt 2019),
+// at the bottom of the chain, then the sparse-secret encapsulation and ModRaise, SubSum,
+// CoeffToSlot at the top of the chain and EvalMod below it; the levels between EvalMod's output
+// and SlotToCoeff's input are the user's.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "veil/circuits/rescale_chain.h"
+#include "veil/rlwe/params.h"
+
+namespace veil::circuits {
+
+/// What to bootstrap and how (defaults: full slots, Cheddar-like level budget).
+struct BootstrapConfig {
+  /// Slots refreshed: a power of two in 2..N/2; 0 = N/2 (full slots). Sparse slots need a
+  /// ciphertext whose N/2 slots repeat with this period.
+  std::size_t slots = 0;
+  /// Levels (rescale blocks) of CoeffToSlot and SlotToCoeff: more levels, fewer rotations.
+  std::size_t cts_levels = 3;
+  std::size_t stc_levels = 3;
+  /// K, the bound on |I| (EvalMod's interval is [-(K + 1), K + 1]); with h = 32 the
+  /// coefficients of I have a standard deviation of about sqrt(h / 12) = 1.6, so K = 12 is 7
+  /// standard deviations (Bossuat-Troncoso-Hubaux, eprint 2022/024, §5).
+  std::size_t k_range = 12;
+  /// Degree of the Chebyshev interpolant of the scaled cosine.
+  std::size_t evalmod_degree = 31;
+  /// r, the number of double-angle steps.
+  std::size_t double_angle = 3;
+  /// h, the Hamming weight of the encapsulated sparse secret.
+  std::size_t hamming_weight = 32;
+
+  /// Levels EvalMod consumes: ceil(log2(d + 1)) + 1 (the Chebyshev evaluation; the +1 is the
+  /// leaves' constant products) + r.
+  std::size_t evalmod_depth() const;
+  /// Levels bootstrapping consumes in all: cts_levels + evalmod_depth() + stc_levels.
+  std::size_t depth() const;
+  /// Checks every field (slots against N when n > 0).
+  /// @throws InvalidArgument naming the field.
+  void validate(std::size_t n = 0) const;
+};
+
+/// A modulus chain for bootstrapping, as bit sizes (special primes last) and rescale blocks.
+struct BootstrapChain {
+  std::vector<int> coeff_modulus_bits;
+  std::vector<std::size_t> rescale_groups;
+  std::size_t special_primes = 0;
+  std::size_t alpha = 0;  // primes per key-switching digit
+  double scale = 0.0;
+  std::size_t user_levels = 0;
+
+  /// CKKS EncryptionParameters of degree n with this chain (CoeffModulus::create's primes).
+  /// @param word_bits 0 (the context chooses), 32 or 64.
+  /// @throws InvalidArgument naming `poly_modulus_degree` or `word_bits`.
+  EncryptionParameters parameters(std::size_t n, int word_bits = 0) const;
+};
+
+/// A chain at N = 2^log_n with `user_levels` levels left after bootstrapping. Bottom up: q_0
+/// (55 bits), the SlotToCoeff levels (40), the user levels (40, scale 2^40), the EvalMod levels
+/// (60) and the CoeffToSlot levels (56), then the special primes (60 bits; default 5, digits of
+/// 4 primes). word_bits = 32: blocks of ~30-bit primes of about those sizes (q_0 and each
+/// SlotToCoeff, EvalMod and CoeffToSlot level two primes; the user levels alternate one and two
+/// primes from the top) and 12 special primes of 31 bits with digits of 12 primes (Cheddar's
+/// bootparam_40 shape). python/veil/_bootstrap.py's bootstrap_chain explains each size.
+/// @throws InvalidArgument naming `word_bits` (not 32 or 64), `log_n` (outside 10..17) or the
+///         config's fields.
+BootstrapChain bootstrap_chain(int log_n, std::size_t user_levels,
+                               const BootstrapConfig& config = {}, int word_bits = 64,
+                               std::optional<std::size_t> special = std::nullopt,
+                               std::optional<std::size_t> alpha = std::nullopt);
+/// bootstrap_chain with as many user levels as the security bound allows (SecurityLevel::none:
+/// two, for tests at small N). N = 2^16 at 128 bits: 14 user levels with 64-bit words
+/// (log2 QP = 1743 <= 1747), 9 with 32-bit words.
+/// @throws InvalidArgument naming `poly_modulus_degree` when the bound leaves no user level.
+BootstrapChain preset_chain(std::size_t n, SecurityLevel security,
+                            const BootstrapConfig& config = {}, int word_bits = 64);
+
+/// The level layout of bootstrapping on one context: validated configuration, the levels each
+/// phase starts at, the scale factors and the rotations the transforms need.
+class BootstrapParameters {
+ public:
+  /// @param ctx a CKKS context whose chain has config.depth() rescale blocks above q_0's and at
+  ///        least one user level (see bootstrap_chain).
+  /// @param config the configuration.
+  /// @param scale Delta, the scale ciphertexts are bootstrapped at (finite, >= 2).
+  /// @throws InvalidArgument naming `context` (not CKKS), `coeff_modulus` (chain too short),
+  ///         `slots` (not a power of two in 2..N/2, or fewer FFT stages than transform levels),
+  ///         `scale`, or the config's other fields.
+  BootstrapParameters(ContextPtr ctx, const BootstrapConfig& config, double scale);
+
+  const ContextPtr& context() const { return chain_.context(); }
+  const RescaleChain& chain() const { return chain_; }
+  const BootstrapConfig& config() const { return config_; }
+  /// Delta.
+  double scale() const { return scale_; }
+  /// n, the slots refreshed.
+  std::size_t slots() const { return slots_; }
+  /// Bootstrapping starts here (SlotToCoeff's top; higher inputs are switched down).
+  std::size_t input_level() const { return input_level_; }
+  /// The level of a refreshed ciphertext: below CoeffToSlot and EvalMod.
+  std::size_t output_level() const { return output_level_; }
+  /// Rescales a refreshed ciphertext allows before it must be bootstrapped again.
+  std::size_t levels_left() const { return levels_left_; }
+  /// The top of q_0's block (where ModRaise starts) and q_0's block product as a double.
+  std::size_t q0_level() const { return chain_.tops().front(); }
+  double q0() const { return q0_; }
+  /// The top level (CoeffToSlot starts there after ModRaise).
+  std::size_t top_level() const { return chain_.tops().back(); }
+  /// EvalMod's input level and its working scale (the product of its top block, ~2^60).
+  std::size_t evalmod_level() const { return evalmod_level_; }
+  double evalmod_scale() const { return evalmod_scale_; }
+  /// CoeffToSlot's constant: Delta / (q_0 (K + 1)) / 2 / (N / 2n) (EvalMod's interval, the
+  /// real/imaginary split, SubSum's repetition).
+  double coeff_to_slot_constant() const { return cts_constant_; }
+  /// gamma = q_0 / (2 pi Delta): EvalMod's output sin(2 pi t / q_0) is read as the message by
+  /// declaring its scale Delta gamma as Delta (no level).
+  double gamma() const { return gamma_; }
+  /// Signed rotation steps of every transform and SubSum (ascending, no 0).
+  const std::vector<int>& rotation_steps() const { return rotation_steps_; }
+  /// Galois elements of rotation_steps() and the conjugation (2N - 1), ascending: the keys
+  /// BootstrapKeys must hold.
+  std::vector<std::uint32_t> galois_elements() const;
+  /// A rotation step of the n-slot vector as a signed step of the N/2 slots.
+  int step(long long k) const;
+
+ private:
+  RescaleChain chain_;
+  BootstrapConfig config_;
+  double scale_ = 0, q0_ = 0, evalmod_scale_ = 0, cts_constant_ = 0, gamma_ = 0;
+  std::size_t slots_ = 0, input_level_ = 0, output_level_ = 0, levels_left_ = 0,
+              evalmod_level_ = 0;
+  std::vector<int> rotation_steps_;
+};
+
+}  // namespace veil::circuits

@@ -1,0 +1,169 @@
+#include "veil/circuits/bootstrapper.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "veil/circuits/dft.h"
+#include "veil/core/error.h"
+
+namespace veil::circuits {
+
+namespace {
+
+/// Encodes a chain of transform levels that takes ciphertexts from scale s_first to s_last
+/// (the intermediate scales share the precision evenly: shared_precision_scales).
+std::vector<LinearTransform> encode_levels(const CKKSEncoder& encoder, const RescaleChain& chain,
+                                           const std::vector<DftLevel>& levels, std::size_t slots,
+                                           double s_first, double s_last, const Device& dev) {
+  std::vector<double> products;
+  for (const DftLevel& lv : levels) products.push_back(chain.block_product(lv.level));
+  const std::vector<double> scales = shared_precision_scales(levels, products, s_first, s_last);
+  std::vector<LinearTransform> out;
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    out.emplace_back(encoder, levels[i].matrices, slots, levels[i].level, scales[i],
+                     scales[i + 1], dev);
+  }
+  return out;
+}
+
+std::string log2_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "2^%.2f", std::log2(s));
+  return buf;
+}
+
+}  // namespace
+
+Bootstrapper::Bootstrapper(BootstrapParameters params, BootstrapKeys keys)
+    : params_(std::move(params)),
+      keys_(std::move(keys)),
+      ev_(params_.context()),
+      evalmod_(params_.config().k_range, params_.config().evalmod_degree,
+               params_.config().double_angle) {
+  keys_.check(params_);
+  const Context& ctx = *params_.context();
+  const CKKSEncoder encoder(params_.context());
+  const std::size_t n = params_.slots();
+  const Device& dev = keys_.device();
+  cts_ = encode_levels(encoder, params_.chain(),
+                       coeff_to_slot_levels(n, params_.config().cts_levels, params_.top_level(),
+                                            params_.coeff_to_slot_constant(), ctx),
+                       n, params_.scale(), params_.evalmod_scale(), dev);
+  stc_ = encode_levels(encoder, params_.chain(),
+                       slot_to_coeff_levels(n, params_.config().stc_levels,
+                                            params_.input_level(), ctx),
+                       n, params_.scale(), params_.scale(), dev);
+  const auto [level, scale] =
+      evalmod_.plan(params_.chain(), params_.evalmod_level(), params_.evalmod_scale(),
+                    params_.scale() * params_.gamma());
+  (void)scale;
+  if (level != params_.output_level()) {
+    throw RuntimeError("bootstrapping: EvalMod ends at level " + std::to_string(level) +
+                       ", not at the output level " + std::to_string(params_.output_level()));
+  }
+}
+
+void Bootstrapper::check_input(const Ciphertext& ct, std::size_t level, const char* step) const {
+  if (ct.empty()) throw InvalidArgument("ct: is empty");
+  if (ct.context()->parameter_hash() != params_.context()->parameter_hash()) {
+    throw InvalidArgument("ct: belongs to another context");
+  }
+  if (ct.size() != 2) {
+    throw InvalidArgument("ct: expected size 2 (relinearize first), got " +
+                          std::to_string(ct.size()));
+  }
+  if (ct.level() != level) {
+    throw InvalidArgument(std::string("ct: ") + step + " starts at level " +
+                          std::to_string(level) + ", got level " + std::to_string(ct.level()));
+  }
+}
+
+Ciphertext Bootstrapper::bootstrap(const Ciphertext& ct) const {
+  if (ct.empty()) throw InvalidArgument("ct: is empty");
+  if (ct.context()->parameter_hash() != params_.context()->parameter_hash()) {
+    throw InvalidArgument("ct: belongs to another context");
+  }
+  if (ct.size() != 2) {
+    throw InvalidArgument("ct: expected size 2 (relinearize first), got " +
+                          std::to_string(ct.size()));
+  }
+  const double s_in = ct.scale();
+  const double delta = params_.scale();
+  if (!(std::fabs(std::log2(s_in / delta)) <= 4)) {
+    throw InvalidArgument("ct: expected a scale within 2^4 of the context's " + log2_text(delta) +
+                          " (q_0 / scale sets EvalMod's message ratio), got " + log2_text(s_in));
+  }
+  if (ct.level() < params_.input_level()) {
+    throw InvalidArgument("ct: bootstrapping starts with SlotToCoeff at level " +
+                          std::to_string(params_.input_level()) +
+                          "; the ciphertext is at level " + std::to_string(ct.level()) +
+                          " (keep " + std::to_string(params_.config().stc_levels) +
+                          " levels above q_0's block for it)");
+  }
+  Ciphertext x = ct.level() > params_.input_level() ? ev_.mod_switch_to(ct, params_.input_level())
+                                                    : ct;
+  x.set_scale(delta);
+  Ciphertext out = eval_mod(coeff_to_slot(mod_raise(slot_to_coeff(x))));
+  out.set_scale(s_in);
+  return out;
+}
+
+Ciphertext Bootstrapper::slot_to_coeff(const Ciphertext& ct) const {
+  check_input(ct, params_.input_level(), "SlotToCoeff");
+  const GaloisKeys& gk = keys_.galois_keys;
+  Ciphertext cur = ct;
+  cur.set_scale(params_.scale());
+  for (std::size_t i = 0; i + 1 < stc_.size(); ++i) cur = std::move(stc_[i].apply(ev_, {&cur}, gk)[0]);
+  std::vector<Ciphertext> ab = stc_.back().apply(ev_, {&cur}, gk);
+  Ciphertext out = ev_.add(ab[0], ev_.conjugate(ab[1], gk));
+  out.set_scale(params_.scale());  // it is, up to the double rounding of the plaintext scales
+  return out;
+}
+
+Ciphertext Bootstrapper::mod_raise(const Ciphertext& ct) const {
+  check_input(ct, params_.q0_level(), "ModRaise");
+  Ciphertext x = ev_.switch_key(ct, keys_.to_sparse);
+  x = ev_.mod_raise(x);
+  x = ev_.switch_key(x, keys_.to_dense);
+  const std::size_t half = params_.context()->n() / 2;
+  for (std::size_t s = params_.slots(); s < half; s *= 2) {  // SubSum onto the n-slot subring
+    x = ev_.add(x, ev_.rotate_vector(x, static_cast<int>(s), keys_.galois_keys));
+  }
+  return x;
+}
+
+Ciphertext Bootstrapper::coeff_to_slot(const Ciphertext& ct) const {
+  check_input(ct, params_.top_level(), "CoeffToSlot");
+  const GaloisKeys& gk = keys_.galois_keys;
+  const Ciphertext conj = ev_.conjugate(ct, gk);
+  Ciphertext cur = std::move(cts_[0].apply(ev_, {&ct, &conj}, gk)[0]);
+  for (std::size_t i = 1; i < cts_.size(); ++i) cur = std::move(cts_[i].apply(ev_, {&cur}, gk)[0]);
+  return cur;
+}
+
+Ciphertext Bootstrapper::eval_mod(const Ciphertext& ct) const {
+  check_input(ct, params_.evalmod_level(), "EvalMod");
+  const GaloisKeys& gk = keys_.galois_keys;
+  const std::size_t half = params_.context()->n() / 2;
+  // re = w + conj w; im' = X^(N/2) (w - conj w) = -s_j Im (SEAL's slot order)
+  const Ciphertext conj = ev_.conjugate(ct, gk);
+  const Ciphertext re = ev_.add(ct, conj);
+  const Ciphertext im = ev_.multiply_monomial(ev_.sub(ct, conj), half);
+  const double out_scale = params_.scale() * params_.gamma();
+  const Ciphertext fre = evalmod_.evaluate(ev_, keys_.relin_keys, params_.chain(), re, out_scale);
+  const Ciphertext fim = evalmod_.evaluate(ev_, keys_.relin_keys, params_.chain(), im, out_scale);
+  // f(Re) + i f(Im) = f(re) - X^(N/2) f(im'); its scale Delta gamma read as Delta
+  Ciphertext out = ev_.sub(fre, ev_.multiply_monomial(fim, half));
+  out.set_scale(params_.scale());
+  return out;
+}
+
+std::size_t Bootstrapper::plaintext_bytes() const {
+  std::size_t total = 0;
+  for (const auto& lt : cts_) total += lt.plaintext_bytes();
+  for (const auto& lt : stc_) total += lt.plaintext_bytes();
+  return total;
+}
+
+}  // namespace veil::circuits

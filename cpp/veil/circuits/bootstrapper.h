@@ -1,0 +1,111 @@
+// CKKS bootstrapping: refreshes a ciphertext near the bottom of the modulus chain to a higher
+// level (Cheon-Han-Kim-Kim-Song, "Bootstrapping for Approximate Homomorphic Encryption",
+// Eurocrypt 2018), with SlotToCoeff first (Chen-Chillotti-Song, Eurocrypt 2019), sparse-secret
+// encapsulation (Bossuat-Troncoso-Hubaux, eprint 2022/024, §5), factored transforms evaluated by
+// hoisted baby-step giant-step products (Halevi-Shoup, CRYPTO 2014/2018; Han-Ki, CT-RSA 2020)
+// and EvalMod by a Chebyshev interpolant and double angles evaluated with exact scales
+// (Bossuat-Mouchet-Troncoso-Hubaux, Eurocrypt 2021). Lattigo: circuits/ckks/bootstrapping/
+// evaluator.go. Python (the oracle these equal word for word): veil._bootstrap.Bootstrapper.
+//
+// Everything runs through the Evaluator on the keys' device, so the CPU and the GPU compute the
+// same words. The steps are public so that a caller can time or replace one:
+//   bootstrap(ct) = eval_mod(coeff_to_slot(mod_raise(slot_to_coeff(ct)))), with the input's
+//   scale handled around them.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "veil/api/evaluator.h"
+#include "veil/ckks/encoder.h"
+#include "veil/circuits/bootstrap_keys.h"
+#include "veil/circuits/bootstrap_parameters.h"
+#include "veil/circuits/evalmod.h"
+#include "veil/circuits/linear_transform.h"
+
+namespace veil::circuits {
+
+/// Bootstraps ciphertexts of one context with one key set. Immutable after construction and
+/// safe to share between threads (as the Evaluator).
+///
+/// Memory: the keys (BootstrapKeys::bytes(); about 5 GiB at N = 2^16 with 32-bit words, 12 GiB
+/// with 64-bit words) and the encoded transform matrices (plaintext_bytes(); 2-3 GiB there).
+class Bootstrapper {
+ public:
+  /// Encodes the transforms' matrices on the keys' device and checks the keys.
+  /// @param params the level layout (BootstrapParameters).
+  /// @param keys the evaluation keys (BootstrapKeys::generate, or loaded), moved in.
+  /// @throws InvalidArgument naming the missing or mismatched key (BootstrapKeys::check).
+  Bootstrapper(BootstrapParameters params, BootstrapKeys keys);
+
+  /// Refreshes `ct` to output_level(), keeping its scale: the slots come back with about 20 bits
+  /// of precision for values of magnitude <= 1 (full slots, N = 2^16, the default config). A
+  /// ciphertext above input_level() is first switched down (its extra levels are not used). The
+  /// pipeline runs as if the scale were Delta: the plaintext t (message m = t / s_in) comes back
+  /// as t, which the output's scale s_in reads as m again.
+  /// @param ct a size-2 CKKS ciphertext of the keys' key set and device, at a level >=
+  ///        input_level(), with a scale within a factor 2^4 of Delta (q_0 / scale sets EvalMod's
+  ///        message ratio). For sparse slots its N/2 slots repeat with period slots().
+  /// @return a size-2 ciphertext at output_level() with ct's scale.
+  /// @throws InvalidArgument naming `ct` (empty, another context, size != 2, scale too far from
+  ///         Delta, level below input_level()), and the evaluator's errors (other key set or
+  ///         device).
+  Ciphertext bootstrap(const Ciphertext& ct) const;
+
+  /// SlotToCoeff: the slots z (read as a bit-reversed coefficient vector) become the
+  /// plaintext's coefficients, stc_levels levels down to q_0's top (CHKKS18 §4.1, run first as
+  /// Chen-Chillotti-Song 2019). The last level's two outputs are added after conjugating the
+  /// second (SEAL's odd slots sit at the conjugate roots).
+  /// @param ct size 2, at input_level(); its scale is taken as Delta.
+  /// @return a ciphertext at q0_level() with scale Delta.
+  /// @throws InvalidArgument naming `ct` for another level or size.
+  Ciphertext slot_to_coeff(const Ciphertext& ct) const;
+  /// Sparse-secret encapsulation and ModRaise (CHKKS18 §3.1; BTH22 §5): the key switched to the
+  /// sparse secret at q_0, the modulus raised to the top (phase t = Delta z + q_0 I(X)), the key
+  /// switched back; then SubSum (CHKKS18 §4.2) for sparse slots.
+  /// @param ct size 2, at q0_level().
+  /// @return a ciphertext at the top level, same scale.
+  /// @throws InvalidArgument naming `ct` for another level or size.
+  Ciphertext mod_raise(const Ciphertext& ct) const;
+  /// CoeffToSlot (CHKKS18 §4.1, factored as Han-Ki 2020): the slots become t's coefficients
+  /// divided by q_0 (K + 1), w = (t_lo + i t_hi) / (q_0 (K + 1)), cts_levels levels down.
+  /// @param ct size 2, at the top level.
+  /// @return a ciphertext at evalmod_level() with scale evalmod_scale().
+  /// @throws InvalidArgument naming `ct` for another level or size.
+  Ciphertext coeff_to_slot(const Ciphertext& ct) const;
+  /// EvalMod on the real and imaginary parts (split by a conjugation; the imaginary part
+  /// through X^(N/2) and the oddness of sine): f(Re w) + i f(Im w), f(x) = sin(2 pi K1 x),
+  /// at output_level() with scale Delta gamma, which is read as Delta (the factor q_0 / (2 pi
+  /// Delta) costs no level).
+  /// @param ct size 2, at evalmod_level().
+  /// @return a ciphertext at output_level() with scale Delta (declared).
+  /// @throws InvalidArgument naming `ct` for another level or size.
+  Ciphertext eval_mod(const Ciphertext& ct) const;
+
+  const BootstrapParameters& parameters() const { return params_; }
+  const BootstrapKeys& keys() const { return keys_; }
+  const EvalMod& evalmod() const { return evalmod_; }
+  /// The CoeffToSlot and SlotToCoeff levels, in the order they run.
+  const std::vector<LinearTransform>& coeff_to_slot_transforms() const { return cts_; }
+  const std::vector<LinearTransform>& slot_to_coeff_transforms() const { return stc_; }
+  /// Bytes of the encoded transform matrices on the device.
+  std::size_t plaintext_bytes() const;
+  const Device& device() const { return keys_.device(); }
+
+ private:
+  void check_input(const Ciphertext& ct, std::size_t level, const char* step) const;
+  BootstrapParameters params_;
+  BootstrapKeys keys_;
+  Evaluator ev_;
+  EvalMod evalmod_;
+  std::vector<LinearTransform> cts_, stc_;
+};
+
+}  // namespace veil::circuits
+
+namespace veil::ckks {
+/// The CKKS bootstrapper under the scheme's name (it lives in the circuits layer).
+using Bootstrapper = circuits::Bootstrapper;
+using BootstrapConfig = circuits::BootstrapConfig;
+using BootstrapParameters = circuits::BootstrapParameters;
+using BootstrapKeys = circuits::BootstrapKeys;
+}  // namespace veil::ckks

@@ -1,0 +1,69 @@
+// The homomorphic DFT of CKKS bootstrapping: the "special FFT" of the encoding and its inverse
+// as products of sparse radix-2 stages (Cheon-Han-Kim-Kim-Song, "Bootstrapping for Approximate
+// Homomorphic Encryption", Eurocrypt 2018, §4; Han-Ki, "Better Bootstrapping for Approximate
+// Homomorphic Encryption", CT-RSA 2020, §3), merged into a few levels of plaintext-matrix
+// products (CoeffToSlot and SlotToCoeff), each evaluated by linear_transform.h.
+//
+// SEAL's slot order (generator 3) differs from the generator-5 order of the papers; the matrices
+// use the generator -3 mod 4n, which generates the same subgroup as 5 (so the radix-2
+// factorization applies), and the odd slots, which sit at the conjugate roots, are handled by
+// masks folded into the first CoeffToSlot and the last SlotToCoeff level
+// (python/veil/_bootstrap.py's module docstring has the derivation).
+// Python: veil._bootstrap.special_fft_stages, special_ifft_stages, _groups, _merge.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "veil/circuits/linear_transform.h"
+
+namespace veil::circuits {
+
+/// The radix-2 stages of W x for W[j, k] = zeta^(g^j k), zeta = exp(2 pi i / 4n), g = -3 mod
+/// 4n, x in bit-reversed order: W x = S_{log n} ... S_1 (bitrev x). Stage s (block length 2^s,
+/// half h = 2^(s-1)) is the butterfly (u, v) -> (u + w v, u - w v) of positions p and p + h, so
+/// its diagonals are 0 and +-h ([log2 n] stages of n slots).
+/// @throws InvalidArgument naming `n` unless it is a power of two >= 2.
+std::vector<Diagonals> special_fft_stages(std::size_t n);
+/// The inverses S_s^-1, in the same order: (a, b) -> ((a + b) / 2, (a - b) / (2 w)).
+/// @throws InvalidArgument naming `n` unless it is a power of two >= 2.
+std::vector<Diagonals> special_ifft_stages(std::size_t n);
+
+/// `count` consecutive stages split into `parts` groups (min(parts, count), at least one), the
+/// larger groups first: the stage indices of each group.
+std::vector<std::vector<std::size_t>> split_stages(std::size_t count, std::size_t parts);
+/// The product of stages[i] for i in `order`, the first applied first.
+/// @throws InvalidArgument naming `order` for an index out of range.
+Diagonals merge_stages(const std::vector<Diagonals>& stages, const std::vector<std::size_t>& order,
+                       std::size_t n);
+
+/// One level of a factored transform: outputs[o] = sum_i matrices[o][i] inputs[i] at `level`.
+struct DftLevel {
+  std::vector<std::vector<Diagonals>> matrices;
+  std::size_t level = 0;
+};
+
+/// CoeffToSlot (CHKKS18 §4.1): w' = W^-1 (E z + O conj z) * c in bit-reversed order, as `levels`
+/// merged groups of the inverse stages (from the last stage's inverse down to the first). The
+/// first level takes two inputs (z and conj z, with the even/odd column masks E, O) and carries
+/// the constant c; the levels start at `top_level` and go down one rescale block each.
+/// @param rescale_target the level a rescale from a level lands on (Context::rescale_target).
+std::vector<DftLevel> coeff_to_slot_levels(std::size_t n, std::size_t levels,
+                                           std::size_t top_level, double c,
+                                           const Context& ctx);
+/// SlotToCoeff: the stages of W in `levels` merged groups from `input_level` down; the last
+/// level has two outputs, its rows masked by E and O (the slots then satisfy
+/// E (W w) + O conj(W w) = z once the second output is conjugated and added).
+std::vector<DftLevel> slot_to_coeff_levels(std::size_t n, std::size_t levels,
+                                           std::size_t input_level, const Context& ctx);
+
+/// The scales between a chain of levels that takes ciphertexts from scale s_first to s_last:
+/// the plaintexts' largest encoded magnitude (pt scale x max |entry|, whose rounding error is
+/// what a plaintext adds) is the same at every level, M = (s_last / s_first x prod D_i x prod
+/// max|d_i|)^(1/L), since pt scale_i = s_out_i D_i / s_in_i telescopes. Returns the L + 1 scales
+/// s_first, s_1, ..., s_last.
+/// @param block_products D_i, the rescale block product at each level's level.
+std::vector<double> shared_precision_scales(const std::vector<DftLevel>& levels,
+                                            const std::vector<double>& block_products,
+                                            double s_first, double s_last);
+
+}  // namespace veil::circuits

@@ -1,0 +1,55 @@
+// EvalMod: the homomorphic reduction modulo q_0 of CKKS bootstrapping. After ModRaise and
+// CoeffToSlot the slots hold x = t / (q_0 K1) with t = Delta m + q_0 I (|I| <= K, K1 = K + 1);
+// sin(2 pi K1 x) / (2 pi) = sin(2 pi t / q_0) / (2 pi) ~ Delta m / q_0 removes I (Cheon-Han-Kim-
+// Kim-Song, Eurocrypt 2018, §3.2). The sine is computed as cos(2 pi (K1 x - 1/4)) from a
+// Chebyshev interpolant of cos(2 pi (K1 y - 1/4) / 2^r) on [-1, 1] followed by r double-angle
+// steps cos(2a) = 2 cos(a)^2 - 1 (Han-Ki, CT-RSA 2020, §4; Bossuat-Mouchet-Troncoso-Hubaux,
+// Eurocrypt 2021, §4), the interpolant evaluated by polynomial.h. The double angles square the
+// scale (S -> S^2 / D), so the interpolant's target scale is found from the end backwards,
+// S = sqrt(S' D), and the result lands exactly on the requested output scale.
+// Python: veil._bootstrap.Bootstrapper._evalmod / _evalmod_plan.
+#pragma once
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "veil/circuits/polynomial.h"
+
+namespace veil::circuits {
+
+class EvalMod {
+ public:
+  /// @param k_range K, the bound on |I| (the interval is [-(K + 1), K + 1] before scaling).
+  /// @param degree d, the degree of the Chebyshev interpolant (2..1023).
+  /// @param double_angle r, the number of double-angle steps (0..16).
+  /// @throws InvalidArgument naming `k_range` (< 1 or > 2^20), `degree` or `double_angle`.
+  EvalMod(std::size_t k_range, std::size_t degree, std::size_t double_angle);
+
+  std::size_t k_range() const { return k_range_; }
+  std::size_t degree() const { return degree_; }
+  std::size_t double_angle() const { return double_angle_; }
+  /// The interpolant's Chebyshev coefficients c_0..c_d of cos(2 pi (K1 y - 1/4) / 2^r).
+  const std::vector<double>& coefficients() const { return coeffs_; }
+  /// Rescale levels consumed: ceil(log2(d + 1)) + 1 (the Chebyshev evaluation) + r.
+  std::size_t depth() const;
+
+  /// sin(2 pi K1 x) on an operand x (at a rescale-block top), landing exactly on
+  /// `output_scale`, depth() blocks below x (planned or evaluated, as `ops`).
+  /// @throws InvalidArgument when the chain below x has fewer than depth() blocks.
+  OperandPtr evaluate(const ScaleOps& ops, OperandPtr x, double output_scale) const;
+  /// The (level, scale) evaluate() lands on for an input at (level, scale).
+  std::pair<std::size_t, double> plan(const RescaleChain& chain, std::size_t level, double scale,
+                                      double output_scale) const;
+  /// sin(2 pi K1 x) slot-wise (real slots) for a size-2 ciphertext x at a block top.
+  /// @param output_scale the scale of the result (finite, > 0).
+  /// @throws InvalidArgument naming `ct` (empty, size != 2, not at a block top, too few levels)
+  ///         or `output_scale`; the evaluator's errors for mismatched keys.
+  Ciphertext evaluate(const Evaluator& ev, const RelinKeys& relin_keys, const RescaleChain& chain,
+                      const Ciphertext& ct, double output_scale) const;
+
+ private:
+  std::size_t k_range_, degree_, double_angle_;
+  std::vector<double> coeffs_;
+};
+
+}  // namespace veil::circuits

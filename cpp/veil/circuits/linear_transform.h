@@ -1,0 +1,143 @@
+// Linear transforms of CKKS slots by the diagonal method (Halevi-Shoup, "Algorithms in HElib",
+// CRYPTO 2014, §4.3) with the baby-step giant-step split of Halevi-Shoup, "Faster Homomorphic
+// Linear Transformations in HElib" (CRYPTO 2018, §4): the baby-step rotations of an input
+// share one decomposition (hoisting, Evaluator::rotate_many), each giant step's inner sum is one
+// pass (Evaluator::multiply_plain_sum), and each output is rescaled once.
+//
+// A map y = M x on n slot values is held by its diagonals: y[j] = sum_k d_k[j] x[(j + k) mod n],
+// d_k[j] = M[j, (j + k) mod n]; rotating a ciphertext left by k puts x[(j + k) mod n] in slot j.
+// With n < N/2 the N/2 slots hold N/(2n) copies of the n values (the diagonals are tiled).
+// Python: veil._bootstrap._LinearLevel, _bsgs_split, _compose.
+#pragma once
+#include <complex>
+#include <cstddef>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "veil/api/evaluator.h"
+#include "veil/ckks/encoder.h"
+
+namespace veil::circuits {
+
+/// The nonzero diagonals of an n x n complex matrix, keyed by k in [0, n), in the order they
+/// were first added (the order fixes the rounding of sums that build them).
+class Diagonals {
+ public:
+  using Vector = std::vector<std::complex<double>>;
+  Diagonals() = default;
+  /// @throws InvalidArgument naming `n` unless it is at least 1.
+  explicit Diagonals(std::size_t n);
+
+  std::size_t n() const { return n_; }
+  std::size_t size() const { return keys_.size(); }
+  bool contains(std::size_t k) const { return index_.count(k) != 0; }
+  /// Diagonal k. @throws InvalidArgument naming `k` when it is absent.
+  const Vector& at(std::size_t k) const;
+  /// The keys in insertion order.
+  const std::vector<std::size_t>& keys() const { return keys_; }
+  /// d_k += v (a new key starts from v). k is taken mod n.
+  /// @throws InvalidArgument naming `diagonal` when v's length is not n.
+  void add(long long k, const Vector& v);
+  /// Every diagonal multiplied by the real constant c.
+  Diagonals scaled(double c) const;
+  /// The entries' largest magnitude.
+  double max_abs() const;
+  /// y = M x (the oracle in double: sum_k d_k * rot(x, k)).
+  Vector apply(const Vector& x) const;
+
+ private:
+  std::size_t n_ = 0;
+  std::vector<std::size_t> keys_;
+  std::vector<Vector> values_;
+  std::map<std::size_t, std::size_t> index_;
+};
+
+/// The diagonals of a dense n x n matrix (row-major, m[j][c]); zero diagonals are left out.
+/// @throws InvalidArgument naming `matrix` when it is empty or not square.
+Diagonals diagonals_of(const std::vector<std::vector<std::complex<double>>>& matrix);
+/// A∘B (B applied first): (AB)_{a+b} = A_a * rot_a(B_b); all-zero diagonals are dropped.
+/// @throws InvalidArgument naming `b` when the sizes differ.
+Diagonals compose(const Diagonals& a, const Diagonals& b);
+/// diag(rows) ∘ A. @throws InvalidArgument naming `rows` for a length other than n.
+Diagonals row_scale(const Diagonals& a, const std::vector<double>& rows);
+/// A ∘ diag(cols): entry j of diagonal k is scaled by cols[(j + k) mod n].
+/// @throws InvalidArgument naming `cols` for a length other than n.
+Diagonals col_scale(const Diagonals& a, const std::vector<double>& cols);
+
+/// A hoisted baby-step rotation's cost relative to a giant step's (one shared ModUp; measured on
+/// an H100 at N = 2^16: about 175 against 315 us, bench/NOTES.md).
+inline constexpr double kBabyCost = 0.55;
+
+/// The baby-step giant-step split of a set of diagonals: the baby-step size n1 (a power of two)
+/// minimizing kBabyCost * inputs * (baby steps) + outputs * (giant steps), and the diagonals
+/// grouped by giant step: giants[i] = (G, [(b, k)]) with k = G + b, both signed (|k| <= n/2).
+struct BsgsSplit {
+  std::size_t n1 = 1;
+  std::vector<std::pair<long long, std::vector<std::pair<long long, std::size_t>>>> giants;
+};
+/// @param keys the diagonals' keys in [0, n), ascending.
+/// @throws InvalidArgument naming `n` (not a power of two) or `keys` (empty or out of range).
+BsgsSplit bsgs_split(const std::vector<std::size_t>& keys, std::size_t n, std::size_t inputs = 1,
+                     std::size_t outputs = 1);
+
+/// One level of plaintext-matrix products: outputs[o] = sum_i M[o][i] inputs[i] for n-slot
+/// vectors, with the diagonals encoded once (at `level`, tiled to N/2 slots) and applied by
+/// baby-step giant-step rotations, hoisted baby steps per input and one rescale per output.
+class LinearTransform {
+ public:
+  /// Encodes the matrices. The plaintext scale is scale_out * D / scale_in (D: the product of
+  /// the rescale block above `level`), so an input at scale_in comes out at scale_out after the
+  /// rescale (up to the double rounding of scales).
+  /// @param encoder a CKKS encoder of the context.
+  /// @param matrices [outputs][inputs] diagonals, all of size `slots`.
+  /// @param slots n, a power of two in 1..N/2.
+  /// @param level the inputs' level (a level that can rescale).
+  /// @param scale_in, scale_out scales (finite, > 0).
+  /// @param dev where the plaintexts live.
+  /// @throws InvalidArgument naming `matrices` (empty, ragged, wrong size, or an output with no
+  ///         diagonal), `slots`, `level` or `scale_in`/`scale_out`.
+  LinearTransform(const CKKSEncoder& encoder, const std::vector<std::vector<Diagonals>>& matrices,
+                  std::size_t slots, std::size_t level, double scale_in, double scale_out,
+                  const Device& dev = Device::cpu());
+
+  /// outputs[o] = rescale(sum_i M[o][i] inputs[i]). Every input: size 2, at level(), on the
+  /// plaintexts' device, of the keys' key set.
+  /// @param galois_keys keys of rotation_steps() (steps without a key are composed from
+  ///        power-of-two keys as Evaluator::rotate_vector does).
+  /// @throws InvalidArgument naming `inputs` (count, level) or the evaluator's errors.
+  std::vector<Ciphertext> apply(const Evaluator& ev, const std::vector<const Ciphertext*>& inputs,
+                                const GaloisKeys& galois_keys) const;
+
+  /// The signed rotation steps (of the N/2 slots) apply() uses, ascending, without 0.
+  std::vector<int> rotation_steps() const;
+  /// The rotation steps of a transform with these diagonal keys (the same as rotation_steps()
+  /// of the transform they would build), without encoding anything.
+  static std::vector<int> rotation_steps_of(const std::vector<std::vector<Diagonals>>& matrices,
+                                            std::size_t slots);
+
+  std::size_t level() const { return level_; }
+  std::size_t slots() const { return slots_; }
+  std::size_t inputs() const { return babies_.size(); }
+  std::size_t outputs() const { return plan_.size(); }
+  std::size_t baby_step() const { return n1_; }
+  double plaintext_scale() const { return pt_scale_; }
+  /// Bytes of the encoded diagonals on their device.
+  std::size_t plaintext_bytes() const;
+  /// A step of the n-slot vector as a signed step of the N/2 slots (k mod n, in (-n/2, n/2]).
+  static int signed_step(long long k, std::size_t slots);
+
+ private:
+  struct Term {
+    std::size_t input;
+    long long baby;
+    Plaintext plain;
+  };
+  std::size_t slots_ = 0, level_ = 0, n1_ = 1;
+  double pt_scale_ = 1.0;
+  std::vector<std::vector<long long>> babies_;  // per input: baby steps used, ascending
+  // per output: (giant step, terms) in giant order
+  std::vector<std::vector<std::pair<long long, std::vector<Term>>>> plan_;
+};
+
+}  // namespace veil::circuits

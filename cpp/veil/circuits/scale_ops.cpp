@@ -1,0 +1,109 @@
+#include "veil/circuits/scale_ops.h"
+
+#include <cmath>
+#include <string>
+
+#include "veil/core/error.h"
+
+namespace veil::circuits {
+
+OperandPtr ScaleOps::fresh(std::size_t level, double scale) const {
+  if (!planning()) throw InvalidArgument("fresh: evaluating operations need ciphertexts (wrap)");
+  auto r = std::make_shared<Operand>();
+  r->level = level;
+  r->scale = scale;
+  return r;
+}
+
+OperandPtr ScaleOps::wrap(Ciphertext ct) const {
+  if (planning()) throw InvalidArgument("ct: planning operations take no ciphertext (fresh)");
+  auto r = std::make_shared<Operand>();
+  r->level = ct.level();
+  r->scale = ct.scale();
+  r->ct = std::move(ct);
+  return r;
+}
+
+const Ciphertext& ScaleOps::lowered(const OperandPtr& a, std::size_t level) const {
+  if (a->level == level) return *a->ct;
+  auto it = a->lowered.find(level);
+  if (it == a->lowered.end()) it = a->lowered.emplace(level, ev_->mod_switch_to(*a->ct, level)).first;
+  return it->second;
+}
+
+void ScaleOps::check_aligned(const OperandPtr& a, const OperandPtr& b) const {
+  if (a->level != b->level || std::fabs(a->scale / b->scale - 1.0) > 1e-9) {
+    throw InvalidArgument("misaligned operands: levels " + std::to_string(a->level) + "/" +
+                          std::to_string(b->level) + ", scales 2^" +
+                          std::to_string(std::log2(a->scale)) + "/2^" +
+                          std::to_string(std::log2(b->scale)));
+  }
+}
+
+OperandPtr ScaleOps::mul(const OperandPtr& a, const OperandPtr& b) const {
+  const std::size_t lvl = a->level < b->level ? a->level : b->level;
+  if (planning()) {
+    auto r = std::make_shared<Operand>();
+    r->level = below(lvl);
+    r->scale = a->scale * b->scale / chain_.block_product(lvl);
+    return r;
+  }
+  const Ciphertext& x = lowered(a, lvl);
+  if (a == b) return wrap(ev_->relinearize_rescale(ev_->square(x), *rlk_));
+  const Ciphertext& y = lowered(b, lvl);
+  return wrap(ev_->relinearize_rescale(ev_->multiply(x, y), *rlk_));
+}
+
+OperandPtr ScaleOps::add(const OperandPtr& a, const OperandPtr& b) const {
+  check_aligned(a, b);
+  if (planning()) return fresh(a->level, a->scale);
+  Ciphertext r = ev_->add(*a->ct, *b->ct);
+  r.set_scale(a->scale);
+  return wrap(std::move(r));
+}
+
+OperandPtr ScaleOps::sub(const OperandPtr& a, const OperandPtr& b) const {
+  check_aligned(a, b);
+  if (planning()) return fresh(a->level, a->scale);
+  Ciphertext r = ev_->sub(*a->ct, *b->ct);
+  r.set_scale(a->scale);
+  return wrap(std::move(r));
+}
+
+OperandPtr ScaleOps::add_const(const OperandPtr& a, double c) const {
+  if (planning()) return fresh(a->level, a->scale);
+  return wrap(ev_->add_scalar(*a->ct, c));
+}
+
+OperandPtr ScaleOps::linear_to(const std::vector<std::pair<OperandPtr, double>>& terms, double c0,
+                               std::size_t level, double scale) const {
+  const std::size_t top = above(level);
+  for (const auto& [a, c] : terms) {
+    if (a->level < top) {
+      throw InvalidArgument("coeffs: no level left for a constant product (" +
+                            std::to_string(a->level) + " -> " + std::to_string(level) + ")");
+    }
+  }
+  if (planning()) return fresh(level, scale);
+  const double target = scale * chain_.block_product(top);
+  std::vector<const Ciphertext*> cts;
+  std::vector<double> values;
+  for (const auto& [a, c] : terms) {
+    cts.push_back(&*a->ct);
+    values.push_back(c);
+  }
+  Ciphertext r = ev_->rescale_to_next(ev_->scalar_combination(cts, values, c0, target, top));
+  r.set_scale(scale);  // equal up to the double rounding of the block's product
+  return wrap(std::move(r));
+}
+
+OperandPtr ScaleOps::to_level(const OperandPtr& a, std::size_t level) const {
+  if (a->level < level) {
+    throw InvalidArgument("coeffs: operand at level " + std::to_string(a->level) +
+                          " is below the target level " + std::to_string(level));
+  }
+  if (planning()) return fresh(level, a->scale);
+  return wrap(lowered(a, level));
+}
+
+}  // namespace veil::circuits

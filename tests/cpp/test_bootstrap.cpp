@@ -1,0 +1,235 @@
+// CKKS bootstrapping in C++ (circuits/bootstrapper.h) on the CPU at N = 2^11 (security off, as
+// tests/python/test_bootstrap.py): the chain and level layout, each public step, the full
+// bootstrap's precision against the input (printed in bits), sparse slots, 32-bit words, the
+// errors. GPU parity (word for word with the CPU) runs when a CUDA device is visible.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+#include <vector>
+
+#include "circuits_util.h"
+#include "veil/circuits/bootstrapper.h"
+
+namespace {
+
+using namespace veil;
+using namespace veil::circuits;
+using veil::test::CkksKeys;
+using veil::test::CVec;
+using veil::test::cd;
+using veil::test::precision;
+using veil::test::random_values;
+using veil::test::report;
+
+constexpr int kLogN = 11;
+constexpr std::size_t kN = std::size_t{1} << kLogN;
+
+ContextPtr boot_context(const BootstrapConfig& cfg, int word_bits) {
+  const BootstrapChain chain = bootstrap_chain(kLogN, 2, cfg, word_bits);
+  return Context::create(chain.parameters(kN, word_bits), SecurityLevel::none);
+}
+
+struct BootSetup {
+  ContextPtr ctx;
+  CkksKeys keys;
+  BootstrapParameters params;
+  Bootstrapper bt;
+  BootSetup(const BootstrapConfig& cfg, int word_bits, const Device& dev, std::uint64_t seed)
+      : ctx(boot_context(cfg, word_bits)),
+        keys(ctx, dev, seed),
+        params(ctx, cfg, std::ldexp(1.0, 40)),
+        bt(params, BootstrapKeys::generate(params, keys.sk, keys.rk, seed)) {}
+};
+
+TEST(BootstrapChain, MatchesThePythonChains) {
+  const BootstrapConfig cfg;
+  EXPECT_EQ(cfg.evalmod_depth(), 9u);
+  EXPECT_EQ(cfg.depth(), 15u);
+  const BootstrapChain c64 = bootstrap_chain(16, 13, cfg, 64);
+  std::vector<int> want{55, 40, 40, 40};
+  want.insert(want.end(), 13, 40);
+  want.insert(want.end(), 9, 60);
+  want.insert(want.end(), 3, 56);
+  want.insert(want.end(), 5, 60);
+  EXPECT_EQ(c64.coeff_modulus_bits, want);
+  EXPECT_EQ(c64.special_primes, 5u);
+  EXPECT_EQ(c64.alpha, 4u);
+  const BootstrapChain c32 = bootstrap_chain(16, 3, cfg, 32);
+  EXPECT_EQ(c32.rescale_groups, (std::vector<std::size_t>{2, 2, 2, 2, 1, 2, 1, 2, 2, 2, 2, 2, 2,
+                                                          2, 2, 2, 2, 2, 2}));
+  EXPECT_EQ(c32.coeff_modulus_bits.front(), 28);
+  EXPECT_EQ(c32.special_primes, 12u);
+  // N = 2^16 at 128 bits: 14 user levels with 64-bit words (log2 QP = 1743 <= 1747), 9 with
+  // 32-bit words (as veil._bootstrap.preset_chain)
+  EXPECT_EQ(preset_chain(65536, SecurityLevel::tc128, cfg, 64).user_levels, 14u);
+  EXPECT_EQ(preset_chain(65536, SecurityLevel::tc128, cfg, 32).user_levels, 9u);
+  veil::test::expect_invalid([&] { preset_chain(4096, SecurityLevel::tc128, cfg, 64); },
+                             "poly_modulus_degree: bootstrapping at N = 4096 does not fit");
+  veil::test::expect_invalid([&] { bootstrap_chain(11, 2, cfg, 16); }, "word_bits");
+  BootstrapConfig bad;
+  bad.slots = 3;
+  veil::test::expect_invalid([&] { bad.validate(kN); }, "slots: expected a power of two");
+  bad = {};
+  bad.evalmod_degree = 1;
+  veil::test::expect_invalid([&] { bad.validate(kN); }, "evalmod_degree");
+}
+
+TEST(BootstrapParameters, LevelLayoutAndErrors) {
+  const BootstrapConfig cfg;
+  ContextPtr ctx = boot_context(cfg, 64);
+  const BootstrapParameters p(ctx, cfg, std::ldexp(1.0, 40));
+  // 1 + 3 + 2 + 9 + 3 = 18 levels: q_0 at 0, SlotToCoeff 1..3, users 4..5, EvalMod 6..14, CTS
+  EXPECT_EQ(p.slots(), kN / 2);
+  EXPECT_EQ(p.input_level(), 3u);
+  EXPECT_EQ(p.output_level(), 5u);
+  EXPECT_EQ(p.levels_left(), 2u);
+  EXPECT_EQ(p.evalmod_level(), 14u);
+  EXPECT_EQ(p.top_level(), 17u);
+  EXPECT_NEAR(p.gamma(), p.q0() / (2 * std::numbers::pi * p.scale()), 0.0);
+  const auto elts = p.galois_elements();
+  EXPECT_TRUE(std::find(elts.begin(), elts.end(), ctx->galois_elt_column()) != elts.end());
+  BootstrapConfig sparse = cfg;
+  sparse.slots = 4;
+  veil::test::expect_invalid([&] { BootstrapParameters(ctx, sparse, 1e12); },
+                             "slots: 4 slots have 2 FFT stages, fewer than the 3");
+  veil::test::expect_invalid([&] { BootstrapParameters(ctx, cfg, NAN); }, "scale");
+  ContextPtr short_ctx = Context::create(veil::test::small_params(SchemeType::ckks), SecurityLevel::none);
+  veil::test::expect_invalid([&] { BootstrapParameters(short_ctx, cfg, 1e12); },
+                             "coeff_modulus: bootstrapping needs 15 rescale blocks");
+}
+
+void check_bootstrap(const BootstrapConfig& cfg, int word_bits, const char* what) {
+  BootSetup s(cfg, word_bits, Device::cpu(), 3);
+  const BootstrapParameters& p = s.params;
+  const CVec vals = veil::test::tile(random_values(p.slots(), 8), kN / 2);
+  const Ciphertext ct = s.keys.encrypt(vals, p.scale(), p.input_level());
+  const Ciphertext y = s.bt.bootstrap(ct);
+  EXPECT_EQ(y.level(), p.output_level());
+  EXPECT_EQ(y.scale(), p.scale());
+  const auto pr = precision(vals, s.keys.decrypt(y));
+  std::printf("[ precision ] bootstrap, %s, %zu slots: min %.2f bits, mean %.2f bits\n", what,
+              p.slots(), pr.min_bits, pr.mean_bits);
+  EXPECT_GT(pr.mean_bits, 20);
+  EXPECT_GT(pr.min_bits, 16);
+}
+
+TEST(Bootstrapper, FullSlotsPrecision) { check_bootstrap(BootstrapConfig{}, 64, "64-bit words"); }
+
+TEST(Bootstrapper, SparseSlotsPrecision) {
+  BootstrapConfig cfg;
+  cfg.slots = 32;
+  check_bootstrap(cfg, 64, "64-bit words");
+}
+
+TEST(Bootstrapper, ThirtyTwoBitWordsPrecision) {
+  BootstrapConfig cfg;
+  cfg.slots = 64;
+  check_bootstrap(cfg, 32, "32-bit words");
+}
+
+TEST(Bootstrapper, StepsComposeAndKeepTheirContracts) {
+  BootSetup s(BootstrapConfig{}, 64, Device::cpu(), 5);
+  const BootstrapParameters& p = s.params;
+  const CVec vals = random_values(p.slots(), 9);
+  // another scale near Delta, from the top level: comes back at that scale
+  const double s_in = p.scale() * 1.7;
+  const Ciphertext top = s.keys.encrypt(vals, s_in, s.ctx->max_level());
+  const Ciphertext y = s.bt.bootstrap(top);
+  EXPECT_EQ(y.scale(), s_in);
+  const auto pr = precision(vals, s.keys.decrypt(y));
+  report("bootstrap from the top level at scale 1.7 Delta", pr);
+  EXPECT_GT(pr.mean_bits, 19);
+  // the public steps, one by one, give the same words as bootstrap()
+  Ciphertext x = s.keys.ev.mod_switch_to(top, p.input_level());
+  x.set_scale(p.scale());
+  const Ciphertext a = s.bt.slot_to_coeff(x);
+  EXPECT_EQ(a.level(), p.q0_level());
+  const Ciphertext b = s.bt.mod_raise(a);
+  EXPECT_EQ(b.level(), p.top_level());
+  const Ciphertext c = s.bt.coeff_to_slot(b);
+  EXPECT_EQ(c.level(), p.evalmod_level());
+  EXPECT_NEAR(c.scale() / p.evalmod_scale(), 1.0, 1e-9);
+  // CoeffToSlot's slots are w = t / (2 q_0 K1): the slots z scaled by Delta / (2 q_0 K1)
+  const CVec w = s.keys.decrypt(c);
+  CVec want(w.size());
+  const double k = p.coeff_to_slot_constant();
+  for (std::size_t i = 0; i < w.size(); ++i) want[i] = vals[i] * k;
+  CVec diff(w.size());
+  for (std::size_t i = 0; i < w.size(); ++i) {  // modulo the multiples of 1/(2 K1) from q_0 I
+    const cd r = (w[i] - want[i]) * (2.0 * 13.0);
+    diff[i] = r - cd(std::round(r.real()), std::round(r.imag()));
+  }
+  EXPECT_LT(precision(CVec(w.size(), 0.0), diff).max_error, 1e-3);
+  Ciphertext d = s.bt.eval_mod(c);
+  d.set_scale(s_in);
+  EXPECT_EQ(veil::test::words(d), veil::test::words(y));
+  // errors name the argument
+  veil::test::expect_invalid([&] { s.bt.slot_to_coeff(b); }, "ct: SlotToCoeff starts at level 3");
+  veil::test::expect_invalid([&] { s.bt.mod_raise(x); }, "ct: ModRaise starts at level 0");
+  veil::test::expect_invalid([&] { s.bt.coeff_to_slot(a); }, "ct: CoeffToSlot starts at level");
+  veil::test::expect_invalid([&] { s.bt.eval_mod(b); }, "ct: EvalMod starts at level");
+}
+
+TEST(Bootstrapper, ErrorsNameTheArgument) {
+  BootSetup s(BootstrapConfig{}, 64, Device::cpu(), 6);
+  const BootstrapParameters& p = s.params;
+  const CVec vals = random_values(8, 1);
+  veil::test::expect_invalid([&] { s.bt.bootstrap(Ciphertext()); }, "ct: is empty");
+  veil::test::expect_invalid([&] { s.bt.bootstrap(s.keys.encrypt(vals, std::ldexp(1.0, 30), p.input_level())); },
+                             "ct: expected a scale within 2^4 of the context's 2^40.00");
+  veil::test::expect_invalid([&] { s.bt.bootstrap(s.keys.encrypt(vals, p.scale(), 0)); },
+                             "ct: bootstrapping starts with SlotToCoeff at level 3");
+  const Ciphertext ct = s.keys.encrypt(vals, p.scale(), p.input_level());
+  veil::test::expect_invalid([&] { s.bt.bootstrap(s.keys.ev.multiply(ct, ct)); }, "ct: expected size 2");
+  // keys: a missing Galois key, keys of another context
+  BootstrapKeys partial = s.bt.keys();
+  partial.galois_keys = s.keys.galois({1});
+  veil::test::expect_invalid([&] { Bootstrapper(p, partial); }, "galois_keys: no key for Galois element");
+  ContextPtr other = boot_context(BootstrapConfig{}, 32);
+  CkksKeys ok(other, Device::cpu(), 1);
+  veil::test::expect_invalid([&] { BootstrapKeys::generate(p, ok.sk); }, "secret_key: belongs to another context");
+  // the bootstrapper's keys belong to the secret key: another key set's ciphertext is refused
+  CkksKeys stranger(s.ctx, Device::cpu(), 99);
+  EXPECT_THROW(s.bt.bootstrap(stranger.encrypt(vals, p.scale(), p.input_level())), InvalidArgument);
+}
+
+TEST(BootstrapKeys, SeededKeysAreReproducible) {
+  const BootstrapConfig cfg;
+  ContextPtr ctx = boot_context(cfg, 64);
+  CkksKeys k(ctx, Device::cpu(), 8);
+  const BootstrapParameters p(ctx, cfg, std::ldexp(1.0, 40));
+  const BootstrapKeys a = BootstrapKeys::generate(p, k.sk, k.rk, 42);
+  const BootstrapKeys b = BootstrapKeys::generate(p, k.sk, std::nullopt, 42);
+  EXPECT_EQ(veil::test::words(a.to_sparse.key()), veil::test::words(b.to_sparse.key()));
+  EXPECT_EQ(veil::test::words(a.to_dense.key()), veil::test::words(b.to_dense.key()));
+  ASSERT_EQ(a.galois_keys.keys().size(), p.galois_elements().size());
+  for (const auto& [e, key] : a.galois_keys.keys()) {
+    EXPECT_EQ(veil::test::words(key), veil::test::words(b.galois_keys.key(e)));
+  }
+  EXPECT_FALSE(b.relin_keys.empty());
+  EXPECT_EQ(a.to_sparse.max_level(), p.q0_level());
+  EXPECT_GT(a.bytes(), 0u);
+  a.check(p);
+  b.check(p);
+}
+
+TEST(BootstrapperGpu, MatchesTheCpuWordForWord) {
+  if (!veil::test::have_gpu()) GTEST_SKIP() << "no CUDA device";
+  for (int word_bits : {64, 32}) {
+    BootstrapConfig cfg;
+    if (word_bits == 32) cfg.slots = 64;
+    std::vector<std::uint64_t> out[2];
+    for (int d = 0; d < 2; ++d) {
+      const Device dev = d ? veil::test::gpu() : Device::cpu();
+      BootSetup s(cfg, word_bits, dev, 21);
+      const CVec vals = veil::test::tile(random_values(s.params.slots(), 10), kN / 2);
+      const Ciphertext y = s.bt.bootstrap(s.keys.encrypt(vals, s.params.scale(), s.params.input_level()));
+      EXPECT_GT(precision(vals, s.keys.decrypt(y)).mean_bits, 20);
+      out[d] = veil::test::words(y);
+    }
+    EXPECT_EQ(out[0], out[1]) << word_bits << "-bit words";
+  }
+}
+
+}  // namespace
