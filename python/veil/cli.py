@@ -226,6 +226,20 @@ def _add_serve_parsers(sub) -> None:
                        "(default: 900)")
     serve.add_argument("--max-sessions", type=lambda v: _int_in(v, 1, 100000, "a count"),
                        default=32, help="most live sessions (default: 32)")
+    serve.add_argument("--max-session-key-mb", default=None,
+                       type=lambda v: _serve_number(v, 0.001, 1 << 30, "MiB"),
+                       help="decompressed key MiB one session may hold (default: the key set of "
+                       "the served model that needs most)")
+    serve.add_argument("--max-key-mb", type=lambda v: _serve_number(v, 0.001, 1 << 30, "MiB"),
+                       default=4096.0, help="decompressed key MiB all sessions together may "
+                       "hold (default: 4096)")
+    serve.add_argument("--header-timeout", type=lambda v: _serve_number(v, 0.001, 3600,
+                                                                         "seconds"),
+                       default=30.0, help="seconds a client has to send a request's headers "
+                       "(default: 30)")
+    serve.add_argument("--body-timeout", type=lambda v: _serve_number(v, 0.001, 3600, "seconds"),
+                       default=30.0, help="longest pause, in seconds, while a client sends a "
+                       "body (default: 30)")
     serve.add_argument("--models", default=None, metavar="LIST",
                        help="comma-separated models to serve (default: every one available)")
     load = sub.add_parser("loadtest", help="concurrent encrypted requests against `veil serve`")
@@ -249,7 +263,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     config = serve.ServeConfig(
         device=args.device, max_request_bytes=int(args.max_request_mb * 2**20),
         max_upload_bytes=int(args.max_upload_mb * 2**20), session_ttl_s=args.session_ttl,
-        max_sessions=args.max_sessions, warmup=True)
+        max_sessions=args.max_sessions, max_key_bytes=int(args.max_key_mb * 2**20),
+        max_session_key_bytes=(None if args.max_session_key_mb is None
+                               else int(args.max_session_key_mb * 2**20)),
+        header_timeout_s=args.header_timeout, body_timeout_s=args.body_timeout, warmup=True)
     names = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
     try:
         models = serve.load_models(names)

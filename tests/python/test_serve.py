@@ -115,7 +115,13 @@ def test_spec_describes_parameters_and_keys(spec, keys, model) -> None:
     p = spec["parameters"]
     assert p["scheme"] == "bfv" and p["poly_modulus_degree"] == 8192
     assert p["coeff_modulus"] == list(veil.CoeffModulus.bfv_default(8192))
-    assert spec["keys"] == {"relin_keys": True, "galois_steps": [16, 8, 4, 2, 1]}
+    # key_bytes: the client's key set as the C++ objects measure it (64-bit words here).
+    mem = keys.memory()
+    assert keys.context.word_bits == 64
+    assert spec["keys"] == {"relin_keys": True, "galois_steps": [16, 8, 4, 2, 1],
+                            "columns": True, "key_bytes": mem["public_key"] + mem["relin_keys"]
+                            + mem["galois_keys"]}
+    assert spec["options"] == {"encoding": "batch"}
     assert int(spec["parameter_hash"], 16) == keys.context.parameter_hash
     assert keys.plain_modulus == model.plain_modulus
     assert spec["layout"]["samples_per_ciphertext"] == 256
@@ -214,10 +220,16 @@ def test_missing_keys_are_rejected(http, spec) -> None:
     no_galois = veil.bfv(poly_modulus_degree=p["poly_modulus_degree"],
                          plain_modulus=p["plain_modulus"], coeff_modulus=p["coeff_modulus"],
                          galois_steps=[1], device="cpu", seed=2)
-    sid = open_session(http, no_galois)
-    r = http.post(f"/sessions/{sid}/evaluate/logreg",
-                  content=serve.pack_frame([no_galois.encrypt([1]).to_bytes()]))
+    # Refused at upload, before a session exists (and before a key is loaded).
+    r = http.post("/sessions", content=no_galois.to_bytes())
     assert r.status_code == 400 and "rotation steps [16, 8, 4, 2]" in r.json()["detail"]
+    no_relin = veil.bfv(poly_modulus_degree=p["poly_modulus_degree"],
+                        plain_modulus=p["plain_modulus"], coeff_modulus=p["coeff_modulus"],
+                        relin_keys=False, galois_steps=spec["keys"]["galois_steps"],
+                        device="cpu", seed=2)
+    r = http.post("/sessions", content=no_relin.to_bytes())
+    assert r.status_code == 400 and r.json()["detail"].startswith("relin_keys:")
+    assert http.get("/health").json()["sessions"] == 0
 
 
 @pytest.mark.parametrize("body", [b"", b"garbage" * 100, b"VEILCTX\x01" + b"\xff" * 64])
