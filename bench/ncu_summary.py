@@ -1,5 +1,6 @@
 """Summarizes `ncu --print-summary per-kernel --metrics gpu__time_duration.sum` output: one line
-per kernel (invocations, total and average µs), largest total first. Usage: ncu_summary.py FILE"""
+per kernel (invocations, min/max/average), and with --total the sum over every invocation of
+every kernel (the GPU's busy time). Usage: ncu_summary.py FILE [--total]"""
 import re
 import sys
 
@@ -19,3 +20,12 @@ for line in text.splitlines():
         name = None
 for n, unit, nums, inv in rows:
     print(f"{inv:>5} x {unit} {' '.join(nums)} | {n[:160]}")
+
+if "--total" in sys.argv[2:]:
+    scale = {"ns": 1e-3, "nsecond": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}
+    total = 0.0
+    for n, unit, nums, inv in rows:
+        if inv != "?" and len(nums) >= 3:
+            total += int(inv) * float(nums[2].replace(",", "")) * scale.get(unit, 1.0)
+    print(f"total kernel time: {total:.1f} us over {sum(int(r[3]) for r in rows if r[3] != '?')} "
+          "launches")
