@@ -16,6 +16,11 @@
 #   boot    CKKS bootstrapping: tests/python/test_bootstrap.py, then `veil bench --scheme ckks
 #           --bootstrap` (N = 2^16, full and 4096 slots, 64- and 32-bit words; boot.json/.md)
 #   train   `veil demo --scheme ckks --train` on the GPU (train.log)
+#   bootprof  where a bootstrap's time goes (bench/profile_boot_gpu.py): CUDA-event wall time,
+#           phases and precision for 32- and 64-bit words and 4096 slots, then one traced
+#           bootstrap under Nsight Compute (kernel time against wall time: the idle GPU);
+#           BOOT_IMPL=cpp times the C++ bootstrapper (bootprof_*.json, ncu_boot.txt)
+#   cheddar the peer in the same call: peers/cheddar_run.sh (peers/ carried; PARAMS, BUDGET_S)
 #   sh      run $SH_CMD (a diagnostic command) in this script's environment
 #   nttq    the NTT tests at the default variants and the NTT benchmark with $NTT_ARGS
 #           (e.g. NTT_ARGS=u32)
@@ -206,6 +211,26 @@ if has boot; then  # CKKS bootstrapping: its tests (GPU parity included), then i
   (cd "$PRIV" && veil bench --scheme ckks --bootstrap --device cuda --json "$OUT/boot.json" \
     --markdown "$OUT/boot.md" "$@") > "$OUT/boot.log" 2>&1
   echo "boot bench rc=$?"; tail -30 "$OUT/boot.log"
+fi
+if has bootprof; then
+  for cfg in "32" "64" "32 --slots 4096"; do
+    tag=$(echo "$cfg" | tr -d ' -' )
+    # shellcheck disable=SC2086
+    (cd "$PRIV" && python3 "$OLDPWD/bench/profile_boot_gpu.py" --word-bits $cfg --runs 10 \
+      --json "$OUT/bootprof_$tag.json") > "$OUT/bootprof_$tag.log" 2>&1
+    echo "bootprof $cfg rc=$?"; grep -E "wall_ms_median|min_bits|mean_bits|levels_left" \
+      "$OUT/bootprof_$tag.log" | tr -s ' ' | tr '\n' ' '; echo
+  done
+  NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+  (cd "$PRIV" && timeout 400 "$NCU" --profile-from-start off --print-summary per-kernel \
+    --metrics gpu__time_duration.sum python3 "$OLDPWD/bench/profile_boot_gpu.py" \
+    --word-bits 32 --trace) > "$OUT/ncu_boot.txt" 2>&1
+  echo "ncu boot rc=$?"; python3 bench/ncu_summary.py "$OUT/ncu_boot.txt" --total | tail -40
+fi
+if has cheddar; then  # the peer, same machine, same call (peers/ must be carried)
+  OUT="$OUT" BUDGET_S="${BUDGET_S:-300}" PARAMS="${PARAMS:-bootparam_40}" UPSTREAM_TEST=0 \
+    bash peers/cheddar_run.sh > "$OUT/cheddar.log" 2>&1
+  echo "cheddar rc=$?"; tail -25 "$OUT/cheddar.log"
 fi
 if has train; then  # encrypted training with bootstrapping (sklearn travels as wheels in .whl)
   (cd "$PRIV" && COLUMNS=120 veil demo --scheme ckks --train --device cuda --seed 1) \
