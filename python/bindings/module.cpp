@@ -19,6 +19,7 @@
 #include <optional>
 #include <vector>
 
+#include "circuits_bind.h"
 #include "io_bind.h"
 #include "veil/api/encryptor.h"
 #include "veil/api/evaluator.h"
@@ -893,6 +894,8 @@ NB_MODULE(_core, m) {
       .def("multiply_relinearize_rescale", &Evaluator::multiply_relinearize_rescale,
            "encrypted1"_a, "encrypted2"_a, "relin_keys"_a, nb::call_guard<Release>(),
            "CKKS: multiply, then relinearize_rescale.");
+
+  bind::def_circuits(m);  // the circuits layer (circuits_bind.cpp), after the classes it uses
 
   // Ctrl-C during long C++ loops (key generation, products of many ciphertexts): they call
   // check_interrupt() between steps, which raises KeyboardInterrupt from Python's signal state.

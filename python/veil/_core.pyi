@@ -866,4 +866,268 @@ class Evaluator:
     def multiply_relinearize_rescale(self, encrypted1: Ciphertext, encrypted2: Ciphertext, relin_keys: RelinKeys) -> Ciphertext:
         """CKKS: multiply, then relinearize_rescale."""
 
+class BootstrapConfig:
+    """
+    Bootstrapping parameters (circuits/bootstrap_parameters.h); slots=0 means N/2 (full slots). Immutable.
+    """
+
+    def __init__(self, slots: object | None = None, cts_levels: object = 3, stc_levels: object = 3, k_range: object = 12, evalmod_degree: object = 31, double_angle: object = 3, hamming_weight: object = 32) -> None: ...
+
+    @property
+    def slots(self) -> int: ...
+
+    @property
+    def cts_levels(self) -> int: ...
+
+    @property
+    def stc_levels(self) -> int: ...
+
+    @property
+    def k_range(self) -> int: ...
+
+    @property
+    def evalmod_degree(self) -> int: ...
+
+    @property
+    def double_angle(self) -> int: ...
+
+    @property
+    def hamming_weight(self) -> int: ...
+
+    @property
+    def evalmod_depth(self) -> int: ...
+
+    @property
+    def depth(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class BootstrapChain:
+    """A modulus chain for bootstrapping."""
+
+    @property
+    def coeff_modulus(self) -> list[int]:
+        """Bit sizes, special primes last."""
+
+    @property
+    def rescale_groups(self) -> list[int]: ...
+
+    @property
+    def special_primes(self) -> int: ...
+
+    @property
+    def alpha(self) -> int: ...
+
+    @property
+    def scale(self) -> float: ...
+
+    @property
+    def user_levels(self) -> int: ...
+
+    def parameters(self, poly_modulus_degree: object, word_bits: object = 0) -> EncryptionParameters:
+        """
+        CKKS EncryptionParameters of this chain (CoeffModulus.create's primes).
+        """
+
+def bootstrap_chain(log_n: object, user_levels: object, config: object | None = None, word_bits: object = 64, special: object | None = None, alpha: object | None = None) -> BootstrapChain:
+    """
+    A bootstrapping chain at N = 2^log_n with user_levels levels left (veil.ckks.bootstrap_chain).
+    """
+
+def preset_chain(poly_modulus_degree: object, security: object | None = 128, config: object | None = None, word_bits: object = 64) -> BootstrapChain:
+    """bootstrap_chain with as many user levels as the security bound allows."""
+
+def special_fft_stages(n: object) -> list:
+    """The radix-2 stages of the special FFT as [{k: complex128 diagonal}]."""
+
+def special_ifft_stages(n: object) -> list:
+    """The inverse stages, in the same order."""
+
+class LinearTransform:
+    """
+    Plaintext-matrix products by diagonal BSGS with hoisted baby steps (circuits/linear_transform.h).
+    """
+
+    def __init__(self, encoder: CKKSEncoder, matrices: object, slots: object, level: object, scale_in: object, scale_out: object, device: str = 'cpu') -> None:
+        """
+        matrices: [outputs][inputs] dicts {k: complex128 diagonal of `slots` entries}.
+        """
+
+    def apply(self, evaluator: Evaluator, inputs: object, galois_keys: GaloisKeys) -> list[Ciphertext]: ...
+
+    @property
+    def rotation_steps(self) -> list[int]: ...
+
+    @property
+    def level(self) -> int: ...
+
+    @property
+    def slots(self) -> int: ...
+
+    @property
+    def inputs(self) -> int: ...
+
+    @property
+    def outputs(self) -> int: ...
+
+    @property
+    def baby_step(self) -> int: ...
+
+    @property
+    def plaintext_scale(self) -> float: ...
+
+    @property
+    def plaintext_bytes(self) -> int: ...
+
+    def plaintexts(self) -> list[Plaintext]:
+        """Copies of the encoded diagonals, in the order apply() uses them."""
+
+def coeff_to_slot_levels(n: object, levels: object, top_level: object, c: object, context: Context) -> list:
+    """
+    CoeffToSlot's levels: [(matrices, level)] with matrices [[{k: diagonal}]].
+    """
+
+def slot_to_coeff_levels(n: object, levels: object, input_level: object, context: Context) -> list:
+    """SlotToCoeff's levels."""
+
+class PolynomialEvaluator:
+    """
+    Chebyshev-basis polynomials on CKKS ciphertexts by baby-step giant-step with exact scales (circuits/polynomial.h).
+    """
+
+    def __init__(self, context: Context) -> None: ...
+
+    def evaluate_chebyshev(self, encrypted: Ciphertext, coeffs: object, relin_keys: RelinKeys, domain: object | None = None) -> Ciphertext: ...
+
+    def evaluate_power(self, encrypted: Ciphertext, coeffs: object, relin_keys: RelinKeys) -> Ciphertext: ...
+
+    def plan_level(self, level: object, scale: object, coeffs: object) -> int: ...
+
+def power_to_chebyshev(coeffs: object) -> list[float]:
+    """numpy.polynomial.chebyshev.poly2cheb."""
+
+class BootstrapParameters:
+    """
+    The level layout of bootstrapping on one context (circuits/bootstrap_parameters.h).
+    """
+
+    def __init__(self, context: Context, config: object | None = None, scale: object = 1099511627776.0) -> None: ...
+
+    @property
+    def config(self) -> BootstrapConfig: ...
+
+    @property
+    def scale(self) -> float: ...
+
+    @property
+    def slots(self) -> int: ...
+
+    @property
+    def input_level(self) -> int: ...
+
+    @property
+    def output_level(self) -> int: ...
+
+    @property
+    def levels_left(self) -> int: ...
+
+    @property
+    def q0_level(self) -> int: ...
+
+    @property
+    def q0(self) -> float: ...
+
+    @property
+    def top_level(self) -> int: ...
+
+    @property
+    def evalmod_level(self) -> int: ...
+
+    @property
+    def evalmod_scale(self) -> float: ...
+
+    @property
+    def coeff_to_slot_constant(self) -> float: ...
+
+    @property
+    def gamma(self) -> float: ...
+
+    @property
+    def rotation_steps(self) -> list[int]: ...
+
+    @property
+    def galois_elements(self) -> list[int]: ...
+
+class BootstrapKeys:
+    """
+    Relinearization, Galois and sparse-secret switching keys of bootstrapping (circuits/bootstrap_keys.h).
+    """
+
+    def __init__(self, relin_keys: RelinKeys, galois_keys: GaloisKeys, to_sparse: SwitchingKey, to_dense: SwitchingKey) -> None:
+        """Keys made elsewhere (copied)."""
+
+    @staticmethod
+    def generate(parameters: BootstrapParameters, secret_key: SecretKey, relin_keys: RelinKeys | None = None, seed: object | None = None) -> BootstrapKeys:
+        """
+        Generates the keys (seeded: equal to veil._bootstrap's for the same seed).
+        """
+
+    @property
+    def relin_keys(self) -> RelinKeys: ...
+
+    @property
+    def galois_keys(self) -> GaloisKeys: ...
+
+    @property
+    def to_sparse(self) -> SwitchingKey: ...
+
+    @property
+    def to_dense(self) -> SwitchingKey: ...
+
+    @property
+    def nbytes(self) -> int: ...
+
+    def check(self, parameters: BootstrapParameters) -> None: ...
+
+class Bootstrapper:
+    """
+    CKKS bootstrapping in C++ (circuits/bootstrapper.h); the steps are public: bootstrap = eval_mod . coeff_to_slot . mod_raise . slot_to_coeff.
+    """
+
+    def __init__(self, parameters: BootstrapParameters, keys: BootstrapKeys) -> None: ...
+
+    def bootstrap(self, ct: Ciphertext) -> Ciphertext: ...
+
+    def slot_to_coeff(self, ct: Ciphertext) -> Ciphertext: ...
+
+    def mod_raise(self, ct: Ciphertext) -> Ciphertext: ...
+
+    def coeff_to_slot(self, ct: Ciphertext) -> Ciphertext: ...
+
+    def eval_mod(self, ct: Ciphertext) -> Ciphertext: ...
+
+    @property
+    def parameters(self) -> BootstrapParameters: ...
+
+    @property
+    def keys(self) -> BootstrapKeys: ...
+
+    @property
+    def evalmod_coefficients(self) -> list[float]:
+        """EvalMod's Chebyshev coefficients (list of floats)."""
+
+    @property
+    def coeff_to_slot_transforms(self) -> list[LinearTransform]: ...
+
+    @property
+    def slot_to_coeff_transforms(self) -> list[LinearTransform]: ...
+
+    @property
+    def plaintext_bytes(self) -> int: ...
+
+    @property
+    def device(self) -> str: ...
+
+    def __repr__(self) -> str: ...
+
 __version__: str

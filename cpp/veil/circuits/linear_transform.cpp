@@ -328,6 +328,16 @@ std::size_t LinearTransform::plaintext_bytes() const {
   return total;
 }
 
+std::vector<const Plaintext*> LinearTransform::plaintexts() const {
+  std::vector<const Plaintext*> out;
+  for (const auto& o : plan_) {
+    for (const auto& [g, terms] : o) {
+      for (const Term& t : terms) out.push_back(&t.plain);
+    }
+  }
+  return out;
+}
+
 std::vector<Ciphertext> LinearTransform::apply(const Evaluator& ev,
                                                const std::vector<const Ciphertext*>& inputs,
                                                const GaloisKeys& galois_keys) const {

@@ -124,6 +124,8 @@ class LinearTransform {
   double plaintext_scale() const { return pt_scale_; }
   /// Bytes of the encoded diagonals on their device.
   std::size_t plaintext_bytes() const;
+  /// The encoded diagonals in the order apply() uses them: by output, giant step, then term.
+  std::vector<const Plaintext*> plaintexts() const;
   /// A step of the n-slot vector as a signed step of the N/2 slots (k mod n, in (-n/2, n/2]).
   static int signed_step(long long k, std::size_t slots);
 
