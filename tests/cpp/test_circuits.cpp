@@ -18,6 +18,7 @@
 #include "veil/circuits/evalmod.h"
 #include "veil/circuits/linear_transform.h"
 #include "veil/circuits/polynomial.h"
+#include "veil/circuits/scale_ops.h"
 
 namespace {
 
@@ -362,6 +363,54 @@ TEST(CircuitsDft, CoeffToSlotThenSlotToCoeffIsTheIdentity) {
 TEST(CircuitsDft, SlotToCoeffThenCoeffToSlotIsTheIdentity) {
   round_trip(false, 1024, 3);
   round_trip(false, 32, 1);
+}
+
+TEST(CircuitsDft, LevelsCheckTheirArguments) {
+  ContextPtr ctx = chain_context(2048, {60, 50, 50, 60});
+  veil::test::expect_invalid([&] { coeff_to_slot_levels(1024, 3, 2, 1.0, *ctx); },
+                             "top_level: 3 transform levels need as many rescale blocks");
+  veil::test::expect_invalid([&] { coeff_to_slot_levels(1024, 1, 7, 1.0, *ctx); },
+                             "top_level: 7 is above the top level 2");
+  veil::test::expect_invalid([&] { coeff_to_slot_levels(1024, 1, 2, NAN, *ctx); }, "c:");
+  veil::test::expect_invalid([&] { slot_to_coeff_levels(1000, 1, 2, *ctx); }, "n:");
+  veil::test::expect_invalid([&] { slot_to_coeff_levels(1024, 0, 2, *ctx); }, "levels");
+  const auto lv = slot_to_coeff_levels(1024, 2, 2, *ctx);
+  ASSERT_EQ(lv.size(), 2u);
+  EXPECT_EQ(lv[0].level, 2u);
+  EXPECT_EQ(lv[1].level, 1u);
+  EXPECT_EQ(lv[1].matrices.size(), 2u);  // the last level's two masked outputs
+  veil::test::expect_invalid([&] { shared_precision_scales(lv, {1.0}, 1.0, 1.0); }, "levels");
+  veil::test::expect_invalid([&] { shared_precision_scales(lv, {1.0, 1.0}, 0.0, 1.0); },
+                             "s_first");
+}
+
+// ---- exact scale management ----------------------------------------------------------------------
+
+TEST(CircuitsScaleOps, PlansLevelsAndScalesAndChecksOperands) {
+  // 32-bit-style blocks {2, 1, 2}: tops 1, 2, 4
+  ContextPtr ctx = chain_context(4096, {30, 30, 30, 30, 30, 31}, 1, {2, 1, 2});
+  RescaleChain chain(ctx);
+  EXPECT_EQ(chain.tops(), (std::vector<std::size_t>{1, 2, 4}));
+  EXPECT_EQ(chain.above(2), 4u);
+  EXPECT_EQ(chain.above(1), 2u);
+  veil::test::expect_invalid([&] { chain.above(3); }, "level: 3 is not a rescale target");
+  veil::test::expect_invalid([&] { chain.block_product(1); }, "level: 1 has no rescale block");
+  const double d4 = static_cast<double>(ctx->base_q(4)[3].value) * static_cast<double>(ctx->base_q(4)[4].value);
+  EXPECT_NEAR(chain.block_product(4) / d4, 1.0, 1e-15);
+  ScaleOps plan(chain);
+  const double s = std::ldexp(1.0, 40);
+  const OperandPtr x = plan.fresh(4, s);
+  const OperandPtr sq = plan.square(x);
+  EXPECT_EQ(sq->level, 2u);
+  EXPECT_EQ(sq->scale, s * s / chain.block_product(4));
+  const OperandPtr c = plan.const_to(x, 0.5, 2, sq->scale);
+  EXPECT_EQ(plan.add(sq, c)->scale, sq->scale);
+  veil::test::expect_invalid([&] { plan.add(sq, plan.fresh(2, s)); }, "misaligned");
+  veil::test::expect_invalid([&] { plan.linear_to({}, 0.0, 2, s); }, "terms");
+  veil::test::expect_invalid([&] { plan.const_to(sq, 1.0, 2, s); },
+                             "coeffs: no level left for a constant product");
+  veil::test::expect_invalid([&] { plan.mul(x, nullptr); }, "b: is empty");
+  veil::test::expect_invalid([&] { plan.wrap(Ciphertext()); }, "ct:");
 }
 
 // ---- EvalMod -------------------------------------------------------------------------------------

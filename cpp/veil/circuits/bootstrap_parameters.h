@@ -96,6 +96,7 @@ class BootstrapParameters {
   ///         `scale`, or the config's other fields.
   BootstrapParameters(ContextPtr ctx, const BootstrapConfig& config, double scale);
 
+  /// The context, its rescale structure and the (validated) configuration.
   const ContextPtr& context() const { return chain_.context(); }
   const RescaleChain& chain() const { return chain_; }
   const BootstrapConfig& config() const { return config_; }
@@ -128,7 +129,8 @@ class BootstrapParameters {
   /// Galois elements of rotation_steps() and the conjugation (2N - 1), ascending: the keys
   /// BootstrapKeys must hold.
   std::vector<std::uint32_t> galois_elements() const;
-  /// A rotation step of the n-slot vector as a signed step of the N/2 slots.
+  /// A rotation step of the n-slot vector as a signed step of the N/2 slots (k mod n, in
+  /// (-n/2, n/2]).
   int step(long long k) const;
 
  private:

@@ -81,6 +81,7 @@ class Bootstrapper {
   /// @throws InvalidArgument naming `ct` for another level or size.
   Ciphertext eval_mod(const Ciphertext& ct) const;
 
+  /// The level layout, the keys and EvalMod's polynomial this bootstrapper was built with.
   const BootstrapParameters& parameters() const { return params_; }
   const BootstrapKeys& keys() const { return keys_; }
   const EvalMod& evalmod() const { return evalmod_; }
@@ -89,6 +90,7 @@ class Bootstrapper {
   const std::vector<LinearTransform>& slot_to_coeff_transforms() const { return stc_; }
   /// Bytes of the encoded transform matrices on the device.
   std::size_t plaintext_bytes() const;
+  /// The device of the keys and plaintexts (ciphertexts must live there).
   const Device& device() const { return keys_.device(); }
 
  private:

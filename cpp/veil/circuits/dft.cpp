@@ -1,5 +1,6 @@
 #include "veil/circuits/dft.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <numbers>
@@ -145,8 +146,36 @@ Diagonals merge_stages(const std::vector<Diagonals>& stages, const std::vector<s
   return acc;
 }
 
+namespace {
+
+/// Checks that `levels` transform levels fit at and below `first` (each one rescale block above
+/// q_0's block at least).
+void check_levels(std::size_t n, std::size_t levels, std::size_t first, const Context& ctx,
+                  const char* what) {
+  check_fft_size(n);
+  if (levels < 1) throw InvalidArgument("levels: expected at least one level");
+  if (first > ctx.max_level()) {
+    throw InvalidArgument(std::string(what) + ": " + std::to_string(first) +
+                          " is above the top level " + std::to_string(ctx.max_level()));
+  }
+  const std::size_t used = std::min<std::size_t>(levels, std::countr_zero(n));
+  std::size_t level = first;
+  for (std::size_t i = 0; i < used; ++i) {
+    if (level < ctx.rescale_groups().front()) {
+      throw InvalidArgument(std::string(what) + ": " + std::to_string(used) +
+                            " transform levels need as many rescale blocks at and below level " +
+                            std::to_string(first) + " above q_0's block");
+    }
+    if (i + 1 < used) level = ctx.rescale_target(level);
+  }
+}
+
+}  // namespace
+
 std::vector<DftLevel> coeff_to_slot_levels(std::size_t n, std::size_t levels,
                                            std::size_t top_level, double c, const Context& ctx) {
+  check_levels(n, levels, top_level, ctx, "top_level");
+  if (!std::isfinite(c)) throw InvalidArgument("c: expected a finite constant");
   const std::vector<Diagonals> ifft = special_ifft_stages(n);
   const std::size_t logn = ifft.size();
   std::vector<std::size_t> order;  // S_logn^-1 first
@@ -175,6 +204,7 @@ std::vector<DftLevel> coeff_to_slot_levels(std::size_t n, std::size_t levels,
 
 std::vector<DftLevel> slot_to_coeff_levels(std::size_t n, std::size_t levels,
                                            std::size_t input_level, const Context& ctx) {
+  check_levels(n, levels, input_level, ctx, "input_level");
   const std::vector<Diagonals> fft = special_fft_stages(n);
   const std::vector<double> even = parity_mask(n, true), odd = parity_mask(n, false);
   std::vector<DftLevel> out;
@@ -201,12 +231,15 @@ std::vector<double> shared_precision_scales(const std::vector<DftLevel>& levels,
   if (levels.empty() || block_products.size() != levels.size()) {
     throw InvalidArgument("levels: expected one block product per level");
   }
+  if (!std::isfinite(s_first) || s_first <= 0) throw InvalidArgument("s_first: expected a finite scale > 0");
+  if (!std::isfinite(s_last) || s_last <= 0) throw InvalidArgument("s_last: expected a finite scale > 0");
   std::vector<double> dmax;
   for (const DftLevel& lv : levels) {
     double m = 0.0;
     for (const auto& row : lv.matrices) {
       for (const Diagonals& d : row) m = std::max(m, d.max_abs());
     }
+    if (m == 0.0) throw InvalidArgument("levels: a level whose matrices are all zero");
     dmax.push_back(m);
   }
   // Python's sum() from 0, left to right (CPython 3.11's float sum).

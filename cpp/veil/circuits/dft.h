@@ -46,13 +46,17 @@ struct DftLevel {
 /// merged groups of the inverse stages (from the last stage's inverse down to the first). The
 /// first level takes two inputs (z and conj z, with the even/odd column masks E, O) and carries
 /// the constant c; the levels start at `top_level` and go down one rescale block each.
-/// @param rescale_target the level a rescale from a level lands on (Context::rescale_target).
+/// @param n the slots (a power of two >= 2); @param levels the number of levels (1..log2 n;
+///        more are capped at log2 n); @param c the constant (finite); @param ctx a CKKS context.
+/// @throws InvalidArgument naming `n`, `levels`, `c` or `top_level` (above the top level, or
+///         fewer than `levels` rescale blocks at and below it above q_0's).
 std::vector<DftLevel> coeff_to_slot_levels(std::size_t n, std::size_t levels,
                                            std::size_t top_level, double c,
                                            const Context& ctx);
 /// SlotToCoeff: the stages of W in `levels` merged groups from `input_level` down; the last
 /// level has two outputs, its rows masked by E and O (the slots then satisfy
 /// E (W w) + O conj(W w) = z once the second output is conjugated and added).
+/// @throws InvalidArgument naming `n`, `levels` or `input_level` as coeff_to_slot_levels.
 std::vector<DftLevel> slot_to_coeff_levels(std::size_t n, std::size_t levels,
                                            std::size_t input_level, const Context& ctx);
 
@@ -62,6 +66,9 @@ std::vector<DftLevel> slot_to_coeff_levels(std::size_t n, std::size_t levels,
 /// max|d_i|)^(1/L), since pt scale_i = s_out_i D_i / s_in_i telescopes. Returns the L + 1 scales
 /// s_first, s_1, ..., s_last.
 /// @param block_products D_i, the rescale block product at each level's level.
+/// @param s_first, s_last the scales in and out (finite, > 0).
+/// @throws InvalidArgument naming `levels` (empty, or not one product per level, or an
+///         all-zero level) or `s_first`/`s_last`.
 std::vector<double> shared_precision_scales(const std::vector<DftLevel>& levels,
                                             const std::vector<double>& block_products,
                                             double s_first, double s_last);

@@ -32,6 +32,10 @@ std::size_t EvalMod::depth() const {
 }
 
 OperandPtr EvalMod::evaluate(const ScaleOps& ops, OperandPtr x, double output_scale) const {
+  if (!x) throw InvalidArgument("x: is empty");
+  if (!std::isfinite(output_scale) || output_scale <= 0) {
+    throw InvalidArgument("output_scale: expected a finite scale > 0");
+  }
   ChebyshevEvaluation cheb(ops, std::move(x), coeffs_);
   std::size_t level = cheb.output_level();
   std::vector<std::size_t> levels;
@@ -79,7 +83,7 @@ Ciphertext EvalMod::evaluate(const Evaluator& ev, const RelinKeys& relin_keys,
   }
   ScaleOps ops(chain, ev, relin_keys);
   OperandPtr y = evaluate(ops, ops.wrap(ct), output_scale);
-  return std::move(*y->ct);
+  return y->ct.use_count() == 1 ? std::move(*y->ct) : Ciphertext(*y->ct);
 }
 
 }  // namespace veil::circuits

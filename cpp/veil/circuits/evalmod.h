@@ -25,6 +25,7 @@ class EvalMod {
   /// @throws InvalidArgument naming `k_range` (< 1 or > 2^20), `degree` or `double_angle`.
   EvalMod(std::size_t k_range, std::size_t degree, std::size_t double_angle);
 
+  /// K, d and r as given.
   std::size_t k_range() const { return k_range_; }
   std::size_t degree() const { return degree_; }
   std::size_t double_angle() const { return double_angle_; }
@@ -35,9 +36,12 @@ class EvalMod {
 
   /// sin(2 pi K1 x) on an operand x (at a rescale-block top), landing exactly on
   /// `output_scale`, depth() blocks below x (planned or evaluated, as `ops`).
-  /// @throws InvalidArgument when the chain below x has fewer than depth() blocks.
+  /// @param ops the arithmetic; @param x the input; @param output_scale finite, > 0.
+  /// @throws InvalidArgument naming `x` (empty), `output_scale`, or as ScaleOps when the chain
+  ///         below x has fewer than depth() blocks.
   OperandPtr evaluate(const ScaleOps& ops, OperandPtr x, double output_scale) const;
-  /// The (level, scale) evaluate() lands on for an input at (level, scale).
+  /// The (level, scale) evaluate() lands on for an input at (level, scale) (levels and scales
+  /// only). Same errors as evaluate().
   std::pair<std::size_t, double> plan(const RescaleChain& chain, std::size_t level, double scale,
                                       double output_scale) const;
   /// sin(2 pi K1 x) slot-wise (real slots) for a size-2 ciphertext x at a block top.

@@ -29,8 +29,11 @@ class Diagonals {
   /// @throws InvalidArgument naming `n` unless it is at least 1.
   explicit Diagonals(std::size_t n);
 
+  /// n, the length of every diagonal.
   std::size_t n() const { return n_; }
+  /// The number of diagonals held.
   std::size_t size() const { return keys_.size(); }
+  /// Whether diagonal k (in [0, n)) is held.
   bool contains(std::size_t k) const { return index_.count(k) != 0; }
   /// Diagonal k. @throws InvalidArgument naming `k` when it is absent.
   const Vector& at(std::size_t k) const;
@@ -44,6 +47,7 @@ class Diagonals {
   /// The entries' largest magnitude.
   double max_abs() const;
   /// y = M x (the oracle in double: sum_k d_k * rot(x, k)).
+  /// @throws InvalidArgument naming `x` for a length other than n.
   Vector apply(const Vector& x) const;
 
  private:
@@ -113,14 +117,20 @@ class LinearTransform {
   std::vector<int> rotation_steps() const;
   /// The rotation steps of a transform with these diagonal keys (the same as rotation_steps()
   /// of the transform they would build), without encoding anything.
+  /// @throws InvalidArgument naming `matrices` (empty, ragged, wrong size) or `n`.
   static std::vector<int> rotation_steps_of(const std::vector<std::vector<Diagonals>>& matrices,
                                             std::size_t slots);
 
+  /// The inputs' level (the outputs are one rescale block lower).
   std::size_t level() const { return level_; }
+  /// n, the slots of the vectors.
   std::size_t slots() const { return slots_; }
+  /// The number of inputs and of outputs.
   std::size_t inputs() const { return babies_.size(); }
   std::size_t outputs() const { return plan_.size(); }
+  /// n1, the baby-step size bsgs_split chose.
   std::size_t baby_step() const { return n1_; }
+  /// The scale of the encoded diagonals: scale_out * D / scale_in.
   double plaintext_scale() const { return pt_scale_; }
   /// Bytes of the encoded diagonals on their device.
   std::size_t plaintext_bytes() const;

@@ -103,6 +103,7 @@ ChebyshevEvaluation::ChebyshevEvaluation(const ScaleOps& ops, OperandPtr x,
   if (coeffs_.size() < 2) {
     throw InvalidArgument("coeffs: expected at least two Chebyshev coefficients (degree >= 1)");
   }
+  check_finite(coeffs_, "coeffs");
   if (!x) throw InvalidArgument("x: is empty");
   const std::size_t d = coeffs_.size() - 1;
   const int logd = std::max(1, detail::ceil_log2(d + 1));
@@ -143,6 +144,8 @@ OperandPtr ChebyshevEvaluation::result(std::optional<double> scale) {
 }
 
 OperandPtr ChebyshevEvaluation::evaluate(std::vector<double> c, std::size_t level, double scale) {
+  check_finite(c, "coeffs");
+  if (!std::isfinite(scale) || scale <= 0) throw InvalidArgument("scale: expected a finite scale > 0");
   std::size_t deg = c.size() - 1;
   while (deg > 0 && c[deg] == 0.0) --deg;
   c.resize(deg + 1);
@@ -257,7 +260,7 @@ Ciphertext PolynomialEvaluator::evaluate_chebyshev(const Ciphertext& ct,
     ChebyshevEvaluation cheb(ops, x, c);
     y = cheb.evaluate(c, level, x->scale);
   }
-  return std::move(*y->ct);
+  return y->ct.use_count() == 1 ? std::move(*y->ct) : Ciphertext(*y->ct);
 }
 
 Ciphertext PolynomialEvaluator::evaluate_power(const Ciphertext& ct,

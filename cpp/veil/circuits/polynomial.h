@@ -39,19 +39,22 @@ class ChebyshevEvaluation {
   /// @param ops the arithmetic (planning or evaluating); must outlive this object.
   /// @param x the input operand (at a rescale-block top).
   /// @param coeffs c_0..c_d, d >= 1 (trailing zeros allowed).
-  /// @throws InvalidArgument naming `coeffs` (fewer than two) or as ScaleOps when the chain has
-  ///         too few levels for the powers.
+  /// @throws InvalidArgument naming `coeffs` (fewer than two, not finite), `x` (empty) or as
+  ///         ScaleOps when the chain has too few levels for the powers.
   ChebyshevEvaluation(const ScaleOps& ops, OperandPtr x, std::vector<double> coeffs);
 
   /// The number m of baby steps (T_0..T_{m-1}; T_m is the first giant step).
   std::size_t baby_steps() const { return m_; }
   /// The level of result(): the input level lowered by ceil(log2(d + 1)) + 1 blocks.
   std::size_t output_level() const;
-  /// p(x) at output_level() and `scale` (default: the input's scale).
+  /// p(x) at output_level() and `scale` (default: the input's scale). Same errors as evaluate.
   OperandPtr result(std::optional<double> scale = std::nullopt);
   /// sum_i c[i] T_i(x) landing exactly on (level, scale) (the recursion of Alg. 2).
-  /// @throws InvalidArgument naming `coeffs` for a constant polynomial or when the chain has no
-  ///         level left for a step.
+  /// @param c Chebyshev coefficients, degree at most the constructor's (trailing zeros dropped).
+  /// @param level a rescale target at least ceil(log2(deg + 1)) + 1 blocks below x.
+  /// @param scale the result's scale (finite, > 0).
+  /// @throws InvalidArgument naming `coeffs` (empty, not finite, a constant polynomial, or no
+  ///         level left for a step), `scale`, or `level` (no rescale lands there).
   OperandPtr evaluate(std::vector<double> c, std::size_t level, double scale);
 
  private:
@@ -94,6 +97,7 @@ class PolynomialEvaluator {
   /// @throws InvalidArgument naming `coeffs` when no level is low enough.
   std::size_t plan_level(std::size_t level, double scale, const std::vector<double>& coeffs) const;
 
+  /// The context's rescale structure.
   const RescaleChain& chain() const { return chain_; }
 
  private:

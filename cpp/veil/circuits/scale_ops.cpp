@@ -17,21 +17,34 @@ OperandPtr ScaleOps::fresh(std::size_t level, double scale) const {
 
 OperandPtr ScaleOps::wrap(Ciphertext ct) const {
   if (planning()) throw InvalidArgument("ct: planning operations take no ciphertext (fresh)");
+  if (ct.empty()) throw InvalidArgument("ct: is empty");
+  return share(std::make_shared<Ciphertext>(std::move(ct)));
+}
+
+OperandPtr ScaleOps::share(std::shared_ptr<Ciphertext> ct) const {
   auto r = std::make_shared<Operand>();
-  r->level = ct.level();
-  r->scale = ct.scale();
+  r->level = ct->level();
+  r->scale = ct->scale();
   r->ct = std::move(ct);
   return r;
 }
 
-const Ciphertext& ScaleOps::lowered(const OperandPtr& a, std::size_t level) const {
-  if (a->level == level) return *a->ct;
+const std::shared_ptr<Ciphertext>& ScaleOps::lowered(const OperandPtr& a, std::size_t level) const {
+  if (a->level == level) return a->ct;
   auto it = a->lowered.find(level);
-  if (it == a->lowered.end()) it = a->lowered.emplace(level, ev_->mod_switch_to(*a->ct, level)).first;
+  if (it == a->lowered.end()) {
+    it = a->lowered.emplace(level, std::make_shared<Ciphertext>(ev_->mod_switch_to(*a->ct, level))).first;
+  }
   return it->second;
 }
 
+void ScaleOps::check_operand(const OperandPtr& a, const char* what) const {
+  if (!a || (!planning() && !a->ct)) throw InvalidArgument(std::string(what) + ": is empty");
+}
+
 void ScaleOps::check_aligned(const OperandPtr& a, const OperandPtr& b) const {
+  check_operand(a, "a");
+  check_operand(b, "b");
   if (a->level != b->level || std::fabs(a->scale / b->scale - 1.0) > 1e-9) {
     throw InvalidArgument("misaligned operands: levels " + std::to_string(a->level) + "/" +
                           std::to_string(b->level) + ", scales 2^" +
@@ -41,6 +54,8 @@ void ScaleOps::check_aligned(const OperandPtr& a, const OperandPtr& b) const {
 }
 
 OperandPtr ScaleOps::mul(const OperandPtr& a, const OperandPtr& b) const {
+  check_operand(a, "a");
+  check_operand(b, "b");
   const std::size_t lvl = a->level < b->level ? a->level : b->level;
   if (planning()) {
     auto r = std::make_shared<Operand>();
@@ -48,9 +63,9 @@ OperandPtr ScaleOps::mul(const OperandPtr& a, const OperandPtr& b) const {
     r->scale = a->scale * b->scale / chain_.block_product(lvl);
     return r;
   }
-  const Ciphertext& x = lowered(a, lvl);
+  const Ciphertext& x = *lowered(a, lvl);
   if (a == b) return wrap(ev_->relinearize_rescale(ev_->square(x), *rlk_));
-  const Ciphertext& y = lowered(b, lvl);
+  const Ciphertext& y = *lowered(b, lvl);
   return wrap(ev_->relinearize_rescale(ev_->multiply(x, y), *rlk_));
 }
 
@@ -71,12 +86,15 @@ OperandPtr ScaleOps::sub(const OperandPtr& a, const OperandPtr& b) const {
 }
 
 OperandPtr ScaleOps::add_const(const OperandPtr& a, double c) const {
+  check_operand(a, "a");
   if (planning()) return fresh(a->level, a->scale);
   return wrap(ev_->add_scalar(*a->ct, c));
 }
 
 OperandPtr ScaleOps::linear_to(const std::vector<std::pair<OperandPtr, double>>& terms, double c0,
                                std::size_t level, double scale) const {
+  if (terms.empty()) throw InvalidArgument("terms: expected at least one term");
+  for (const auto& [a, c] : terms) check_operand(a, "terms");
   const std::size_t top = above(level);
   for (const auto& [a, c] : terms) {
     if (a->level < top) {
@@ -89,7 +107,7 @@ OperandPtr ScaleOps::linear_to(const std::vector<std::pair<OperandPtr, double>>&
   std::vector<const Ciphertext*> cts;
   std::vector<double> values;
   for (const auto& [a, c] : terms) {
-    cts.push_back(&*a->ct);
+    cts.push_back(a->ct.get());
     values.push_back(c);
   }
   Ciphertext r = ev_->rescale_to_next(ev_->scalar_combination(cts, values, c0, target, top));
@@ -98,12 +116,13 @@ OperandPtr ScaleOps::linear_to(const std::vector<std::pair<OperandPtr, double>>&
 }
 
 OperandPtr ScaleOps::to_level(const OperandPtr& a, std::size_t level) const {
+  check_operand(a, "a");
   if (a->level < level) {
     throw InvalidArgument("coeffs: operand at level " + std::to_string(a->level) +
                           " is below the target level " + std::to_string(level));
   }
   if (planning()) return fresh(level, a->scale);
-  return wrap(lowered(a, level));
+  return share(lowered(a, level));
 }
 
 }  // namespace veil::circuits

@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <map>
 #include <memory>
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -19,13 +18,14 @@
 
 namespace veil::circuits {
 
-/// A value of the evaluation: its level and scale and, when evaluating, its ciphertext.
+/// A value of the evaluation: its level and scale and, when evaluating, its ciphertext (shared:
+/// an operand moved to a lower level by to_level shares the switched copy, not a new one).
 struct Operand {
   std::size_t level = 0;
   double scale = 1.0;
-  std::optional<Ciphertext> ct;  // absent while planning
+  std::shared_ptr<Ciphertext> ct;  // null while planning
   /// Copies switched down to lower levels (the baby steps meet the same levels many times).
-  mutable std::map<std::size_t, Ciphertext> lowered;
+  mutable std::map<std::size_t, std::shared_ptr<Ciphertext>> lowered;
 };
 using OperandPtr = std::shared_ptr<Operand>;
 
@@ -39,12 +39,18 @@ class ScaleOps {
   ScaleOps(const RescaleChain& chain, const Evaluator& ev, const RelinKeys& relin_keys)
       : chain_(chain), ev_(&ev), rlk_(&relin_keys) {}
 
+  /// True without an evaluator (operands carry no ciphertext).
   bool planning() const { return ev_ == nullptr; }
+  /// The chain's rescale structure.
   const RescaleChain& chain() const { return chain_; }
 
-  /// A planned operand at (level, scale). @throws InvalidArgument when evaluating.
+  /// A planned operand.
+  /// @param level, scale its level and scale.
+  /// @throws InvalidArgument naming `fresh` when evaluating (operands then hold ciphertexts).
   OperandPtr fresh(std::size_t level, double scale) const;
-  /// An operand holding `ct` (at its level and scale). @throws InvalidArgument when planning.
+  /// An operand holding `ct`, at its level and scale.
+  /// @param ct a size-2 CKKS ciphertext.
+  /// @throws InvalidArgument naming `ct` when planning or when ct is empty.
   OperandPtr wrap(Ciphertext ct) const;
 
   /// The level a rescale from `level` lands on.
@@ -53,33 +59,47 @@ class ScaleOps {
   /// @throws InvalidArgument naming `level` when there is none.
   std::size_t above(std::size_t level) const { return chain_.above(level); }
 
-  /// a * b, relinearized and rescaled once at min(a.level, b.level): scale a.scale b.scale / D.
+  /// a * b, both dropped to min(a.level, b.level), relinearized and rescaled once there
+  /// (Evaluator::relinearize_rescale): scale a.scale b.scale / D, one block lower.
+  /// @param a, b operands (the same pointer: a square, through Evaluator::square).
+  /// @throws InvalidArgument naming `a`/`b` (empty) or the chain's and evaluator's errors (no
+  ///         block left to rescale, mismatched keys).
   OperandPtr mul(const OperandPtr& a, const OperandPtr& b) const;
-  /// a^2 (mul(a, a) through Evaluator::square).
+  /// a^2: mul(a, a).
   OperandPtr square(const OperandPtr& a) const { return mul(a, a); }
-  /// a + b and a - b: equal levels and scales (relative 1e-9) required.
-  /// @throws InvalidArgument ("misaligned") otherwise.
+  /// a + b: the result keeps a's level and scale.
+  /// @param a, b operands at one level with scales equal to a relative 1e-9.
+  /// @throws InvalidArgument naming `a`/`b` (empty) or reporting misaligned operands.
   OperandPtr add(const OperandPtr& a, const OperandPtr& b) const;
+  /// a - b, as add.
   OperandPtr sub(const OperandPtr& a, const OperandPtr& b) const;
-  /// a + c (a real constant at a's scale).
+  /// a + c (Evaluator::add_scalar: the real constant at a's scale; level and scale unchanged).
+  /// @throws InvalidArgument naming `a` (empty) or `value` (not finite or too large).
   OperandPtr add_const(const OperandPtr& a, double c) const;
   /// c0 + sum_i c_i a_i landing exactly on (level, scale): one scalar combination at
   /// above(level), whose terms are multiplied at the scale that makes the sum scale * D, and one
-  /// rescale. @throws InvalidArgument when `level` is no rescale target or an operand lies
-  /// below above(level) ("no level left for a constant product").
+  /// rescale (Evaluator::scalar_combination, then rescale_to_next).
+  /// @param terms (operand, coefficient) pairs, at least one.
+  /// @param c0 the constant term.
+  /// @param level, scale where the result lands.
+  /// @throws InvalidArgument naming `terms` (empty, or an empty operand), `level` (no rescale
+  ///         lands there) or `coeffs` (an operand below above(level): "no level left for a
+  ///         constant product"), or the evaluator's errors.
   OperandPtr linear_to(const std::vector<std::pair<OperandPtr, double>>& terms, double c0,
                        std::size_t level, double scale) const;
-  /// c * a landing on (level, scale): linear_to with one term.
+  /// c * a landing on (level, scale): linear_to with one term (same errors).
   OperandPtr const_to(const OperandPtr& a, double c, std::size_t level, double scale) const {
     return linear_to({{a, c}}, 0.0, level, scale);
   }
-  /// a dropped to `level` (primes dropped, scale unchanged).
-  /// @throws InvalidArgument when a lies below `level`.
+  /// a dropped to `level` (primes dropped, scale unchanged; the copy is cached in a).
+  /// @throws InvalidArgument naming `a` (empty) or `coeffs` (a lies below `level`).
   OperandPtr to_level(const OperandPtr& a, std::size_t level) const;
 
  private:
-  const Ciphertext& lowered(const OperandPtr& a, std::size_t level) const;
+  const std::shared_ptr<Ciphertext>& lowered(const OperandPtr& a, std::size_t level) const;
+  OperandPtr share(std::shared_ptr<Ciphertext> ct) const;
   void check_aligned(const OperandPtr& a, const OperandPtr& b) const;
+  void check_operand(const OperandPtr& a, const char* what) const;
 
   const RescaleChain& chain_;
   const Evaluator* ev_ = nullptr;
