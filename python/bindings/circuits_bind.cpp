@@ -36,7 +36,8 @@ using Ctx = std::shared_ptr<Context>;
 using Release = nb::gil_scoped_release;
 using cplx = std::complex<double>;
 
-// ---- argument checks (the argument's name in every error, as module.cpp) -------------------------
+// ---- argument checks (the argument's name in every error, as module.cpp)
+// -------------------------
 
 std::int64_t int_of(nb::handle h, const char* name, std::int64_t lo, std::int64_t hi) {
   if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr())) {
@@ -113,7 +114,8 @@ Diagonals diagonals_of_dict(nb::handle h, std::size_t n, const char* name) {
   }
   Diagonals d(n);
   for (auto [k, v] : nb::borrow<nb::dict>(h)) {
-    const std::int64_t key = int_of(k, name, -static_cast<std::int64_t>(n), static_cast<std::int64_t>(n) - 1);
+    const std::int64_t key =
+        int_of(k, name, -static_cast<std::int64_t>(n), static_cast<std::int64_t>(n) - 1);
     C128Array a;
     if (!nb::try_cast(v, a)) {
       throw TypeMismatch(std::string(name) + ": expected 1-D complex128 arrays as diagonals");
@@ -148,7 +150,8 @@ std::vector<std::vector<Diagonals>> matrices_of(nb::handle h, std::size_t n) {
       throw TypeMismatch("matrices: expected a list of lists of dicts");
     }
     std::vector<Diagonals> r;
-    for (nb::handle m : nb::borrow<nb::sequence>(row)) r.push_back(diagonals_of_dict(m, n, "matrices"));
+    for (nb::handle m : nb::borrow<nb::sequence>(row))
+      r.push_back(diagonals_of_dict(m, n, "matrices"));
     out.push_back(std::move(r));
   }
   return out;
@@ -171,10 +174,14 @@ nb::list levels_list(const std::vector<DftLevel>& levels) {
 SecurityLevel security_of(nb::handle h) {
   if (h.is_none()) return SecurityLevel::none;
   switch (int_of(h, "security", 0, 1024)) {
-    case 128: return SecurityLevel::tc128;
-    case 192: return SecurityLevel::tc192;
-    case 256: return SecurityLevel::tc256;
-    default: throw InvalidArgument("security: expected 128, 192, 256 or None");
+    case 128:
+      return SecurityLevel::tc128;
+    case 192:
+      return SecurityLevel::tc192;
+    case 256:
+      return SecurityLevel::tc256;
+    default:
+      throw InvalidArgument("security: expected 128, 192, 256 or None");
   }
 }
 
@@ -188,32 +195,34 @@ BootstrapConfig config_of(nb::handle h) {
 
 std::string config_repr(const BootstrapConfig& c) {
   return "veil._core.BootstrapConfig(slots=" + std::to_string(c.slots) +
-         ", cts_levels=" + std::to_string(c.cts_levels) + ", stc_levels=" +
-         std::to_string(c.stc_levels) + ", k_range=" + std::to_string(c.k_range) +
-         ", evalmod_degree=" + std::to_string(c.evalmod_degree) + ", double_angle=" +
-         std::to_string(c.double_angle) + ", hamming_weight=" + std::to_string(c.hamming_weight) +
-         ")";
+         ", cts_levels=" + std::to_string(c.cts_levels) +
+         ", stc_levels=" + std::to_string(c.stc_levels) + ", k_range=" + std::to_string(c.k_range) +
+         ", evalmod_degree=" + std::to_string(c.evalmod_degree) +
+         ", double_angle=" + std::to_string(c.double_angle) +
+         ", hamming_weight=" + std::to_string(c.hamming_weight) + ")";
 }
 
 void def_config(nb::module_& m) {
   nb::class_<BootstrapConfig>(m, "BootstrapConfig",
                               "Bootstrapping parameters (circuits/bootstrap_parameters.h); slots=0 "
                               "means N/2 (full slots). Immutable.")
-      .def("__init__", [](BootstrapConfig* c, nb::handle slots, nb::handle cts, nb::handle stc,
-                          nb::handle k, nb::handle deg, nb::handle r, nb::handle h) {
-             BootstrapConfig v;
-             v.slots = slots.is_none() ? 0 : size_of(slots, "slots");
-             v.cts_levels = size_of(cts, "cts_levels");
-             v.stc_levels = size_of(stc, "stc_levels");
-             v.k_range = size_of(k, "k_range");
-             v.evalmod_degree = size_of(deg, "evalmod_degree");
-             v.double_angle = size_of(r, "double_angle");
-             v.hamming_weight = size_of(h, "hamming_weight");
-             v.validate();
-             new (c) BootstrapConfig(v);
-           }, "slots"_a.none() = nb::none(), "cts_levels"_a = 3, "stc_levels"_a = 3,
-           "k_range"_a = 12, "evalmod_degree"_a = 31, "double_angle"_a = 3,
-           "hamming_weight"_a = 32)
+      .def(
+          "__init__",
+          [](BootstrapConfig* c, nb::handle slots, nb::handle cts, nb::handle stc, nb::handle k,
+             nb::handle deg, nb::handle r, nb::handle h) {
+            BootstrapConfig v;
+            v.slots = slots.is_none() ? 0 : size_of(slots, "slots");
+            v.cts_levels = size_of(cts, "cts_levels");
+            v.stc_levels = size_of(stc, "stc_levels");
+            v.k_range = size_of(k, "k_range");
+            v.evalmod_degree = size_of(deg, "evalmod_degree");
+            v.double_angle = size_of(r, "double_angle");
+            v.hamming_weight = size_of(h, "hamming_weight");
+            v.validate();
+            new (c) BootstrapConfig(v);
+          },
+          "slots"_a.none() = nb::none(), "cts_levels"_a = 3, "stc_levels"_a = 3, "k_range"_a = 12,
+          "evalmod_degree"_a = 31, "double_angle"_a = 3, "hamming_weight"_a = 32)
       .def_ro("slots", &BootstrapConfig::slots)
       .def_ro("cts_levels", &BootstrapConfig::cts_levels)
       .def_ro("stc_levels", &BootstrapConfig::stc_levels)
@@ -226,73 +235,91 @@ void def_config(nb::module_& m) {
       .def("__repr__", &config_repr);
 
   nb::class_<BootstrapChain>(m, "BootstrapChain", "A modulus chain for bootstrapping.")
-      .def_ro("coeff_modulus", &BootstrapChain::coeff_modulus_bits, "Bit sizes, special primes last.")
+      .def_ro("coeff_modulus", &BootstrapChain::coeff_modulus_bits,
+              "Bit sizes, special primes last.")
       .def_ro("rescale_groups", &BootstrapChain::rescale_groups)
       .def_ro("special_primes", &BootstrapChain::special_primes)
       .def_ro("alpha", &BootstrapChain::alpha)
       .def_ro("scale", &BootstrapChain::scale)
       .def_ro("user_levels", &BootstrapChain::user_levels)
-      .def("parameters", [](const BootstrapChain& c, nb::handle n, nb::handle wb) {
-             return c.parameters(size_of(n, "poly_modulus_degree", 131072),
-                                 static_cast<int>(int_of(wb, "word_bits", 0, 64)));
-           }, "poly_modulus_degree"_a, "word_bits"_a = 0,
-           "CKKS EncryptionParameters of this chain (CoeffModulus.create's primes).");
-  m.def("bootstrap_chain", [](nb::handle log_n, nb::handle users, nb::handle cfg, nb::handle wb,
-                              nb::handle special, nb::handle alpha) {
-          return bootstrap_chain(static_cast<int>(int_of(log_n, "log_n", 0, 64)),
-                                 size_of(users, "user_levels", 4096), config_of(cfg),
-                                 static_cast<int>(int_of(wb, "word_bits", 0, 64)),
-                                 special.is_none() ? std::nullopt
-                                                   : std::optional(size_of(special, "special")),
-                                 alpha.is_none() ? std::nullopt
-                                                 : std::optional(size_of(alpha, "alpha")));
-        }, "log_n"_a, "user_levels"_a, "config"_a.none() = nb::none(), "word_bits"_a = 64,
-        "special"_a.none() = nb::none(), "alpha"_a.none() = nb::none(),
-        "A bootstrapping chain at N = 2^log_n with user_levels levels left (veil.ckks.bootstrap_chain).");
-  m.def("preset_chain", [](nb::handle n, nb::handle sec, nb::handle cfg, nb::handle wb) {
-          return preset_chain(size_of(n, "poly_modulus_degree", 1u << 20), security_of(sec),
-                              config_of(cfg), static_cast<int>(int_of(wb, "word_bits", 0, 64)));
-        }, "poly_modulus_degree"_a, "security"_a.none() = 128, "config"_a.none() = nb::none(),
-        "word_bits"_a = 64, "bootstrap_chain with as many user levels as the security bound allows.");
+      .def(
+          "parameters",
+          [](const BootstrapChain& c, nb::handle n, nb::handle wb) {
+            return c.parameters(size_of(n, "poly_modulus_degree", 131072),
+                                static_cast<int>(int_of(wb, "word_bits", 0, 64)));
+          },
+          "poly_modulus_degree"_a, "word_bits"_a = 0,
+          "CKKS EncryptionParameters of this chain (CoeffModulus.create's primes).");
+  m.def(
+      "bootstrap_chain",
+      [](nb::handle log_n, nb::handle users, nb::handle cfg, nb::handle wb, nb::handle special,
+         nb::handle alpha) {
+        return bootstrap_chain(
+            static_cast<int>(int_of(log_n, "log_n", 0, 64)), size_of(users, "user_levels", 4096),
+            config_of(cfg), static_cast<int>(int_of(wb, "word_bits", 0, 64)),
+            special.is_none() ? std::nullopt : std::optional(size_of(special, "special")),
+            alpha.is_none() ? std::nullopt : std::optional(size_of(alpha, "alpha")));
+      },
+      "log_n"_a, "user_levels"_a, "config"_a.none() = nb::none(), "word_bits"_a = 64,
+      "special"_a.none() = nb::none(), "alpha"_a.none() = nb::none(),
+      "A bootstrapping chain at N = 2^log_n with user_levels levels left "
+      "(veil.ckks.bootstrap_chain).");
+  m.def(
+      "preset_chain",
+      [](nb::handle n, nb::handle sec, nb::handle cfg, nb::handle wb) {
+        return preset_chain(size_of(n, "poly_modulus_degree", 1u << 20), security_of(sec),
+                            config_of(cfg), static_cast<int>(int_of(wb, "word_bits", 0, 64)));
+      },
+      "poly_modulus_degree"_a, "security"_a.none() = 128, "config"_a.none() = nb::none(),
+      "word_bits"_a = 64, "bootstrap_chain with as many user levels as the security bound allows.");
 }
 
 void def_transforms(nb::module_& m) {
-  m.def("special_fft_stages", [](nb::handle n) {
-          return stages_list(special_fft_stages(size_of(n, "n", 1u << 20)));
-        }, "n"_a, "The radix-2 stages of the special FFT as [{k: complex128 diagonal}].");
-  m.def("special_ifft_stages", [](nb::handle n) {
-          return stages_list(special_ifft_stages(size_of(n, "n", 1u << 20)));
-        }, "n"_a, "The inverse stages, in the same order.");
+  m.def(
+      "special_fft_stages",
+      [](nb::handle n) { return stages_list(special_fft_stages(size_of(n, "n", 1u << 20))); },
+      "n"_a, "The radix-2 stages of the special FFT as [{k: complex128 diagonal}].");
+  m.def(
+      "special_ifft_stages",
+      [](nb::handle n) { return stages_list(special_ifft_stages(size_of(n, "n", 1u << 20))); },
+      "n"_a, "The inverse stages, in the same order.");
 
   nb::class_<LinearTransform>(m, "LinearTransform",
                               "Plaintext-matrix products by diagonal BSGS with hoisted baby steps "
                               "(circuits/linear_transform.h).")
-      .def("__init__", [](LinearTransform* t, const CKKSEncoder& enc, nb::handle mats,
-                          nb::handle slots, nb::handle level, nb::handle s_in, nb::handle s_out,
-                          const std::string& dev) {
-             const std::size_t n = size_of(slots, "slots", 1u << 20);
-             auto m = matrices_of(mats, n);
-             const std::size_t lv = size_of(level, "level", 4096);
-             const double a = real_of(s_in, "scale_in"), b = real_of(s_out, "scale_out");
-             const Device d = Device::parse(dev);
-             Release r;
-             new (t) LinearTransform(enc, m, n, lv, a, b, d);
-           }, "encoder"_a, "matrices"_a, "slots"_a, "level"_a, "scale_in"_a, "scale_out"_a,
-           "device"_a = "cpu",
-           "matrices: [outputs][inputs] dicts {k: complex128 diagonal of `slots` entries}.")
-      .def("apply", [](const LinearTransform& t, const Evaluator& ev, nb::handle inputs,
-                       const GaloisKeys& gk) {
-             std::vector<nb::object> keep;
-             std::vector<const Ciphertext*> cts;
-             if (!PySequence_Check(inputs.ptr())) throw TypeMismatch("inputs: expected a list of Ciphertext");
-             for (nb::handle x : nb::borrow<nb::sequence>(inputs)) {
-               if (!nb::isinstance<Ciphertext>(x)) throw TypeMismatch("inputs: expected a list of Ciphertext");
-               keep.push_back(nb::borrow(x));
-               cts.push_back(&nb::cast<const Ciphertext&>(x));
-             }
-             Release r;
-             return t.apply(ev, cts, gk);
-           }, "evaluator"_a, "inputs"_a, "galois_keys"_a)
+      .def(
+          "__init__",
+          [](LinearTransform* t, const CKKSEncoder& enc, nb::handle mats, nb::handle slots,
+             nb::handle level, nb::handle s_in, nb::handle s_out, const std::string& dev) {
+            const std::size_t n = size_of(slots, "slots", 1u << 20);
+            auto m = matrices_of(mats, n);
+            const std::size_t lv = size_of(level, "level", 4096);
+            const double a = real_of(s_in, "scale_in"), b = real_of(s_out, "scale_out");
+            const Device d = Device::parse(dev);
+            Release r;
+            new (t) LinearTransform(enc, m, n, lv, a, b, d);
+          },
+          "encoder"_a, "matrices"_a, "slots"_a, "level"_a, "scale_in"_a, "scale_out"_a,
+          "device"_a = "cpu",
+          "matrices: [outputs][inputs] dicts {k: complex128 diagonal of `slots` entries}.")
+      .def(
+          "apply",
+          [](const LinearTransform& t, const Evaluator& ev, nb::handle inputs,
+             const GaloisKeys& gk) {
+            std::vector<nb::object> keep;
+            std::vector<const Ciphertext*> cts;
+            if (!PySequence_Check(inputs.ptr()))
+              throw TypeMismatch("inputs: expected a list of Ciphertext");
+            for (nb::handle x : nb::borrow<nb::sequence>(inputs)) {
+              if (!nb::isinstance<Ciphertext>(x))
+                throw TypeMismatch("inputs: expected a list of Ciphertext");
+              keep.push_back(nb::borrow(x));
+              cts.push_back(&nb::cast<const Ciphertext&>(x));
+            }
+            Release r;
+            return t.apply(ev, cts, gk);
+          },
+          "evaluator"_a, "inputs"_a, "galois_keys"_a)
       .def_prop_ro("rotation_steps", &LinearTransform::rotation_steps)
       .def_prop_ro("level", &LinearTransform::level)
       .def_prop_ro("slots", &LinearTransform::slots)
@@ -301,70 +328,89 @@ void def_transforms(nb::module_& m) {
       .def_prop_ro("baby_step", &LinearTransform::baby_step)
       .def_prop_ro("plaintext_scale", &LinearTransform::plaintext_scale)
       .def_prop_ro("plaintext_bytes", &LinearTransform::plaintext_bytes)
-      .def("plaintexts", [](const LinearTransform& t) {
-             std::vector<Plaintext> out;
-             for (const Plaintext* p : t.plaintexts()) out.push_back(*p);
-             return out;
-           }, "Copies of the encoded diagonals, in the order apply() uses them.");
+      .def(
+          "plaintexts",
+          [](const LinearTransform& t) {
+            std::vector<Plaintext> out;
+            for (const Plaintext* p : t.plaintexts()) out.push_back(*p);
+            return out;
+          },
+          "Copies of the encoded diagonals, in the order apply() uses them.");
 
-  m.def("coeff_to_slot_levels", [](nb::handle n, nb::handle levels, nb::handle top, nb::handle c,
-                                   const Ctx& ctx) {
-          return levels_list(coeff_to_slot_levels(size_of(n, "n", 1u << 20),
-                                                  size_of(levels, "levels", 64),
-                                                  size_of(top, "top_level", 4096),
-                                                  real_of(c, "c"), *ctx));
-        }, "n"_a, "levels"_a, "top_level"_a, "c"_a, "context"_a,
-        "CoeffToSlot's levels: [(matrices, level)] with matrices [[{k: diagonal}]].");
-  m.def("slot_to_coeff_levels", [](nb::handle n, nb::handle levels, nb::handle input,
-                                   const Ctx& ctx) {
-          return levels_list(slot_to_coeff_levels(size_of(n, "n", 1u << 20),
-                                                  size_of(levels, "levels", 64),
-                                                  size_of(input, "input_level", 4096), *ctx));
-        }, "n"_a, "levels"_a, "input_level"_a, "context"_a, "SlotToCoeff's levels.");
+  m.def(
+      "coeff_to_slot_levels",
+      [](nb::handle n, nb::handle levels, nb::handle top, nb::handle c, const Ctx& ctx) {
+        return levels_list(
+            coeff_to_slot_levels(size_of(n, "n", 1u << 20), size_of(levels, "levels", 64),
+                                 size_of(top, "top_level", 4096), real_of(c, "c"), *ctx));
+      },
+      "n"_a, "levels"_a, "top_level"_a, "c"_a, "context"_a,
+      "CoeffToSlot's levels: [(matrices, level)] with matrices [[{k: diagonal}]].");
+  m.def(
+      "slot_to_coeff_levels",
+      [](nb::handle n, nb::handle levels, nb::handle input, const Ctx& ctx) {
+        return levels_list(slot_to_coeff_levels(size_of(n, "n", 1u << 20),
+                                                size_of(levels, "levels", 64),
+                                                size_of(input, "input_level", 4096), *ctx));
+      },
+      "n"_a, "levels"_a, "input_level"_a, "context"_a, "SlotToCoeff's levels.");
 
   nb::class_<PolynomialEvaluator>(m, "PolynomialEvaluator",
                                   "Chebyshev-basis polynomials on CKKS ciphertexts by baby-step "
                                   "giant-step with exact scales (circuits/polynomial.h).")
-      .def("__init__", [](PolynomialEvaluator* p, const Ctx& c) { new (p) PolynomialEvaluator(c); },
-           "context"_a)
-      .def("evaluate_chebyshev", [](const PolynomialEvaluator& p, const Ciphertext& ct,
-                                    nb::handle coeffs, const RelinKeys& rk, nb::handle domain) {
-             const auto c = reals_of(coeffs, "coeffs");
-             double a = -1.0, b = 1.0;
-             if (!domain.is_none()) {
-               const auto ab = reals_of(domain, "domain");
-               if (ab.size() != 2) throw InvalidArgument("domain: expected (a, b)");
-               a = ab[0];
-               b = ab[1];
-             }
-             Release r;
-             return p.evaluate_chebyshev(ct, c, rk, a, b);
-           }, "encrypted"_a, "coeffs"_a, "relin_keys"_a, "domain"_a.none() = nb::none())
-      .def("evaluate_power", [](const PolynomialEvaluator& p, const Ciphertext& ct,
-                                nb::handle coeffs, const RelinKeys& rk) {
-             const auto c = reals_of(coeffs, "coeffs");
-             Release r;
-             return p.evaluate_power(ct, c, rk);
-           }, "encrypted"_a, "coeffs"_a, "relin_keys"_a)
-      .def("plan_level", [](const PolynomialEvaluator& p, nb::handle level, nb::handle scale,
-                            nb::handle coeffs) {
-             return p.plan_level(size_of(level, "level", 4096), real_of(scale, "scale"),
-                                 reals_of(coeffs, "coeffs"));
-           }, "level"_a, "scale"_a, "coeffs"_a);
-  m.def("power_to_chebyshev", [](nb::handle c) { return power_to_chebyshev(reals_of(c, "coeffs")); },
-        "coeffs"_a, "numpy.polynomial.chebyshev.poly2cheb.");
+      .def(
+          "__init__", [](PolynomialEvaluator* p, const Ctx& c) { new (p) PolynomialEvaluator(c); },
+          "context"_a)
+      .def(
+          "evaluate_chebyshev",
+          [](const PolynomialEvaluator& p, const Ciphertext& ct, nb::handle coeffs,
+             const RelinKeys& rk, nb::handle domain) {
+            const auto c = reals_of(coeffs, "coeffs");
+            double a = -1.0, b = 1.0;
+            if (!domain.is_none()) {
+              const auto ab = reals_of(domain, "domain");
+              if (ab.size() != 2) throw InvalidArgument("domain: expected (a, b)");
+              a = ab[0];
+              b = ab[1];
+            }
+            Release r;
+            return p.evaluate_chebyshev(ct, c, rk, a, b);
+          },
+          "encrypted"_a, "coeffs"_a, "relin_keys"_a, "domain"_a.none() = nb::none())
+      .def(
+          "evaluate_power",
+          [](const PolynomialEvaluator& p, const Ciphertext& ct, nb::handle coeffs,
+             const RelinKeys& rk) {
+            const auto c = reals_of(coeffs, "coeffs");
+            Release r;
+            return p.evaluate_power(ct, c, rk);
+          },
+          "encrypted"_a, "coeffs"_a, "relin_keys"_a)
+      .def(
+          "plan_level",
+          [](const PolynomialEvaluator& p, nb::handle level, nb::handle scale, nb::handle coeffs) {
+            return p.plan_level(size_of(level, "level", 4096), real_of(scale, "scale"),
+                                reals_of(coeffs, "coeffs"));
+          },
+          "level"_a, "scale"_a, "coeffs"_a);
+  m.def(
+      "power_to_chebyshev", [](nb::handle c) { return power_to_chebyshev(reals_of(c, "coeffs")); },
+      "coeffs"_a, "numpy.polynomial.chebyshev.poly2cheb.");
 }
 
 void def_bootstrap(nb::module_& m) {
   nb::class_<BootstrapParameters>(m, "BootstrapParameters",
                                   "The level layout of bootstrapping on one context "
                                   "(circuits/bootstrap_parameters.h).")
-      .def("__init__", [](BootstrapParameters* p, const Ctx& c, nb::handle cfg, nb::handle scale) {
-             const BootstrapConfig config = config_of(cfg);
-             const double s = real_of(scale, "scale");
-             Release r;
-             new (p) BootstrapParameters(c, config, s);
-           }, "context"_a, "config"_a.none() = nb::none(), "scale"_a = 1099511627776.0)
+      .def(
+          "__init__",
+          [](BootstrapParameters* p, const Ctx& c, nb::handle cfg, nb::handle scale) {
+            const BootstrapConfig config = config_of(cfg);
+            const double s = real_of(scale, "scale");
+            Release r;
+            new (p) BootstrapParameters(c, config, s);
+          },
+          "context"_a, "config"_a.none() = nb::none(), "scale"_a = 1099511627776.0)
       .def_prop_ro("config", &BootstrapParameters::config)
       .def_prop_ro("scale", &BootstrapParameters::scale)
       .def_prop_ro("slots", &BootstrapParameters::slots)
@@ -384,27 +430,37 @@ void def_bootstrap(nb::module_& m) {
   nb::class_<BootstrapKeys>(m, "BootstrapKeys",
                             "Relinearization, Galois and sparse-secret switching keys of "
                             "bootstrapping (circuits/bootstrap_keys.h).")
-      .def("__init__", [](BootstrapKeys* k, const RelinKeys& rk, const GaloisKeys& gk,
-                          const SwitchingKey& to_sparse, const SwitchingKey& to_dense) {
-             new (k) BootstrapKeys{rk, gk, to_sparse, to_dense};
-           }, "relin_keys"_a, "galois_keys"_a, "to_sparse"_a, "to_dense"_a,
-           "Keys made elsewhere (copied).")
-      .def_static("generate", [](const BootstrapParameters& p, const SecretKey& sk,
-                                 std::optional<RelinKeys> rk, nb::handle seed) {
-             const auto s = seed_of(seed);
-             Release r;
-             return BootstrapKeys::generate(p, sk, rk, s);
-           }, "parameters"_a, "secret_key"_a, "relin_keys"_a.none() = nb::none(),
-           "seed"_a.none() = nb::none(),
-           "Generates the keys (seeded: equal to veil._bootstrap's for the same seed).")
-      .def_prop_ro("relin_keys", [](const BootstrapKeys& k) -> const RelinKeys& { return k.relin_keys; },
-                   nb::rv_policy::reference_internal)
-      .def_prop_ro("galois_keys", [](const BootstrapKeys& k) -> const GaloisKeys& { return k.galois_keys; },
-                   nb::rv_policy::reference_internal)
-      .def_prop_ro("to_sparse", [](const BootstrapKeys& k) -> const SwitchingKey& { return k.to_sparse; },
-                   nb::rv_policy::reference_internal)
-      .def_prop_ro("to_dense", [](const BootstrapKeys& k) -> const SwitchingKey& { return k.to_dense; },
-                   nb::rv_policy::reference_internal)
+      .def(
+          "__init__",
+          [](BootstrapKeys* k, const RelinKeys& rk, const GaloisKeys& gk,
+             const SwitchingKey& to_sparse, const SwitchingKey& to_dense) {
+            new (k) BootstrapKeys{rk, gk, to_sparse, to_dense};
+          },
+          "relin_keys"_a, "galois_keys"_a, "to_sparse"_a, "to_dense"_a,
+          "Keys made elsewhere (copied).")
+      .def_static(
+          "generate",
+          [](const BootstrapParameters& p, const SecretKey& sk, std::optional<RelinKeys> rk,
+             nb::handle seed) {
+            const auto s = seed_of(seed);
+            Release r;
+            return BootstrapKeys::generate(p, sk, rk, s);
+          },
+          "parameters"_a, "secret_key"_a, "relin_keys"_a.none() = nb::none(),
+          "seed"_a.none() = nb::none(),
+          "Generates the keys (seeded: equal to veil._bootstrap's for the same seed).")
+      .def_prop_ro(
+          "relin_keys", [](const BootstrapKeys& k) -> const RelinKeys& { return k.relin_keys; },
+          nb::rv_policy::reference_internal)
+      .def_prop_ro(
+          "galois_keys", [](const BootstrapKeys& k) -> const GaloisKeys& { return k.galois_keys; },
+          nb::rv_policy::reference_internal)
+      .def_prop_ro(
+          "to_sparse", [](const BootstrapKeys& k) -> const SwitchingKey& { return k.to_sparse; },
+          nb::rv_policy::reference_internal)
+      .def_prop_ro(
+          "to_dense", [](const BootstrapKeys& k) -> const SwitchingKey& { return k.to_dense; },
+          nb::rv_policy::reference_internal)
       .def_prop_ro("nbytes", &BootstrapKeys::bytes)
       .def("check", &BootstrapKeys::check, "parameters"_a);
 
@@ -412,10 +468,13 @@ void def_bootstrap(nb::module_& m) {
                            "CKKS bootstrapping in C++ (circuits/bootstrapper.h); the steps are "
                            "public: bootstrap = eval_mod . coeff_to_slot . mod_raise . "
                            "slot_to_coeff.")
-      .def("__init__", [](Bootstrapper* b, const BootstrapParameters& p, const BootstrapKeys& k) {
-             Release r;
-             new (b) Bootstrapper(p, k);
-           }, "parameters"_a, "keys"_a)
+      .def(
+          "__init__",
+          [](Bootstrapper* b, const BootstrapParameters& p, const BootstrapKeys& k) {
+            Release r;
+            new (b) Bootstrapper(p, k);
+          },
+          "parameters"_a, "keys"_a)
       .def("bootstrap", &Bootstrapper::bootstrap, "ct"_a, nb::call_guard<Release>())
       .def("slot_to_coeff", &Bootstrapper::slot_to_coeff, "ct"_a, nb::call_guard<Release>())
       .def("mod_raise", &Bootstrapper::mod_raise, "ct"_a, nb::call_guard<Release>())
@@ -423,9 +482,9 @@ void def_bootstrap(nb::module_& m) {
       .def("eval_mod", &Bootstrapper::eval_mod, "ct"_a, nb::call_guard<Release>())
       .def_prop_ro("parameters", &Bootstrapper::parameters, nb::rv_policy::reference_internal)
       .def_prop_ro("keys", &Bootstrapper::keys, nb::rv_policy::reference_internal)
-      .def_prop_ro("evalmod_coefficients",
-                   [](const Bootstrapper& b) { return b.evalmod().coefficients(); },
-                   "EvalMod's Chebyshev coefficients (list of floats).")
+      .def_prop_ro(
+          "evalmod_coefficients", [](const Bootstrapper& b) { return b.evalmod().coefficients(); },
+          "EvalMod's Chebyshev coefficients (list of floats).")
       .def_prop_ro("coeff_to_slot_transforms", &Bootstrapper::coeff_to_slot_transforms,
                    nb::rv_policy::reference_internal)
       .def_prop_ro("slot_to_coeff_transforms", &Bootstrapper::slot_to_coeff_transforms,
@@ -433,13 +492,14 @@ void def_bootstrap(nb::module_& m) {
       .def_prop_ro("plaintext_bytes", &Bootstrapper::plaintext_bytes)
       .def_prop_ro("device", [](const Bootstrapper& b) { return b.device().str(); })
       .def("__repr__", [](const Bootstrapper& b) {
-             const auto& p = b.parameters();
-             return "veil._core.Bootstrapper(N=" + std::to_string(p.context()->n()) +
-                    ", slots=" + std::to_string(p.slots()) + ", input_level=" +
-                    std::to_string(p.input_level()) + ", output_level=" +
-                    std::to_string(p.output_level()) + ", levels_left=" +
-                    std::to_string(p.levels_left()) + ", device='" + b.device().str() + "')";
-           });
+        const auto& p = b.parameters();
+        return "veil._core.Bootstrapper(N=" + std::to_string(p.context()->n()) +
+               ", slots=" + std::to_string(p.slots()) +
+               ", input_level=" + std::to_string(p.input_level()) +
+               ", output_level=" + std::to_string(p.output_level()) +
+               ", levels_left=" + std::to_string(p.levels_left()) + ", device='" +
+               b.device().str() + "')";
+      });
 }
 
 }  // namespace

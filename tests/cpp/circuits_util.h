@@ -81,8 +81,15 @@ struct CkksKeys {
   Decryptor decryptor;
   Evaluator ev;
   CkksKeys(ContextPtr c, const Device& d, std::uint64_t seed)
-      : ctx(c), dev(d), kg(c, d, seed), sk(kg.secret_key()), rk(kg.create_relin_keys()),
-        encoder(c), encryptor(c, sk, seed + 1), decryptor(c, sk), ev(c) {}
+      : ctx(c),
+        dev(d),
+        kg(c, d, seed),
+        sk(kg.secret_key()),
+        rk(kg.create_relin_keys()),
+        encoder(c),
+        encryptor(c, sk, seed + 1),
+        decryptor(c, sk),
+        ev(c) {}
 
   Ciphertext encrypt(const CVec& v, double scale, std::size_t level) const {
     return encryptor.encrypt(encoder.encode(v, scale, level, dev));

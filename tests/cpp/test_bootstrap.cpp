@@ -15,9 +15,9 @@ namespace {
 
 using namespace veil;
 using namespace veil::circuits;
+using veil::test::cd;
 using veil::test::CkksKeys;
 using veil::test::CVec;
-using veil::test::cd;
 using veil::test::precision;
 using veil::test::random_values;
 using veil::test::report;
@@ -56,8 +56,8 @@ TEST(BootstrapChain, MatchesThePythonChains) {
   EXPECT_EQ(c64.special_primes, 5u);
   EXPECT_EQ(c64.alpha, 4u);
   const BootstrapChain c32 = bootstrap_chain(16, 3, cfg, 32);
-  EXPECT_EQ(c32.rescale_groups, (std::vector<std::size_t>{2, 2, 2, 2, 1, 2, 1, 2, 2, 2, 2, 2, 2,
-                                                          2, 2, 2, 2, 2, 2}));
+  EXPECT_EQ(c32.rescale_groups,
+            (std::vector<std::size_t>{2, 2, 2, 2, 1, 2, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}));
   EXPECT_EQ(c32.coeff_modulus_bits.front(), 28);
   EXPECT_EQ(c32.special_primes, 12u);
   // N = 2^16 at 128 bits: 14 user levels with 64-bit words (log2 QP = 1743 <= 1747), 9 with
@@ -94,7 +94,8 @@ TEST(BootstrapParameters, LevelLayoutAndErrors) {
   veil::test::expect_invalid([&] { BootstrapParameters(ctx, sparse, 1e12); },
                              "slots: 4 slots have 2 FFT stages, fewer than the 3");
   veil::test::expect_invalid([&] { BootstrapParameters(ctx, cfg, NAN); }, "scale");
-  ContextPtr short_ctx = Context::create(veil::test::small_params(SchemeType::ckks), SecurityLevel::none);
+  ContextPtr short_ctx =
+      Context::create(veil::test::small_params(SchemeType::ckks), SecurityLevel::none);
   veil::test::expect_invalid([&] { BootstrapParameters(short_ctx, cfg, 1e12); },
                              "coeff_modulus: bootstrapping needs 15 rescale blocks");
 }
@@ -176,19 +177,23 @@ TEST(Bootstrapper, ErrorsNameTheArgument) {
   const BootstrapParameters& p = s.params;
   const CVec vals = random_values(8, 1);
   veil::test::expect_invalid([&] { s.bt.bootstrap(Ciphertext()); }, "ct: is empty");
-  veil::test::expect_invalid([&] { s.bt.bootstrap(s.keys.encrypt(vals, std::ldexp(1.0, 30), p.input_level())); },
-                             "ct: expected a scale within 2^4 of the context's 2^40.00");
+  veil::test::expect_invalid(
+      [&] { s.bt.bootstrap(s.keys.encrypt(vals, std::ldexp(1.0, 30), p.input_level())); },
+      "ct: expected a scale within 2^4 of the context's 2^40.00");
   veil::test::expect_invalid([&] { s.bt.bootstrap(s.keys.encrypt(vals, p.scale(), 0)); },
                              "ct: bootstrapping starts with SlotToCoeff at level 3");
   const Ciphertext ct = s.keys.encrypt(vals, p.scale(), p.input_level());
-  veil::test::expect_invalid([&] { s.bt.bootstrap(s.keys.ev.multiply(ct, ct)); }, "ct: expected size 2");
+  veil::test::expect_invalid([&] { s.bt.bootstrap(s.keys.ev.multiply(ct, ct)); },
+                             "ct: expected size 2");
   // keys: a missing Galois key, keys of another context
   BootstrapKeys partial = s.bt.keys();
   partial.galois_keys = s.keys.galois({1});
-  veil::test::expect_invalid([&] { Bootstrapper(p, partial); }, "galois_keys: no key for Galois element");
+  veil::test::expect_invalid([&] { Bootstrapper(p, partial); },
+                             "galois_keys: no key for Galois element");
   ContextPtr other = boot_context(BootstrapConfig{}, 32);
   CkksKeys ok(other, Device::cpu(), 1);
-  veil::test::expect_invalid([&] { BootstrapKeys::generate(p, ok.sk); }, "secret_key: belongs to another context");
+  veil::test::expect_invalid([&] { BootstrapKeys::generate(p, ok.sk); },
+                             "secret_key: belongs to another context");
   // the bootstrapper's keys belong to the secret key: another key set's ciphertext is refused
   CkksKeys stranger(s.ctx, Device::cpu(), 99);
   EXPECT_THROW(s.bt.bootstrap(stranger.encrypt(vals, p.scale(), p.input_level())), InvalidArgument);
@@ -224,7 +229,8 @@ TEST(BootstrapperGpu, MatchesTheCpuWordForWord) {
       const Device dev = d ? veil::test::gpu() : Device::cpu();
       BootSetup s(cfg, word_bits, dev, 21);
       const CVec vals = veil::test::tile(random_values(s.params.slots(), 10), kN / 2);
-      const Ciphertext y = s.bt.bootstrap(s.keys.encrypt(vals, s.params.scale(), s.params.input_level()));
+      const Ciphertext y =
+          s.bt.bootstrap(s.keys.encrypt(vals, s.params.scale(), s.params.input_level()));
       EXPECT_GT(precision(vals, s.keys.decrypt(y)).mean_bits, 20);
       out[d] = veil::test::words(y);
     }

@@ -14,9 +14,9 @@
 
 #include "circuits_util.h"
 #include "veil/circuits/dft.h"
-#include "veil/circuits/numeric.h"
 #include "veil/circuits/evalmod.h"
 #include "veil/circuits/linear_transform.h"
+#include "veil/circuits/numeric.h"
 #include "veil/circuits/polynomial.h"
 #include "veil/circuits/scale_ops.h"
 
@@ -24,9 +24,9 @@ namespace {
 
 using namespace veil;
 using namespace veil::circuits;
+using veil::test::cd;
 using veil::test::CkksKeys;
 using veil::test::CVec;
-using veil::test::cd;
 using veil::test::precision;
 using veil::test::random_values;
 using veil::test::report;
@@ -83,8 +83,10 @@ TEST(CircuitsPolynomial, PowerToChebyshevMatchesNumpyExamples) {
 TEST(CircuitsPolynomial, InterpolantReproducesTheFunction) {
   const auto c = chebyshev_interpolate([](double x) { return std::exp(x); }, 20);
   ASSERT_EQ(c.size(), 21u);
-  for (double x = -1; x <= 1; x += 0.125) EXPECT_NEAR(chebyshev_value(c, x).real(), std::exp(x), 1e-14);
-  veil::test::expect_invalid([] { chebyshev_interpolate([](double) { return 0.0; }, 0); }, "degree");
+  for (double x = -1; x <= 1; x += 0.125)
+    EXPECT_NEAR(chebyshev_value(c, x).real(), std::exp(x), 1e-14);
+  veil::test::expect_invalid([] { chebyshev_interpolate([](double) { return 0.0; }, 0); },
+                             "degree");
   veil::test::expect_invalid([] { chebyshev_interpolate([](double) { return NAN; }, 3); }, "f:");
 }
 
@@ -116,15 +118,17 @@ TEST_P(CircuitsPolynomialEval, MatchesFloat64OnTheDecryptedInput) {
     CVec want(xd.size());
     for (std::size_t i = 0; i < xd.size(); ++i) want[i] = chebyshev_value(c, xd[i]);
     const auto p = precision(want, k.decrypt(y));
-    std::printf("[ precision ] %s, Chebyshev degree %zu (level %zu -> %zu): min %.2f, mean %.2f bits\n",
-                pc.name, degree, ct.level(), y.level(), p.min_bits, p.mean_bits);
+    std::printf(
+        "[ precision ] %s, Chebyshev degree %zu (level %zu -> %zu): min %.2f, mean %.2f bits\n",
+        pc.name, degree, ct.level(), y.level(), p.min_bits, p.mean_bits);
     EXPECT_GT(p.min_bits, degree <= 2 ? 20 : pc.min_bits);
   }
   // power basis and another domain
   const std::vector<double> pw{0.5, -1.0, 0.25, 2.0};
   const Ciphertext y = pe.evaluate_power(ct, pw, k.rk);
   CVec want(xd.size());
-  for (std::size_t i = 0; i < xd.size(); ++i) want[i] = 0.5 - xd[i] + 0.25 * xd[i] * xd[i] + 2.0 * xd[i] * xd[i] * xd[i];
+  for (std::size_t i = 0; i < xd.size(); ++i)
+    want[i] = 0.5 - xd[i] + 0.25 * xd[i] * xd[i] + 2.0 * xd[i] * xd[i] * xd[i];
   auto p = precision(want, k.decrypt(y));
   report("power basis 0.5 - x + x^2/4 + 2x^3", p);
   EXPECT_GT(p.min_bits, 20);
@@ -133,7 +137,8 @@ TEST_P(CircuitsPolynomialEval, MatchesFloat64OnTheDecryptedInput) {
   if (!pc.groups.empty()) return;
   const auto tanh_c = chebyshev_interpolate([](double t) { return std::tanh(2.0 * t); }, 15);
   const Ciphertext z = pe.evaluate_chebyshev(ct, tanh_c, k.rk, -1.5, 2.5);
-  for (std::size_t i = 0; i < xd.size(); ++i) want[i] = chebyshev_value(tanh_c, (2.0 * xd[i] - 1.0) / 4.0);
+  for (std::size_t i = 0; i < xd.size(); ++i)
+    want[i] = chebyshev_value(tanh_c, (2.0 * xd[i] - 1.0) / 4.0);
   p = precision(want, k.decrypt(z));
   report("domain [-1.5, 2.5]", p);
   EXPECT_GT(p.min_bits, 20);
@@ -145,10 +150,14 @@ INSTANTIATE_TEST_SUITE_P(
                       // blocks of 1 and 2 ~30-bit primes (32-bit words): scales 2^40 <-> 2^50;
                       // the leaves' multipliers keep fewer bits there, in the Python oracle
                       // too (11.7 bits at degree 15, measured with veil._tensor.cheb_eval)
-                      PolyCase{"32-bit words",
-                               {30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 31, 31},
-                               {2, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1}, 10}),
-    [](const auto& info) { return std::string(info.param.groups.empty() ? "Words64" : "Words32"); });
+                      PolyCase{
+                          "32-bit words",
+                          {30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 31, 31},
+                          {2, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1},
+                          10}),
+    [](const auto& info) {
+      return std::string(info.param.groups.empty() ? "Words64" : "Words32");
+    });
 
 TEST(CircuitsPolynomial, ErrorsNameTheArgument) {
   ContextPtr ctx = chain_context(4096, {60, 40, 40, 60});
@@ -157,14 +166,20 @@ TEST(CircuitsPolynomial, ErrorsNameTheArgument) {
   const Ciphertext ct = k.encrypt(random_values(8, 2), k2_40, ctx->max_level());
   veil::test::expect_invalid([&] { pe.evaluate_chebyshev(ct, {}, k.rk); }, "coeffs");
   veil::test::expect_invalid([&] { pe.evaluate_chebyshev(ct, {1.0, INFINITY}, k.rk); }, "coeffs");
-  veil::test::expect_invalid([&] { pe.evaluate_chebyshev(ct, {0, 1, 1, 1, 1, 1, 1, 1}, k.rk); },
-                             "coeffs: a degree-7 polynomial needs at least 3 rescale levels");
+  veil::test::expect_invalid(
+      [&] {
+        pe.evaluate_chebyshev(ct, {0, 1, 1, 1, 1, 1, 1, 1}, k.rk);
+      },
+      "coeffs: a degree-7 polynomial needs at least 3 rescale levels");
   veil::test::expect_invalid([&] { pe.evaluate_chebyshev(ct, {0, 1}, k.rk, 1.0, 1.0); }, "domain");
   const Ciphertext low = k.ev.mod_switch_to(ct, 0);
-  veil::test::expect_invalid([&] { pe.evaluate_chebyshev(low, {0, 1}, k.rk); },
-                             "coeffs: a degree-1 polynomial needs at least 1 rescale levels");
-  EXPECT_THROW(PolynomialEvaluator(Context::create(veil::test::small_params(SchemeType::bfv),
-                                                   SecurityLevel::none)),
+  veil::test::expect_invalid(
+      [&] {
+        pe.evaluate_chebyshev(low, {0, 1}, k.rk);
+      },
+      "coeffs: a degree-1 polynomial needs at least 1 rescale levels");
+  EXPECT_THROW(PolynomialEvaluator(
+                   Context::create(veil::test::small_params(SchemeType::bfv), SecurityLevel::none)),
                InvalidArgument);
 }
 
@@ -196,7 +211,8 @@ TEST(CircuitsLinearTransform, MatchesThePlaintextMatrixProduct) {
   const std::size_t n = 64;
   auto mat = [&](std::uint64_t seed) {
     Diagonals d(n);
-    for (std::size_t key = 0; key < n; key += 1 + (seed % 3)) d.add(static_cast<long long>(key), random_values(n, seed * 100 + key));
+    for (std::size_t key = 0; key < n; key += 1 + (seed % 3))
+      d.add(static_cast<long long>(key), random_values(n, seed * 100 + key));
     return d;
   };
   const std::vector<std::vector<Diagonals>> m{{mat(1), mat(2)}, {mat(3), mat(4)}};
@@ -239,7 +255,8 @@ TEST(CircuitsLinearTransform, DenseMatrixFullSlots) {
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<double> u(-1, 1);
   for (std::size_t r = 0; r < n; ++r) {
-    for (std::size_t c = 0; c < n; ++c) dense[r][c] = ((r * 7 + c * 3) % 97 == 0) ? cd(u(rng), u(rng)) : 0.0;
+    for (std::size_t c = 0; c < n; ++c)
+      dense[r][c] = ((r * 7 + c * 3) % 97 == 0) ? cd(u(rng), u(rng)) : 0.0;
   }
   const Diagonals d = diagonals_of(dense);
   LinearTransform lt(k.encoder, {{d}}, n, 1, k2_40, k2_40);
@@ -255,7 +272,8 @@ TEST(CircuitsLinearTransform, DenseMatrixFullSlots) {
   EXPECT_GT(p.min_bits, 20);
 }
 
-// ---- the special FFT and its factored levels -----------------------------------------------------
+// ---- the special FFT and its factored levels
+// -----------------------------------------------------
 
 std::vector<std::size_t> bitrev(std::size_t n) {
   const int b = std::countr_zero(n);
@@ -280,7 +298,9 @@ TEST(CircuitsDft, StagesFactorTheDenseMatrix) {
     for (std::size_t j = 0; j < n; ++j) {
       cd want = 0;
       for (std::size_t c = 0; c < n; ++c) {
-        want += std::exp(cd(0, 2 * std::numbers::pi * static_cast<double>(gj * c % m) / static_cast<double>(m))) * x[c];
+        want += std::exp(cd(0, 2 * std::numbers::pi * static_cast<double>(gj * c % m) /
+                                   static_cast<double>(m))) *
+                x[c];
       }
       EXPECT_LT(std::abs(want - y[j]), 1e-9) << "n=" << n << " j=" << j;
       gj = gj * g % m;
@@ -298,7 +318,8 @@ TEST(CircuitsDft, StagesFactorTheDenseMatrix) {
     const CVec merged = merge_stages(fft, all, n).apply(w);
     for (std::size_t i = 0; i < n; ++i) EXPECT_LT(std::abs(merged[i] - y[i]), 1e-9);
   }
-  EXPECT_EQ(split_stages(10, 3), (std::vector<std::vector<std::size_t>>{{0, 1, 2, 3}, {4, 5, 6}, {7, 8, 9}}));
+  EXPECT_EQ(split_stages(10, 3),
+            (std::vector<std::vector<std::size_t>>{{0, 1, 2, 3}, {4, 5, 6}, {7, 8, 9}}));
   veil::test::expect_invalid([] { special_fft_stages(6); }, "n:");
 }
 
@@ -320,7 +341,8 @@ void round_trip(bool cts_first, std::size_t slots, std::size_t levels) {
     for (const auto& l : lv) d.push_back(chain.block_product(l.level));
     const auto s = shared_precision_scales(lv, d, k2_40, k2_40);
     std::vector<LinearTransform> out;
-    for (std::size_t i = 0; i < lv.size(); ++i) out.emplace_back(k.encoder, lv[i].matrices, slots, lv[i].level, s[i], s[i + 1]);
+    for (std::size_t i = 0; i < lv.size(); ++i)
+      out.emplace_back(k.encoder, lv[i].matrices, slots, lv[i].level, s[i], s[i + 1]);
     return out;
   };
   const auto cts_lt = encode(cts), stc_lt = encode(stc);
@@ -380,11 +402,11 @@ TEST(CircuitsDft, LevelsCheckTheirArguments) {
   EXPECT_EQ(lv[1].level, 1u);
   EXPECT_EQ(lv[1].matrices.size(), 2u);  // the last level's two masked outputs
   veil::test::expect_invalid([&] { shared_precision_scales(lv, {1.0}, 1.0, 1.0); }, "levels");
-  veil::test::expect_invalid([&] { shared_precision_scales(lv, {1.0, 1.0}, 0.0, 1.0); },
-                             "s_first");
+  veil::test::expect_invalid([&] { shared_precision_scales(lv, {1.0, 1.0}, 0.0, 1.0); }, "s_first");
 }
 
-// ---- exact scale management ----------------------------------------------------------------------
+// ---- exact scale management
+// ----------------------------------------------------------------------
 
 TEST(CircuitsScaleOps, PlansLevelsAndScalesAndChecksOperands) {
   // 32-bit-style blocks {2, 1, 2}: tops 1, 2, 4
@@ -395,7 +417,8 @@ TEST(CircuitsScaleOps, PlansLevelsAndScalesAndChecksOperands) {
   EXPECT_EQ(chain.above(1), 2u);
   veil::test::expect_invalid([&] { chain.above(3); }, "level: 3 is not a rescale target");
   veil::test::expect_invalid([&] { chain.block_product(1); }, "level: 1 has no rescale block");
-  const double d4 = static_cast<double>(ctx->base_q(4)[3].value) * static_cast<double>(ctx->base_q(4)[4].value);
+  const double d4 =
+      static_cast<double>(ctx->base_q(4)[3].value) * static_cast<double>(ctx->base_q(4)[4].value);
   EXPECT_NEAR(chain.block_product(4) / d4, 1.0, 1e-15);
   ScaleOps plan(chain);
   const double s = std::ldexp(1.0, 40);
@@ -413,7 +436,8 @@ TEST(CircuitsScaleOps, PlansLevelsAndScalesAndChecksOperands) {
   veil::test::expect_invalid([&] { plan.wrap(Ciphertext()); }, "ct:");
 }
 
-// ---- EvalMod -------------------------------------------------------------------------------------
+// ---- EvalMod
+// -------------------------------------------------------------------------------------
 
 TEST(CircuitsEvalMod, ApproximatesTheScaledSine) {
   const EvalMod em(12, 31, 3);
@@ -445,7 +469,8 @@ TEST(CircuitsEvalMod, ApproximatesTheScaledSine) {
   EXPECT_EQ(y.level(), 1u);
   EXPECT_NEAR(y.scale() / out_scale, 1.0, 1e-12);
   CVec want(xd.size());
-  for (std::size_t i = 0; i < xd.size(); ++i) want[i] = std::sin(2 * std::numbers::pi * 13.0 * xd[i].real());
+  for (std::size_t i = 0; i < xd.size(); ++i)
+    want[i] = std::sin(2 * std::numbers::pi * 13.0 * xd[i].real());
   const CVec got = k.decrypt(y);
   CVec got_re(got.size());
   for (std::size_t i = 0; i < got.size(); ++i) got_re[i] = got[i].real();
@@ -455,11 +480,13 @@ TEST(CircuitsEvalMod, ApproximatesTheScaledSine) {
   veil::test::expect_invalid([] { EvalMod(0, 31, 3); }, "k_range");
   veil::test::expect_invalid([] { EvalMod(12, 1, 3); }, "degree");
   veil::test::expect_invalid([] { EvalMod(12, 31, 17); }, "double_angle");
-  veil::test::expect_invalid([&] { em.evaluate(k.ev, k.rk, chain, k.ev.mod_switch_to(ct, 5), out_scale); },
-                             "ct: EvalMod needs 9 rescale blocks below level 5");
+  veil::test::expect_invalid(
+      [&] { em.evaluate(k.ev, k.rk, chain, k.ev.mod_switch_to(ct, 5), out_scale); },
+      "ct: EvalMod needs 9 rescale blocks below level 5");
 }
 
-// ---- GPU parity ----------------------------------------------------------------------------------
+// ---- GPU parity
+// ----------------------------------------------------------------------------------
 
 TEST(CircuitsGpu, PolynomialAndTransformsMatchTheCpuWordForWord) {
   if (!veil::test::have_gpu()) GTEST_SKIP() << "no CUDA device";
@@ -470,14 +497,16 @@ TEST(CircuitsGpu, PolynomialAndTransformsMatchTheCpuWordForWord) {
     CkksKeys k(ctx, dev, 23);
     PolynomialEvaluator pe(ctx);
     const Ciphertext ct = k.encrypt(random_values(2048, 9, 1.0, false), k2_40, ctx->max_level());
-    words[d].push_back(veil::test::words(pe.evaluate_chebyshev(ct, {0.1, 0.5, -0.25, 0.125, 0.3, 0.2, -0.1, 0.05}, k.rk)));
+    words[d].push_back(veil::test::words(
+        pe.evaluate_chebyshev(ct, {0.1, 0.5, -0.25, 0.125, 0.3, 0.2, -0.1, 0.05}, k.rk)));
     const auto stc = slot_to_coeff_levels(2048, 2, ctx->max_level(), *ctx);
     LinearTransform lt(k.encoder, stc[0].matrices, 2048, ctx->max_level(), k2_40, k2_40, dev);
     const GaloisKeys gk = k.galois(lt.rotation_steps());
     words[d].push_back(veil::test::words(lt.apply(k.ev, {&ct}, gk)[0]));
   }
   ASSERT_EQ(words[0].size(), words[1].size());
-  for (std::size_t i = 0; i < words[0].size(); ++i) EXPECT_EQ(words[0][i], words[1][i]) << "result " << i;
+  for (std::size_t i = 0; i < words[0].size(); ++i)
+    EXPECT_EQ(words[0][i], words[1][i]) << "result " << i;
 }
 
 }  // namespace

@@ -36,7 +36,8 @@ void BootstrapConfig::validate(std::size_t n) const {
     throw InvalidArgument("k_range: expected 1..2^20, got " + std::to_string(k_range));
   }
   if (evalmod_degree < 2 || evalmod_degree > 1023) {
-    throw InvalidArgument("evalmod_degree: expected 2..1023, got " + std::to_string(evalmod_degree));
+    throw InvalidArgument("evalmod_degree: expected 2..1023, got " +
+                          std::to_string(evalmod_degree));
   }
   if (double_angle > 16) {
     throw InvalidArgument("double_angle: expected 0..16, got " + std::to_string(double_angle));
@@ -92,7 +93,8 @@ BootstrapChain bootstrap_chain(int log_n, std::size_t user_levels, const Bootstr
     throw InvalidArgument("word_bits: expected 32 or 64, got " + std::to_string(word_bits));
   }
   std::vector<std::size_t> groups(1 + config.stc_levels, 2);  // q_0: 28 + 27 bits
-  for (std::size_t i = 0; i < user_levels; ++i) groups.push_back((user_levels - i) % 2 == 1 ? 1 : 2);
+  for (std::size_t i = 0; i < user_levels; ++i)
+    groups.push_back((user_levels - i) % 2 == 1 ? 1 : 2);
   groups.insert(groups.end(), em + config.cts_levels, 2);
   const std::size_t k = special ? *special : 12;
   std::size_t primes = 0;
@@ -158,12 +160,12 @@ BootstrapParameters::BootstrapParameters(ContextPtr ctx, const BootstrapConfig& 
   const auto& tops = chain_.tops();
   const std::size_t need = config.depth() + 1;  // + q_0's block
   if (tops.size() < need + 1) {
-    throw InvalidArgument(
-        "coeff_modulus: bootstrapping needs " + std::to_string(config.depth()) +
-        " rescale blocks above q_0's and at least one user level (CoeffToSlot " +
-        std::to_string(config.cts_levels) + ", EvalMod " + std::to_string(config.evalmod_depth()) +
-        ", SlotToCoeff " + std::to_string(config.stc_levels) + "); this chain has " +
-        std::to_string(tops.size() - 1) + " (see bootstrap_chain)");
+    throw InvalidArgument("coeff_modulus: bootstrapping needs " + std::to_string(config.depth()) +
+                          " rescale blocks above q_0's and at least one user level (CoeffToSlot " +
+                          std::to_string(config.cts_levels) + ", EvalMod " +
+                          std::to_string(config.evalmod_depth()) + ", SlotToCoeff " +
+                          std::to_string(config.stc_levels) + "); this chain has " +
+                          std::to_string(tops.size() - 1) + " (see bootstrap_chain)");
   }
   std::vector<std::uint64_t> q0_primes;
   for (std::size_t i = 0; i <= tops[0]; ++i) q0_primes.push_back(c.base_q(tops[0])[i].value);
@@ -182,9 +184,9 @@ BootstrapParameters::BootstrapParameters(ContextPtr ctx, const BootstrapConfig& 
   gamma_ = q0_ / (2 * std::numbers::pi * scale_);
   // The rotations: every transform level's baby and giant steps, and SubSum's.
   std::set<int> steps;
-  for (const auto& levels : {coeff_to_slot_levels(slots, config.cts_levels, top_level(),
-                                                   cts_constant_, c),
-                             slot_to_coeff_levels(slots, config.stc_levels, input_level_, c)}) {
+  for (const auto& levels :
+       {coeff_to_slot_levels(slots, config.cts_levels, top_level(), cts_constant_, c),
+        slot_to_coeff_levels(slots, config.stc_levels, input_level_, c)}) {
     for (const DftLevel& lv : levels) {
       for (int s : LinearTransform::rotation_steps_of(lv.matrices, slots)) steps.insert(s);
     }

@@ -137,8 +137,7 @@ class BootstrapParameters {
   RescaleChain chain_;
   BootstrapConfig config_;
   double scale_ = 0, q0_ = 0, evalmod_scale_ = 0, cts_constant_ = 0, gamma_ = 0;
-  std::size_t slots_ = 0, input_level_ = 0, output_level_ = 0, levels_left_ = 0,
-              evalmod_level_ = 0;
+  std::size_t slots_ = 0, input_level_ = 0, output_level_ = 0, levels_left_ = 0, evalmod_level_ = 0;
   std::vector<int> rotation_steps_;
 };
 

@@ -21,8 +21,8 @@ std::vector<LinearTransform> encode_levels(const CKKSEncoder& encoder, const Res
   const std::vector<double> scales = shared_precision_scales(levels, products, s_first, s_last);
   std::vector<LinearTransform> out;
   for (std::size_t i = 0; i < levels.size(); ++i) {
-    out.emplace_back(encoder, levels[i].matrices, slots, levels[i].level, scales[i],
-                     scales[i + 1], dev);
+    out.emplace_back(encoder, levels[i].matrices, slots, levels[i].level, scales[i], scales[i + 1],
+                     dev);
   }
   return out;
 }
@@ -50,10 +50,10 @@ Bootstrapper::Bootstrapper(BootstrapParameters params, BootstrapKeys keys)
                        coeff_to_slot_levels(n, params_.config().cts_levels, params_.top_level(),
                                             params_.coeff_to_slot_constant(), ctx),
                        n, params_.scale(), params_.evalmod_scale(), dev);
-  stc_ = encode_levels(encoder, params_.chain(),
-                       slot_to_coeff_levels(n, params_.config().stc_levels,
-                                            params_.input_level(), ctx),
-                       n, params_.scale(), params_.scale(), dev);
+  stc_ = encode_levels(
+      encoder, params_.chain(),
+      slot_to_coeff_levels(n, params_.config().stc_levels, params_.input_level(), ctx), n,
+      params_.scale(), params_.scale(), dev);
   const auto [level, scale] =
       evalmod_.plan(params_.chain(), params_.evalmod_level(), params_.evalmod_scale(),
                     params_.scale() * params_.gamma());
@@ -74,8 +74,8 @@ void Bootstrapper::check_input(const Ciphertext& ct, std::size_t level, const ch
                           std::to_string(ct.size()));
   }
   if (ct.level() != level) {
-    throw InvalidArgument(std::string("ct: ") + step + " starts at level " +
-                          std::to_string(level) + ", got level " + std::to_string(ct.level()));
+    throw InvalidArgument(std::string("ct: ") + step + " starts at level " + std::to_string(level) +
+                          ", got level " + std::to_string(ct.level()));
   }
 }
 
@@ -96,13 +96,13 @@ Ciphertext Bootstrapper::bootstrap(const Ciphertext& ct) const {
   }
   if (ct.level() < params_.input_level()) {
     throw InvalidArgument("ct: bootstrapping starts with SlotToCoeff at level " +
-                          std::to_string(params_.input_level()) +
-                          "; the ciphertext is at level " + std::to_string(ct.level()) +
-                          " (keep " + std::to_string(params_.config().stc_levels) +
+                          std::to_string(params_.input_level()) + "; the ciphertext is at level " +
+                          std::to_string(ct.level()) + " (keep " +
+                          std::to_string(params_.config().stc_levels) +
                           " levels above q_0's block for it)");
   }
-  Ciphertext x = ct.level() > params_.input_level() ? ev_.mod_switch_to(ct, params_.input_level())
-                                                    : ct;
+  Ciphertext x =
+      ct.level() > params_.input_level() ? ev_.mod_switch_to(ct, params_.input_level()) : ct;
   x.set_scale(delta);
   Ciphertext out = eval_mod(coeff_to_slot(mod_raise(slot_to_coeff(x))));
   out.set_scale(s_in);
@@ -114,7 +114,8 @@ Ciphertext Bootstrapper::slot_to_coeff(const Ciphertext& ct) const {
   const GaloisKeys& gk = keys_.galois_keys;
   Ciphertext cur = ct;
   cur.set_scale(params_.scale());
-  for (std::size_t i = 0; i + 1 < stc_.size(); ++i) cur = std::move(stc_[i].apply(ev_, {&cur}, gk)[0]);
+  for (std::size_t i = 0; i + 1 < stc_.size(); ++i)
+    cur = std::move(stc_[i].apply(ev_, {&cur}, gk)[0]);
   std::vector<Ciphertext> ab = stc_.back().apply(ev_, {&cur}, gk);
   Ciphertext out = ev_.add(ab[0], ev_.conjugate(ab[1], gk));
   out.set_scale(params_.scale());  // it is, up to the double rounding of the plaintext scales

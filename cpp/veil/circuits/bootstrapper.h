@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "veil/api/evaluator.h"
-#include "veil/ckks/encoder.h"
 #include "veil/circuits/bootstrap_keys.h"
 #include "veil/circuits/bootstrap_parameters.h"
 #include "veil/circuits/evalmod.h"
 #include "veil/circuits/linear_transform.h"
+#include "veil/ckks/encoder.h"
 
 namespace veil::circuits {
 

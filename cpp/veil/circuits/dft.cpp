@@ -172,8 +172,8 @@ void check_levels(std::size_t n, std::size_t levels, std::size_t first, const Co
 
 }  // namespace
 
-std::vector<DftLevel> coeff_to_slot_levels(std::size_t n, std::size_t levels,
-                                           std::size_t top_level, double c, const Context& ctx) {
+std::vector<DftLevel> coeff_to_slot_levels(std::size_t n, std::size_t levels, std::size_t top_level,
+                                           double c, const Context& ctx) {
   check_levels(n, levels, top_level, ctx, "top_level");
   if (!std::isfinite(c)) throw InvalidArgument("c: expected a finite constant");
   const std::vector<Diagonals> ifft = special_ifft_stages(n);
@@ -231,8 +231,10 @@ std::vector<double> shared_precision_scales(const std::vector<DftLevel>& levels,
   if (levels.empty() || block_products.size() != levels.size()) {
     throw InvalidArgument("levels: expected one block product per level");
   }
-  if (!std::isfinite(s_first) || s_first <= 0) throw InvalidArgument("s_first: expected a finite scale > 0");
-  if (!std::isfinite(s_last) || s_last <= 0) throw InvalidArgument("s_last: expected a finite scale > 0");
+  if (!std::isfinite(s_first) || s_first <= 0)
+    throw InvalidArgument("s_first: expected a finite scale > 0");
+  if (!std::isfinite(s_last) || s_last <= 0)
+    throw InvalidArgument("s_last: expected a finite scale > 0");
   std::vector<double> dmax;
   for (const DftLevel& lv : levels) {
     double m = 0.0;
@@ -246,8 +248,8 @@ std::vector<double> shared_precision_scales(const std::vector<DftLevel>& levels,
   double sum_d = 0.0, sum_m = 0.0;
   for (double d : block_products) sum_d += std::log2(d);
   for (double d : dmax) sum_m += std::log2(d);
-  const double log_m = (std::log2(s_last / s_first) + sum_d + sum_m) /
-                       static_cast<double>(levels.size());
+  const double log_m =
+      (std::log2(s_last / s_first) + sum_d + sum_m) / static_cast<double>(levels.size());
   std::vector<double> scales{s_first};
   double s_in = s_first;
   for (std::size_t i = 0; i < levels.size(); ++i) {

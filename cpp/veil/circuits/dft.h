@@ -50,9 +50,8 @@ struct DftLevel {
 ///        more are capped at log2 n); @param c the constant (finite); @param ctx a CKKS context.
 /// @throws InvalidArgument naming `n`, `levels`, `c` or `top_level` (above the top level, or
 ///         fewer than `levels` rescale blocks at and below it above q_0's).
-std::vector<DftLevel> coeff_to_slot_levels(std::size_t n, std::size_t levels,
-                                           std::size_t top_level, double c,
-                                           const Context& ctx);
+std::vector<DftLevel> coeff_to_slot_levels(std::size_t n, std::size_t levels, std::size_t top_level,
+                                           double c, const Context& ctx);
 /// SlotToCoeff: the stages of W in `levels` merged groups from `input_level` down; the last
 /// level has two outputs, its rows masked by E and O (the slots then satisfy
 /// E (W w) + O conj(W w) = z once the second output is conjugated and added).

@@ -127,7 +127,8 @@ Diagonals compose(const Diagonals& a, const Diagonals& b) {
 }
 
 Diagonals row_scale(const Diagonals& a, const std::vector<double>& rows) {
-  if (rows.size() != a.n()) throw InvalidArgument("rows: expected " + std::to_string(a.n()) + " entries");
+  if (rows.size() != a.n())
+    throw InvalidArgument("rows: expected " + std::to_string(a.n()) + " entries");
   Diagonals out(a.n());
   for (std::size_t k : a.keys()) {
     Diagonals::Vector v(a.at(k));
@@ -189,9 +190,9 @@ BsgsSplit bsgs_split(const std::vector<std::size_t>& keys, std::size_t n, std::s
     const std::size_t nonzero_babies = babies.size() - babies.count(0);
     std::size_t nonzero_giants = 0;
     for (const auto& [g, items] : cand.giants) nonzero_giants += g != 0;
-    const double cost = kBabyCost * static_cast<double>(inputs) *
-                            static_cast<double>(nonzero_babies) +
-                        static_cast<double>(outputs * nonzero_giants);
+    const double cost =
+        kBabyCost * static_cast<double>(inputs) * static_cast<double>(nonzero_babies) +
+        static_cast<double>(outputs * nonzero_giants);
     if (!have || cost < best_cost) {
       have = true;
       best_cost = cost;
@@ -240,8 +241,7 @@ std::vector<std::size_t> union_keys(const std::vector<std::vector<Diagonals>>& m
 std::vector<int> LinearTransform::rotation_steps_of(
     const std::vector<std::vector<Diagonals>>& matrices, std::size_t slots) {
   const std::vector<std::size_t> keys = union_keys(matrices, slots);
-  const BsgsSplit split =
-      bsgs_split(keys, slots, matrices.front().size(), matrices.size());
+  const BsgsSplit split = bsgs_split(keys, slots, matrices.front().size(), matrices.size());
   std::set<int> steps;
   for (const auto& [g, items] : split.giants) {
     if (mod_n(g, slots) != 0) steps.insert(signed_step(g, slots));
@@ -266,15 +266,18 @@ LinearTransform::LinearTransform(const CKKSEncoder& encoder,
     throw InvalidArgument("level: expected a level above q_0's block (that can rescale), got " +
                           std::to_string(level));
   }
-  if (!std::isfinite(scale_in) || scale_in <= 0) throw InvalidArgument("scale_in: expected a finite scale > 0");
-  if (!std::isfinite(scale_out) || scale_out <= 0) throw InvalidArgument("scale_out: expected a finite scale > 0");
+  if (!std::isfinite(scale_in) || scale_in <= 0)
+    throw InvalidArgument("scale_in: expected a finite scale > 0");
+  if (!std::isfinite(scale_out) || scale_out <= 0)
+    throw InvalidArgument("scale_out: expected a finite scale > 0");
   const std::vector<std::size_t> keys = union_keys(matrices, slots);
   const std::size_t inputs = matrices.front().size();
   const BsgsSplit split = bsgs_split(keys, slots, inputs, matrices.size());
   n1_ = split.n1;
   // The product of the rescale block above `level` (the same double as RescaleChain's).
   std::vector<std::uint64_t> block;
-  for (std::size_t i = ctx.rescale_target(level) + 1; i <= level; ++i) block.push_back(ctx.base_q(level)[i].value);
+  for (std::size_t i = ctx.rescale_target(level) + 1; i <= level; ++i)
+    block.push_back(ctx.base_q(level)[i].value);
   pt_scale_ = scale_out * detail::exact_product(block) / scale_in;
   const std::size_t reps = ctx.n() / 2 / slots;
   std::vector<std::set<long long>> babies(inputs);

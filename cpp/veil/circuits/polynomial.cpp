@@ -145,7 +145,8 @@ OperandPtr ChebyshevEvaluation::result(std::optional<double> scale) {
 
 OperandPtr ChebyshevEvaluation::evaluate(std::vector<double> c, std::size_t level, double scale) {
   check_finite(c, "coeffs");
-  if (!std::isfinite(scale) || scale <= 0) throw InvalidArgument("scale: expected a finite scale > 0");
+  if (!std::isfinite(scale) || scale <= 0)
+    throw InvalidArgument("scale: expected a finite scale > 0");
   std::size_t deg = c.size() - 1;
   while (deg > 0 && c[deg] == 0.0) --deg;
   c.resize(deg + 1);
@@ -154,7 +155,8 @@ OperandPtr ChebyshevEvaluation::evaluate(std::vector<double> c, std::size_t leve
     for (std::size_t i = 1; i <= deg; ++i) {
       if (c[i] != 0.0) terms.emplace_back(t_.at(i), c[i]);
     }
-    if (terms.empty()) throw InvalidArgument("coeffs: a constant polynomial has no term to evaluate");
+    if (terms.empty())
+      throw InvalidArgument("coeffs: a constant polynomial has no term to evaluate");
     return ops_.linear_to(terms, c[0], level, scale);
   }
   std::size_t g = 1;
@@ -201,7 +203,8 @@ std::size_t PolynomialEvaluator::plan_level(std::size_t level, double scale,
   const auto& tops = chain_.tops();
   const std::size_t idx = chain_.top_index(level);
   const std::size_t deg = c.size() - 1;
-  const std::size_t first = deg > 1 ? static_cast<std::size_t>(std::max(1, detail::ceil_log2(deg + 1))) : 1;
+  const std::size_t first =
+      deg > 1 ? static_cast<std::size_t>(std::max(1, detail::ceil_log2(deg + 1))) : 1;
   for (std::size_t depth = first; depth <= idx; ++depth) {
     ScaleOps plan(chain_);
     try {

@@ -85,8 +85,7 @@ class PolynomialEvaluator {
   ///         ciphertext has left), `domain` (a >= b or not finite) or `ct` (inside q_0's block);
   ///         the evaluator's errors for mismatched keys.
   Ciphertext evaluate_chebyshev(const Ciphertext& ct, const std::vector<double>& coeffs,
-                                const RelinKeys& relin_keys, double a = -1.0,
-                                double b = 1.0) const;
+                                const RelinKeys& relin_keys, double a = -1.0, double b = 1.0) const;
   /// p(x) = sum_i coeffs[i] x^i (lowest degree first, as numpy.polynomial), through
   /// power_to_chebyshev and evaluate_chebyshev on [-1, 1] (no interval is assumed: the identity
   /// holds everywhere). Same errors.

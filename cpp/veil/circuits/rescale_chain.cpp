@@ -26,7 +26,8 @@ double exact_product(const std::vector<std::uint64_t>& factors) {
   while (p.size() > 1 && p.back() == 0) p.pop_back();
   if (p.size() == 1 && p[0] < (std::uint64_t{1} << 53)) return static_cast<double>(p[0]);
   auto bit = [&](std::size_t i) { return (p[i / 64] >> (i % 64)) & 1; };
-  const std::size_t msb = 64 * (p.size() - 1) + (63 - static_cast<std::size_t>(std::countl_zero(p.back())));
+  const std::size_t msb =
+      64 * (p.size() - 1) + (63 - static_cast<std::size_t>(std::countl_zero(p.back())));
   // Keep 53 significant bits; round to nearest on the dropped ones, ties to even.
   const std::size_t drop = msb - 52;
   std::uint64_t mant = 0;

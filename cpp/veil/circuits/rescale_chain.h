@@ -40,7 +40,7 @@ class RescaleChain {
  private:
   ContextPtr ctx_;
   std::vector<std::size_t> tops_;
-  std::vector<double> products_;  // [num_q]: block_product per level (0 inside q_0's block)
+  std::vector<double> products_;       // [num_q]: block_product per level (0 inside q_0's block)
   std::vector<std::ptrdiff_t> above_;  // [num_q]: the top landing on each level, or -1
 };
 

@@ -33,7 +33,8 @@ const std::shared_ptr<Ciphertext>& ScaleOps::lowered(const OperandPtr& a, std::s
   if (a->level == level) return a->ct;
   auto it = a->lowered.find(level);
   if (it == a->lowered.end()) {
-    it = a->lowered.emplace(level, std::make_shared<Ciphertext>(ev_->mod_switch_to(*a->ct, level))).first;
+    it = a->lowered.emplace(level, std::make_shared<Ciphertext>(ev_->mod_switch_to(*a->ct, level)))
+             .first;
   }
   return it->second;
 }
