@@ -217,15 +217,19 @@ if has bootprof; then
     tag=$(echo "$cfg" | tr -d ' -' )
     # shellcheck disable=SC2086
     (cd "$PRIV" && python3 "$OLDPWD/bench/profile_boot_gpu.py" --word-bits $cfg --runs 10 \
+      ${BOOT_IMPL:+--impl $BOOT_IMPL} \
       --json "$OUT/bootprof_$tag.json") > "$OUT/bootprof_$tag.log" 2>&1
     echo "bootprof $cfg rc=$?"; grep -E "wall_ms_median|min_bits|mean_bits|levels_left" \
       "$OUT/bootprof_$tag.log" | tr -s ' ' | tr '\n' ' '; echo
   done
   NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
-  (cd "$PRIV" && timeout 400 "$NCU" --profile-from-start off --print-summary per-kernel \
-    --metrics gpu__time_duration.sum python3 "$OLDPWD/bench/profile_boot_gpu.py" \
-    --word-bits 32 --trace) > "$OUT/ncu_boot.txt" 2>&1
-  echo "ncu boot rc=$?"; python3 bench/ncu_summary.py "$OUT/ncu_boot.txt" --total | tail -40
+  WALL=$(python3 -c "import json; print(json.load(open('$OUT/bootprof_32.json'))['wall_ms_median'])" 2>/dev/null)
+  (cd "$PRIV" && timeout 400 "$NCU" --profile-from-start off --csv --metrics \
+    gpu__time_duration.sum python3 "$OLDPWD/bench/profile_boot_gpu.py" --word-bits 32 \
+    --trace ${BOOT_IMPL:+--impl $BOOT_IMPL}) > "$OUT/ncu_boot.csv" 2>&1
+  echo "ncu boot rc=$?"
+  python3 bench/ncu_csv_sum.py "$OUT/ncu_boot.csv" ${WALL:+--wall-ms $WALL} --top 40 \
+    | tee "$OUT/ncu_boot_summary.txt"
 fi
 if has cheddar; then  # the peer, same machine, same call (peers/ must be carried)
   OUT="$OUT" BUDGET_S="${BUDGET_S:-300}" PARAMS="${PARAMS:-bootparam_40}" UPSTREAM_TEST=0 \
