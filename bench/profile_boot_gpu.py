@@ -118,7 +118,8 @@ def main() -> None:
            "phases_ms": {k: round(v * 1e3, 3) for k, v in phases.items()},
            "precision_bits": {k: round(float(v), 2) for k, v in prec.items()
                               if isinstance(v, (int, float))},
-           "impl": a.impl, "levels_left": bt.levels_left, "key_bytes": int(bt.key_bytes()),
+           "impl": a.impl, "graph": bool(getattr(getattr(bt, "cpp", None), "uses_graph", False)),
+           "levels_left": bt.levels_left, "key_bytes": int(bt.key_bytes()),
            "plaintext_bytes": int(bt.plaintext_bytes())}
     print(json.dumps(rec, indent=1))
     if a.json:

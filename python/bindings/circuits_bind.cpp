@@ -490,6 +490,9 @@ void def_bootstrap(nb::module_& m) {
       .def_prop_ro("slot_to_coeff_transforms", &Bootstrapper::slot_to_coeff_transforms,
                    nb::rv_policy::reference_internal)
       .def_prop_ro("plaintext_bytes", &Bootstrapper::plaintext_bytes)
+      .def_prop_ro("uses_graph", &Bootstrapper::uses_graph,
+                   "True once bootstrap() replays a captured CUDA graph (GPU, after its first "
+                   "call; VEIL_GRAPHS=0 turns graphs off).")
       .def_prop_ro("device", [](const Bootstrapper& b) { return b.device().str(); })
       .def("__repr__", [](const Bootstrapper& b) {
         const auto& p = b.parameters();

@@ -31,5 +31,11 @@ void* event_create(int index);
 void event_destroy(void* ev) noexcept;
 void event_record(int index, void* ev);
 double event_elapsed_ms(void* start, void* stop);
+// Graphs (backend/graph.h): capture of the device's stream, instantiation, replay.
+void graph_begin(int index);
+void* graph_end(int index);  // the instantiated graph (cudaGraphExec_t)
+void graph_abort(int index) noexcept;
+void graph_launch(int index, void* exec);
+void graph_destroy(void* exec) noexcept;
 
 }  // namespace veil::backend::cuda

@@ -214,4 +214,41 @@ double event_elapsed_ms(void* start, void* stop) {
   return ms;
 }
 
+// ---- graphs -----------------------------------------------------------------------------------
+void graph_begin(int index) {
+  DeviceState& st = state(index);
+  check(cudaSetDevice(index), "cudaSetDevice");
+  // Relaxed: other threads' unrelated CUDA calls (and this one's allocations) stay legal.
+  check(cudaStreamBeginCapture(st.stream, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
+}
+
+void* graph_end(int index) {
+  DeviceState& st = state(index);
+  cudaGraph_t graph = nullptr;
+  check(cudaStreamEndCapture(st.stream, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t err =
+      cudaGraphInstantiateWithFlags(&exec, graph, cudaGraphInstantiateFlagAutoFreeOnLaunch);
+  cudaGraphDestroy(graph);
+  check(err, "cudaGraphInstantiate");
+  return exec;
+}
+
+void graph_abort(int index) noexcept {
+  DeviceState& st = states()[index];
+  cudaGraph_t graph = nullptr;
+  if (cudaStreamEndCapture(st.stream, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+  cudaGetLastError();
+}
+
+void graph_launch(int index, void* exec) {
+  DeviceState& st = state(index);
+  check(cudaSetDevice(index), "cudaSetDevice");
+  check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(exec), st.stream), "cudaGraphLaunch");
+}
+
+void graph_destroy(void* exec) noexcept {
+  cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec));
+}
+
 }  // namespace veil::backend::cuda

@@ -32,5 +32,10 @@ void* event_create(int) { no_cuda(); }
 void event_destroy(void*) noexcept {}
 void event_record(int, void*) { no_cuda(); }
 double event_elapsed_ms(void*, void*) { no_cuda(); }
+void graph_begin(int) { no_cuda(); }
+void* graph_end(int) { no_cuda(); }
+void graph_abort(int) noexcept {}
+void graph_launch(int, void*) { no_cuda(); }
+void graph_destroy(void*) noexcept {}
 
 }  // namespace veil::backend::cuda

@@ -104,9 +104,14 @@ Ciphertext Bootstrapper::bootstrap(const Ciphertext& ct) const {
   Ciphertext x =
       ct.level() > params_.input_level() ? ev_.mod_switch_to(ct, params_.input_level()) : ct;
   x.set_scale(delta);
-  Ciphertext out = eval_mod(coeff_to_slot(mod_raise(slot_to_coeff(x))));
+  // The whole pipeline is one CUDA graph after the first call (GraphReplay).
+  Ciphertext out = replay_->run(x, [this](const Ciphertext& c) { return pipeline(c); });
   out.set_scale(s_in);
   return out;
+}
+
+Ciphertext Bootstrapper::pipeline(const Ciphertext& x) const {
+  return eval_mod(coeff_to_slot(mod_raise(slot_to_coeff(x))));
 }
 
 Ciphertext Bootstrapper::slot_to_coeff(const Ciphertext& ct) const {

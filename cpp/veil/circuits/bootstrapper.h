@@ -13,12 +13,14 @@
 //   scale handled around them.
 #pragma once
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "veil/api/evaluator.h"
 #include "veil/circuits/bootstrap_keys.h"
 #include "veil/circuits/bootstrap_parameters.h"
 #include "veil/circuits/evalmod.h"
+#include "veil/circuits/graph_replay.h"
 #include "veil/circuits/linear_transform.h"
 #include "veil/ckks/encoder.h"
 
@@ -92,14 +94,20 @@ class Bootstrapper {
   std::size_t plaintext_bytes() const;
   /// The device of the keys and plaintexts (ciphertexts must live there).
   const Device& device() const { return keys_.device(); }
+  /// True once bootstrap() replays a captured CUDA graph (GPU, after the first call; see
+  /// GraphReplay: VEIL_GRAPHS=0 turns graphs off).
+  bool uses_graph() const { return replay_->active(); }
 
  private:
+  /// The four steps in order, on a ciphertext at input_level() with scale Delta.
+  Ciphertext pipeline(const Ciphertext& x) const;
   void check_input(const Ciphertext& ct, std::size_t level, const char* step) const;
   BootstrapParameters params_;
   BootstrapKeys keys_;
   Evaluator ev_;
   EvalMod evalmod_;
   std::vector<LinearTransform> cts_, stc_;
+  std::shared_ptr<GraphReplay> replay_ = std::make_shared<GraphReplay>();
 };
 
 }  // namespace veil::circuits

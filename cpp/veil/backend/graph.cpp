@@ -1,0 +1,60 @@
+#include "veil/backend/graph.h"
+
+#include <utility>
+
+#include "veil/backend/cuda_impl.h"
+#include "veil/core/error.h"
+
+namespace veil::backend {
+
+Graph::~Graph() {
+  if (capturing_) abort_capture();
+  if (exec_) cuda::graph_destroy(exec_);
+}
+
+Graph::Graph(Graph&& o) noexcept
+    : dev_(o.dev_), exec_(std::exchange(o.exec_, nullptr)),
+      capturing_(std::exchange(o.capturing_, false)) {}
+
+Graph& Graph::operator=(Graph&& o) noexcept {
+  if (this != &o) {
+    if (exec_) cuda::graph_destroy(exec_);
+    dev_ = o.dev_;
+    exec_ = std::exchange(o.exec_, nullptr);
+    capturing_ = std::exchange(o.capturing_, false);
+  }
+  return *this;
+}
+
+bool Graph::supported(const Device& dev) { return dev.is_cuda() && cuda::built(); }
+
+void Graph::begin_capture(const Device& dev) {
+  if (!supported(dev)) throw InvalidArgument("device: CUDA graphs need a CUDA device");
+  if (capturing_) throw InvalidArgument("graph: a capture is already in progress");
+  if (exec_) {
+    cuda::graph_destroy(exec_);
+    exec_ = nullptr;
+  }
+  dev_ = dev;
+  cuda::graph_begin(dev.index);
+  capturing_ = true;
+}
+
+void Graph::end_capture() {
+  if (!capturing_) throw InvalidArgument("graph: no capture in progress");
+  capturing_ = false;
+  exec_ = cuda::graph_end(dev_.index);
+}
+
+void Graph::abort_capture() noexcept {
+  if (!capturing_) return;
+  capturing_ = false;
+  cuda::graph_abort(dev_.index);
+}
+
+void Graph::launch() const {
+  if (!exec_) throw RuntimeError("graph: nothing captured");
+  cuda::graph_launch(dev_.index, exec_);
+}
+
+}  // namespace veil::backend
