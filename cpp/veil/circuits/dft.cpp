@@ -244,10 +244,11 @@ std::vector<double> shared_precision_scales(const std::vector<DftLevel>& levels,
     if (m == 0.0) throw InvalidArgument("levels: a level whose matrices are all zero");
     dmax.push_back(m);
   }
-  // Python's sum() from 0, left to right (CPython 3.11's float sum).
-  double sum_d = 0.0, sum_m = 0.0;
-  for (double d : block_products) sum_d += std::log2(d);
-  for (double d : dmax) sum_m += std::log2(d);
+  // As the Python oracle's sum(map(math.log2, ...)) (CPython 3.12+'s compensated sum).
+  std::vector<double> log_d, log_m_entries;
+  for (double d : block_products) log_d.push_back(std::log2(d));
+  for (double d : dmax) log_m_entries.push_back(std::log2(d));
+  const double sum_d = detail::py_sum(log_d), sum_m = detail::py_sum(log_m_entries);
   const double log_m =
       (std::log2(s_last / s_first) + sum_d + sum_m) / static_cast<double>(levels.size());
   std::vector<double> scales{s_first};

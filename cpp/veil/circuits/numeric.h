@@ -5,7 +5,8 @@
 //   - complex products as numpy's SIMD loops: re = fma(ar, br, -(ai bi)), im = fma(ar, bi, ai br);
 //   - complex quotients by Smith's method, as numpy's loops (scalar and SIMD alike);
 //   - |z| as numpy's SIMD absolute: max * sqrt(fma(r, r, 1)), r = min / max;
-//   - products of primes rounded once, to nearest even, as CPython's int -> float.
+//   - products of primes rounded once, to nearest even, as CPython's int -> float;
+//   - sums of floats as CPython's sum() since 3.12 (Neumaier's compensated summation).
 // Host only (the circuits layer is host code that calls the evaluator).
 #pragma once
 #include <cmath>
@@ -48,6 +49,22 @@ inline double np_abs(cplx z) {
 /// The exact product of `factors`, rounded once to the nearest double (ties to even), as
 /// CPython's float(math.prod(...)). Exact in any size (multi-word integer arithmetic).
 double exact_product(const std::vector<std::uint64_t>& factors);
+
+/// sum(xs) as CPython 3.12+ computes it for floats: 0 + xs[0], then Neumaier's compensated
+/// summation ("improved Kahan-Babuska", Z. angew. Math. Mech. 54, 1974), the compensation added
+/// at the end when finite. CPython 3.11 and older add naively, which can differ in the last bit:
+/// python/veil/_bootstrap.py's scales then differ from these (and from each other) by an ulp.
+inline double py_sum(const std::vector<double>& xs) {
+  if (xs.empty()) return 0.0;
+  double s = 0.0 + xs[0], c = 0.0;
+  for (std::size_t i = 1; i < xs.size(); ++i) {
+    const double x = xs[i], t = s + x;
+    c += std::fabs(s) >= std::fabs(x) ? (s - t) + x : (x - t) + s;
+    s = t;
+  }
+  if (c != 0.0 && std::isfinite(c)) s += c;
+  return s;
+}
 
 /// ceil(log2(x)) for x >= 1, exactly (Python's math.ceil(math.log2(x)) for integers).
 inline int ceil_log2(std::uint64_t x) {
