@@ -1126,6 +1126,12 @@ class Bootstrapper:
     def plaintext_bytes(self) -> int: ...
 
     @property
+    def uses_graph(self) -> bool:
+        """
+        True once bootstrap() replays a captured CUDA graph (GPU, after its first call; VEIL_GRAPHS=0 turns graphs off).
+        """
+
+    @property
     def device(self) -> str: ...
 
     def __repr__(self) -> str: ...
