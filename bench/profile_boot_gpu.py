@@ -119,6 +119,7 @@ def main() -> None:
            "precision_bits": {k: round(float(v), 2) for k, v in prec.items()
                               if isinstance(v, (int, float))},
            "impl": a.impl, "graph": bool(getattr(getattr(bt, "cpp", None), "uses_graph", False)),
+           "graph_failure": getattr(getattr(bt, "cpp", None), "graph_failure", ""),
            "levels_left": bt.levels_left, "key_bytes": int(bt.key_bytes()),
            "plaintext_bytes": int(bt.plaintext_bytes())}
     print(json.dumps(rec, indent=1))

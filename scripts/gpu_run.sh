@@ -213,23 +213,27 @@ if has boot; then  # CKKS bootstrapping: its tests (GPU parity included), then i
   echo "boot bench rc=$?"; tail -30 "$OUT/boot.log"
 fi
 if has bootprof; then
-  for cfg in "32" "64" "32 --slots 4096"; do
-    tag=$(echo "$cfg" | tr -d ' -' )
+  # tag:impl:word bits:extra args:environment
+  for spec in ${BOOTPROF_SPECS:-py32:py:32:: cpp32:cpp:32:: cpp32nograph:cpp:32::VEIL_GRAPHS=0 \
+              cpp64:cpp:64:: cpp32s4096:cpp:32:--slots=4096:}; do
+    IFS=: read -r tag impl wb extra envs <<< "$spec"
     # shellcheck disable=SC2086
-    (cd "$PRIV" && python3 "$OLDPWD/bench/profile_boot_gpu.py" --word-bits $cfg --runs 10 \
-      ${BOOT_IMPL:+--impl $BOOT_IMPL} \
-      --json "$OUT/bootprof_$tag.json") > "$OUT/bootprof_$tag.log" 2>&1
-    echo "bootprof $cfg rc=$?"; grep -E "wall_ms_median|min_bits|mean_bits|levels_left" \
+    (cd "$PRIV" && env $envs python3 "$OLDPWD/bench/profile_boot_gpu.py" --word-bits "$wb" \
+      --impl "$impl" --runs 10 ${extra/=/ } --json "$OUT/bootprof_$tag.json") \
+      > "$OUT/bootprof_$tag.log" 2>&1
+    echo "bootprof $tag rc=$?"; grep -E '"(wall_ms_median|min_bits|mean_bits|levels_left|graph)"' \
       "$OUT/bootprof_$tag.log" | tr -s ' ' | tr '\n' ' '; echo
   done
   NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
-  WALL=$(python3 -c "import json; print(json.load(open('$OUT/bootprof_32.json'))['wall_ms_median'])" 2>/dev/null)
-  (cd "$PRIV" && timeout 400 "$NCU" --profile-from-start off --csv --metrics \
-    gpu__time_duration.sum python3 "$OLDPWD/bench/profile_boot_gpu.py" --word-bits 32 \
-    --trace ${BOOT_IMPL:+--impl $BOOT_IMPL}) > "$OUT/ncu_boot.csv" 2>&1
-  echo "ncu boot rc=$?"
-  python3 bench/ncu_csv_sum.py "$OUT/ncu_boot.csv" ${WALL:+--wall-ms $WALL} --top 40 \
-    | tee "$OUT/ncu_boot_summary.txt"
+  for impl in ${BOOTPROF_NCU:-py cpp}; do
+    WALL=$(python3 -c "import json; print(json.load(open('$OUT/bootprof_${impl}32.json'))['wall_ms_median'])" 2>/dev/null)
+    (cd "$PRIV" && timeout 300 "$NCU" --profile-from-start off --csv --metrics \
+      gpu__time_duration.sum python3 "$OLDPWD/bench/profile_boot_gpu.py" --word-bits 32 \
+      --trace --impl "$impl") > "$OUT/ncu_boot_$impl.csv" 2>&1
+    echo "ncu boot $impl rc=$?"
+    python3 bench/ncu_csv_sum.py "$OUT/ncu_boot_$impl.csv" ${WALL:+--wall-ms $WALL} --top 40 \
+      | tee "$OUT/ncu_boot_${impl}_summary.txt" | head -45
+  done
 fi
 if has cheddar; then  # the peer, same machine, same call (peers/ must be carried)
   OUT="$OUT" BUDGET_S="${BUDGET_S:-300}" PARAMS="${PARAMS:-bootparam_40}" UPSTREAM_TEST=0 \

@@ -493,6 +493,8 @@ void def_bootstrap(nb::module_& m) {
       .def_prop_ro("uses_graph", &Bootstrapper::uses_graph,
                    "True once bootstrap() replays a captured CUDA graph (GPU, after its first "
                    "call; VEIL_GRAPHS=0 turns graphs off).")
+      .def_prop_ro("graph_failure", &Bootstrapper::graph_failure,
+                   "Why the graph capture failed, or '' (bootstrap() then runs directly).")
       .def_prop_ro("device", [](const Bootstrapper& b) { return b.device().str(); })
       .def("__repr__", [](const Bootstrapper& b) {
         const auto& p = b.parameters();

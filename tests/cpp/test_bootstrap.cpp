@@ -256,7 +256,7 @@ TEST(BootstrapperGpu, GraphReplayEqualsTheDirectRun) {
   const Ciphertext x = a.keys.encrypt(xv, a.params.scale(), a.params.input_level());
   const Ciphertext y = a.keys.encrypt(yv, a.params.scale(), a.params.input_level());
   const Ciphertext ax = a.bt.bootstrap(x);
-  EXPECT_TRUE(a.bt.uses_graph());
+  EXPECT_TRUE(a.bt.uses_graph()) << a.bt.graph_failure();
   const Ciphertext ay = a.bt.bootstrap(y);
   const Ciphertext ay2 = a.bt.bootstrap(y);
   const Ciphertext by = b.bt.bootstrap(y);

@@ -4,8 +4,11 @@
 #include <array>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "veil/backend/cuda_impl.h"
 #include "veil/core/error.h"
@@ -31,7 +34,27 @@ struct DeviceState {
   cudaMemPool_t pool = nullptr;
   std::atomic<std::size_t> in_use{0};
   std::atomic<std::size_t> limit{0};
+  // Pinned host copies of the host data uploaded while the stream is being captured: the graph
+  // reads them again at every replay, so they live as long as the graph (graph_end/destroy).
+  std::vector<void*> capture_pins;
 };
+
+std::mutex& graph_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+// exec -> the pinned host copies its memcpy nodes read.
+std::map<void*, std::vector<void*>>& graph_pins() {
+  static std::map<void*, std::vector<void*>> m;
+  return m;
+}
+
+bool capturing(cudaStream_t s) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  return cudaStreamIsCapturing(s, &status) == cudaSuccess &&
+         status == cudaStreamCaptureStatusActive;
+}
 
 std::array<DeviceState, kMaxDevices>& states() {
   static std::array<DeviceState, kMaxDevices> s;
@@ -125,6 +148,16 @@ void copy(int dst_index, void* dst, int src_index, const void* src, std::size_t 
   if (kind == 0) {
     DeviceState& st = state(dst_index);
     check(cudaSetDevice(dst_index), "cudaSetDevice");
+    if (capturing(st.stream)) {
+      // Inside a graph capture (backend/graph.h): no synchronization; the upload reads a pinned
+      // copy that the graph keeps for its replays.
+      void* pin = nullptr;
+      check(cudaMallocHost(&pin, bytes), "cudaMallocHost");
+      std::memcpy(pin, src, bytes);
+      st.capture_pins.push_back(pin);
+      check(cudaMemcpyAsync(dst, pin, bytes, cudaMemcpyHostToDevice, st.stream), "copy to device");
+      return;
+    }
     check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, st.stream), "copy to device");
     // The host source may be freed right after return: wait for the copy.
     check(cudaStreamSynchronize(st.stream), "copy to device");
@@ -219,18 +252,32 @@ void graph_begin(int index) {
   DeviceState& st = state(index);
   check(cudaSetDevice(index), "cudaSetDevice");
   // Relaxed: other threads' unrelated CUDA calls (and this one's allocations) stay legal.
+  st.capture_pins.clear();
   check(cudaStreamBeginCapture(st.stream, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
 }
+
+namespace {
+void free_pins(std::vector<void*>& pins) noexcept {
+  for (void* p : pins) cudaFreeHost(p);
+  pins.clear();
+}
+}  // namespace
 
 void* graph_end(int index) {
   DeviceState& st = state(index);
   cudaGraph_t graph = nullptr;
-  check(cudaStreamEndCapture(st.stream, &graph), "cudaStreamEndCapture");
+  const cudaError_t end = cudaStreamEndCapture(st.stream, &graph);
+  if (end != cudaSuccess) free_pins(st.capture_pins);
+  check(end, "cudaStreamEndCapture");
   cudaGraphExec_t exec = nullptr;
   const cudaError_t err =
       cudaGraphInstantiateWithFlags(&exec, graph, cudaGraphInstantiateFlagAutoFreeOnLaunch);
   cudaGraphDestroy(graph);
+  if (err != cudaSuccess) free_pins(st.capture_pins);
   check(err, "cudaGraphInstantiate");
+  std::lock_guard<std::mutex> lock(graph_mutex());
+  graph_pins()[exec] = std::move(st.capture_pins);
+  st.capture_pins.clear();
   return exec;
 }
 
@@ -239,6 +286,7 @@ void graph_abort(int index) noexcept {
   cudaGraph_t graph = nullptr;
   if (cudaStreamEndCapture(st.stream, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
   cudaGetLastError();
+  free_pins(st.capture_pins);
 }
 
 void graph_launch(int index, void* exec) {
@@ -249,6 +297,12 @@ void graph_launch(int index, void* exec) {
 
 void graph_destroy(void* exec) noexcept {
   cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec));
+  std::lock_guard<std::mutex> lock(graph_mutex());
+  auto it = graph_pins().find(exec);
+  if (it != graph_pins().end()) {
+    free_pins(it->second);
+    graph_pins().erase(it);
+  }
 }
 
 }  // namespace veil::backend::cuda

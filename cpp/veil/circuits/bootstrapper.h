@@ -14,6 +14,7 @@
 #pragma once
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "veil/api/evaluator.h"
@@ -97,6 +98,8 @@ class Bootstrapper {
   /// True once bootstrap() replays a captured CUDA graph (GPU, after the first call; see
   /// GraphReplay: VEIL_GRAPHS=0 turns graphs off).
   bool uses_graph() const { return replay_->active(); }
+  /// Why the graph capture failed, or "" (bootstrap() then runs its steps directly).
+  std::string graph_failure() const { return replay_->failure(); }
 
  private:
   /// The four steps in order, on a ciphertext at input_level() with scale Delta.

@@ -34,6 +34,11 @@ bool GraphReplay::enabled() {
   return on;
 }
 
+std::string GraphReplay::failure() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failure_;
+}
+
 bool GraphReplay::active() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return graph_.ready();
@@ -67,9 +72,10 @@ Ciphertext GraphReplay::run(const Ciphertext& x, const Computation& fn) {
       copy_words(out_, y);
     }  // y's memory is freed inside the graph
     graph_.end_capture();
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
     graph_.abort_capture();
     failed_ = true;  // run directly from now on
+    failure_ = e.what();
     try {
       backend::synchronize(x.device());
     } catch (const std::exception&) {  // a capture error is not sticky; nothing else to undo

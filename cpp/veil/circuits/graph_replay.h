@@ -8,6 +8,7 @@
 #pragma once
 #include <functional>
 #include <mutex>
+#include <string>
 
 #include "veil/backend/graph.h"
 #include "veil/rlwe/objects.h"
@@ -30,12 +31,15 @@ class GraphReplay {
   bool active() const;
   /// Whether graphs are enabled: not VEIL_GRAPHS=0 (read once per process).
   static bool enabled();
+  /// Why the capture failed ("" if it did not, or has not been tried).
+  std::string failure() const;
 
  private:
   mutable std::mutex mutex_;
   backend::Graph graph_;
   Ciphertext in_, out_;
   bool failed_ = false;
+  std::string failure_;
 };
 
 }  // namespace veil::circuits
