@@ -552,3 +552,34 @@ def test_config_rejects_bad_limits() -> None:
                {"max_session_key_bytes": True}, {"body_timeout_s": True}):
         with pytest.raises(ValueError, match=next(iter(kw))):
             serve.ServeConfig(**kw)
+
+
+def test_large_uploads_are_spooled_to_disk(logreg, honest, monkeypatch, tmp_path) -> None:
+    """Key uploads above spool_bytes go to a temporary file read through a memory map (so
+    gigabytes of bootstrapping keys never sit whole in Python's memory); the size is reported."""
+    import tempfile
+
+    made = []
+    real = tempfile.TemporaryFile
+
+    def spy(*a, **k):
+        f = real(*a, **k)
+        made.append(k.get("dir"))
+        return f
+
+    monkeypatch.setattr(serve.app.tempfile, "TemporaryFile", spy)
+    bundle = honest.to_bytes()
+    app = app_for({"logreg": logreg}, spool_bytes=1 << 20, upload_dir=str(tmp_path))
+    with TestClient(app) as http:
+        r = http.post("/sessions", content=iter([bundle[i:i + 65536]
+                                                 for i in range(0, len(bundle), 65536)]))
+        assert r.status_code == 201, r.text
+        assert r.json()["upload_bytes"] == len(bundle) > 1 << 20
+        assert made == [str(tmp_path)]
+        exact_round_trip(http, logreg, honest, sid=r.json()["session_id"])
+        # A broken large upload is spooled too and answered 400 naming the field.
+        made.clear()
+        r = http.post("/sessions", content=bundle[:-10])
+        assert made == [str(tmp_path)] and r.status_code == 400
+        check_message(r)
+        assert list(tmp_path.iterdir()) == []  # the temporary files are gone

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import mmap
+import tempfile
 import threading
 import time
 import traceback
@@ -80,9 +82,10 @@ def create_app(config: ServeConfig | None = None,
                   "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
         return JSONResponse({"detail": "internal error (see the server log)"}, status_code=500)
 
-    async def read_body(request: Request, limit: int, what: str, option: str) -> bytes:
-        """The body: 413 as soon as it is known to exceed ``limit``; 408 when the client
-        pauses longer than ``body_timeout_s`` between two chunks."""
+    async def stream_body(request: Request, limit: int, what: str, option: str, sink) -> int:
+        """Streams the body into ``sink(chunk)``: 413 as soon as it is known to exceed
+        ``limit``; 408 when the client pauses longer than ``body_timeout_s`` between two
+        chunks. Returns the number of bytes."""
         too_big = f"{what}: larger than the limit of {limit} bytes ({option})"
         cl = request.headers.get("content-length")
         if cl is not None:
@@ -90,7 +93,7 @@ def create_app(config: ServeConfig | None = None,
                 raise HTTPError(400, "content-length: expected a decimal integer")
             if int(cl) > limit:
                 raise HTTPError(413, too_big)
-        buf = bytearray()
+        size = 0
         chunks = request.stream().__aiter__()
         while True:
             try:
@@ -100,13 +103,20 @@ def create_app(config: ServeConfig | None = None,
             except asyncio.TimeoutError:
                 service.timeouts += 1
                 log.info("%s: no body bytes for %g s after %d bytes; answered 408", what,
-                         config.body_timeout_s, len(buf))
+                         config.body_timeout_s, size)
                 raise HTTPError(408, f"{what}: no bytes of the body arrived for "
                                 f"{config.body_timeout_s:g} s (body_timeout_s); send the whole "
                                 "body without pausing") from None
-            buf += chunk
-            if len(buf) > limit:
+            size += len(chunk)
+            if size > limit:
                 raise HTTPError(413, too_big)
+            sink(chunk)
+        return size
+
+    async def read_body(request: Request, limit: int, what: str, option: str) -> bytes:
+        """The whole body in memory (evaluation requests: bounded by max_request_bytes)."""
+        buf = bytearray()
+        await stream_body(request, limit, what, option, buf.extend)
         return bytes(buf)
 
     @app.get("/health")
@@ -119,21 +129,28 @@ def create_app(config: ServeConfig | None = None,
 
     @app.post("/sessions", status_code=201)
     async def open_session(request: Request):
-        body = await read_body(request, config.max_upload_bytes, "key upload", "max_upload_bytes")
-        plan = service.plan_upload(body)  # checked, and its key bytes reserved
-        try:
-            ctx = await service.on_device(service.load_session, plan)
-        except (ValueError, TypeError) as e:  # the loaders name the object and field
-            service.unreserve(plan)
-            raise HTTPError(400, str(e)) from None
-        except BaseException:
-            service.unreserve(plan)
-            raise
-        s = service.add_session(ctx, plan, len(body))
-        log.info("session %s opened: %d bytes of keys (%d decompressed), models %s",
-                 _short(s.id), len(body), s.key_bytes, s.models)
+        # The upload goes to a temporary file as it arrives (in memory up to spool_bytes) and
+        # is read through a memory map: gigabytes of bootstrapping keys never sit whole in
+        # Python's memory.
+        with SpooledUpload(config.spool_bytes, config.upload_dir) as upload:
+            size = await stream_body(request, config.max_upload_bytes, "key upload",
+                                     "max_upload_bytes", upload.write)
+            plan = service.plan_upload(upload.view())  # checked; its key bytes reserved
+            try:
+                ctx = await service.on_device(service.load_session, plan)
+            except (ValueError, TypeError) as e:  # the loaders name the object and field
+                service.unreserve(plan)
+                raise HTTPError(400, str(e)) from None
+            except BaseException:
+                service.unreserve(plan)
+                raise
+            finally:
+                plan.blobs.clear()  # release the views of the map before it closes
+        s = service.add_session(ctx, plan, size)
+        log.info("session %s opened: %d bytes uploaded (%s), %d bytes of keys decompressed, "
+                 "models %s", _short(s.id), size, upload.where, s.key_bytes, s.models)
         return {"session_id": s.id, "models": s.models, "ttl_s": config.session_ttl_s,
-                "device": service.device, "upload_bytes": len(body), "key_bytes": s.key_bytes}
+                "device": service.device, "upload_bytes": size, "key_bytes": s.key_bytes}
 
     @app.post("/sessions/{sid}/evaluate/{name}")
     async def evaluate(sid: str, name: str, request: Request, compression: str = "zstd"):
@@ -174,6 +191,54 @@ def create_app(config: ServeConfig | None = None,
         return Response(status_code=204)
 
     return app
+
+
+class SpooledUpload:
+    """A request body kept in memory up to ``spool_bytes``, then written to an anonymous
+    temporary file in ``directory`` (None: the system's), and read back as one memoryview (of a
+    read-only memory map once on disk). Use as a context manager; the file is gone when it
+    closes."""
+
+    def __init__(self, spool_bytes: int, directory: str | None = None) -> None:
+        self.spool_bytes, self.directory = spool_bytes, directory
+        self.buf = bytearray()
+        self.file: Any = None
+        self.map: mmap.mmap | None = None
+        self.size = 0
+
+    @property
+    def where(self) -> str:
+        return "in memory" if self.file is None else "spooled to a temporary file"
+
+    def write(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        if self.file is None and self.size > self.spool_bytes:
+            self.file = tempfile.TemporaryFile(dir=self.directory)
+            self.file.write(self.buf)
+            self.buf = bytearray()
+        if self.file is None:
+            self.buf += chunk
+        else:
+            self.file.write(chunk)
+
+    def view(self) -> memoryview:
+        if self.file is None:
+            return memoryview(self.buf)
+        self.file.flush()
+        self.map = mmap.mmap(self.file.fileno(), self.size, access=mmap.ACCESS_READ)
+        return memoryview(self.map)
+
+    def __enter__(self) -> SpooledUpload:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.map is not None:
+            try:
+                self.map.close()
+            except BufferError:  # a view is still referenced (a traceback's frame): GC closes it
+                pass
+        if self.file is not None:
+            self.file.close()
 
 
 # ---- running it ----------------------------------------------------------------------------

@@ -53,12 +53,16 @@ class ServeConfig:
     #: ``body_timeout_s`` (nginx's client_header_timeout and client_body_timeout).
     header_timeout_s: float = 30.0
     body_timeout_s: float = 30.0
+    #: Key uploads larger than this are spooled to a temporary file in ``upload_dir`` (None:
+    #: the system's temporary directory) and read through a memory map.
+    spool_bytes: int = 16 * MiB
+    upload_dir: str | None = None
     #: Run one self-checked encrypted evaluation per model at startup (warms the device up).
     warmup: bool = False
 
     def __post_init__(self) -> None:
         for name in ("max_request_bytes", "max_upload_bytes", "max_key_bytes", "max_sessions",
-                     "max_pending", "max_session_key_bytes"):
+                     "max_pending", "max_session_key_bytes", "spool_bytes"):
             v = getattr(self, name)
             if v is None and name == "max_session_key_bytes":
                 continue
@@ -179,7 +183,7 @@ class Service:
             raise HTTPError(404, f"model: unknown model {name!r}; served: {sorted(self.models)}")
         return m
 
-    def plan_upload(self, body: bytes) -> UploadPlan:
+    def plan_upload(self, body) -> UploadPlan:
         """Checks a key upload against the served models (:func:`plan_upload`), then reserves
         its decompressed key bytes: 400 when it is refused, 413 above the per-session budget,
         503 when the server-wide budget or the session cap is reached. Nothing is allocated
