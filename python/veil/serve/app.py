@@ -213,7 +213,7 @@ class SpooledUpload:
     def write(self, chunk: bytes) -> None:
         self.size += len(chunk)
         if self.file is None and self.size > self.spool_bytes:
-            self.file = tempfile.TemporaryFile(dir=self.directory)
+            self.file = tempfile.TemporaryFile(dir=self.directory)  # noqa: SIM115 (closed in __exit__)
             self.file.write(self.buf)
             self.buf = bytearray()
         if self.file is None:
