@@ -212,29 +212,81 @@ void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::s
   });
 }
 
+// sum_i a_i * b_i for P polynomials of every a_i against one b_i per term, V words per thread
+// (V = kGroup<W>: 16-byte vector loads). Each b_i word is read once for all P polynomials, and
+// the products are summed in a wide accumulator (WideAcc: one IMAD.WIDE per 32-bit product) and
+// reduced once per output word instead of once per term.
+template <class W, u32 P, u32 V>
+struct DotBroadcast {
+  RnsPolyView<W> o;
+  const u64* a_ptrs;
+  const u64* b_ptrs;
+  std::size_t count, pw, n;
+  VEIL_HD void operator()(u32, u32 l, std::size_t g0, std::size_t g1) const {
+    const Modulus mod = o.modulus(l);
+    W* ol = o.limb(0, l);
+    const std::size_t off = l * n;
+    for (std::size_t g = g0; g < g1; ++g) {
+      const std::size_t j = g * V;
+      WideAcc<W> acc[P][V];
+      for (std::size_t i = 0; i < count; ++i) {
+        const W* a = reinterpret_cast<const W*>(a_ptrs[i]) + off + j;
+        const W* b = reinterpret_cast<const W*>(b_ptrs[i]) + off + j;
+        W bw[V];
+        if constexpr (V == kGroup<W>) {
+          const Group<W> bg = load_group(b);
+          for (u32 k = 0; k < V; ++k) bw[k] = bg.w[k];
+        } else {
+          for (u32 k = 0; k < V; ++k) bw[k] = b[k];
+        }
+        for (u32 p = 0; p < P; ++p) {
+          if constexpr (V == kGroup<W>) {
+            const Group<W> ag = load_group(a + p * pw);
+            for (u32 k = 0; k < V; ++k) acc[p][k].add(ag.w[k], bw[k]);
+          } else {
+            for (u32 k = 0; k < V; ++k) acc[p][k].add(a[p * pw + k], bw[k]);
+          }
+        }
+      }
+      for (u32 p = 0; p < P; ++p) {
+        if constexpr (V == kGroup<W>) {
+          Group<W> og;
+          for (u32 k = 0; k < V; ++k) og.w[k] = static_cast<W>(acc[p][k].reduce(mod));
+          store_group(ol + p * pw + j, og);
+        } else {
+          for (u32 k = 0; k < V; ++k) ol[p * pw + j + k] = static_cast<W>(acc[p][k].reduce(mod));
+        }
+      }
+    }
+  }
+};
+
+template <class W, u32 P>
+void dot_broadcast_p(const Device& dev, const RnsPolyView<W>& o, std::size_t n, std::size_t pw,
+                     const u64* a_ptrs, const u64* b_ptrs, std::size_t count, bool vector) {
+  if (vector && n % kGroup<W> == 0) {
+    for_each_word(dev, o, n / kGroup<W>,
+                  DotBroadcast<W, P, kGroup<W>>{o, a_ptrs, b_ptrs, count, pw, n});
+  } else {
+    for_each_word(dev, o, n, DotBroadcast<W, P, 1>{o, a_ptrs, b_ptrs, count, pw, n});
+  }
+}
+
 template <class W>
 void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    const u64* a_ptrs, const u64* b_ptrs, std::size_t count, W* out) {
-  const RnsPolyView<W> o = view(dev, out, npolys, base, n);
+  VEIL_REQUIRE(npolys >= 1 && npolys <= 3, "dot_broadcast: 1 to 3 polynomials per operand");
+  // Iterate over the limbs of one polynomial; the kernel covers the others at the same words.
+  const RnsPolyView<W> o = view(dev, out, 1, base, n);
   const std::size_t pw = base.size() * n;  // words per polynomial of every operand
-  constexpr u32 kV = kGroup<W>;
-  const std::size_t groups = n % kV == 0 ? n / kV : n;
-  const u32 v = n % kV == 0 ? kV : 1;
-  for_each_word(dev, o, groups, VEIL_LAMBDA(u32 p, u32 l, std::size_t g0, std::size_t g1) {
-    W* ol = o.limb(p, l);
-    const Modulus mod = o.modulus(l);
-    const W q = static_cast<W>(mod.value);
-    const std::size_t off_a = p * pw + l * n, off_b = l * n;
-    for (std::size_t j = g0 * v; j < g1 * v; ++j) {
-      W acc = 0;
-      for (std::size_t i = 0; i < count; ++i) {
-        const W* a = reinterpret_cast<const W*>(a_ptrs[i]) + off_a;
-        const W* b = reinterpret_cast<const W*>(b_ptrs[i]) + off_b;
-        acc = add_mod(acc, mul_mod(a[j], b[j], mod), q);
-      }
-      ol[j] = acc;
-    }
-  });
+  // Operands come from the pool (256-byte aligned) and limbs are N words: 16-byte vector loads
+  // are safe; the CPU reads word by word either way.
+  const bool vector = aligned16(out);
+  switch (npolys) {
+    case 1: dot_broadcast_p<W, 1>(dev, o, n, pw, a_ptrs, b_ptrs, count, vector); break;
+    case 2: dot_broadcast_p<W, 2>(dev, o, n, pw, a_ptrs, b_ptrs, count, vector); break;
+    default: dot_broadcast_p<W, 3>(dev, o, n, pw, a_ptrs, b_ptrs, count, vector); break;
+  }
 }
 
 template <class W>
