@@ -388,6 +388,18 @@ Ciphertext Evaluator::multiply_plain_sum(const std::vector<const Ciphertext*>& c
   return with_key(ckks::multiply_plain_sum(cts, pts), id);
 }
 
+std::vector<Ciphertext> Evaluator::multiply_diagonals_bsgs(
+    const std::vector<const Ciphertext*>& inputs,
+    const std::vector<std::vector<ckks::BsgsGiant>>& outputs, const GaloisKeys& gk) const {
+  for (const Ciphertext* c : inputs) {
+    if (c == nullptr) throw InvalidArgument("inputs: a ciphertext is null");
+  }
+  const u64 id = join_key_sets(check_all(inputs), gk.key_id(), "galois_keys");
+  std::vector<Ciphertext> out = ckks::multiply_diagonals_bsgs(inputs, outputs, gk);
+  for (Ciphertext& c : out) c.set_key_id(id);
+  return out;
+}
+
 Ciphertext Evaluator::scalar_combination(const std::vector<const Ciphertext*>& cts,
                                          const std::vector<double>& values, double constant,
                                          double scale, std::size_t level) const {

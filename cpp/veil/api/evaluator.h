@@ -4,6 +4,7 @@
 #pragma once
 #include <vector>
 
+#include "veil/ckks/bsgs.h"
 #include "veil/rlwe/keyswitch.h"
 #include "veil/rlwe/objects.h"
 
@@ -89,6 +90,27 @@ class Evaluator {
   /// share one key set.
   Ciphertext multiply_plain_sum(const std::vector<const Ciphertext*>& cts,
                                 const std::vector<const Plaintext*>& pts) const;
+  /// CKKS: plaintext-matrix products by baby-step giant-step with double hoisting (Bossuat et
+  /// al., Eurocrypt 2021, §4, Alg. 6; ckks/bsgs.h): outputs[o] = rescale(sum_G rot_G(sum_t
+  /// t.plain * rot_t.step(inputs[t.input]))). The baby rotations of an input share one ModUp and
+  /// stay in Q_l ∪ P, the inner sums run there, each giant step takes only its sum's c1 down to
+  /// Q_l and key-switches it back into Q_l ∪ P (its c0 stays there), and one ModDown per output,
+  /// fused with the rescale, ends it. Equal to
+  /// rotate_many + multiply_plain_sum + rotate_vector + add + rescale_to_next up to roundings
+  /// (not word for word), with fewer ModDowns.
+  /// @param inputs size-2 ciphertexts at one level l that can rescale (one key set).
+  /// @param outputs per output, its giant steps; each term's plaintext over Q_l ∪ P at level l
+  ///        (CKKSEncoder::encode_extended), all products at one scale.
+  /// @param galois_keys a key for every nonzero baby and giant step (no NAF composition).
+  /// @return one ciphertext per output, at Context::rescale_target(l), with the first term's
+  ///         product scale divided by the rescale block's primes.
+  /// @throws InvalidArgument naming `inputs`, `outputs`, `plain`, `galois_keys` (another
+  ///         context, device or key set; a missing key), `steps` or `encrypted`
+  ///         (ckks::multiply_diagonals_bsgs), or `encrypted` for an invalid ciphertext.
+  std::vector<Ciphertext> multiply_diagonals_bsgs(
+      const std::vector<const Ciphertext*>& inputs,
+      const std::vector<std::vector<ckks::BsgsGiant>>& outputs,
+      const GaloisKeys& galois_keys) const;
   /// CKKS: constant + sum_i values[i] * cts[i] at `level` and `scale` in one pass
   /// (ckks::scalar_combination); the ciphertexts must share one key set.
   Ciphertext scalar_combination(const std::vector<const Ciphertext*>& cts,

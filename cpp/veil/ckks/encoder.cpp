@@ -244,9 +244,10 @@ void check_fits(double max_abs, double log2_q, std::size_t level, const char* ar
 
 /// Slots -> bit-reversed positions -> inverse special FFT -> scaled, rounded coefficients ->
 /// exact residues mod each q_i -> NTT. `z` holds N/2 finite slots; `arg` names the argument.
+/// `extended`: over Q_level ∪ P (CKKSEncoder::encode_extended), the same coefficients.
 Plaintext encode_slots(const ContextPtr& ctx, const CkksEncoderTables& t,
                        const Buffer<Complex64>& zin, double scale, std::size_t level,
-                       const char* arg) {
+                       const char* arg, bool extended = false) {
   const std::size_t n = ctx->n(), half = n / 2;
   const Device& dev = zin.device();
   Buffer<Complex64> v(dev, half);
@@ -259,8 +260,8 @@ Plaintext encode_slots(const ContextPtr& ctx, const CkksEncoderTables& t,
   for (double b : block_max_abs(dev, coeffs.data(), n)) max_abs = b > max_abs ? b : max_abs;
   check_fits(max_abs, t.log2_q[level], level, arg);
 
-  const RnsBase& base = ctx->base_q(level);
-  Plaintext pt(ctx, dev, (level + 1) * n, level, /*ntt=*/true);
+  const RnsBase& base = extended ? ctx->key_switch(level).base_qp : ctx->base_q(level);
+  Plaintext pt(ctx, dev, base.size() * n, level, /*ntt=*/true);
   VEIL_WITH_WORD(pt.word_bits(), reduce_coefficients<W>(dev, coeffs.data(), base, n, pt.data<W>()));
   ntt_forward(dev, pt.data(), 1, base, ctx->ntt());
   pt.set_scale(scale);
@@ -356,6 +357,19 @@ CKKSEncoder::CKKSEncoder(ContextPtr ctx) : ctx_(std::move(ctx)) {
 
 Plaintext CKKSEncoder::encode(const std::vector<std::complex<double>>& values, double scale,
                               std::size_t level, const Device& dev) const {
+  return encode_impl(values, scale, level, dev, false);
+}
+
+Plaintext CKKSEncoder::encode_extended(const std::vector<std::complex<double>>& values,
+                                       double scale, std::size_t level, const Device& dev) const {
+  if (ctx_->num_p() == 0) {
+    throw InvalidArgument("context: encode_extended needs special primes (the basis Q_l ∪ P)");
+  }
+  return encode_impl(values, scale, level, dev, true);
+}
+
+Plaintext CKKSEncoder::encode_impl(const std::vector<std::complex<double>>& values, double scale,
+                                   std::size_t level, const Device& dev, bool extended) const {
   const std::size_t half = slot_count();
   if (values.size() > half) {
     throw InvalidArgument("values: expected at most " + std::to_string(half) +
@@ -369,7 +383,8 @@ Plaintext CKKSEncoder::encode(const std::vector<std::complex<double>>& values, d
     }
     z[j] = Complex64{values[j].real(), values[j].imag()};
   }
-  return encode_slots(ctx_, tables_, Buffer<Complex64>::from_host(dev, z), scale, level, "values");
+  return encode_slots(ctx_, tables_, Buffer<Complex64>::from_host(dev, z), scale, level, "values",
+                      extended);
 }
 
 Plaintext CKKSEncoder::encode(const std::vector<double>& values, double scale, std::size_t level,

@@ -88,6 +88,17 @@ class CKKSEncoder {
   /// "level" if level > max_level; "scale" if scale is not finite or <= 0.
   Plaintext encode(const std::vector<std::complex<double>>& values, double scale, std::size_t level,
                    const Device& dev = Device::cpu()) const;
+  /// The same plaintext over the extended basis Q_level ∪ P (the special primes of key
+  /// switching): the coefficients of encode(values, scale, level), reduced modulo the level+1 Q
+  /// primes and then the k special primes, in NTT form: [level+1+k][N] words, whose first
+  /// level+1 limbs equal encode()'s word for word (so a Q_level operation reading them sees the
+  /// ordinary plaintext). Plaintexts of double-hoisted linear transforms (Bossuat et al.,
+  /// Eurocrypt 2021, §4: the diagonals multiply key switches still over Q_l ∪ P;
+  /// Evaluator::multiply_diagonals_bsgs); costs (level+1+k)/(level+1) times encode()'s memory.
+  /// plain.level() == level; decode() refuses it (its word count).
+  /// @throws InvalidArgument as encode, and naming `context` without special primes.
+  Plaintext encode_extended(const std::vector<std::complex<double>>& values, double scale,
+                            std::size_t level, const Device& dev = Device::cpu()) const;
   /// Real values: the decoded slots are real (imaginary parts ~ 0). Same shapes and errors.
   Plaintext encode(const std::vector<double>& values, double scale, std::size_t level,
                    const Device& dev = Device::cpu()) const;
@@ -123,6 +134,8 @@ class CKKSEncoder {
   void decode_view(const Plaintext& plain, const ArrayView<double>& out) const;
 
  private:
+  Plaintext encode_impl(const std::vector<std::complex<double>>& values, double scale,
+                        std::size_t level, const Device& dev, bool extended) const;
   ContextPtr ctx_;
   detail::CkksEncoderTables tables_;
 };

@@ -370,8 +370,11 @@ u32 Context::galois_elt_from_step(int step) const {
   }
   const u64 pos = s > 0 ? static_cast<u64>(s) : static_cast<u64>(row + s);
   const u64 m = 2 * n();
-  u64 g = 1;
-  for (u64 i = 0; i < pos; ++i) g = (g * 3) & (m - 1);
+  u64 g = 1, base = 3;  // 3^pos mod 2N by squaring (called per step by hoisted rotations)
+  for (u64 e = pos; e != 0; e >>= 1) {
+    if (e & 1) g = (g * base) & (m - 1);
+    base = (base * base) & (m - 1);
+  }
   return static_cast<u32>(g);
 }
 
@@ -446,6 +449,8 @@ std::unique_ptr<KeySwitchLevel> Context::build_key_switch(std::size_t level) con
   if (scheme() == SchemeType::ckks && group_start_[level] > 0) {
     const std::size_t target = group_start_[level] - 1;
     ks->rescale_down = ModDownNtt(base_q_[target], q.slice(target + 1, level - target).concat(base_p_), 0);
+  }
+  if (scheme() == SchemeType::ckks) {  // every level: the lift of double hoisting
     std::vector<u64> pq(limbs), pqs(limbs);
     for (std::size_t i = 0; i < limbs; ++i) {
       pq[i] = p_mod_q_[i];

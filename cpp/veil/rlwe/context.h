@@ -51,7 +51,8 @@ struct KeySwitchLevel {
   // CKKS, levels that can rescale: Q_l ∪ P -> Q_t (t = rescale_target(l)), dividing by the
   // rescale block B = {q_t+1..q_l} and P at once (relinearization's ModDown fused with rescale).
   ModDownNtt rescale_down;
-  DeviceTable<u64> p_mod_q, p_mod_q_shoup;  // [l+1]: P mod q_i (CKKS; the lift of c to Q_l ∪ P)
+  // [l+1]: P mod q_i (CKKS, every level: the lift of c to Q_l ∪ P; rlwe/keyswitch.h)
+  DeviceTable<u64> p_mod_q, p_mod_q_shoup;
 };
 
 /// Per-level tables (built on first use).

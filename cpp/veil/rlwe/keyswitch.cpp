@@ -151,14 +151,23 @@ KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t leve
 // ModDownNtt on a kept limb, (x - r) * D^-1, and stores or accumulates it, so the kept limbs of
 // the inner product are never written and read back (bench/NOTES.md, "Key switching,
 // element-wise kernels and launch counts").
-template <class W>
+// kAccumulate: out += (r0, r1) instead (the extended accumulators of double hoisting; `mods`
+// are the moduli of the limbs [0, hi), only read then).
+template <class W, bool kAccumulate = false>
 struct StoreRows {
   W* out;
   std::size_t lo, n, poly_stride;
+  const Modulus* mods = nullptr;
   VEIL_HD void operator()(std::size_t lp, std::size_t coeff, W r0, W r1) const {
     W* o = out + (lp - lo) * n + coeff;
-    o[0] = r0;
-    o[poly_stride] = r1;
+    if constexpr (kAccumulate) {
+      const W q = static_cast<W>(mods[lp].value);
+      o[0] = add_mod(o[0], r0, q);
+      o[poly_stride] = add_mod(o[poly_stride], r1, q);
+    } else {
+      o[0] = r0;
+      o[poly_stride] = r1;
+    }
   }
 };
 
@@ -203,11 +212,23 @@ void check_inner(const Context& ctx, const Device& dev, std::size_t level,
   }
 }
 
+// What the inner product adds to its two results, read through the same automorphism as the
+// digits: nothing (p0 = p1 = null); with `by_p`, P * (p0, p1) on the Q limbs, p0/p1 over Q_l
+// (the lift of (c0, c1) to Q_l ∪ P, whose P limbs are 0); else (p0, p1) on every limb, p0/p1
+// over Q_l ∪ P (an extended polynomial). p1 may be null alone.
+template <class W>
+struct Addend {
+  const W* p0 = nullptr;
+  const W* p1 = nullptr;
+  bool by_p = true;
+};
+
 // The inner product of the digits with a key at one coefficient of one limb of Q_l ∪ P (NTT
 // form), both key polynomials at once. With a Galois element, coefficient i reads the digits at
 // sigma_g's source slot (the NTT-form automorphism is a permutation: poly::automorphism_ntt), so
-// no permuted copy is made. With `lift0/lift1` (CKKS relinearize + rescale), P * lift_p is added
-// on the Q limbs: the result is then the key-switched ciphertext plus P * (lift0, lift1), over
+// no permuted copy is made. With an Addend (CKKS relinearize + rescale: P * (c0, c1); double
+// hoisting: P * sigma_g(c0), or an extended sigma_g(u0)), it is added in the same pass, read at
+// the same permuted slot: the result is then the key-switched ciphertext plus the addend, over
 // Q_l ∪ P.
 template <class W>
 struct InnerProduct {
@@ -217,24 +238,29 @@ struct InnerProduct {
   const W* own;  // c in NTT form (the digits' own limbs)
   const W* lift0;
   const W* lift1;
-  const u64* pq;
+  const u64* pq;   // P mod q_i (null: the addend is added as it is)
   const u64* pqs;
+  std::size_t lift_limbs;  // limbs the addend covers: l + 1 (times P) or l + 1 + k
   std::size_t n, limbs, ext_limbs, num_q, alpha, dnum, key_poly, level;
   u64 g, mask;
   int log_n;
 
   InnerProduct(const Context& ctx, const Device& dev, std::size_t level_,
                const KeySwitchDigits& digits, const KSwitchKey& key, u32 galois_elt,
-               const W* lift0_, const W* lift1_) {
+               const Addend<W>& add) {
     const KeySwitchLevel& ks = ctx.key_switch(level_);
     mods = ks.base_qp.moduli(dev);
     kd = key.data<W>();
     dg = digits.complement.data<W>();
     own = digits.own.as<W>();
-    lift0 = lift0_;
-    lift1 = lift1_;
-    pq = lift0 ? ks.p_mod_q.data(dev) : nullptr;
-    pqs = lift0 ? ks.p_mod_q_shoup.data(dev) : nullptr;
+    lift0 = add.p0;
+    lift1 = add.p1;
+    const bool by_p = lift0 != nullptr && add.by_p;
+    VEIL_REQUIRE(!by_p || ks.p_mod_q.size() == level_ + 1,
+                 "key switching: no P mod q table at this level");
+    pq = by_p ? ks.p_mod_q.data(dev) : nullptr;
+    pqs = by_p ? ks.p_mod_q_shoup.data(dev) : nullptr;
+    lift_limbs = by_p ? level_ + 1 : ks.base_qp.size();
     n = ctx.n();
     level = level_;
     limbs = level + 1;
@@ -272,11 +298,16 @@ struct InnerProduct {
     const Modulus m = mods[lp];
     r0 = d0.reduce(m);
     r1 = d1.reduce(m);
-    if (pq != nullptr && lp < limbs) {
-      const W qv = static_cast<W>(m.value), w = static_cast<W>(pq[lp]);
-      const W wq = shoup_for<W>(pqs[lp]);
-      r0 = add_mod(r0, mul_shoup(lift0[lp * n + coeff], w, wq, qv), qv);
-      r1 = add_mod(r1, mul_shoup(lift1[lp * n + coeff], w, wq, qv), qv);
+    if (lift0 != nullptr && lp < lift_limbs) {
+      const W qv = static_cast<W>(m.value);
+      W a0 = lift0[lp * n + from], a1 = lift1 != nullptr ? lift1[lp * n + from] : W(0);
+      if (pq != nullptr) {
+        const W w = static_cast<W>(pq[lp]), wq = shoup_for<W>(pqs[lp]);
+        a0 = mul_shoup(a0, w, wq, qv);
+        a1 = mul_shoup(a1, w, wq, qv);
+      }
+      r0 = add_mod(r0, a0, qv);
+      r1 = add_mod(r1, a1, qv);
     }
   }
 };
@@ -301,11 +332,11 @@ void inner_product(const Device& dev, const InnerProduct<W>& ip, std::size_t lo,
 template <class W, bool kAccumulate>
 void inner_mod_down(const Context& ctx, const Device& dev, std::size_t level,
                     const KeySwitchDigits& digits, const KSwitchKey& key, u32 galois_elt,
-                    const W* lift0, const W* lift1, const ModDownNtt& md, W* out0, W* out1) {
+                    const Addend<W>& add, const ModDownNtt& md, W* out0, W* out1) {
   check_inner(ctx, dev, level, digits, key);
   const std::size_t n = ctx.n(), kk = md.keep().size(), kd = md.drop().size();
   VEIL_REQUIRE(kk + kd == level + 1 + ctx.num_p(), "inner_mod_down: ModDown bases do not match");
-  const InnerProduct<W> ip(ctx, dev, level, digits, key, galois_elt, lift0, lift1);
+  const InnerProduct<W> ip(ctx, dev, level, digits, key, galois_elt, add);
   Buffer<W> xd(dev, 2 * kd * n);
   inner_product<W>(dev, ip, kk, kk + kd, StoreRows<W>{xd.data(), kk, n, kd * n});
   Buffer<W> r = md.correction<W>(dev, ctx.ntt(), xd.data(), n, 2);
@@ -316,11 +347,14 @@ void inner_mod_down(const Context& ctx, const Device& dev, std::size_t level,
 
 // The fused kernel reads the digits' own limbs while it writes the accumulators: they must not
 // share words (a silently wrong result otherwise).
+// (acc_words: the accumulator's words; own_words: the own limbs', acc_words when 0.)
 template <class W>
-void check_disjoint(const W* acc, const W* own, std::size_t words, const char* name) {
+void check_disjoint(const W* acc, const W* own, std::size_t acc_words, const char* name,
+                    std::size_t own_words = 0) {
   const auto a = reinterpret_cast<std::uintptr_t>(acc), o = reinterpret_cast<std::uintptr_t>(own);
-  const std::uintptr_t bytes = words * sizeof(W);
-  if (own != nullptr && a < o + bytes && o < a + bytes) {
+  const std::uintptr_t abytes = acc_words * sizeof(W);
+  const std::uintptr_t obytes = (own_words ? own_words : acc_words) * sizeof(W);
+  if (own != nullptr && a < o + obytes && o < a + abytes) {
     throw InvalidArgument(std::string(name) +
                           ": overlaps the polynomial being key-switched (expected a separate "
                           "accumulator)");
@@ -338,7 +372,7 @@ void inner_t(const Context& ctx, const Device& dev, std::size_t level,
   if (acc_ntt) {
     // NTT-form schemes: only P's limbs leave the NTT domain (seed 001 "NTT + ModDown"), and the
     // Q limbs' inner product is finished and accumulated in one pass.
-    inner_mod_down<W, true>(ctx, dev, level, digits, key, galois_elt, nullptr, nullptr,
+    inner_mod_down<W, true>(ctx, dev, level, digits, key, galois_elt, Addend<W>{},
                             ks.mod_down_ntt, acc0, acc1);
     return;
   }
@@ -347,7 +381,7 @@ void inner_t(const Context& ctx, const Device& dev, std::size_t level,
   check_inner(ctx, dev, level, digits, key);
   const std::size_t n = ctx.n(), ext = ks.base_qp.size();
   Buffer<W> out(dev, 2 * ext * n);
-  const InnerProduct<W> ip(ctx, dev, level, digits, key, galois_elt, nullptr, nullptr);
+  const InnerProduct<W> ip(ctx, dev, level, digits, key, galois_elt, Addend<W>{});
   inner_product<W>(dev, ip, 0, ext, StoreRows<W>{out.data(), 0, n, ext * n});
   ntt_inverse(dev, out.data(), 2, ks.base_qp, ctx.ntt());
   ks.mod_down.apply_accumulate(dev, out.data(), acc0, acc1, n, 2);
@@ -362,11 +396,99 @@ void rescale_t(const Context& ctx, const Device& dev, std::size_t level,
   ctx.rescale_target(level);  // throws naming `encrypted` in q_0's block
   // (c + P c') / (P * B) = round(relinearized / B) up to the rounding of one division.
   const std::size_t kept = ks.rescale_down.keep().size();
-  inner_mod_down<W, false>(ctx, dev, level, digits, key, 0, c0, c1, ks.rescale_down, out,
-                           out + kept * ctx.n());
+  inner_mod_down<W, false>(ctx, dev, level, digits, key, 0, Addend<W>{c0, c1, true},
+                           ks.rescale_down, out, out + kept * ctx.n());
+}
+
+// The extended-basis primitives of double hoisting are CKKS's: BGV's ModDown carries a
+// t-correction that a lift by P would have to match, BFV key-switches in coefficient form.
+void check_ext(const Context& ctx, const char* op) {
+  if (ctx.scheme() != SchemeType::ckks) {
+    throw InvalidArgument(std::string(op) + ": the extended basis Q_l ∪ P is used by CKKS only");
+  }
+}
+
+// Double hoisting (Bossuat-Mouchet-Troncoso-Hubaux, Eurocrypt 2021, §4, Alg. 6; Lattigo v6
+// rlwe.Evaluator.GadgetProductHoistedLazy / AutomorphismHoistedLazy): the inner product over all
+// of Q_l ∪ P with the addend, stored or accumulated, and no ModDown.
+template <class W>
+void inner_ext_t(const Context& ctx, const Device& dev, std::size_t level,
+                 const KeySwitchDigits& digits, const KSwitchKey& key, const W* add0,
+                 ExtAddend mode, W* out, bool accumulate, u32 galois_elt) {
+  check_ext(ctx, "key_switch_inner_ext");
+  check_inner(ctx, dev, level, digits, key);
+  const KeySwitchLevel& ks = ctx.key_switch(level);
+  const std::size_t n = ctx.n(), ext = ks.base_qp.size(), limbs = level + 1;
+  if (mode != ExtAddend::none && add0 == nullptr) {
+    throw InvalidArgument("add0: is null but an addend was requested");
+  }
+  // The kernel reads the own limbs and the addend at permuted slots while it writes `out`.
+  check_disjoint<W>(out, digits.own.as<W>(), 2 * ext * n, "out", limbs * n);
+  if (mode != ExtAddend::none) {
+    check_disjoint<W>(out, add0, 2 * ext * n, "out", (mode == ExtAddend::lift ? limbs : ext) * n);
+  }
+  Addend<W> a;
+  if (mode != ExtAddend::none) a = Addend<W>{add0, nullptr, mode == ExtAddend::lift};
+  const InnerProduct<W> ip(ctx, dev, level, digits, key, galois_elt, a);
+  if (accumulate) {
+    inner_product<W>(dev, ip, 0, ext,
+                     StoreRows<W, true>{out, 0, n, ext * n, ks.base_qp.moduli(dev)});
+  } else {
+    inner_product<W>(dev, ip, 0, ext, StoreRows<W>{out, 0, n, ext * n});
+  }
+}
+
+// out = P * in on the Q limbs, 0 on P's: the lift of Q_l polynomials to Q_l ∪ P.
+template <class W>
+void lift_t(const Context& ctx, const Device& dev, std::size_t level, const W* in, W* out,
+            std::size_t num_polys) {
+  check_ext(ctx, "key_switch_lift");
+  const KeySwitchLevel& ks = ctx.key_switch(level);
+  const std::size_t n = ctx.n(), limbs = level + 1, ext = ks.base_qp.size();
+  check_disjoint<W>(out, in, num_polys * ext * n, "out", num_polys * limbs * n);
+  const Modulus* mods = ks.base_qp.moduli(dev);
+  const u64* pq = ks.p_mod_q.data(dev);
+  const u64* pqs = ks.p_mod_q_shoup.data(dev);
+  for_each_limb(dev, num_polys, ext, n, VEIL_LAMBDA(std::size_t i, u32 l, u32 p) {
+    if (l < limbs) {
+      const W q = static_cast<W>(mods[l].value);
+      const W x = in[(std::size_t(p) * limbs + l) * n + (i & (n - 1))];
+      out[i] = mul_shoup(x, static_cast<W>(pq[l]), shoup_for<W>(pqs[l]), q);
+    } else {
+      out[i] = 0;
+    }
+  });
 }
 
 }  // namespace
+
+void key_switch_inner_ext(const Context& ctx, const Device& dev, std::size_t level,
+                          const KeySwitchDigits& digits, const KSwitchKey& key, ConstWordPtr add0,
+                          ExtAddend mode, WordPtr out, bool accumulate, u32 galois_elt) {
+  VEIL_WITH_WORD(out.word_bits(),
+                 inner_ext_t<W>(ctx, dev, level, digits, key,
+                                add0.null() ? nullptr : add0.as<W>(), mode, out.as<W>(),
+                                accumulate, galois_elt));
+}
+
+void key_switch_lift(const Context& ctx, const Device& dev, std::size_t level, ConstWordPtr in,
+                     WordPtr out, std::size_t num_polys) {
+  VEIL_WITH_WORD(out.word_bits(),
+                 lift_t<W>(ctx, dev, level, in.as<W>(), out.as<W>(), num_polys));
+}
+
+void key_switch_mod_down(const Context& ctx, const Device& dev, std::size_t level,
+                         ConstWordPtr in, WordPtr out, std::size_t num_polys) {
+  check_ext(ctx, "key_switch_mod_down");
+  ctx.key_switch(level).mod_down_ntt.apply(dev, ctx.ntt(), in, out, ctx.n(), num_polys);
+}
+
+void key_switch_rescale_down(const Context& ctx, const Device& dev, std::size_t level,
+                             ConstWordPtr in, WordPtr out, std::size_t num_polys) {
+  check_ext(ctx, "key_switch_rescale_down");
+  ctx.rescale_target(level);  // throws naming `encrypted` in q_0's block
+  ctx.key_switch(level).rescale_down.apply(dev, ctx.ntt(), in, out, ctx.n(), num_polys);
+}
 
 KeySwitchDigits key_switch_mod_up(const Context& ctx, const Device& dev, std::size_t level,
                                   ConstWordPtr c, bool c_ntt) {

@@ -54,4 +54,50 @@ void key_switch_rescale(const Context& ctx, const Device& dev, std::size_t level
                         const KeySwitchDigits& digits, const KSwitchKey& key, ConstWordPtr c0,
                         ConstWordPtr c1, WordPtr out);
 
+// ---- The extended basis Q_l ∪ P: double hoisting ------------------------------------------
+// Bossuat, Mouchet, Troncoso, Hubaux, "Efficient Bootstrapping for Approximate Homomorphic
+// Encryption with Non-Sparse Keys", Eurocrypt 2021, §4 and Alg. 6 (Lattigo v6:
+// rlwe.Evaluator.AutomorphismHoistedLazy, GadgetProductLazy, ModDownQPtoQNTT;
+// circuits/common/lintrans MultiplyByDiagMatrixBSGS). A key switch whose result stays over
+// Q_l ∪ P, scaled by P, is linear: such results can be multiplied by plaintexts encoded over
+// Q_l ∪ P and summed before one ModDown divides the sum by P. Layout of an extended pair:
+// [2][l+1+k][N] in NTT form, the Q_l limbs first (KeySwitchLevel::base_qp). CKKS only; each
+// function throws InvalidArgument naming its operation for another scheme.
+
+/// What key_switch_inner_ext adds to the first polynomial of its result, read through the same
+/// automorphism as the digits.
+enum class ExtAddend {
+  none,      ///< nothing
+  lift,      ///< P * sigma(add0), add0 over Q_l ([l+1][N]): P's limbs of P * x are 0
+  extended,  ///< sigma(add0), add0 over Q_l ∪ P ([l+1+k][N])
+};
+
+/// The key switch of `digits` (key_switch_mod_up of c1 at `level`) by `key`, left in Q_l ∪ P:
+/// out = (IP0 + A, IP1) with IP_b = sum_j sigma(d_j) * key_j,b over Q_l ∪ P and A the addend
+/// (`mode`). With the lift of c0, (P c0 + IP0, IP1) decrypts to P * (c0 + c1 s') + e over QP,
+/// and its key_switch_mod_down equals the ordinary key switch word for word. If galois_elt != 0
+/// the digits and the addend are read through the NTT-form automorphism sigma (a hoisted
+/// rotation: key must be that element's Galois key). out: [2][l+1+k][N], stored, or added to
+/// when `accumulate`; it must not overlap the digits' own limbs nor add0.
+/// @throws InvalidArgument naming `key` (other context, too few digits), `digits` (another
+///         level), `add0` (null with an addend), `out` (overlap), or the operation (not CKKS).
+void key_switch_inner_ext(const Context& ctx, const Device& dev, std::size_t level,
+                          const KeySwitchDigits& digits, const KSwitchKey& key, ConstWordPtr add0,
+                          ExtAddend mode, WordPtr out, bool accumulate, u32 galois_elt = 0);
+/// The lift of Q_l polynomials to Q_l ∪ P: out = P * in on the Q limbs, 0 on P's (exact).
+/// in: [num_polys][l+1][N], out: [num_polys][l+1+k][N] (not overlapping in), NTT form or not.
+void key_switch_lift(const Context& ctx, const Device& dev, std::size_t level, ConstWordPtr in,
+                     WordPtr out, std::size_t num_polys);
+/// ModDown of extended polynomials: out = round(in / P) over Q_l (KeySwitchLevel::mod_down_ntt;
+/// NTT form, exact rounding). in: [num_polys][l+1+k][N]; out: [num_polys][l+1][N], or in itself
+/// (each polynomial's Q_l limbs are then overwritten in place, the stride stays l+1+k).
+void key_switch_mod_down(const Context& ctx, const Device& dev, std::size_t level,
+                         ConstWordPtr in, WordPtr out, std::size_t num_polys);
+/// ModDown fused with the CKKS rescale: out = round(in / (B P)) at t = Context::rescale_target
+/// (level), B the rescale block above t (KeySwitchLevel::rescale_down, as key_switch_rescale).
+/// in: [num_polys][l+1+k][N]; out: [num_polys][t+1][N] (not overlapping in); NTT form.
+/// @throws InvalidArgument naming `encrypted` at a level in q_0's block.
+void key_switch_rescale_down(const Context& ctx, const Device& dev, std::size_t level,
+                             ConstWordPtr in, WordPtr out, std::size_t num_polys);
+
 }  // namespace veil

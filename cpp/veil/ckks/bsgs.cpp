@@ -1,0 +1,182 @@
+#include "veil/ckks/bsgs.h"
+
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "veil/backend/table.h"
+#include "veil/ckks/ckks.h"
+#include "veil/core/error.h"
+#include "veil/ring/poly_ops.h"
+#include "veil/rlwe/checks.h"
+#include "veil/rlwe/keyswitch.h"
+
+namespace veil::ckks {
+
+namespace {
+
+// The checked shape of one call: the inputs' level and device, the outputs' level and scale,
+// and the Galois element of every step (Context::galois_elt_from_step walks the powers of 3).
+struct Shape {
+  std::size_t level = 0, target = 0;
+  Device dev;
+  double scale = 0;  // the first term's product scale / the rescale block (as rescale_to_next)
+  std::map<int, u32> elts;
+};
+
+Shape check_operands(const std::vector<const Ciphertext*>& inputs,
+                     const std::vector<std::vector<BsgsGiant>>& outputs, const GaloisKeys& gk) {
+  if (inputs.empty()) throw InvalidArgument("inputs: expected at least one ciphertext");
+  for (const Ciphertext* c : inputs) {
+    if (c == nullptr || c->empty()) throw InvalidArgument("inputs: a ciphertext is empty");
+  }
+  const Ciphertext& first = *inputs[0];
+  const ContextPtr& cp = first.context();
+  const Context& ctx = *cp;
+  if (ctx.scheme() != SchemeType::ckks) throw InvalidArgument("inputs: not CKKS ciphertexts");
+  Shape s;
+  s.level = first.level();
+  s.dev = first.device();
+  for (const Ciphertext* c : inputs) {
+    check_compatible(ctx, s.dev, c->context(), c->device(), "inputs");
+    if (c->size() != 2 || !c->is_ntt_form() || c->level() != s.level) {
+      throw InvalidArgument("inputs: expected size-2 NTT-form ciphertexts at level " +
+                            std::to_string(s.level) + ", got size " + std::to_string(c->size()) +
+                            " at level " + std::to_string(c->level()));
+    }
+  }
+  s.target = ctx.rescale_target(s.level);  // throws naming `encrypted` in q_0's block
+  check_compatible(ctx, s.dev, gk.context(), gk.device(), "galois_keys");
+  if (outputs.empty()) throw InvalidArgument("outputs: expected at least one output");
+  const std::size_t ext_words = (s.level + 1 + ctx.num_p()) * ctx.n();
+  bool have_scale = false;
+  auto need_key = [&](int step) {
+    if (s.elts.count(step)) return;
+    const u32 e = ctx.galois_elt_from_step(step);  // throws naming `steps`
+    s.elts.emplace(step, e);
+    if (e != 1 && !gk.has_key(e)) {
+      throw InvalidArgument("galois_keys: no key for step " + std::to_string(step) +
+                            " (double hoisting needs a key for every baby and giant step)");
+    }
+  };
+  for (const auto& out : outputs) {
+    if (out.empty()) throw InvalidArgument("outputs: an output has no giant step");
+    for (const BsgsGiant& g : out) {
+      if (g.terms.empty()) throw InvalidArgument("outputs: a giant step has no term");
+      need_key(g.step);
+      for (const BsgsTerm& t : g.terms) {
+        if (t.input >= inputs.size()) {
+          throw InvalidArgument("outputs: a term reads input " + std::to_string(t.input) + " of " +
+                                std::to_string(inputs.size()));
+        }
+        need_key(t.step);
+        if (t.plain == nullptr || t.plain->empty()) throw InvalidArgument("plain: is empty");
+        const Plaintext& p = *t.plain;
+        check_compatible(ctx, s.dev, p.context(), p.device(), "plain");
+        if (!p.is_ntt_form() || p.level() != s.level || p.word_count() != ext_words) {
+          throw InvalidArgument(
+              "plain: expected a plaintext over Q_l ∪ P at level " + std::to_string(s.level) +
+              " (CKKSEncoder::encode_extended), got level " + std::to_string(p.level()) + " with " +
+              std::to_string(p.word_count()) + " words");
+        }
+        const double prod = inputs[t.input]->scale() * p.scale();
+        if (!have_scale) {
+          s.scale = prod;
+          have_scale = true;
+        }
+        check_scales(s.scale, prod, "plain");
+      }
+    }
+  }
+  double bits = 0;
+  for (const Modulus& m : ctx.base_q(s.level).moduli()) bits += std::log2(double(m.value));
+  if (std::log2(s.scale) >= bits - 1) {
+    throw InvalidArgument(
+        "plain: the product's scale would exceed Q at this level (rescale first)");
+  }
+  for (std::size_t i = s.target + 1; i <= s.level; ++i) {
+    s.scale /= double(ctx.base_q(s.level)[i].value);
+  }
+  check_ckks_scale(ctx, s.scale, s.target, "encrypted");  // before any work
+  return s;
+}
+
+}  // namespace
+
+std::vector<Ciphertext> multiply_diagonals_bsgs(const std::vector<const Ciphertext*>& inputs,
+                                                const std::vector<std::vector<BsgsGiant>>& outputs,
+                                                const GaloisKeys& gk) {
+  const Shape s = check_operands(inputs, outputs, gk);
+  const ContextPtr& cp = inputs[0]->context();
+  const Context& ctx = *cp;
+  const Device& dev = s.dev;
+  const std::size_t l = s.level, n = ctx.n();
+  const KeySwitchLevel& ks = ctx.key_switch(l);
+  const RnsBase& qp = ks.base_qp;
+  const std::size_t ext = qp.size(), ext_words = 2 * ext * n;
+  const int bits = ctx.word_bits();
+
+  // 1-2. The baby steps each input needs, in Q_l ∪ P; one ModUp per input, shared.
+  std::vector<std::map<int, WordBuffer>> babies(inputs.size());
+  for (const auto& out : outputs) {
+    for (const BsgsGiant& g : out) {
+      for (const BsgsTerm& t : g.terms) babies[t.input].try_emplace(t.step);
+    }
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Ciphertext& c = *inputs[i];
+    std::optional<KeySwitchDigits> digits;
+    for (auto& [step, buf] : babies[i]) {
+      buf = WordBuffer(dev, ext_words, bits);
+      const u32 e = s.elts.at(step);
+      if (e == 1) {
+        key_switch_lift(ctx, dev, l, c.data(), buf.data(), 2);
+        continue;
+      }
+      if (!digits) digits = key_switch_mod_up(ctx, dev, l, c.poly(1), true);
+      key_switch_inner_ext(ctx, dev, l, *digits, gk.key(e), c.poly(0), ExtAddend::lift, buf.data(),
+                           false, e);
+    }
+  }
+
+  std::vector<Ciphertext> results;
+  WordBuffer acc(dev, ext_words, bits), u(dev, ext_words, bits);
+  for (const auto& out : outputs) {
+    bool first = true;
+    for (const BsgsGiant& g : out) {
+      // 3. The inner sum over Q_l ∪ P in one pass; straight into the accumulator when it is
+      //    the first giant step and needs no rotation.
+      std::vector<u64> a, b;
+      for (const BsgsTerm& t : g.terms) {
+        a.push_back(reinterpret_cast<u64>(babies[t.input].at(t.step).data().get()));
+        b.push_back(reinterpret_cast<u64>(t.plain->data().get()));
+      }
+      const DeviceTable<u64> at(std::move(a)), bt(std::move(b));
+      const u32 e = s.elts.at(g.step);
+      WordBuffer& sum = (e == 1 && first) ? acc : u;
+      poly::dot_broadcast(dev, qp, n, 2, at.data(dev), bt.data(dev), g.terms.size(), sum.data());
+      if (e == 1) {
+        if (!first) poly::add(dev, qp, n, 2, acc.data(), u.data(), acc.data());
+      } else {
+        // 4. u1 down to Q_l in place (its first l+1 limbs), its ModUp, and the key switch by
+        //    sigma_G into the accumulator with sigma_G(u0) added over Q_l ∪ P.
+        const WordPtr u1 = u.data() + ext * n;
+        key_switch_mod_down(ctx, dev, l, u1, u1, 1);
+        const KeySwitchDigits dg = key_switch_mod_up(ctx, dev, l, u1, true);
+        key_switch_inner_ext(ctx, dev, l, dg, gk.key(e), u.data(), ExtAddend::extended, acc.data(),
+                             !first, e);
+      }
+      first = false;
+    }
+    // 5. One ModDown, fused with the rescale.
+    Ciphertext r(cp, dev, 2, s.target, true);
+    key_switch_rescale_down(ctx, dev, l, acc.data(), r.data(), 2);
+    r.set_scale(s.scale);
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+}  // namespace veil::ckks

@@ -1,0 +1,62 @@
+// Plaintext-matrix products of CKKS slots by baby-step giant-step with double hoisting
+// (Bossuat, Mouchet, Troncoso, Hubaux, "Efficient Bootstrapping for Approximate Homomorphic
+// Encryption with Non-Sparse Keys", Eurocrypt 2021, §4 and Alg. 6; Lattigo v6
+// circuits/common/lintrans Evaluator.MultiplyByDiagMatrixBSGS):
+//
+//   out = rescale( sum_G rot_G( sum_b pt(G, b) * rot_b(in) ) )
+//
+// 1. One ModUp of each input's c1 (key_switch_mod_up), shared by its baby steps (hoisting).
+// 2. Each baby rotation stays in the extended basis Q_l ∪ P: (P sigma_b(c0) + IP0, IP1), no
+//    ModDown (key_switch_inner_ext); the baby step 0 is (P c0, P c1) (key_switch_lift).
+// 3. Each giant step's inner sum runs over Q_l ∪ P with plaintexts encoded there
+//    (CKKSEncoder::encode_extended): u = sum_b pt(G, b) * ext_b.
+// 4. G != 0: only u1 goes down to Q_l (its digits must be decomposed over Q_l); its key switch
+//    by sigma_G lands in Q_l ∪ P again and sigma_G(u0) is added there, no ModDown (as Lattigo:
+//    u0 never leaves the extended basis). G = 0: u is added as it is. Both accumulate over
+//    Q_l ∪ P.
+// 5. One ModDown of the accumulator, fused with the rescale (key_switch_rescale_down: divides by
+//    the rescale block B and P at once).
+// Per transform level the baby steps' ModDowns disappear, and the giant steps' become one at
+// the end (fused with the rescale). The result differs from the single-hoisted path
+// (Evaluator::rotate_many, multiply_plain_sum, rotate_vector, rescale_to_next) by roundings
+// only: each ModDown's rounding error is now divided by the plaintexts' scale instead of
+// multiplied by it.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "veil/rlwe/objects.h"
+
+namespace veil::ckks {
+
+/// One term of a giant step's inner sum: plain * rot_step(inputs[input]).
+struct BsgsTerm {
+  std::size_t input = 0;
+  int step = 0;                      ///< baby step: a rotation of the N/2 slots (|step| < N/2)
+  const Plaintext* plain = nullptr;  ///< over Q_l ∪ P (CKKSEncoder::encode_extended)
+};
+
+/// One giant step: rot_step(sum of its terms).
+struct BsgsGiant {
+  int step = 0;
+  std::vector<BsgsTerm> terms;
+};
+
+/// outputs[o] = rescale(sum_{G in outputs[o]} rot_G.step(sum_{t in G.terms} t.plain *
+/// rot_t.step(inputs[t.input]))), by double hoisting (file comment). Every input: CKKS, size
+/// 2, NTT form, at one level l that can rescale, on one device; every plaintext: extended at
+/// level l on that device; every product's scale (input scale * plaintext scale) equal within
+/// kScaleTolerance. Each output is at Context::rescale_target(l), its scale the first term's
+/// product scale divided by the rescale block's primes (as rescale_to_next); its key set is
+/// not set (the Evaluator joins them).
+/// @param galois_keys a key for every nonzero baby and giant step (no composition).
+/// @throws InvalidArgument naming `inputs` (empty, null, not CKKS, size, level, device, form),
+///         `outputs` (empty, an empty giant step, a term's input out of range), `plain` (null,
+///         not extended, level, device, scale), `galois_keys` (another context or device, a
+///         missing key), `steps` (|step| >= N/2), or `encrypted` (a level in q_0's block, an
+///         output scale out of range).
+std::vector<Ciphertext> multiply_diagonals_bsgs(const std::vector<const Ciphertext*>& inputs,
+                                                const std::vector<std::vector<BsgsGiant>>& outputs,
+                                                const GaloisKeys& galois_keys);
+
+}  // namespace veil::ckks

@@ -1,0 +1,389 @@
+// The extended-basis key-switching primitives of double hoisting (rlwe/keyswitch.h:
+// key_switch_lift, key_switch_inner_ext, key_switch_mod_down, key_switch_rescale_down) and
+// CKKSEncoder::encode_extended, each against an independent oracle:
+// - big-integer CRT (Boost cpp_int): the lift is P * x, ModDown is round(x / P), the fused
+//   rescale round(x / (B P)), for random polynomials over Q_l ∪ P;
+// - the ordinary operations: the extended rotation ModDown'ed equals Evaluator::rotate_vector
+//   word for word (P sigma(c0) is a multiple of P, so the rounding is the key switch's own), the
+//   fused rescale is within one of ModDown then rescale_to_next;
+// - encode(): the extended plaintext's first l+1 limbs are encode()'s words and its P limbs the
+//   same integer coefficients modulo the special primes.
+// 64-bit words (two special primes, alpha = 2) and 32-bit words (rescale blocks of 2 and 1).
+// GPU parity (word for word with the CPU) runs when a CUDA device is visible.
+#include <gtest/gtest.h>
+
+#include <boost/multiprecision/cpp_int.hpp>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "circuits_util.h"
+#include "veil/ring/ntt.h"
+#include "veil/rlwe/keyswitch.h"
+
+namespace {
+
+using namespace veil;
+using boost::multiprecision::cpp_int;
+using veil::test::CkksKeys;
+using veil::test::random_values;
+
+ContextPtr ext_context(int word_bits) {
+  EncryptionParameters p(SchemeType::ckks);
+  p.poly_modulus_degree = 4096;
+  if (word_bits == 64) {
+    p.coeff_modulus = CoeffModulus::create(4096, {60, 40, 40, 40, 40, 55, 55});
+  } else {
+    p.coeff_modulus = CoeffModulus::create(4096, {30, 30, 30, 30, 30, 30, 30, 30, 31, 31});
+    p.rescale_groups = {2, 1, 2, 1, 2};
+  }
+  p.special_primes = 2;
+  return Context::create(p, SecurityLevel::none);
+}
+
+/// num_polys polynomials over `base`, uniform residues (the same for any device).
+std::vector<u64> random_words(const RnsBase& base, std::size_t n, std::size_t num_polys,
+                              std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<u64> v(num_polys * base.size() * n);
+  for (std::size_t p = 0; p < num_polys; ++p)
+    for (std::size_t l = 0; l < base.size(); ++l)
+      for (std::size_t i = 0; i < n; ++i) v[(p * base.size() + l) * n + i] = rng() % base[l].value;
+  return v;
+}
+
+WordBuffer upload(const Context& ctx, const Device& dev, const std::vector<u64>& host) {
+  WordBuffer b(dev, host.size(), ctx.word_bits());
+  copy_words_from_host(dev, b.data(), host.data(), host.size());
+  return b;
+}
+
+cpp_int product(const RnsBase& base, std::size_t first, std::size_t count) {
+  cpp_int p = 1;
+  for (std::size_t i = first; i < first + count; ++i) p *= base[i].value;
+  return p;
+}
+
+u64 mod_word(const cpp_int& x, u64 q) {
+  cpp_int r = x % q;
+  if (r < 0) r += q;
+  return static_cast<u64>(r);
+}
+
+/// Coefficient i of a polynomial over `base` ([limbs][n] residues in coefficient form), as the
+/// centered integer in (-M/2, M/2) (CRT by Fermat inverses).
+cpp_int centered(const std::vector<u64>& coeffs, const RnsBase& base, std::size_t n,
+                 std::size_t i) {
+  const cpp_int m = product(base, 0, base.size());
+  cpp_int x = 0;
+  for (std::size_t l = 0; l < base.size(); ++l) {
+    const u64 q = base[l].value;
+    const cpp_int hat = m / q;
+    const cpp_int inv = boost::multiprecision::powm(cpp_int(hat % q), cpp_int(q - 2), cpp_int(q));
+    x += hat * ((cpp_int(coeffs[l * n + i]) * inv) % q);
+  }
+  x %= m;
+  if (2 * x > m) x -= m;
+  return x;
+}
+
+/// round(x / d) for d > 0 odd (no ties).
+cpp_int round_div(const cpp_int& x, const cpp_int& d) {
+  cpp_int t = 2 * x + d, q = t / (2 * d);
+  if (t < 0 && q * 2 * d != t) --q;  // floor
+  return q;
+}
+
+std::vector<u64> to_coeff(const Context& ctx, const Device& dev, const WordBuffer& b,
+                          std::size_t num_polys, const RnsBase& base) {
+  WordBuffer c = b.clone();
+  ntt_inverse(dev, c.data(), num_polys, base, ctx.ntt());
+  return c.to_host();
+}
+
+Ciphertext as_ciphertext(const ContextPtr& ctx, const Device& dev, const std::vector<u64>& host,
+                         std::size_t level, double scale) {
+  Ciphertext ct(ctx, dev, 2, level, true);
+  copy_words_from_host(dev, ct.data(), host.data(), host.size());
+  ct.set_scale(scale);
+  return ct;
+}
+
+class KeySwitchExt : public ::testing::TestWithParam<int> {};
+
+TEST_P(KeySwitchExt, LiftIsExactAndModDownUndoesIt) {
+  ContextPtr ctx = ext_context(GetParam());
+  const Device dev = Device::cpu();
+  const std::size_t n = ctx->n();
+  Evaluator ev(ctx);
+  for (std::size_t level : {ctx->max_level(), std::size_t{2}}) {
+    const KeySwitchLevel& ks = ctx->key_switch(level);
+    const RnsBase& q = ctx->base_q(level);
+    const std::size_t limbs = level + 1, ext = ks.base_qp.size();
+    const std::vector<u64> x = random_words(q, n, 2, 7 + level);
+    const WordBuffer xb = upload(*ctx, dev, x);
+    WordBuffer y(dev, 2 * ext * n, ctx->word_bits());
+    key_switch_lift(*ctx, dev, level, xb.data(), y.data(), 2);
+    const std::vector<u64> yh = y.to_host();
+    const cpp_int p = product(ks.base_qp, limbs, ext - limbs);
+    for (std::size_t poly = 0; poly < 2; ++poly) {
+      for (std::size_t l = 0; l < ext; ++l) {
+        const u64 pm = l < limbs ? mod_word(p, ks.base_qp[l].value) : 0;
+        for (std::size_t i = 0; i < n; i += 97) {
+          const u64 want =
+              l < limbs ? mul_mod(x[(poly * limbs + l) * n + i], pm, ks.base_qp[l]) : 0;
+          ASSERT_EQ(yh[(poly * ext + l) * n + i], want) << "limb " << l;
+        }
+      }
+    }
+    // round(P x / P) = x, word for word; in place too.
+    WordBuffer z(dev, 2 * limbs * n, ctx->word_bits());
+    key_switch_mod_down(*ctx, dev, level, y.data(), z.data(), 2);
+    EXPECT_EQ(z.to_host(), x);
+    key_switch_mod_down(*ctx, dev, level, y.data(), y.data(), 1);
+    const std::vector<u64> inplace = y.to_host();
+    EXPECT_TRUE(std::equal(x.begin(), x.begin() + limbs * n, inplace.begin()));
+    // round(P x / (B P)) = round(x / B): the ordinary rescale, word for word.
+    double scale = 32.0;  // the rescale block times 2^5: in range before and after
+    for (std::size_t i = ctx->rescale_target(level) + 1; i <= level; ++i)
+      scale *= double(q[i].value);
+    const Ciphertext ct = as_ciphertext(ctx, dev, x, level, scale);
+    WordBuffer y2(dev, 2 * ext * n, ctx->word_bits());
+    key_switch_lift(*ctx, dev, level, ct.data(), y2.data(), 2);
+    const Ciphertext r = ev.rescale_to_next(ct);
+    WordBuffer rd(dev, r.word_count(), ctx->word_bits());
+    key_switch_rescale_down(*ctx, dev, level, y2.data(), rd.data(), 2);
+    EXPECT_EQ(rd.to_host(), veil::test::words(r)) << "level " << level;
+  }
+}
+
+TEST_P(KeySwitchExt, ModDownAndRescaleDownRoundLikeBigIntegers) {
+  ContextPtr ctx = ext_context(GetParam());
+  const Device dev = Device::cpu();
+  const std::size_t n = ctx->n(), level = ctx->max_level();
+  const KeySwitchLevel& ks = ctx->key_switch(level);
+  const std::size_t limbs = level + 1, ext = ks.base_qp.size();
+  const std::size_t target = ctx->rescale_target(level);
+  const WordBuffer y = upload(*ctx, dev, random_words(ks.base_qp, n, 2, 3));
+  WordBuffer z(dev, 2 * limbs * n, ctx->word_bits()),
+      w(dev, 2 * (target + 1) * n, ctx->word_bits());
+  key_switch_mod_down(*ctx, dev, level, y.data(), z.data(), 2);
+  key_switch_rescale_down(*ctx, dev, level, y.data(), w.data(), 2);
+  const std::vector<u64> yc = to_coeff(*ctx, dev, y, 2, ks.base_qp);
+  const std::vector<u64> zc = to_coeff(*ctx, dev, z, 2, ctx->base_q(level));
+  const std::vector<u64> wc = to_coeff(*ctx, dev, w, 2, ctx->base_q(target));
+  const cpp_int p = product(ks.base_qp, limbs, ext - limbs);
+  const cpp_int bp = p * product(ks.base_qp, target + 1, level - target);
+  std::size_t checked = 0;
+  for (std::size_t poly = 0; poly < 2; ++poly) {
+    const std::vector<u64> yp(yc.begin() + poly * ext * n, yc.begin() + (poly + 1) * ext * n);
+    for (std::size_t i = 0; i < n; i += 7) {
+      const cpp_int x = centered(yp, ks.base_qp, n, i);
+      const cpp_int down = round_div(x, p), both = round_div(x, bp);
+      for (std::size_t l = 0; l < limbs; ++l) {
+        ASSERT_EQ(zc[(poly * limbs + l) * n + i], mod_word(down, ks.base_qp[l].value))
+            << "ModDown, coefficient " << i << " limb " << l;
+      }
+      for (std::size_t l = 0; l <= target; ++l) {
+        ASSERT_EQ(wc[(poly * (target + 1) + l) * n + i], mod_word(both, ks.base_qp[l].value))
+            << "rescale_down, coefficient " << i << " limb " << l;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 1000u);
+}
+
+// The hoisted rotation left in Q_l ∪ P, ModDown'ed, is Evaluator::rotate_vector word for word
+// (both addend forms); accumulation adds; the fused rescale is within one of ModDown + rescale.
+TEST_P(KeySwitchExt, ExtendedRotationEqualsTheOrdinaryRotation) {
+  ContextPtr ctx = ext_context(GetParam());
+  const Device dev = Device::cpu();
+  CkksKeys k(ctx, dev, 5);
+  const std::size_t n = ctx->n(), level = ctx->max_level(), limbs = level + 1;
+  const std::size_t ext = ctx->key_switch(level).base_qp.size();
+  const std::vector<int> steps{1, -3, 5};
+  const GaloisKeys gk = k.galois(steps);
+  const Ciphertext ct = k.encrypt(random_values(n / 2, 1), std::ldexp(1.0, 40), level);
+  const Ciphertext ct2 = k.encrypt(random_values(n / 2, 2), std::ldexp(1.0, 40), level);
+  const KeySwitchDigits digits = key_switch_mod_up(*ctx, dev, level, ct.poly(1), true);
+  // (P c0, P c1) with c1 ModDown'ed: c1 exactly, whose digits are ct's
+  WordBuffer u(dev, 2 * ext * n, ctx->word_bits());
+  key_switch_lift(*ctx, dev, level, ct.data(), u.data(), 2);
+  const WordPtr u1 = u.data() + ext * n;
+  key_switch_mod_down(*ctx, dev, level, u1, u1, 1);
+  const std::vector<u64> uh = u.to_host(), ch = veil::test::words(ct);
+  EXPECT_TRUE(std::equal(ch.begin() + limbs * n, ch.end(), uh.begin() + ext * n));
+  const KeySwitchDigits du = key_switch_mod_up(*ctx, dev, level, u1, true);
+  for (int step : steps) {
+    const u32 e = ctx->galois_elt_from_step(step);
+    const std::vector<u64> want = veil::test::words(k.ev.rotate_vector(ct, step, gk));
+    Ciphertext got(ctx, dev, 2, level, true);
+    WordBuffer x(dev, 2 * ext * n, ctx->word_bits());
+    key_switch_inner_ext(*ctx, dev, level, digits, gk.key(e), ct.poly(0), ExtAddend::lift, x.data(),
+                         false, e);
+    key_switch_mod_down(*ctx, dev, level, x.data(), got.data(), 2);
+    EXPECT_EQ(veil::test::words(got), want) << "lift, step " << step;
+    key_switch_inner_ext(*ctx, dev, level, du, gk.key(e), u.data(), ExtAddend::extended, x.data(),
+                         false, e);
+    key_switch_mod_down(*ctx, dev, level, x.data(), got.data(), 2);
+    EXPECT_EQ(veil::test::words(got), want) << "extended addend, step " << step;
+    // accumulated onto the lift of ct2: ct2 + rot(ct) exactly
+    key_switch_lift(*ctx, dev, level, ct2.data(), x.data(), 2);
+    key_switch_inner_ext(*ctx, dev, level, digits, gk.key(e), ct.poly(0), ExtAddend::lift, x.data(),
+                         true, e);
+    key_switch_mod_down(*ctx, dev, level, x.data(), got.data(), 2);
+    EXPECT_EQ(veil::test::words(got),
+              veil::test::words(k.ev.add(k.ev.rotate_vector(ct, step, gk), ct2)))
+        << "accumulate, step " << step;
+    // one rounding (by B P) against two: the integer results differ by at most 1
+    key_switch_inner_ext(*ctx, dev, level, digits, gk.key(e), ct.poly(0), ExtAddend::lift, x.data(),
+                         false, e);
+    key_switch_mod_down(*ctx, dev, level, x.data(), got.data(), 2);
+    got.set_scale(std::ldexp(1.0, 70));  // (any scale the block can divide)
+    const Ciphertext two = k.ev.rescale_to_next(got);
+    WordBuffer one(dev, two.word_count(), ctx->word_bits());
+    key_switch_rescale_down(*ctx, dev, level, x.data(), one.data(), 2);
+    const RnsBase& qt = ctx->base_q(two.level());
+    const std::vector<u64> a = to_coeff(*ctx, dev, one, 2, qt);
+    const std::vector<u64> b = to_coeff(*ctx, dev, two.buffer(), 2, qt);
+    int max_diff = 0;
+    for (std::size_t poly = 0; poly < 2; ++poly) {
+      for (std::size_t i = 0; i < n; ++i) {
+        long long d0 = 0;
+        for (std::size_t l = 0; l < qt.size(); ++l) {
+          const u64 q = qt[l].value, idx = (poly * qt.size() + l) * n + i;
+          const u64 d = sub_mod(a[idx], b[idx], q);
+          const long long sd =
+              d > q / 2 ? -static_cast<long long>(q - d) : static_cast<long long>(d);
+          if (l == 0) d0 = sd;
+          ASSERT_EQ(sd, d0) << "the difference is one small integer in every limb";
+        }
+        max_diff = std::max<int>(max_diff, static_cast<int>(std::llabs(d0)));
+      }
+    }
+    EXPECT_LE(max_diff, 1) << "step " << step;
+  }
+}
+
+TEST_P(KeySwitchExt, EncodeExtendedExtendsTheEncoding) {
+  ContextPtr ctx = ext_context(GetParam());
+  CKKSEncoder enc(ctx);
+  const std::size_t n = ctx->n();
+  const auto vals = random_values(n / 2, 4);
+  for (std::size_t level : {std::size_t{0}, ctx->max_level()}) {
+    const double scale = std::ldexp(1.0, 26);
+    const Plaintext a = enc.encode(vals, scale, level);
+    const Plaintext b = enc.encode_extended(vals, scale, level);
+    const KeySwitchLevel& ks = ctx->key_switch(level);
+    EXPECT_EQ(b.level(), level);
+    EXPECT_EQ(b.scale(), scale);
+    EXPECT_EQ(b.word_count(), ks.base_qp.size() * n);
+    const std::vector<u64> aw = veil::test::words(a), bw = veil::test::words(b);
+    EXPECT_TRUE(std::equal(aw.begin(), aw.end(), bw.begin())) << "the Q_l limbs are encode()'s";
+    // the P limbs hold the same integer coefficients (|c| < 2^27 < q_0 / 2)
+    const std::vector<u64> c = to_coeff(*ctx, Device::cpu(), b.buffer(), 1, ks.base_qp);
+    const u64 q0 = ks.base_qp[0].value;
+    for (std::size_t l = level + 1; l < ks.base_qp.size(); ++l) {
+      const u64 p = ks.base_qp[l].value;
+      for (std::size_t i = 0; i < n; ++i) {
+        const u64 r = c[i];
+        const u64 want = r > q0 / 2 ? (p - (q0 - r) % p) % p : r % p;
+        ASSERT_EQ(c[l * n + i], want) << "limb " << l << " coefficient " << i;
+      }
+    }
+  }
+  veil::test::expect_invalid([&] { enc.encode_extended(vals, 0.0, 0); }, "scale");
+}
+
+INSTANTIATE_TEST_SUITE_P(Words, KeySwitchExt, ::testing::Values(64, 32),
+                         [](const auto& info) { return "W" + std::to_string(info.param); });
+
+TEST(KeySwitchExtErrors, NameTheArgument) {
+  ContextPtr ctx = ext_context(64);
+  const Device dev = Device::cpu();
+  CkksKeys k(ctx, dev, 9);
+  const std::size_t n = ctx->n(), level = ctx->max_level();
+  const std::size_t ext = ctx->key_switch(level).base_qp.size();
+  const GaloisKeys gk = k.galois({1});
+  const u32 e = ctx->galois_elt_from_step(1);
+  const Ciphertext ct = k.encrypt(random_values(8, 1), std::ldexp(1.0, 40), level);
+  const KeySwitchDigits d = key_switch_mod_up(*ctx, dev, level, ct.poly(1), true);
+  WordBuffer out(dev, 2 * ext * n, ctx->word_bits());
+  veil::test::expect_invalid(
+      [&] {
+        key_switch_inner_ext(*ctx, dev, level, d, gk.key(e), ConstWordPtr(), ExtAddend::lift,
+                             out.data(), false, e);
+      },
+      "add0: is null");
+  // the result must not overwrite what the kernel reads at permuted slots
+  Ciphertext own = ct;
+  const KeySwitchDigits d2 = key_switch_mod_up(*ctx, dev, level, own.poly(1), true);
+  veil::test::expect_invalid(
+      [&] {
+        key_switch_inner_ext(*ctx, dev, level, d2, gk.key(e), ct.poly(0), ExtAddend::lift,
+                             own.data(), false, e);
+      },
+      "out: overlaps");
+  veil::test::expect_invalid(
+      [&] {
+        key_switch_inner_ext(*ctx, dev, 2, d, gk.key(e), ct.poly(0), ExtAddend::lift, out.data(),
+                             false, e);
+      },
+      "digits: were decomposed at level");
+  veil::test::expect_invalid(
+      [&] { key_switch_rescale_down(*ctx, dev, 0, out.data(), out.data(), 1); }, "encrypted");
+  ContextPtr bfv = veil::test::small_context(SchemeType::bfv);
+  WordBuffer b(dev, 8 * bfv->n(), bfv->word_bits());
+  veil::test::expect_invalid([&] { key_switch_lift(*bfv, dev, 1, b.data(), b.data(), 1); },
+                             "CKKS only");
+}
+
+// ---- GPU parity ----------------------------------------------------------------------------
+
+TEST(KeySwitchExtGpu, PrimitivesMatchTheCpuWordForWord) {
+  if (!veil::test::have_gpu()) GTEST_SKIP() << "no CUDA device";
+  for (int bits : {64, 32}) {
+    ContextPtr ctx = ext_context(bits);
+    const std::size_t n = ctx->n(), level = ctx->max_level(), limbs = level + 1;
+    const KeySwitchLevel& ks = ctx->key_switch(level);
+    const std::size_t ext = ks.base_qp.size(), target = ctx->rescale_target(level);
+    std::vector<std::vector<u64>> got[2];
+    for (int d = 0; d < 2; ++d) {
+      const Device dev = d ? veil::test::gpu() : Device::cpu();
+      CkksKeys k(ctx, dev, 31);
+      const GaloisKeys gk = k.galois({3});
+      const u32 e = ctx->galois_elt_from_step(3);
+      const Ciphertext ct = k.encrypt(random_values(n / 2, 6), std::ldexp(1.0, 40), level);
+      auto& g = got[d];
+      g.push_back(veil::test::words(ct));
+      WordBuffer lift(dev, 2 * ext * n, bits), x(dev, 2 * ext * n, bits);
+      key_switch_lift(*ctx, dev, level, ct.data(), lift.data(), 2);
+      g.push_back(lift.to_host());
+      const KeySwitchDigits dg = key_switch_mod_up(*ctx, dev, level, ct.poly(1), true);
+      key_switch_inner_ext(*ctx, dev, level, dg, gk.key(e), ct.poly(0), ExtAddend::lift, x.data(),
+                           false, e);
+      g.push_back(x.to_host());
+      key_switch_inner_ext(*ctx, dev, level, dg, gk.key(e), lift.data(), ExtAddend::extended,
+                           x.data(), true, e);
+      g.push_back(x.to_host());
+      WordBuffer z(dev, 2 * limbs * n, bits), w(dev, 2 * (target + 1) * n, bits);
+      key_switch_mod_down(*ctx, dev, level, x.data(), z.data(), 2);
+      key_switch_rescale_down(*ctx, dev, level, x.data(), w.data(), 2);
+      g.push_back(z.to_host());
+      g.push_back(w.to_host());
+      const WordBuffer r = upload(*ctx, dev, random_words(ks.base_qp, n, 2, 17));
+      key_switch_mod_down(*ctx, dev, level, r.data(), z.data(), 2);
+      key_switch_rescale_down(*ctx, dev, level, r.data(), w.data(), 2);
+      g.push_back(z.to_host());
+      g.push_back(w.to_host());
+      g.push_back(veil::test::words(
+          k.encoder.encode_extended(random_values(n / 2, 8), std::ldexp(1.0, 30), level, dev)));
+    }
+    ASSERT_EQ(got[0].size(), got[1].size());
+    for (std::size_t i = 0; i < got[0].size(); ++i)
+      EXPECT_EQ(got[0][i], got[1][i]) << bits << "-bit words, result " << i;
+  }
+}
+
+}  // namespace
