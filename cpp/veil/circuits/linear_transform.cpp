@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 #include <string>
 
@@ -252,12 +253,23 @@ std::vector<int> LinearTransform::rotation_steps_of(
   return {steps.begin(), steps.end()};
 }
 
+Hoisting LinearTransform::default_hoisting() {
+  const char* v = std::getenv("VEIL_DOUBLE_HOIST");
+  return v != nullptr && std::string(v) == "0" ? Hoisting::single : Hoisting::double_hoisted;
+}
+
 LinearTransform::LinearTransform(const CKKSEncoder& encoder,
                                  const std::vector<std::vector<Diagonals>>& matrices,
                                  std::size_t slots, std::size_t level, double scale_in,
-                                 double scale_out, const Device& dev)
-    : slots_(slots), level_(level) {
+                                 double scale_out, const Device& dev, Hoisting hoisting)
+    : slots_(slots), level_(level), hoisting_(hoisting) {
   const Context& ctx = *encoder.context();
+  if (hoisting != Hoisting::single && hoisting != Hoisting::double_hoisted) {
+    throw InvalidArgument("hoisting: expected single or double_hoisted");
+  }
+  if (hoisting == Hoisting::double_hoisted && ctx.num_p() == 0) {
+    throw InvalidArgument("hoisting: double hoisting needs special primes (the basis Q_l ∪ P)");
+  }
   if (slots == 0 || !std::has_single_bit(slots) || slots > ctx.n() / 2) {
     throw InvalidArgument("slots: expected a power of two in 1.." + std::to_string(ctx.n() / 2) +
                           ", got " + std::to_string(slots));
@@ -295,7 +307,10 @@ LinearTransform::LinearTransform(const CKKSEncoder& encoder,
             const std::complex<double> v = d[mod_n(static_cast<long long>(j) - g, slots)];
             for (std::size_t r = 0; r < reps; ++r) tiled[r * slots + j] = v;
           }
-          terms.push_back(Term{i, b, encoder.encode(tiled, pt_scale_, level, dev)});
+          terms.push_back(Term{i, b,
+                               hoisting == Hoisting::double_hoisted
+                                   ? encoder.encode_extended(tiled, pt_scale_, level, dev)
+                                   : encoder.encode(tiled, pt_scale_, level, dev)});
           babies[i].insert(b);
         }
       }
@@ -355,6 +370,37 @@ std::vector<Ciphertext> LinearTransform::apply(const Evaluator& ev,
                             ", got level " + std::to_string(ct->level()));
     }
   }
+  if (hoisting_ == Hoisting::double_hoisted) {
+    std::vector<std::vector<ckks::BsgsGiant>> plan;
+    bool keys = true;
+    auto has = [&](long long step) {
+      const int s = signed_step(step, slots_);
+      return s == 0 || galois_keys.has_key(ev.context()->galois_elt_from_step(s));
+    };
+    for (const auto& out : plan_) {
+      std::vector<ckks::BsgsGiant> giants;
+      for (const auto& [g, terms] : out) {
+        ckks::BsgsGiant giant{signed_step(g, slots_), {}};
+        keys = keys && has(g);
+        for (const Term& t : terms) {
+          giant.terms.push_back({t.input, signed_step(t.baby, slots_), &t.plain});
+        }
+        giants.push_back(std::move(giant));
+      }
+      plan.push_back(std::move(giants));
+    }
+    for (const auto& bs : babies_) {
+      for (long long b : bs) keys = keys && has(b);
+    }
+    // Without a key for every step the rotations are composed (single-hoisted).
+    if (keys) return ev.multiply_diagonals_bsgs(inputs, plan, galois_keys);
+  }
+  return apply_single(ev, inputs, galois_keys);
+}
+
+std::vector<Ciphertext> LinearTransform::apply_single(const Evaluator& ev,
+                                                      const std::vector<const Ciphertext*>& inputs,
+                                                      const GaloisKeys& galois_keys) const {
   // Baby steps: one hoisted decomposition per input.
   std::vector<std::map<long long, Ciphertext>> rotated(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {

@@ -1,8 +1,15 @@
 // Linear transforms of CKKS slots by the diagonal method (Halevi-Shoup, "Algorithms in HElib",
 // CRYPTO 2014, §4.3) with the baby-step giant-step split of Halevi-Shoup, "Faster Homomorphic
-// Linear Transformations in HElib" (CRYPTO 2018, §4): the baby-step rotations of an input
-// share one decomposition (hoisting, Evaluator::rotate_many), each giant step's inner sum is one
-// pass (Evaluator::multiply_plain_sum), and each output is rescaled once.
+// Linear Transformations in HElib" (CRYPTO 2018, §4). Two evaluations (Hoisting):
+// - double (the default): Bossuat-Mouchet-Troncoso-Hubaux, Eurocrypt 2021, §4, Alg. 6
+//   (Evaluator::multiply_diagonals_bsgs): the baby steps share one ModUp and stay in Q_l ∪ P,
+//   the inner sums run there with diagonals encoded over Q_l ∪ P, the giant steps accumulate
+//   there, and one ModDown per output is fused with its rescale.
+// - single: the baby-step rotations of an input share one decomposition (hoisting,
+//   Evaluator::rotate_many) but each pays its ModDown, each giant step's inner sum is one pass
+//   (Evaluator::multiply_plain_sum) followed by a full rotation, and each output is rescaled
+//   once. Word for word the Python implementation's (veil._bootstrap), kept for A/B
+//   measurement: VEIL_DOUBLE_HOIST=0 makes it the default.
 //
 // A map y = M x on n slot values is held by its diagonals: y[j] = sum_k d_k[j] x[(j + k) mod n],
 // d_k[j] = M[j, (j + k) mod n]; rotating a ciphertext left by k puts x[(j + k) mod n] in slot j.
@@ -85,11 +92,22 @@ struct BsgsSplit {
 BsgsSplit bsgs_split(const std::vector<std::size_t>& keys, std::size_t n, std::size_t inputs = 1,
                      std::size_t outputs = 1);
 
+/// How LinearTransform::apply evaluates (file comment).
+enum class Hoisting {
+  single,  ///< hoisted baby steps each with its ModDown; giant steps by full rotations
+  double_hoisted,  ///< Bossuat et al. 2021: baby and giant steps in Q_l ∪ P, one ModDown
+};
+
 /// One level of plaintext-matrix products: outputs[o] = sum_i M[o][i] inputs[i] for n-slot
 /// vectors, with the diagonals encoded once (at `level`, tiled to N/2 slots) and applied by
 /// baby-step giant-step rotations, hoisted baby steps per input and one rescale per output.
 class LinearTransform {
  public:
+  /// The evaluation a transform gets when none is named: Hoisting::double_hoisted unless the
+  /// environment variable VEIL_DOUBLE_HOIST is "0" (read at each call, so at each
+  /// construction: the A/B switch of the bootstrapper, whose transforms take the default).
+  static Hoisting default_hoisting();
+
   /// Encodes the matrices. The plaintext scale is scale_out * D / scale_in (D: the product of
   /// the rescale block above `level`), so an input at scale_in comes out at scale_out after the
   /// rescale (up to the double rounding of scales).
@@ -99,16 +117,22 @@ class LinearTransform {
   /// @param level the inputs' level (a level that can rescale).
   /// @param scale_in, scale_out scales (finite, > 0).
   /// @param dev where the plaintexts live.
+  /// @param hoisting the evaluation. double_hoisted encodes the diagonals over Q_l ∪ P
+  ///        (CKKSEncoder::encode_extended: (l+1+k)/(l+1) times the memory of single's).
   /// @throws InvalidArgument naming `matrices` (empty, ragged, wrong size, or an output with no
-  ///         diagonal), `slots`, `level` or `scale_in`/`scale_out`.
+  ///         diagonal), `slots`, `level` or `scale_in`/`scale_out`; `hoisting` for
+  ///         double_hoisted without special primes.
   LinearTransform(const CKKSEncoder& encoder, const std::vector<std::vector<Diagonals>>& matrices,
                   std::size_t slots, std::size_t level, double scale_in, double scale_out,
-                  const Device& dev = Device::cpu());
+                  const Device& dev = Device::cpu(), Hoisting hoisting = default_hoisting());
 
   /// outputs[o] = rescale(sum_i M[o][i] inputs[i]). Every input: size 2, at level(), on the
-  /// plaintexts' device, of the keys' key set.
+  /// plaintexts' device, of the keys' key set. With Hoisting::double_hoisted the result is
+  /// Evaluator::multiply_diagonals_bsgs's, when galois_keys hold a key for every step; else (and
+  /// with Hoisting::single) the single-hoisted evaluation's (the extended diagonals' first l+1
+  /// limbs are the ordinary ones).
   /// @param galois_keys keys of rotation_steps() (steps without a key are composed from
-  ///        power-of-two keys as Evaluator::rotate_vector does).
+  ///        power-of-two keys as Evaluator::rotate_vector does, single-hoisted).
   /// @throws InvalidArgument naming `inputs` (count, level) or the evaluator's errors.
   std::vector<Ciphertext> apply(const Evaluator& ev, const std::vector<const Ciphertext*>& inputs,
                                 const GaloisKeys& galois_keys) const;
@@ -132,9 +156,12 @@ class LinearTransform {
   std::size_t baby_step() const { return n1_; }
   /// The scale of the encoded diagonals: scale_out * D / scale_in.
   double plaintext_scale() const { return pt_scale_; }
+  /// The evaluation chosen at construction.
+  Hoisting hoisting() const { return hoisting_; }
   /// Bytes of the encoded diagonals on their device.
   std::size_t plaintext_bytes() const;
-  /// The encoded diagonals in the order apply() uses them: by output, giant step, then term.
+  /// The encoded diagonals in the order apply() uses them: by output, giant step, then term
+  /// (double_hoisted: over Q_l ∪ P, [l+1+k][N] words, the first l+1 limbs single's words).
   std::vector<const Plaintext*> plaintexts() const;
   /// A step of the n-slot vector as a signed step of the N/2 slots (k mod n, in (-n/2, n/2]).
   static int signed_step(long long k, std::size_t slots);
@@ -145,8 +172,12 @@ class LinearTransform {
     long long baby;
     Plaintext plain;
   };
+  std::vector<Ciphertext> apply_single(const Evaluator& ev,
+                                       const std::vector<const Ciphertext*>& inputs,
+                                       const GaloisKeys& galois_keys) const;
   std::size_t slots_ = 0, level_ = 0, n1_ = 1;
   double pt_scale_ = 1.0;
+  Hoisting hoisting_ = Hoisting::double_hoisted;
   std::vector<std::vector<long long>> babies_;  // per input: baby steps used, ascending
   // per output: (giant step, terms) in giant order
   std::vector<std::vector<std::pair<long long, std::vector<Term>>>> plan_;
