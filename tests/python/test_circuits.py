@@ -169,7 +169,6 @@ def test_bootstrapper_equals_python(word_bits, slots, monkeypatch):
     assert d_mean > s_mean - 0.3 and d_min > s_min - 0.3
 
 
-
 def test_bootstrapper_steps_and_input_scales():
     ctx = small_ctx()
     bt = ctx.bootstrapper
