@@ -21,6 +21,7 @@
 #           bootstrap under Nsight Compute (kernel time against wall time: the idle GPU);
 #           BOOT_IMPL=cpp times the C++ bootstrapper (bootprof_*.json, ncu_boot.txt)
 #   cheddar the peer in the same call: peers/cheddar_run.sh (peers/ carried; PARAMS, BUDGET_S)
+# VEIL_SITE=dir installs the build into dir instead of site-packages (two commits side by side).
 #   sh      run $SH_CMD (a diagnostic command) in this script's environment
 #   nttq    the NTT tests at the default variants and the NTT benchmark with $NTT_ARGS
 #           (e.g. NTT_ARGS=u32)
@@ -108,9 +109,16 @@ fi
 
 BUILD=build/gpu
 t0=$(date +%s)
+# VEIL_SITE=dir installs into dir (first on PYTHONPATH) instead of the system's site-packages, so
+# two builds (an A/B of two commits) can live side by side in one call.
 python3 -m pip install --no-build-isolation --no-deps -q -C build-dir="$BUILD" \
+  ${VEIL_SITE:+--target "$VEIL_SITE" --upgrade} \
   -C cmake.define.VEIL_BUILD_TESTS=ON -C cmake.define.VEIL_CUDA=ON . > "$OUT/build.log" 2>&1
 rc=$?
+if [ -n "${VEIL_SITE:-}" ]; then
+  export PYTHONPATH="$VEIL_SITE${PYTHONPATH:+:$PYTHONPATH}"
+  export PATH="$VEIL_SITE/bin:$PATH"
+fi
 echo "build rc=$rc in $(( $(date +%s) - t0 )) s"
 if [ $rc -ne 0 ]; then grep -E "error|Error|not found" "$OUT/build.log" | head -40; exit 1; fi
 
