@@ -234,6 +234,7 @@ if has bootprof; then
   done
   NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
   for impl in ${BOOTPROF_NCU:-py cpp}; do
+    [ "$impl" = skip ] && continue
     WALL=$(python3 -c "import json; print(json.load(open('$OUT/bootprof_${impl}32.json'))['wall_ms_median'])" 2>/dev/null)
     (cd "$PRIV" && timeout 300 "$NCU" --profile-from-start off --csv --metrics \
       gpu__time_duration.sum python3 "$OLDPWD/bench/profile_boot_gpu.py" --word-bits 32 \
