@@ -583,3 +583,21 @@ def test_large_uploads_are_spooled_to_disk(logreg, honest, monkeypatch, tmp_path
         assert made == [str(tmp_path)] and r.status_code == 400
         check_message(r)
         assert list(tmp_path.iterdir()) == []  # the temporary files are gone
+
+
+def test_concurrent_uploads_respect_the_session_cap(logreg, honest) -> None:
+    """Uploads being loaded count against max_sessions: racing uploads never overshoot it."""
+    import concurrent.futures
+
+    app = app_for({"logreg": logreg}, max_sessions=2)
+    bundle = honest.to_bytes()
+    with serve.BackgroundServer(app) as url:
+        def upload(_):
+            return httpx.post(f"{url}/sessions", content=bundle, timeout=120).status_code
+
+        with concurrent.futures.ThreadPoolExecutor(6) as pool:
+            codes = list(pool.map(upload, range(6)))
+        h = httpx.get(f"{url}/health").json()
+        assert codes.count(201) == h["sessions"] <= 2 and codes.count(201) >= 1, (codes, h)
+        assert set(codes) <= {201, 503} and h["opening"] == 0
+        assert h["key_bytes"]["in_use"] == h["sessions"] * logreg.key_bytes()

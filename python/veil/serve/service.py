@@ -106,8 +106,10 @@ class Service:
     sessions: dict[str, Session] = field(default_factory=dict)
     expired: OrderedDict = field(default_factory=OrderedDict)
     pending: int = 0
-    #: Decompressed key bytes held by live sessions and by uploads being loaded.
+    #: Decompressed key bytes held by live sessions and by uploads being loaded, and the number
+    #: of those uploads (they count against max_sessions too).
     key_bytes: int = 0
+    loading: int = 0
     #: Clients that went away mid-request, and requests cut by a timeout (``/health``).
     disconnects: int = 0
     timeouts: int = 0
@@ -140,7 +142,8 @@ class Service:
         self.sweep()
         return {"status": "ok", "version": _core.__version__, "device": self.device,
                 "models": sorted(self.models), "sessions": len(self.sessions),
-                "pending": self.pending, "disconnects": self.disconnects,
+                "pending": self.pending, "opening": self.loading,
+                "disconnects": self.disconnects,
                 "timeouts": self.timeouts,
                 "key_bytes": {"in_use": self.key_bytes, "budget": self.config.max_key_bytes,
                               "per_session": self.session_key_budget}}
@@ -193,9 +196,10 @@ class Service:
         except (ValueError, TypeError) as e:
             raise HTTPError(400, str(e)) from None
         self.sweep()
-        if len(self.sessions) >= self.config.max_sessions:
-            raise HTTPError(503, f"sessions: {len(self.sessions)} live sessions (max_sessions); "
-                            "delete one or retry after one expires")
+        if len(self.sessions) + self.loading >= self.config.max_sessions:
+            raise HTTPError(503, f"sessions: {len(self.sessions)} live sessions and "
+                            f"{self.loading} being opened (max_sessions); delete one or retry "
+                            "after one expires")
         need = plan.key_bytes
         if need > self.session_key_budget:
             raise HTTPError(413, f"keys: the upload's keys take {need} bytes decompressed, "
@@ -206,10 +210,13 @@ class Service:
                             f"{self.config.max_key_bytes} bytes of keys (max_key_bytes); "
                             "retry after a session is deleted or expires")
         self.key_bytes += need
+        self.loading += 1
         return plan
 
     def unreserve(self, plan: UploadPlan) -> None:
+        """Gives back what :meth:`plan_upload` reserved for an upload that did not load."""
         self.key_bytes -= plan.key_bytes
+        self.loading -= 1
 
     def load_session(self, plan: UploadPlan) -> KeyedContext:
         """Device thread: loads the uploaded keys onto the server's device, against the first
@@ -239,6 +246,8 @@ class Service:
         return ctx
 
     def add_session(self, ctx: KeyedContext, plan: UploadPlan, nbytes: int) -> Session:
+        """The loaded upload becomes a session (its reservation now belongs to the session)."""
+        self.loading -= 1
         key_ids = [k.key_set_id for k in (ctx.relin_keys, ctx.galois_keys, ctx.public_key)
                    if k is not None]
         now = self.clock()
