@@ -13,15 +13,18 @@ Three views of the same bootstrap (N = 2^16 by default, 32-bit words, full or sp
         python3 bench/profile_boot_gpu.py --word-bits 32 --trace > ncu_boot.txt
     python3 bench/ncu_summary.py ncu_boot.txt --total
 
-``--impl cpp`` times the C++ bootstrapper (veil._core.circuits) instead of the Python one, when
-it is built.
+``--impl cpp`` (the default) times the C++ bootstrapper, as ``ctx.bootstrapper`` runs it (phases
+by its public steps); ``--impl py`` the Python oracle it was ported from (tests/python/oracles,
+for A/B comparisons).
 """
 from __future__ import annotations
 
 import argparse
 import ctypes
 import json
+import pathlib
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -38,31 +41,13 @@ def cudart():
     return None
 
 
-class CppBootstrapper:
-    """The C++ bootstrapper with the Python one's interface for this script (phases timed by
-    running its public steps one after the other, synchronized)."""
+def oracle_bootstrapper(ctx, slots):
+    """The Python bootstrapper the C++ layer was ported from (tests/python/oracles), on ``ctx``
+    (a context with the bootstrapping chain but no C++ bootstrapper)."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "python"))
+    from oracles import bootstrap as oracle
 
-    def __init__(self, cpp, py, device):
-        self.cpp, self.py, self.device = cpp, py, device
-        self.input_level, self.levels_left = py.input_level, py.levels_left
-
-    def bootstrap(self, ct, timings=None):
-        if timings is None:
-            return self.cpp.bootstrap(ct)
-        out = ct
-        for name in ("slot_to_coeff", "mod_raise", "coeff_to_slot", "eval_mod"):
-            _core.synchronize(self.device)
-            t = time.perf_counter()
-            out = getattr(self.cpp, name)(out)
-            _core.synchronize(self.device)
-            timings[name] = time.perf_counter() - t
-        return out
-
-    def key_bytes(self):
-        return self.cpp.keys.nbytes
-
-    def plaintext_bytes(self):
-        return self.cpp.plaintext_bytes
+    return oracle.Bootstrapper(ctx, oracle.BootstrapConfig(slots=slots), seed=1)
 
 
 def main() -> None:
@@ -74,21 +59,24 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--trace", action="store_true", help="one run between cudaProfilerStart/Stop")
     p.add_argument("--json", default=None, help="write the numbers here")
-    p.add_argument("--impl", choices=["py", "cpp"], default="py",
-                   help="the Python bootstrapper (veil._bootstrap) or the C++ one (circuits)")
+    p.add_argument("--impl", choices=["py", "cpp"], default="cpp",
+                   help="the C++ bootstrapper (circuits, as veil's ctx.bootstrapper) or the "
+                        "Python oracle it was ported from (tests/python/oracles)")
     a = p.parse_args()
     t0 = time.perf_counter()
-    ctx = veil.ckks(poly_modulus_degree=2 ** a.log_n, device=a.device, seed=1,
-                    word_bits=32 if a.word_bits == 32 else None,
-                    bootstrapping=veil.BootstrapConfig(slots=a.slots),
-                    security=128 if a.log_n == 16 else None)
-    setup_s = time.perf_counter() - t0
-    bt = ctx.bootstrapper
+    config = veil.BootstrapConfig(slots=a.slots)
+    security = 128 if a.log_n == 16 else None
     if a.impl == "cpp":
-        params = _core.BootstrapParameters(ctx.context, _core.BootstrapConfig(slots=a.slots),
-                                           ctx.scale)
-        keys = _core.BootstrapKeys.generate(params, ctx.secret_key, ctx._rlk(), 1)
-        bt = CppBootstrapper(_core.Bootstrapper(params, keys), bt, a.device)
+        ctx = veil.ckks(poly_modulus_degree=2 ** a.log_n, device=a.device, seed=1,
+                        word_bits=32 if a.word_bits == 32 else None, bootstrapping=config,
+                        security=security)
+        bt = ctx.bootstrapper
+    else:
+        chain = veil._bootstrap.preset_chain(2 ** a.log_n, security, config, a.word_bits)
+        ctx = veil.ckks(poly_modulus_degree=2 ** a.log_n, device=a.device, seed=1,
+                        security=security, galois_steps=None, **chain.context_args())
+        bt = oracle_bootstrapper(ctx, a.slots)
+    setup_s = time.perf_counter() - t0
     n = a.slots or ctx.slot_count
     x = np.random.default_rng(0).uniform(-1, 1, n)
     xc = ctx.encrypt(np.tile(x, ctx.slot_count // n), level=bt.input_level)
@@ -112,14 +100,15 @@ def main() -> None:
     bt.bootstrap(ct, timings=phases)
     y = ctx.decrypt(type(xc)._make(ctx, bt.bootstrap(ct)))[:n]
     prec = veil.ckks.precision(x, np.real(y))
+    impl = bt._bootstrapper() if a.impl == "cpp" else None  # the C++ object (graph state)
     rec = {"device": a.device, "log_n": a.log_n, "word_bits": a.word_bits, "slots": n,
            "setup_s": round(setup_s, 1), "wall_ms_median": round(statistics.median(wall), 3),
            "wall_ms_min": round(min(wall), 3), "runs": a.runs,
            "phases_ms": {k: round(v * 1e3, 3) for k, v in phases.items()},
            "precision_bits": {k: round(float(v), 2) for k, v in prec.items()
                               if isinstance(v, (int, float))},
-           "impl": a.impl, "graph": bool(getattr(getattr(bt, "cpp", None), "uses_graph", False)),
-           "graph_failure": getattr(getattr(bt, "cpp", None), "graph_failure", ""),
+           "impl": a.impl, "graph": bool(getattr(impl, "uses_graph", False)),
+           "graph_failure": getattr(impl, "graph_failure", ""),
            "levels_left": bt.levels_left, "key_bytes": int(bt.key_bytes()),
            "plaintext_bytes": int(bt.plaintext_bytes())}
     print(json.dumps(rec, indent=1))

@@ -22,6 +22,7 @@
 #include "veil/circuits/bootstrapper.h"
 #include "veil/circuits/dft.h"
 #include "veil/circuits/polynomial.h"
+#include "veil/circuits/scale_ops.h"
 #include "veil/core/error.h"
 
 namespace nb = nanobind;
@@ -398,6 +399,169 @@ void def_transforms(nb::module_& m) {
       "coeffs"_a, "numpy.polynomial.chebyshev.poly2cheb.");
 }
 
+
+/// ScaleOps with the chain and evaluator it refers to (the relinearization keys are kept alive
+/// by the Python object: keep_alive).
+struct PyScaleOps {
+  RescaleChain chain;
+  Evaluator ev;
+  RelinKeys none;  // without relinearization keys: products raise (the evaluator names them)
+  ScaleOps ops;
+  PyScaleOps(const Ctx& c, const RelinKeys* rk)
+      : chain(c), ev(c), ops(chain, ev, rk ? *rk : none) {}
+  PyScaleOps(const PyScaleOps&) = delete;
+  PyScaleOps& operator=(const PyScaleOps&) = delete;
+};
+
+OperandPtr operand_of(nb::handle h, const char* name) {
+  if (!nb::isinstance<Operand>(h)) {
+    throw TypeMismatch(std::string(name) + ": expected a veil._core.Operand, got " +
+                       Py_TYPE(h.ptr())->tp_name);
+  }
+  return nb::cast<OperandPtr>(h);
+}
+
+std::vector<std::pair<OperandPtr, double>> terms_of(nb::handle h) {
+  if (PyUnicode_Check(h.ptr()) || !PySequence_Check(h.ptr())) {
+    throw TypeMismatch("terms: expected a sequence of (Operand, coefficient) pairs");
+  }
+  std::vector<std::pair<OperandPtr, double>> out;
+  for (nb::handle t : nb::borrow<nb::sequence>(h)) {
+    if (!PySequence_Check(t.ptr()) || PySequence_Size(t.ptr()) != 2) {
+      throw TypeMismatch("terms: expected a sequence of (Operand, coefficient) pairs");
+    }
+    nb::sequence pair = nb::borrow<nb::sequence>(t);
+    out.emplace_back(operand_of(pair[0], "terms"), real_of(pair[1], "terms"));
+  }
+  return out;
+}
+
+void def_scale_ops(nb::module_& m) {
+  nb::class_<RescaleChain>(m, "RescaleChain",
+                           "The rescaling structure of a CKKS chain (circuits/rescale_chain.h): "
+                           "block tops, block products, moves between tops.")
+      .def(nb::init<ContextPtr>(), "context"_a)
+      .def_prop_ro("tops", &RescaleChain::tops,
+                   "Levels where a rescale block ends, from q_0's block up.")
+      .def(
+          "block_product",
+          [](const RescaleChain& c, nb::handle level) {
+            return c.block_product(size_of(level, "level", 4096));
+          },
+          "level"_a, "The product of the primes a rescale from `level` divides by (a double).")
+      .def(
+          "below", [](const RescaleChain& c, nb::handle l) { return c.below(size_of(l, "level", 4096)); },
+          "level"_a, "The level a rescale from `level` lands on.")
+      .def(
+          "above", [](const RescaleChain& c, nb::handle l) { return c.above(size_of(l, "level", 4096)); },
+          "level"_a, "The block top whose rescale lands on `level`.")
+      .def(
+          "top_at_or_below",
+          [](const RescaleChain& c, nb::handle l) { return c.top_at_or_below(size_of(l, "level", 4096)); },
+          "level"_a, "The highest block top at or below `level`.");
+
+  nb::class_<Operand>(m, "Operand",
+                      "A value of an exact-scale evaluation: level, scale and ciphertext "
+                      "(circuits/scale_ops.h).")
+      .def_ro("level", &Operand::level)
+      .def_ro("scale", &Operand::scale)
+      .def_prop_ro(
+          "ct", [](const Operand& o) { return o.ct; },
+          "The ciphertext (shared: do not modify it in place).");
+
+  nb::class_<PyScaleOps>(m, "ScaleOps",
+                         "Exact-scale CKKS arithmetic on Operands (circuits/scale_ops.h): every "
+                         "addition meets equal levels and scales; constants and linear "
+                         "combinations land on a requested (level, scale) by one scalar "
+                         "combination and one rescale (Kim-Papadimitriou-Polyakov, CT-RSA 2022).")
+      .def(
+          "__init__",
+          [](PyScaleOps* p, const Ctx& c, const RelinKeys* rk) {
+            if (!c) throw InvalidArgument("context: expected a Context, got None");
+            new (p) PyScaleOps(c, rk);
+          },
+          "context"_a, "relin_keys"_a.none(), nb::keep_alive<1, 3>(),
+          "relin_keys: for products (None: only additions, constants and level moves).")
+      .def_prop_ro(
+          "chain", [](const PyScaleOps& p) -> const RescaleChain& { return p.chain; },
+          nb::rv_policy::reference_internal)
+      .def(
+          "wrap", [](const PyScaleOps& p, const Ciphertext& ct) { return p.ops.wrap(ct); }, "ct"_a,
+          "An operand holding a copy of ct (size 2), at its level and scale.")
+      .def(
+          "below", [](const PyScaleOps& p, nb::handle l) { return p.ops.below(size_of(l, "level", 4096)); },
+          "level"_a)
+      .def(
+          "above", [](const PyScaleOps& p, nb::handle l) { return p.ops.above(size_of(l, "level", 4096)); },
+          "level"_a)
+      .def(
+          "mul",
+          [](const PyScaleOps& p, nb::handle a, nb::handle b) {
+            auto x = operand_of(a, "a"), y = operand_of(b, "b");
+            Release r;
+            return p.ops.mul(x, y);
+          },
+          "a"_a, "b"_a, "a * b at the lower level, relinearized and rescaled once.")
+      .def(
+          "square",
+          [](const PyScaleOps& p, nb::handle a) {
+            auto x = operand_of(a, "a");
+            Release r;
+            return p.ops.square(x);
+          },
+          "a"_a)
+      .def(
+          "add",
+          [](const PyScaleOps& p, nb::handle a, nb::handle b) {
+            return p.ops.add(operand_of(a, "a"), operand_of(b, "b"));
+          },
+          "a"_a, "b"_a, "a + b (one level, equal scales; ValueError for misaligned operands).")
+      .def(
+          "sub",
+          [](const PyScaleOps& p, nb::handle a, nb::handle b) {
+            return p.ops.sub(operand_of(a, "a"), operand_of(b, "b"));
+          },
+          "a"_a, "b"_a)
+      .def(
+          "add_const",
+          [](const PyScaleOps& p, nb::handle a, nb::handle c) {
+            return p.ops.add_const(operand_of(a, "a"), real_of(c, "value"));
+          },
+          "a"_a, "value"_a)
+      .def(
+          "linear_to",
+          [](const PyScaleOps& p, nb::handle terms, nb::handle c0, nb::handle level,
+             nb::handle scale) {
+            auto t = terms_of(terms);
+            const double c = real_of(c0, "c0"), s = real_of(scale, "scale");
+            const std::size_t l = size_of(level, "level", 4096);
+            Release r;
+            return p.ops.linear_to(t, c, l, s);
+          },
+          "terms"_a, "c0"_a, "level"_a, "scale"_a,
+          "c0 + sum c_i a_i landing exactly on (level, scale): one scalar combination at the "
+          "block top above `level`, one rescale.")
+      .def(
+          "const_to",
+          [](const PyScaleOps& p, nb::handle a, nb::handle c, nb::handle level, nb::handle scale) {
+            auto x = operand_of(a, "a");
+            const double v = real_of(c, "value"), s = real_of(scale, "scale");
+            const std::size_t l = size_of(level, "level", 4096);
+            Release r;
+            return p.ops.const_to(x, v, l, s);
+          },
+          "a"_a, "value"_a, "level"_a, "scale"_a, "value * a landing on (level, scale).")
+      .def(
+          "to_level",
+          [](const PyScaleOps& p, nb::handle a, nb::handle level) {
+            auto x = operand_of(a, "a");
+            const std::size_t l = size_of(level, "level", 4096);
+            Release r;
+            return p.ops.to_level(x, l);
+          },
+          "a"_a, "level"_a, "a dropped to `level` (primes dropped, scale unchanged).");
+}
+
 void def_bootstrap(nb::module_& m) {
   nb::class_<BootstrapParameters>(m, "BootstrapParameters",
                                   "The level layout of bootstrapping on one context "
@@ -412,11 +576,19 @@ void def_bootstrap(nb::module_& m) {
           },
           "context"_a, "config"_a.none() = nb::none(), "scale"_a = 1099511627776.0)
       .def_prop_ro("config", &BootstrapParameters::config)
+      .def_prop_ro("poly_modulus_degree",
+                   [](const BootstrapParameters& p) { return p.context()->n(); })
+      .def_prop_ro("context", &BootstrapParameters::context)
       .def_prop_ro("scale", &BootstrapParameters::scale)
       .def_prop_ro("slots", &BootstrapParameters::slots)
       .def_prop_ro("input_level", &BootstrapParameters::input_level)
       .def_prop_ro("output_level", &BootstrapParameters::output_level)
-      .def_prop_ro("levels_left", &BootstrapParameters::levels_left)
+      .def_prop_ro("levels_left", &BootstrapParameters::levels_left,
+                   "Rescales from output_level down to input_level: the multiplications the user "
+                   "has between bootstraps.")
+      .def_prop_ro("low_output_level", &BootstrapParameters::low_output_level,
+                   "Where an input below input_level comes back (original order: SlotToCoeff "
+                   "last, stc_levels blocks below output_level).")
       .def_prop_ro("q0_level", &BootstrapParameters::q0_level)
       .def_prop_ro("q0", &BootstrapParameters::q0)
       .def_prop_ro("top_level", &BootstrapParameters::top_level)
@@ -438,6 +610,14 @@ void def_bootstrap(nb::module_& m) {
           },
           "relin_keys"_a, "galois_keys"_a, "to_sparse"_a, "to_dense"_a,
           "Keys made elsewhere (copied).")
+      .def_static(
+          "take",
+          [](const RelinKeys& rk, GaloisKeys& gk, SwitchingKey& to_sparse, SwitchingKey& to_dense) {
+            return BootstrapKeys{rk, std::move(gk), std::move(to_sparse), std::move(to_dense)};
+          },
+          "relin_keys"_a, "galois_keys"_a, "to_sparse"_a, "to_dense"_a,
+          "Keys made elsewhere, without a copy: galois_keys, to_sparse and to_dense are moved "
+          "in and left empty (relin_keys, one key, is copied). For large key sets.")
       .def_static(
           "generate",
           [](const BootstrapParameters& p, const SecretKey& sk, std::optional<RelinKeys> rk,
@@ -474,8 +654,26 @@ void def_bootstrap(nb::module_& m) {
             Release r;
             new (b) Bootstrapper(p, k);
           },
-          "parameters"_a, "keys"_a)
-      .def("bootstrap", &Bootstrapper::bootstrap, "ct"_a, nb::call_guard<Release>())
+          "parameters"_a, "keys"_a, "Encodes the transforms; the keys are copied (see take).")
+      .def_static(
+          "take",
+          [](const BootstrapParameters& p, BootstrapKeys& k) {
+            Release r;
+            return Bootstrapper(p, std::move(k));
+          },
+          "parameters"_a, "keys"_a,
+          "As the constructor, but the keys are moved in (left empty): no copy of the key set.")
+      .def("bootstrap", &Bootstrapper::bootstrap, "ct"_a, nb::call_guard<Release>(),
+           "Refreshes ct (size 2, level >= q0_level) to output_level (low_output_level for "
+           "inputs below input_level), keeping its scale (a scale far from Delta is first "
+           "brought to Delta, one level).")
+      .def("prepare", &Bootstrapper::prepare, "ct"_a, nb::call_guard<Release>(),
+           "bootstrap's checks; ct switched to where the pipeline starts (input_level, or "
+           "q0_level below it) at scale Delta (one constant product first when its scale is "
+           "not within 2^4 of Delta).")
+      .def("output_scale", &Bootstrapper::output_scale, "input_scale"_a,
+           "The scale bootstrap returns for an input at input_scale (itself within 2^4 of "
+           "Delta, else Delta).")
       .def("slot_to_coeff", &Bootstrapper::slot_to_coeff, "ct"_a, nb::call_guard<Release>())
       .def("mod_raise", &Bootstrapper::mod_raise, "ct"_a, nb::call_guard<Release>())
       .def("coeff_to_slot", &Bootstrapper::coeff_to_slot, "ct"_a, nb::call_guard<Release>())
@@ -512,6 +710,7 @@ void def_bootstrap(nb::module_& m) {
 void def_circuits(nb::module_& m) {
   def_config(m);
   def_transforms(m);
+  def_scale_ops(m);
   def_bootstrap(m);
 }
 

@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from typing import TypeVar, Union
 
-from . import _check, _core, _progress
+from . import _check, _core, _progress, _tensor
 from . import _serialize as _ser
 from ._device import resolve_device
 
@@ -267,6 +267,9 @@ class KeyedContext:
             scale = getattr(self, "scale", None)
             if scale is not None:
                 fields.append(f"scale=2^{round(math.log2(scale), 2):g}")
+            bt = getattr(self, "bootstrapper", None)
+            if bt is not None:  # the user's budget, plainly
+                fields.append(f"levels={bt.levels_left} (multiplications between bootstraps)")
         else:
             fields.append(f"plain_modulus={self.context.plain_modulus}")
             encoding = getattr(self, "encoding", "batch")
@@ -532,15 +535,11 @@ class CiphertextBase:
         (:func:`veil._tensor.slot_sum`; Halevi-Shoup, CRYPTO 2014).
 
         Raises ValueError naming ``size`` outside 1..N/2."""
-        from . import _tensor
-
         return _tensor.slot_sum(self, size)
 
     def dot(self: _C, other: object, size: int | None = None) -> _C:
         """Inner product with a ciphertext or a plaintext vector: ``(self * other).sum(size)``
         (size: len(other) for a vector, else every slot); slot 0 holds the result."""
-        from . import _tensor
-
         return _tensor.dot(self, other, size)
 
     def matmul(self: _C, matrix: object) -> _C:
@@ -549,8 +548,6 @@ class CiphertextBase:
         baby-step giant-step and hoisted rotations (:func:`veil._tensor.matmul`).
 
         Raises ValueError naming ``matrix`` (not 2-D, or max(n, m) > N/4 and != N/2)."""
-        from . import _tensor
-
         return _tensor.matmul(self, matrix)
 
     __matmul__ = matmul

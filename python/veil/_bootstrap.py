@@ -1,60 +1,34 @@
-"""CKKS bootstrapping: refreshes a ciphertext near the bottom of the modulus chain to a higher level.
+"""CKKS bootstrapping for the pythonic contexts: a thin layer over the C++ circuits layer
+(``cpp/veil/circuits``, bound in :mod:`veil._core`), which holds the algorithms.
 
-The pipeline (Cheon-Han-Kim-Kim-Song, "Bootstrapping for approximate homomorphic encryption",
-Eurocrypt 2018) in the order it runs, with the improvements this module implements:
+The pipeline (Cheon-Han-Kim-Kim-Song, Eurocrypt 2018), as ``circuits/bootstrapper.h`` runs it:
+SlotToCoeff first (Chen-Chillotti-Song, Eurocrypt 2019) at the bottom of the chain, sparse-secret
+encapsulation around ModRaise (Bossuat-Troncoso-Hubaux, eprint 2022/024, §5), SubSum for sparse
+slots, CoeffToSlot at the top (factored special FFT, Han-Ki CT-RSA 2020; hoisted baby-step
+giant-step products, Halevi-Shoup CRYPTO 2018), and EvalMod (a Chebyshev interpolant of the
+scaled cosine and double angles with exact scales, Bossuat-Mouchet-Troncoso-Hubaux, Eurocrypt
+2021). A ciphertext below the input level (spent into SlotToCoeff's levels or down to q_0) runs
+the papers' original order instead (ModRaise, CoeffToSlot, EvalMod, SlotToCoeff): see
+:class:`Bootstrapper`.
 
-1. **SlotToCoeff first** (the order of Chen-Chillotti-Song, Eurocrypt 2019): the input's slots
-   z become the plaintext's coefficients. It is the "special FFT" of the encoding, split into
-   ``stc_levels`` merged groups of radix-2 stages; each group is one plaintext-matrix product
-   evaluated with baby-step giant-step rotations (Halevi-Shoup, CRYPTO 2014 and 2018) whose baby
-   steps are hoisted (one ModUp shared, ``Evaluator.rotate_many``) and whose inner sums run in
-   one pass (``Evaluator.multiply_plain_sum``). Run here, at the bottom of the chain, its
-   rotations cost a few limbs instead of the 15-20 they would cost after EvalMod.
-2. **Sparse-secret encapsulation** (Bossuat-Troncoso-Hubaux, eprint 2022/024, §5): at q_0 the
-   ciphertext is switched from the dense secret s to a sparse secret s' (Hamming weight h,
-   32 by default) with a key that exists only modulo q_0 * P, so the sparse secret never meets a
-   large modulus; after ModRaise it is switched back to s. The sparse secret keeps the overflow
-   polynomial I(X) of ModRaise small (its coefficients have a standard deviation of about
-   sqrt(h / 12) = 1.6, and K = 12 bounds them).
-3. **ModRaise** (CHKKS18 §3.1): the phase becomes t = Delta z + q_0 I(X) modulo the top modulus
-   (``Evaluator.mod_raise``).
-4. **SubSum** for sparse slots (CHKKS18 §4.2): rotations by multiples of the slot count project
-   t onto the subring that n' slots live in.
-5. **CoeffToSlot** (CHKKS18 §4.1; factored transforms of Chen-Chillotti-Song 2019 and Han-Ki,
-   CT-RSA 2020): the slots become t's coefficients, w = t_lo + i t_hi, in bit-reversed order
-   (which undoes the bit reversal SlotToCoeff applied, so the result is in natural order):
-   ``cts_levels`` merged groups of the inverse special FFT, as above.
-6. **EvalMod** (Han-Ki 2020, §4; Bossuat-Mouchet-Troncoso-Hubaux, Eurocrypt 2021): the real and
-   imaginary parts of w are separated with a conjugation, and each goes through
-   x -> sin(2 pi x) / (2 pi) computed as a Chebyshev interpolant of cos(2 pi (x - 1/4) / 2^r)
-   followed by r double-angle steps cos(2a) = 2 cos(a)^2 - 1; the polynomial is evaluated in
-   the Chebyshev basis by a baby-step giant-step recursion (Bossuat et al. 2021, Alg. 2) whose
-   scales are chosen top-down so every addition meets equal scales exactly, and whose leaves are
-   one-pass scalar combinations (``Evaluator.scalar_combination``). The factor q_0 / (2 pi Delta)
-   that turns sin(2 pi t / q_0) back into z costs no level: the result's scale is declared that
-   much smaller (EvalMod's scales are chosen backwards so it lands on Delta exactly).
+Levels, bottom up (:func:`bootstrap_chain`): q_0's block, SlotToCoeff's ``stc_levels``, the
+user's levels, EvalMod's ``evalmod_depth`` and CoeffToSlot's ``cts_levels``. A refreshed
+ciphertext comes back at ``output_level`` (the top of the user's levels) and may be multiplied
+``levels_left`` times before it reaches ``input_level`` (the bottom of the user's levels), where
+the next bootstrap starts.
 
-SEAL's slot order (generator 3) differs from the generator-5 order of the papers: X^(N/2) is
-i * (-1)^j on slot j rather than i, and slot j of an odd index sits at the conjugate of the
-root the generator-5 FFT expects. Both are absorbed exactly: the evaluation matrix W of the
-transforms uses the generator -3 (which generates the same subgroup as 5, so the special FFT
-factors apply; tests check the factorization against the dense matrix), the odd slots are
-conjugated by masks folded into the first CoeffToSlot and the last SlotToCoeff group, and the
-imaginary branch of EvalMod uses X^(N/2) and the oddness of sine.
-
-Everything runs on the context's device through the same Evaluator calls, so the CPU and the
-GPU compute the same thing, word for word (the CPU slowly).
+This module arranges the C++ objects for the pythonic API (key generation with a progress bar,
+lazy encoding of the transforms, serialization into context bundles); the Python implementation
+it replaced is kept as the test oracle in ``tests/python/oracles``.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
-
-import numpy as np
-from numpy.polynomial import chebyshev as _cheb
+from typing import TYPE_CHECKING
 
 from . import _core
 from ._base import generate_galois_keys
@@ -65,21 +39,25 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class BootstrapConfig:
-    """Bootstrapping parameters (defaults: full slots, Cheddar-like level budget).
+    """Bootstrapping parameters (defaults: full slots, Cheddar-like level budget); checked on
+    construction (``circuits::BootstrapConfig::validate``).
 
     Attributes:
         slots: slots refreshed (a power of two <= N/2; default N/2, full slots). Sparse slots
             need a ciphertext whose N/2 slots repeat with this period: encrypt
             ``np.tile(values, N // 2 // slots)`` (the encoder pads with zeros, it does not
             repeat).
-        cts_levels, stc_levels: levels (rescale blocks) of CoeffToSlot and SlotToCoeff; more
-            levels mean fewer rotations per level.
+        cts_levels, stc_levels: levels (rescale blocks) of CoeffToSlot and SlotToCoeff, 1..16;
+            more levels mean fewer rotations per level.
         k_range: K, the bound on |I| (EvalMod's interval is [-(K + 1), K + 1]); with h = 32 the
             coefficients of I have a standard deviation of about sqrt(h / 12) = 1.6, so K = 12
             is 7 standard deviations.
-        evalmod_degree: degree of the Chebyshev interpolant of the scaled cosine.
-        double_angle: r, the number of double-angle steps.
+        evalmod_degree: degree of the Chebyshev interpolant of the scaled cosine (2..1023).
+        double_angle: r, the number of double-angle steps (0..16).
         hamming_weight: h of the encapsulated sparse secret.
+
+    Raises:
+        ValueError naming the field (out of range), TypeError for a non-integer.
     """
 
     slots: int | None = None
@@ -90,16 +68,33 @@ class BootstrapConfig:
     double_angle: int = 3
     hamming_weight: int = 32
 
+    def __post_init__(self) -> None:
+        self.to_core()  # validates every field, naming it
+
+    def to_core(self) -> _core.BootstrapConfig:
+        """The same configuration as a ``veil._core.BootstrapConfig`` (slots None -> 0)."""
+        return _core.BootstrapConfig(slots=self.slots, cts_levels=self.cts_levels,
+                                     stc_levels=self.stc_levels, k_range=self.k_range,
+                                     evalmod_degree=self.evalmod_degree,
+                                     double_angle=self.double_angle,
+                                     hamming_weight=self.hamming_weight)
+
+    @classmethod
+    def from_core(cls, c: _core.BootstrapConfig) -> BootstrapConfig:
+        return cls(slots=c.slots or None, cts_levels=c.cts_levels, stc_levels=c.stc_levels,
+                   k_range=c.k_range, evalmod_degree=c.evalmod_degree,
+                   double_angle=c.double_angle, hamming_weight=c.hamming_weight)
+
     @property
     def evalmod_depth(self) -> int:
         """Levels EvalMod consumes: the Chebyshev evaluation (ceil(log2(d + 1)) + 1, the +1
         being the leaves' constant products) and the double-angle steps."""
-        return math.ceil(math.log2(self.evalmod_degree + 1)) + 1 + self.double_angle
+        return int(self.to_core().evalmod_depth)
 
     @property
     def depth(self) -> int:
-        """Levels bootstrapping consumes in all."""
-        return self.cts_levels + self.evalmod_depth + self.stc_levels
+        """Levels bootstrapping consumes in all (CoeffToSlot, EvalMod, SlotToCoeff)."""
+        return int(self.to_core().depth)
 
 
 @dataclass(frozen=True)
@@ -114,6 +109,11 @@ class BootstrapChain:
     scale: float
     user_levels: int
 
+    @classmethod
+    def from_core(cls, c: _core.BootstrapChain) -> BootstrapChain:
+        return cls(list(c.coeff_modulus), list(c.rescale_groups), int(c.special_primes),
+                   int(c.alpha), float(c.scale), int(c.user_levels))
+
     def context_args(self) -> dict:
         return {"coeff_modulus": self.coeff_modulus, "rescale_groups": self.rescale_groups,
                 "special_primes": self.special_primes, "alpha": self.alpha, "scale": self.scale}
@@ -122,7 +122,8 @@ class BootstrapChain:
 def bootstrap_chain(log_n: int, user_levels: int, config: BootstrapConfig = BootstrapConfig(),
                     word_bits: int = 64, special: int | None = None,
                     alpha: int | None = None) -> BootstrapChain:
-    """A modulus chain for bootstrapping at N = 2^log_n with ``user_levels`` levels left after it.
+    """A modulus chain for bootstrapping at N = 2^log_n with ``user_levels`` levels left after it
+    (``circuits::bootstrap_chain``).
 
     Bottom up: q_0 (55 bits: with SlotToCoeff first the coefficients EvalMod sees are the slot
     values themselves, |z| <= ~1.4, and q_0 / Delta = 2^15 keeps sin(2 pi x) / (2 pi) within
@@ -138,524 +139,277 @@ def bootstrap_chain(log_n: int, user_levels: int, config: BootstrapConfig = Boot
     SlotToCoeff, whose plaintexts would keep only 2^30 of precision in one) and the 40-bit user
     levels alternate one and two primes as the default 32-bit chain does; 12
     special primes of 31 bits with digits of 12 primes (Cheddar's bootparam_40 shape).
+
+    Raises:
+        ValueError naming ``word_bits`` (not 32 or 64), ``log_n`` (outside 10..17) or a config
+        field.
     """
-    if word_bits == 64:
-        levels = ([55] + [40] * config.stc_levels + [40] * user_levels
-                  + [60] * config.evalmod_depth + [56] * config.cts_levels)
-        k = special if special is not None else 5
-        return BootstrapChain(levels + [60] * k, [1] * len(levels), k,
-                              alpha if alpha is not None else max(1, k - 1), 2.0 ** 40,
-                              user_levels)
-    if word_bits != 32:
-        raise ValueError(f"word_bits: expected 32 or 64, got {word_bits!r}")
-    groups = [2] + [2] * config.stc_levels  # q_0: 28 + 27 bits; SlotToCoeff: 60-bit blocks
-    # user levels: (2, 1) pairs from the top, as default_ckks_chain_32: 2^40 <-> 2^50 scales
-    groups += [1 if (user_levels - i) % 2 == 1 else 2 for i in range(user_levels)]
-    groups += [2] * config.evalmod_depth + [2] * config.cts_levels
-    k = special if special is not None else 12
-    bits = [28, 27] + [30] * (sum(groups) - 2) + [31] * k
-    return BootstrapChain(bits, groups, k, alpha if alpha is not None else k, 2.0 ** 40,
-                          user_levels)
+    return BootstrapChain.from_core(_core.bootstrap_chain(
+        log_n, user_levels, _config(config).to_core(), word_bits, special, alpha))
 
 
 def preset_chain(n: int, security: int | None, config: BootstrapConfig = BootstrapConfig(),
                  word_bits: int = 64) -> BootstrapChain:
     """:func:`bootstrap_chain` with as many user levels as the security bound allows
     (``security=None``, no bound: two user levels, for tests at small N). N = 2^16 at 128 bits:
-    13 user levels with 64-bit words (log2 QP = 1743 <= 1747), 9 with 32-bit words.
+    14 user levels with 64-bit words (log2 QP = 1743 <= 1747), 9 with 32-bit words.
 
     Raises:
         ValueError naming poly_modulus_degree when the bound leaves no user level.
     """
-    log_n = int(math.log2(n))
-    if security is None:
-        return bootstrap_chain(log_n, 2, config, word_bits)
-    bound = _core.CoeffModulus.max_bit_count(n, security)
-    users = 0
-    while sum(bootstrap_chain(log_n, users + 1, config, word_bits).coeff_modulus) <= bound:
-        users += 1
-    if users == 0:
-        raise ValueError(
-            f"poly_modulus_degree: bootstrapping at N = {n} does not fit the {security}-bit bound "
-            f"of {bound} bits (it needs {config.depth} levels); use N = 65536 or pass "
-            "coeff_modulus with security=None for tests")
-    return bootstrap_chain(log_n, users, config, word_bits)
+    return BootstrapChain.from_core(_core.preset_chain(n, security, _config(config).to_core(),
+                                                       word_bits))
 
 
-# ---- linear algebra: diagonal form of slot-wise linear maps ---------------------------------
-# A map y = M x on n slot values is held as {k: d_k} with y[j] = sum_k d_k[j] x[(j + k) mod n]
-# (d_k[j] = M[j, j + k]); rotating a ciphertext left by k gives x[(j + k) mod n] in slot j.
+def _config(config) -> BootstrapConfig:
+    if not isinstance(config, BootstrapConfig):
+        raise TypeError(f"config: expected a veil.BootstrapConfig, got {type(config).__name__}")
+    return config
 
 
-def _compose(a: dict, b: dict, n: int) -> dict:
-    """Diagonals of A∘B (B applied first): (AB)_{a+b} = A_a * rot_a(B_b)."""
-    out: dict = {}
-    for ka, da in a.items():
-        for kb, db in b.items():
-            k = (ka + kb) % n
-            out[k] = out.get(k, 0) + da * np.roll(db, -ka)
-    return {k: v for k, v in out.items() if np.any(v != 0)}
-
-
-def _row_scale(a: dict, rows: np.ndarray) -> dict:
-    """diag(rows) ∘ A."""
-    return {k: d * rows for k, d in a.items()}
-
-
-def _col_scale(a: dict, cols: np.ndarray) -> dict:
-    """A ∘ diag(cols): column j + k of diagonal k is scaled by cols[j + k]."""
-    return {k: d * np.roll(cols, -k) for k, d in a.items()}
-
-
-def _butterflies(n: int):
-    """For each radix-2 stage s = 1..log2 n of the special FFT (block length 2^s, half h):
-    (h, lo, w) with lo[p] true on the lower half of p's block and w[p] the twiddle of p's
-    butterfly, zeta^(g^(p mod h) mod 2^(s+2) * n / 2^s), zeta = exp(2 pi i / 4n), g = -3 mod 4n."""
-    m = 4 * n
-    g = m - 3
-    length = 2
-    while length <= n:
-        h = length // 2
-        lenq = 4 * length
-        pos = np.arange(n) % length
-        lo = pos < h
-        powers = np.array([pow(g, int(j), lenq) for j in range(h)], dtype=np.int64)
-        w = np.exp(2j * np.pi * (powers[np.where(lo, pos, pos - h)] * (m // lenq)) / m)
-        yield h, lo, w
-        length *= 2
-
-
-def _stage(n: int, h: int, d0, dplus, dminus) -> dict:
-    """A stage's diagonals {0: d0, h: dplus, -h: dminus} (+h and -h coincide when h = n/2)."""
-    st: dict = {}
-    for k, d in ((0, d0), (h, dplus), (-h, dminus)):
-        st[k % n] = st.get(k % n, 0) + d
-    return st
-
-
-def special_fft_stages(n: int) -> list[dict]:
-    """The radix-2 stages of W x for W[j, k] = zeta^(g^j k), zeta = exp(2 pi i / 4n), g = -3
-    mod 4n, x in bit-reversed order: W x = S_{log n} ... S_1 (bitrev x). Stage s (block length
-    2^s, half h = 2^(s-1)) is the butterfly (u, v) -> (u + w v, u - w v) of positions p and
-    p + h (the "special FFT" of HEAAN; Cheon et al. 2018 §4 and Han-Ki 2020 §3), so its
-    diagonals are 0 and +-h."""
-    return [_stage(n, h, np.where(lo, 1.0, -w), np.where(lo, w, 0.0), np.where(lo, 0.0, 1.0))
-            for h, lo, w in _butterflies(n)]
-
-
-def special_ifft_stages(n: int) -> list[dict]:
-    """Inverses of :func:`special_fft_stages`, in the same order (S_s^-1 for s = 1..log n):
-    (a, b) -> ((a + b) / 2, (a - b) / (2 w))."""
-    return [_stage(n, h, np.where(lo, 0.5, -0.5 / w), np.where(lo, 0.5, 0.0),
-                   np.where(lo, 0.0, 0.5 / w))
-            for h, lo, w in _butterflies(n)]
-
-
-def _groups(count: int, parts: int) -> list[range]:
-    """``count`` stages split into ``parts`` consecutive groups (the larger ones first)."""
-    parts = max(1, min(parts, count))
-    sizes = [count // parts + (1 if i < count % parts else 0) for i in range(parts)]
-    out, start = [], 0
-    for s in sizes:
-        out.append(range(start, start + s))
-        start += s
-    return out
-
-
-def _merge(stages: list[dict], order, n: int) -> dict:
-    """The product of ``stages[i]`` for i in ``order`` (the first applied first)."""
-    acc = {0: np.ones(n, dtype=np.complex128)}
-    for i in order:
-        acc = _compose(stages[i], acc, n)
-    return acc
-
-
-#: A hoisted baby-step rotation's cost relative to a giant step's (one shared ModUp; measured on
-#: an H100 at N = 2^16: about 175 against 315 us, bench/NOTES.md).
-BABY_COST = 0.55
-
-
-def _bsgs_split(keys, n: int, inputs: int = 1, outputs: int = 1) -> tuple[int, dict]:
-    """Chooses the baby-step size n1 (a power of two) minimizing the rotation cost (babies per
-    input at BABY_COST, giants per output at 1), and groups the diagonals by giant step:
-    {giant step G: [(baby b, k)]} with k = G + b (signed)."""
-    best: tuple[float, int, dict] | None = None
-    signed = [k if k <= n // 2 else k - n for k in keys]
-    n1 = 1
-    while n1 <= n:
-        giants: dict = {}
-        for k, s in zip(keys, signed):
-            g = (s // n1) * n1
-            giants.setdefault(g, []).append((s - g, k))
-        babies = {b for v in giants.values() for b, _ in v}
-        cost = (BABY_COST * inputs * len(babies - {0})
-                + outputs * len([g for g in giants if g != 0]))
-        if best is None or cost < best[0]:
-            best = (cost, n1, giants)
-        n1 *= 2
-    assert best is not None  # n >= 1: at least one candidate
-    return best[1], best[2]
-
-
-class _LinearLevel:
-    """One plaintext-matrix level: outputs[o] = sum_i M_{o,i} inputs[i], evaluated with
-    baby-step giant-step rotations, hoisted baby steps per input, one rescale per output."""
-
-    def __init__(self, bt: Bootstrapper, mats: list[list[dict]], level: int, scale_in: float,
-                 scale_out: float):
-        self.bt = bt
-        self.level = level
-        n = bt.slots
-        ctx = bt.ctx
-        d = bt.block_product(level)
-        self.pt_scale = scale_out * d / scale_in
-        keys = sorted({k for row in mats for m in row for k in m})
-        self.n1, giants = _bsgs_split(keys, n, len(mats[0]), len(mats))
-        reps = ctx.slot_count // n
-        self.babies: list[set] = [set() for _ in mats[0]]
-        self.plan = []  # per output: {G: [(input, b, plaintext)]}
-        for row in mats:
-            out = {}
-            for g, items in giants.items():
-                terms = []
-                for b, k in items:
-                    for i, m in enumerate(row):
-                        if k not in m:
-                            continue
-                        diag = np.roll(m[k], g)  # rot_{-G}(d_k)
-                        pt = ctx.encoder.encode_complex(
-                            np.ascontiguousarray(np.tile(diag, reps), dtype=np.complex128),
-                            self.pt_scale, level, ctx.device)
-                        terms.append((i, b, pt))
-                        self.babies[i].add(b)
-                if terms:
-                    out[g] = terms
-            self.plan.append(out)
-
-    def steps(self) -> set:
-        s = {b for bs in self.babies for b in bs}
-        s |= {g for out in self.plan for g in out}
-        return {x % self.bt.slots for x in s if x % self.bt.slots}
-
-    def apply(self, inputs: list) -> list:
-        ev, gk = self.bt.ev, self.bt.galois_keys
-        rotated = []
-        for i, ct in enumerate(inputs):
-            bs = sorted(self.babies[i])
-            rotated.append(dict(zip(bs, ev.rotate_many(ct, [self.bt.step(b) for b in bs], gk))))
-        outs = []
-        for plan in self.plan:
-            total = None
-            for g, terms in plan.items():
-                acc = ev.multiply_plain_sum([rotated[i][b] for i, b, _ in terms],
-                                            [pt for _, _, pt in terms])
-                if g % self.bt.slots:
-                    acc = ev.rotate_vector(acc, self.bt.step(g), gk)
-                total = acc if total is None else ev.add(total, acc)
-            assert total is not None  # every output has diagonals
-            outs.append(ev.rescale_to_next(total))
-        return outs
-
-
-def rescale_tops(context) -> list[int]:
-    """The levels where a rescale block ends, from q_0's block up (every level with SEAL's
-    one-prime blocks): the levels a rescale lands on."""
-    tops, acc = [], 0
-    for g in context.rescale_groups:
-        acc += g
-        tops.append(acc - 1)
-    return tops
-
-
-def block_product(context, level: int) -> float:
-    """The product of the primes a rescale from ``level`` divides by."""
-    t = context.rescale_target(level)
-    return float(math.prod(int(q) for q in context.coeff_modulus_at(level)[t + 1:]))
+#: The phases :meth:`Bootstrapper.bootstrap` times (``timings``), in the order they run for an
+#: input at or above ``input_level``.
+PHASES = ("slot_to_coeff", "modraise+subsum", "coeff_to_slot", "eval_mod")
 
 
 class Bootstrapper:
-    """Bootstraps ciphertexts of a :class:`veil.CKKSContext` (see the module docstring).
+    """Bootstraps ciphertexts of a :class:`veil.CKKSContext`: the pythonic face of
+    ``veil._core.Bootstrapper`` (``circuits/bootstrapper.h``; see the module docstring).
 
-    Built by ``CKKSContext.enable_bootstrapping`` (or ``veil.ckks(..., bootstrapping=True)``):
-    generates the sparse secret's two switching keys, the Galois keys of every rotation the
-    transforms use and the conjugation key, and encodes the transforms' plaintext matrices at
-    their levels. ``key_bytes`` / ``plaintext_bytes`` report that memory.
+    Built by ``CKKSContext.enable_bootstrapping`` (or ``veil.ckks(..., bootstrapping=True)``) on
+    the client: generates the sparse secret's two switching keys and the Galois keys of every
+    rotation the transforms use and of the conjugation (a progress bar follows them). A server
+    gets the same object from ``veil.load_context(client.to_bytes())``: the keys and the
+    configuration travel in the bundle, the secret key does not. The transforms' plaintext
+    matrices are encoded on the first bootstrap (``plaintext_bytes``), so a context that only
+    encrypts never pays for them.
 
-    The chain needs ``cts_levels`` rescale blocks for CoeffToSlot and ``evalmod_depth`` for
-    EvalMod at its top, and ``stc_levels`` for SlotToCoeff just above q_0's block. A ciphertext
-    is bootstrapped from ``input_level`` (SlotToCoeff's top; higher ones are switched down) and
-    comes back at ``output_level`` (below EvalMod) with its scale; ``levels_left`` rescales lie
-    between the two. Memory at N = 2^16 (full slots): about 5 GiB of keys with 32-bit words,
-    12 GiB with 64-bit words, plus 2-3 GiB of plaintext matrices (``key_bytes``,
-    ``plaintext_bytes``).
+    Levels (absolute, as ``ct.level``): a ciphertext is bootstrapped from ``input_level`` (higher
+    ones are switched down) and comes back at ``output_level`` with its scale; ``levels_left``
+    multiplications (rescales) lie between the two: the user's budget between bootstraps.
+    ``encrypt`` on a bootstrapping context starts at ``output_level``: the levels above it belong
+    to CoeffToSlot and EvalMod.
+
+    A ciphertext spent below ``input_level`` (into SlotToCoeff's levels, down to q_0's top) is
+    still refreshed, in the papers' original order (ModRaise, CoeffToSlot, EvalMod, then
+    SlotToCoeff from ``output_level``): it comes back at ``low_output_level``, ``stc_levels``
+    levels lower, with about log2(sqrt(slots)) fewer bits of precision (measured at N = 2^11,
+    full slots: mean 25.5 -> 20.5 bits, worst slot 23.7 -> 16.7), because EvalMod's error on each
+    coefficient is then spread over every slot by the final SlotToCoeff. That choice, rather
+    than forbidding those levels, keeps them usable for a last computation before decryption
+    and never leaves a ciphertext that cannot be refreshed; staying at or above ``input_level``
+    keeps the full precision and every level. The second SlotToCoeff's matrices are encoded on
+    the first such input.
+
+    Memory at N = 2^16 (full slots): about 5 GiB of keys with 32-bit words, 12 GiB with 64-bit
+    words (``key_bytes``), plus 2-3 GiB of plaintext matrices (``plaintext_bytes``).
 
     Raises:
-        ValueError naming the setting when the chain is too short or the slots invalid.
+        ValueError naming the setting when the chain is too short or the slots invalid, or
+        ``ctx`` when it holds no secret key.
     """
 
     def __init__(self, ctx: CKKSContext, config: BootstrapConfig = BootstrapConfig(),
                  seed: int | None = None):
-        self.ctx = ctx
-        self.config = config
-        self.ev = ctx.evaluator
-        context = ctx.context
-        n_full = ctx.slot_count
-        slots = n_full if config.slots is None else int(config.slots)
-        if slots < 2 or slots > n_full or slots & (slots - 1):
-            raise ValueError(f"slots: expected a power of two in 2..{n_full}, got {config.slots}")
-        stages = slots.bit_length() - 1  # the special FFT's stages, merged into the levels
-        if stages < max(config.cts_levels, config.stc_levels):
-            raise ValueError(
-                f"slots: {slots} slots have {stages} FFT stages, fewer than the "
-                f"{max(config.cts_levels, config.stc_levels)} CoeffToSlot/SlotToCoeff levels; "
-                "use more slots or fewer cts_levels/stc_levels")
-        self.slots = slots
-        self.N = ctx.poly_modulus_degree
-        tops = self._tops = rescale_tops(context)
-        need = config.depth + 1  # + q_0's block
-        if len(tops) < need + 1:
-            raise ValueError(
-                f"coeff_modulus: bootstrapping needs {config.depth} rescale blocks above q_0's "
-                f"and at least one user level (CoeffToSlot {config.cts_levels}, EvalMod "
-                f"{config.evalmod_depth}, SlotToCoeff {config.stc_levels}); this chain has "
-                f"{len(tops) - 1} (see veil.ckks.bootstrap_chain)")
-        self.q0_level = tops[0]
-        self.q0 = math.prod(int(q) for q in context.coeff_modulus_at(tops[0]))
-        top_idx = len(tops) - 1
-        #: Bootstrapping starts here (SlotToCoeff's top; higher inputs are switched down).
-        self.input_level = tops[config.stc_levels]
-        #: The level of a refreshed ciphertext: below CoeffToSlot and EvalMod.
-        self.output_level = tops[top_idx - config.cts_levels - config.evalmod_depth]
-        #: Rescales a refreshed ciphertext allows before it must be bootstrapped again.
-        self.levels_left = top_idx - config.cts_levels - config.evalmod_depth - config.stc_levels
-        self.scale = ctx.scale
-        self._build_keys(seed)
-        self._build_transforms(top_idx)
-
-    # ---- levels -------------------------------------------------------------------------
-    def block_product(self, level: int) -> float:
-        """The product of the primes a rescale from ``level`` divides by."""
-        return block_product(self.ctx.context, level)
-
-    def step(self, k: int) -> int:
-        """A rotation step of the n-slot vector as a step of the N/2 slots (signed, small)."""
-        k %= self.slots
-        return k if k <= self.slots // 2 else k - self.slots
-
-    # ---- setup ----------------------------------------------------------------------------
-    def _build_keys(self, seed) -> None:
-        ctx, cfg = self.ctx, self.config
-        context = ctx.context
+        config = _config(config)
         if ctx.secret_key is None:
-            raise ValueError("ctx: bootstrapping keys need the secret key (build them on the client)")
-        sparse = _core.KeyGenerator(context, ctx.device, None if seed is None else seed + 11,
-                                    hamming_weight=cfg.hamming_weight)
-        dense = _core.KeyGenerator(context, ctx.secret_key,
+            raise ValueError("ctx: bootstrapping keys need the secret key (build them on the "
+                             "client; a server loads them from the client's bundle)")
+        params = _core.BootstrapParameters(ctx.context, config.to_core(), ctx.scale)
+        # The keys as circuits::BootstrapKeys::generate makes them (equal word for word for the
+        # same seed), the Galois keys one at a time so that a progress bar can follow.
+        sparse = _core.KeyGenerator(ctx.context, ctx.device, None if seed is None else seed + 11,
+                                    hamming_weight=config.hamming_weight)
+        dense = _core.KeyGenerator(ctx.context, ctx.secret_key,
                                    None if seed is None else seed + 12)
-        self.to_sparse = sparse.create_switching_key(ctx.secret_key, self.q0_level)
-        self.to_dense = dense.create_switching_key(sparse.secret_key())
+        to_sparse = sparse.create_switching_key(ctx.secret_key, params.q0_level)
+        to_dense = dense.create_switching_key(sparse.secret_key())
         del sparse
-        self._dense_keygen = dense
-
-    def _build_transforms(self, top_idx: int) -> None:
-        cfg, n = self.config, self.slots
-        tops = self._tops
-        logn = int(math.log2(n))
-        fft = special_fft_stages(n)
-        ifft = special_ifft_stages(n)
-        even = (np.arange(n) % 2 == 0).astype(np.float64)
-        odd = 1.0 - even
-        # CoeffToSlot: w' = bitrev-order W^-1 (E z + O conj z) * c; stages applied from the last
-        # FFT stage's inverse down to the first. Constant c: values t / (q_0 (K + 1)) for EvalMod's
-        # interval, 1/2 for the real/imaginary split, 1 / (N/2n) for SubSum's repetition.
-        k1 = cfg.k_range + 1
-        gap = (self.N // 2) // n
-        c = self.scale / (self.q0 * k1) / 2.0 / gap
-        cts_order = list(reversed(range(logn)))  # S_logn^-1 first
-        cts_mats, level = [], tops[top_idx]
-        for gi, grp in enumerate(_groups(len(cts_order), cfg.cts_levels)):
-            m = _merge(ifft, [cts_order[i] for i in grp], n)
-            if gi == 0:
-                m = {k: v * c for k, v in m.items()}
-                mats = [[_col_scale(m, even), _col_scale(m, odd)]]
-            else:
-                mats = [[m]]
-            cts_mats.append((mats, level))
-            level = self.ctx.context.rescale_target(level)
-        self.evalmod_level = level
-        # EvalMod works at about its top block's product (~2^60), so products keep their scale.
-        self.evalmod_scale = self.block_product(tops[top_idx - cfg.cts_levels])
-        self.cts = self._linear_levels(cts_mats, self.scale, self.evalmod_scale)
-        # EvalMod: Chebyshev interpolant of cos(2 pi (K1 y - 1/4) / 2^r) on [-1, 1].
-        r = cfg.double_angle
-        f = lambda y: np.cos(2 * np.pi * (k1 * y - 0.25) / 2 ** r)
-        self.cheb = _cheb.chebinterpolate(f, cfg.evalmod_degree)
-        # SlotToCoeff first (at the bottom of the chain, where rotations are cheapest): the
-        # input's slots z, read as a bit-reversed coefficient vector v, become the coefficients
-        # w = v[br] of the plaintext: slots E (W w) + O conj(W w) = z. CoeffToSlot later puts w
-        # back into bit-reversed order, w[br] = z: the output's slots are z in natural order.
-        stc_mats, level = [], self.input_level
-        groups = _groups(logn, cfg.stc_levels)
-        for gi, grp in enumerate(groups):
-            m = _merge(fft, list(grp), n)
-            if gi == len(groups) - 1:
-                mats = [[_row_scale(m, even)], [_row_scale(m, odd)]]
-            else:
-                mats = [[m]]
-            stc_mats.append((mats, level))
-            level = self.ctx.context.rescale_target(level)
-        self.stc = self._linear_levels(stc_mats, self.scale, self.scale)
-        # EvalMod's output sin(2 pi t / q_0) ~ 2 pi Delta z / q_0 is read as z by declaring its
-        # scale gamma = q_0 / (2 pi Delta) times smaller (no level): its scales are chosen so
-        # that it ends on Delta * gamma exactly.
-        self.gamma = self.q0 / (2 * np.pi * self.scale)
-        out_level, out_scale = self._evalmod_plan()
-        if out_level != self.output_level:
-            raise AssertionError(f"EvalMod ends at level {out_level}, not {self.output_level}")
-        # Galois keys: every rotation of the transforms, SubSum's, and the conjugation.
-        steps = set()
-        for lt in self.cts + self.stc:
-            steps |= lt.steps()
-        s = n
-        while s < self.N // 2:
-            steps.add(s)
-            s *= 2
-        self.rotation_steps = sorted(self.step(x) if x < n else x for x in steps)
-        keys = generate_galois_keys(
-            self._dense_keygen, self.ctx._elts(self.rotation_steps, True), None,
-            self.ctx.galois_key_bytes(), "bootstrapping Galois keys")
+        keys = generate_galois_keys(dense, params.galois_elements, None,
+                                    ctx.galois_key_bytes(), "bootstrapping Galois keys")
         if keys is None:  # the conjugation key is always asked for
             raise AssertionError("bootstrapping: no Galois keys were made")
-        self.galois_keys: _core.GaloisKeys = keys
+        self._attach(params, config, _core.BootstrapKeys.take(ctx._rlk(), keys, to_sparse,
+                                                               to_dense))
 
-    def _linear_levels(self, levels, s_first: float, s_last: float) -> list:
-        """Encodes a chain of plaintext-matrix levels [(mats, level)] that takes ciphertexts from
-        scale ``s_first`` to ``s_last``. The intermediate scales share the precision evenly: the
-        plaintexts' largest encoded magnitude (pt scale x max |entry|, whose rounding error is
-        what a plaintext adds) is the same at every level, M = (s_last / s_first x prod D_i x
-        prod max|d_i|)^(1/L), since pt scale_i = s_out_i D_i / s_in_i telescopes."""
-        dmax = [max(float(np.abs(d).max()) for row in mats for mm in row for d in mm.values())
-                for mats, _ in levels]
-        dprod = [self.block_product(level) for _, level in levels]
-        log_m = (math.log2(s_last / s_first) + sum(map(math.log2, dprod))
-                 + sum(map(math.log2, dmax))) / len(levels)
-        out, s_in = [], s_first
-        for i, (mats, level) in enumerate(levels):
-            last = i == len(levels) - 1
-            s_out = s_last if last else s_in * 2.0 ** log_m / (dprod[i] * dmax[i])
-            out.append(_LinearLevel(self, mats, level, s_in, s_out))
-            s_in = s_out
-        return out
+    @classmethod
+    def from_keys(cls, parameters: _core.BootstrapParameters, keys: _core.BootstrapKeys,
+                  config: BootstrapConfig | None = None) -> Bootstrapper:
+        """A bootstrapper around existing keys (a server's, loaded without the secret key).
+        ``keys`` is moved in (left empty). Raises ValueError naming a missing or mismatched key
+        (``circuits::BootstrapKeys::check``)."""
+        keys.check(parameters)
+        self = object.__new__(cls)
+        self._attach(parameters, config or BootstrapConfig.from_core(parameters.config), keys)
+        return self
 
-    # ---- EvalMod ----------------------------------------------------------------------------
-    def _evalmod_plan(self):
-        """(level, scale) of EvalMod's output, computed with the same rules as the evaluation."""
-        ops = _ScaleOnly(self)
-        out = self._evalmod(ops, ops.fresh(self.evalmod_level, self.evalmod_scale))
-        return out.level, out.scale
+    def _attach(self, params: _core.BootstrapParameters, config: BootstrapConfig,
+                keys: _core.BootstrapKeys) -> None:
+        self.parameters = params
+        self.config = config
+        self._keys: _core.BootstrapKeys | None = keys
+        self._impl: _core.Bootstrapper | None = None
+        self._lock = threading.Lock()
 
-    def _evalmod(self, ops, x):
-        """cos(2 pi (K1 x - 1/4)) via the interpolant and r double angles: sin(2 pi K1 x), at
-        scale Delta * gamma. The double angles square the scale (S -> S^2 / D), so the
-        interpolant's target scale is found from the end backwards, S = sqrt(S' D)."""
-        cheb = _ChebEval(ops, x, self.cheb)
-        level = cheb.output_level()
-        levels = []
-        for _ in range(self.config.double_angle):
-            levels.append(level)
-            level = ops.below(level)
-        scale = self.scale * self.gamma
-        for lv in reversed(levels):
-            scale = math.sqrt(scale * self.block_product(lv))
-        y = cheb.result(scale)
-        for _ in range(self.config.double_angle):
-            y2 = ops.square(y)
-            y = ops.add_const(ops.add(y2, y2), -1.0)
-        return y
+    # ---- the C++ bootstrapper, built on first use ----------------------------------------------
+    def _bootstrapper(self) -> _core.Bootstrapper:
+        """The C++ bootstrapper; its transforms are encoded (and the keys moved in) on the first
+        call."""
+        with self._lock:
+            if self._impl is None:
+                assert self._keys is not None
+                self._impl = _core.Bootstrapper.take(self.parameters, self._keys)
+                self._keys = None
+            return self._impl
 
-    # ---- bootstrapping ------------------------------------------------------------------------
+    def _key_set(self) -> _core.BootstrapKeys:
+        """The keys, wherever they are now (no encoding)."""
+        with self._lock:
+            keys = self._impl.keys if self._impl is not None else self._keys
+            assert keys is not None
+            return keys
+
+    # ---- facts --------------------------------------------------------------------------------
+    @property
+    def slots(self) -> int:
+        """n, the slots refreshed."""
+        return int(self.parameters.slots)
+
+    @property
+    def N(self) -> int:
+        """The ring degree N."""
+        return int(self.parameters.poly_modulus_degree)
+
+    @property
+    def input_level(self) -> int:
+        """Where bootstrapping starts (SlotToCoeff's top): the bottom of the user's levels."""
+        return int(self.parameters.input_level)
+
+    @property
+    def output_level(self) -> int:
+        """The level of a refreshed ciphertext: the top of the user's levels (below EvalMod)."""
+        return int(self.parameters.output_level)
+
+    @property
+    def levels_left(self) -> int:
+        """The multiplications (rescales) the user has between bootstraps: from
+        ``output_level`` down to ``input_level``."""
+        return int(self.parameters.levels_left)
+
+    @property
+    def low_output_level(self) -> int:
+        """Where an input below ``input_level`` comes back (original order; class docstring)."""
+        return int(self.parameters.low_output_level)
+
+    @property
+    def q0_level(self) -> int:
+        """The top of q_0's block (ModRaise starts there)."""
+        return int(self.parameters.q0_level)
+
+    @property
+    def q0(self) -> int:
+        """q_0's block product (the exact integer)."""
+        return math.prod(int(q) for q in self.parameters.context.coeff_modulus_at(self.q0_level))
+
+    @property
+    def scale(self) -> float:
+        """Delta, the scale the pipeline runs at."""
+        return float(self.parameters.scale)
+
+    @property
+    def evalmod_level(self) -> int:
+        return int(self.parameters.evalmod_level)
+
+    @property
+    def evalmod_scale(self) -> float:
+        return float(self.parameters.evalmod_scale)
+
+    @property
+    def gamma(self) -> float:
+        """q_0 / (2 pi Delta): EvalMod's output scale Delta gamma is read as Delta."""
+        return float(self.parameters.gamma)
+
+    @property
+    def rotation_steps(self) -> list[int]:
+        """Signed rotation steps of the transforms and SubSum (the Galois keys' steps)."""
+        return list(self.parameters.rotation_steps)
+
+    @property
+    def device(self) -> str:
+        return str(self._key_set().galois_keys.device)
+
+    @property
+    def keys(self) -> _core.BootstrapKeys:
+        """The keys (``veil._core.BootstrapKeys``; encodes the transforms first, so that the
+        keys it returns stay where they are)."""
+        return self._bootstrapper().keys
+
+    @property
+    def galois_keys(self) -> _core.GaloisKeys:
+        return self.keys.galois_keys
+
+    @property
+    def to_sparse(self) -> _core.SwitchingKey:
+        """The switching key from the dense to the sparse secret (modulo q_0 P only)."""
+        return self.keys.to_sparse
+
+    @property
+    def to_dense(self) -> _core.SwitchingKey:
+        """The switching key from the sparse secret back to the dense one."""
+        return self.keys.to_dense
+
+    # ---- bootstrapping --------------------------------------------------------------------------
     def bootstrap(self, ct: _core.Ciphertext, timings: dict | None = None) -> _core.Ciphertext:
-        """Refreshes a raw ciphertext (``_core.Ciphertext``, size 2, any level, a scale within a
-        factor 2^4 of the context's) to ``output_level``, keeping its scale.
-        ``timings`` (a dict) receives seconds per phase (synchronizing the device after each:
-        for profiling only)."""
-        ev = self.ev
-        mark = _Phases(self.ctx.device, timings)
-        if ct.size != 2:
-            raise ValueError(f"ct: expected size 2 (relinearize first), got {ct.size}")
-        s_in = ct.scale
-        if abs(math.log2(s_in / self.scale)) > 4:
-            raise ValueError(f"ct: expected a scale within 2^4 of the context's 2^"
-                             f"{math.log2(self.scale):.2f} (q_0 / scale sets EvalMod's message "
-                             f"ratio), got 2^{math.log2(s_in):.2f}")
-        # The pipeline runs as if the scale were Delta: the plaintext t (message m = t / s_in)
-        # comes back as t, which the output's scale s_in reads as m again.
-        ct = ct.__copy__()
-        ct.scale = self.scale
-        if ct.level < self.input_level:
-            raise ValueError(f"ct: bootstrapping starts with SlotToCoeff at level "
-                             f"{self.input_level}; the ciphertext is at level {ct.level} (keep "
-                             f"{self.config.stc_levels} levels above q_0's block for it)")
-        if ct.level > self.input_level:
-            ct = ev.mod_switch_to(ct, self.input_level)
-        # SlotToCoeff: the slots become the plaintext's coefficients (see _build_transforms)
-        for lt in self.stc[:-1]:
-            ct = lt.apply([ct])[0]
-        a, b = self.stc[-1].apply([ct])
-        ct = ev.add(a, ev.conjugate(b, self.galois_keys))
-        ct.scale = self.scale  # it is, up to the double rounding of the plaintext scales
-        mark("slot_to_coeff")
-        ct = ev.switch_key(ct, self.to_sparse)
-        ct = ev.mod_raise(ct)
-        ct = ev.switch_key(ct, self.to_dense)
-        s = self.slots
-        while s < self.N // 2:  # SubSum: project onto the subring of the n slots
-            ct = ev.add(ct, ev.rotate_vector(ct, s, self.galois_keys))
-            s *= 2
+        """Refreshes a raw ciphertext (``_core.Ciphertext``, size 2, level >= ``q0_level``) to
+        ``output_level`` (``low_output_level`` for an input below ``input_level``), keeping its
+        scale when it is within a factor 2^4 of the context's; another scale (the 2^50 that
+        32-bit chains leave on every other level, say) is first brought to the context's by one
+        constant product and rescale (one level) and comes back at the context's scale
+        (``circuits::Bootstrapper::bootstrap``). ``timings`` (a dict) receives seconds per phase
+        (:data:`PHASES`), synchronizing the device after each: for profiling only.
+
+        Raises:
+            ValueError naming ``ct`` (size, a level inside q_0's block below its top, a scale far
+            from the context's with no level left to adjust it, another context or key set).
+        """
+        impl = self._bootstrapper()
+        if timings is None:
+            return impl.bootstrap(ct)
+        mark = _Phases(impl.device, timings)
+        x = impl.prepare(ct)
+        low = x.level != self.input_level
+        if not low:
+            x = impl.slot_to_coeff(x)
+            mark("slot_to_coeff")
+        x = impl.mod_raise(x)
         mark("modraise+subsum")
-        # CoeffToSlot
-        conj = ev.conjugate(ct, self.galois_keys)
-        cur = self.cts[0].apply([ct, conj])[0]
-        for lt in self.cts[1:]:
-            cur = lt.apply([cur])[0]
+        x = impl.coeff_to_slot(x)
         mark("coeff_to_slot")
-        # real and imaginary parts: re = w + conj w; im' = X^(N/2) (w - conj w) = -s_j Im
-        conj = ev.conjugate(cur, self.galois_keys)
-        re = ev.add(cur, conj)
-        im = ev.multiply_monomial(ev.sub(cur, conj), self.N // 2)
-        ops = _CipherOps(self)
-        re = self._evalmod(ops, ops.wrap(re)).ct
-        im = self._evalmod(ops, ops.wrap(im)).ct
-        # f(Re) + i f(Im) = f(re) - X^(N/2) f(im'); its scale Delta gamma read as Delta, then as
-        # the input's scale (the pipeline ran as if it were Delta)
-        out = ev.sub(re, ev.multiply_monomial(im, self.N // 2))
-        out.scale = s_in
+        x = impl.eval_mod(x)
         mark("eval_mod")
-        return out
+        if low:
+            x = impl.slot_to_coeff(x)
+            mark("slot_to_coeff")
+        x.scale = impl.output_scale(ct.scale)
+        return x
 
     # ---- reporting ----------------------------------------------------------------------------
     def key_bytes(self) -> int:
-        """Bytes of the bootstrapping keys (Galois keys and the two switching keys)."""
-        gk = self.galois_keys
-        per = self.to_dense.nbytes
-        return per * (len(gk.galois_elts) + 1) + self.to_sparse.nbytes
+        """Bytes of the bootstrapping keys on the device (Galois keys and the two switching
+        keys; the relinearization key is the context's)."""
+        return int(self._key_set().nbytes)
 
     def plaintext_bytes(self) -> int:
-        """Bytes of the encoded transform matrices."""
-        total = 0
-        wb = self.ctx.word_bits // 8
-        for lt in self.cts + self.stc:
-            count = sum(len(t) for out in lt.plan for t in out.values())
-            total += count * (lt.level + 1) * self.N * wb
-        return total
+        """Bytes of the encoded transform matrices (encodes them if not yet done)."""
+        return int(self._bootstrapper().plaintext_bytes)
 
     def __repr__(self) -> str:
         """Its shape (N, slots, levels, rotation keys, device): no key material."""
-        return (f"veil.Bootstrapper(N={self.N}, slots={self.slots}, "
-                f"input_level={self.input_level}, output_level={self.output_level}, "
-                f"levels_left={self.levels_left}, "
-                f"rotation_keys={len(self.galois_keys.galois_elts)}, "
-                f"device={self.ctx.device!r})")
+        p = self.parameters
+        return (f"veil.Bootstrapper(N={self.N}, slots={p.slots}, "
+                f"input_level={p.input_level}, output_level={p.output_level}, "
+                f"levels_left={p.levels_left} (multiplications between bootstraps), "
+                f"rotation_keys={len(p.galois_elements)}, device={self.device!r})")
 
 
 class _Phases:
@@ -674,248 +428,5 @@ class _Phases:
         self.t = now
 
 
-# ---- EvalMod's arithmetic: the same plan on ciphertexts or on (level, scale) pairs only ----------
-
-
-class _Meta:
-    __slots__ = ("level", "scale", "ct")
-
-    def __init__(self, level, scale, ct=None):
-        self.level, self.scale, self.ct = level, scale, ct
-
-
-class RescaleChain(Protocol):
-    """What the exact-scale evaluator reads from its owner: a :class:`Bootstrapper`, or
-    ``veil._tensor._ContextChain`` for any CKKS context."""
-
-    ctx: Any
-    ev: Any
-    _tops: list[int]
-
-    def block_product(self, level: int) -> float: ...
-
-
-class _ScaleOnly:
-    """Level and scale bookkeeping with the rules of :class:`_CipherOps`, without ciphertexts
-    (to learn EvalMod's output scale before any ciphertext exists)."""
-
-    def __init__(self, bt: RescaleChain):
-        self.bt = bt
-        self.context = bt.ctx.context
-        self._above = {}
-        for lvl in bt._tops[1:]:
-            self._above[self.context.rescale_target(lvl)] = lvl
-
-    def fresh(self, level, scale):
-        return _Meta(level, scale)
-
-    def above(self, level: int) -> int:
-        """The block top whose rescale lands on ``level``."""
-        try:
-            return self._above[level]
-        except KeyError:
-            raise ValueError(f"level {level} is not a rescale target") from None
-
-    def below(self, level: int) -> int:
-        return self.context.rescale_target(level)
-
-    def _mul_meta(self, a, b):
-        lvl = min(a.level, b.level)
-        return _Meta(self.below(lvl), a.scale * b.scale / self.bt.block_product(lvl))
-
-    def mul(self, a, b):
-        return self._mul_meta(a, b)
-
-    def square(self, a):
-        return self._mul_meta(a, a)
-
-    def add(self, a, b):
-        self._check(a, b)
-        return _Meta(a.level, a.scale)
-
-    def sub(self, a, b):
-        return self.add(a, b)
-
-    def _check(self, a, b):
-        if a.level != b.level or abs(a.scale / b.scale - 1) > 1e-9:
-            raise AssertionError(f"misaligned: {a.level}/{b.level}, {a.scale}/{b.scale}")
-
-    def add_const(self, a, c):
-        return _Meta(a.level, a.scale)
-
-    def const_to(self, a, c, level, scale):
-        """c * a landing exactly on (level, scale) (:meth:`linear_to` with one term)."""
-        return self.linear_to([(a, c)], 0.0, level, scale)
-
-    def linear_to(self, terms, c0, level, scale):
-        """c0 + sum c_i a_i landing exactly on (level, scale) with one rescale: every a_i is
-        moved to above(level) and multiplied by c_i at the scale that brings it to scale * D,
-        then the sum is rescaled once."""
-        top = self.above(level)
-        for a, _ in terms:
-            if a.level < top:
-                raise ValueError(f"EvalMod: no level left for a constant product ({a.level} -> "
-                                 f"{level})")
-        return _Meta(level, scale)
-
-    def to_level(self, a, level):
-        """a moved down to ``level`` by dropping primes (scale unchanged)."""
-        if a.level < level:
-            raise ValueError("EvalMod: operand below the target level")
-        return _Meta(level, a.scale)
-
-
-class _CipherOps(_ScaleOnly):
-    """The same operations on ciphertexts (Evaluator calls; relinearization after products)."""
-
-    def __init__(self, bt: RescaleChain):
-        super().__init__(bt)
-        self.ev = bt.ev
-        self._cache: dict = {}
-
-    @property
-    def rlk(self):
-        return self.bt.ctx._rlk()  # products only: alignment needs no relinearization key
-
-    def fresh(self, level, scale):
-        raise NotImplementedError
-
-    def wrap(self, ct):
-        return _Meta(ct.level, ct.scale, ct)
-
-    def _down(self, a, level):
-        if a.level == level:
-            return a.ct
-        key = (id(a), level)  # the babies meet the same levels many times: switch once
-        hit = self._cache.get(key)
-        if hit is None:
-            hit = self._cache[key] = (a, self.ev.mod_switch_to(a.ct, level))
-        return hit[1]
-
-    def linear_to(self, terms, c0, level, scale):
-        super().linear_to(terms, c0, level, scale)
-        top = self.above(level)
-        target = scale * self.bt.block_product(top)
-        acc = self.ev.scalar_combination([a.ct for a, _ in terms], [float(c) for _, c in terms],
-                                         float(c0), target, top)
-        r = self.ev.rescale_to_next(acc)
-        r.scale = scale  # equal up to double rounding
-        return self.wrap(r)
-
-    def _mul_meta(self, a, b):
-        lvl = min(a.level, b.level)
-        x, y = self._down(a, lvl), self._down(b, lvl)
-        prod = self.ev.square(x) if a is b else self.ev.multiply(x, y)
-        return self.wrap(self.ev.relinearize_rescale(prod, self.rlk))
-
-    def add(self, a, b):
-        self._check(a, b)
-        r = self.ev.add(a.ct, b.ct)
-        r.scale = a.scale
-        return self.wrap(r)
-
-    def sub(self, a, b):
-        self._check(a, b)
-        r = self.ev.sub(a.ct, b.ct)
-        r.scale = a.scale
-        return self.wrap(r)
-
-    def add_const(self, a, c):
-        return self.wrap(self.ev.add_scalar(a.ct, float(c)))
-
-    def to_level(self, a, level):
-        return self.wrap(self._down(a, level))
-
-
-class _ChebEval:
-    """p(x) = sum c_i T_i(x) by the baby-step giant-step recursion of Bossuat et al. (Eurocrypt
-    2021, Alg. 2) in the Chebyshev basis: T_i for i < m = 2^b (babies, T_2k = 2 T_k^2 - 1,
-    T_2k+1 = 2 T_k+1 T_k - T_1) and T_m, T_2m, T_4m, ... (giants, by doubling); p = q T_2^j + r
-    with T_2^j T_i = (T_2^j+i + T_2^j-i) / 2, each part evaluated at the level and scale that
-    make q T_2^j and r meet exactly (target scales chosen from the top down)."""
-
-    def __init__(self, ops, x, coeffs):
-        self.ops = ops
-        coeffs = np.asarray(coeffs, dtype=np.float64)
-        d = len(coeffs) - 1
-        self.coeffs = coeffs
-        logd = max(1, math.ceil(math.log2(d + 1)))
-        self.m = 1 << max(1, (logd + 1) // 2)  # baby steps T_0..T_{m-1}... and T_m
-        self.T = {1: x}
-        for i in range(2, self.m + 1):
-            self._power(i)
-        g = self.m
-        while g < d + 1:
-            self._power(g)
-            g *= 2
-
-    def _power(self, i: int):
-        if i in self.T:
-            return self.T[i]
-        ops = self.ops
-        a, b = (i + 1) // 2, i // 2
-        ta, tb = self._power(a), self._power(b)
-        prod = ops.square(ta) if a == b else ops.mul(ta, tb)
-        two = ops.add(prod, prod)
-        if a == b:  # T_2k = 2 T_k^2 - 1
-            t = ops.add_const(two, -1.0)
-        else:  # T_2k+1 = 2 T_k+1 T_k - T_1
-            t1 = ops.const_to(self.T[1], 1.0, two.level, two.scale)
-            t = ops.sub(two, t1)
-        self.T[i] = t
-        return t
-
-    def output_level(self) -> int:
-        """The level of the result: the input level minus ceil(log2(d + 1)) + 1 blocks."""
-        return self._min_level(len(self.coeffs) - 1)
-
-    def result(self, scale: float | None = None):
-        """p(x) at :meth:`output_level` and ``scale`` (default: the input's scale)."""
-        return self._eval(self.coeffs, self.output_level(),
-                          self.T[1].scale if scale is None else scale)
-
-    def _min_level(self, d):
-        """Output level: the input level minus ceil(log2(d + 1)) + 1 blocks."""
-        lvl = self.T[1].level
-        for _ in range(max(1, math.ceil(math.log2(d + 1))) + 1):
-            lvl = self.ops.below(lvl)
-        return lvl
-
-    def _eval(self, c, level, scale):
-        ops = self.ops
-        deg = len(c) - 1
-        while deg > 0 and c[deg] == 0:
-            deg -= 1
-        c = c[:deg + 1]
-        if deg < self.m:
-            terms = [(self.T[i], c[i]) for i in range(1, deg + 1) if c[i] != 0]
-            if not terms:
-                raise ValueError("EvalMod: constant polynomial")
-            return ops.linear_to(terms, c[0], level, scale)
-        g = 1
-        while g * 2 <= deg:
-            g *= 2
-        q = np.zeros(deg - g + 1)
-        r = c[:g].copy()
-        q[0] = c[g]
-        for j in range(1, deg - g + 1):
-            q[j] = 2 * c[g + j]
-            r[g - j] -= c[g + j]
-        tg = self.T[g]
-        top = ops.above(level)
-        tgd = ops.to_level(tg, top)
-        if not np.any(q[1:]):  # q is a constant: one scalar product instead of a product
-            prod = ops.const_to(tgd, q[0], level, scale)
-        else:
-            q_scale = scale * self.ops.bt.block_product(top) / tgd.scale
-            qv = self._eval(q, top, q_scale)
-            prod = ops.mul(qv, tgd)
-            if prod.level != level:
-                raise AssertionError((prod.level, level))
-            if isinstance(ops, _CipherOps):
-                prod.ct.scale = scale
-            prod.scale = scale
-        if not np.any(r[1:]):  # r is a constant
-            return ops.add_const(prod, r[0]) if r[0] else prod
-        rv = self._eval(r, level, scale)
-        return ops.add(prod, rv)
+__all__ = ["PHASES", "BootstrapChain", "BootstrapConfig", "Bootstrapper", "bootstrap_chain",
+           "preset_chain"]

@@ -30,7 +30,6 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _bootstrap, _check, _core, _tensor
-from ._device import array_device
 from ._base import (
     _CIPHERTEXT_CLASSES,
     _CONTEXT_CLASSES,
@@ -40,6 +39,7 @@ from ._base import (
     check_degree,
     check_same_context,
 )
+from ._device import array_device
 
 Values = Union[float, complex, Sequence[float], Sequence[complex], np.ndarray]
 
@@ -148,12 +148,16 @@ class CKKSContext(KeyedContext):
             its blocks).
         bootstrapping: ``True`` or a :class:`veil.BootstrapConfig` builds the bootstrapping keys
             and transforms (:meth:`enable_bootstrapping`); without a coeff_modulus the chain is
-            :func:`veil._bootstrap.preset_chain`'s (N = 2^16 at 128-bit security: 13 levels
-            left after bootstrapping with 64-bit words). Galois keys are then only those the
-            transforms need unless galois_steps is given.
+            :func:`veil._bootstrap.preset_chain`'s (N = 2^16 at 128-bit security: 14 levels
+            between bootstraps with 64-bit words, 9 with 32-bit words; :attr:`levels`). Galois
+            keys are then only those the transforms need unless galois_steps is given.
+            ``encrypt`` then starts at the bootstrapper's ``output_level``: the levels above it
+            belong to CoeffToSlot and EvalMod.
     """
 
     scheme = "ckks"
+    #: The bootstrapper (:meth:`enable_bootstrapping`), or None.
+    bootstrapper: _bootstrap.Bootstrapper | None = None
     #: :func:`veil._ckks.precision` (``veil.ckks.precision(expected, got)``).
     precision = staticmethod(precision)
     #: :func:`veil._bootstrap.bootstrap_chain` (``veil.ckks.bootstrap_chain(...)``).
@@ -227,20 +231,24 @@ class CKKSContext(KeyedContext):
             ValueError naming the setting when the chain is too short or the config invalid.
         """
         self._need_secret()
-        self.bootstrapper = _bootstrap.Bootstrapper(self, config or _bootstrap.BootstrapConfig(),
-                                                    seed=seed)
-        return self.bootstrapper
+        bt = _bootstrap.Bootstrapper(self, config or _bootstrap.BootstrapConfig(), seed=seed)
+        self.bootstrapper = bt
+        return bt
 
     def bootstrap(self, ct: CKKSCiphertext) -> CKKSCiphertext:
-        """Refreshes ``ct`` (any level, a scale within 2^4 of the context's) to the bootstrapper's
-        ``output_level`` (Cheon-Han-Kim-Kim-Song 2018 with sparse-secret encapsulation; see
-        :mod:`veil._bootstrap`). About 20 bits of precision for values of magnitude <= 1.
+        """Refreshes ``ct`` (a scale within 2^4 of the context's) to the bootstrapper's
+        ``output_level``, from which :attr:`levels` multiplications are left before the next
+        bootstrap (Cheon-Han-Kim-Kim-Song 2018 with sparse-secret encapsulation; see
+        :mod:`veil._bootstrap`). About 20 bits of precision for values of magnitude <= 1. Any
+        level works: a ciphertext spent below ``input_level`` (down to level 0 with 64-bit
+        words, to q_0's top with 32-bit words) comes back at ``low_output_level`` with a few bits
+        less (:class:`veil.Bootstrapper` explains why).
 
         Raises:
             ValueError if bootstrapping is not enabled or ``ct``'s scale is too far from the
             context's.
         """
-        if getattr(self, "bootstrapper", None) is None:
+        if self.bootstrapper is None:
             raise ValueError("ctx: bootstrapping is not enabled (create the context with "
                              "bootstrapping=True or call enable_bootstrapping())")
         if not isinstance(ct, CKKSCiphertext):
@@ -262,6 +270,41 @@ class CKKSContext(KeyedContext):
         self.scale = scale
         self.auto_rescale = bool(options.get("auto_rescale", True))
         self.encoder = _core.CKKSEncoder(self.context)
+        self._chain = _core.RescaleChain(self.context)
+        self._poly: _core.PolynomialEvaluator | None = None
+        self._ops: _core.ScaleOps | None = None
+
+    def _polynomials(self) -> _core.PolynomialEvaluator:
+        """The C++ polynomial evaluator of this context (made on first use)."""
+        if self._poly is None:
+            self._poly = _core.PolynomialEvaluator(self.context)
+        return self._poly
+
+    def _scale_ops(self) -> _core.ScaleOps:
+        """Exact-scale operations (``circuits::ScaleOps``) with this context's relinearization
+        keys (none: products raise), made on first use."""
+        if self._ops is None:
+            self._ops = _core.ScaleOps(self.context, self.relin_keys)
+        return self._ops
+
+    @property
+    def levels(self) -> int:
+        """How many multiplications (rescales) a fresh ciphertext allows: with bootstrapping,
+        those between two bootstraps (the bootstrapper's ``levels_left``: from its
+        ``output_level``, where ``encrypt`` starts and bootstrapping returns, down to its
+        ``input_level``, where the next bootstrap starts); without, those from the top level
+        down to q_0's block (:attr:`max_level` with SEAL's one-prime blocks)."""
+        if self.bootstrapper is not None:
+            return self.bootstrapper.levels_left
+        return len(self._chain.tops) - 1
+
+    @property
+    def default_level(self) -> int:
+        """The level ``encrypt`` and ``encode`` use by default: the top of the levels the user
+        owns (:attr:`max_level`, or with bootstrapping the bootstrapper's ``output_level``; the
+        levels above it are reserved for CoeffToSlot and EvalMod)."""
+        bt = self.bootstrapper
+        return self.max_level if bt is None else bt.output_level
 
     @property
     def slot_count(self) -> int:
@@ -281,7 +324,7 @@ class CKKSContext(KeyedContext):
         block the rescale divides by (the product's scale comes back to the ciphertext's exactly);
         else the context's scale."""
         if self.auto_rescale and self._rescalable(level):
-            return _bootstrap.block_product(self.context, level)
+            return self._chain.block_product(level)
         return self.scale
 
     def _rescale_product(self, raw):
@@ -291,15 +334,19 @@ class CKKSContext(KeyedContext):
         return raw
 
     def scale_at(self, level: int) -> float:
-        """The scale a ciphertext at ``level`` has when every multiplication since the top
-        level multiplied two ciphertexts at the context's scale and was rescaled: S_top =
-        ``scale`` and S_t = S_l^2 / D_l along the rescale path (D_l the product of the block
-        dropped at level l); levels inside a block take the scale of the block's top level.
-        With SEAL's one-prime blocks and scale-sized primes this stays close to ``scale``; with
-        the 32-bit default chain it alternates between about 2^40 and 2^50. Encode at
-        ``scale_at(level)`` to add fresh values to such a product."""
+        """The scale a ciphertext at ``level`` has when every multiplication since
+        :attr:`default_level` (where ``encrypt`` starts: the top level, or with bootstrapping
+        the bootstrapper's output level) multiplied two ciphertexts at the context's scale and
+        was rescaled: S_start = ``scale`` and S_t = S_l^2 / D_l along the rescale path (D_l the
+        product of the block dropped at level l); levels inside a block take the scale of the
+        block's top level, levels above the start the context's scale. With SEAL's one-prime
+        blocks and scale-sized primes this stays close to ``scale``; with the 32-bit default
+        chain it alternates between about 2^40 and 2^50. Encode at ``scale_at(level)`` to add
+        fresh values to such a product."""
         level = _check.integer(level, "level", 0, self.max_level)
-        s, lv = self.scale, self.max_level
+        s, lv = self.scale, self.default_level
+        if level >= lv:
+            return s
         path = {lv: s}
         while lv > 0 and self._rescalable(lv):
             t = self.context.rescale_target(lv)
@@ -371,8 +418,8 @@ class CKKSContext(KeyedContext):
         """:meth:`encode`, naming the values ``name`` in errors (operators: ``other``)."""
         if isinstance(values, _core.Plaintext):
             return values
-        level = self.max_level if level is None else _check.integer(level, "level", 0,
-                                                                      self.max_level)
+        level = self.default_level if level is None else _check.integer(level, "level", 0,
+                                                                         self.max_level)
         scale = self.scale if scale is None else _check.scale(scale)
         _check.scale_fits(scale, self._level_bits[level], level)
         if array_device(values, self.device, name) is not None:  # GPU array: no host copy

@@ -1006,6 +1006,89 @@ class PolynomialEvaluator:
 def power_to_chebyshev(coeffs: object) -> list[float]:
     """numpy.polynomial.chebyshev.poly2cheb."""
 
+class RescaleChain:
+    """
+    The rescaling structure of a CKKS chain (circuits/rescale_chain.h): block tops, block products, moves between tops.
+    """
+
+    def __init__(self, context: Context) -> None: ...
+
+    @property
+    def tops(self) -> list[int]:
+        """Levels where a rescale block ends, from q_0's block up."""
+
+    def block_product(self, level: object) -> float:
+        """
+        The product of the primes a rescale from `level` divides by (a double).
+        """
+
+    def below(self, level: object) -> int:
+        """The level a rescale from `level` lands on."""
+
+    def above(self, level: object) -> int:
+        """The block top whose rescale lands on `level`."""
+
+    def top_at_or_below(self, level: object) -> int:
+        """The highest block top at or below `level`."""
+
+class Operand:
+    """
+    A value of an exact-scale evaluation: level, scale and ciphertext (circuits/scale_ops.h).
+    """
+
+    @property
+    def level(self) -> int: ...
+
+    @property
+    def scale(self) -> float: ...
+
+    @property
+    def ct(self) -> Ciphertext:
+        """The ciphertext (shared: do not modify it in place)."""
+
+class ScaleOps:
+    """
+    Exact-scale CKKS arithmetic on Operands (circuits/scale_ops.h): every addition meets equal levels and scales; constants and linear combinations land on a requested (level, scale) by one scalar combination and one rescale (Kim-Papadimitriou-Polyakov, CT-RSA 2022).
+    """
+
+    def __init__(self, context: Context, relin_keys: RelinKeys | None) -> None:
+        """
+        relin_keys: for products (None: only additions, constants and level moves).
+        """
+
+    @property
+    def chain(self) -> RescaleChain: ...
+
+    def wrap(self, ct: Ciphertext) -> Operand:
+        """An operand holding a copy of ct (size 2), at its level and scale."""
+
+    def below(self, level: object) -> int: ...
+
+    def above(self, level: object) -> int: ...
+
+    def mul(self, a: object, b: object) -> Operand:
+        """a * b at the lower level, relinearized and rescaled once."""
+
+    def square(self, a: object) -> Operand: ...
+
+    def add(self, a: object, b: object) -> Operand:
+        """a + b (one level, equal scales; ValueError for misaligned operands)."""
+
+    def sub(self, a: object, b: object) -> Operand: ...
+
+    def add_const(self, a: object, value: object) -> Operand: ...
+
+    def linear_to(self, terms: object, c0: object, level: object, scale: object) -> Operand:
+        """
+        c0 + sum c_i a_i landing exactly on (level, scale): one scalar combination at the block top above `level`, one rescale.
+        """
+
+    def const_to(self, a: object, value: object, level: object, scale: object) -> Operand:
+        """value * a landing on (level, scale)."""
+
+    def to_level(self, a: object, level: object) -> Operand:
+        """a dropped to `level` (primes dropped, scale unchanged)."""
+
 class BootstrapParameters:
     """
     The level layout of bootstrapping on one context (circuits/bootstrap_parameters.h).
@@ -1015,6 +1098,12 @@ class BootstrapParameters:
 
     @property
     def config(self) -> BootstrapConfig: ...
+
+    @property
+    def poly_modulus_degree(self) -> int: ...
+
+    @property
+    def context(self) -> Context: ...
 
     @property
     def scale(self) -> float: ...
@@ -1029,7 +1118,16 @@ class BootstrapParameters:
     def output_level(self) -> int: ...
 
     @property
-    def levels_left(self) -> int: ...
+    def levels_left(self) -> int:
+        """
+        Rescales from output_level down to input_level: the multiplications the user has between bootstraps.
+        """
+
+    @property
+    def low_output_level(self) -> int:
+        """
+        Where an input below input_level comes back (original order: SlotToCoeff last, stc_levels blocks below output_level).
+        """
 
     @property
     def q0_level(self) -> int: ...
@@ -1067,6 +1165,12 @@ class BootstrapKeys:
         """Keys made elsewhere (copied)."""
 
     @staticmethod
+    def take(relin_keys: RelinKeys, galois_keys: GaloisKeys, to_sparse: SwitchingKey, to_dense: SwitchingKey) -> BootstrapKeys:
+        """
+        Keys made elsewhere, without a copy: galois_keys, to_sparse and to_dense are moved in and left empty (relin_keys, one key, is copied). For large key sets.
+        """
+
+    @staticmethod
     def generate(parameters: BootstrapParameters, secret_key: SecretKey, relin_keys: RelinKeys | None = None, seed: object | None = None) -> BootstrapKeys:
         """
         Generates the keys (seeded: equal to veil._bootstrap's for the same seed).
@@ -1094,9 +1198,29 @@ class Bootstrapper:
     CKKS bootstrapping in C++ (circuits/bootstrapper.h); the steps are public: bootstrap = eval_mod . coeff_to_slot . mod_raise . slot_to_coeff.
     """
 
-    def __init__(self, parameters: BootstrapParameters, keys: BootstrapKeys) -> None: ...
+    def __init__(self, parameters: BootstrapParameters, keys: BootstrapKeys) -> None:
+        """Encodes the transforms; the keys are copied (see take)."""
 
-    def bootstrap(self, ct: Ciphertext) -> Ciphertext: ...
+    @staticmethod
+    def take(parameters: BootstrapParameters, keys: BootstrapKeys) -> Bootstrapper:
+        """
+        As the constructor, but the keys are moved in (left empty): no copy of the key set.
+        """
+
+    def bootstrap(self, ct: Ciphertext) -> Ciphertext:
+        """
+        Refreshes ct (size 2, level >= q0_level) to output_level (low_output_level for inputs below input_level), keeping its scale (a scale far from Delta is first brought to Delta, one level).
+        """
+
+    def prepare(self, ct: Ciphertext) -> Ciphertext:
+        """
+        bootstrap's checks; ct switched to where the pipeline starts (input_level, or q0_level below it) at scale Delta (one constant product first when its scale is not within 2^4 of Delta).
+        """
+
+    def output_scale(self, input_scale: float) -> float:
+        """
+        The scale bootstrap returns for an input at input_scale (itself within 2^4 of Delta, else Delta).
+        """
 
     def slot_to_coeff(self, ct: Ciphertext) -> Ciphertext: ...
 
@@ -1130,6 +1254,10 @@ class Bootstrapper:
         """
         True once bootstrap() replays a captured CUDA graph (GPU, after its first call; VEIL_GRAPHS=0 turns graphs off).
         """
+
+    @property
+    def graph_failure(self) -> str:
+        """Why the graph capture failed, or '' (bootstrap() then runs directly)."""
 
     @property
     def device(self) -> str: ...

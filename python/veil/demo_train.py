@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ._bootstrap import BootstrapConfig, _CipherOps, bootstrap_chain
+from ._bootstrap import BootstrapConfig, bootstrap_chain
 from ._ckks import CKKSContext, precision
 from ._device import resolve_device
 from .demo import _backend_name, _sync, load_data
@@ -112,7 +112,7 @@ class EncryptedTrainer:
         self.bt = ctx.bootstrapper
         self.ev = ctx.evaluator
         self.gk = ctx._gk()
-        self.ops = _CipherOps(self.bt)
+        self.ops = ctx._scale_ops()  # exact-scale arithmetic (circuits::ScaleOps)
         n_slots = ctx.slot_count
         if len(z) * BLOCK > n_slots:
             raise ValueError(f"z: {len(z)} samples need {len(z) * BLOCK} slots, the context has "
@@ -148,7 +148,7 @@ class EncryptedTrainer:
         """Keeps each block's first slot: a plaintext product landing on scale Delta."""
         ops = self.ops
         target = ops.below(m.level)
-        pt_scale = self.ctx.scale * self.bt.block_product(m.level) / m.scale
+        pt_scale = self.ctx.scale * ops.chain.block_product(m.level) / m.scale
         pt = self.ctx.encoder.encode_real(self.mask, pt_scale, m.level, self.ctx.device)
         r = self.ev.rescale_to_next(self.ev.multiply_plain(m.ct, pt))
         r.scale = self.ctx.scale
@@ -174,14 +174,13 @@ class EncryptedTrainer:
 
     def _levels_left(self, w) -> int:
         """Rescales w allows before it reaches the bootstrapper's input level."""
-        tops = self.bt._tops
+        tops = list(self.ops.chain.tops)
         return tops.index(w.level) - tops.index(self.bt.input_level)
 
     def refresh_if_needed(self, w):
         if self._levels_left(w) >= LEVELS_PER_ITERATION:
             return w
         self.bootstraps += 1
-        self.ops = _CipherOps(self.bt)  # a fresh cache of level-switched copies
         return self.ops.wrap(self.bt.bootstrap(w.ct))
 
     def decrypt_weights(self, w) -> np.ndarray:

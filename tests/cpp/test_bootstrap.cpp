@@ -178,10 +178,8 @@ TEST(Bootstrapper, ErrorsNameTheArgument) {
   const CVec vals = random_values(8, 1);
   veil::test::expect_invalid([&] { s.bt.bootstrap(Ciphertext()); }, "ct: is empty");
   veil::test::expect_invalid(
-      [&] { s.bt.bootstrap(s.keys.encrypt(vals, std::ldexp(1.0, 30), p.input_level())); },
+      [&] { s.bt.bootstrap(s.keys.encrypt(vals, std::ldexp(1.0, 30), p.q0_level())); },
       "ct: expected a scale within 2^4 of the context's 2^40.00");
-  veil::test::expect_invalid([&] { s.bt.bootstrap(s.keys.encrypt(vals, p.scale(), 0)); },
-                             "ct: bootstrapping starts with SlotToCoeff at level 3");
   const Ciphertext ct = s.keys.encrypt(vals, p.scale(), p.input_level());
   veil::test::expect_invalid([&] { s.bt.bootstrap(s.keys.ev.multiply(ct, ct)); },
                              "ct: expected size 2");
@@ -197,6 +195,69 @@ TEST(Bootstrapper, ErrorsNameTheArgument) {
   // the bootstrapper's keys belong to the secret key: another key set's ciphertext is refused
   CkksKeys stranger(s.ctx, Device::cpu(), 99);
   EXPECT_THROW(s.bt.bootstrap(stranger.encrypt(vals, p.scale(), p.input_level())), InvalidArgument);
+}
+
+// Inputs below input_level() (SlotToCoeff's levels, q_0's top) run the original order and come
+// back at low_output_level(); the precision is lower by about log2(sqrt(slots)) bits (printed).
+TEST(Bootstrapper, InputsBelowTheInputLevel) {
+  BootSetup s(BootstrapConfig{}, 64, Device::cpu(), 7);
+  const BootstrapParameters& p = s.params;
+  EXPECT_EQ(p.low_output_level(), 2u);  // output_level 5 lowered by SlotToCoeff's 3 blocks
+  const CVec vals = random_values(p.slots(), 13);
+  const std::size_t bytes = s.bt.plaintext_bytes();
+  for (std::size_t level = 0; level < p.input_level(); ++level) {
+    const Ciphertext x = s.keys.encrypt(vals, p.scale() * 1.3, level);
+    const Ciphertext y = s.bt.bootstrap(x);
+    EXPECT_EQ(y.level(), p.low_output_level());
+    EXPECT_EQ(y.scale(), x.scale());
+    const auto pr = precision(s.keys.decrypt(x), s.keys.decrypt(y));
+    std::printf("[ precision ] bootstrap from level %zu (original order), %zu slots: min %.2f "
+                "bits, mean %.2f bits\n", level, p.slots(), pr.min_bits, pr.mean_bits);
+    EXPECT_GT(pr.mean_bits, 18);
+    EXPECT_GT(pr.min_bits, 14);
+  }
+  EXPECT_GT(s.bt.plaintext_bytes(), bytes);  // the second SlotToCoeff, made on first use
+  // the steps in the original order give bootstrap()'s words
+  const Ciphertext x = s.keys.encrypt(vals, p.scale(), 1);
+  const Ciphertext in = s.bt.prepare(x);
+  EXPECT_EQ(in.level(), p.q0_level());
+  const Ciphertext e = s.bt.eval_mod(s.bt.coeff_to_slot(s.bt.mod_raise(in)));
+  EXPECT_EQ(veil::test::words(s.bt.slot_to_coeff(e)), veil::test::words(s.bt.bootstrap(x)));
+  // 32-bit words: q_0's block holds two primes, and its lower level cannot be refreshed
+  BootstrapConfig sparse;
+  sparse.slots = 64;
+  BootSetup t(sparse, 32, Device::cpu(), 8);
+  ASSERT_EQ(t.params.q0_level(), 1u);
+  const Ciphertext low = t.keys.ev.mod_switch_to(
+      t.keys.encrypt(vals, t.params.scale(), t.params.q0_level()), 0);
+  veil::test::expect_invalid([&] { t.bt.bootstrap(low); },
+                             "ct: level 0 lies inside q_0's block below its top 1");
+}
+
+// A scale far from Delta (the 2^50 of 32-bit chains' alternate levels, a 2^30 encryption) is
+// brought to Delta by one constant product first: the result comes back at Delta.
+TEST(Bootstrapper, InputsAtAnotherScale) {
+  BootstrapConfig cfg;
+  cfg.slots = 64;
+  BootSetup s(cfg, 32, Device::cpu(), 9);
+  const BootstrapParameters& p = s.params;
+  const CVec vals = veil::test::tile(random_values(p.slots(), 14), kN / 2);
+  const std::size_t above = s.params.chain().above(p.input_level());
+  for (double log_scale : {50.0, 30.0}) {
+    // one block above input_level: lands on it (SlotToCoeff first); at it: below (original order)
+    for (std::size_t level : {above, p.input_level()}) {
+      const Ciphertext x = s.keys.encrypt(vals, std::ldexp(1.0, int(log_scale)), level);
+      const Ciphertext y = s.bt.bootstrap(x);
+      EXPECT_EQ(y.scale(), p.scale());
+      EXPECT_EQ(s.bt.output_scale(x.scale()), p.scale());
+      EXPECT_EQ(y.level(), level == above ? p.output_level() : p.low_output_level());
+      const auto pr = precision(s.keys.decrypt(x), s.keys.decrypt(y));
+      std::printf("[ precision ] bootstrap from scale 2^%.0f at level %zu: min %.2f bits, mean "
+                  "%.2f bits\n", log_scale, level, pr.min_bits, pr.mean_bits);
+      EXPECT_GT(pr.mean_bits, log_scale > 40 ? 18 : 14);
+    }
+  }
+  EXPECT_EQ(s.bt.output_scale(p.scale() * 3), p.scale() * 3);
 }
 
 TEST(BootstrapKeys, SeededKeysAreReproducible) {
@@ -236,6 +297,24 @@ TEST(BootstrapperGpu, MatchesTheCpuWordForWord) {
     }
     EXPECT_EQ(out[0], out[1]) << word_bits << "-bit words";
   }
+}
+
+TEST(BootstrapperGpu, OriginalOrderMatchesTheCpuWordForWord) {
+  if (!veil::test::have_gpu()) GTEST_SKIP() << "no CUDA device";
+  BootstrapConfig cfg;
+  cfg.slots = 64;
+  std::vector<std::uint64_t> out[2];
+  for (int d = 0; d < 2; ++d) {
+    const Device dev = d ? veil::test::gpu() : Device::cpu();
+    BootSetup s(cfg, 32, dev, 22);
+    const CVec vals = veil::test::tile(random_values(s.params.slots(), 15), kN / 2);
+    const Ciphertext x = s.keys.encrypt(vals, s.params.scale(), s.params.q0_level());
+    const Ciphertext y = s.bt.bootstrap(x);
+    EXPECT_EQ(y.level(), s.params.low_output_level());
+    EXPECT_GT(precision(vals, s.keys.decrypt(y)).mean_bits, 16);
+    out[d] = veil::test::words(y);
+  }
+  EXPECT_EQ(out[0], out[1]);
 }
 
 }  // namespace

@@ -46,11 +46,11 @@ def test_special_fft_stages_factor_the_dense_matrix(n):
     rng = np.random.default_rng(n)
     x = rng.normal(size=n) + 1j * rng.normal(size=n)
     y = x[bitrev(n)]
-    for st in B.special_fft_stages(n):
+    for st in _core.special_fft_stages(n):  # the C++ stages (circuits/dft.h)
         y = apply_diags(st, y)
     np.testing.assert_allclose(y, dense_w(n) @ x, atol=1e-9)
     # the inverse stages undo them (in reverse order)
-    for st in reversed(B.special_ifft_stages(n)):
+    for st in reversed(_core.special_ifft_stages(n)):
         y = apply_diags(st, y)
     np.testing.assert_allclose(y, x[bitrev(n)], atol=1e-9)
 
@@ -241,9 +241,10 @@ def test_bootstrap_errors(boot_ctx):
     with pytest.raises(ValueError, match="slots: 4 slots have 2 FFT stages, fewer than the 3"):
         B.Bootstrapper(boot_ctx, B.BootstrapConfig(slots=4))  # was an AssertionError
     with pytest.raises(ValueError, match="ct: expected a scale within 2\\^4"):
-        boot_ctx.bootstrap(boot_ctx.encrypt([0.5], scale=2.0 ** 30))
-    with pytest.raises(ValueError, match="ct: bootstrapping starts with SlotToCoeff at level"):
-        boot_ctx.bootstrap(boot_ctx.encrypt([0.5], level=0))
+        boot_ctx.bootstrap(boot_ctx.encrypt([0.5], scale=2.0 ** 30, level=0))
+    low32 = small_ctx(word_bits=32, slots=64)  # q_0's block has two primes: level 0 is inside
+    with pytest.raises(ValueError, match="ct: level 0 lies inside q_0's block below its top"):
+        low32.bootstrap(low32.encrypt([0.5], level=1).mod_switch_to(0))
     with pytest.raises(TypeError, match="bootstrapping: expected True"):
         veil.ckks(poly_modulus_degree=4096, bootstrapping="yes")
     with pytest.raises(ValueError, match="bootstrapping at N = 4096 does not fit"):

@@ -174,6 +174,7 @@ BootstrapParameters::BootstrapParameters(ContextPtr ctx, const BootstrapConfig& 
   input_level_ = tops[config.stc_levels];
   output_level_ = tops[top_idx - config.cts_levels - config.evalmod_depth()];
   levels_left_ = top_idx - config.cts_levels - config.evalmod_depth() - config.stc_levels;
+  low_output_level_ = tops[levels_left_];  // output_level's index lowered by stc_levels
   evalmod_level_ = tops[top_idx - config.cts_levels];
   evalmod_scale_ = chain_.block_product(tops[top_idx - config.cts_levels]);
   // Python: self.scale / (self.q0 * k1) / 2.0 / gap, the integer q0 * k1 rounded once.

@@ -108,8 +108,13 @@ class BootstrapParameters {
   std::size_t input_level() const { return input_level_; }
   /// The level of a refreshed ciphertext: below CoeffToSlot and EvalMod.
   std::size_t output_level() const { return output_level_; }
-  /// Rescales a refreshed ciphertext allows before it must be bootstrapped again.
+  /// Rescales a refreshed ciphertext allows before it reaches input_level() again: the
+  /// multiplications the user has between bootstraps (output_level() down to input_level()).
   std::size_t levels_left() const { return levels_left_; }
+  /// The level of a refreshed ciphertext whose input lay below input_level() (SlotToCoeff's or
+  /// q_0's levels): bootstrapped in the original order (ModRaise, CoeffToSlot, EvalMod, then
+  /// SlotToCoeff), it comes back stc_levels rescale blocks below output_level().
+  std::size_t low_output_level() const { return low_output_level_; }
   /// The top of q_0's block (where ModRaise starts) and q_0's block product as a double.
   std::size_t q0_level() const { return chain_.tops().front(); }
   double q0() const { return q0_; }
@@ -138,6 +143,7 @@ class BootstrapParameters {
   BootstrapConfig config_;
   double scale_ = 0, q0_ = 0, evalmod_scale_ = 0, cts_constant_ = 0, gamma_ = 0;
   std::size_t slots_ = 0, input_level_ = 0, output_level_ = 0, levels_left_ = 0, evalmod_level_ = 0;
+  std::size_t low_output_level_ = 0;
   std::vector<int> rotation_steps_;
 };
 

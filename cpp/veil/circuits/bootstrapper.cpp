@@ -5,6 +5,7 @@
 #include <string>
 
 #include "veil/circuits/dft.h"
+#include "veil/circuits/scale_ops.h"
 #include "veil/core/error.h"
 
 namespace veil::circuits {
@@ -79,7 +80,7 @@ void Bootstrapper::check_input(const Ciphertext& ct, std::size_t level, const ch
   }
 }
 
-Ciphertext Bootstrapper::bootstrap(const Ciphertext& ct) const {
+Ciphertext Bootstrapper::prepare(const Ciphertext& ct) const {
   if (ct.empty()) throw InvalidArgument("ct: is empty");
   if (ct.context()->parameter_hash() != params_.context()->parameter_hash()) {
     throw InvalidArgument("ct: belongs to another context");
@@ -88,26 +89,56 @@ Ciphertext Bootstrapper::bootstrap(const Ciphertext& ct) const {
     throw InvalidArgument("ct: expected size 2 (relinearize first), got " +
                           std::to_string(ct.size()));
   }
-  const double s_in = ct.scale();
+  if (ct.level() < params_.q0_level()) {
+    throw InvalidArgument("ct: level " + std::to_string(ct.level()) +
+                          " lies inside q_0's block below its top " +
+                          std::to_string(params_.q0_level()) +
+                          ": the message no longer fits the modulus, nothing can refresh it");
+  }
   const double delta = params_.scale();
-  if (!(std::fabs(std::log2(s_in / delta)) <= 4)) {
-    throw InvalidArgument("ct: expected a scale within 2^4 of the context's " + log2_text(delta) +
-                          " (q_0 / scale sets EvalMod's message ratio), got " + log2_text(s_in));
+  Ciphertext x = ct;
+  if (!near_delta(ct.scale())) {
+    // Brought to Delta exactly by one constant product and rescale (ScaleOps::const_to), one
+    // block lower: needs a block above q_0's top.
+    if (ct.level() < params_.chain().tops()[1]) {
+      throw InvalidArgument("ct: expected a scale within 2^4 of the context's " +
+                            log2_text(delta) + " (q_0 / scale sets EvalMod's message ratio), got " +
+                            log2_text(ct.scale()) + ", and no level is left above q_0's block "
+                            "to bring it there");
+    }
+    const ScaleOps ops(params_.chain(), ev_, keys_.relin_keys);
+    const std::size_t top = params_.chain().top_at_or_below(ct.level());
+    x = *ops.const_to(ops.wrap(ct), 1.0, params_.chain().below(top), delta)->ct;
   }
-  if (ct.level() < params_.input_level()) {
-    throw InvalidArgument("ct: bootstrapping starts with SlotToCoeff at level " +
-                          std::to_string(params_.input_level()) + "; the ciphertext is at level " +
-                          std::to_string(ct.level()) + " (keep " +
-                          std::to_string(params_.config().stc_levels) +
-                          " levels above q_0's block for it)");
-  }
-  Ciphertext x =
-      ct.level() > params_.input_level() ? ev_.mod_switch_to(ct, params_.input_level()) : ct;
+  // SlotToCoeff first from input_level(); below it, the original order from q_0's top.
+  const std::size_t start =
+      x.level() >= params_.input_level() ? params_.input_level() : params_.q0_level();
+  if (x.level() > start) x = ev_.mod_switch_to(x, start);
   x.set_scale(delta);
-  // The whole pipeline is one CUDA graph after the first call (GraphReplay).
-  Ciphertext out = replay_->run(x, [this](const Ciphertext& c) { return pipeline(c); });
-  out.set_scale(s_in);
+  return x;
+}
+
+bool Bootstrapper::near_delta(double scale) const {
+  return std::fabs(std::log2(scale / params_.scale())) <= 4;
+}
+
+Ciphertext Bootstrapper::bootstrap(const Ciphertext& ct) const {
+  const Ciphertext x = prepare(ct);
+  Ciphertext out;
+  if (x.level() == params_.input_level()) {
+    // The whole pipeline is one CUDA graph after the first call (GraphReplay).
+    out = replay_->run(x, [this](const Ciphertext& c) { return pipeline(c); });
+  } else {  // the original order (file comment), run directly
+    out = slot_to_coeff(eval_mod(coeff_to_slot(mod_raise(x))));
+  }
+  // The pipeline ran as if the scale were Delta: t comes back as t, read at the input's scale
+  // (or at Delta when prepare() brought the input there).
+  out.set_scale(output_scale(ct.scale()));
   return out;
+}
+
+double Bootstrapper::output_scale(double input_scale) const {
+  return near_delta(input_scale) ? input_scale : params_.scale();
 }
 
 Ciphertext Bootstrapper::pipeline(const Ciphertext& x) const {
@@ -115,16 +146,38 @@ Ciphertext Bootstrapper::pipeline(const Ciphertext& x) const {
 }
 
 Ciphertext Bootstrapper::slot_to_coeff(const Ciphertext& ct) const {
+  if (!ct.empty() && ct.level() == params_.output_level()) {
+    check_input(ct, params_.output_level(), "SlotToCoeff");
+    return run_slot_to_coeff(ct, late_slot_to_coeff());
+  }
   check_input(ct, params_.input_level(), "SlotToCoeff");
+  return run_slot_to_coeff(ct, stc_);
+}
+
+Ciphertext Bootstrapper::run_slot_to_coeff(const Ciphertext& ct,
+                                           const std::vector<LinearTransform>& levels) const {
   const GaloisKeys& gk = keys_.galois_keys;
   Ciphertext cur = ct;
   cur.set_scale(params_.scale());
-  for (std::size_t i = 0; i + 1 < stc_.size(); ++i)
-    cur = std::move(stc_[i].apply(ev_, {&cur}, gk)[0]);
-  std::vector<Ciphertext> ab = stc_.back().apply(ev_, {&cur}, gk);
+  for (std::size_t i = 0; i + 1 < levels.size(); ++i)
+    cur = std::move(levels[i].apply(ev_, {&cur}, gk)[0]);
+  std::vector<Ciphertext> ab = levels.back().apply(ev_, {&cur}, gk);
   Ciphertext out = ev_.add(ab[0], ev_.conjugate(ab[1], gk));
   out.set_scale(params_.scale());  // it is, up to the double rounding of the plaintext scales
   return out;
+}
+
+const std::vector<LinearTransform>& Bootstrapper::late_slot_to_coeff() const {
+  // The same matrices as stc_ (same rotations: the keys cover them), one level set higher.
+  std::call_once(late_->once, [this] {
+    const CKKSEncoder encoder(params_.context());
+    late_->stc = encode_levels(encoder, params_.chain(),
+                               slot_to_coeff_levels(params_.slots(), params_.config().stc_levels,
+                                                    params_.output_level(), *params_.context()),
+                               params_.slots(), params_.scale(), params_.scale(), device());
+    late_->ready = true;
+  });
+  return late_->stc;
 }
 
 Ciphertext Bootstrapper::mod_raise(const Ciphertext& ct) const {
@@ -169,6 +222,9 @@ std::size_t Bootstrapper::plaintext_bytes() const {
   std::size_t total = 0;
   for (const auto& lt : cts_) total += lt.plaintext_bytes();
   for (const auto& lt : stc_) total += lt.plaintext_bytes();
+  if (late_->ready) {  // made by the first input below input_level()
+    for (const auto& lt : late_->stc) total += lt.plaintext_bytes();
+  }
   return total;
 }
 

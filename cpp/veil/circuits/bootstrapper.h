@@ -9,11 +9,29 @@
 //
 // Everything runs through the Evaluator on the keys' device, so the CPU and the GPU compute the
 // same words. The steps are public so that a caller can time or replace one:
-//   bootstrap(ct) = eval_mod(coeff_to_slot(mod_raise(slot_to_coeff(ct)))), with the input's
-//   scale handled around them.
+//   bootstrap(ct) = eval_mod(coeff_to_slot(mod_raise(slot_to_coeff(prepare(ct))))), with the
+//   input's scale restored at the end.
+//
+// Inputs below input_level() (a ciphertext spent into SlotToCoeff's levels or down to q_0's):
+// SlotToCoeff cannot run first any more (it needs stc_levels blocks above q_0's), so such an
+// input is bootstrapped in the papers' original order (CHKKS18 §4): ModRaise at q_0, CoeffToSlot,
+// EvalMod, then SlotToCoeff from output_level() down to low_output_level(), with a second set of
+// SlotToCoeff matrices encoded there on first use:
+//   bootstrap(ct) = slot_to_coeff(eval_mod(coeff_to_slot(mod_raise(prepare(ct))))).
+// Why not reserve the bottom levels instead (never let a ciphertext go below input_level()): the
+// user would lose stc_levels usable levels on every ciphertext that is decrypted without a further
+// bootstrap, and a ciphertext that got there anyway (manual mod_switch, auto_rescale=False, bytes
+// from elsewhere) could never be refreshed. The cost of the original order, paid only by such
+// inputs: the result lands stc_levels blocks lower, and precision drops by about log2(sqrt(n))
+// bits for n slots (EvalMod's error on each coefficient is spread over every slot by the final
+// SlotToCoeff, whereas with SlotToCoeff first the coefficients are the slot values themselves):
+// measured at N = 2^11, full slots, 64-bit words: mean 25.5 -> 20.5 bits, worst slot 23.7 -> 16.7
+// (tests/cpp/test_bootstrap.cpp and tests/python/test_bootstrap.py print them).
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,24 +60,44 @@ class Bootstrapper {
 
   /// Refreshes `ct` to output_level(), keeping its scale: the slots come back with about 20 bits
   /// of precision for values of magnitude <= 1 (full slots, N = 2^16, the default config). A
-  /// ciphertext above input_level() is first switched down (its extra levels are not used). The
-  /// pipeline runs as if the scale were Delta: the plaintext t (message m = t / s_in) comes back
-  /// as t, which the output's scale s_in reads as m again.
+  /// ciphertext above input_level() is first switched down (its extra levels are not used); one
+  /// below it (down to q0_level()) is bootstrapped in the original order and comes back at
+  /// low_output_level() with about log2(sqrt(slots)) fewer bits (file comment). The pipeline
+  /// runs as if the scale were Delta: the plaintext t (message m = t / s_in) comes back as t,
+  /// which the output's scale s_in reads as m again. That needs s_in within 2^4 of Delta
+  /// (q_0 / s_in sets EvalMod's message ratio); a ciphertext at another scale (the 2^50 that
+  /// 32-bit chains' one-prime blocks leave on every other level, a 2^30 encryption) is first
+  /// brought to Delta by one constant product and rescale (ScaleOps::const_to: one level) and
+  /// comes back at scale Delta.
   /// @param ct a size-2 CKKS ciphertext of the keys' key set and device, at a level >=
-  ///        input_level(), with a scale within a factor 2^4 of Delta (q_0 / scale sets EvalMod's
-  ///        message ratio). For sparse slots its N/2 slots repeat with period slots().
-  /// @return a size-2 ciphertext at output_level() with ct's scale.
-  /// @throws InvalidArgument naming `ct` (empty, another context, size != 2, scale too far from
-  ///         Delta, level below input_level()), and the evaluator's errors (other key set or
-  ///         device).
+  ///        q0_level() (above q_0's block when its scale is not within 2^4 of Delta). For
+  ///        sparse slots its N/2 slots repeat with period slots().
+  /// @return a size-2 ciphertext at output_level() (low_output_level() when the input, after a
+  ///         scale adjustment, lies below input_level()) with ct's scale (or Delta).
+  /// @throws InvalidArgument naming `ct` (empty, another context, size != 2, level inside q_0's
+  ///         block below its top, a scale far from Delta with no level left to adjust it), and
+  ///         the evaluator's errors (other key set or device).
   Ciphertext bootstrap(const Ciphertext& ct) const;
 
+  /// The checks of bootstrap() and the input where the pipeline starts, at scale Delta:
+  /// brought to Delta if its scale is not within 2^4 of it (one level), then switched down to
+  /// input_level() when at or above it (SlotToCoeff first), else to q0_level() (ModRaise
+  /// first). bootstrap(ct) runs the steps on it and restores ct's scale.
+  /// @throws InvalidArgument as bootstrap().
+  Ciphertext prepare(const Ciphertext& ct) const;
+  /// The scale bootstrap() returns for an input at `input_scale`: the same within 2^4 of
+  /// Delta, else Delta.
+  double output_scale(double input_scale) const;
+
   /// SlotToCoeff: the slots z (read as a bit-reversed coefficient vector) become the
-  /// plaintext's coefficients, stc_levels levels down to q_0's top (CHKKS18 §4.1, run first as
-  /// Chen-Chillotti-Song 2019). The last level's two outputs are added after conjugating the
-  /// second (SEAL's odd slots sit at the conjugate roots).
-  /// @param ct size 2, at input_level(); its scale is taken as Delta.
-  /// @return a ciphertext at q0_level() with scale Delta.
+  /// plaintext's coefficients, stc_levels levels down (CHKKS18 §4.1). At input_level() it runs
+  /// first (Chen-Chillotti-Song 2019) and lands on q_0's top; at output_level() it is the last
+  /// step of the original order (EvalMod's output: the coefficients come back in place) and
+  /// lands on low_output_level(), with its matrices encoded there on the first such call. The
+  /// last level's two outputs are added after conjugating the second (SEAL's odd slots sit at
+  /// the conjugate roots).
+  /// @param ct size 2, at input_level() or output_level(); its scale is taken as Delta.
+  /// @return a ciphertext at q0_level() (or low_output_level()) with scale Delta.
   /// @throws InvalidArgument naming `ct` for another level or size.
   Ciphertext slot_to_coeff(const Ciphertext& ct) const;
   /// Sparse-secret encapsulation and ModRaise (CHKKS18 §3.1; BTH22 §5): the key switched to the
@@ -91,7 +129,8 @@ class Bootstrapper {
   /// The CoeffToSlot and SlotToCoeff levels, in the order they run.
   const std::vector<LinearTransform>& coeff_to_slot_transforms() const { return cts_; }
   const std::vector<LinearTransform>& slot_to_coeff_transforms() const { return stc_; }
-  /// Bytes of the encoded transform matrices on the device.
+  /// Bytes of the encoded transform matrices on the device (with the original order's
+  /// SlotToCoeff matrices once an input below input_level() made them).
   std::size_t plaintext_bytes() const;
   /// The device of the keys and plaintexts (ciphertexts must live there).
   const Device& device() const { return keys_.device(); }
@@ -105,12 +144,23 @@ class Bootstrapper {
   /// The four steps in order, on a ciphertext at input_level() with scale Delta.
   Ciphertext pipeline(const Ciphertext& x) const;
   void check_input(const Ciphertext& ct, std::size_t level, const char* step) const;
+  /// Whether `scale` is within 2^4 of Delta (the pipeline then reads it as Delta).
+  bool near_delta(double scale) const;
+  Ciphertext run_slot_to_coeff(const Ciphertext& ct, const std::vector<LinearTransform>& levels) const;
+  /// The original order's SlotToCoeff levels (from output_level()), encoded on first use.
+  const std::vector<LinearTransform>& late_slot_to_coeff() const;
+  struct Late {
+    std::once_flag once;
+    std::atomic<bool> ready{false};
+    std::vector<LinearTransform> stc;
+  };
   BootstrapParameters params_;
   BootstrapKeys keys_;
   Evaluator ev_;
   EvalMod evalmod_;
   std::vector<LinearTransform> cts_, stc_;
   std::shared_ptr<GraphReplay> replay_ = std::make_shared<GraphReplay>();
+  std::shared_ptr<Late> late_ = std::make_shared<Late>();
 };
 
 }  // namespace veil::circuits
