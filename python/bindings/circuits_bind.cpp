@@ -24,6 +24,8 @@
 #include "veil/circuits/polynomial.h"
 #include "veil/circuits/scale_ops.h"
 #include "veil/core/error.h"
+#include "veil/io/serialize_circuits.h"
+#include "io_bind.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -597,7 +599,26 @@ void def_bootstrap(nb::module_& m) {
       .def_prop_ro("coeff_to_slot_constant", &BootstrapParameters::coeff_to_slot_constant)
       .def_prop_ro("gamma", &BootstrapParameters::gamma)
       .def_prop_ro("rotation_steps", &BootstrapParameters::rotation_steps)
-      .def_prop_ro("galois_elements", &BootstrapParameters::galois_elements);
+      .def_prop_ro("galois_elements", &BootstrapParameters::galois_elements)
+      .def(
+          "to_bytes",
+          [](const BootstrapParameters& p, const std::string& compression) {
+            return to_py(io::save(p, save_options(compression, std::nullopt, 3)));
+          },
+          "compression"_a = "zstd",
+          "Veil's format (object type 9: the configuration and Delta, bound to the context by "
+          "its parameter hash; io/serialize_circuits.h).")
+      .def_static(
+          "from_bytes",
+          [](nb::handle data, const Ctx& ctx, std::optional<std::uint64_t> max_bytes) {
+            if (!ctx) throw InvalidArgument("context: expected a Context, got None");
+            PyBytes bytes(data, "data");
+            Release r;
+            return io::load_bootstrap_parameters(bytes.view(), ctx, load_options(max_bytes));
+          },
+          "data"_a, "context"_a, "max_bytes"_a.none() = nb::none(),
+          "Loads bytes written by to_bytes onto `context` (every field checked; ValueError "
+          "naming it).");
 
   nb::class_<BootstrapKeys>(m, "BootstrapKeys",
                             "Relinearization, Galois and sparse-secret switching keys of "

@@ -187,6 +187,13 @@ class KeyedContext:
     def _init_options(self, options: dict) -> None:
         """Rebuilds encoders and settings from :meth:`_options` output (bundle loading)."""
 
+    def _bundle_extras(self, compression: str, seeded: bool | None) -> dict[str, bytes]:
+        """Scheme-specific bundle entries beyond the keys (CKKS: the bootstrapper's)."""
+        return {}
+
+    def _load_bundle_extras(self, blobs: dict, max_bytes: int | None) -> None:
+        """Rebuilds what :meth:`_bundle_extras` wrote (bundle loading; bytes are hostile)."""
+
     # ---- encryption helpers -----------------------------------------------------------------
     def _encrypt_raw(self, plain, symmetric: bool):
         """Public-key encryption, or with ``symmetric`` the secret key (seeded: half the bytes
@@ -298,7 +305,9 @@ class KeyedContext:
         """The parameters, options and keys as one bundle (veil._serialize).
 
         The secret key is written only with ``include_secret_key=True`` (a client saving its own
-        keys); the default is the server's view (public, relinearization and Galois keys).
+        keys); the default is the server's view (public, relinearization and Galois keys, and a
+        CKKS context's bootstrapping keys and parameters: :data:`veil._bootstrap.BUNDLE_BLOBS`,
+        so that the loaded context bootstraps without the secret key).
         ``compression``/``seeded`` as for the objects' ``to_bytes``.
         """
         if include_secret_key and self.secret_key is None:
@@ -308,6 +317,7 @@ class KeyedContext:
             key = getattr(self, name)
             if key is not None:
                 blobs[name] = key.to_bytes(compression, seeded)
+        blobs.update(self._bundle_extras(compression, seeded))
         if include_secret_key:
             blobs["secret_key"] = self.secret_key.to_bytes(compression)
         meta = {"format": 1, "scheme": self.scheme, "security": self.security,
@@ -351,9 +361,11 @@ class KeyedContext:
                 return None
             return core_cls.from_bytes(blobs[name], context, dev, max_bytes)
 
-        return assemble(context, dev, options, load("secret_key", _core.SecretKey),
-                        load("public_key", _core.PublicKey), load("relin_keys", _core.RelinKeys),
-                        load("galois_keys", _core.GaloisKeys), key_set_id=key_set_id)
+        obj = assemble(context, dev, options, load("secret_key", _core.SecretKey),
+                       load("public_key", _core.PublicKey), load("relin_keys", _core.RelinKeys),
+                       load("galois_keys", _core.GaloisKeys), key_set_id=key_set_id)
+        obj._load_bundle_extras(blobs, max_bytes)
+        return obj
 
     @classmethod
     def load(cls, path: PathLike, device: str | None = "auto",

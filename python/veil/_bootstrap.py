@@ -27,8 +27,9 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import _core
 from ._base import generate_galois_keys
@@ -167,6 +168,13 @@ def _config(config) -> BootstrapConfig:
     return config
 
 
+#: The entries a bootstrapper adds to its context's bundle (``KeyedContext.to_bytes``), each one
+#: Veil object (docs/serialization.md): its parameters (object type 9: configuration and Delta),
+#: its Galois keys (type 7) and the two switching keys of sparse-secret encapsulation (type 8).
+#: The relinearization keys are the context's own ``relin_keys`` entry.
+BUNDLE_BLOBS = ("bootstrap_config", "bootstrap_galois_keys", "bootstrap_to_sparse",
+                "bootstrap_to_dense")
+
 #: The phases :meth:`Bootstrapper.bootstrap` times (``timings``), in the order they run for an
 #: input at or above ``input_level``.
 PHASES = ("slot_to_coeff", "modraise+subsum", "coeff_to_slot", "eval_mod")
@@ -242,6 +250,58 @@ class Bootstrapper:
         self = object.__new__(cls)
         self._attach(parameters, config or BootstrapConfig.from_core(parameters.config), keys)
         return self
+
+    # ---- serialization (the context's bundle) ----------------------------------------------------
+    def to_blobs(self, compression: str = "zstd", seeded: bool | None = None) -> dict[str, bytes]:
+        """The bundle entries :data:`BUNDLE_BLOBS`, in Veil's format: the parameters, the Galois
+        keys and the two switching keys (seeded halves unless ``seeded=False``; the dense ->
+        sparse key, trimmed to q_0 P, is never seeded and is written unseeded even with
+        ``seeded=True``). No secret material: a server rebuilds the bootstrapper from them and
+        the context's relinearization keys (:meth:`from_blobs`)."""
+        keys = self._key_set()
+        return {
+            "bootstrap_config": self.parameters.to_bytes(compression),
+            "bootstrap_galois_keys": keys.galois_keys.to_bytes(compression, seeded),
+            "bootstrap_to_sparse": keys.to_sparse.to_bytes(compression, None if seeded else seeded),
+            "bootstrap_to_dense": keys.to_dense.to_bytes(compression, seeded),
+        }
+
+    @classmethod
+    def from_blobs(cls, blobs: Mapping[str, Any], context: _core.Context, device: str,
+                   relin_keys: _core.RelinKeys | None, max_bytes: int | None = None
+                   ) -> Bootstrapper:
+        """A bootstrapper from bundle entries (:meth:`to_blobs`) and the context's
+        relinearization keys, without the secret key: how a server bootstraps for a client.
+        Every object is loaded as hostile bytes (bounds before allocation, every field checked)
+        onto ``device``, then the keys are checked against the parameters and each other (one
+        key set, every Galois element the transforms use).
+
+        Raises:
+            ValueError naming the missing entry or the bad field (``bootstrap_config``,
+            ``bootstrap_galois_keys``, ... or the key the check refuses).
+        """
+        missing = [name for name in BUNDLE_BLOBS if name not in blobs]
+        if missing:
+            raise ValueError(f"{missing[0]}: missing from the bundle (a bootstrapper needs "
+                             f"{', '.join(BUNDLE_BLOBS)})")
+        if relin_keys is None:
+            raise ValueError("relin_keys: missing from the bundle (bootstrapping multiplies)")
+
+        def load(name, loader, *args):
+            try:
+                return loader(blobs[name], context, *args, max_bytes)
+            except ValueError as e:
+                raise ValueError(f"{name}: {e}") from None
+
+        params = load("bootstrap_config", _core.BootstrapParameters.from_bytes)
+        gk = load("bootstrap_galois_keys", _core.GaloisKeys.from_bytes, device)
+        to_sparse = load("bootstrap_to_sparse", _core.SwitchingKey.from_bytes, device)
+        to_dense = load("bootstrap_to_dense", _core.SwitchingKey.from_bytes, device)
+        keys = _core.BootstrapKeys.take(relin_keys, gk, to_sparse, to_dense)
+        try:
+            return cls.from_keys(params, keys)
+        except ValueError as e:
+            raise ValueError(f"bootstrap keys: {e}") from None
 
     def _attach(self, params: _core.BootstrapParameters, config: BootstrapConfig,
                 keys: _core.BootstrapKeys) -> None:

@@ -259,6 +259,16 @@ class CKKSContext(KeyedContext):
     def _options(self) -> dict:
         return {"scale": self.scale, "auto_rescale": self.auto_rescale}
 
+    def _bundle_extras(self, compression: str, seeded: bool | None) -> dict[str, bytes]:
+        bt = self.bootstrapper
+        return {} if bt is None else bt.to_blobs(compression, seeded)
+
+    def _load_bundle_extras(self, blobs: dict, max_bytes: int | None) -> None:
+        """A bootstrapper from the bundle's entries (server side: no secret key needed)."""
+        if any(name in blobs for name in _bootstrap.BUNDLE_BLOBS):
+            self.bootstrapper = _bootstrap.Bootstrapper.from_blobs(
+                blobs, self.context, self.device, self.relin_keys, max_bytes)
+
     def _init_options(self, options: dict) -> None:
         self._level_bits = [sum(math.log2(q) for q in self.context.coeff_modulus_at(level))
                             for level in range(self.max_level + 1)]

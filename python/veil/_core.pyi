@@ -559,6 +559,31 @@ class GaloisKeys:
 class SwitchingKey:
     """A key switching ciphertexts from one secret key to another."""
 
+    def to_bytes(self, compression: str = 'zstd', seeded: bool | None = None, level: int = 3) -> bytes:
+        """
+        Serializes to Veil's format (io/serialize.h: versioned header, parameter hash, CRC-32).
+
+        compression: 'zstd' (default) or 'none'. seeded: None writes the 32-byte seed of the
+        uniform part when the object has one that still matches (symmetric-key ciphertexts, public,
+        relinearization and Galois keys fresh from KeyGenerator), halving the size; True demands it
+        (ValueError otherwise); False never seeds. level: zstd level 1..19.
+        """
+
+    def save(self, path: str, compression: str = 'zstd', seeded: bool | None = None, level: int = 3) -> None:
+        """Writes to_bytes(...) to a file."""
+
+    @staticmethod
+    def from_bytes(data: object, context: Context, device: str = 'cpu', max_bytes: int | None = None) -> SwitchingKey:
+        """
+        Loads an object saved by to_bytes onto `device`, checking it against `context` (scheme,
+        parameter hash, shape, every coefficient below its modulus). max_bytes caps the body
+        (default 16 GiB). Raises ValueError naming the field for any bad byte.
+        """
+
+    @staticmethod
+    def load(path: str, context: Context, device: str = 'cpu', max_bytes: int | None = None) -> SwitchingKey:
+        """Loads a file written by save()."""
+
     @property
     def device(self) -> str: ...
 
@@ -1155,6 +1180,17 @@ class BootstrapParameters:
 
     @property
     def galois_elements(self) -> list[int]: ...
+
+    def to_bytes(self, compression: str = 'zstd') -> bytes:
+        """
+        Veil's format (object type 9: the configuration and Delta, bound to the context by its parameter hash; io/serialize_circuits.h).
+        """
+
+    @staticmethod
+    def from_bytes(data: object, context: Context, max_bytes: int | None = None) -> BootstrapParameters:
+        """
+        Loads bytes written by to_bytes onto `context` (every field checked; ValueError naming it).
+        """
 
 class BootstrapKeys:
     """

@@ -75,12 +75,13 @@ def usable_device(device: str) -> str:
 
 
 _LOADERS: dict[str, type[_core.Plaintext | _core.Ciphertext | _core.PublicKey | _core.RelinKeys
-                         | _core.GaloisKeys]] = {
+                         | _core.GaloisKeys | _core.SwitchingKey]] = {
     "plaintext": _core.Plaintext,
     "ciphertext": _core.Ciphertext,
     "public_key": _core.PublicKey,
     "relin_keys": _core.RelinKeys,
     "galois_keys": _core.GaloisKeys,
+    "switching_key": _core.SwitchingKey,
 }
 
 

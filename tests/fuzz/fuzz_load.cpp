@@ -1,6 +1,7 @@
 // libFuzzer harness for every loader of hostile bytes: Veil's format and SEAL's, all seven
-// object types each (io/serialize.h, io/seal.h). The first input byte picks the loader; the
-// rest is the object. A loader may only return an object or throw InvalidArgument: any other
+// object types each (io/serialize.h, io/seal.h), and Veil's switching keys (full and trimmed)
+// and bootstrapping parameters (io/serialize_circuits.h). The first input byte picks the
+// loader; the rest is the object. A loader may only return an object or throw InvalidArgument: any other
 // exception, crash, hang, leak or sanitizer report (ASan, UBSan) is a finding.
 //
 // Built by scripts/fuzz.sh with clang (-fsanitize=fuzzer,address,undefined) against a CPU-only
@@ -19,7 +20,9 @@
 #include "veil/bfv/batch_encoder.h"
 #include "veil/core/error.h"
 #include "veil/io/seal.h"
+#include "veil/circuits/bootstrap_parameters.h"
 #include "veil/io/serialize.h"
+#include "veil/io/serialize_circuits.h"
 #include "veil/rlwe/keygen.h"
 
 using namespace veil;
@@ -28,6 +31,21 @@ namespace {
 
 ContextPtr g_ctx;    // 64-bit words (36- and 37-bit primes)
 ContextPtr g_ctx32;  // 32-bit words (30- and 31-bit primes): the loaders narrow the saved words
+ContextPtr g_boot;   // CKKS, N = 2^11, a bootstrapping chain (the parameters' loader needs one)
+ContextPtr g_swk;    // two Q primes and P: switching keys trimmed to level 0 differ from full ones
+
+ContextPtr make_switching_context() {
+  EncryptionParameters p(SchemeType::bfv);
+  p.poly_modulus_degree = 1024;
+  p.coeff_modulus = CoeffModulus::create(1024, {30, 30, 31});
+  p.plain_modulus = PlainModulus::batching(1024, 16);
+  return Context::create(p, SecurityLevel::none);
+}
+
+ContextPtr make_boot_context() {
+  const circuits::BootstrapChain chain = circuits::bootstrap_chain(11, 2, {}, 64);
+  return Context::create(chain.parameters(2048, 64), SecurityLevel::none);
+}
 
 ContextPtr make_context(int b0, int b1) {
   EncryptionParameters p(SchemeType::bfv);
@@ -80,16 +98,45 @@ void make_corpus(const std::string& dir, const ContextPtr& g_ctx, std::uint8_t f
   }
 }
 
+void make_boot_corpus(const std::string& dir, int& i) {
+  KeyGenerator kg(g_swk, Device::cpu(), 1);
+  KeyGenerator other(g_swk, Device::cpu(), 3);
+  const SwitchingKey full = other.create_switching_key(kg.secret_key());
+  const SwitchingKey trimmed = other.create_switching_key(kg.secret_key(), 0);
+  for (io::Compression c : {io::Compression::none, io::Compression::zstd}) {
+    for (io::Seeding s : {io::Seeding::automatic, io::Seeding::never}) {
+      io::SaveOptions o;
+      o.compression = c;
+      o.seeded = s;
+      write_seed(dir, i++, 14, io::save(full, o));
+      write_seed(dir, i++, 14, io::save(trimmed, o));
+    }
+  }
+  circuits::BootstrapConfig sparse;
+  sparse.slots = 32;
+  for (const circuits::BootstrapConfig& cfg : {circuits::BootstrapConfig{}, sparse}) {
+    const circuits::BootstrapParameters p(g_boot, cfg, 1099511627776.0);
+    for (io::Compression c : {io::Compression::none, io::Compression::zstd}) {
+      io::SaveOptions o;
+      o.compression = c;
+      write_seed(dir, i++, 15, io::save(p, o));
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   g_ctx = make_context(36, 37);
   g_ctx32 = make_context(30, 31);
+  g_boot = make_boot_context();
+  g_swk = make_switching_context();
   if (g_ctx->word_bits() != 64 || g_ctx32->word_bits() != 32) std::abort();
   if (const char* dir = std::getenv("VEIL_FUZZ_CORPUS")) {
     int i = 0;
     make_corpus(dir, g_ctx, 0, i);
     make_corpus(dir, g_ctx32, 0x80, i);
+    make_boot_corpus(dir, i);
     std::fprintf(stderr, "wrote %d seed inputs to %s\n", i, dir);
   }
   return 0;
@@ -103,7 +150,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Device cpu = Device::cpu();
   const ContextPtr& g_ctx = (data[0] & 0x80) ? g_ctx32 : ::g_ctx;
   try {
-    switch ((data[0] & 0x7F) % 14) {
+    switch ((data[0] & 0x7F) % 16) {
       case 0: io::load_parameters(in, o); break;
       case 1: io::load_plaintext(in, g_ctx, cpu, o); break;
       case 2: io::load_ciphertext(in, g_ctx, cpu, o); break;
@@ -117,7 +164,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case 10: io::seal::load_secret_key(in, g_ctx, cpu, o); break;
       case 11: io::seal::load_public_key(in, g_ctx, cpu, o); break;
       case 12: io::seal::load_relin_keys(in, g_ctx, cpu, o); break;
-      default: io::seal::load_galois_keys(in, g_ctx, cpu, o); break;
+      case 13: io::seal::load_galois_keys(in, g_ctx, cpu, o); break;
+      case 14: io::load_switching_key(in, g_swk, cpu, o); break;
+      default: io::load_bootstrap_parameters(in, g_boot, o); break;
     }
   } catch (const InvalidArgument&) {
     // the one acceptable answer to bad bytes

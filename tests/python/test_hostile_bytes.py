@@ -28,6 +28,25 @@ def corpus():
                                                              max_bytes=1 << 22))
                     for name, obj in objs.items()}
     veil_loaders["parameters"] = (core.params.to_bytes(), _core.EncryptionParameters.from_bytes)
+    # switching keys (issue 23): full (seeded) and trimmed to level 0 (two Q primes needed)
+    ks = veil.bfv(poly_modulus_degree=1024, coeff_modulus=[30, 30, 31], plain_modulus=12289,
+                  security=None, device="cpu", seed=5, galois_steps=None, relin_keys=False)
+    other = _core.KeyGenerator(ks.context, "cpu", 9)
+    load_swk = functools.partial(_core.SwitchingKey.from_bytes, context=ks.context,
+                                 max_bytes=1 << 22)
+    veil_loaders["switching_key"] = (other.create_switching_key(ks.secret_key).to_bytes(),
+                                     load_swk)
+    veil_loaders["switching_key_trimmed"] = (
+        other.create_switching_key(ks.secret_key, 0).to_bytes(), load_swk)
+    # bootstrapping parameters on a bootstrapping chain (no keys needed)
+    chain = veil.ckks.bootstrap_chain(11, 2)
+    ck = veil.ckks(poly_modulus_degree=2048, security=None, device="cpu", seed=6,
+                   galois_steps=None, relin_keys=False, **chain.context_args())
+    params = _core.BootstrapParameters(ck.context, veil.BootstrapConfig(slots=32).to_core(),
+                                       ck.scale)
+    veil_loaders["bootstrap_parameters"] = (
+        params.to_bytes(), functools.partial(_core.BootstrapParameters.from_bytes,
+                                             context=ck.context))
     seal_loaders = {name: (veil.seal.save(obj, compression="zlib" if name == "galois_keys" else "none"),
                            functools.partial(getattr(veil.seal, "load_" + name), context=core))
                     for name, obj in objs.items()}

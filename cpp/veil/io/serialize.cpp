@@ -1,5 +1,6 @@
 #include "veil/io/serialize.h"
 
+#include "veil/io/serialize_detail.h"
 #include "veil/rlwe/checks.h"
 
 #include <cmath>
@@ -24,33 +25,16 @@ std::string to_string(ObjectType t) {
     case ObjectType::public_key: return "public key";
     case ObjectType::relin_keys: return "relinearization keys";
     case ObjectType::galois_keys: return "Galois keys";
+    case ObjectType::switching_key: return "switching key";
+    case ObjectType::bootstrap_parameters: return "bootstrap parameters";
   }
   return "unknown object";
 }
 
-namespace {
+namespace detail {
 
-constexpr std::uint8_t kMagic[4] = {'V', 'E', 'I', 'L'};
-constexpr std::uint16_t kVersion = 1;
-constexpr std::size_t kHeaderSize = 48;
-constexpr std::size_t kMaxDescriptor = std::size_t(64) << 20;
-constexpr std::size_t kMaxCiphertextSize = 16;  // as SEAL's SEAL_CIPHERTEXT_SIZE_MAX
-constexpr std::size_t kMaxPrimes = 1024;
-constexpr std::uint8_t kFlagSeeded = 1;
-constexpr std::uint8_t kFlagKeySet = 2;  // the descriptor carries the key-set id after N
 
 // ---- writing --------------------------------------------------------------------------------
-
-// An object ready to be framed: its descriptor and body words (host).
-struct Encoded {
-  ObjectType type;
-  SchemeType scheme;
-  std::uint64_t hash;
-  bool seeded = false;
-  Bytes descriptor;
-  std::vector<u64> body;
-  bool key_set = false;
-};
 
 Bytes frame(const Encoded& e, const SaveOptions& o) {
   if (o.compression == Compression::zlib) {
@@ -151,7 +135,7 @@ bool kswitch_seeded(const KSwitchKey& k, const SaveOptions& o, const std::vector
 
 // Checks that the object is initialized and starts its encoding; every object's descriptor
 // begins with N (the loader's first shape check).
-Encoded start(ObjectType t, const ContextPtr& ctx, const char* what, u64 key_id = 0) {
+Encoded start(ObjectType t, const ContextPtr& ctx, const char* what, u64 key_id) {
   if (!ctx) throw InvalidArgument(std::string(what) + ": is empty (not initialized)");
   Encoded e{t, ctx->scheme(), ctx->parameter_hash(), false, {}, {}};
   ByteWriter w(e.descriptor);
@@ -163,7 +147,8 @@ Encoded start(ObjectType t, const ContextPtr& ctx, const char* what, u64 key_id 
   return e;
 }
 
-}  // namespace
+}  // namespace detail
+using namespace detail;
 
 Bytes save(const EncryptionParameters& p, const SaveOptions& o) {
   if (p.coeff_modulus.size() > kMaxPrimes) {
@@ -315,7 +300,9 @@ HeaderInfo read_header(ByteView in) {
   }
   HeaderInfo h;
   const std::uint8_t type = r.u8("object_type");
-  if (type < 1 || type > 7) r.fail("object_type", "unknown value " + std::to_string(type));
+  if (type < 1 || type > kLastObjectType) {
+    r.fail("object_type", "unknown value " + std::to_string(type));
+  }
   h.type = static_cast<ObjectType>(type);
   const std::uint8_t scheme = r.u8("scheme");
   if (scheme > 2) r.fail("scheme", "unknown value " + std::to_string(scheme));
@@ -353,13 +340,7 @@ HeaderInfo read_header(ByteView in) {
   return h;
 }
 
-namespace {
-
-// A checked header plus views of the descriptor and stored body.
-struct Framed {
-  HeaderInfo h;
-  ByteView descriptor, stored;
-};
+namespace detail {
 
 Framed open(ByteView in, ObjectType want, const Context* ctx) {
   Framed f{read_header(in), {}, {}};
@@ -463,7 +444,8 @@ KSwitchKey build_kswitch(const ContextPtr& ctx, const Device& dev, std::size_t d
   return k;
 }
 
-}  // namespace
+}  // namespace detail
+using namespace detail;
 
 EncryptionParameters load_parameters(ByteView in, const LoadOptions& o) {
   Framed f = open(in, ObjectType::parameters, nullptr);
@@ -648,7 +630,7 @@ PublicKey load_public_key(ByteView in, const ContextPtr& ctx, const Device& dev,
   return pk;
 }
 
-namespace {
+namespace detail {
 std::size_t expected_dnum(const Context& ctx) {
   if (ctx.num_p() == 0) {
     throw InvalidArgument("special_primes: the context has no special prime, so no key-switching keys");
@@ -662,7 +644,8 @@ void check_dnum(ByteReader& r, std::uint32_t got, std::size_t want) {
                        std::to_string(want));
   }
 }
-}  // namespace
+}  // namespace detail
+using namespace detail;
 
 RelinKeys load_relin_keys(ByteView in, const ContextPtr& ctx, const Device& dev, const LoadOptions& o) {
   Framed f = open(in, ObjectType::relin_keys, ctx.get());

@@ -1,5 +1,6 @@
 // Veil's own serialization format (format version 1) for every object: EncryptionParameters,
-// Plaintext, Ciphertext, SecretKey, PublicKey, RelinKeys and GaloisKeys.
+// Plaintext, Ciphertext, SecretKey, PublicKey, RelinKeys, GaloisKeys and SwitchingKey (and, in
+// serialize_circuits.h, the bootstrapping parameters).
 //
 // Layout (all integers little-endian):
 //
@@ -53,7 +54,11 @@ enum class ObjectType : std::uint8_t {
   public_key = 5,
   relin_keys = 6,
   galois_keys = 7,
+  switching_key = 8,
+  bootstrap_parameters = 9,  ///< circuits::BootstrapParameters (serialize_circuits.h)
 };
+/// The largest object type this build reads.
+inline constexpr std::uint8_t kLastObjectType = 9;
 std::string to_string(ObjectType t);
 
 /// Seeded serialization: `automatic` writes the seed whenever the object has one that still
@@ -96,6 +101,11 @@ Bytes save(const SecretKey& sk, const SaveOptions& o = {});
 Bytes save(const PublicKey& pk, const SaveOptions& o = {});
 Bytes save(const RelinKeys& rk, const SaveOptions& o = {});
 Bytes save(const GaloisKeys& gk, const SaveOptions& o = {});
+/// A key switching from one secret to another (KeyGenerator::create_switching_key). A key that
+/// serves only the levels <= max_level (sparse-secret encapsulation) is written trimmed: the
+/// digits that meet Q_max_level and, in each, the limbs of Q_max_level ∪ P (the rest is zero),
+/// and never seeded; a full key is written as a relinearization key is (seeded by default).
+Bytes save(const SwitchingKey& k, const SaveOptions& o = {});
 
 /// Loads parameters (structure checked; Context::create validates them fully).
 EncryptionParameters load_parameters(ByteView in, const LoadOptions& o = {});
@@ -113,6 +123,9 @@ RelinKeys load_relin_keys(ByteView in, const ContextPtr& ctx, const Device& dev,
                           const LoadOptions& o = {});
 GaloisKeys load_galois_keys(ByteView in, const ContextPtr& ctx, const Device& dev,
                             const LoadOptions& o = {});
+/// The zero limbs of a trimmed key are rebuilt in place (its memory is a full key's).
+SwitchingKey load_switching_key(ByteView in, const ContextPtr& ctx, const Device& dev,
+                                const LoadOptions& o = {});
 
 /// Writes bytes to a file (replacing it). Throws RuntimeError naming the path on failure.
 void write_file(const std::string& path, ByteView data);

@@ -1,0 +1,145 @@
+// Veil's format for SwitchingKey (object type 8): a key switching ciphertexts from one secret to
+// another, as KeyGenerator::create_switching_key makes it. Descriptor: N, the target key-set id
+// (flag bit 1), the source key-set id (u64), max_level (u32), the digits stored (u32), the limbs
+// stored per polynomial (u32), then the seed when seeded. Body: per stored digit, b_j and (when
+// not seeded) a_j over the stored limbs.
+//
+// A key serving only the levels <= max_level < L (the dense -> sparse key of sparse-secret
+// encapsulation, Bossuat-Troncoso-Hubaux, eprint 2022/024, §5) has every other limb zero: only
+// the ceil((max_level + 1) / alpha) digits that meet Q_max_level and, in each, the limbs of
+// Q_max_level ∪ P are stored (at N = 2^16: a few MiB instead of a full key), and the loader
+// rebuilds the zeros. Such a key has no seed (its a_j no longer match it); a full key is seeded
+// as a relinearization key is.
+#include <string>
+#include <vector>
+
+#include "veil/backend/word_buffer.h"
+#include "veil/io/serialize.h"
+#include "veil/io/serialize_detail.h"
+#include "veil/io/validate.h"
+
+namespace veil::io {
+
+using namespace detail;
+
+namespace {
+
+/// The limbs of the key's polynomials a trimmed key stores: q_0..q_max_level, then P.
+std::vector<std::size_t> stored_limbs(const Context& ctx, std::size_t max_level) {
+  std::vector<std::size_t> limbs;
+  if (max_level >= ctx.max_level()) {
+    for (std::size_t i = 0; i < ctx.num_q() + ctx.num_p(); ++i) limbs.push_back(i);
+    return limbs;
+  }
+  for (std::size_t i = 0; i <= max_level; ++i) limbs.push_back(i);
+  for (std::size_t i = 0; i < ctx.num_p(); ++i) limbs.push_back(ctx.num_q() + i);
+  return limbs;
+}
+
+/// The digits that meet Q_max_level (all of them for a full key).
+std::size_t stored_digits(const Context& ctx, std::size_t max_level) {
+  if (max_level >= ctx.max_level()) return ctx.dnum();
+  return (max_level + 1 + ctx.alpha() - 1) / ctx.alpha();
+}
+
+}  // namespace
+
+Bytes save(const SwitchingKey& sk, const SaveOptions& o) {
+  Encoded e = start(ObjectType::switching_key, sk.context(), "switching_key", sk.key_id());
+  const KSwitchKey& k = sk.key();
+  const Context& ctx = *k.context();
+  const std::vector<u64> host = k.buffer().to_host();
+  const bool full = sk.max_level() >= ctx.max_level();
+  e.seeded = full && kswitch_seeded(k, o, host, "switching key");
+  if (!full && o.seeded == Seeding::always) {
+    throw InvalidArgument("seeded: a switching key trimmed to levels <= " +
+                          std::to_string(sk.max_level()) + " has no seed; save it unseeded");
+  }
+  const std::vector<std::size_t> limbs = stored_limbs(ctx, sk.max_level());
+  const std::size_t digits = stored_digits(ctx, sk.max_level());
+  ByteWriter w(e.descriptor);
+  w.u64(sk.from_key_id());
+  w.u32(static_cast<std::uint32_t>(sk.max_level()));
+  w.u32(static_cast<std::uint32_t>(digits));
+  w.u32(static_cast<std::uint32_t>(limbs.size()));
+  if (e.seeded) {
+    write_seed(w, *k.uniform_seed());
+    e.body = kswitch_body_seeded(k, host);
+    return frame(e, o);
+  }
+  const std::size_t n = ctx.n(), pw = k.poly_words();
+  e.body.reserve(digits * 2 * limbs.size() * n);
+  for (std::size_t j = 0; j < digits; ++j) {
+    for (std::size_t c = 0; c < 2; ++c) {
+      const u64* poly = host.data() + (2 * j + c) * pw;
+      for (std::size_t l : limbs) e.body.insert(e.body.end(), poly + l * n, poly + (l + 1) * n);
+    }
+  }
+  return frame(e, o);
+}
+
+SwitchingKey load_switching_key(ByteView in, const ContextPtr& ctx, const Device& dev,
+                                const LoadOptions& o) {
+  Framed f = open(in, ObjectType::switching_key, ctx.get());
+  ByteReader r(f.descriptor, "switching key");
+  check_n(r, *ctx);
+  const u64 key_id = read_key_id(r, f.h);
+  const u64 from_id = r.u64("from_key_set_id");
+  const std::size_t max_level = check_level(r, *ctx);
+  const std::size_t dnum = expected_dnum(*ctx);
+  const bool full = max_level == ctx->max_level();
+  const std::size_t digits = stored_digits(*ctx, max_level);
+  const std::vector<std::size_t> limbs = stored_limbs(*ctx, max_level);
+  const std::uint32_t digits_read = r.u32("dnum");
+  if (digits_read != digits) {
+    r.fail("dnum", std::to_string(digits_read) + " digits stored, a key serving levels <= " +
+                       std::to_string(max_level) + " has " + std::to_string(digits));
+  }
+  const std::uint32_t limbs_read = r.u32("limbs");
+  if (limbs_read != limbs.size()) {
+    r.fail("limbs", std::to_string(limbs_read) + " RNS limbs stored, a key serving levels <= " +
+                        std::to_string(max_level) + " has " + std::to_string(limbs.size()));
+  }
+  std::optional<UniformSeed> seed;
+  if (f.h.seeded) {
+    if (!full) r.fail("flags", "a switching key trimmed below the top level is never seeded");
+    seed = read_seed(r);
+  }
+  r.expect_end();
+  const std::size_t n = ctx->n();
+  const std::size_t polys = digits * (seed ? 1 : 2);
+  const std::vector<u64> body = read_body(f, polys * limbs.size() * n, o);
+  const RnsBase& qp = ctx->base_qp_full();
+  for (std::size_t p = 0; p < polys; ++p) {  // every stored limb below its own prime
+    for (std::size_t i = 0; i < limbs.size(); ++i) {
+      const u64 q = qp[limbs[i]].value;
+      const u64* w = body.data() + (p * limbs.size() + i) * n;
+      for (std::size_t c = 0; c < n; ++c) {
+        if (w[c] >= q) {
+          throw InvalidArgument("switching key: coefficient " + std::to_string(c) + " of limb " +
+                                std::to_string(limbs[i]) + " of polynomial " + std::to_string(p) +
+                                " is not below its modulus " + std::to_string(q));
+        }
+      }
+    }
+  }
+  KSwitchKey k;
+  if (full) {
+    k = build_kswitch(ctx, dev, dnum, body.data(), seed);
+  } else {  // the stored limbs in place, zeros elsewhere: [dnum][2][L + K][N]
+    k = KSwitchKey(ctx, dev, dnum);
+    fill_zero_words(dev, k.data(), k.word_count());
+    for (std::size_t j = 0; j < digits; ++j) {
+      for (std::size_t c = 0; c < 2; ++c) {
+        const WordPtr poly = k.data() + (2 * j + c) * k.poly_words();
+        const u64* src = body.data() + (2 * j + c) * limbs.size() * n;
+        for (std::size_t i = 0; i < limbs.size(); ++i)
+          copy_in(dev, poly + limbs[i] * n, src + i * n, n);
+      }
+    }
+  }
+  k.set_key_id(key_id);
+  return SwitchingKey(std::move(k), from_id, max_level);
+}
+
+}  // namespace veil::io

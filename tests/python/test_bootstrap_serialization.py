@@ -1,0 +1,179 @@
+"""Keys that travel (issue 23, deliverable 4): a CKKS context's bootstrapping keys and parameters
+ride in its bundle (``ctx.to_bytes()``, ``ctx.public()``, pickling), and a process without the
+secret key bootstraps from them; seeded halves; hostile entries raise ValueError naming the field.
+
+N = 2^11 without a security bound (the format, not the parameters, is under test); the sizes at
+N = 2^16 follow from the same formulas (docs/serialization.md)."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import veil
+from veil import _core
+from veil import _serialize as ser
+from veil._bootstrap import BUNDLE_BLOBS
+
+LOG_N = 11
+
+
+def make_ctx(word_bits=64, slots=None, seed=3):
+    config = veil.BootstrapConfig(slots=slots)
+    chain = veil.ckks.bootstrap_chain(LOG_N, 2, config, word_bits)
+    ctx = veil.ckks(poly_modulus_degree=2 ** LOG_N, security=None, device="cpu", seed=seed,
+                    galois_steps=None, **chain.context_args())
+    ctx.enable_bootstrapping(config, seed=seed)
+    return ctx
+
+
+@pytest.fixture(scope="module")
+def client():
+    return make_ctx(32, slots=64)
+
+
+def test_a_process_without_the_secret_key_bootstraps_from_the_bundle(client, tmp_path):
+    bt = client.bootstrapper
+    vals = np.random.default_rng(1).uniform(-1, 1, bt.slots)
+    x = client.encrypt(np.tile(vals, client.slot_count // bt.slots))
+    for _ in range(client.levels):  # spend the user's levels, as a server's computation would
+        x = x * 0.999
+    (tmp_path / "bundle").write_bytes(client.to_bytes())
+    (tmp_path / "ct").write_bytes(x.to_bytes())
+    script = textwrap.dedent(f"""
+        import pathlib, veil
+        d = pathlib.Path({str(tmp_path)!r})
+        server = veil.load_context((d / "bundle").read_bytes(), device="cpu")
+        assert not server.has_secret_key and server.bootstrapper is not None
+        ct = veil.CKKSCiphertext.from_bytes((d / "ct").read_bytes(), server)
+        y = server.bootstrap(ct)
+        assert y.level == server.bootstrapper.output_level
+        (d / "out").write_bytes(y.to_bytes())
+        print(repr(server.bootstrapper))
+    """)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       timeout=600, check=False)
+    assert r.returncode == 0, r.stderr
+    assert "veil.Bootstrapper(N=2048, slots=64" in r.stdout
+    y = veil.CKKSCiphertext.from_bytes((tmp_path / "out").read_bytes(), client)
+    want = np.tile(vals, client.slot_count // bt.slots) * 0.999 ** client.levels
+    p = veil.ckks.precision(want, client.decrypt(y))
+    print(f"\n[precision] bootstrapped by another process from the bundle: min "
+          f"{p['min_bits']:.2f} mean {p['mean_bits']:.2f} bits")
+    assert p["mean_bits"] > 20 and p["min_bits"] > 16
+
+
+def test_public_views_and_pickles_carry_the_bootstrapper(client):
+    view = client.public()
+    assert view.bootstrapper is client.bootstrapper and not view.has_secret_key
+    loaded = pickle.loads(pickle.dumps(view))
+    bt, lb = client.bootstrapper, loaded.bootstrapper
+    assert lb is not None and not loaded.has_secret_key
+    for name in ("slots", "input_level", "output_level", "levels_left", "rotation_steps",
+                 "config", "scale"):
+        assert getattr(lb, name) == getattr(bt, name), name
+    assert lb.key_bytes() == bt.key_bytes()
+    assert loaded.levels == client.levels and loaded.default_level == client.default_level
+    # the same words: the loaded keys are the client's keys
+    ct = client.encrypt(np.linspace(-1, 1, 64), level=bt.input_level)
+    np.testing.assert_array_equal(np.asarray(lb.bootstrap(ct.raw).data()),
+                                  np.asarray(bt.bootstrap(ct.raw).data()))
+    # a context without bootstrapping writes no such entry
+    plain = veil.ckks(poly_modulus_degree=4096, device="cpu", seed=1)
+    _, blobs = ser.unpack_bundle(plain.to_bytes())
+    assert not set(blobs) & set(BUNDLE_BLOBS)
+    assert veil.load_context(plain.to_bytes()).bootstrapper is None
+
+
+def test_seeded_keys_take_half_the_bytes(client):
+    bt = client.bootstrapper
+    seeded, full = bt.to_blobs("none"), bt.to_blobs("none", seeded=False)
+    assert set(seeded) == set(BUNDLE_BLOBS)
+    sizes = {k: (len(seeded[k]), len(full[k])) for k in BUNDLE_BLOBS}
+    print("\n[sizes] N = 2^11, 32-bit words, 64 slots (bytes seeded / unseeded):",
+          ", ".join(f"{k} {a} / {b}" for k, (a, b) in sizes.items()))
+    for k in ("bootstrap_galois_keys", "bootstrap_to_dense"):
+        a, b = sizes[k]
+        assert a < b / 2 + 4096, k
+    # the dense -> sparse key is trimmed to q_0 P (and never seeded): a fraction of a full key
+    assert sizes["bootstrap_to_sparse"][0] == sizes["bootstrap_to_sparse"][1]
+    assert sizes["bootstrap_to_sparse"][0] < sizes["bootstrap_to_dense"][1] / 5
+    # seeded=True demands seeds where they exist (the trimmed key is written without)
+    demanded = bt.to_blobs("none", seeded=True)
+    assert {k: len(v) for k, v in demanded.items()} == {k: a for k, (a, _) in sizes.items()}
+    # zstd on top
+    z = client.to_bytes()
+    assert len(z) < len(client.to_bytes(compression="none"))
+
+
+def _bundle_with(data: bytes, name: str, blob: bytes | None) -> bytes:
+    meta, blobs = ser.unpack_bundle(data)
+    blobs = {k: bytes(v) for k, v in blobs.items()}
+    if blob is None:
+        del blobs[name]
+    else:
+        blobs[name] = blob
+    meta = {k: v for k, v in meta.items() if k != "blobs"}
+    return ser.pack_bundle(meta, blobs)
+
+
+def test_hostile_entries_raise_value_errors_naming_the_field(client):
+    data = client.public().to_bytes(compression="none")
+    _, blobs = ser.unpack_bundle(data)
+    rng = np.random.default_rng(7)
+    for name in BUNDLE_BLOBS:
+        blob = bytes(blobs[name])
+        cuts = {0, 10, 47, 48, 60, len(blob) // 2, len(blob) - 1} | set(
+            rng.integers(0, len(blob), 4).tolist())
+        for cut in sorted(c for c in cuts if c < len(blob)):
+            with pytest.raises(ValueError, match=f"^{name}: "):
+                veil.load_context(_bundle_with(data, name, blob[:cut]))
+        for pos in sorted(set(rng.integers(0, min(len(blob), 200), 6).tolist()) | {6, 9, 56}):
+            flipped = bytearray(blob)
+            flipped[pos] ^= 0x5A
+            with pytest.raises(ValueError, match=f"^{name}: "):
+                veil.load_context(_bundle_with(data, name, bytes(flipped)))
+        with pytest.raises(ValueError, match=f"^{name}: missing from the bundle"):
+            veil.load_context(_bundle_with(data, name, None))
+    # the descriptor's fields are named: the parameters' slots (offset 64), the key's dnum (76)
+    p = bytearray(blobs["bootstrap_config"])
+    p[64:68] = (3).to_bytes(4, "little")
+    with pytest.raises(ValueError, match="bootstrap_config: bootstrap parameters: slots: expected"):
+        veil.load_context(_bundle_with(data, "bootstrap_config", bytes(p)))
+    k = bytearray(blobs["bootstrap_to_sparse"])
+    k[76:80] = (7).to_bytes(4, "little")
+    with pytest.raises(ValueError, match="bootstrap_to_sparse: switching key: dnum: 7 digits"):
+        veil.load_context(_bundle_with(data, "bootstrap_to_sparse", bytes(k)))
+    # entries swapped between objects, or from another client's key set
+    with pytest.raises(ValueError, match="bootstrap_to_sparse: object_type: expected switching"):
+        veil.load_context(_bundle_with(data, "bootstrap_to_sparse",
+                                       bytes(blobs["bootstrap_galois_keys"])))
+    other = make_ctx(32, slots=64, seed=11).public().to_bytes(compression="none")
+    _, theirs = ser.unpack_bundle(other)
+    with pytest.raises(ValueError, match="bootstrap keys: "):
+        veil.load_context(_bundle_with(data, "bootstrap_to_dense",
+                                       bytes(theirs["bootstrap_to_dense"])))
+    with pytest.raises(ValueError, match="relin_keys: missing from the bundle"):
+        veil.load_context(_bundle_with(data, "relin_keys", None))
+
+
+def test_switching_keys_and_parameters_load_through_the_core_api(client):
+    bt = client.bootstrapper
+    keys = bt.keys
+    for key in (keys.to_sparse, keys.to_dense):
+        back = _core.SwitchingKey.from_bytes(key.to_bytes(), client.context, "cpu")
+        assert (back.max_level, back.key_set_id, back.from_key_set_id, back.nbytes) == (
+            key.max_level, key.key_set_id, key.from_key_set_id, key.nbytes)
+        assert pickle.loads(pickle.dumps(key)).max_level == key.max_level
+    params = _core.BootstrapParameters.from_bytes(bt.parameters.to_bytes(), client.context)
+    assert (params.slots, params.input_level, params.galois_elements) == (
+        bt.slots, bt.input_level, bt.parameters.galois_elements)
+    with pytest.raises(ValueError, match="seeded: a switching key trimmed"):
+        keys.to_sparse.to_bytes(seeded=True)
+    with pytest.raises(ValueError, match="parameter_hash"):
+        _core.BootstrapParameters.from_bytes(bt.parameters.to_bytes(),
+                                             make_ctx(64).context)
