@@ -15,6 +15,7 @@ import textwrap
 import numpy as np
 import pytest
 import veil
+from conftest import has_gpu
 from veil import _core
 from veil import _serialize as ser
 from veil._bootstrap import BUNDLE_BLOBS
@@ -177,3 +178,19 @@ def test_switching_keys_and_parameters_load_through_the_core_api(client):
     with pytest.raises(ValueError, match="parameter_hash"):
         _core.BootstrapParameters.from_bytes(bt.parameters.to_bytes(),
                                              make_ctx(64).context)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_gpu(), reason="no CUDA GPU visible")
+def test_a_gpu_server_bootstraps_from_a_cpu_clients_bundle(client):
+    """The client's bundle (made on the CPU) loads on the GPU; the GPU server's bootstrap equals
+    the CPU server's word for word (the keys are the same words on both devices)."""
+    bt = client.bootstrapper
+    data = client.public().to_bytes()
+    ct = client.encrypt(np.linspace(-1, 1, 64), level=bt.input_level)
+    outs = []
+    for device in ("cpu", "cuda"):
+        server = veil.load_context(data, device=device)
+        at_server = veil.CKKSCiphertext.from_bytes(ct.to_bytes(), server)
+        outs.append(np.asarray(server.bootstrap(at_server).raw.to("cpu").data()))
+    np.testing.assert_array_equal(outs[0], outs[1])
