@@ -219,8 +219,9 @@ def _add_serve_parsers(sub) -> None:
                        help="auto (GPU when present), cpu, cuda or cuda:k (default: auto)")
     serve.add_argument("--max-request-mb", type=lambda v: _serve_number(v, 0.001, 65536, "MiB"),
                        default=64.0, help="largest evaluation request body in MiB (default: 64)")
-    serve.add_argument("--max-upload-mb", type=lambda v: _serve_number(v, 0.001, 65536, "MiB"),
-                       default=256.0, help="largest key upload in MiB (default: 256)")
+    serve.add_argument("--max-upload-mb", type=lambda v: _serve_number(v, 0.001, 1 << 30, "MiB"),
+                       default=None, help="largest key upload in MiB (default: the larger of 256 "
+                       "and the largest served model's key set)")
     serve.add_argument("--session-ttl", type=lambda v: _serve_number(v, 0.001, 1e7, "seconds"),
                        default=900.0, help="a session expires after this many idle seconds "
                        "(default: 900)")
@@ -231,8 +232,9 @@ def _add_serve_parsers(sub) -> None:
                        help="decompressed key MiB one session may hold (default: the key set of "
                        "the served model that needs most)")
     serve.add_argument("--max-key-mb", type=lambda v: _serve_number(v, 0.001, 1 << 30, "MiB"),
-                       default=4096.0, help="decompressed key MiB all sessions together may "
-                       "hold (default: 4096)")
+                       default=None, help="decompressed key MiB all sessions together may "
+                       "hold (default: the larger of 4096 and two of the largest model's key "
+                       "sets)")
     serve.add_argument("--header-timeout", type=lambda v: _serve_number(v, 0.001, 3600,
                                                                          "seconds"),
                        default=30.0, help="seconds a client has to send a request's headers "
@@ -262,8 +264,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     config = serve.ServeConfig(
         device=args.device, max_request_bytes=int(args.max_request_mb * 2**20),
-        max_upload_bytes=int(args.max_upload_mb * 2**20), session_ttl_s=args.session_ttl,
-        max_sessions=args.max_sessions, max_key_bytes=int(args.max_key_mb * 2**20),
+        max_upload_bytes=None if args.max_upload_mb is None else int(args.max_upload_mb * 2**20),
+        session_ttl_s=args.session_ttl, max_sessions=args.max_sessions,
+        max_key_bytes=None if args.max_key_mb is None else int(args.max_key_mb * 2**20),
         max_session_key_bytes=(None if args.max_session_key_mb is None
                                else int(args.max_session_key_mb * 2**20)),
         header_timeout_s=args.header_timeout, body_timeout_s=args.body_timeout, warmup=True)
@@ -358,6 +361,14 @@ def _cuda_version(v: object) -> str:
 def cmd_demo(args: argparse.Namespace) -> int:
     """Runs :func:`veil.demo.run`; exit status 1 unless the encrypted results match the plaintext
     model (BFV: exact scores; CKKS: >= 99% agreement of the decisions)."""
+    if args.server and getattr(args, "train", False):
+        from . import client
+
+        r = _remote("demo", lambda: client.run_train_demo(args.server, device=args.device,
+                                                           seed=args.seed))
+        if isinstance(r, int):
+            return r
+        return EXIT_OK if r["passed"] else EXIT_WRONG
     if args.server:
         from . import client
 
@@ -534,8 +545,11 @@ def _check_args(args: argparse.Namespace) -> None:
         except ImportError:
             raise ImportError("--model xgboost needs xgboost: pip install 'veil[demo]' "
                               "(or pip install xgboost-cpu)") from None
-    if args.command == "demo" and args.server and args.scheme != "bfv":
-        raise ValueError("--server: the served models are BFV; drop --scheme ckks")
+    if args.command == "demo" and args.server and args.scheme != "bfv" and not args.train:
+        raise ValueError("--server: the served inference models are BFV; drop --scheme ckks "
+                         "(or add --train: encrypted training on a server that bootstraps)")
+    if args.command == "demo" and getattr(args, "train", False) and args.scheme != "ckks":
+        raise ValueError("--train: encrypted training runs on CKKS; add --scheme ckks")
     if args.command == "loadtest" and args.json_path:
         folder = os.path.dirname(os.path.abspath(args.json_path))
         if not os.path.isdir(folder):

@@ -256,6 +256,84 @@ def run_demo(url: str | None = None, model: str = "logreg", device: str | None =
     return r
 
 
+def run_train_demo(url: str | None = None, device: str | None = "auto", seed: int | None = None,
+                   verbose: bool = True, http=None, model: str = "logreg-train",
+                   local: Any = None) -> dict[str, Any]:
+    """``veil demo --server URL --scheme ckks --train``: encrypted training on a server that
+    bootstraps (:class:`veil.serve.LogisticTrainingModel`).
+
+    Makes a CKKS key set with bootstrapping keys on ``device`` (the secret key stays here),
+    uploads the evaluation and bootstrapping keys (``ctx.to_bytes()``), sends the encrypted
+    training set and initial weights, and decrypts the trained weights. ``local``: the
+    plaintext model (default ``load_model(model)``; its weights digest must be the server's).
+
+    Returns:
+        dict with ``accuracy`` (the decrypted weights on the test set), ``reference_accuracy``
+        (the same gradient descent in float64 with the same cubic), ``weights_error`` (max
+        |decrypted - float64|), ``passed`` (same accuracy and error < 1e-2), ``upload_bytes``,
+        ``key_bytes`` (decompressed, as the server counted them), and ``times_ms``: ``keygen``,
+        ``upload``, ``encrypt``, ``train`` (the request round trip: the server's training with
+        its bootstraps), ``server_evaluate``, ``decrypt``.
+
+    Raises:
+        ValueError: the model is not served or differs from ``local``. ServerError /
+            httpx.HTTPError: the server failed.
+    """
+    client = VeilClient(url, http=http) if http is not None else VeilClient(url)
+    with client:
+        spec = client.model(model)
+        local = local if local is not None else load_model(model)
+        if local.weights_digest() != spec["weights_digest"]:
+            raise ValueError(f"weights_digest: the local model {model!r} differs from the "
+                             "server's; cannot check the result")
+        z, _ = local.samples()
+        t0 = time.perf_counter()
+        ctx = context_from_spec(spec, device=device, seed=seed)
+        t_keygen = time.perf_counter() - t0
+        upload = ctx.to_bytes()
+        t0 = time.perf_counter()
+        opened = client.open_session_bytes(upload)
+        t_upload = time.perf_counter() - t0
+        del upload
+        t0 = time.perf_counter()
+        blobs = [ctx.encrypt(v, symmetric=True).to_bytes()
+                 for v in local.encode(z, ctx.slot_count)]
+        t_encrypt = time.perf_counter() - t0
+        try:
+            t0 = time.perf_counter()
+            out, st = client.evaluate_bytes(opened["session_id"], model, blobs)
+            t_train = time.perf_counter() - t0
+        finally:
+            client.close_session(opened["session_id"])
+        t0 = time.perf_counter()
+        cls = _CIPHERTEXT_CLASSES[ctx.scheme]
+        w = local.decode([ctx.decrypt(cls.from_bytes(b, ctx)) for b in out], len(z))
+        t_decrypt = time.perf_counter() - t0
+    ref = local.reference(z)
+    acc, ref_acc = local.accuracy(w), local.accuracy(ref)
+    err = float(np.abs(w - ref).max())
+    r = {"url": url, "model": model, "client_device": ctx.device, "params": ctx.describe(),
+         "n_train": len(z), "iterations": local.iterations, "accuracy": acc,
+         "reference_accuracy": ref_acc, "weights_error": err,
+         "passed": acc == ref_acc and err < 1e-2, "upload_bytes": opened["upload_bytes"],
+         "key_bytes": opened["key_bytes"],
+         "times_ms": {"keygen": _ms(t_keygen), "upload": _ms(t_upload),
+                      "encrypt": _ms(t_encrypt), "train": _ms(t_train),
+                      "server_evaluate": st.get("evaluate", float("nan")),
+                      "decrypt": _ms(t_decrypt)}}
+    if verbose:
+        tm = r["times_ms"]
+        print(f"encrypted training on {url}: {r['n_train']} samples, {r['iterations']} "
+              f"iterations with bootstrapping on the server")
+        print(f"  keys: {tm['keygen']:.0f} ms here; upload {r['upload_bytes'] / 2**20:.1f} MiB "
+              f"({r['key_bytes'] / 2**30:.2f} GiB of keys decompressed) in {tm['upload']:.0f} ms")
+        print(f"  training round trip {tm['train']:.0f} ms (server {tm['server_evaluate']:.0f} "
+              f"ms); encrypt {tm['encrypt']:.0f} ms, decrypt {tm['decrypt']:.0f} ms")
+        print(f"  test accuracy {acc:.4f} (float64 with the same cubic: {ref_acc:.4f}); "
+              f"weights within {err:.2e}: {'passed' if r['passed'] else 'FAILED'}")
+    return r
+
+
 def percentile(values, p: float) -> float:
     """Nearest-rank percentile (p in 0..100) of a non-empty sequence: the smallest value with at
     least p % of the values at or below it."""

@@ -104,28 +104,66 @@ def make_context(device: str, seed: int | None, log_n: int = 16, security: int |
                        **chain.context_args())
 
 
+def pack_samples(z: np.ndarray, n_slots: int) -> np.ndarray:
+    """Sample i's row of ``z`` in slot block i (BLOCK slots, zero-padded): the client's input."""
+    if len(z) * BLOCK > n_slots:
+        raise ValueError(f"z: {len(z)} samples need {len(z) * BLOCK} slots, the context has "
+                         f"{n_slots}")
+    packed = np.zeros(n_slots)
+    for i, row in enumerate(z):
+        packed[i * BLOCK:i * BLOCK + len(row)] = row
+    return packed
+
+
+def weight_slots(w: np.ndarray, n_slots: int) -> np.ndarray:
+    """The weights in one block, repeated in every block (the encrypted model's layout)."""
+    block = np.zeros(BLOCK)
+    block[:len(w)] = w
+    return np.tile(block, n_slots // BLOCK)
+
+
+def train_encrypted(tr: EncryptedTrainer, w: Any, iterations: int) -> Any:
+    """``iterations`` gradient steps on the encrypted weights ``w``, bootstrapping them when
+    fewer than LEVELS_PER_ITERATION levels are left (the server's whole computation)."""
+    for _ in range(iterations):
+        w = tr.refresh_if_needed(w)
+        w = tr.iterate(w)
+    return w
+
+
 class EncryptedTrainer:
     """Gradient descent on encrypted z_i with an encrypted w (see the module docstring)."""
 
     def __init__(self, ctx: CKKSContext, z: np.ndarray, lr: float, cubic: np.ndarray):
+        self._setup(ctx, len(z), z.shape[1], lr, cubic)
+        top = self.bt.output_level
+        self.z = self.ops.wrap(ctx.encrypt(pack_samples(z, ctx.slot_count), level=top).raw)
+
+    @classmethod
+    def on_server(cls, ctx: CKKSContext, z_ct: Any, n: int, width: int, lr: float,
+                  cubic: np.ndarray) -> EncryptedTrainer:
+        """The server's trainer (``veil serve``): ``z_ct`` is the client's encrypted
+        :func:`pack_samples` of ``n`` samples of ``width`` values, at the bootstrapper's output
+        level; ``ctx`` holds no secret key."""
+        self = object.__new__(cls)
+        self._setup(ctx, n, width, lr, cubic)
+        self.z = self.ops.wrap(z_ct)
+        return self
+
+    def _setup(self, ctx: CKKSContext, n: int, width: int, lr: float, cubic: np.ndarray) -> None:
         self.ctx = ctx
         self.bt = ctx.bootstrapper
         self.ev = ctx.evaluator
         self.gk = ctx._gk()
         self.ops = ctx._scale_ops()  # exact-scale arithmetic (circuits::ScaleOps)
         n_slots = ctx.slot_count
-        if len(z) * BLOCK > n_slots:
-            raise ValueError(f"z: {len(z)} samples need {len(z) * BLOCK} slots, the context has "
+        if n * BLOCK > n_slots:
+            raise ValueError(f"z: {n} samples need {n * BLOCK} slots, the context has "
                              f"{n_slots}")
-        self.n = len(z)
+        self.n = n
         self.coeffs = np.asarray(cubic) * lr / self.n
-        packed = np.zeros(n_slots)
-        for i, row in enumerate(z):
-            packed[i * BLOCK:i * BLOCK + len(row)] = row
-        top = self.bt.output_level
-        self.z = self.ops.wrap(ctx.encrypt(packed, level=top).raw)  # the client's upload
         self.mask = np.tile(np.eye(1, BLOCK)[0], n_slots // BLOCK)
-        self.width = z.shape[1]
+        self.width = width
         self.bootstraps = 0
 
     def __repr__(self) -> str:
@@ -133,9 +171,7 @@ class EncryptedTrainer:
                 f"bootstraps={self.bootstraps}, device={self.ctx.device!r})")
 
     def encrypt_weights(self, w: np.ndarray):
-        block = np.zeros(BLOCK)
-        block[:len(w)] = w
-        return self.ops.wrap(self.ctx.encrypt(np.tile(block, self.ctx.slot_count // BLOCK),
+        return self.ops.wrap(self.ctx.encrypt(weight_slots(w, self.ctx.slot_count),
                                               level=self.bt.output_level).raw)
 
     def _rotate_sum(self, m, steps):

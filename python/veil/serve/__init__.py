@@ -54,11 +54,13 @@ sends can change what another client's request computes. Material cached between
 (encoded weights, plans) is derived from that server-side state only.
 
 **Limits and errors.** Request and key-upload bodies are bounded (``max_request_bytes``,
-``max_upload_bytes``; 413 as soon as ``Content-Length`` or the bytes streamed so far exceed
+``max_upload_bytes``, by default the larger of 256 MiB and the largest served key set; 413 as
+soon as ``Content-Length`` or the bytes streamed so far exceed
 them, before the rest is read). Keys are counted *decompressed*, from their headers, before
 anything is allocated: a session may hold ``max_session_key_bytes`` (default: the key set of the
 served model that needs most, ``keys.key_bytes`` in ``GET /models``; 413 beyond) and all
-sessions together ``max_key_bytes`` (503 beyond), and an upload may hold only the Galois keys a
+sessions together ``max_key_bytes`` (by default the larger of 4 GiB and two of the largest key
+sets; 503 beyond), and an upload may hold only the Galois keys a
 model it fits uses (400 otherwise). A key upload holding a secret key (a ``secret_key`` entry,
 or any blob whose Veil header says "secret key") is refused with 400 before anything is loaded;
 so are parameters that match no served model and key sets that lack what every such model needs.
@@ -91,6 +93,7 @@ Run it with ``veil serve`` (see ``veil serve --help``) and try it with
 
 from .app import BackgroundServer, create_app, http_protocol, main, uvicorn_config
 from .models import (
+    DEFAULT_MODELS,
     MODEL_FACTORIES,
     LogisticRegressionModel,
     ServedModel,
@@ -113,8 +116,12 @@ from .upload import (
     unpack_frame,
 )
 
+from .train_model import LogisticTrainingModel
+
 __all__ = [
+    "DEFAULT_MODELS",
     "FRAME_MAGIC",
+    "LogisticTrainingModel",
     "MODEL_FACTORIES",
     "BackgroundServer",
     "HTTPError",

@@ -133,7 +133,7 @@ def create_app(config: ServeConfig | None = None,
         # is read through a memory map: gigabytes of bootstrapping keys never sit whole in
         # Python's memory.
         with SpooledUpload(config.spool_bytes, config.upload_dir) as upload:
-            size = await stream_body(request, config.max_upload_bytes, "key upload",
+            size = await stream_body(request, service.upload_limit, "key upload",
                                      "max_upload_bytes", upload.write)
             plan = service.plan_upload(upload.view())  # checked; its key bytes reserved
             try:
@@ -370,8 +370,8 @@ def main(host: str = "127.0.0.1", port: int = 8000, config: ServeConfig | None =
              "upload %d MiB, keys %d MiB per session and %d MiB in all, %d sessions, TTL %g s, "
              "header and body timeouts %g / %g s)", _core.__version__, service.device,
              sorted(service.models), time.perf_counter() - t0, config.max_request_bytes // MiB,
-             config.max_upload_bytes // MiB, service.session_key_budget // MiB,
-             config.max_key_bytes // MiB, config.max_sessions, config.session_ttl_s,
+             service.upload_limit // MiB, service.session_key_budget // MiB,
+             service.key_budget // MiB, config.max_sessions, config.session_ttl_s,
              config.header_timeout_s, config.body_timeout_s)
     uvicorn.Server(uvicorn_config(app, host, port, log_level)).run()
     return 0

@@ -11,6 +11,7 @@ client's request computes.
 from __future__ import annotations
 
 import abc
+import dataclasses
 import hashlib
 import importlib
 import json
@@ -52,6 +53,9 @@ class ServedModel(abc.ABC):
     relin_keys: bool = True
     galois_steps: Sequence[int] = ()
     columns: bool = False
+    #: CKKS: the bootstrapping configuration (a veil.BootstrapConfig) when the model refreshes
+    #: ciphertexts on the server, which then needs the client's bootstrapping keys.
+    bootstrapping: Any = None
     #: Most ciphertexts one request may carry.
     max_ciphertexts: int = 16
 
@@ -119,8 +123,37 @@ class ServedModel(abc.ABC):
         """:meth:`parameters` as ``EncryptionParameters`` (checked by :func:`build_params`)."""
         p = self.parameters()
         return build_params(p["scheme"], p["poly_modulus_degree"], p["coeff_modulus"],
-                            p["plain_modulus"], p["special_primes"], None,
-                            p["mul_method"] if p["scheme"] == "bfv" else None, p["security"])
+                            p.get("plain_modulus"), p["special_primes"], p.get("alpha"),
+                            p["mul_method"] if p["scheme"] == "bfv" else None, p["security"],
+                            rescale_groups=p.get("rescale_groups"))
+
+    def upload_entries(self) -> tuple[str, ...]:
+        """The bundle entries an upload for this model may hold: the parameters and evaluation
+        keys, and a bootstrapping model's bootstrapping keys and configuration."""
+        from .._bootstrap import BUNDLE_BLOBS
+
+        base = ("parameters", "public_key", "relin_keys", "galois_keys")
+        return base + tuple(BUNDLE_BLOBS) if self.bootstrapping is not None else base
+
+    def bootstrap_parameters(self) -> _core.BootstrapParameters:
+        """The server's own bootstrapping parameters (level layout, Galois elements) for this
+        model's context and :attr:`bootstrapping` config, built once. Raises ValueError if the
+        model does not bootstrap."""
+        if self.bootstrapping is None:
+            raise ValueError(f"bootstrapping: model {self.name!r} does not bootstrap")
+        params = self.__dict__.get("_bootstrap_parameters")
+        if params is None:
+            params = self.__dict__["_bootstrap_parameters"] = _core.BootstrapParameters(
+                self.context(), self.bootstrapping.to_core(), float(self.options()["scale"]))
+        return params
+
+    def input_level(self) -> int:
+        """The level of the fresh ciphertexts a request carries: the top of the chain, or on a
+        bootstrapping model the top of the levels the user owns (the bootstrapper's output
+        level)."""
+        if self.bootstrapping is not None:
+            return int(self.bootstrap_parameters().output_level)
+        return int(self.context().max_level)
 
     def parameter_hash(self) -> int:
         """The 64-bit parameter hash an uploaded key set must have."""
@@ -173,6 +206,8 @@ class ServedModel(abc.ABC):
         dnum = -(-num_q // max(1, c.alpha or c.special_primes))
         switch = dnum * 2 * limbs * c.poly_modulus_degree * 8
         keys = len(self.galois_elts()) + (1 if self.relin_keys else 0)
+        if self.bootstrapping is not None:  # its Galois keys and two switching keys (bound)
+            keys += len(self.bootstrap_parameters().galois_elements) + 2
         return 2 * limbs * c.poly_modulus_degree * 8 + keys * switch
 
     def material(self, ctx: KeyedContext, what: str, build: Callable[[], Any]) -> Any:
@@ -208,6 +243,9 @@ class ServedModel(abc.ABC):
                      "galois_steps": [int(s) for s in self.galois_steps],
                      "columns": bool(self.galois_steps or self.columns),
                      "key_bytes": self.key_bytes()},
+            "bootstrapping": (None if self.bootstrapping is None
+                              else dataclasses.asdict(self.bootstrapping)),
+            "input_level": self.input_level(),
             "max_ciphertexts": int(self.max_ciphertexts),
             "layout": self.layout(),
             "weights_digest": self.weights_digest(),
@@ -224,6 +262,8 @@ class ServedModel(abc.ABC):
                 f"{self.parameter_hash():016x} (GET /models lists its parameters)")
         present = [n for n in ("public_key", "relin_keys", "galois_keys")
                    if getattr(ctx, n) is not None]
+        if getattr(ctx, "bootstrapper", None) is not None:
+            present += list(self.upload_entries()[4:])  # the bootstrapping entries
         have = set(ctx.galois_keys.galois_elts) if ctx.galois_keys is not None else set()
         missing = missing_keys(present, have, self)
         if missing:
@@ -242,18 +282,28 @@ def context_from_spec(spec: dict, device: str | None = "cpu", seed: int | None =
         ValueError: the spec is malformed, or the parameters built here do not have the
             spec's parameter hash (client and server disagree on the parameters).
     """
+    from .._bootstrap import BootstrapConfig
+    from .._ckks import ckks
     from .._integer import bfv, bgv
 
     try:
         p = spec["parameters"]
         keys = spec["keys"]
-        make = {"bfv": bfv, "bgv": bgv}[p["scheme"]]
-        kwargs = {"mul_method": p["mul_method"]} if p["scheme"] == "bfv" else {}
-        ctx = make(poly_modulus_degree=p["poly_modulus_degree"], plain_modulus=p["plain_modulus"],
-                   coeff_modulus=p["coeff_modulus"], special_primes=p["special_primes"],
-                   security=p["security"], device=device, seed=seed,
-                   relin_keys=bool(keys["relin_keys"]),
-                   galois_steps=list(keys["galois_steps"]) or None, **kwargs)
+        common = {"poly_modulus_degree": p["poly_modulus_degree"],
+                  "coeff_modulus": p["coeff_modulus"], "special_primes": p["special_primes"],
+                  "security": p["security"], "device": device, "seed": seed,
+                  "relin_keys": bool(keys["relin_keys"]),
+                  "galois_steps": list(keys["galois_steps"]) or None}
+        if p["scheme"] == "ckks":
+            boot = spec.get("bootstrapping")
+            opts = spec["options"]
+            ctx = ckks(**common, alpha=p.get("alpha"), rescale_groups=p.get("rescale_groups"),
+                       scale=opts["scale"], auto_rescale=opts["auto_rescale"],
+                       bootstrapping=BootstrapConfig(**boot) if boot else False)
+        else:
+            make = {"bfv": bfv, "bgv": bgv}[p["scheme"]]
+            kwargs = {"mul_method": p["mul_method"]} if p["scheme"] == "bfv" else {}
+            ctx = make(**common, plain_modulus=p["plain_modulus"], **kwargs)
         if keys.get("columns") and not keys["galois_steps"]:
             ctx.create_galois_keys([], columns=True)
         want = int(spec["parameter_hash"], 16)
@@ -441,7 +491,14 @@ class XGBoostModel(ServedModel):
 MODEL_FACTORIES: dict[str, str] = {
     "logreg": "veil.serve.models:LogisticRegressionModel",
     "xgboost": "veil.serve.models:XGBoostModel",
+    "logreg-train": "veil.serve.train_model:LogisticTrainingModel",
 }
+#: The models ``veil serve`` builds when none are named (``--models`` adds the others: the
+#: training model needs 12 GiB of the client's bootstrapping keys per session at N = 2^16).
+DEFAULT_MODELS: tuple[str, ...] = ("logreg", "xgboost")
+
+
+_BUILT_IN = frozenset(MODEL_FACTORIES)
 
 
 def register_model(name: str, factory: str | Callable[[], ServedModel]) -> None:
@@ -466,10 +523,12 @@ def load_model(name: str) -> ServedModel:
 
 
 def load_models(names: Sequence[str] | None = None) -> dict[str, ServedModel]:
-    """Builds the models named (default: every registered one that can be built; a named one
-    that cannot raises). Unavailable defaults are logged at WARNING and skipped."""
+    """Builds the models named (default: :data:`DEFAULT_MODELS` that can be built, and models
+    registered at run time; a named one that cannot raises). Unavailable defaults are logged at
+    WARNING and skipped."""
     out: dict[str, ServedModel] = {}
-    for name in (names if names is not None else list(MODEL_FACTORIES)):
+    defaults = [n for n in MODEL_FACTORIES if n in DEFAULT_MODELS or n not in _BUILT_IN]
+    for name in (names if names is not None else defaults):
         if names is None:
             try:
                 out[name] = load_model(name)

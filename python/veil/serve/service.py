@@ -31,18 +31,21 @@ GiB = 1 << 30
 class ServeConfig:
     """Settings of :func:`veil.serve.create_app` (``veil serve``'s options).
 
-    Sizes are in bytes, times in seconds. ``max_session_key_bytes=None`` allows each session
-    the key set of the served model that needs most (``GET /models``: ``keys.key_bytes``).
+    Sizes are in bytes, times in seconds. The limits that are None follow the served models:
+    ``max_session_key_bytes`` is the key set of the model that needs most (``GET /models``:
+    ``keys.key_bytes``), ``max_upload_bytes`` the larger of 256 MiB and that key set (an upload
+    is smaller than its keys decompressed), ``max_key_bytes`` the larger of 4 GiB and two such
+    key sets.
     """
 
     device: str | None = "auto"
     #: Largest evaluation request body and key upload body (as sent, compressed).
     max_request_bytes: int = 64 * MiB
-    max_upload_bytes: int = 256 * MiB
+    max_upload_bytes: int | None = None
     #: Decompressed key bytes one session may hold, and all sessions together (checked from
     #: the keys' headers before anything is allocated: 413 and 503 beyond them).
     max_session_key_bytes: int | None = None
-    max_key_bytes: int = 4 * GiB
+    max_key_bytes: int | None = None
     #: A session expires this many seconds after its last use.
     session_ttl_s: float = 900.0
     #: Most live sessions; most requests waiting for the device.
@@ -64,7 +67,8 @@ class ServeConfig:
         for name in ("max_request_bytes", "max_upload_bytes", "max_key_bytes", "max_sessions",
                      "max_pending", "max_session_key_bytes", "spool_bytes"):
             v = getattr(self, name)
-            if v is None and name == "max_session_key_bytes":
+            if v is None and name in ("max_session_key_bytes", "max_upload_bytes",
+                                      "max_key_bytes"):
                 continue
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name}: expected a positive integer, got {v!r}")
@@ -120,6 +124,8 @@ class Service:
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="veil-device")
         need = max(m.key_bytes() for m in self.models.values())
         self.session_key_budget = self.config.max_session_key_bytes or need
+        self.upload_limit = self.config.max_upload_bytes or max(256 * MiB, need)
+        self.key_budget = self.config.max_key_bytes or max(4 * GiB, 2 * need)
 
     # -- the device worker --
     async def on_device(self, fn: Callable, *args):
@@ -145,7 +151,7 @@ class Service:
                 "pending": self.pending, "opening": self.loading,
                 "disconnects": self.disconnects,
                 "timeouts": self.timeouts,
-                "key_bytes": {"in_use": self.key_bytes, "budget": self.config.max_key_bytes,
+                "key_bytes": {"in_use": self.key_bytes, "budget": self.key_budget,
                               "per_session": self.session_key_budget}}
 
     # -- sessions --
@@ -205,9 +211,9 @@ class Service:
             raise HTTPError(413, f"keys: the upload's keys take {need} bytes decompressed, "
                             f"above the {self.session_key_budget} bytes a session may hold "
                             "(max_session_key_bytes); upload only the keys GET /models lists")
-        if self.key_bytes + need > self.config.max_key_bytes:
+        if self.key_bytes + need > self.key_budget:
             raise HTTPError(503, f"keys: the server holds {self.key_bytes} of its "
-                            f"{self.config.max_key_bytes} bytes of keys (max_key_bytes); "
+                            f"{self.key_budget} bytes of keys (max_key_bytes); "
                             "retry after a session is deleted or expires")
         self.key_bytes += need
         self.loading += 1
@@ -221,7 +227,9 @@ class Service:
     def load_session(self, plan: UploadPlan) -> KeyedContext:
         """Device thread: loads the uploaded keys onto the server's device, against the first
         fitting model's own Context and with that model's scheme options (never the client's
-        context or options)."""
+        context or options). A bootstrapping model's bootstrapper is built from the model's own
+        bootstrapping parameters and the client's bootstrapping keys; the client's
+        ``bootstrap_config`` must describe the same parameters."""
         model = self.models[plan.models[0]]
         context = model.context()
 
@@ -243,7 +251,32 @@ class Service:
             raise ValueError("upload: the keys belong to different key sets")
         if ctx.galois_keys is not None and set(ctx.galois_keys.galois_elts) != plan.galois_elts:
             raise ValueError("galois_keys: the keys loaded differ from the elements listed")
+        if model.bootstrapping is not None:
+            ctx.bootstrapper = self._bootstrapper(model, plan, ctx, load)
         return ctx
+
+    def _bootstrapper(self, model: ServedModel, plan: UploadPlan, ctx: KeyedContext, load):
+        """The session's bootstrapper: the model's parameters, the client's keys (checked)."""
+        from .._bootstrap import Bootstrapper
+
+        params = model.bootstrap_parameters()
+        try:
+            theirs = _core.BootstrapParameters.from_bytes(
+                plan.blobs["bootstrap_config"], model.context(),
+                plan.keys["bootstrap_config"].body_bytes)
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"bootstrap_config: {e}") from None
+        if theirs.to_bytes("none") != params.to_bytes("none"):
+            raise ValueError(f"bootstrap_config: differs from model {model.name!r}'s "
+                             "bootstrapping parameters (GET /models: bootstrapping)")
+        keys = _core.BootstrapKeys.take(ctx.relin_keys, load("bootstrap_galois_keys",
+                                                             _core.GaloisKeys),
+                                        load("bootstrap_to_sparse", _core.SwitchingKey),
+                                        load("bootstrap_to_dense", _core.SwitchingKey))
+        try:
+            return Bootstrapper.from_keys(params, keys, model.bootstrapping)
+        except ValueError as e:
+            raise ValueError(f"bootstrap keys: {e}") from None
 
     def add_session(self, ctx: KeyedContext, plan: UploadPlan, nbytes: int) -> Session:
         """The loaded upload becomes a session (its reservation now belongs to the session)."""
@@ -264,7 +297,7 @@ class Service:
         ctx = session.ctx
         cls = _CIPHERTEXT_CLASSES[ctx.scheme]
         limit = 4 * self.config.max_request_bytes
-        top = ctx.max_level
+        top = model.input_level()
         cts = []
         for i, blob in enumerate(blobs):
             try:

@@ -71,9 +71,15 @@ _HEADER = 48
 _FLAG_SEEDED, _FLAG_KEY_SET = 1, 2
 #: Veil-format object types (header byte 6).
 _TYPE_SECRET_KEY = 4
-_KEY_TYPES = {"public_key": 5, "relin_keys": 6, "galois_keys": 7}
-#: The only entries a key upload may hold, and the only fields of its description.
-_UPLOAD_BLOBS = ("parameters", "public_key", "relin_keys", "galois_keys")
+#: The entries loaded as keys (counted against the key budget), by their Veil object type; the
+#: bootstrapping entries are those of veil._bootstrap.BUNDLE_BLOBS.
+_KEY_TYPES = {"public_key": 5, "relin_keys": 6, "galois_keys": 7, "bootstrap_galois_keys": 7,
+              "bootstrap_to_sparse": 8, "bootstrap_to_dense": 8, "bootstrap_config": 9}
+_GALOIS_ENTRIES = ("galois_keys", "bootstrap_galois_keys")
+#: The only entries a key upload may hold (a model accepts a subset: ServedModel.upload_entries),
+#: and the only fields of its description.
+_UPLOAD_BLOBS = ("parameters", "public_key", "relin_keys", "galois_keys", "bootstrap_config",
+                 "bootstrap_galois_keys", "bootstrap_to_sparse", "bootstrap_to_dense")
 _META_FIELDS = ("blobs", "format", "key_set_id", "options", "scheme", "security")
 _KEY_SET_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -123,7 +129,7 @@ def read_key_blob(name: str, blob) -> KeyBlob:
         raise ValueError(f"{name}: format version {version}, expected 1")
     if kind != _KEY_TYPES[name]:
         raise ValueError(f"{name}: the entry holds an object of type {kind}, expected "
-                         f"{_KEY_TYPES[name]} ({name.replace('_', ' ')})")
+                         f"{_KEY_TYPES[name]} (docs/serialization.md)")
     (param_hash,) = struct.unpack_from("<Q", b, 16)
     (desc_size,) = struct.unpack_from("<I", b, 24)
     (body,) = struct.unpack_from("<Q", b, 32)
@@ -131,24 +137,25 @@ def read_key_blob(name: str, blob) -> KeyBlob:
         raise ValueError(f"{name}: descriptor size {desc_size} runs past the end of the entry")
     seeded = bool(flags & _FLAG_SEEDED)
     elts: tuple[int, ...] = ()
-    if name == "galois_keys":
+    if name in _GALOIS_ENTRIES:
         elts = _galois_elements(b[_HEADER:_HEADER + desc_size], bool(flags & _FLAG_KEY_SET),
-                                seeded)
+                                seeded, name)
     return KeyBlob(name, seeded, param_hash, body, body * (2 if seeded else 1), elts)
 
 
-def _galois_elements(desc: memoryview, key_set: bool, seeded: bool) -> tuple[int, ...]:
+def _galois_elements(desc: memoryview, key_set: bool, seeded: bool,
+                     name: str = "galois_keys") -> tuple[int, ...]:
     """The Galois elements listed by a Galois-keys descriptor: N (u64), the key-set id (u64,
     when flagged), count, dnum and limbs (u32 each), then per key its element (u32) and, when
     seeded, its 32-byte seed."""
     pos = 8 + (8 if key_set else 0)
     if len(desc) < pos + 12:
-        raise ValueError("galois_keys: descriptor too short")
+        raise ValueError(f"{name}: descriptor too short")
     (count,) = struct.unpack_from("<I", desc, pos)
     stride = 4 + (32 if seeded else 0)
     pos += 12
     if count > (len(desc) - pos) // stride:
-        raise ValueError(f"galois_keys: count {count} runs past the end of the descriptor")
+        raise ValueError(f"{name}: count {count} runs past the end of the descriptor")
     return tuple(struct.unpack_from("<I", desc, pos + i * stride)[0] for i in range(count))
 
 
@@ -228,7 +235,11 @@ class UploadPlan:
 
     @property
     def galois_elts(self) -> set[int]:
-        k = self.keys.get("galois_keys")
+        """The Galois elements of the evaluation keys (entry ``galois_keys``)."""
+        return self.elts("galois_keys")
+
+    def elts(self, entry: str) -> set[int]:
+        k = self.keys.get(entry)
         return set(k.galois_elts) if k is not None else set()
 
 
@@ -253,6 +264,10 @@ def plan_upload(data, models: Mapping[str, ServedModel]) -> UploadPlan:
     for m in same:
         try:
             check_meta(meta, m)
+            extra = sorted(set(blobs) - set(m.upload_entries()))
+            if extra:
+                raise ValueError(f"{extra[0]}: model {m.name!r} does not take this entry "
+                                 f"(it takes {list(m.upload_entries())})")
             fits.append(m)
         except ValueError as e:
             first_error = first_error or e
@@ -280,6 +295,14 @@ def plan_upload(data, models: Mapping[str, ServedModel]) -> UploadPlan:
         raise ValueError(f"galois_keys: elements {show(unused, 60)} are used by no model this "
                          f"upload fits ({plan.models}); upload only the keys GET /models lists "
                          "(veil.serve.context_from_spec makes exactly those)")
+    boot_used: set[int] = set()
+    for m in complete:
+        if m.bootstrapping is not None:
+            boot_used |= {int(e) for e in m.bootstrap_parameters().galois_elements}
+    unused = sorted(plan.elts("bootstrap_galois_keys") - boot_used)
+    if unused:
+        raise ValueError(f"bootstrap_galois_keys: elements {show(unused, 60)} are used by the "
+                         f"bootstrapping of no model this upload fits ({plan.models})")
     return plan
 
 
@@ -288,6 +311,14 @@ def missing_keys(present: Sequence[str], elts: set[int], model: ServedModel) -> 
     ``elts``: a message naming the missing key, or ``""`` when nothing is missing."""
     if model.relin_keys and "relin_keys" not in present:
         return f"relin_keys: model {model.name!r} needs relinearization keys"
+    if model.bootstrapping is not None:
+        from .._bootstrap import BUNDLE_BLOBS
+
+        for name in BUNDLE_BLOBS:
+            if name not in present:
+                return (f"{name}: model {model.name!r} bootstraps on the server and needs the "
+                        "client's bootstrapping keys (veil.ckks(..., bootstrapping=...), "
+                        "ctx.to_bytes())")
     lacking = sorted(model.galois_elts() - elts)
     if lacking:
         return f"galois_keys: model {model.name!r} needs Galois keys for {model.describe_elts(lacking)}"
