@@ -195,11 +195,15 @@ if has ntt; then
   done
 fi
 if has load; then
+  # LOAD_MODELS=logreg,logreg-train also serves the training model and runs its client
+  # (`veil demo --server URL --scheme ckks --train`, keys made on the GPU): bootstrapping on the
+  # server with the client's uploaded keys.
   PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   URL=http://127.0.0.1:$PORT
-  (cd "$PRIV" && exec veil serve --device cuda --port "$PORT") > "$OUT/serve.log" 2>&1 &
+  (cd "$PRIV" && exec veil serve --device cuda --port "$PORT" \
+    ${LOAD_MODELS:+--models "$LOAD_MODELS"}) > "$OUT/serve.log" 2>&1 &
   SRV=$!
-  for _ in $(seq 180); do
+  for _ in $(seq 300); do
     python3 -c 'import httpx, sys; httpx.get(sys.argv[1] + "/health").raise_for_status()' "$URL" \
       > /dev/null 2>&1 && break
     kill -0 $SRV 2> /dev/null || break
@@ -209,8 +213,14 @@ if has load; then
     --server "$URL" --clients "${CLIENTS:-8}" --requests "${REQUESTS:-25}" --json "$OUT/load.json") \
     > "$OUT/load.log" 2>&1
   load_rc=$?
+  if [[ ",${LOAD_MODELS:-}," == *",logreg-train,"* ]]; then
+    (cd "$PRIV" && COLUMNS=120 veil demo --server "$URL" --scheme ckks --train --device cuda \
+      --seed 1) > "$OUT/train_served.log" 2>&1
+    rc=$?; [ $rc = 0 ] || load_rc=$rc
+    echo "served training rc=$rc"; cat "$OUT/train_served.log"
+  fi
   kill $SRV; wait $SRV 2> /dev/null
-  echo "load rc=$load_rc"; cat "$OUT/load.log"; tail -5 "$OUT/serve.log"
+  echo "load rc=$load_rc"; cat "$OUT/load.log"; tail -8 "$OUT/serve.log"
 fi
 if has boot; then  # CKKS bootstrapping: its tests (GPU parity included), then its benchmark
   bash scripts/pytest.sh tests/python/test_bootstrap.py -q -rs \
@@ -231,6 +241,10 @@ if has bootprof; then
       > "$OUT/bootprof_$tag.log" 2>&1
     echo "bootprof $tag rc=$?"; grep -E '"(wall_ms_median|min_bits|mean_bits|levels_left|graph)"' \
       "$OUT/bootprof_$tag.log" | tr -s ' ' | tr '\n' ' '; echo
+  done
+  # The same bootstraps timed from C++ alone (bench/boot_bench.cpp): Python's cost beside it.
+  for slots in ${BOOTPROF_CPP_SLOTS:-0 4096}; do
+    "$BUILD/veil_boot_bench" cuda 32 "$slots" 10 | tee -a "$OUT/boot_bench_cpp.log"
   done
   NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
   for impl in ${BOOTPROF_NCU:-py cpp}; do
