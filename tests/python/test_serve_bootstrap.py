@@ -135,3 +135,14 @@ def test_training_model_is_not_served_by_default(monkeypatch) -> None:
     monkeypatch.setattr(serve.models, "load_model", lambda name: built.append(name) or name)
     assert list(serve.load_models()) == ["logreg", "xgboost"] == built
     assert list(serve.load_models(["logreg", "logreg-train"])) == ["logreg", "logreg-train"]
+
+
+def test_startup_self_test_covers_the_training_model(model) -> None:
+    """`veil serve` checks every model once at startup, the way a client's upload is loaded:
+    for the training model that is a whole encrypted training run with bootstrapping (the
+    self-test sends the whole training set, not a slice of it)."""
+    service = serve.Service(serve.ServeConfig(device="cpu"), {"logreg-train": model})
+    try:
+        service.self_test()
+    finally:
+        service.close()

@@ -90,6 +90,14 @@ class ServedModel(abc.ABC):
     def samples(self) -> tuple[np.ndarray, np.ndarray]:
         """Demo data: (features, labels) of the test samples."""
 
+    def decode_check(self, got: np.ndarray, want: np.ndarray) -> bool:
+        """Whether decoded outputs match the plaintext model (default: exactly)."""
+        return bool(np.array_equal(got, want))
+
+    def self_test_inputs(self) -> np.ndarray:
+        """The inputs of the server's startup self-test (default: 8 demo samples)."""
+        return self.samples()[0][:8]
+
     def decisions(self, outputs: np.ndarray) -> np.ndarray:
         """Class decisions from outputs (default: output > 0)."""
         return (np.asarray(outputs) > 0).astype(np.int64)
