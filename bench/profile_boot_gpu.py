@@ -20,7 +20,6 @@ for A/B comparisons).
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import pathlib
 import statistics
@@ -29,16 +28,8 @@ import time
 
 import numpy as np
 import veil
+from trace_ops import cudart  # bench/ is the script's folder
 from veil import _core
-
-
-def cudart():
-    for name in ("libcudart.so", "libcudart.so.13", "libcudart.so.12"):
-        try:
-            return ctypes.CDLL(name)
-        except OSError:
-            continue
-    return None
 
 
 def oracle_bootstrapper(ctx, slots):

@@ -65,7 +65,7 @@ Bootstrapper::Bootstrapper(BootstrapParameters params, BootstrapKeys keys)
   }
 }
 
-void Bootstrapper::check_input(const Ciphertext& ct, std::size_t level, const char* step) const {
+void Bootstrapper::check_operand(const Ciphertext& ct) const {
   if (ct.empty()) throw InvalidArgument("ct: is empty");
   if (ct.context()->parameter_hash() != params_.context()->parameter_hash()) {
     throw InvalidArgument("ct: belongs to another context");
@@ -74,6 +74,10 @@ void Bootstrapper::check_input(const Ciphertext& ct, std::size_t level, const ch
     throw InvalidArgument("ct: expected size 2 (relinearize first), got " +
                           std::to_string(ct.size()));
   }
+}
+
+void Bootstrapper::check_input(const Ciphertext& ct, std::size_t level, const char* step) const {
+  check_operand(ct);
   if (ct.level() != level) {
     throw InvalidArgument(std::string("ct: ") + step + " starts at level " + std::to_string(level) +
                           ", got level " + std::to_string(ct.level()));
@@ -81,14 +85,7 @@ void Bootstrapper::check_input(const Ciphertext& ct, std::size_t level, const ch
 }
 
 Ciphertext Bootstrapper::prepare(const Ciphertext& ct) const {
-  if (ct.empty()) throw InvalidArgument("ct: is empty");
-  if (ct.context()->parameter_hash() != params_.context()->parameter_hash()) {
-    throw InvalidArgument("ct: belongs to another context");
-  }
-  if (ct.size() != 2) {
-    throw InvalidArgument("ct: expected size 2 (relinearize first), got " +
-                          std::to_string(ct.size()));
-  }
+  check_operand(ct);
   if (ct.level() < params_.q0_level()) {
     throw InvalidArgument("ct: level " + std::to_string(ct.level()) +
                           " lies inside q_0's block below its top " +

@@ -143,6 +143,8 @@ class Bootstrapper {
  private:
   /// The four steps in order, on a ciphertext at input_level() with scale Delta.
   Ciphertext pipeline(const Ciphertext& x) const;
+  /// Throws InvalidArgument naming `ct` unless it is a size-2 ciphertext of this context.
+  void check_operand(const Ciphertext& ct) const;
   void check_input(const Ciphertext& ct, std::size_t level, const char* step) const;
   /// Whether `scale` is within 2^4 of Delta (the pipeline then reads it as Delta).
   bool near_delta(double scale) const;
