@@ -400,11 +400,7 @@ class KeyedContext:
         """Bytes one Galois (or relinearization) key takes on the device, from the parameters:
         dnum x 2 x (L + 1 + K) x N words, with dnum = ceil((L + 1) / alpha) digits of hybrid key
         switching (Han-Ki 2020), so the cost of keys is known before they are made."""
-        c = self.context
-        num_q = c.max_level + 1
-        alpha = c.alpha or c.special_primes
-        dnum = -(-num_q // max(1, alpha))
-        return dnum * 2 * (num_q + c.special_primes) * c.poly_modulus_degree * c.word_bits // 8
+        return switching_key_words(self.context) * self.context.word_bits // 8
 
     def memory(self) -> dict:
         """Bytes of key material this context holds on its device: ``secret_key``,
@@ -626,6 +622,15 @@ def _bundle_class(scheme: str):
     if cls is None:
         raise ValueError(f"scheme: expected 'bfv', 'bgv' or 'ckks', got {scheme!r}")
     return cls
+
+
+def switching_key_words(context: _core.Context) -> int:
+    """Words of one key-switching key (relinearization or Galois) at the top level:
+    dnum x 2 x (L + 1 + K) x N, with dnum = ceil((L + 1) / alpha) digits of hybrid key switching
+    (Han-Ki, CT-RSA 2020)."""
+    num_q = context.max_level + 1
+    dnum = -(-num_q // max(1, context.alpha or context.special_primes))
+    return dnum * 2 * (num_q + context.special_primes) * context.poly_modulus_degree
 
 
 def assemble(context, device: str, options: dict, secret_key=None, public_key=None,

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from .._base import KeyedContext, build_params
+from .._base import KeyedContext, build_params, switching_key_words
 
 log = logging.getLogger("veil.serve")
 
@@ -209,14 +209,11 @@ class ServedModel(abc.ABC):
         them (64-bit words, uniform halves included): public key 2 x (L+1+K) x N words, and
         per key-switching key dnum x 2 x (L+1+K) x N (dnum = ceil((L+1)/alpha), Han-Ki 2020)."""
         c = self.context()
-        num_q = c.max_level + 1
-        limbs = num_q + c.special_primes
-        dnum = -(-num_q // max(1, c.alpha or c.special_primes))
-        switch = dnum * 2 * limbs * c.poly_modulus_degree * 8
+        limbs = c.max_level + 1 + c.special_primes
         keys = len(self.galois_elts()) + (1 if self.relin_keys else 0)
         if self.bootstrapping is not None:  # its Galois keys and two switching keys (bound)
             keys += len(self.bootstrap_parameters().galois_elements) + 2
-        return 2 * limbs * c.poly_modulus_degree * 8 + keys * switch
+        return 8 * (2 * limbs * c.poly_modulus_degree + keys * switching_key_words(c))
 
     def material(self, ctx: KeyedContext, what: str, build: Callable[[], Any]) -> Any:
         """``build()``'s result, cached per (what, context, device, scheme options).
@@ -271,7 +268,9 @@ class ServedModel(abc.ABC):
         present = [n for n in ("public_key", "relin_keys", "galois_keys")
                    if getattr(ctx, n) is not None]
         if getattr(ctx, "bootstrapper", None) is not None:
-            present += list(self.upload_entries()[4:])  # the bootstrapping entries
+            from .._bootstrap import BUNDLE_BLOBS
+
+            present += list(BUNDLE_BLOBS)
         have = set(ctx.galois_keys.galois_elts) if ctx.galois_keys is not None else set()
         missing = missing_keys(present, have, self)
         if missing:

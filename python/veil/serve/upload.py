@@ -114,17 +114,15 @@ def read_key_blob(name: str, blob) -> KeyBlob:
     """Reads one key entry's header (and, for Galois keys, its list of elements).
 
     Raises:
-        ValueError: not a Veil-format key of the type its entry names, a secret key, or a
-            header or descriptor that runs past the data (the message names the entry).
+        ValueError: not a Veil-format object of the type its entry names (a secret key included:
+            :func:`check_upload` names that case first), or a header or descriptor that runs
+            past the data (the message names the entry).
     """
     b = memoryview(blob).cast("B")
     if len(b) < _HEADER or bytes(b[:4]) != _VEIL_MAGIC:
         raise ValueError(f"{name}: not an object in Veil's format (expected the magic 'VEIL')")
     (version,) = struct.unpack_from("<H", b, 4)
-    kind, flags = b[6], b[9]
-    if kind == _TYPE_SECRET_KEY:
-        raise ValueError("upload: contains a secret key; the server accepts evaluation keys only "
-                         "(send ctx.to_bytes(), which leaves the secret key out)")
+    kind, flags = b[6], b[9]  # a secret key (type 4) fails the type check below
     if version != 1:
         raise ValueError(f"{name}: format version {version}, expected 1")
     if kind != _KEY_TYPES[name]:
