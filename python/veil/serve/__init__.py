@@ -104,6 +104,7 @@ from .models import (
     register_model,
 )
 from .service import HTTPError, ServeConfig, Service, Session
+from .train_model import LogisticTrainingModel
 from .upload import (
     FRAME_MAGIC,
     KeyBlob,
@@ -116,17 +117,15 @@ from .upload import (
     unpack_frame,
 )
 
-from .train_model import LogisticTrainingModel
-
 __all__ = [
     "DEFAULT_MODELS",
     "FRAME_MAGIC",
-    "LogisticTrainingModel",
     "MODEL_FACTORIES",
     "BackgroundServer",
     "HTTPError",
     "KeyBlob",
     "LogisticRegressionModel",
+    "LogisticTrainingModel",
     "ServeConfig",
     "ServedModel",
     "Service",

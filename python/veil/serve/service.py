@@ -12,8 +12,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from .. import _core
 from .. import _serialize as _ser
 from .._base import _CIPHERTEXT_CLASSES, KeyedContext, assemble
