@@ -604,11 +604,13 @@ NB_MODULE(_core, m) {
     return io::load_galois_keys(v, c, d, o);
   });
 
-  auto swk_cls = nb::class_<SwitchingKey>(m, "SwitchingKey",
-                           "A key switching ciphertexts from one secret key to another.");
-  bind::def_serialization<SwitchingKey>(swk_cls, "switching_key", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
-    return io::load_switching_key(v, c, d, o);
-  });
+  auto swk_cls = nb::class_<SwitchingKey>(
+      m, "SwitchingKey", "A key switching ciphertexts from one secret key to another.");
+  bind::def_serialization<SwitchingKey>(
+      swk_cls, "switching_key",
+      [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
+        return io::load_switching_key(v, c, d, o);
+      });
   swk_cls
       .def_prop_ro("device", [](const SwitchingKey& k) { return k.device().str(); })
       .def_prop_ro("key_set_id", &SwitchingKey::key_id)
