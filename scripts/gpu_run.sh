@@ -22,6 +22,8 @@
 #           BOOT_IMPL=cpp times the C++ bootstrapper (bootprof_*.json, ncu_boot.txt)
 #   cheddar the peer in the same call: peers/cheddar_run.sh (peers/ carried; PARAMS, BUDGET_S)
 # VEIL_SITE=dir installs the build into dir instead of site-packages (two commits side by side).
+#   ray     scale-out on Ray (bench/ray_scale.py): batch bootstraps, online serving against
+#           independent servers and a replica killed under load, over RAY_GPUS (default 1,2)
 #   sh      run $SH_CMD (a diagnostic command) in this script's environment
 #   nttq    the NTT tests at the default variants and the NTT benchmark with $NTT_ARGS
 #           (e.g. NTT_ARGS=u32)
@@ -105,6 +107,13 @@ if [ -d .whl ]; then
       > /dev/null 2>&1 && echo "installed $name"
   done
   export PYTHONPATH="$PRIV/site"${PYTHONPATH:+:$PYTHONPATH}
+fi
+
+# Ray (issue 28): the cp312 Ray wheel and its dependencies, unpacked without ray/jars, rllib,
+# data, train and tune, travel as one xz tarball (.ray312/ray312.tar.xz; see bench/ray_scale.py).
+if [ -f .ray312/ray312.tar.xz ] && ! python3 -c "import ray" 2>/dev/null; then
+  mkdir -p "$PRIV/raysite" && tar -xJf .ray312/ray312.tar.xz -C "$PRIV/raysite" \
+    && export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PRIV/raysite" && echo "installed ray"
 fi
 
 BUILD=build/gpu
@@ -222,6 +231,17 @@ if has load; then
   kill $SRV; wait $SRV 2> /dev/null
   echo "load rc=$load_rc"; cat "$OUT/load.log"; tail -8 "$OUT/serve.log"
 fi
+if has ray; then
+  # Scale-out on Ray over this machine's GPUs (bench/ray_scale.py): RAY_MODES (default
+  # "batch online kill"), RAY_GPUS (default 1,2), RAY_ARGS (extra arguments).
+  python3 -c "import ray, ray.serve; print('ray', ray.__version__)" || echo "ray: unavailable"
+  for m in ${RAY_MODES:-batch online kill}; do
+    gp=${RAY_GPUS:-1,2}; [ "$m" = kill ] && gp=${gp##*,}
+    (cd "$PRIV" && timeout "${RAY_TIMEOUT:-300}" python3 "$OLDPWD/bench/ray_scale.py" "$m" \
+      --gpus "$gp" --out "$OUT/ray" ${RAY_ARGS:-}) > "$OUT/ray_$m.log" 2>&1
+    echo "ray $m rc=$?"; tail -15 "$OUT/ray_$m.log"
+  done
+fi
 if has boot; then  # CKKS bootstrapping: its tests (GPU parity included), then its benchmark
   bash scripts/pytest.sh tests/python/test_bootstrap.py -q -rs \
     > "$OUT/boot_test.log" 2>&1
@@ -291,6 +311,9 @@ if has memcheck; then
   MF+=':Coefficients/CoeffPlaintext.*'
   MF+=':Bfv/BfvParity.*/n4096_*:Bfv/BfvParity.KeysCiphertextsAndEvaluation/n8192_36x6_sp2_a2_behz'
   MF+=':Bgv/BgvParity.*:Ckks/CkksParity.*'
+  # The circuits layer (issue 23): extended-basis key switching, double-hoisted transforms, the
+  # bootstrapper and its graph replay at small N.
+  MF+=':KeySwitchExtGpu.*:DoubleHoistGpu.*:CircuitsGpu.*:BootstrapperGpu.*'
   MEMCHECK_FILTER=${MEMCHECK_FILTER:-$MF}
   SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer \
     /usr/local/cuda*/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)

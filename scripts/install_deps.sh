@@ -3,8 +3,9 @@
 # a C++20 compiler, Boost (header-only Multiprecision), zstd, zlib and libb2 (serialization:
 # compression, SEAL's BLAKE2b parms_id and BLAKE2Xb seeds), GoogleTest, Ninja, clang with
 # libFuzzer and OpenMP (the fuzz harness), and the Python build/test packages, seal-python (the
-# SEAL oracle of the interoperability tests) and FastAPI, uvicorn and httpx (`veil serve`) among
-# them. The CUDA toolkit is optional: when nvcc is on PATH the CUDA backend builds.
+# SEAL oracle of the interoperability tests), FastAPI, uvicorn and httpx (`veil serve`) and Ray
+# with Ray Serve (veil.distributed, `veil serve --ray`) among them. The CUDA toolkit is
+# optional: when nvcc is on PATH the CUDA backend builds.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null; then SUDO=sudo; fi
@@ -21,4 +22,5 @@ if command -v apt-get >/dev/null; then
 fi
 python3 -m pip install -q --upgrade "cmake>=3.28" "scikit-build-core>=0.11" "nanobind>=2.0" numpy \
   scikit-learn pytest hypothesis rich zstandard "seal-python>=4.4" fastapi uvicorn httpx xgboost-cpu \
-  py-cpuinfo matplotlib dulwich mypy mkdocs mkdocs-material "mkdocstrings[python]"
+  py-cpuinfo matplotlib dulwich mypy mkdocs mkdocs-material "mkdocstrings[python]" \
+  "ray[serve]>=2.56"

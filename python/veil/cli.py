@@ -244,6 +244,19 @@ def _add_serve_parsers(sub) -> None:
                        "body (default: 30)")
     serve.add_argument("--models", default=None, metavar="LIST",
                        help="comma-separated models to serve (default: every one available)")
+    ray_opts = serve.add_argument_group(
+        "Ray", "serve from Ray Serve replicas over many GPUs and hosts (pip install 'veil[ray]')")
+    ray_opts.add_argument("--ray", action="store_true",
+                          help="run as a Ray Serve application: one worker replica per GPU")
+    ray_opts.add_argument("--address", default=None, metavar="ADDR",
+                          help="join this Ray cluster (e.g. 10.0.0.1:6379 after `ray start "
+                               "--head`; default: start a local one)")
+    ray_opts.add_argument("--replicas", type=lambda v: _int_in(v, 1, 4096, "a count"),
+                          default=None, help="worker replicas (default: one per GPU, else 1)")
+    ray_opts.add_argument("--autoscale", default=None, metavar="MIN:MAX",
+                          help="autoscale the worker replicas between MIN and MAX instead")
+    ray_opts.add_argument("--ingress-replicas", type=lambda v: _int_in(v, 1, 1024, "a count"),
+                          default=1, help="HTTP ingress replicas (CPU only; default: 1)")
     load = sub.add_parser("loadtest", help="concurrent encrypted requests against `veil serve`")
     load.add_argument("--server", metavar="URL", default=None,
                       help="server to load (default: start one in this process on a free port)")
@@ -276,7 +289,28 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except (ValueError, ImportError, AttributeError) as e:  # unknown or unavailable model
         print(f"veil serve: error: {e}", file=sys.stderr)
         return EXIT_USAGE
-    return serve.main(args.host, args.port, config, models)
+    if not args.ray:
+        if args.address or args.replicas or args.autoscale:
+            print("veil serve: error: --address, --replicas and --autoscale need --ray",
+                  file=sys.stderr)
+            return EXIT_USAGE
+        return serve.main(args.host, args.port, config, models)
+    autoscale = None
+    if args.autoscale:
+        lo, sep, hi = args.autoscale.partition(":")
+        if not (sep and lo.isdigit() and hi.isdigit() and int(lo) <= int(hi) and int(hi) >= 1):
+            print(f"veil serve: error: --autoscale: expected MIN:MAX with MIN <= MAX, got "
+                  f"{args.autoscale!r}", file=sys.stderr)
+            return EXIT_USAGE
+        autoscale = (int(lo), int(hi))
+    try:
+        from .serve import cluster
+    except ImportError as e:
+        print(f"veil serve: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    return cluster.main(args.host, args.port, config, models, address=args.address,
+                        replicas=args.replicas, autoscale=autoscale,
+                        ingress_replicas=args.ingress_replicas)
 
 
 def _remote(command: str, run) -> int | dict:

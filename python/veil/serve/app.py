@@ -16,7 +16,6 @@ from typing import Any
 from .. import _core
 from .models import ServedModel, load_models
 from .service import HTTPError, MiB, ServeConfig, Service, _short
-from .upload import pack_frame, unpack_frame
 
 try:  # the endpoints' annotations name it (resolved from this module's globals)
     from fastapi import Request
@@ -27,12 +26,15 @@ log = logging.getLogger("veil.serve")
 
 
 def create_app(config: ServeConfig | None = None,
-               models: dict[str, ServedModel] | None = None):
+               models: dict[str, ServedModel] | None = None, service=None):
     """The FastAPI application (run it with uvicorn, or test it with FastAPI's TestClient).
 
     Args:
         config: limits, timeouts, TTL and device (default :class:`ServeConfig`).
         models: the served models by name (default: :func:`load_models`, which trains them).
+        service: what the endpoints call (default: a :class:`Service` of ``config`` and
+            ``models`` on this process's device; ``veil serve --ray`` passes a
+            :class:`veil.serve.cluster.ClusterService`, whose config and models are used).
 
     Raises:
         ImportError: fastapi is not installed (``pip install 'veil[serve]'``).
@@ -45,13 +47,15 @@ def create_app(config: ServeConfig | None = None,
     from fastapi.responses import JSONResponse, Response
     from starlette.requests import ClientDisconnect
 
-    config = config or ServeConfig()
-    models = load_models() if models is None else dict(models)
-    if not models:
-        raise ValueError("models: no model could be loaded (see the warnings above)")
-    service = Service(config, models)
-    if config.warmup:
-        service.executor.submit(service.self_test).result()
+    if service is None:
+        config = config or ServeConfig()
+        models = load_models() if models is None else dict(models)
+        if not models:
+            raise ValueError("models: no model could be loaded (see the warnings above)")
+        service = Service(config, models)
+        if config.warmup:
+            service.executor.submit(service.self_test).result()
+    config = service.config
 
     @asynccontextmanager
     async def lifespan(app):
@@ -121,7 +125,7 @@ def create_app(config: ServeConfig | None = None,
 
     @app.get("/health")
     async def health():
-        return service.health()
+        return await service.health_info()
 
     @app.get("/models")
     async def list_models():
@@ -135,58 +139,28 @@ def create_app(config: ServeConfig | None = None,
         with SpooledUpload(config.spool_bytes, config.upload_dir) as upload:
             size = await stream_body(request, service.upload_limit, "key upload",
                                      "max_upload_bytes", upload.write)
-            plan = service.plan_upload(upload.view())  # checked; its key bytes reserved
-            try:
-                ctx = await service.on_device(service.load_session, plan)
-            except (ValueError, TypeError) as e:  # the loaders name the object and field
-                service.unreserve(plan)
-                raise HTTPError(400, str(e)) from None
-            except BaseException:
-                service.unreserve(plan)
-                raise
-            finally:
-                plan.blobs.clear()  # release the views of the map before it closes
-        s = service.add_session(ctx, plan, size)
+            info = await service.open_session(upload.view(), size)
         log.info("session %s opened: %d bytes uploaded (%s), %d bytes of keys decompressed, "
-                 "models %s", _short(s.id), size, upload.where, s.key_bytes, s.models)
-        return {"session_id": s.id, "models": s.models, "ttl_s": config.session_ttl_s,
-                "device": service.device, "upload_bytes": size, "key_bytes": s.key_bytes}
+                 "models %s", _short(info["session_id"]), size, upload.where,
+                 info["key_bytes"], info["models"])
+        return info
 
     @app.post("/sessions/{sid}/evaluate/{name}")
     async def evaluate(sid: str, name: str, request: Request, compression: str = "zstd"):
-        model = service.model(name)
-        service.session(sid)
+        service.model(name)
+        found = await service.check_session(sid, name)
         if compression not in ("zstd", "none"):
             raise HTTPError(400, f"compression: expected 'zstd' or 'none', got {compression!r}")
         body = await read_body(request, config.max_request_bytes, "request", "max_request_bytes")
-        s = service.session(sid)
-        if name not in s.models:
-            raise HTTPError(400, f"model: this session's keys do not fit model {name!r} "
-                            f"(they fit {s.models})")
-        try:
-            blobs = unpack_frame(body, model.max_ciphertexts)
-            model.check_keys(s.ctx)
-        except ValueError as e:
-            raise HTTPError(400, str(e)) from None
-        s.busy += 1
-        try:
-            out, times = await service.on_device(service.evaluate_sync, s, model, blobs,
-                                                 compression, time.perf_counter())
-        finally:
-            s.busy -= 1
-            s.last_used = service.clock()
-        payload = pack_frame(out)
-        log.info("evaluate %s session %s: %d -> %d ciphertexts, %d -> %d bytes, queue %.1f ms, "
-                 "load %.1f ms, evaluate %.1f ms, save %.1f ms", name, _short(sid), len(blobs),
-                 len(out), len(body), len(payload), *(1e3 * times[k] for k in
-                                                      ("queue", "load", "evaluate", "save")))
+        payload, times, extra = await service.evaluate_request(sid, name, body, compression,
+                                                               found)
         headers = {f"X-Veil-{k.capitalize()}-Ms": f"{1e3 * v:.3f}" for k, v in times.items()}
+        headers.update(extra)
         return Response(payload, media_type="application/octet-stream", headers=headers)
 
     @app.delete("/sessions/{sid}", status_code=204)
     async def close_session(sid: str):
-        service.session(sid)
-        service._drop(sid)
+        await service.close_session(sid)
         log.info("session %s closed", _short(sid))
         return Response(status_code=204)
 

@@ -236,6 +236,12 @@ class ServedModel(abc.ABC):
             self.__dict__["_material"] = live
         return value
 
+    def __getstate__(self) -> dict:
+        """Pickled without the cached material and its lock (rebuilt where it is unpickled:
+        a Ray worker, say)."""
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("_material", "_material_lock")}
+
     def spec(self) -> dict:
         """The public description ``GET /models`` serves."""
         return {

@@ -17,7 +17,7 @@ from .. import _serialize as _ser
 from .._base import _CIPHERTEXT_CLASSES, KeyedContext, assemble
 from .._device import resolve_device
 from .models import ServedModel
-from .upload import UploadPlan, plan_upload
+from .upload import UploadPlan, pack_frame, plan_upload, unpack_frame
 
 log = logging.getLogger("veil.serve")
 
@@ -276,17 +276,91 @@ class Service:
         except ValueError as e:
             raise ValueError(f"bootstrap keys: {e}") from None
 
-    def add_session(self, ctx: KeyedContext, plan: UploadPlan, nbytes: int) -> Session:
-        """The loaded upload becomes a session (its reservation now belongs to the session)."""
+    def add_session(self, ctx: KeyedContext, plan: UploadPlan, nbytes: int,
+                    sid: str | None = None) -> Session:
+        """The loaded upload becomes a session (its reservation now belongs to the session);
+        ``sid`` None draws a new id (24 random bytes)."""
         self.loading -= 1
         key_ids = [k.key_set_id for k in (ctx.relin_keys, ctx.galois_keys, ctx.public_key)
                    if k is not None]
         now = self.clock()
-        sid = secrets.token_urlsafe(24)
+        sid = sid or new_session_id()
         s = Session(sid, ctx, key_ids[0] if key_ids else 0, list(plan.models), nbytes,
                     plan.key_bytes, now, now)
         self.sessions[sid] = s
         return s
+
+    # -- what the endpoints call (veil.serve.cluster.ClusterService has the same) --
+    async def health_info(self) -> dict:
+        return self.health()
+
+    async def load_upload(self, view, size: int, sid: str | None = None) -> Session:
+        """Checks, reserves and loads one key upload (``view``: its bytes, ``size`` as sent)
+        onto the device; it becomes a session. 400/413/503 as :meth:`plan_upload` says."""
+        plan = self.plan_upload(view)  # checked; its key bytes reserved
+        try:
+            ctx = await self.on_device(self.load_session, plan)
+        except (ValueError, TypeError) as e:  # the loaders name the object and field
+            self.unreserve(plan)
+            raise HTTPError(400, str(e)) from None
+        except BaseException:
+            self.unreserve(plan)
+            raise
+        finally:
+            plan.blobs.clear()  # release the views of the upload before its buffer closes
+        return self.add_session(ctx, plan, size, sid)
+
+    async def open_session(self, view, size: int) -> dict:
+        """``POST /sessions``: the new session's description (the response body)."""
+        s = await self.load_upload(view, size)
+        return self.session_info(s)
+
+    def session_info(self, s: Session) -> dict:
+        return {"session_id": s.id, "models": s.models, "ttl_s": self.config.session_ttl_s,
+                "device": self.device, "upload_bytes": s.upload_bytes,
+                "key_bytes": s.key_bytes}
+
+    async def check_session(self, sid: str, name: str):
+        """Before a request's body is read: 404/410 for a session that is not live. Returns
+        what :meth:`evaluate_request` takes as ``found`` (nothing here)."""
+        self.session(sid)
+
+    async def evaluate_request(self, sid: str, name: str, body: bytes, compression: str,
+                               found=None) -> tuple[bytes, dict, dict]:
+        """``POST /sessions/{sid}/evaluate/{name}``: the framed results, the server-side times
+        (seconds) and extra response headers. The session is looked up again (it may have been
+        deleted while the body arrived)."""
+        return await self.evaluate_in(self.session(sid), self.model(name), body, compression)
+
+    async def evaluate_in(self, s: Session, model: ServedModel, body: bytes,
+                          compression: str) -> tuple[bytes, dict, dict]:
+        """One evaluation request in session ``s`` (frames, key checks, the device queue)."""
+        if model.name not in s.models:
+            raise HTTPError(400, f"model: this session's keys do not fit model {model.name!r} "
+                            f"(they fit {s.models})")
+        try:
+            blobs = unpack_frame(body, model.max_ciphertexts)
+            model.check_keys(s.ctx)
+        except ValueError as e:
+            raise HTTPError(400, str(e)) from None
+        s.busy += 1
+        try:
+            out, times = await self.on_device(self.evaluate_sync, s, model, blobs, compression,
+                                              time.perf_counter())
+        finally:
+            s.busy -= 1
+            s.last_used = self.clock()
+        payload = pack_frame(out)
+        log.info("evaluate %s session %s: %d -> %d ciphertexts, %d -> %d bytes, queue %.1f ms, "
+                 "load %.1f ms, evaluate %.1f ms, save %.1f ms", model.name, _short(s.id),
+                 len(blobs), len(out), len(body), len(payload),
+                 *(1e3 * times[k] for k in ("queue", "load", "evaluate", "save")))
+        return payload, times, {}
+
+    async def close_session(self, sid: str) -> None:
+        """``DELETE /sessions/{sid}``: 404/410 as :meth:`session`."""
+        self.session(sid)
+        self._drop(sid)
 
     # -- evaluation (device thread) --
     def evaluate_sync(self, session: Session, model: ServedModel, blobs: list[memoryview],
@@ -343,6 +417,11 @@ class Service:
 def _release(holder: list, key_set_id: str) -> None:
     holder.clear()
     _ser.prune_key_set(key_set_id)
+
+
+def new_session_id() -> str:
+    """A session id: 24 random bytes, URL-safe (a bearer token for the session's keys)."""
+    return secrets.token_urlsafe(24)
 
 
 def _short(sid: str) -> str:

@@ -1,0 +1,286 @@
+"""Scale-out on Ray, measured (issue 28): online serving and batch bootstrapping over 1..G GPUs.
+
+Modes (each writes ``<mode>.json`` and prints a markdown table; run from a scratch directory):
+
+* ``online --gpus 1,2``: for each GPU count n, (a) n independent ``veil serve`` processes, one
+  per GPU (``CUDA_VISIBLE_DEVICES``), each loaded by its own ``veil loadtest`` (``--clients``
+  x ``--requests``), all at once; (b) one ``veil serve --ray --replicas n --ingress-replicas
+  n`` loaded by n such ``veil loadtest`` processes at once. Throughput is the sum over the
+  load generators, latency their worst p50/p99; every answer is checked by ``veil loadtest``.
+* ``kill --gpus 2``: ``veil serve --ray`` in this process, ``--clients`` client threads
+  sending requests back to back for ``--seconds``; one worker replica is killed a third of
+  the way in. Reports wrong and failed answers, requests per second in 1-s windows, and the
+  time from the kill until a window reaches 90 % of the rate before it.
+* ``batch --gpus 1,2``: ``veil.distributed.WorkerPool`` bootstrapping ``--count`` ciphertexts
+  (N = 2^16, full slots, 32-bit words) on n GPUs; reports bootstraps/s, the speed-up over one
+  GPU and the worst precision, with the in-process loop on one GPU beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_health(url: str, proc: subprocess.Popen, timeout: float = 400) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            if httpx.get(url + "/health", timeout=5).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(1)
+    raise RuntimeError("server did not start")
+
+
+def start_server(args: list[str], log: str, env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "veil", "serve", *args],
+                            stdout=open(log, "w"), stderr=subprocess.STDOUT,
+                            env={**os.environ, **(env or {})})
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(90)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def loadtests(urls: list[str], clients: int, requests: int, out: str, tag: str) -> dict:
+    procs, paths = [], []
+    for i, url in enumerate(urls):
+        path = os.path.join(out, f"load_{tag}_{i}.json")
+        paths.append(path)
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "veil", "loadtest", "--server", url, "--clients",
+             str(clients), "--requests", str(requests), "--json", path],
+            stdout=open(path + ".log", "w"), stderr=subprocess.STDOUT))
+    codes = [p.wait() for p in procs]
+    rs = [json.load(open(p)) for p in paths]
+    return {"rps": sum(r["throughput_rps"] for r in rs),
+            "p50_ms": max(r["latency_ms"]["p50"] for r in rs),
+            "p99_ms": max(r["latency_ms"]["p99"] for r in rs),
+            "ok": sum(r["ok"] for r in rs), "failed": sum(r["failed"] for r in rs),
+            "wrong": sum(r["wrong"] for r in rs), "passed": all(c == 0 for c in codes),
+            "generators": len(rs)}
+
+
+def online(a) -> list[dict]:
+    import httpx
+
+    rows = []
+    for n in a.gpus:
+        procs, urls = [], []
+        for g in range(n):
+            port = free_port()
+            procs.append(start_server(["--device", "cuda", "--port", str(port), "--models",
+                                       "logreg"], os.path.join(a.out, f"serve_{n}_{g}.log"),
+                                      {"CUDA_VISIBLE_DEVICES": str(g)}))
+            urls.append(f"http://127.0.0.1:{port}")
+        try:
+            for p, u in zip(procs, urls):
+                wait_health(u, p)
+            ind = loadtests(urls, a.clients, a.requests, a.out, f"ind{n}")
+        finally:
+            for p in procs:
+                stop_server(p)
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        proc = start_server(["--ray", "--device", "cuda", "--port", str(port), "--models",
+                             "logreg", "--replicas", str(n), "--ingress-replicas", str(n)],
+                            os.path.join(a.out, f"serve_ray_{n}.log"))
+        try:
+            t0 = time.monotonic()
+            wait_health(url, proc)
+            start_s = time.monotonic() - t0
+            rr = loadtests([url] * n, a.clients, a.requests, a.out, f"ray{n}")
+            health = httpx.get(url + "/health", timeout=30).json()
+        finally:
+            stop_server(proc)
+        row = {"gpus": n, "independent": ind, "ray": rr, "ray_start_s": start_s,
+               "uploads": health.get("uploads"), "key_loads": health.get("key_loads"),
+               "ray_vs_independent": rr["rps"] / ind["rps"],
+               "p99_ratio": rr["p99_ms"] / ind["p99_ms"]}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    print("\n| GPUs | independent req/s | p50 / p99 ms | Ray Serve req/s | p50 / p99 ms | Ray / "
+          "independent | p99 ratio | wrong / failed | uploads / key loads |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        i, y = r["independent"], r["ray"]
+        print(f"| {r['gpus']} | {i['rps']:.0f} | {i['p50_ms']:.1f} / {i['p99_ms']:.1f} | "
+              f"{y['rps']:.0f} | {y['p50_ms']:.1f} / {y['p99_ms']:.1f} | "
+              f"{r['ray_vs_independent']:.2f} | {r['p99_ratio']:.2f} | "
+              f"{i['wrong'] + y['wrong']} / {i['failed'] + y['failed']} | "
+              f"{r['uploads']} / {r['key_loads']} |")
+    return rows
+
+
+def kill(a) -> dict:
+    import ray
+
+    import veil
+    from veil import serve
+    from veil.client import VeilClient
+    from veil.serve import cluster
+
+    n = a.gpus[-1]
+    ray.init(address="local", namespace=cluster.NAMESPACE, log_to_driver=False)
+    model = serve.load_models(["logreg"])["logreg"]
+    port = free_port()
+    url = cluster.start(serve.ServeConfig(device=a.device), {"logreg": model}, port=port,
+                        replicas=n, ingress_replicas=n)
+    stop_at = time.monotonic() + 3600
+    events: list[tuple[float, str]] = []
+    lock = threading.Lock()
+
+    def client(c: int) -> None:
+        ctx = model.client_context(device="cpu", seed=100 + c)
+        with VeilClient(url, timeout=120) as vc:
+            sid = vc.open_session(ctx)
+            x = model.samples()[0]
+            bodies = [[ctx.encrypt(v).to_bytes() for v in model.encode(x[k::3], ctx.slot_count)]
+                      for k in range(3)]
+            first: dict[int, bytes] = {}
+            i = 0
+            while time.monotonic() < stop_at:
+                k = i % 3
+                i += 1
+                try:
+                    out = vc.evaluate_bytes(sid, "logreg", bodies[k])
+                    blob = b"".join(out)
+                    if k not in first:  # decrypt once; later answers must be the same bytes
+                        cts = [veil.Ciphertext.from_bytes(b, ctx) for b in out]
+                        got = model.decode([ctx.decrypt(ct) for ct in cts], len(x[k::3]))
+                        ok = np.array_equal(got, model.reference(x[k::3]))
+                        first[k] = blob if ok else b""
+                    status = "ok" if blob == first[k] else "wrong"
+                except Exception as e:  # noqa: BLE001 - counted
+                    status = f"failed:{type(e).__name__}:{str(e)[:80]}"
+                with lock:
+                    events.append((time.monotonic(), status))
+
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(a.clients)]
+    for t in threads:
+        t.start()
+    time.sleep(15)  # sessions open, warm
+    t_start = time.monotonic()
+    stop_at = t_start + a.seconds
+    time.sleep(a.seconds / 3)
+    from ray.util import list_named_actors
+
+    victim = [x for x in list_named_actors(all_namespaces=True)
+              if "VeilWorker" in x["name"] and x["namespace"] == "serve"][0]
+    t_kill = time.monotonic()
+    ray.kill(ray.get_actor(victim["name"], namespace="serve"), no_restart=True)
+    for t in threads:
+        t.join()
+    cluster.stop()
+    ev = [(t - t_start, s) for t, s in events if t >= t_start]
+    windows = np.zeros(int(a.seconds) + 1)
+    for t, s in ev:
+        if s == "ok" and t < a.seconds:
+            windows[int(t)] += 1
+    k = int(t_kill - t_start)
+    before = float(np.mean(windows[1:k])) if k > 1 else float(windows[0])
+    recovery = None
+    for w in range(k + 1, int(a.seconds)):
+        if windows[w] >= 0.9 * before:
+            recovery = w + 1 - (t_kill - t_start)
+            break
+    failed = [s for _, s in ev if s.startswith("failed")]
+    res = {"gpus": n, "clients": a.clients, "seconds": a.seconds,
+           "ok": sum(1 for _, s in ev if s == "ok"),
+           "wrong": sum(1 for _, s in ev if s == "wrong"), "failed": len(failed),
+           "failures": sorted(set(failed))[:5], "rps_before": before,
+           "rps_windows": windows.tolist(), "kill_at_s": t_kill - t_start,
+           "recovered_after_s": recovery}
+    print(json.dumps(res), flush=True)
+    return res
+
+
+def batch(a) -> list[dict]:
+    import veil
+    from veil import distributed
+
+    ctx = veil.ckks(poly_modulus_degree=1 << 16, device="cuda", seed=7, word_bits=32,
+                    bootstrapping=veil.BootstrapConfig())
+    bt = ctx.bootstrapper
+    rng = np.random.default_rng(1)
+    xs = [rng.uniform(-1, 1, ctx.slot_count) for _ in range(a.count)]
+    cts = [ctx.encrypt(x, level=bt.input_level) for x in xs]
+
+    def worst_bits(outs) -> float:
+        err = max(float(np.max(np.abs(ctx.decrypt(o).real - x))) for o, x in zip(outs, xs))
+        return -float(np.log2(err))
+
+    ctx.bootstrap(cts[0])
+    t0 = time.perf_counter()
+    local = [ctx.bootstrap(c) for c in cts]
+    veil._core.synchronize(ctx.device)
+    base = time.perf_counter() - t0
+    rows = [{"gpus": "1 (in-process loop)", "s": base, "per_s": a.count / base,
+             "bits": worst_bits(local)}]
+    del local
+    for n in a.gpus:
+        t0 = time.perf_counter()
+        with distributed.WorkerPool(ctx, n, device="cuda") as pool:
+            pool.bootstrap(cts[:2 * n])  # keys loaded, warm
+            setup = time.perf_counter() - t0
+            t1 = time.perf_counter()
+            outs = pool.bootstrap(cts)
+            wall = time.perf_counter() - t1
+        rows.append({"gpus": n, "s": wall, "per_s": a.count / wall, "setup_s": setup,
+                     "bits": worst_bits(outs)})
+        print(json.dumps(rows[-1]), flush=True)
+    one = next(r["per_s"] for r in rows if r["gpus"] == min(a.gpus))
+    print("\n| GPUs | bootstraps | wall s | bootstraps/s | speed-up | worst bits | pool setup s |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        sp = f"{r['per_s'] / one:.2f}" if isinstance(r["gpus"], int) else "-"
+        print(f"| {r['gpus']} | {a.count} | {r['s']:.2f} | {r['per_s']:.1f} | {sp} | "
+              f"{r['bits']:.1f} | {r.get('setup_s', 0):.1f} |")
+    return rows
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("mode", choices=["online", "kill", "batch"])
+    p.add_argument("--gpus", default="1,2", type=lambda v: [int(x) for x in v.split(",")])
+    p.add_argument("--clients", type=int, default=8)
+    p.add_argument("--requests", type=int, default=50)
+    p.add_argument("--seconds", type=float, default=30)
+    p.add_argument("--count", type=int, default=64)
+    p.add_argument("--out", default=".")
+    p.add_argument("--device", default="cuda", help="kill: the workers' device (cpu: a dry run)")
+    a = p.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    res = {"online": online, "kill": kill, "batch": batch}[a.mode](a)
+    with open(os.path.join(a.out, f"{a.mode}.json"), "w") as f:
+        json.dump(res, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

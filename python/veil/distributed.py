@@ -1,0 +1,264 @@
+"""Batches of encrypted work spread over many GPUs and hosts, on Ray (``pip install 'veil[ray]'``).
+
+A :class:`WorkerPool` starts one Ray actor per GPU (``num_gpus=1``), or per group of CPU cores
+on machines without one. Each actor loads the client's *public* evaluation material once
+(``ctx.public().to_bytes()``: public, relinearization, Galois and bootstrapping keys, never the
+secret key), from Ray's object store, and then evaluates items sent to it. The driver hands items
+out dynamically (at most ``max_in_flight`` per actor, so a fast GPU takes more), and the results
+come back in input order.
+
+Faults: the actors are restartable (``max_restarts``) and their calls retried
+(``max_task_retries``), so an item whose worker process dies is run again on the restarted actor,
+which Ray may place on another node; an item whose actor is gone for good is handed to a live
+one. Every item's result is taken once, from the one call that finished, so nothing is lost or
+duplicated (the work is a pure function of the item and the keys).
+
+Example::
+
+    ctx = veil.ckks(poly_modulus_degree=1 << 16, bootstrapping=True)
+    cts = [ctx.encrypt(x) for x in batches]
+    with veil.distributed.WorkerPool(ctx) as pool:     # one actor per GPU of the Ray cluster
+        fresh = pool.bootstrap(cts)                     # in input order
+        scores = pool.map(lambda c, ct: (ct * ct).sum(), fresh)
+
+``ray.init()`` is called (a local cluster, or ``address``) when Ray is not initialised yet. No
+scheduler, queue or RPC of Veil's own: placement, transport, retries and restarts are Ray's.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from ._base import KeyedContext
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError as e:  # pragma: no cover - the message is the point
+        raise ImportError("veil.distributed needs Ray: pip install 'veil[ray]'") from e
+    return ray
+
+
+def _bootstrap(ctx: KeyedContext, ct):
+    return ctx.bootstrap(ct)
+
+
+class _Evaluate:
+    """``model.evaluate(ctx, cts)`` for one item (a ciphertext or a list of them); picklable."""
+
+    def __init__(self, model) -> None:
+        self.model = model
+
+    def __call__(self, ctx: KeyedContext, item):
+        one = not isinstance(item, (list, tuple))
+        out = self.model.evaluate(ctx, [item] if one else list(item))
+        return out[0] if one and len(out) == 1 else out
+
+
+class _Worker:
+    """The Ray actor: the session's public context, loaded once; ``run`` evaluates one item."""
+
+    def __init__(self, material: list, device: str) -> None:
+        ray = _ray()
+        from ._device import resolve_device
+        from ._serialize import usable_device
+
+        data = ray.get(material[0])
+        self.device = resolve_device(usable_device(device) if device != "auto" else device)
+        self.ctx = KeyedContext.from_bytes(memoryview(data), self.device)
+        self.calls = 0
+
+    def where(self) -> dict:
+        ray = _ray()
+        return {"node_id": ray.get_runtime_context().get_node_id(), "host": socket.gethostname(),
+                "pid": os.getpid(), "device": self.device,
+                "gpu_ids": [str(g) for g in ray.get_gpu_ids()]}
+
+    def run(self, fn: Callable, item):
+        self.calls += 1
+        result = fn(self.ctx, item)
+        from . import _core
+
+        _core.synchronize(self.ctx.device)
+        return result
+
+
+class WorkerPool:
+    """Ray actors, one per GPU (or per ``num_cpus`` cores), each holding ``ctx``'s public
+    material once; :meth:`map` runs a function over ciphertexts on them.
+
+    Args:
+        ctx: the context whose *public* material the workers load (``ctx.public()``; the secret
+            key never leaves the driver). Results unpickle into ``ctx`` (or the driver's live
+            context of the same key set), so the client can decrypt them.
+        workers: number of actors. Default: the cluster's GPUs, else its CPUs // ``num_cpus``.
+        device: the workers' device: ``"auto"`` (their GPU when Ray gave them one, else the CPU),
+            ``"cuda"`` or ``"cpu"``.
+        num_gpus, num_cpus, resources: each actor's Ray resources. Default: one GPU when the
+            cluster has GPUs (and 1 CPU), else ``num_cpus`` = 1.
+        max_in_flight: most items queued on one actor at a time (2 keeps a GPU busy while the
+            next item travels).
+        max_restarts, max_task_retries: Ray's actor fault tolerance (-1: unlimited).
+        address: a Ray cluster to join when Ray is not initialised yet (``ray.init(address)``);
+            None starts a local one.
+        spread: place the actors on as many nodes as possible (Ray's SPREAD strategy).
+
+    Raises:
+        ImportError: Ray is not installed.
+        ValueError: a bad ``workers``, ``max_in_flight`` or ``device``; a cluster without the
+            resources asked for.
+    """
+
+    def __init__(self, ctx: KeyedContext, workers: int | None = None, *, device: str = "auto",
+                 num_gpus: float | None = None, num_cpus: float | None = None,
+                 resources: dict | None = None, max_in_flight: int = 2, max_restarts: int = -1,
+                 max_task_retries: int = -1, address: str | None = None,
+                 spread: bool = True) -> None:
+        ray = _ray()
+        if not isinstance(ctx, KeyedContext):
+            raise ValueError(f"ctx: expected a veil context, got {type(ctx).__name__}")
+        if device not in ("auto", "cpu", "cuda") and not str(device).startswith("cuda:"):
+            raise ValueError(f"device: expected 'auto', 'cpu' or 'cuda', got {device!r}")
+        if not isinstance(max_in_flight, int) or max_in_flight < 1:
+            raise ValueError(f"max_in_flight: expected a positive integer, got {max_in_flight!r}")
+        if not ray.is_initialized():
+            ray.init(address=address, log_to_driver=False)
+        total = ray.cluster_resources()
+        gpus = int(total.get("GPU", 0))
+        if num_gpus is None:
+            num_gpus = 1 if gpus and device != "cpu" else 0
+        if num_cpus is None:
+            num_cpus = 1
+        if workers is None:
+            workers = (int(gpus // num_gpus) if num_gpus else
+                       max(1, int(total.get("CPU", 1) // max(num_cpus, 1e-9))))
+        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+            raise ValueError(f"workers: expected a positive integer, got {workers!r}")
+        if num_gpus and workers * num_gpus > gpus:
+            raise ValueError(f"workers: {workers} workers x {num_gpus} GPU need more than the "
+                             f"cluster's {gpus} GPUs")
+        self.ctx = ctx
+        self.max_in_flight = max_in_flight
+        # Uncompressed: zstd barely shrinks uniformly random key residues (seeding halves them).
+        self._material = ray.put(ctx.public().to_bytes(compression="none"))
+        opts: dict[str, Any] = {"num_gpus": num_gpus, "num_cpus": num_cpus,
+                                "max_restarts": max_restarts,
+                                "max_task_retries": max_task_retries}
+        if resources:
+            opts["resources"] = dict(resources)
+        if spread:
+            opts["scheduling_strategy"] = "SPREAD"
+        cls = ray.remote(**opts)(_Worker)
+        dev = ("cuda" if num_gpus else "cpu") if device == "auto" else device
+        self.actors = [cls.remote([self._material], dev) for _ in range(workers)]
+        self.retried = 0  # items handed to another actor after theirs died for good
+
+    # -- information --
+    def workers(self) -> list[dict]:
+        """Each actor's node id, host, process id, device and Ray GPU ids."""
+        ray = _ray()
+        return ray.get([a.where.remote() for a in self.actors])
+
+    # -- work --
+    def map(self, fn: Callable[[KeyedContext, Any], Any], items: Iterable) -> list:
+        """``[fn(worker_ctx, item) for item in items]`` spread over the workers, in input order.
+
+        Args:
+            fn: a picklable function of (the worker's public context, one item); its result
+                travels back pickled (ciphertexts do: they unpickle into the driver's context).
+            items: ciphertexts, lists of them, or anything picklable.
+
+        Returns:
+            the results, ``len(items)`` of them, in the order of ``items``.
+
+        Raises:
+            RuntimeError: every worker died for good (after Ray's restarts).
+            Any exception ``fn`` raised on a worker (re-raised by Ray).
+        """
+        ray = _ray()
+        from ray.exceptions import RayActorError
+
+        items = list(items)
+        results: list[Any] = [None] * len(items)
+        todo = list(range(len(items)))[::-1]  # popped from the end: input order
+        live = list(self.actors)
+        running: dict[Any, tuple[int, Any]] = {}  # ObjectRef -> (item index, actor)
+        load = {id(a): 0 for a in live}
+
+        def feed() -> None:
+            for actor in live:
+                while todo and load[id(actor)] < self.max_in_flight:
+                    i = todo.pop()
+                    running[actor.run.remote(fn, items[i])] = (i, actor)
+                    load[id(actor)] += 1
+
+        feed()
+        while running:
+            done, _ = ray.wait(list(running), num_returns=1)
+            ref = done[0]
+            i, actor = running.pop(ref)
+            load[id(actor)] -= 1
+            try:
+                results[i] = ray.get(ref)
+            except RayActorError:
+                # Ray already retried on the restarted actor (max_task_retries); this actor is
+                # gone for good: another one takes the item.
+                if actor in live:
+                    live.remove(actor)
+                if not live:
+                    raise RuntimeError("workers: every worker died; no result for item "
+                                       f"{i}") from None
+                todo.append(i)
+                self.retried += 1
+            feed()
+        return results
+
+    def evaluate(self, model, items: Sequence) -> list:
+        """A served model (:class:`veil.serve.ServedModel`) on each item (a ciphertext, or the
+        list of ciphertexts of one request), in input order."""
+        return self.map(_Evaluate(model), items)
+
+    def bootstrap(self, ciphertexts: Sequence) -> list:
+        """``ctx.bootstrap(ct)`` for each CKKS ciphertext, in input order (the context must
+        carry bootstrapping keys: ``veil.ckks(..., bootstrapping=True)``)."""
+        if getattr(self.ctx, "bootstrapper", None) is None:
+            raise ValueError("ctx: no bootstrapping keys (make it with bootstrapping=True)")
+        return self.map(_bootstrap, ciphertexts)
+
+    def close(self) -> None:
+        """Ends the actors (the pool cannot be used afterwards)."""
+        ray = _ray()
+        for a in self.actors:
+            ray.kill(a)
+        self.actors = []
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"veil.distributed.WorkerPool({len(self.actors)} workers)"
+
+
+def map_evaluate(model, ctx: KeyedContext, items: Sequence, workers: int | None = None,
+                 **pool_args) -> list:
+    """``model.evaluate`` on each item over a temporary :class:`WorkerPool` (in input order).
+    ``pool_args`` go to :class:`WorkerPool`."""
+    with WorkerPool(ctx, workers, **pool_args) as pool:
+        return pool.evaluate(model, items)
+
+
+def bootstrap_many(ctx: KeyedContext, ciphertexts: Sequence, workers: int | None = None,
+                   **pool_args) -> list:
+    """Bootstraps each ciphertext over a temporary :class:`WorkerPool` (in input order)."""
+    with WorkerPool(ctx, workers, **pool_args) as pool:
+        return pool.bootstrap(ciphertexts)
+
+
+__all__ = ["WorkerPool", "bootstrap_many", "map_evaluate"]

@@ -1,0 +1,470 @@
+"""``veil serve --ray``: the same HTTP service as Ray Serve deployments over many GPUs and hosts.
+
+Needs Ray (``pip install 'veil[ray]'``). Three parts, all Ray's machinery (Veil adds no
+scheduler, queue or RPC of its own):
+
+* **VeilIngress** (Ray Serve deployment, no GPU): the FastAPI app of :func:`create_app` with the
+  same endpoints, limits and error codes. It checks uploads (:func:`plan_upload`), streams bodies
+  with the body timeout, and forwards key loading and evaluation to the workers through a Ray
+  Serve handle, retrying a call whose replica died (an evaluation is a pure function of the
+  ciphertexts and the keys, so a retry cannot change an answer).
+* **VeilWorker** (Ray Serve deployment, ``num_gpus=1`` per replica, or CPU cores on machines
+  without GPUs): a :class:`Service` on its device. It loads a session's keys from Ray's object
+  store on the first request that reaches it and caches them (least recently used sessions are
+  evicted past ``max_key_bytes`` or ``max_sessions`` per replica; they reload on demand).
+* **SessionRegistry** (a named, restartable Ray actor): the live sessions, their TTLs, the
+  cluster-wide session and key budgets, and each session's upload, which lives in Ray's object
+  store *owned by the registry* (the registry puts it there itself). A session's keys are
+  uploaded once, by its client, and reach every replica that serves it; they survive the death
+  of any replica.
+
+What differs from a single ``veil serve``: Ray's HTTP proxy, not Veil's uvicorn protocol, reads
+request headers, so ``header_timeout_s`` is not enforced (the body timeout is); ``/health``
+reports the registry's counts. When the registry's process or the head node dies, the sessions
+are lost: the registry restarts empty and clients get 404 for old session ids and upload their
+keys again (``veil demo --server`` and ``veil loadtest`` open a new session per run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import os
+import signal
+import socket
+import time
+from collections import OrderedDict
+
+import numpy as np
+
+try:
+    import ray
+    from ray import serve
+    from ray.exceptions import ActorUnavailableError, RayActorError
+    from ray.serve.exceptions import BackPressureError, DeploymentUnavailableError
+except ImportError as e:  # pragma: no cover - the message is the point
+    raise ImportError("veil serve --ray needs Ray: pip install 'veil[ray]'") from e
+
+from .. import _core
+from .models import ServedModel, load_models
+from .service import GiB, MiB, HTTPError, ServeConfig, Service, new_session_id
+from .upload import plan_upload
+
+log = logging.getLogger("veil.serve")
+
+#: Ray namespace of the registry actor, its name, and the Serve application's name.
+NAMESPACE = "veil"
+REGISTRY = "veil-session-registry"
+APP_NAME = "veil"
+#: Worker exceptions after which the ingress retries a call on another replica.
+_RETRYABLE = (RayActorError, ActorUnavailableError, DeploymentUnavailableError)
+
+
+class SessionRegistry:
+    """The cluster's sessions (a Ray actor; one per Serve application): ids, TTLs, budgets and
+    the object references of the uploads, which the registry owns. Methods answer plain lists
+    (Ray-serializable); ``reserve`` returns None or ``[status, detail]``."""
+
+    def __init__(self, ttl_s: float, max_sessions: int, key_budget: int) -> None:
+        self.ttl_s, self.max_sessions, self.key_budget = ttl_s, max_sessions, key_budget
+        self.sessions: dict[str, dict] = {}
+        self.staged: dict[str, list] = {}
+        self.expired: OrderedDict = OrderedDict()
+        self.key_bytes = 0
+        self.opening = 0
+        self.uploads = 0
+        self.loads = 0
+
+    def _sweep(self) -> None:
+        now = time.monotonic()
+        for sid, e in list(self.sessions.items()):
+            if now - e["last_used"] > self.ttl_s:
+                self._drop(sid)
+                self.expired[sid] = now
+                while len(self.expired) > 4096:
+                    self.expired.popitem(last=False)
+
+    def _drop(self, sid: str) -> None:
+        e = self.sessions.pop(sid)
+        self.key_bytes -= e["key_bytes"]  # the upload's object goes with its last reference
+
+    def reserve(self, key_bytes: int):
+        self._sweep()
+        if len(self.sessions) + self.opening >= self.max_sessions:
+            return [503, f"sessions: {len(self.sessions)} live sessions and {self.opening} being "
+                    "opened (max_sessions); delete one or retry after one expires"]
+        if self.key_bytes + key_bytes > self.key_budget:
+            return [503, f"keys: the cluster holds {self.key_bytes} of its {self.key_budget} "
+                    "bytes of keys (max_key_bytes); retry after a session is deleted or expires"]
+        self.key_bytes += key_bytes
+        self.opening += 1
+        return None
+
+    def unreserve(self, sid: str, key_bytes: int) -> None:
+        self.staged.pop(sid, None)
+        self.key_bytes -= key_bytes
+        self.opening -= 1
+
+    def stage(self, sid: str, data) -> list:
+        """Stores an upload being opened in the object store, owned by the registry (so that it
+        outlives the replica that received it); returns ``[ref]``."""
+        refs = [ray.put(data)]
+        self.staged[sid] = refs
+        return refs
+
+    def open(self, sid: str, models: list, key_bytes: int, upload_bytes: int,
+             replica: str) -> None:
+        """The staged upload ``sid`` loaded on a worker: it becomes a live session."""
+        self.opening -= 1
+        refs = self.staged.pop(sid)
+        now = time.monotonic()
+        self.sessions[sid] = {"refs": refs, "models": models, "key_bytes": key_bytes,
+                              "upload_bytes": upload_bytes, "created": now, "last_used": now,
+                              "replicas": {replica}}
+        self.uploads += 1
+        self.loads += 1
+
+    def lookup(self, sid: str) -> list:
+        """``["live", refs, models]``, ``["expired"]`` or ``["unknown"]``; a live session's
+        last use becomes now."""
+        self._sweep()
+        e = self.sessions.get(sid)
+        if e is None:
+            return ["expired" if sid in self.expired else "unknown"]
+        e["last_used"] = time.monotonic()
+        return ["live", e["refs"], e["models"]]
+
+    def loaded(self, sid: str, replica: str) -> None:
+        """A worker replica loaded the session's keys from the object store."""
+        e = self.sessions.get(sid)
+        if e is not None:
+            e["replicas"].add(replica)
+        self.loads += 1
+
+    def close(self, sid: str) -> str:
+        self._sweep()
+        if sid in self.sessions:
+            self._drop(sid)
+            return "closed"
+        return "expired" if sid in self.expired else "unknown"
+
+    def session_stats(self, sid: str):
+        """Uploads and the replicas that loaded one session (tests, operators)."""
+        e = self.sessions.get(sid)
+        return None if e is None else {"replicas": sorted(e["replicas"]),
+                                       "upload_bytes": e["upload_bytes"]}
+
+    def health(self) -> dict:
+        self._sweep()
+        return {"sessions": len(self.sessions), "opening": self.opening,
+                "uploads": self.uploads, "key_loads": self.loads,
+                "key_bytes": {"in_use": self.key_bytes, "budget": self.key_budget}}
+
+
+def registry_actor(config: ServeConfig, key_budget: int):
+    """The application's registry actor (created by the first ingress replica, found by the
+    others; restarted empty by Ray if its process dies)."""
+    cls = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)(SessionRegistry)
+    return cls.options(name=REGISTRY, namespace=NAMESPACE, get_if_exists=True,
+                       lifetime="detached").remote(config.session_ttl_s, config.max_sessions,
+                                                   key_budget)
+
+
+def _load_checked(names: list[str], digests: dict[str, str]) -> dict[str, ServedModel]:
+    """The served models, built here, with the weights every other replica holds."""
+    models = load_models(names)
+    for name, digest in digests.items():
+        if models[name].weights_digest() != digest:
+            raise RuntimeError(f"model {name!r}: this replica trained different weights than the "
+                               "driver (nondeterministic training?)")
+    return models
+
+
+class VeilWorker:
+    """A Ray Serve replica on one GPU (or CPU group): a :class:`Service` whose sessions are a
+    cache of the registry's, loaded from the object store on first use."""
+
+    def __init__(self, config: ServeConfig, names: list[str], digests: dict[str, str]) -> None:
+        self.service = Service(config, _load_checked(names, digests))
+        if config.warmup:
+            self.service.executor.submit(self.service.self_test).result()
+        ctx = ray.get_runtime_context()
+        self.replica = (f"{socket.gethostname()}:{os.getpid()}:"
+                        f"{ctx.get_node_id()[:8]}:{self.service.device}")
+        self.registry = ray.get_actor(REGISTRY, namespace=NAMESPACE)
+        self.loading: dict[str, asyncio.Future] = {}
+        log.info("veil worker %s ready", self.replica)
+
+    async def _ensure(self, sid: str, refs: list, opening: bool = False):
+        """The cached session ``sid``, loading its upload (``refs[0]``) first if needed; the
+        least recently used idle sessions make room."""
+        s = self.service.sessions.get(sid)
+        if s is not None:
+            return s
+        pending = self.loading.get(sid)
+        if pending is not None:  # another request is loading it: wait for that one
+            return await asyncio.shield(pending)
+        fut = asyncio.get_running_loop().create_future()
+        self.loading[sid] = fut
+        try:
+            data = await refs[0]
+            while True:
+                try:
+                    s = await self.service.load_upload(memoryview(data), len(data), sid)
+                    break
+                except HTTPError as e:
+                    if e.status != 503 or not self._evict():
+                        raise
+            if not opening:
+                self.registry.loaded.remote(sid, self.replica)
+            fut.set_result(s)
+            return s
+        except BaseException as e:
+            fut.set_exception(e)
+            fut.exception()  # retrieved: no "never retrieved" warning when nobody waits
+            raise
+        finally:
+            del self.loading[sid]
+
+    def _evict(self) -> bool:
+        idle = [s for s in self.service.sessions.values() if s.busy == 0]
+        if not idle:
+            return False
+        victim = min(idle, key=lambda s: s.last_used)
+        self.service._drop(victim.id)
+        return True
+
+    async def open(self, sid: str, refs: list) -> list:
+        """Loads (and so checks) a new upload: ``["ok", info]`` or ``["error", status, detail]``."""
+        try:
+            s = await self._ensure(sid, refs, opening=True)
+        except HTTPError as e:
+            return ["error", e.status, e.detail]
+        return ["ok", self.service.session_info(s), self.replica]
+
+    async def evaluate(self, sid: str, refs: list, name: str, body: bytes,
+                       compression: str) -> list:
+        """One request: ``["ok", payload, times, replica]`` or ``["error", status, detail]``."""
+        try:
+            s = await self._ensure(sid, refs)
+            payload, times, _ = await self.service.evaluate_in(s, self.service.model(name), body,
+                                                               compression)
+        except HTTPError as e:
+            return ["error", e.status, e.detail]
+        return ["ok", payload, times, self.replica]
+
+    def info(self) -> dict:
+        return {"replica": self.replica, "cached_sessions": len(self.service.sessions),
+                **self.service.health()}
+
+
+class ClusterService:
+    """What ``veil serve --ray``'s endpoints call (the same methods as :class:`Service`): checks
+    in the ingress, sessions in the registry, device work on the worker replicas."""
+
+    def __init__(self, config: ServeConfig, models: dict[str, ServedModel], worker,
+                 retries: int = 4) -> None:
+        self.config, self.models, self.worker, self.retries = config, models, worker, retries
+        self.device = "ray"
+        need = max(m.key_bytes() for m in models.values())
+        self.session_key_budget = config.max_session_key_bytes or need
+        self.upload_limit = config.max_upload_bytes or max(256 * MiB, need)
+        self.key_budget = config.max_key_bytes or max(4 * GiB, 2 * need)
+        self.registry = registry_actor(config, self.key_budget)
+        self.disconnects = self.timeouts = self.retried = 0
+
+    model = Service.model
+
+    async def _call(self, method: str, *args) -> list:
+        """A worker call, retried on another replica when the one it reached dies."""
+        for attempt in range(self.retries + 1):
+            try:
+                res = await getattr(self.worker, method).remote(*args)
+            except BackPressureError:
+                raise HTTPError(503, "busy: every worker's queue is full (max_pending); retry "
+                                "shortly") from None
+            except _RETRYABLE as e:
+                if attempt == self.retries:
+                    raise HTTPError(503, f"worker: {attempt + 1} replicas failed this request "
+                                    f"({type(e).__name__}); the service is restarting them, "
+                                    "retry shortly") from None
+                self.retried += 1
+                log.info("worker call %s failed (%s); retrying", method, type(e).__name__)
+                await asyncio.sleep(min(2.0, 0.1 * 2 ** attempt))
+                continue
+            if res[0] == "error":
+                raise HTTPError(res[1], res[2])
+            return res
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def health_info(self) -> dict:
+        reg = await self.registry.health.remote()
+        return {"status": "ok", "version": _core.__version__, "device": self.device,
+                "models": sorted(self.models), "disconnects": self.disconnects,
+                "timeouts": self.timeouts, "retried": self.retried, **reg,
+                "key_bytes": {**reg["key_bytes"], "per_session": self.session_key_budget}}
+
+    async def open_session(self, view, size: int) -> dict:
+        try:
+            plan = plan_upload(view, self.models)
+        except (ValueError, TypeError) as e:
+            raise HTTPError(400, str(e)) from None
+        plan.blobs.clear()  # the worker plans again from the stored bytes
+        need = plan.key_bytes
+        if need > self.session_key_budget:
+            raise HTTPError(413, f"keys: the upload's keys take {need} bytes decompressed, "
+                            f"above the {self.session_key_budget} bytes a session may hold "
+                            "(max_session_key_bytes); upload only the keys GET /models lists")
+        refused = await self.registry.reserve.remote(need)
+        if refused is not None:
+            raise HTTPError(*refused)
+        sid = new_session_id()
+        try:
+            refs = await self.registry.stage.remote(sid, np.frombuffer(view, dtype=np.uint8))
+            _, info, replica = await self._call("open", sid, refs)
+            await self.registry.open.remote(sid, info["models"], need, size, replica)
+        except BaseException:
+            await self.registry.unreserve.remote(sid, need)
+            raise
+        return {**info, "device": replica}
+
+    async def check_session(self, sid: str, name: str) -> list:
+        found = await self.registry.lookup.remote(sid)
+        if found[0] == "expired":
+            raise HTTPError(410, "session: expired; open a new one (POST /sessions)")
+        if found[0] != "live":
+            raise HTTPError(404, "session: unknown session id")
+        return found
+
+    async def evaluate_request(self, sid: str, name: str, body: bytes, compression: str,
+                               found: list | None = None) -> tuple[bytes, dict, dict]:
+        found = found or await self.check_session(sid, name)
+        if name not in found[2]:
+            raise HTTPError(400, f"model: this session's keys do not fit model {name!r} "
+                            f"(they fit {found[2]})")
+        _, payload, times, replica = await self._call("evaluate", sid, found[1], name, body,
+                                                      compression)
+        return payload, times, {"X-Veil-Replica": replica}
+
+    async def close_session(self, sid: str) -> None:
+        state = await self.registry.close.remote(sid)
+        if state == "expired":
+            raise HTTPError(410, "session: expired; open a new one (POST /sessions)")
+        if state != "closed":
+            raise HTTPError(404, "session: unknown session id")
+
+    def close(self) -> None:
+        return
+
+
+class _Ingress:
+    def __init__(self, config: ServeConfig, names: list[str], digests: dict[str, str],
+                 worker) -> None:
+        self.service = ClusterService(config, _load_checked(names, digests), worker)
+
+    def __serve_build_asgi_app__(self):
+        from .app import create_app
+
+        return create_app(service=self.service)
+
+
+VeilIngress = serve.ingress()(_Ingress)
+
+
+def build_app(config: ServeConfig, models: dict[str, ServedModel], replicas: int | None = None,
+              autoscale: tuple[int, int] | None = None, ingress_replicas: int = 1,
+              worker_options: dict | None = None, max_ongoing: int = 4):
+    """The Serve application: ingress -> workers.
+
+    Args:
+        config: as for ``veil serve`` (``device`` picks GPU or CPU replicas).
+        models: the served models, built in the driver (each replica builds its own and checks
+            that its weights are the same).
+        replicas: worker replicas (default: one per GPU of the cluster, else 1).
+        autoscale: (min, max) worker replicas instead of a fixed number (Ray Serve autoscaling,
+            2 requests in flight per replica as the target).
+        ingress_replicas: HTTP ingress replicas (CPU only).
+        worker_options: Ray actor options of each worker replica, over the defaults
+            (``{"num_gpus": 1}`` on a GPU cluster, ``{"num_cpus": 1}`` otherwise).
+        max_ongoing: requests one worker replica holds at once (the rest wait in the ingress's
+            handle queue, at most ``config.max_pending``; 503 beyond).
+
+    Raises:
+        ValueError: ``device="cuda"`` on a cluster without GPUs, or bad counts.
+    """
+    gpus = int(ray.cluster_resources().get("GPU", 0))
+    if config.device == "cuda" and not gpus:
+        raise ValueError("device: 'cuda' asked for, but the Ray cluster has no GPU")
+    use_gpu = bool(gpus) and config.device in ("auto", "cuda")
+    opts = {"num_gpus": 1, "num_cpus": 1} if use_gpu else {"num_cpus": 1}
+    opts.update(worker_options or {})
+    worker_config = dataclasses.replace(config, device="cuda" if use_gpu else "cpu")
+    scale: dict = {}
+    if autoscale is not None:
+        lo, hi = autoscale
+        if not 0 <= lo <= hi or hi < 1:
+            raise ValueError(f"autoscale: expected 0 <= min <= max, max >= 1, got {autoscale}")
+        scale["autoscaling_config"] = {"min_replicas": lo, "max_replicas": hi,
+                                       "target_ongoing_requests": 2}
+    else:
+        n = replicas or (gpus if use_gpu else 1)
+        if n < 1:
+            raise ValueError(f"replicas: expected a positive count, got {n}")
+        scale["num_replicas"] = n
+    names = list(models)
+    digests = {n: m.weights_digest() for n, m in models.items()}
+    worker = serve.deployment(VeilWorker, name="VeilWorker", ray_actor_options=opts,
+                              max_ongoing_requests=max_ongoing,
+                              max_queued_requests=config.max_pending,
+                              **scale).bind(worker_config, names, digests)
+    return serve.deployment(VeilIngress, name="VeilIngress", num_replicas=ingress_replicas,
+                            ray_actor_options={"num_cpus": 0},
+                            max_ongoing_requests=4 * config.max_pending + 64,
+                            ).bind(config, names, digests, worker)
+
+
+def start(config: ServeConfig, models: dict[str, ServedModel], host: str = "127.0.0.1",
+          port: int = 8000, address: str | None = None, **app_args) -> str:
+    """Starts (or joins, with ``address``) a Ray cluster and runs the application on it; returns
+    its URL. :func:`stop` removes it."""
+    if not ray.is_initialized():  # "local": a new cluster, never one found by chance
+        ray.init(address=address or "local", namespace=NAMESPACE, log_to_driver=False)
+    serve.start(http_options={"host": host, "port": port})
+    serve.run(build_app(config, models, **app_args), name=APP_NAME, route_prefix="/")
+    return f"http://{host}:{port}"
+
+
+def stop() -> None:
+    """Deletes the application and its session registry (the cluster keeps running)."""
+    serve.delete(APP_NAME)
+    try:
+        ray.kill(ray.get_actor(REGISTRY, namespace=NAMESPACE))
+    except ValueError:
+        pass
+
+
+def main(host: str, port: int, config: ServeConfig, models: dict[str, ServedModel],
+         address: str | None = None, log_level: str = "info", **app_args) -> int:
+    """``veil serve --ray``: serves until Ctrl-C or SIGTERM, then removes the application."""
+    logging.basicConfig(level=getattr(logging, log_level.upper(), logging.INFO),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    t0 = time.perf_counter()
+    url = start(dataclasses.replace(config, warmup=True), models, host, port, address,
+                **app_args)
+    log.info("veil serve --ray: %s, models %s, on %s (Ray %s) ready in %.1f s", url,
+             sorted(models), address or "a local Ray cluster", ray.__version__,
+             time.perf_counter() - t0)
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
+    try:
+        while not stopping:
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    stop()
+    return 0
+
+
+__all__ = ["APP_NAME", "ClusterService", "SessionRegistry", "VeilIngress", "VeilWorker",
+           "build_app", "main", "start", "stop"]

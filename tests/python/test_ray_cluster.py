@@ -1,0 +1,387 @@
+"""Scale-out on Ray, on the CPU backend: two simulated nodes (``ray.cluster_utils.Cluster``),
+``veil.distributed`` batch jobs and ``veil serve --ray``, with workers killed mid-load.
+
+The oracles are numpy (plaintext arithmetic mod t), the plaintext model (``reference``) and the
+in-process evaluation on the same keys; never the code under test.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray")
+pytest.importorskip("ray.serve")
+httpx = pytest.importorskip("httpx")
+pytest.importorskip("fastapi")
+
+import veil  # noqa: E402
+from veil import client, distributed, serve  # noqa: E402
+
+T = 65537
+
+# The workers cannot import this test module: its functions travel by value.
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Two Ray nodes in this machine, each with one ``veil_slot`` (one worker per node)."""
+    from ray.cluster_utils import Cluster
+
+    if ray.is_initialized():
+        ray.shutdown()
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 2,
+                                                       "resources": {"veil_slot": 1}})
+    c.add_node(num_cpus=2, resources={"veil_slot": 1})
+    ray.init(address=c.address, namespace="veil", log_to_driver=False)
+    yield c
+    try:
+        from ray import serve as rserve
+
+        rserve.shutdown()
+    finally:
+        ray.shutdown()
+        c.shutdown()
+
+
+@pytest.fixture(scope="module")
+def bfv():
+    return veil.bfv(poly_modulus_degree=4096, plain_modulus=T, device="cpu", seed=7)
+
+
+def square_plus(ctx, ct):
+    return ct * ct + 3
+
+
+# ---- veil.distributed -----------------------------------------------------------------------
+def test_pool_spreads_over_nodes_in_input_order(cluster, bfv) -> None:
+    xs = [np.arange(16) * (i + 1) for i in range(9)]
+    cts = [bfv.encrypt(x) for x in xs]
+    with distributed.WorkerPool(bfv, 2, device="cpu", resources={"veil_slot": 1}) as pool:
+        where = pool.workers()
+        assert len({w["node_id"] for w in where}) == 2  # one actor per simulated node
+        out = pool.map(square_plus, cts)
+    assert len(out) == len(xs)
+    for x, ct in zip(xs, out):
+        np.testing.assert_array_equal(np.mod(bfv.decrypt(ct)[:16], T), (x * x + 3) % T)
+
+
+class DieOnce:
+    """Kills its worker process the first time it sees item ``victim`` (a marker file makes the
+    retry, on the restarted actor, succeed)."""
+
+    def __init__(self, marker: str, victim: int) -> None:
+        self.marker, self.victim = marker, victim
+
+    def __call__(self, ctx, item):
+        i, ct = item
+        if i == self.victim and not os.path.exists(self.marker):
+            open(self.marker, "w").close()
+            os._exit(1)
+        return i, ct * ct + 3
+
+
+def test_pool_worker_death_is_retried_without_loss_or_duplicates(cluster, bfv, tmp_path) -> None:
+    xs = [np.arange(16) + 100 * i for i in range(8)]
+    items = [(i, bfv.encrypt(x)) for i, x in enumerate(xs)]
+    marker = str(tmp_path / "died")
+    with distributed.WorkerPool(bfv, 2, device="cpu", resources={"veil_slot": 1}) as pool:
+        out = pool.map(DieOnce(marker, victim=3), items)
+    assert os.path.exists(marker)  # a worker did die mid-batch
+    assert [i for i, _ in out] == list(range(8))  # every item once, in order
+    for x, (_, ct) in zip(xs, out):
+        np.testing.assert_array_equal(np.mod(bfv.decrypt(ct)[:16], T), (x * x + 3) % T)
+
+
+def test_pool_item_moves_to_a_live_actor_when_one_is_gone_for_good(cluster, bfv,
+                                                                   tmp_path) -> None:
+    xs = [np.arange(16) + i for i in range(6)]
+    items = [(i, bfv.encrypt(x)) for i, x in enumerate(xs)]
+    with distributed.WorkerPool(bfv, 2, device="cpu", resources={"veil_slot": 1},
+                                max_restarts=0, max_task_retries=0) as pool:
+        out = pool.map(DieOnce(str(tmp_path / "died"), victim=2), items)
+        assert pool.retried >= 1
+    assert [i for i, _ in out] == list(range(6))
+    for x, (_, ct) in zip(xs, out):
+        np.testing.assert_array_equal(np.mod(bfv.decrypt(ct)[:16], T), (x * x + 3) % T)
+
+
+def test_pool_errors(cluster, bfv) -> None:
+    with pytest.raises(ValueError, match="workers: expected a positive integer"):
+        distributed.WorkerPool(bfv, 0, device="cpu")
+    with pytest.raises(ValueError, match="device"):
+        distributed.WorkerPool(bfv, 1, device="tpu")
+    with pytest.raises(ValueError, match="ctx: expected a veil context"):
+        distributed.WorkerPool("keys", 1, device="cpu")
+    with pytest.raises(ValueError, match="ctx: no bootstrapping keys"), \
+            distributed.WorkerPool(bfv, 1, device="cpu", resources={"veil_slot": 1}) as pool:
+        pool.bootstrap([])
+
+
+def test_bootstrap_many_equals_in_process_bootstrap(cluster) -> None:
+    from veil import _bootstrap as B
+
+    config = B.BootstrapConfig()
+    chain = B.bootstrap_chain(11, 2, config, 64)
+    ctx = veil.ckks(poly_modulus_degree=2 ** 11, security=None, device="cpu", seed=5,
+                    galois_steps=None, **chain.context_args())
+    ctx.enable_bootstrapping(config, seed=5)
+    rng = np.random.default_rng(1)
+    xs = [rng.uniform(-1, 1, ctx.slot_count) for _ in range(3)]
+    cts = [ctx.encrypt(x) for x in xs]
+    out = distributed.bootstrap_many(ctx, cts, 2, device="cpu", resources={"veil_slot": 1})
+    for x, ct, got in zip(xs, cts, out):
+        here = ctx.bootstrap(ct)
+        # the same public keys and the same deterministic circuit: bit-identical
+        assert got.raw.to_bytes("none") == here.raw.to_bytes("none")
+        np.testing.assert_allclose(ctx.decrypt(got).real[:len(x)], x, atol=1e-3)
+
+
+# ---- veil serve --ray -----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def logreg():
+    return serve.load_models(["logreg"])["logreg"]
+
+
+@pytest.fixture(scope="module")
+def served(cluster, logreg):
+    from veil.serve import cluster as sc
+
+    url = sc.start(serve.ServeConfig(device="cpu"), {"logreg": logreg}, port=free_port(),
+                   replicas=2, worker_options={"num_cpus": 1, "resources": {"veil_slot": 1}})
+    yield url
+    sc.stop()
+
+
+def encrypted_request(model, ctx, n=20, seed=0):
+    x = model.samples()[0][seed:seed + n]
+    blobs = [ctx.encrypt(v).to_bytes() for v in model.encode(x, ctx.slot_count)]
+    return x, serve.pack_frame(blobs)
+
+
+def decode(model, ctx, payload, n):
+    blobs = serve.unpack_frame(payload, 64)
+    return model.decode([ctx.decrypt(veil.Ciphertext.from_bytes(b, ctx)) for b in blobs], n)
+
+
+def test_ray_demo_round_trip_is_exact(served) -> None:
+    r = client.run_demo(served, model="logreg", device="cpu")
+    assert r["exact"] and r["mismatches"] == 0
+
+
+def test_one_upload_reaches_every_replica(served, logreg) -> None:
+    ctx = logreg.client_context(device="cpu", seed=11)
+    with httpx.Client(base_url=served, timeout=120) as http:
+        before = http.get("/health").json()
+        sid = http.post("/sessions", content=ctx.to_bytes()).json()["session_id"]
+        replicas = set()
+        for i in range(16):
+            x, body = encrypted_request(logreg, ctx, seed=i)
+            r = http.post(f"/sessions/{sid}/evaluate/logreg", content=body)
+            assert r.status_code == 200, r.text
+            replicas.add(r.headers["x-veil-replica"])
+            np.testing.assert_array_equal(decode(logreg, ctx, r.content, len(x)),
+                                          logreg.reference(x))
+        after = http.get("/health").json()
+        assert after["uploads"] - before["uploads"] == 1
+        assert len(replicas) == 2  # both replicas served the session
+        assert len({r.split(":")[2] for r in replicas}) == 2  # on both nodes
+        assert http.delete(f"/sessions/{sid}").status_code == 204
+        r = http.post(f"/sessions/{sid}/evaluate/logreg", content=body)
+        assert r.status_code == 404 and r.json()["detail"].startswith("session:")
+
+
+def test_ray_errors_match_the_single_server(served, logreg) -> None:
+    ctx = logreg.client_context(device="cpu", seed=12)
+    with httpx.Client(base_url=served, timeout=60) as http:
+        r = http.post("/sessions", content=b"not a bundle")
+        assert r.status_code == 400
+        r = http.post("/sessions", content=ctx.to_bytes(include_secret_key=True))
+        assert r.status_code == 400 and "secret" in r.json()["detail"]
+        r = http.post("/sessions/nope/evaluate/logreg", content=b"")
+        assert r.status_code == 404 and r.json()["detail"] == "session: unknown session id"
+        r = http.post("/sessions/nope/evaluate/nomodel", content=b"")
+        assert r.status_code == 404 and r.json()["detail"].startswith("model:")
+        sid = http.post("/sessions", content=ctx.to_bytes()).json()["session_id"]
+        r = http.post(f"/sessions/{sid}/evaluate/logreg", content=b"garbage")
+        assert r.status_code == 400
+        r = http.post(f"/sessions/{sid}/evaluate/logreg?compression=lz4", content=b"")
+        assert r.status_code == 400 and r.json()["detail"].startswith("compression:")
+        assert http.delete(f"/sessions/{sid}").status_code == 204
+        assert http.delete(f"/sessions/{sid}").status_code == 404
+
+
+def worker_actors():
+    from ray.util import list_named_actors
+
+    return [a for a in list_named_actors(all_namespaces=True)
+            if "VeilWorker" in a["name"] and a["namespace"] == "serve"]
+
+
+def serve_status():
+    from ray import serve as rserve
+
+    return rserve.status().applications["veil"].deployments["VeilWorker"]
+
+
+def wait_for_workers(n: int, gone: str = "", timeout: float = 90) -> bool:
+    """Waits until ``n`` worker replicas run (``gone`` no longer among them)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        d = serve_status()
+        names = {a["name"] for a in worker_actors()}
+        if (d.status == "HEALTHY" and d.replica_states.get("RUNNING", 0) == n
+                and gone not in names):
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def test_replica_killed_under_load(served, logreg) -> None:
+    """A worker replica dies mid-load: no wrong answer, in-flight requests retried (or 503 with
+    a message), the session's keys survive (no re-upload), both replicas serve again."""
+    ctx = logreg.client_context(device="cpu", seed=13)
+    with httpx.Client(base_url=served, timeout=120) as http:
+        sid = http.post("/sessions", content=ctx.to_bytes()).json()["session_id"]
+        uploads = http.get("/health").json()["uploads"]
+    reqs = [encrypted_request(logreg, ctx, seed=i) for i in range(6)]
+
+    def one(i):
+        x, body = reqs[i % len(reqs)]
+        with httpx.Client(base_url=served, timeout=120) as h:
+            r = h.post(f"/sessions/{sid}/evaluate/logreg", content=body)
+        if r.status_code != 200:
+            return r.status_code, r.json()["detail"]
+        ok = np.array_equal(decode(logreg, ctx, r.content, len(x)), logreg.reference(x))
+        return 200, ok
+
+    victim = worker_actors()[0]
+    with cf.ThreadPoolExecutor(4) as pool:
+        futs = [pool.submit(one, i) for i in range(24)]
+        time.sleep(1.0)
+        ray.kill(ray.get_actor(victim["name"], namespace="serve"), no_restart=True)
+        results = [f.result() for f in futs]
+    wrong = [r for r in results if r[0] == 200 and r[1] is not True]
+    failed = [r for r in results if r[0] != 200]
+    assert not wrong
+    assert all(code == 503 and "retry" in detail for code, detail in failed), failed
+    # the controller replaces the replica; the session works everywhere without a re-upload
+    assert wait_for_workers(2, victim["name"]), serve_status()
+    replicas: set[str] = set()
+    deadline = time.monotonic() + 60  # the routers learn of the new replica by long poll
+    with httpx.Client(base_url=served, timeout=120) as http:
+        i = 0
+        while len(replicas) < 2 and time.monotonic() < deadline:
+            x, body = reqs[i % len(reqs)]
+            r = http.post(f"/sessions/{sid}/evaluate/logreg", content=body)
+            assert r.status_code == 200, r.text
+            replicas.add(r.headers["x-veil-replica"])
+            np.testing.assert_array_equal(decode(logreg, ctx, r.content, len(x)),
+                                          logreg.reference(x))
+            i += 1
+        assert http.get("/health").json()["uploads"] == uploads
+    assert len(replicas) == 2, (replicas, [a["name"] for a in worker_actors()])
+
+
+def test_registry_restart_loses_sessions_and_recovers(served, logreg) -> None:
+    """Documented: the registry (or head node) dying loses the sessions; old ids answer 404,
+    new uploads work at once."""
+    from veil.serve import cluster as sc
+
+    ctx = logreg.client_context(device="cpu", seed=14)
+    with httpx.Client(base_url=served, timeout=120) as http:
+        sid = http.post("/sessions", content=ctx.to_bytes()).json()["session_id"]
+        ray.kill(ray.get_actor(sc.REGISTRY, namespace=sc.NAMESPACE), no_restart=False)
+        x, body = encrypted_request(logreg, ctx)
+        deadline = time.monotonic() + 60
+        while True:
+            r = http.post(f"/sessions/{sid}/evaluate/logreg", content=body)
+            if r.status_code == 404 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert r.status_code == 404
+        sid = http.post("/sessions", content=ctx.to_bytes()).json()["session_id"]
+        r = http.post(f"/sessions/{sid}/evaluate/logreg", content=body)
+        assert r.status_code == 200
+        np.testing.assert_array_equal(decode(logreg, ctx, r.content, len(x)),
+                                      logreg.reference(x))
+
+
+def test_session_registry_budgets_and_ttl(cluster) -> None:
+    from veil.serve.cluster import SessionRegistry
+
+    reg = SessionRegistry(ttl_s=0.2, max_sessions=2, key_budget=100)
+    assert reg.reserve(60) is None
+    status, detail = reg.reserve(60)
+    assert status == 503 and "max_key_bytes" in detail
+    assert reg.reserve(40) is None
+    status, detail = reg.reserve(1)
+    assert status == 503 and "max_sessions" in detail
+    reg.stage("a", np.zeros(4, np.uint8))
+    reg.open("a", ["logreg"], 60, 4, "r1")
+    reg.unreserve("b", 40)
+    assert reg.lookup("a")[0] == "live" and reg.lookup("zz") == ["unknown"]
+    time.sleep(0.3)
+    assert reg.lookup("a") == ["expired"]
+    assert reg.close("a") == "expired"
+    assert reg.health()["key_bytes"]["in_use"] == 0
+
+
+def test_burst_beyond_the_queue_and_slow_body(cluster, logreg, served) -> None:
+    """A deployment with a tiny queue: a burst gets 503 'busy' for what does not fit, then the
+    service answers again; a body that pauses gets 408; sessions expire (410)."""
+    from veil.serve import cluster as sc
+
+    sc.stop()
+    port = int(served.rsplit(":", 1)[1])  # Serve's proxy keeps its port: redeploy behind it
+    url = sc.start(serve.ServeConfig(device="cpu", max_pending=1, body_timeout_s=1.0,
+                                     session_ttl_s=3.0),
+                   {"logreg": logreg}, port=port, replicas=1, max_ongoing=1,
+                   worker_options={"num_cpus": 1, "resources": {"veil_slot": 1}})
+    try:
+        ctx = logreg.client_context(device="cpu", seed=15)
+        with httpx.Client(base_url=url, timeout=120) as http:
+            sid = http.post("/sessions", content=ctx.to_bytes()).json()["session_id"]
+        x, body = encrypted_request(logreg, ctx)
+
+        def one(_):
+            with httpx.Client(base_url=url, timeout=120) as h:
+                return h.post(f"/sessions/{sid}/evaluate/logreg", content=body)
+
+        with cf.ThreadPoolExecutor(12) as pool:
+            answers = list(pool.map(one, range(12)))
+        codes = [r.status_code for r in answers]
+        assert set(codes) <= {200, 503} and 503 in codes and 200 in codes, codes
+        for r in answers:
+            if r.status_code == 503:
+                assert r.json()["detail"].startswith("busy:")
+            else:
+                np.testing.assert_array_equal(decode(logreg, ctx, r.content, len(x)),
+                                              logreg.reference(x))
+        assert one(0).status_code == 200  # recovered
+        # a body that stops arriving
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+            s.sendall(b"POST /sessions HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"
+                      + b"\0" * 1000)
+            s.settimeout(30)
+            answer = s.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+        time.sleep(3.5)
+        r = one(0)
+        assert r.status_code == 410 and r.json()["detail"].startswith("session: expired")
+    finally:
+        sc.stop()
