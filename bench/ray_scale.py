@@ -169,7 +169,7 @@ def kill(a) -> dict:
                 k = i % 3
                 i += 1
                 try:
-                    out = vc.evaluate_bytes(sid, "logreg", bodies[k])
+                    out, _ = vc.evaluate_bytes(sid, "logreg", bodies[k])
                     blob = b"".join(out)
                     if k not in first:  # decrypt once; later answers must be the same bytes
                         cts = [veil.Ciphertext.from_bytes(b, ctx) for b in out]
