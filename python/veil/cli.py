@@ -272,7 +272,17 @@ def _add_serve_parsers(sub) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Runs :func:`veil.serve.main` until interrupted."""
+    """Runs :func:`veil.serve.main` (``--ray``: :func:`veil.serve.cluster.main`) until
+    interrupted."""
+    if args.ray:
+        # Ray first: its gRPC must load before the models' libraries (pyarrow, which pandas and
+        # scikit-learn may import, bundles its own; ray.init crashed in its GCS client in that
+        # order on the GPU machine).
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            print("veil serve: error: --ray needs Ray: pip install 'veil[ray]'", file=sys.stderr)
+            return EXIT_USAGE
     from . import serve
 
     config = serve.ServeConfig(
@@ -284,16 +294,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
                                else int(args.max_session_key_mb * 2**20)),
         header_timeout_s=args.header_timeout, body_timeout_s=args.body_timeout, warmup=True)
     names = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
-    cluster = None
-    if args.ray:
-        # Ray first: its gRPC must load before the models' libraries (pyarrow, which pandas and
-        # scikit-learn may import, bundles its own; ray.init crashed in that order on the GPU
-        # machine).
-        try:
-            from .serve import cluster
-        except ImportError as e:
-            print(f"veil serve: error: {e}", file=sys.stderr)
-            return EXIT_USAGE
     try:
         models = serve.load_models(names)
     except (ValueError, ImportError, AttributeError) as e:  # unknown or unavailable model
@@ -313,6 +313,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                   f"{args.autoscale!r}", file=sys.stderr)
             return EXIT_USAGE
         autoscale = (int(lo), int(hi))
+    from .serve import cluster
+
     return cluster.main(args.host, args.port, config, models, address=args.address,
                         replicas=args.replicas, autoscale=autoscale,
                         ingress_replicas=args.ingress_replicas)
