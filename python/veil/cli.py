@@ -274,15 +274,6 @@ def _add_serve_parsers(sub) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     """Runs :func:`veil.serve.main` (``--ray``: :func:`veil.serve.cluster.main`) until
     interrupted."""
-    if args.ray:
-        # Ray first: its gRPC must load before the models' libraries (pyarrow, which pandas and
-        # scikit-learn may import, bundles its own; ray.init crashed in its GCS client in that
-        # order on the GPU machine).
-        try:
-            import ray  # noqa: F401
-        except ImportError:
-            print("veil serve: error: --ray needs Ray: pip install 'veil[ray]'", file=sys.stderr)
-            return EXIT_USAGE
     from . import serve
 
     config = serve.ServeConfig(
@@ -556,6 +547,14 @@ def _check_args(args: argparse.Namespace) -> None:
     """
     import os
 
+    if getattr(args, "ray", False):
+        # Ray first: its gRPC must load before scikit-learn's stack (pyarrow, which it may
+        # import through pandas, bundles its own; ray.init crashed in its GCS client in that
+        # order on the GPU machine).
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise ImportError("--ray needs Ray: pip install 'veil[ray]'") from None
     import veil
 
     veil.resolve_device(args.device)
