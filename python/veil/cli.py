@@ -548,13 +548,15 @@ def _check_args(args: argparse.Namespace) -> None:
     import os
 
     if getattr(args, "ray", False):
-        # Ray first: its gRPC must load before scikit-learn's stack (pyarrow, which it may
-        # import through pandas, bundles its own; ray.init crashed in its GCS client in that
-        # order on the GPU machine).
+        # Ray starts (or joins its cluster) before Veil touches a device or scikit-learn
+        # trains: on the GPU machine (Python 3.12, Ray 2.60) ray.init crashed in its GCS client
+        # when veil.resolve_device had run first, and never when it ran first.
         try:
-            import ray  # noqa: F401
+            import ray
         except ImportError:
             raise ImportError("--ray needs Ray: pip install 'veil[ray]'") from None
+        if not ray.is_initialized():  # namespace: veil.serve.cluster.NAMESPACE
+            ray.init(address=args.address or "local", namespace="veil", log_to_driver=False)
     import veil
 
     veil.resolve_device(args.device)
