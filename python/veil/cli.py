@@ -556,7 +556,9 @@ def _check_args(args: argparse.Namespace) -> None:
         except ImportError:
             raise ImportError("--ray needs Ray: pip install 'veil[ray]'") from None
         if not ray.is_initialized():  # namespace: veil.serve.cluster.NAMESPACE
-            ray.init(address=args.address or "local", namespace="veil", log_to_driver=False)
+            # address None: Ray's own rule (RAY_ADDRESS, else a cluster `ray start` made on
+            # this machine, else a new local one).
+            ray.init(address=args.address, namespace="veil", log_to_driver=False)
     import veil
 
     veil.resolve_device(args.device)
