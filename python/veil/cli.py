@@ -548,13 +548,18 @@ def _check_args(args: argparse.Namespace) -> None:
     import os
 
     if getattr(args, "ray", False):
-        # Ray starts (or joins its cluster) before Veil touches a device or scikit-learn
-        # trains: on the GPU machine (Python 3.12, Ray 2.60) ray.init crashed in its GCS client
-        # when veil.resolve_device had run first, and never when it ran first.
         try:
             import ray
         except ImportError:
             raise ImportError("--ray needs Ray: pip install 'veil[ray]'") from None
+        if not os.environ.get("VEIL_RAY_FIRST"):
+            # On the GPU machine (Python 3.12, Ray 2.60) ray.init crashed in its GCS client in
+            # every process that had imported veil before ray, and never in one that imported
+            # ray first: run the command again in a fresh interpreter that does.
+            sys.stdout.flush()
+            os.execve(sys.executable, [sys.executable, "-c", "import ray, runpy; runpy."
+                                       "run_module('veil', run_name='__main__', alter_sys=True)",
+                                       *sys.argv[1:]], {**os.environ, "VEIL_RAY_FIRST": "1"})
         if not ray.is_initialized():  # namespace: veil.serve.cluster.NAMESPACE
             # address None: Ray's own rule (RAY_ADDRESS, else a cluster `ray start` made on
             # this machine, else a new local one).

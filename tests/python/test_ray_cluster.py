@@ -343,13 +343,13 @@ def test_session_registry_budgets_and_ttl(cluster) -> None:
 
 def test_burst_beyond_the_queue_and_slow_body(cluster, logreg, served) -> None:
     """A deployment with a tiny queue: a burst gets 503 'busy' for what does not fit, then the
-    service answers again; a body that pauses gets 408; sessions expire (410)."""
+    service answers again; a body or headers that pause get 408; sessions expire (410)."""
     from veil.serve import cluster as sc
 
     sc.stop()
     port = int(served.rsplit(":", 1)[1])  # Serve's proxy keeps its port: redeploy behind it
     url = sc.start(serve.ServeConfig(device="cpu", max_pending=1, body_timeout_s=1.0,
-                                     session_ttl_s=3.0),
+                                     header_timeout_s=1.0, session_ttl_s=3.0),
                    {"logreg": logreg}, port=port, replicas=1, max_ongoing=1,
                    worker_options={"num_cpus": 1, "resources": {"veil_slot": 1}})
     try:
@@ -380,6 +380,12 @@ def test_burst_beyond_the_queue_and_slow_body(cluster, logreg, served) -> None:
             s.settimeout(30)
             answer = s.recv(65536)
         assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+        # and headers that stop arriving
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+            s.sendall(b"POST /sessions HTTP/1.1\r\nHost: x\r\n")
+            s.settimeout(30)
+            answer = s.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 408") and b"header_timeout_s" in answer, answer[:200]
         time.sleep(3.5)
         r = one(0)
         assert r.status_code == 410 and r.json()["detail"].startswith("session: expired")

@@ -1,28 +1,31 @@
-"""``veil serve --ray``: the same HTTP service as Ray Serve deployments over many GPUs and hosts.
+"""``veil serve --ray``: the same HTTP service over many GPUs and hosts, on Ray.
 
-Needs Ray (``pip install 'veil[ray]'``). Three parts, all Ray's machinery (Veil adds no
+Needs Ray (``pip install 'veil[ray]'``). Three parts, all on Ray's machinery (Veil adds no
 scheduler, queue or RPC of its own):
 
-* **VeilIngress** (Ray Serve deployment, no GPU): the FastAPI app of :func:`create_app` with the
-  same endpoints, limits and error codes. It checks uploads (:func:`plan_upload`), streams bodies
-  with the body timeout, and forwards key loading and evaluation to the workers through a Ray
-  Serve handle, retrying a call whose replica died (an evaluation is a pure function of the
-  ciphertexts and the keys, so a retry cannot change an answer).
-* **VeilWorker** (Ray Serve deployment, ``num_gpus=1`` per replica, or CPU cores on machines
-  without GPUs): a :class:`Service` on its device. It loads a session's keys from Ray's object
-  store on the first request that reaches it and caches them (least recently used sessions are
-  evicted past ``max_key_bytes`` or ``max_sessions`` per replica; they reload on demand).
+* **HttpFrontEnd** (Ray actors, ``ingress_replicas`` of them, spread over the nodes): the
+  FastAPI app of :func:`create_app` on uvicorn, with the same endpoints, limits, timeouts and
+  error codes as ``veil serve``; front ends on one node share the port (``SO_REUSEPORT``). They
+  check uploads (:func:`plan_upload`), stream bodies, and forward key loading and evaluation to
+  the workers through a Ray Serve handle (its routing, queue bound and back-pressure), retrying
+  a call whose replica died (an evaluation is a pure function of the ciphertexts and the keys,
+  so a retry cannot change an answer).
+* **VeilWorker** (a Ray Serve deployment, ``num_gpus=1`` per replica, or CPU cores on machines
+  without GPUs; a fixed count or autoscaling): a :class:`Service` on its device. It loads a
+  session's keys from Ray's object store on the first request that reaches it and caches them
+  (least recently used sessions are evicted past ``max_key_bytes`` or ``max_sessions`` per
+  replica; they reload on demand).
 * **SessionRegistry** (a named, restartable Ray actor): the live sessions, their TTLs, the
   cluster-wide session and key budgets, and each session's upload, which lives in Ray's object
   store *owned by the registry* (the registry puts it there itself). A session's keys are
   uploaded once, by its client, and reach every replica that serves it; they survive the death
-  of any replica.
+  of any worker or front end.
 
-What differs from a single ``veil serve``: Ray's HTTP proxy, not Veil's uvicorn protocol, reads
-request headers, so ``header_timeout_s`` is not enforced (the body timeout is); ``/health``
-reports the registry's counts. When the registry's process or the head node dies, the sessions
-are lost: the registry restarts empty and clients get 404 for old session ids and upload their
-keys again (``veil demo --server`` and ``veil loadtest`` open a new session per run).
+Ray Serve's own HTTP proxy is not used (``proxy_location="Disabled"``): see
+:class:`HttpFrontEnd` for the measurement. When the registry's process or the head node dies,
+the sessions are lost: the registry restarts empty and clients get 404 for old session ids and
+upload their keys again (``veil demo --server`` and ``veil loadtest`` open a new session per
+run).
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ log = logging.getLogger("veil.serve")
 NAMESPACE = "veil"
 REGISTRY = "veil-session-registry"
 APP_NAME = "veil"
-#: Worker exceptions after which the ingress retries a call on another replica.
+#: Worker exceptions after which a front end retries a call on another replica.
 _RETRYABLE = (RayActorError, ActorUnavailableError, DeploymentUnavailableError)
 
 
@@ -163,8 +166,8 @@ class SessionRegistry:
 
 
 def registry_actor(config: ServeConfig, key_budget: int):
-    """The application's registry actor (created by the first ingress replica, found by the
-    others; restarted empty by Ray if its process dies)."""
+    """The application's registry actor (created by :func:`start`, found by the front ends;
+    restarted empty by Ray if its process dies)."""
     cls = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)(SessionRegistry)
     return cls.options(name=REGISTRY, namespace=NAMESPACE, get_if_exists=True,
                        lifetime="detached").remote(config.session_ttl_s, config.max_sessions,
@@ -261,7 +264,7 @@ class VeilWorker:
 
 class ClusterService:
     """What ``veil serve --ray``'s endpoints call (the same methods as :class:`Service`): checks
-    in the ingress, sessions in the registry, device work on the worker replicas."""
+    in the front end, sessions in the registry, device work on the worker replicas."""
 
     def __init__(self, config: ServeConfig, models: dict[str, ServedModel], worker,
                  retries: int = 4) -> None:
@@ -273,6 +276,9 @@ class ClusterService:
         self.key_budget = config.max_key_bytes or max(4 * GiB, 2 * need)
         self.registry = registry_actor(config, self.key_budget)
         self.disconnects = self.timeouts = self.retried = 0
+        #: Registry answers reused for this long (s): one lookup per session and second.
+        self.lookup_ttl_s = min(1.0, config.session_ttl_s / 4)
+        self._found: dict[str, tuple[float, list]] = {}
 
     model = Service.model
 
@@ -330,12 +336,26 @@ class ClusterService:
         return {**info, "device": replica}
 
     async def check_session(self, sid: str, name: str) -> list:
-        found = await self.registry.lookup.remote(sid)
+        """The registry's answer for a live session (cached ``lookup_ttl_s``: a session deleted
+        through another front end, or expired, is seen here within that time); 404/410
+        otherwise."""
+        now = time.monotonic()
+        hit = self._found.get(sid)
+        if hit is not None and now - hit[0] < self.lookup_ttl_s:
+            return [*hit[1], 0.0]
+        t0 = time.perf_counter()
+        found = await self.registry.lookup.remote(sid)  # also the session's last use
+        elapsed = time.perf_counter() - t0
         if found[0] == "expired":
+            self._found.pop(sid, None)
             raise HTTPError(410, "session: expired; open a new one (POST /sessions)")
         if found[0] != "live":
+            self._found.pop(sid, None)
             raise HTTPError(404, "session: unknown session id")
-        return found
+        self._found[sid] = (now, found)
+        while len(self._found) > 4096:
+            self._found.pop(next(iter(self._found)))
+        return [*found, elapsed]
 
     async def evaluate_request(self, sid: str, name: str, body: bytes, compression: str,
                                found: list | None = None) -> tuple[bytes, dict, dict]:
@@ -343,11 +363,16 @@ class ClusterService:
         if name not in found[2]:
             raise HTTPError(400, f"model: this session's keys do not fit model {name!r} "
                             f"(they fit {found[2]})")
+        t0 = time.perf_counter()
         _, payload, times, replica = await self._call("evaluate", sid, found[1], name, body,
                                                       compression)
+        # The front end's own share: the registry lookup and the hop to the worker and back.
+        times = {**times, "registry": found[3],
+                 "forward": time.perf_counter() - t0 - sum(times.values())}
         return payload, times, {"X-Veil-Replica": replica}
 
     async def close_session(self, sid: str) -> None:
+        self._found.pop(sid, None)
         state = await self.registry.close.remote(sid)
         if state == "expired":
             raise HTTPError(410, "session: expired; open a new one (POST /sessions)")
@@ -358,24 +383,55 @@ class ClusterService:
         return
 
 
-class _Ingress:
+class HttpFrontEnd:
+    """A Ray actor serving the HTTP API (Veil's FastAPI app on uvicorn, with the header timeout)
+    from this node: ``ingress_replicas`` of them share one port (``SO_REUSEPORT``, so the kernel
+    spreads connections over them) and call the workers through a Ray Serve handle.
+
+    Why not Ray Serve's HTTP proxy: measured on 2 H200s (bench/RESULTS.md), the proxy and an
+    ingress deployment in front of the workers served 163 requests/s on one GPU and 227 on two,
+    against 331 and 796 for independent servers; each ~0.4 MB request and answer crossed two Ray
+    hops as 64 KiB ASGI messages, all through one proxy process per node.
+    """
+
     def __init__(self, config: ServeConfig, names: list[str], digests: dict[str, str],
-                 worker) -> None:
+                 host: str, port: int) -> None:
+        import threading
+
+        import uvicorn
+
+        from .app import create_app, uvicorn_config
+
+        worker = serve.get_deployment_handle("VeilWorker", app_name=APP_NAME)
         self.service = ClusterService(config, _load_checked(names, digests), worker)
+        app = create_app(service=self.service)
+        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((host, port))
+        self.server = uvicorn.Server(uvicorn_config(app, host, port, "warning"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},
+                                       name="veil-http", daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 60
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"http: uvicorn did not start on {host}:{port}")
+            time.sleep(0.01)
 
-    def __serve_build_asgi_app__(self):
-        from .app import create_app
+    def where(self) -> dict:
+        return {"node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid(),
+                "retried": self.service.retried}
 
-        return create_app(service=self.service)
-
-
-VeilIngress = serve.ingress()(_Ingress)
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
 
 
 def build_app(config: ServeConfig, models: dict[str, ServedModel], replicas: int | None = None,
-              autoscale: tuple[int, int] | None = None, ingress_replicas: int = 1,
-              worker_options: dict | None = None, max_ongoing: int = 4):
-    """The Serve application: ingress -> workers.
+              autoscale: tuple[int, int] | None = None, worker_options: dict | None = None,
+              max_ongoing: int = 4):
+    """The Serve application of the workers (the HTTP front ends are :class:`HttpFrontEnd`).
 
     Args:
         config: as for ``veil serve`` (``device`` picks GPU or CPU replicas).
@@ -384,11 +440,10 @@ def build_app(config: ServeConfig, models: dict[str, ServedModel], replicas: int
         replicas: worker replicas (default: one per GPU of the cluster, else 1).
         autoscale: (min, max) worker replicas instead of a fixed number (Ray Serve autoscaling,
             2 requests in flight per replica as the target).
-        ingress_replicas: HTTP ingress replicas (CPU only).
         worker_options: Ray actor options of each worker replica, over the defaults
             (``{"num_gpus": 1}`` on a GPU cluster, ``{"num_cpus": 1}`` otherwise).
-        max_ongoing: requests one worker replica holds at once (the rest wait in the ingress's
-            handle queue, at most ``config.max_pending``; 503 beyond).
+        max_ongoing: requests one worker replica holds at once (the rest wait in the front
+            ends' handle queues, at most ``config.max_pending``; 503 beyond).
 
     Raises:
         ValueError: ``device="cuda"`` on a cluster without GPUs, or bad counts.
@@ -412,31 +467,53 @@ def build_app(config: ServeConfig, models: dict[str, ServedModel], replicas: int
         if n < 1:
             raise ValueError(f"replicas: expected a positive count, got {n}")
         scale["num_replicas"] = n
-    names = list(models)
     digests = {n: m.weights_digest() for n, m in models.items()}
-    worker = serve.deployment(VeilWorker, name="VeilWorker", ray_actor_options=opts,
-                              max_ongoing_requests=max_ongoing,
-                              max_queued_requests=config.max_pending,
-                              **scale).bind(worker_config, names, digests)
-    return serve.deployment(VeilIngress, name="VeilIngress", num_replicas=ingress_replicas,
-                            ray_actor_options={"num_cpus": 0},
-                            max_ongoing_requests=4 * config.max_pending + 64,
-                            ).bind(config, names, digests, worker)
+    return serve.deployment(VeilWorker, name="VeilWorker", ray_actor_options=opts,
+                            max_ongoing_requests=max_ongoing,
+                            max_queued_requests=config.max_pending,
+                            **scale).bind(worker_config, list(models), digests)
+
+
+#: The front ends of the running application (this driver's), stopped by :func:`stop`.
+_FRONT_ENDS: list = []
 
 
 def start(config: ServeConfig, models: dict[str, ServedModel], host: str = "127.0.0.1",
-          port: int = 8000, address: str | None = None, **app_args) -> str:
-    """Starts (or joins, with ``address``) a Ray cluster and runs the application on it; returns
-    its URL. :func:`stop` removes it."""
-    if not ray.is_initialized():  # "local": a new cluster, never one found by chance
-        ray.init(address=address or "local", namespace=NAMESPACE, log_to_driver=False)
-    serve.start(http_options={"host": host, "port": port})
-    serve.run(build_app(config, models, **app_args), name=APP_NAME, route_prefix="/")
+          port: int = 8000, address: str | None = None, ingress_replicas: int = 1,
+          **app_args) -> str:
+    """Starts (or joins, with ``address``) a Ray cluster, runs the workers' Serve application
+    and ``ingress_replicas`` HTTP front ends on ``host:port`` (spread over the nodes); returns
+    the URL. :func:`stop` removes them. ``app_args`` go to :func:`build_app`."""
+    if ingress_replicas < 1:
+        raise ValueError(f"ingress_replicas: expected a positive count, got {ingress_replicas}")
+    if not ray.is_initialized():
+        ray.init(address=address, namespace=NAMESPACE, log_to_driver=False)
+    if port == 0:
+        with socket.socket() as s:
+            s.bind((host, 0))
+            port = s.getsockname()[1]
+    need = max(m.key_bytes() for m in models.values())
+    registry_actor(config, config.max_key_bytes or max(4 * GiB, 2 * need))  # workers find it
+    serve.start(proxy_location="Disabled")
+    serve.run(build_app(config, models, **app_args), name=APP_NAME, route_prefix=None)
+    digests = {n: m.weights_digest() for n, m in models.items()}
+    cls = ray.remote(num_cpus=0, max_restarts=-1, scheduling_strategy="SPREAD")(HttpFrontEnd)
+    _FRONT_ENDS[:] = [cls.remote(config, list(models), digests, host, port)
+                      for _ in range(ingress_replicas)]
+    ray.get([f.where.remote() for f in _FRONT_ENDS])  # each is listening
     return f"http://{host}:{port}"
 
 
 def stop() -> None:
-    """Deletes the application and its session registry (the cluster keeps running)."""
+    """Stops the front ends, deletes the workers' application and the session registry (the
+    cluster keeps running)."""
+    for f in _FRONT_ENDS:
+        try:
+            ray.get(f.stop.remote(), timeout=30)
+        except Exception:  # noqa: BLE001 - a dead front end has nothing to stop
+            pass
+        ray.kill(f)
+    _FRONT_ENDS.clear()
     serve.delete(APP_NAME)
     try:
         ray.kill(ray.get_actor(REGISTRY, namespace=NAMESPACE))
@@ -466,5 +543,5 @@ def main(host: str, port: int, config: ServeConfig, models: dict[str, ServedMode
     return 0
 
 
-__all__ = ["APP_NAME", "ClusterService", "SessionRegistry", "VeilIngress", "VeilWorker",
+__all__ = ["APP_NAME", "ClusterService", "HttpFrontEnd", "SessionRegistry", "VeilWorker",
            "build_app", "main", "start", "stop"]
