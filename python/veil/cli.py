@@ -250,13 +250,15 @@ def _add_serve_parsers(sub) -> None:
                           help="run as a Ray Serve application: one worker replica per GPU")
     ray_opts.add_argument("--address", default=None, metavar="ADDR",
                           help="join this Ray cluster (e.g. 10.0.0.1:6379 after `ray start "
-                               "--head`; default: start a local one)")
+                               "--head`; default: RAY_ADDRESS, else a cluster `ray start` made "
+                               "on this machine, else a new local one)")
     ray_opts.add_argument("--replicas", type=lambda v: _int_in(v, 1, 4096, "a count"),
                           default=None, help="worker replicas (default: one per GPU, else 1)")
     ray_opts.add_argument("--autoscale", default=None, metavar="MIN:MAX",
                           help="autoscale the worker replicas between MIN and MAX instead")
     ray_opts.add_argument("--ingress-replicas", type=lambda v: _int_in(v, 1, 1024, "a count"),
-                          default=1, help="HTTP ingress replicas (CPU only; default: 1)")
+                          default=1, help="HTTP front ends (Ray actors; those on one node share the "
+                               "port; default: 1)")
     load = sub.add_parser("loadtest", help="concurrent encrypted requests against `veil serve`")
     load.add_argument("--server", metavar="URL", default=None,
                       help="server to load (default: start one in this process on a free port)")

@@ -30,9 +30,12 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._base import KeyedContext
+
+if TYPE_CHECKING:
+    from ._ckks import CKKSContext
 
 
 def _ray():
@@ -44,7 +47,8 @@ def _ray():
 
 
 def _bootstrap(ctx: KeyedContext, ct):
-    return ctx.bootstrap(ct)
+    ckks: CKKSContext = ctx  # type: ignore[assignment]  # WorkerPool.bootstrap checked it
+    return ckks.bootstrap(ct)
 
 
 class _Evaluate:
