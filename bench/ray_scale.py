@@ -169,7 +169,6 @@ def serve_ray(a) -> None:
 
 def kill(a) -> dict:
     import ray
-
     import veil
     from veil import serve
     from veil.client import VeilClient

@@ -10,7 +10,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import os
 import socket
-import subprocess
 import sys
 import time
 
@@ -22,8 +21,8 @@ pytest.importorskip("ray.serve")
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("fastapi")
 
-import veil  # noqa: E402
-from veil import client, distributed, serve  # noqa: E402
+import veil
+from veil import client, distributed, serve
 
 T = 65537
 

@@ -88,6 +88,10 @@ keys. Keep the default bind address 127.0.0.1, or put a TLS proxy in front.
 
 Run it with ``veil serve`` (see ``veil serve --help``) and try it with
 ``veil demo --server http://127.0.0.1:8000``; ``veil loadtest`` puts it under load.
+
+**Many GPUs and hosts.** ``veil serve --ray`` (:mod:`veil.serve.cluster`, needs Ray) serves the
+same API from HTTP front ends on Ray in front of one worker replica per GPU, with each session's
+keys uploaded once; :mod:`veil.distributed` runs batch jobs over the same machines.
 """
 
 

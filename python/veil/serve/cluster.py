@@ -51,7 +51,7 @@ except ImportError as e:  # pragma: no cover - the message is the point
 
 from .. import _core
 from .models import ServedModel, load_models
-from .service import GiB, MiB, HTTPError, ServeConfig, Service, new_session_id
+from .service import GiB, HTTPError, MiB, ServeConfig, Service, new_session_id
 from .upload import plan_upload
 
 log = logging.getLogger("veil.serve")
