@@ -171,8 +171,8 @@ def kill(a) -> dict:
     import ray
     import veil
     from veil import serve
-    from veil.client import VeilClient
     from veil.serve import cluster
+    from veil.serve.client import VeilClient
 
     n = a.gpus[-1]
     ray.init(address="local", namespace=cluster.NAMESPACE, log_to_driver=False)

@@ -1,10 +1,11 @@
-"""Encrypted inference over HTTP: a model served by ``veil.serve``, called with ``veil.client``.
+"""Encrypted inference over HTTP: a model served by ``veil.serve``, called with
+``veil.serve.client``.
 
 Shows: a served model of your own (a :class:`veil.serve.ServedModel`: here a weighted sum of
 8 integer features plus a bias, computed with plaintext multiplication, rotate-and-add and a
 plaintext addition), the FastAPI application started in this process on a free port of
 127.0.0.1 (:class:`veil.serve.BackgroundServer`), and the client side with
-:class:`veil.client.VeilClient`: read the model's public spec, make a key set that fits it
+:class:`veil.serve.client.VeilClient`: read the model's public spec, make a key set that fits it
 locally, upload the evaluation keys (never the secret key: the server refuses one), send
 encrypted samples, decrypt the answers, and compare them with the plaintext model. The server
 is stopped at the end.
@@ -25,7 +26,7 @@ import hashlib
 import numpy as np
 
 from veil import serve
-from veil.client import ServerError, VeilClient
+from veil.serve.client import ServerError, VeilClient
 
 FEATURES = 8  # slots per sample: a power of two, so log2(FEATURES) rotations sum a block
 

@@ -210,7 +210,7 @@ def _serve_number(value: str, lo: float, hi: float, what: str) -> float:
 
 
 def _add_serve_parsers(sub) -> None:
-    """``veil serve`` and ``veil loadtest`` (veil.serve, veil.loadtest)."""
+    """``veil serve`` and ``veil loadtest`` (veil.serve, veil.serve.loadtest)."""
     serve = sub.add_parser("serve", help="serve encrypted inference over HTTP (FastAPI, uvicorn)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     serve.add_argument("--port", type=lambda v: _int_in(v, 1, 65535, "a port"), default=8000,
@@ -318,7 +318,7 @@ def _remote(command: str, run) -> int | dict:
     and exit status 2, an error answer from the server is status 1."""
     import httpx
 
-    from .client import ServerError
+    from .serve.client import ServerError
 
     try:
         return run()
@@ -334,8 +334,8 @@ def _remote(command: str, run) -> int | dict:
 
 
 def cmd_loadtest(args: argparse.Namespace) -> int:
-    """Runs :func:`veil.loadtest.run`; exit status 1 unless every answer came back right."""
-    from . import loadtest
+    """Runs :func:`veil.serve.loadtest.run`; exit status 1 unless every answer came back right."""
+    from .serve import loadtest
 
     r = _remote("loadtest", lambda: loadtest.run(
         url=args.server, clients=args.clients, requests=args.requests, model=args.model,
@@ -393,10 +393,10 @@ def _cuda_version(v: object) -> str:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """Runs :func:`veil.demo.run`; exit status 1 unless the encrypted results match the plaintext
-    model (BFV: exact scores; CKKS: >= 99% agreement of the decisions)."""
+    """Runs :func:`veil.apps.demo.run`; exit status 1 unless the encrypted results match the
+    plaintext model (BFV: exact scores; CKKS: >= 99% agreement of the decisions)."""
     if args.server and getattr(args, "train", False):
-        from . import client
+        from .serve import client
 
         r = _remote("demo", lambda: client.run_train_demo(args.server, device=args.device,
                                                            seed=args.seed))
@@ -404,7 +404,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             return r
         return EXIT_OK if r["passed"] else EXIT_WRONG
     if args.server:
-        from . import client
+        from .serve import client
 
         r = _remote("demo", lambda: client.run_demo(args.server, model=args.model,
                                                      device=args.device, seed=args.seed))
@@ -414,17 +414,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if getattr(args, "train", False):
         if args.scheme != "ckks":
             raise SystemExit("veil demo: --train needs --scheme ckks")
-        from . import demo_train
+        from .apps import demo_train
 
         r = demo_train.run(device=args.device, seed=args.seed, iterations=args.iterations)
         return EXIT_OK if r["passed"] else EXIT_WRONG
     if args.model == "xgboost":
-        from . import demo_xgboost
+        from .apps import demo_xgboost
 
         r = demo_xgboost.run(device=args.device, seed=args.seed, peer=args.peer)
         ok = r["exact"] and r["agreement"] == 1.0 and r["backends_identical"]
         return EXIT_OK if ok else EXIT_WRONG
-    from . import demo
+    from .apps import demo
 
     r = demo.run(device=args.device, seed=args.seed, scheme=args.scheme)
     if args.scheme == "ckks":
@@ -587,7 +587,7 @@ def _check_args(args: argparse.Namespace) -> None:
     if args.command == "demo" and args.peer == "seal":
         if args.model != "xgboost" or args.server:
             raise ValueError("--peer: the SEAL comparison runs locally with --model xgboost")
-        from .demo_xgboost import import_seal
+        from .apps.demo_xgboost import import_seal
 
         import_seal()  # ImportError with the install hint
     if args.command == "demo" and args.model == "xgboost" and not args.server:

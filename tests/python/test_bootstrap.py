@@ -271,7 +271,7 @@ def test_training_demo_small_cpu():
     """The training demo end to end at N = 2^12 (64 samples, 2 iterations, one bootstrap in
     between): the encrypted weights equal the float64 run with the same cubic to 2^-20."""
     pytest.importorskip("sklearn")
-    from veil import demo_train
+    from veil.apps import demo_train
 
     r = demo_train.run(device="cpu", seed=1, iterations=2, log_n=12, security=None,
                        user_levels=5, max_samples=64, verbose=False)
@@ -282,7 +282,7 @@ def test_training_demo_small_cpu():
 
 def test_training_demo_refuses_too_many_samples():
     pytest.importorskip("sklearn")
-    from veil import demo_train
+    from veil.apps import demo_train
 
     ctx = demo_train.make_context("cpu", 1, 12, None, 5)
     z = np.ones((65, 31))

@@ -13,7 +13,8 @@ import sys
 import numpy as np
 import pytest
 import veil
-from veil import bench, cli, demo, demo_ckks
+from veil import bench, cli
+from veil.apps import demo, demo_ckks
 
 sklearn = pytest.importorskip("sklearn")
 

@@ -5,7 +5,12 @@ bootstrapper are now C++ (``veil._core``), and ``_tensor`` imports neither.
 
 Two checks: the graph of every ``import`` statement between the core modules (static, from the
 syntax tree of python/veil/*.py; ``if TYPE_CHECKING:`` blocks are not imports at run time) has
-no cycle, and each core module imports first in a fresh interpreter."""
+no cycle, and each core module imports first in a fresh interpreter.
+
+Package shape (issue 28, item 6): the applications sit above the core. The demos live in
+``veil.apps``, the service, its client and the load test in ``veil.serve``; the core (``veil``,
+its ``_*`` modules, ``veil.seal``, ``veil.distributed``) imports none of them, nor the CLI or the
+benchmark, and ``import veil`` loads none of them."""
 
 from __future__ import annotations
 
@@ -18,10 +23,15 @@ import pytest
 import veil
 
 PKG = pathlib.Path(veil.__file__).parent
-MODULES = sorted(p.stem for p in PKG.glob("*.py") if p.stem != "__init__")
+#: The package's top-level modules and subpackages (``apps``, ``serve``).
+MODULES = sorted([p.stem for p in PKG.glob("*.py") if p.stem != "__init__"]
+                 + [p.name for p in PKG.iterdir() if (p / "__init__.py").is_file()])
 #: The modules ``import veil`` loads (the core package; applications live in subpackages).
 CORE = ["_base", "_bootstrap", "_check", "_ckks", "_device", "_integer", "_progress",
         "_serialize", "_tensor", "seal"]
+#: Above the core: the demos, the service (with its client and load test), the CLI, the benchmark.
+APPLICATIONS = {"apps", "serve", "cli", "__main__", "bench", "_bench_boot", "_bench_ops",
+                "_bench_plot", "_bench_report", "_bench_rows"}
 
 
 def _is_type_checking(node: ast.If) -> bool:
@@ -100,6 +110,24 @@ def test_the_checker_sees_lazy_imports() -> None:
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert "_tensor" in imports_of("_base")
     assert "_ckks" not in imports_of("_bootstrap")  # TYPE_CHECKING only
+
+
+def test_the_core_imports_no_application() -> None:
+    assert {"apps", "serve"} <= set(MODULES) and APPLICATIONS <= set(MODULES)
+    assert not {"demo", "demo_ckks", "demo_train", "demo_xgboost", "_xgb_train", "client",
+                "loadtest"} & set(MODULES)  # moved into veil.apps and veil.serve
+    for m in ["__init__", *CORE, "distributed"]:
+        assert not imports_of(m) & APPLICATIONS, (m, imports_of(m) & APPLICATIONS)
+
+
+def test_import_veil_loads_no_application() -> None:
+    prefixes = ("veil.apps", "veil.serve", "veil.cli", "veil.bench", "veil._bench_")
+    code = ("import sys, veil; print(sorted(m for m in sys.modules "
+            f"if m.startswith({prefixes!r})))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       check=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]", r.stdout
 
 
 @pytest.mark.parametrize("name", CORE)

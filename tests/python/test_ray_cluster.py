@@ -22,7 +22,8 @@ httpx = pytest.importorskip("httpx")
 pytest.importorskip("fastapi")
 
 import veil
-from veil import client, distributed, serve
+from veil import distributed, serve
+from veil.serve import client
 
 T = 65537
 

@@ -1,4 +1,4 @@
-"""Tests of ``veil serve`` (veil.serve), its client (veil.client) and the load test.
+"""Tests of ``veil serve`` (veil.serve), its client (veil.serve.client) and the load test.
 
 The oracle is the plaintext quantized model, computed independently of the server: the demo's
 integer model, ``x_q @ w + x_q^2 @ v + b``, recomputed here in numpy. Most tests drive the
@@ -21,7 +21,9 @@ pytest.importorskip("sklearn")
 
 import veil
 from fastapi.testclient import TestClient
-from veil import cli, client, demo, loadtest, serve
+from veil import cli, serve
+from veil.apps import demo
+from veil.serve import client, loadtest
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -452,7 +454,7 @@ def test_cli_loadtest_in_process_and_bad_arguments(capsys) -> None:
 
 
 def test_xgboost_model_is_served_exactly() -> None:
-    """The trees of veil.demo_xgboost behind the same endpoints: 30 ciphertexts per batch."""
+    """The trees of veil.apps.demo_xgboost behind the same endpoints: 30 ciphertexts per batch."""
     pytest.importorskip("xgboost")
     m = serve.XGBoostModel()
     with TestClient(serve.create_app(serve.ServeConfig(device="cpu"), {"xgboost": m})) as http:

@@ -3,9 +3,9 @@ model trains a logistic regression on an encrypted training set, refreshing the 
 bootstrapping on the server with the client's uploaded bootstrapping keys.
 
 The oracle is the same gradient descent in float64 with the same cubic sigmoid
-(``demo_train.train_float``), and the in-process encrypted run of ``veil.demo_train``: the served
-weights must give the same test accuracy as both. Small chains (N = 2^11, security off) keep the
-CPU run short; ``scripts/gpu_run.sh load`` runs the full N = 2^16 model on a GPU.
+(``demo_train.train_float``), and the in-process encrypted run of ``veil.apps.demo_train``: the
+served weights must give the same test accuracy as both. Small chains (N = 2^11, security off)
+keep the CPU run short; ``scripts/gpu_run.sh load`` runs the full N = 2^16 model on a GPU.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ pytest.importorskip("sklearn")
 
 from fastapi.testclient import TestClient
 from veil import _serialize as ser
-from veil import cli, client, demo_train, serve
+from veil import cli, serve
+from veil.apps import demo_train
+from veil.serve import client
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -150,12 +150,12 @@ def test_typing_usage_runs() -> None:
 
 def _public_api() -> list[tuple[str, typing.Callable, bool]]:
     """(qualified name, function, is __init__) of every public function and method of the
-    pure-Python API: veil.__all__, veil.seal and veil.client.VeilClient."""
-    import veil.client
+    pure-Python API: veil.__all__, veil.seal and veil.serve.client.VeilClient."""
     import veil.seal
+    import veil.serve.client
 
     roots = [getattr(veil, n) for n in veil.__all__]
-    roots += [getattr(veil.seal, n) for n in veil.seal.__all__] + [veil.client.VeilClient]
+    roots += [getattr(veil.seal, n) for n in veil.seal.__all__] + [veil.serve.client.VeilClient]
     out, seen = [], set()
 
     def pure(obj) -> bool:
@@ -250,9 +250,15 @@ def test_forwarding_keeps_behaviour() -> None:
 
 # ---- reprs ------------------------------------------------------------------------------------
 def _public_classes() -> dict[str, type]:
-    """Public classes of the package: those veil and its public modules expose."""
+    """Public classes of the package: those veil, its public modules, the demos (veil.apps) and
+    the service's client and load test expose."""
+    import veil.apps
+
     modules = [veil] + [importlib.import_module(f"veil.{m.name}")
                         for m in pkgutil.iter_modules(veil.__path__) if not m.name.startswith("_")]
+    modules += [importlib.import_module(f"veil.apps.{m.name}")
+                for m in pkgutil.iter_modules(veil.apps.__path__) if not m.name.startswith("_")]
+    modules += [importlib.import_module(f"veil.serve.{m}") for m in ("client", "loadtest")]
     found = {}
     for mod in modules:
         for name, obj in vars(mod).items():
@@ -265,7 +271,7 @@ def _public_classes() -> dict[str, type]:
 
 def test_every_public_class_has_its_own_repr() -> None:
     classes = _public_classes()
-    assert "veil._integer.BFVContext" in classes and "veil.client.VeilClient" in classes
+    assert "veil._integer.BFVContext" in classes and "veil.serve.client.VeilClient" in classes
     default = [name for name, cls in sorted(classes.items()) if cls.__repr__ is object.__repr__]
     assert not default, f"these print as <... at 0x...>: {default}"
 
@@ -322,12 +328,13 @@ def test_bootstrapper_and_config_reprs() -> None:
 
 def test_client_and_service_reprs() -> None:
     httpx = pytest.importorskip("httpx")
-    from veil import client, serve
-    from veil.demo_xgboost import CountingOps, VeilOps
+    from veil import serve
+    from veil.apps.demo_xgboost import CountingOps, VeilOps
+    from veil.serve import client
 
     with httpx.Client(base_url="http://alice:hunter2@127.0.0.1:8123/api") as http:
         c = client.VeilClient(http=http)
-        assert repr(c) == "veil.client.VeilClient(url='http://127.0.0.1:8123/api/')"
+        assert repr(c) == "veil.serve.client.VeilClient(url='http://127.0.0.1:8123/api/')"
 
     class Tiny(serve.ServedModel):  # the abstract methods are not called here
         name, plain_modulus, poly_modulus_degree = "tiny", 65537, 4096
@@ -338,9 +345,10 @@ def test_client_and_service_reprs() -> None:
                             "plain_modulus=65537)")
     ctx = veil.bfv(poly_modulus_degree=4096, device="cpu", seed=1, galois_steps=None)
     ops = CountingOps(VeilOps(ctx.public(), "Veil cpu"))
-    assert repr(ops.inner) == "veil.demo_xgboost.VeilOps(name='Veil cpu', N=4096, device='cpu')"
+    assert repr(ops.inner) == ("veil.apps.demo_xgboost.VeilOps(name='Veil cpu', N=4096, "
+                               "device='cpu')")
     ops.add(ctx.encrypt([1]), ctx.encrypt([2]))
-    assert repr(ops) == "veil.demo_xgboost.CountingOps(name='Veil cpu', operations=1)"
+    assert repr(ops) == "veil.apps.demo_xgboost.CountingOps(name='Veil cpu', operations=1)"
     pytest.importorskip("uvicorn")
     server = serve.BackgroundServer(object())
     assert repr(server) == "veil.serve.BackgroundServer(url=None, stopped)"

@@ -1,4 +1,4 @@
-"""Encrypted XGBoost (issue 9, items 1 and 2): :mod:`veil.demo_xgboost`.
+"""Encrypted XGBoost (issue 9, items 1 and 2): :mod:`veil.apps.demo_xgboost`.
 
 Oracles, none of them the code under test:
 * XGBoost itself, retrained here with the demo's hyperparameters (its own margins);
@@ -25,7 +25,7 @@ pytest.importorskip("sklearn")
 xgb = pytest.importorskip("xgboost")
 
 from veil import cli
-from veil import demo_xgboost as dx
+from veil.apps import demo_xgboost as dx
 
 SEED = 7
 
@@ -105,7 +105,7 @@ def test_quantized_model_tracks_xgboost(demo_prep: dx.Prepared) -> None:
     margin, and every decision agrees where |margin| exceeds that; overall >= 99 %."""
     params = {"objective": "binary:logistic", "max_depth": dx.MAX_DEPTH, "eta": dx.LEARNING_RATE,
               "tree_method": "hist", "seed": dx.XGB_SEED, "nthread": 1}
-    data = veil.demo.load_data()
+    data = veil.apps.demo.load_data()
     booster = xgb.train(params, xgb.DMatrix(demo_prep.xq_train.astype(float), label=data.y_train),
                         num_boost_round=dx.N_TREES)
     margin = booster.predict(xgb.DMatrix(demo_prep.xq_test.astype(float)), output_margin=True)

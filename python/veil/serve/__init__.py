@@ -17,8 +17,8 @@ with the session's public evaluation keys only. Client-side helpers (``encode``,
 ``reference`` = the plaintext model, the oracle) live on the same object. Models are looked up in
 :data:`MODEL_FACTORIES` (name -> ``"module:callable"``, imported lazily), so a new model is one
 entry; :func:`register_model` adds one at run time. Built in: ``logreg`` (the logistic
-regression of :mod:`veil.demo`, reusing its training, quantization, packing and
-``server_evaluate``) and ``xgboost`` (the trees of :mod:`veil.demo_xgboost`, through its
+regression of :mod:`veil.apps.demo`, reusing its training, quantization, packing and
+``server_evaluate``) and ``xgboost`` (the trees of :mod:`veil.apps.demo_xgboost`, through its
 ``prepare``, ``encode_inputs``, ``encode_plan``, ``evaluate`` and ``decode_scores``; skipped with
 a warning when xgboost is not installed).
 

@@ -329,7 +329,7 @@ def context_from_spec(spec: dict, device: str | None = "cpu", seed: int | None =
 
 
 class LogisticRegressionModel(ServedModel):
-    """The logistic regression of :mod:`veil.demo` (Breast Cancer Wisconsin, x and x^2, BFV),
+    """The logistic regression of :mod:`veil.apps.demo` (Breast Cancer Wisconsin, x and x^2, BFV),
     trained, quantized and evaluated by that module's functions.
 
     Input: standardized features (n, 30) float64; the client quantizes them (``x_q = round(x
@@ -343,7 +343,7 @@ class LogisticRegressionModel(ServedModel):
                    "the 30 features and their squares, BFV, exact integer scores")
 
     def __init__(self, data=None) -> None:
-        from .. import demo
+        from ..apps import demo
 
         self._demo = demo
         self.data = data if data is not None else demo.load_data()
@@ -410,9 +410,9 @@ class LogisticRegressionModel(ServedModel):
 
 
 class XGBoostModel(ServedModel):
-    """The gradient-boosted trees of :mod:`veil.demo_xgboost` (32 trees of depth 3, BFV),
+    """The gradient-boosted trees of :mod:`veil.apps.demo_xgboost` (32 trees of depth 3, BFV),
     trained, quantized, compiled and evaluated by that module's functions (``prepare``,
-    ``encode_inputs``, ``encode_plan``, ``evaluate`` on :class:`~veil.demo_xgboost.VeilOps`,
+    ``encode_inputs``, ``encode_plan``, ``evaluate`` on :class:`~veil.apps.demo_xgboost.VeilOps`,
     ``decode_scores``).
 
     Input: standardized features (n, 30) float64; the client quantizes them on the public grid
@@ -428,7 +428,7 @@ class XGBoostModel(ServedModel):
     max_batches = 4
 
     def __init__(self) -> None:
-        from .. import demo, demo_xgboost
+        from ..apps import demo, demo_xgboost
 
         self._dx = demo_xgboost
         self.prep = demo_xgboost.prepare(reference=False)
@@ -453,7 +453,7 @@ class XGBoostModel(ServedModel):
             "samples_per_batch": lay.block,
             "input": "per batch of 256 samples: ciphertext f * parts + q holds feature f's unary "
                      "levels [x_q >= q R + (c mod R)] in block column c of both rows, sample i "
-                     "in slot i of each block (veil.demo_xgboost.encode_inputs)",
+                     "in slot i of each block (veil.apps.demo_xgboost.encode_inputs)",
             "output": "one ciphertext per batch: slot i (< 256) holds sample i's integer score, "
                       f"scale 2^{self.prep.model.leaf_bits}; malignant when > 0",
         }

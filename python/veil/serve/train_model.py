@@ -1,7 +1,7 @@
 """A served model that bootstraps: encrypted logistic-regression *training* (``logreg-train``).
 
-The server runs :mod:`veil.demo_train`'s gradient descent (HELR: Kim, Song, Kim, Lee, Cheon, BMC
-Medical Genomics 2018) on the client's encrypted training set, refreshing the encrypted weights
+The server runs :mod:`veil.apps.demo_train`'s gradient descent (HELR: Kim, Song, Kim, Lee, Cheon,
+BMC Medical Genomics 2018) on the client's encrypted training set, refreshing the encrypted weights
 by CKKS bootstrapping when their levels run out, and returns the encrypted weights. It needs the
 client's bootstrapping keys: the upload (``ctx.to_bytes()`` of a ``veil.ckks(...,
 bootstrapping=...)`` context, made by :func:`veil.serve.context_from_spec`) carries them, and the
@@ -26,7 +26,7 @@ from .models import ServedModel
 
 
 class LogisticTrainingModel(ServedModel):
-    """Encrypted gradient descent of :mod:`veil.demo_train` as a served model.
+    """Encrypted gradient descent of :mod:`veil.apps.demo_train` as a served model.
 
     Input (two ciphertexts at :meth:`input_level`): the training set z (sample i's 31 values, the
     label folded in, in slot block i: ``demo_train.pack_samples``) and the initial weights
@@ -52,7 +52,7 @@ class LogisticTrainingModel(ServedModel):
                  user_levels: int | None = None, iterations: int | None = None,
                  max_samples: int | None = None) -> None:
         from .. import _bootstrap
-        from .. import demo_train as dt
+        from ..apps import demo_train as dt
 
         self._dt = dt
         self.bootstrapping = _bootstrap.BootstrapConfig(slots=dt.BLOCK)

@@ -24,8 +24,9 @@ rotations by 16, 8, 4, 2, 1 (SEAL-style ``rotate_rows``; a row has N/2 slots and
 so no block straddles a row), leaving sample i's score in slot 32 i.
 
 Data: scikit-learn's bundled copy of the UCI data set (569 samples, 30 features; no download).
-Run it with ``veil demo`` or ``python -m veil.demo``. The CKKS variant (real-valued scores and a
-polynomial sigmoid under encryption) is :mod:`veil.demo_ckks` (``veil demo --scheme ckks``).
+Run it with ``veil demo`` or ``python -m veil.apps.demo``. The CKKS variant (real-valued scores
+and a polynomial sigmoid under encryption) is :mod:`veil.apps.demo_ckks` (``veil demo --scheme
+ckks``).
 """
 
 from __future__ import annotations
@@ -37,9 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
-from ._device import device_info, resolve_device
-from ._integer import BFVContext, Ciphertext, bfv
+from .. import _core
+from .._device import device_info, resolve_device
+from .._integer import BFVContext, Ciphertext, bfv
 
 #: Slots per sample: 30 features padded to a power of two so that blocks tile a row of N/2 slots.
 BLOCK = 32
@@ -334,7 +335,7 @@ def run(
         device: ``"auto"`` (GPU when present), ``"cpu"``, ``"cuda"`` or ``"cuda:k"``.
         seed: fixes key and encryption randomness (reproducible runs); None: OS entropy.
         scheme: ``"bfv"`` (exact integer scores, this module) or ``"ckks"`` (real-valued scores
-            and a polynomial sigmoid: :func:`veil.demo_ckks.run`, whose keys the result has).
+            and a polynomial sigmoid: :func:`veil.apps.demo_ckks.run`, whose keys the result has).
         verbose: print the report (rich tables).
 
     Returns:
@@ -505,7 +506,8 @@ def print_report(r: dict[str, Any]) -> None:
 
 
 def main() -> int:
-    """``python -m veil.demo``: runs on the default device; exit status 1 unless results are exact."""
+    """``python -m veil.apps.demo``: runs on the default device; exit status 1 unless results are
+    exact."""
     r = run()
     return 0 if r["exact"] and r["agreement"] == 1.0 else 1
 

@@ -4,7 +4,7 @@ Seed 000 (Özcan et al., "Homomorphic Encryption on GPU", IEEE Access 2023, Sec.
 proves its GPU library on the XGBoost inference of Mağara et al. [1]: shallow trees evaluated on
 encrypted genome data to classify tumour types. That data ships with no package; this module runs
 the same kind of model on the tumour data this repository uses everywhere, Breast Cancer
-Wisconsin (Diagnostic) from scikit-learn (:func:`veil.demo.load_data`: same split and
+Wisconsin (Diagnostic) from scikit-learn (:func:`veil.apps.demo.load_data`: same split and
 standardization as the logistic-regression demo).
 
 Parties. The client holds the secret key and the features. The server holds the trained model in
@@ -83,7 +83,7 @@ References:
         serving" (Hummingbird), OSDI 2020 (tree inference as selection-matrix products).
 
 Run it with ``veil demo --model xgboost`` (add ``--peer seal`` for the SEAL comparison, seed
-000's Table 6) or ``python -m veil.demo_xgboost``.
+000's Table 6) or ``python -m veil.apps.demo_xgboost``.
 """
 
 from __future__ import annotations
@@ -98,9 +98,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from . import _core
-from ._device import resolve_device
-from ._integer import BFVContext, Ciphertext, bfv
+from .. import _core
+from .._device import resolve_device
+from .._integer import BFVContext, Ciphertext, bfv
 from .demo import _backend_name, choose_plain_modulus, load_data
 
 #: Ring degree N of the demo (8192 slots; seed 000's Table 6 runs N = 2^13 and 2^14).
@@ -683,7 +683,7 @@ class CountingOps:
         self.counts: Counter[str] = Counter({k: 0 for k in OPS})
 
     def __repr__(self) -> str:
-        return (f"veil.demo_xgboost.CountingOps(name={self.name!r}, "
+        return (f"veil.apps.demo_xgboost.CountingOps(name={self.name!r}, "
                 f"operations={sum(self.counts.values())})")
 
     def encode(self, values):
@@ -840,7 +840,7 @@ class VeilOps:
         self.name = name
 
     def __repr__(self) -> str:
-        return (f"veil.demo_xgboost.VeilOps(name={self.name!r}, "
+        return (f"veil.apps.demo_xgboost.VeilOps(name={self.name!r}, "
                 f"N={self.server.poly_modulus_degree}, device={self.server.device!r})")
 
     def encode(self, values):
@@ -904,7 +904,7 @@ class VeilBackend:
         self.ops = VeilOps(self.client.public(), self.label)
 
     def __repr__(self) -> str:
-        return (f"veil.demo_xgboost.VeilBackend(label={self.label!r}, "
+        return (f"veil.apps.demo_xgboost.VeilBackend(label={self.label!r}, "
                 f"N={self.client.poly_modulus_degree}, plain_modulus={self.t})")
 
     def encrypt(self, values: np.ndarray):
@@ -934,7 +934,7 @@ class SealOps:
         self.rk, self.gk = relin_keys, galois_keys
 
     def __repr__(self) -> str:
-        return f"veil.demo_xgboost.SealOps(name={self.name!r})"
+        return f"veil.apps.demo_xgboost.SealOps(name={self.name!r})"
 
     def encode(self, values):
         return self.encoder.encode(np.asarray(values, dtype=np.int64))
@@ -1010,7 +1010,7 @@ class SealBackend:
         self.ops = SealOps(seal, self.context, rk, gk)
 
     def __repr__(self) -> str:
-        return f"veil.demo_xgboost.SealBackend(label={self.label!r}, plain_modulus={self.t})"
+        return f"veil.apps.demo_xgboost.SealBackend(label={self.label!r}, plain_modulus={self.t})"
 
     def encrypt(self, values: np.ndarray):
         return self.encryptor.encrypt(self.encoder.encode(np.asarray(values, dtype=np.int64)))
@@ -1448,7 +1448,8 @@ def print_report(r: dict[str, Any]) -> None:
 
 
 def main() -> int:
-    """``python -m veil.demo_xgboost``: default device; exit status 1 unless results are exact."""
+    """``python -m veil.apps.demo_xgboost``: default device; exit status 1 unless results are
+    exact."""
     r = run()
     return 0 if r["exact"] and r["agreement"] == 1.0 else 1
 

@@ -1,4 +1,4 @@
-"""Trains the XGBoost model of :mod:`veil.demo_xgboost` in a separate interpreter.
+"""Trains the XGBoost model of :mod:`veil.apps.demo_xgboost` in a separate interpreter.
 
 Run as a script (``python _xgb_train.py``), never imported by the package: it imports xgboost
 before anything else. xgboost's wheel carries its own OpenMP runtime, and on the GPU machine

@@ -29,9 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from ._base import _CIPHERTEXT_CLASSES
+from .._base import _CIPHERTEXT_CLASSES
 from .client import ServerError, VeilClient, percentile
-from .serve import context_from_spec, load_model, pack_frame
+from .models import context_from_spec, load_model
+from .upload import pack_frame
 
 
 def run(url: str | None = None, clients: int = 8, requests: int = 25, model: str = "logreg",
@@ -58,7 +59,8 @@ def run(url: str | None = None, clients: int = 8, requests: int = 25, model: str
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ValueError(f"{name}: expected a positive integer, got {v!r}")
     if url is None:
-        from .serve import BackgroundServer, ServeConfig, create_app
+        from .app import BackgroundServer, create_app
+        from .service import ServeConfig
 
         app = create_app(ServeConfig(device=device, max_sessions=max(32, clients),
                                      max_pending=max(64, 2 * clients)),

@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from ._bootstrap import BootstrapConfig, bootstrap_chain
-from ._ckks import CKKSContext, precision
-from ._device import resolve_device
+from .._bootstrap import BootstrapConfig, bootstrap_chain
+from .._ckks import CKKSContext, precision
+from .._device import resolve_device
 from .demo import _backend_name, _sync, load_data
 
 BLOCK = 32
@@ -167,7 +167,7 @@ class EncryptedTrainer:
         self.bootstraps = 0
 
     def __repr__(self) -> str:
-        return (f"veil.demo_train.EncryptedTrainer(samples={self.n}, width={self.width}, "
+        return (f"veil.apps.demo_train.EncryptedTrainer(samples={self.n}, width={self.width}, "
                 f"bootstraps={self.bootstraps}, device={self.ctx.device!r})")
 
     def encrypt_weights(self, w: np.ndarray):

@@ -2,7 +2,7 @@
 
 Example::
 
-    from veil.client import VeilClient
+    from veil.serve.client import VeilClient
     from veil.serve import context_from_spec
 
     with VeilClient("http://127.0.0.1:8000") as server:
@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._base import _CIPHERTEXT_CLASSES, KeyedContext
-from .serve import context_from_spec, load_model, pack_frame, unpack_frame
+from .._base import _CIPHERTEXT_CLASSES, KeyedContext
+from .models import context_from_spec, load_model
+from .upload import pack_frame, unpack_frame
 
 if TYPE_CHECKING:
     import httpx
@@ -80,7 +81,7 @@ class VeilClient:
         url = getattr(self.http, "base_url", None)
         if url is not None and hasattr(url, "copy_with"):
             url = url.copy_with(username=None, password=None)
-        return f"veil.client.VeilClient(url={str(url) if url is not None else None!r})"
+        return f"veil.serve.client.VeilClient(url={str(url) if url is not None else None!r})"
 
     # -- plumbing --
     def _check(self, r):

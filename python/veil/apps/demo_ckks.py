@@ -1,7 +1,7 @@
 """Encrypted tumour classification with CKKS: logistic regression *with its sigmoid* under encryption.
 
-The same task as the BFV demo (:mod:`veil.demo`: Breast Cancer Wisconsin, logistic regression on
-the 30 standardized features and their squares), but with real numbers throughout. The client
+The same task as the BFV demo (:mod:`veil.apps.demo`: Breast Cancer Wisconsin, logistic regression
+on the 30 standardized features and their squares), but with real numbers throughout. The client
 encrypts its standardized features; the server, holding only public, relinearization and Galois
 keys, computes every sample's malignancy *probability*::
 
@@ -31,7 +31,7 @@ forced:
 * level 1: u^2 = rescale(u * u); d3*u (scale of u^2)
 * level 0: d3 u^3 = rescale(u^2 * d3 u); d2 u^2; d1 u (rescaled once, mod-switched once); + d0
 
-Run it with ``veil demo --scheme ckks`` or ``python -m veil.demo_ckks``.
+Run it with ``veil demo --scheme ckks`` or ``python -m veil.apps.demo_ckks``.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from ._ckks import CKKSCiphertext, CKKSContext, ckks, precision
-from ._device import resolve_device
+from .._ckks import CKKSCiphertext, CKKSContext, ckks, precision
+from .._device import resolve_device
 from .demo import (
     BLOCK,
     FloatModel,
@@ -427,7 +427,8 @@ def print_report(r: dict[str, Any]) -> None:
 
 
 def main() -> int:
-    """``python -m veil.demo_ckks``: default device; exit status 1 below the agreement bound."""
+    """``python -m veil.apps.demo_ckks``: default device; exit status 1 below the agreement
+    bound."""
     return 0 if run()["passed"] else 1
 
 
