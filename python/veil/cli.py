@@ -508,6 +508,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``veil`` command; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # `serve --ray` runs it again
     console = Console()
     if args.version:
         import veil
@@ -561,7 +562,7 @@ def _check_args(args: argparse.Namespace) -> None:
             sys.stdout.flush()
             os.execve(sys.executable, [sys.executable, "-c", "import ray, runpy; runpy."
                                        "run_module('veil', run_name='__main__', alter_sys=True)",
-                                       *sys.argv[1:]], {**os.environ, "VEIL_RAY_FIRST": "1"})
+                                       *args.argv], {**os.environ, "VEIL_RAY_FIRST": "1"})
         if not ray.is_initialized():  # namespace: veil.serve.cluster.NAMESPACE
             # address None: Ray's own rule (RAY_ADDRESS, else a cluster `ray start` made on
             # this machine, else a new local one).
