@@ -205,6 +205,28 @@ def test_one_upload_reaches_every_replica(served, logreg) -> None:
         assert r.status_code == 404 and r.json()["detail"].startswith("session:")
 
 
+def test_workers_drop_deleted_sessions(served, logreg) -> None:
+    """DELETE gives the workers' cached device copies back too (within PRUNE_S)."""
+    from ray import serve as rserve
+
+    from veil.serve import cluster as sc
+
+    ctx = logreg.client_context(device="cpu", seed=16)
+    handle = rserve.get_deployment_handle("VeilWorker", app_name=sc.APP_NAME)
+    with httpx.Client(base_url=served, timeout=120) as http:
+        sid = http.post("/sessions", content=ctx.to_bytes()).json()["session_id"]
+        x, body = encrypted_request(logreg, ctx)
+        for _ in range(6):  # cached on both replicas
+            assert http.post(f"/sessions/{sid}/evaluate/logreg", content=body).status_code == 200
+        assert http.delete(f"/sessions/{sid}").status_code == 204
+    infos = [handle.info.remote().result() for _ in range(8)]
+    assert any(sid in i["cached"] for i in infos)
+    dropped = sum(handle.prune.remote().result() for _ in range(8))
+    assert dropped >= 1
+    infos = [handle.info.remote().result() for _ in range(8)]
+    assert not any(sid in i["cached"] for i in infos)
+
+
 def test_ray_errors_match_the_single_server(served, logreg) -> None:
     ctx = logreg.client_context(device="cpu", seed=12)
     with httpx.Client(base_url=served, timeout=60) as http:

@@ -14,7 +14,8 @@ scheduler, queue or RPC of its own):
   without GPUs; a fixed count or autoscaling): a :class:`Service` on its device. It loads a
   session's keys from Ray's object store on the first request that reaches it and caches them
   (least recently used sessions are evicted past ``max_key_bytes`` or ``max_sessions`` per
-  replica; they reload on demand).
+  replica; they reload on demand; sessions deleted or expired in the registry are dropped
+  within ``PRUNE_S`` of the replica's next request).
 * **SessionRegistry** (a named, restartable Ray actor): the live sessions, their TTLs, the
   cluster-wide session and key budgets, and each session's upload, which lives in Ray's object
   store *owned by the registry* (the registry puts it there itself). A session's keys are
@@ -60,6 +61,8 @@ log = logging.getLogger("veil.serve")
 NAMESPACE = "veil"
 REGISTRY = "veil-session-registry"
 APP_NAME = "veil"
+#: A worker asks the registry which of its cached sessions still live at most this often (s).
+PRUNE_S = 5.0
 #: Worker exceptions after which a front end retries a call on another replica.
 _RETRYABLE = (RayActorError, ActorUnavailableError, DeploymentUnavailableError)
 
@@ -145,6 +148,11 @@ class SessionRegistry:
             e["replicas"].add(replica)
         self.loads += 1
 
+    def live(self, sids: list) -> list:
+        """The ids among ``sids`` that are live sessions (workers drop the others' keys)."""
+        self._sweep()
+        return [sid for sid in sids if sid in self.sessions]
+
     def close(self, sid: str) -> str:
         self._sweep()
         if sid in self.sessions:
@@ -197,6 +205,7 @@ class VeilWorker:
                         f"{ctx.get_node_id()[:8]}:{self.service.device}")
         self.registry = ray.get_actor(REGISTRY, namespace=NAMESPACE)
         self.loading: dict[str, asyncio.Future] = {}
+        self.pruned_at = time.monotonic()
         log.info("veil worker %s ready", self.replica)
 
     async def _ensure(self, sid: str, refs: list, opening: bool = False):
@@ -246,9 +255,26 @@ class VeilWorker:
             return ["error", e.status, e.detail]
         return ["ok", self.service.session_info(s), self.replica]
 
+    async def prune(self) -> int:
+        """Drops the cached sessions the registry no longer holds (deleted or expired): their
+        device memory comes back within ``PRUNE_S`` of a request. Returns how many went."""
+        self.pruned_at = time.monotonic()
+        cached = [sid for sid, s in self.service.sessions.items() if s.busy == 0]
+        if not cached:
+            return 0
+        live = set(await self.registry.live.remote(cached))
+        gone = [sid for sid in cached if sid not in live]
+        for sid in gone:
+            s = self.service.sessions.get(sid)
+            if s is not None and s.busy == 0:
+                self.service._drop(sid)
+        return len(gone)
+
     async def evaluate(self, sid: str, refs: list, name: str, body: bytes,
                        compression: str) -> list:
         """One request: ``["ok", payload, times, replica]`` or ``["error", status, detail]``."""
+        if time.monotonic() - self.pruned_at > PRUNE_S:
+            await self.prune()
         try:
             s = await self._ensure(sid, refs)
             payload, times, _ = await self.service.evaluate_in(s, self.service.model(name), body,
@@ -258,7 +284,8 @@ class VeilWorker:
         return ["ok", payload, times, self.replica]
 
     def info(self) -> dict:
-        return {"replica": self.replica, "cached_sessions": len(self.service.sessions),
+        """This replica, the sessions it caches and its service's health."""
+        return {"replica": self.replica, "cached": sorted(self.service.sessions),
                 **self.service.health()}
 
 
