@@ -110,7 +110,8 @@ if [ -d .whl ]; then
 fi
 
 # Ray (issue 28): the cp312 Ray wheel and its dependencies, unpacked without ray/jars, rllib,
-# data, train and tune, travel as one xz tarball (.ray312/ray312.tar.xz; see bench/ray_scale.py).
+# data, train and tune, travel as one xz tarball (.ray312/ray312.tar.xz, made by
+# scripts/pack_ray_wheels.sh).
 if [ -f .ray312/ray312.tar.xz ] && ! python3 -c "import ray" 2>/dev/null; then
   mkdir -p "$PRIV/raysite" && tar -xJf .ray312/ray312.tar.xz -C "$PRIV/raysite" \
     && export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PRIV/raysite" && echo "installed ray"
