@@ -52,7 +52,15 @@ except ImportError as e:  # pragma: no cover - the message is the point
 
 from .. import _core
 from .models import ServedModel, load_models
-from .service import GiB, HTTPError, MiB, ServeConfig, Service, new_session_id
+from .service import (
+    HTTPError,
+    ServeConfig,
+    Service,
+    check_session_keys,
+    key_budgets,
+    new_session_id,
+    no_session,
+)
 from .upload import plan_upload
 
 log = logging.getLogger("veil.serve")
@@ -297,10 +305,7 @@ class ClusterService:
                  retries: int = 4) -> None:
         self.config, self.models, self.worker, self.retries = config, models, worker, retries
         self.device = "ray"
-        need = max(m.key_bytes() for m in models.values())
-        self.session_key_budget = config.max_session_key_bytes or need
-        self.upload_limit = config.max_upload_bytes or max(256 * MiB, need)
-        self.key_budget = config.max_key_bytes or max(4 * GiB, 2 * need)
+        self.session_key_budget, self.upload_limit, self.key_budget = key_budgets(config, models)
         self.registry = registry_actor(config, self.key_budget)
         self.disconnects = self.timeouts = self.retried = 0
         #: Registry answers reused for this long (s): one lookup per session and second.
@@ -345,10 +350,7 @@ class ClusterService:
             raise HTTPError(400, str(e)) from None
         plan.blobs.clear()  # the worker plans again from the stored bytes
         need = plan.key_bytes
-        if need > self.session_key_budget:
-            raise HTTPError(413, f"keys: the upload's keys take {need} bytes decompressed, "
-                            f"above the {self.session_key_budget} bytes a session may hold "
-                            "(max_session_key_bytes); upload only the keys GET /models lists")
+        check_session_keys(need, self.session_key_budget)
         refused = await self.registry.reserve.remote(need)
         if refused is not None:
             raise HTTPError(*refused)
@@ -373,12 +375,9 @@ class ClusterService:
         t0 = time.perf_counter()
         found = await self.registry.lookup.remote(sid)  # also the session's last use
         elapsed = time.perf_counter() - t0
-        if found[0] == "expired":
-            self._found.pop(sid, None)
-            raise HTTPError(410, "session: expired; open a new one (POST /sessions)")
         if found[0] != "live":
             self._found.pop(sid, None)
-            raise HTTPError(404, "session: unknown session id")
+            raise no_session(found[0] == "expired")
         self._found[sid] = (now, found)
         while len(self._found) > 4096:
             self._found.pop(next(iter(self._found)))
@@ -401,10 +400,8 @@ class ClusterService:
     async def close_session(self, sid: str) -> None:
         self._found.pop(sid, None)
         state = await self.registry.close.remote(sid)
-        if state == "expired":
-            raise HTTPError(410, "session: expired; open a new one (POST /sessions)")
         if state != "closed":
-            raise HTTPError(404, "session: unknown session id")
+            raise no_session(state == "expired")
 
     def close(self) -> None:
         return
@@ -519,8 +516,7 @@ def start(config: ServeConfig, models: dict[str, ServedModel], host: str = "127.
         with socket.socket() as s:
             s.bind((host, 0))
             port = s.getsockname()[1]
-    need = max(m.key_bytes() for m in models.values())
-    registry_actor(config, config.max_key_bytes or max(4 * GiB, 2 * need))  # workers find it
+    registry_actor(config, key_budgets(config, models)[2])  # the workers look it up
     serve.start(proxy_location="Disabled")
     serve.run(build_app(config, models, **app_args), name=APP_NAME, route_prefix=None)
     digests = {n: m.weights_digest() for n, m in models.items()}

@@ -120,10 +120,8 @@ class Service:
     def __post_init__(self) -> None:
         self.device = resolve_device(self.config.device)
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="veil-device")
-        need = max(m.key_bytes() for m in self.models.values())
-        self.session_key_budget = self.config.max_session_key_bytes or need
-        self.upload_limit = self.config.max_upload_bytes or max(256 * MiB, need)
-        self.key_budget = self.config.max_key_bytes or max(4 * GiB, 2 * need)
+        self.session_key_budget, self.upload_limit, self.key_budget = key_budgets(self.config,
+                                                                                  self.models)
 
     # -- the device worker --
     async def on_device(self, fn: Callable, *args):
@@ -179,9 +177,7 @@ class Service:
         self.sweep()
         s = self.sessions.get(sid)
         if s is None:
-            if sid in self.expired:
-                raise HTTPError(410, "session: expired; open a new one (POST /sessions)")
-            raise HTTPError(404, "session: unknown session id")
+            raise no_session(sid in self.expired)
         return s
 
     def model(self, name: str) -> ServedModel:
@@ -205,10 +201,7 @@ class Service:
                             f"{self.loading} being opened (max_sessions); delete one or retry "
                             "after one expires")
         need = plan.key_bytes
-        if need > self.session_key_budget:
-            raise HTTPError(413, f"keys: the upload's keys take {need} bytes decompressed, "
-                            f"above the {self.session_key_budget} bytes a session may hold "
-                            "(max_session_key_bytes); upload only the keys GET /models lists")
+        check_session_keys(need, self.session_key_budget)
         if self.key_bytes + need > self.key_budget:
             raise HTTPError(503, f"keys: the server holds {self.key_bytes} of its "
                             f"{self.key_budget} bytes of keys (max_key_bytes); "
@@ -417,6 +410,30 @@ class Service:
 def _release(holder: list, key_set_id: str) -> None:
     holder.clear()
     _ser.prune_key_set(key_set_id)
+
+
+def key_budgets(config: ServeConfig, models: dict[str, ServedModel]) -> tuple[int, int, int]:
+    """(bytes one session may hold, largest key upload, bytes all sessions may hold): the
+    config's limits, or those :class:`ServeConfig` describes from the largest served key set."""
+    need = max(m.key_bytes() for m in models.values())
+    return (config.max_session_key_bytes or need, config.max_upload_bytes or max(256 * MiB, need),
+            config.max_key_bytes or max(4 * GiB, 2 * need))
+
+
+def check_session_keys(need: int, budget: int) -> None:
+    """413 when an upload's keys take more than a session may hold (decompressed bytes)."""
+    if need > budget:
+        raise HTTPError(413, f"keys: the upload's keys take {need} bytes decompressed, above "
+                        f"the {budget} bytes a session may hold (max_session_key_bytes); upload "
+                        "only the keys GET /models lists")
+
+
+def no_session(expired: bool) -> HTTPError:
+    """The answer for a session id that is not live: 410 while it is remembered as expired,
+    else 404."""
+    if expired:
+        return HTTPError(410, "session: expired; open a new one (POST /sessions)")
+    return HTTPError(404, "session: unknown session id")
 
 
 def new_session_id() -> str:
