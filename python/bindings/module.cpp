@@ -539,6 +539,36 @@ NB_MODULE(_core, m) {
   bind::def_serialization<Ciphertext>(ct_cls, "ciphertext", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
     return io::load_ciphertext(v, c, d, o);
   });
+  m.def(
+      "ciphertext_to_bytes",
+      [](const Ciphertext& c, nb::handle length, bool complex_values, const std::string& compression,
+         std::optional<bool> seeded, int level) {
+        const io::CiphertextInfo info{true, complex_values,
+                                      static_cast<std::uint32_t>(size_arg(length, "length", UINT32_MAX))};
+        io::Bytes b;
+        {
+          nb::gil_scoped_release release;
+          b = io::save(c, bind::save_options(compression, seeded, level), info);
+        }
+        return bind::to_py(b);
+      },
+      "ct"_a, "length"_a, "complex_values"_a = false, "compression"_a = "zstd",
+      "seeded"_a.none() = nb::none(), "level"_a = 3,
+      "ct.to_bytes(...) with the pythonic record in the descriptor (io::CiphertextInfo): the "
+      "encrypted length (<= N/2 slots for CKKS, N for BFV/BGV) and whether the values are "
+      "complex (CKKS only). ValueError naming `length` or `complex_values` otherwise.");
+  m.def(
+      "ciphertext_info",
+      [](nb::handle data) -> nb::object {
+        bind::PyBytes bytes(data, "data");
+        const io::CiphertextInfo info = io::read_ciphertext_info(bytes.view());
+        if (!info.recorded) return nb::none();
+        return nb::make_tuple(info.length, info.complex_values);
+      },
+      "data"_a,
+      "(length, complex_values) recorded in Veil-format ciphertext bytes by ciphertext_to_bytes, "
+      "or None for bytes without the record (written by RawCiphertext.to_bytes or before the "
+      "record existed). Checks the header and descriptor only; ValueError naming the field.");
   auto sk_cls = nb::class_<SecretKey>(m, "SecretKey")
       .def_prop_ro("device", [](const SecretKey& k) { return k.device().str(); })
       .def_prop_ro("nbytes", [](const SecretKey& k) { return k.buffer().bytes(); })

@@ -381,6 +381,16 @@ class Ciphertext:
     def load(path: str, context: Context, device: str = 'cpu', max_bytes: int | None = None) -> Ciphertext:
         """Loads a file written by save()."""
 
+def ciphertext_to_bytes(ct: Ciphertext, length: object, complex_values: bool = False, compression: str = 'zstd', seeded: bool | None = None, level: int = 3) -> bytes:
+    """
+    ct.to_bytes(...) with the pythonic record in the descriptor (io::CiphertextInfo): the encrypted length (<= N/2 slots for CKKS, N for BFV/BGV) and whether the values are complex (CKKS only). ValueError naming `length` or `complex_values` otherwise.
+    """
+
+def ciphertext_info(data: object) -> object:
+    """
+    (length, complex_values) recorded in Veil-format ciphertext bytes by ciphertext_to_bytes, or None for bytes without the record (written by RawCiphertext.to_bytes or before the record existed). Checks the header and descriptor only; ValueError naming the field.
+    """
+
 class SecretKey:
     @property
     def device(self) -> str: ...

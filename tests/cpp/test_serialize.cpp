@@ -314,6 +314,50 @@ TEST(SerializeHostile, CoefficientsAndShapesAreChecked) {
   }
 }
 
+TEST(Serialize, CiphertextRecordRoundTripsAndIsChecked) {
+  // The pythonic record (io::CiphertextInfo) in the descriptor after is_ntt_form: flags at
+  // descriptor offset 17, reserved 18-19, length 20-23 (no key-set id). Oracle: the values
+  // written, and zeros for bytes without the record (as every build before it wrote).
+  const Device cpu = Device::cpu();
+  for (SchemeType scheme : kSchemes) {
+    SCOPED_TRACE(veil::to_string(scheme));
+    const ContextPtr ctx = small_context(scheme, 1024);
+    KeySet keys(ctx, cpu, 2);
+    const Ciphertext ct = anonymous(Encryptor(ctx, keys.pk, 1).encrypt(encode_some(ctx, cpu, 1)));
+    const bool ckks = scheme == SchemeType::ckks;
+    const std::uint32_t slots = ckks ? 512 : 1024;
+    const io::CiphertextInfo info{true, ckks, 16};
+    const Bytes plain = io::save(ct, opts(Compression::none, Seeding::never));
+    const Bytes rec = io::save(ct, opts(Compression::none, Seeding::never), info);
+    EXPECT_EQ(rec.size(), plain.size());
+    EXPECT_EQ(rec[48 + 17], ckks ? 3 : 1);
+    EXPECT_EQ(plain[48 + 17], 0);
+    const io::CiphertextInfo back = io::read_ciphertext_info(rec);
+    EXPECT_TRUE(back.recorded);
+    EXPECT_EQ(back.complex_values, ckks);
+    EXPECT_EQ(back.length, 16u);
+    EXPECT_FALSE(io::read_ciphertext_info(plain).recorded);
+    EXPECT_EQ(words(io::load_ciphertext(rec, ctx, cpu)), words(ct));
+    EXPECT_TRUE(io::read_ciphertext_info(io::save(ct, {}, {true, false, slots})).recorded);
+    expect_invalid([&] { io::save(ct, {}, {true, false, slots + 1}); }, "length");
+    if (!ckks) expect_invalid([&] { io::save(ct, {}, {true, true, 1}); }, "complex_values");
+    auto patched = [&](std::size_t off, std::uint8_t v) {
+      Bytes b = rec;
+      b[48 + off] = v;
+      fix_crc(b);
+      return b;
+    };
+    const Bytes too_long = patched(21, static_cast<std::uint8_t>((slots >> 8) + 1));
+    expect_invalid([&] { io::load_ciphertext(too_long, ctx, cpu); }, "length");
+    expect_invalid([&] { io::read_ciphertext_info(too_long); }, "length");
+    expect_invalid([&] { io::load_ciphertext(patched(17, 4), ctx, cpu); }, "value_flags");
+    expect_invalid([&] { io::load_ciphertext(patched(17, 2), ctx, cpu); }, "value_flags");
+    expect_invalid([&] { io::load_ciphertext(patched(18, 1), ctx, cpu); }, "reserved");
+    if (!ckks) expect_invalid([&] { io::load_ciphertext(patched(17, 3), ctx, cpu); }, "value_flags");
+    expect_invalid([&] { io::read_ciphertext_info(io::save(keys.pk, {})); }, "object_type");
+  }
+}
+
 TEST(SerializeHostile, RandomBytesNeverCrash) {
   // Random mutations of valid objects of every type must throw InvalidArgument or load a valid
   // object; anything else (a crash, another exception type) fails the test. The libFuzzer

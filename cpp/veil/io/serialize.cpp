@@ -189,8 +189,21 @@ Bytes save(const Plaintext& pt, const SaveOptions& o) {
   return frame(e, o);
 }
 
-Bytes save(const Ciphertext& ct, const SaveOptions& o) {
+Bytes save(const Ciphertext& ct, const SaveOptions& o) { return save(ct, o, CiphertextInfo{}); }
+
+Bytes save(const Ciphertext& ct, const SaveOptions& o, const CiphertextInfo& info) {
   Encoded e = start(ObjectType::ciphertext, ct.context(), "encrypted", ct.key_id());
+  if (info.recorded) {
+    const bool ckks = e.scheme == SchemeType::ckks;
+    const std::size_t slots = ckks ? ct.context()->n() / 2 : ct.context()->n();
+    if (info.length > slots) {
+      throw InvalidArgument("length: expected at most " + std::to_string(slots) + " slots, got " +
+                            std::to_string(info.length));
+    }
+    if (info.complex_values && !ckks) {
+      throw InvalidArgument("complex_values: only CKKS ciphertexts hold complex values");
+    }
+  }
   const Context& ctx = *ct.context();
   std::vector<u64> host = ct.buffer().to_host();
   const std::size_t pw = ct.poly_words();
@@ -203,7 +216,10 @@ Bytes save(const Ciphertext& ct, const SaveOptions& o) {
   w.u32(static_cast<std::uint32_t>(ct.size()));
   w.u32(static_cast<std::uint32_t>(ct.level()));
   w.u8(ct.is_ntt_form() ? 1 : 0);
-  for (int i = 0; i < 7; ++i) w.u8(0);
+  // The pythonic record (CiphertextInfo): flags, reserved, length; zeros when not recorded.
+  w.u8(static_cast<std::uint8_t>(info.recorded ? (1 | (info.complex_values ? 2 : 0)) : 0));
+  w.u16(0);
+  w.u32(info.recorded ? info.length : 0);
   w.f64(ct.scale());
   w.u64(ct.correction_factor());
   if (e.seeded) {
@@ -532,6 +548,45 @@ Plaintext load_plaintext(ByteView in, const ContextPtr& ctx, const Device& dev, 
   return pt;
 }
 
+namespace {
+
+// The ciphertext descriptor's record after is_ntt_form (CiphertextInfo): u8 flags, u16 reserved,
+// u32 length. Bytes written before the record existed hold zeros there (not recorded).
+CiphertextInfo read_record(ByteReader& r, SchemeType scheme, std::uint64_t n) {
+  const std::uint8_t flags = r.u8("value_flags");
+  if (flags & ~3u) r.fail("value_flags", "unknown bits set");
+  if (r.u16("reserved") != 0) r.fail("reserved", "must be zero");
+  CiphertextInfo info;
+  info.recorded = flags & 1;
+  info.complex_values = flags & 2;
+  info.length = r.u32("length");
+  if (!info.recorded && (flags || info.length)) {
+    r.fail("value_flags", "a length or complex flag without the recorded bit");
+  }
+  if (info.complex_values && scheme != SchemeType::ckks) {
+    r.fail("value_flags", "only CKKS ciphertexts hold complex values");
+  }
+  const std::uint64_t slots = scheme == SchemeType::ckks ? n / 2 : n;
+  if (info.length > slots) {
+    r.fail("length", "expected at most " + std::to_string(slots) + " slots, got " +
+                         std::to_string(info.length));
+  }
+  return info;
+}
+
+}  // namespace
+
+CiphertextInfo read_ciphertext_info(ByteView in) {
+  Framed f = open(in, ObjectType::ciphertext, nullptr);
+  ByteReader r(f.descriptor, "ciphertext");
+  const std::uint64_t n = r.u64("poly_modulus_degree");
+  read_key_id(r, f.h);
+  r.u32("size");
+  r.u32("level");
+  r.u8("is_ntt_form");
+  return read_record(r, f.h.scheme, n);
+}
+
 Ciphertext load_ciphertext(ByteView in, const ContextPtr& ctx, const Device& dev, const LoadOptions& o) {
   Framed f = open(in, ObjectType::ciphertext, ctx.get());
   ByteReader r(f.descriptor, "ciphertext");
@@ -548,7 +603,7 @@ Ciphertext load_ciphertext(ByteView in, const ContextPtr& ctx, const Device& dev
     r.fail("is_ntt_form", std::string(veil::to_string(ctx->scheme())) + " ciphertexts are in " +
                               (want_ntt ? "NTT" : "coefficient") + " form");
   }
-  for (int i = 0; i < 7; ++i) r.u8("reserved");
+  read_record(r, ctx->scheme(), ctx->n());
   const double scale = r.f64("scale");
   const std::uint64_t cf = r.u64("correction_factor");
   if (ctx->scheme() == SchemeType::ckks) {

@@ -97,6 +97,20 @@ HeaderInfo read_header(ByteView in);
 Bytes save(const EncryptionParameters& p, const SaveOptions& o = {});
 Bytes save(const Plaintext& pt, const SaveOptions& o = {});
 Bytes save(const Ciphertext& ct, const SaveOptions& o = {});
+/// What the pythonic layer remembers about a ciphertext's values, written in the ciphertext
+/// descriptor's 7 bytes after is_ntt_form (zero before; builds that predate them ignore them):
+/// u8 flags (bit 0: recorded, bit 1: complex values, CKKS only), u16 reserved 0, u32 length
+/// (the slots holding the encrypted vector, <= N/2 for CKKS and N for BFV/BGV). Bytes without
+/// the record (flags 0) mean "every slot, complex" to the pythonic layer.
+struct CiphertextInfo {
+  bool recorded = false;
+  bool complex_values = false;
+  std::uint32_t length = 0;
+};
+Bytes save(const Ciphertext& ct, const SaveOptions& o, const CiphertextInfo& info);
+/// The record of serialized ciphertext bytes (the header and descriptor are checked, the body
+/// is not read: load_ciphertext checks the rest). Throws InvalidArgument naming the field.
+CiphertextInfo read_ciphertext_info(ByteView in);
 Bytes save(const SecretKey& sk, const SaveOptions& o = {});
 Bytes save(const PublicKey& pk, const SaveOptions& o = {});
 Bytes save(const RelinKeys& rk, const SaveOptions& o = {});
