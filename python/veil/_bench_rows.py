@@ -330,7 +330,7 @@ def phantom_rows(scheme: str = "bfv") -> list[Row]:
 
 
 #: 32-bit rows: Phantom's headline shapes with (at least) the same log Q in ~30-bit primes, so
-#: that 32-bit words serve them (issue 7's BFV/BGV targets), and CKKS's 32-bit default chain.
+#: that 32-bit words serve them (the BFV/BGV targets of the 32-bit work), and CKKS's 32-bit default chain.
 #: (scheme, N, primes, special primes, Phantom row (N, primes) beside it, rescale blocks).
 _WORDS32 = (
     ("bfv", 16384, "13×30 + 1×31", 1, (16384, "7×54 + 1×60"), None),

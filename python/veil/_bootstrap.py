@@ -126,20 +126,11 @@ def bootstrap_chain(log_n: int, user_levels: int, config: BootstrapConfig = Boot
     """A modulus chain for bootstrapping at N = 2^log_n with ``user_levels`` levels left after it
     (``circuits::bootstrap_chain``).
 
-    Bottom up: q_0 (55 bits: with SlotToCoeff first the coefficients EvalMod sees are the slot
-    values themselves, |z| <= ~1.4, and q_0 / Delta = 2^15 keeps sin(2 pi x) / (2 pi) within
-    (2 pi 1.4 / 2^15)^2 / 6 ~ 1e-8 of x, while EvalMod's approximation error is multiplied by
-    only q_0 / (2 pi Delta) ~ 2^12.4 and not spread by a final transform), the SlotToCoeff
-    levels (40 bits: bootstrapping starts there, at scale 2^40, so its plaintexts keep 2^40 of
-    precision), ``user_levels`` levels of 40 bits (scale 2^40), the EvalMod levels (60
-    bits: EvalMod runs at scale ~2^60 so the message, ~2^-14 of its values, keeps 46 bits), the
-    CoeffToSlot levels (56 bits) and the special primes (60 bits; default 5 with digits of 4
-    primes, so P exceeds every digit by 2^60 and key switching adds almost no noise to the
-    raised ciphertext, whose message is only ~2^-14 of q_0 I). With ``word_bits=32`` every level
-    becomes a block of ~30-bit primes of about those sizes (two primes for 50-60 bits, and for
-    SlotToCoeff, whose plaintexts would keep only 2^30 of precision in one) and the 40-bit user
-    levels alternate one and two primes as the default 32-bit chain does; 12
-    special primes of 31 bits with digits of 12 primes (Cheddar's bootparam_40 shape).
+    From q_0 up: 55 bits, the SlotToCoeff levels (40 bits), ``user_levels`` levels of 40 bits,
+    the EvalMod levels (60 bits), the CoeffToSlot levels (56 bits), then the special primes
+    (60 bits); with ``word_bits=32``, blocks of ~30-bit primes of about those sizes. Why these
+    sizes: the "CKKS bootstrapping" reference page, section "The chain"
+    (docs/reference/bootstrap.md).
 
     Raises:
         ValueError naming ``word_bits`` (not 32 or 64), ``log_n`` (outside 10..17) or a config

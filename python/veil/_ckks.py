@@ -123,36 +123,29 @@ def precision(expected: npt.ArrayLike, got: npt.ArrayLike) -> dict[str, float]:
 
 
 class CKKSContext(KeyedContext):
-    """A CKKS context with its keys on one device.
+    """A CKKS context: parameters and keys on one device (``veil.ckks`` is this class).
+
+    Encrypts vectors of up to N/2 real or complex numbers and computes on them approximately
+    (``veil.ckks.precision`` measures the error). Arguments are keyword-only.
 
     Args:
-        poly_modulus_degree: N (slots = N/2).
-        coeff_modulus: primes or bit sizes, special primes last (default 60 + k x 40 + 60;
-            see :func:`default_ckks_chain`).
-        scale: default encoding scale, a real number >= 1 whose log2 is below the bits of Q
-            (default 2^40; with the default chain, 2^(its scale primes' bits): 2^30 at N = 4096).
-        galois_steps: rotation steps whose keys are made now, ``"power_of_two"`` (SEAL's set), or
-            the default: none up front, each made on first use (:meth:`ensure_galois_keys`).
-        device, security, seed, special_primes, alpha, relin_keys: as for BFV.
-        auto_rescale: rescale after every multiplication and align the levels and scales of
-            binary operations' operands (default True; see the module docstring); the rescale is
-            fused with the relinearization (one key switch: ``Evaluator.relinearize_rescale``).
-            False: SEAL's manual rules (equal levels and scales, explicit ``rescale()``).
-        word_bits: residues in memory as 32-bit or 64-bit words. Default ``None``: 32 when every
-            prime is below 2^31. ``word_bits=32`` without a coeff_modulus builds a chain of
-            ~30-bit primes (:func:`default_ckks_chain_32`) whose rescales divide by blocks of one
-            or two primes, so a 2^40 scale alternates between about 2^40 and 2^50 (see
-            :meth:`scale_at`); 32-bit words make GPU kernels about twice as fast.
-        rescale_groups: sizes of the blocks of Q primes (from q_0 up) that one rescale divides
-            by together (default: one prime each, SEAL's rule; with the 32-bit default chain,
-            its blocks).
-        bootstrapping: ``True`` or a :class:`veil.BootstrapConfig` builds the bootstrapping keys
-            and transforms (:meth:`enable_bootstrapping`); without a coeff_modulus the chain is
-            :func:`veil._bootstrap.preset_chain`'s (N = 2^16 at 128-bit security: 14 levels
-            between bootstraps with 64-bit words, 9 with 32-bit words; :attr:`levels`). Galois
-            keys are then only those the transforms need unless galois_steps is given.
-            ``encrypt`` then starts at the bootstrapper's ``output_level``: the levels above it
-            belong to CoeffToSlot and EvalMod.
+        poly_modulus_degree: N, a power of two in 2^10..2^17; N/2 slots (default 16384).
+        coeff_modulus: the primes of Q then the special primes, as primes or bit sizes
+            (default: 60 + k x 40 + 60 bits, k levels of multiplication, k growing with N).
+        scale: the encoding scale (default 2^40; 2^30 at N = 4096).
+        device: ``"auto"`` (the GPU when present), ``"cpu"``, ``"cuda"`` or ``"cuda:k"``.
+        security: 128 (default), 192 or 256 bits; ``None`` disables the check.
+        auto_rescale: rescale every product and align operands' levels and scales (default
+            True); False gives SEAL's manual rules (``rescale()``, ``mod_switch_to``).
+        galois_steps: rotation keys made now (default: each on first use).
+        bootstrapping: ``True`` or a :class:`veil.BootstrapConfig`: bootstrapping keys too.
+        seed, special_primes, alpha, relin_keys, word_bits, rescale_groups: advanced. Every
+            argument, its default and its rules: the user guide's page "CKKS, scales and
+            levels", section "Context arguments" (docs/guide/ckks.md).
+
+    Raises:
+        ValueError: invalid parameters (the message names the argument).
+        TypeError: an argument of the wrong type.
     """
 
     scheme = "ckks"
@@ -299,11 +292,8 @@ class CKKSContext(KeyedContext):
 
     @property
     def levels(self) -> int:
-        """How many multiplications (rescales) a fresh ciphertext allows: with bootstrapping,
-        those between two bootstraps (the bootstrapper's ``levels_left``: from its
-        ``output_level``, where ``encrypt`` starts and bootstrapping returns, down to its
-        ``input_level``, where the next bootstrap starts); without, those from the top level
-        down to q_0's block (:attr:`max_level` with SEAL's one-prime blocks)."""
+        """How many multiplications (rescales) a fresh ciphertext allows; with bootstrapping,
+        those between two bootstraps (the bootstrapper's ``levels_left``)."""
         if self.bootstrapper is not None:
             return self.bootstrapper.levels_left
         return len(self._chain.tops) - 1
@@ -344,15 +334,12 @@ class CKKSContext(KeyedContext):
         return raw
 
     def scale_at(self, level: int) -> float:
-        """The scale a ciphertext at ``level`` has when every multiplication since
-        :attr:`default_level` (where ``encrypt`` starts: the top level, or with bootstrapping
-        the bootstrapper's output level) multiplied two ciphertexts at the context's scale and
-        was rescaled: S_start = ``scale`` and S_t = S_l^2 / D_l along the rescale path (D_l the
-        product of the block dropped at level l); levels inside a block take the scale of the
-        block's top level, levels above the start the context's scale. With SEAL's one-prime
-        blocks and scale-sized primes this stays close to ``scale``; with the 32-bit default
-        chain it alternates between about 2^40 and 2^50. Encode at ``scale_at(level)`` to add
-        fresh values to such a product."""
+        """The scale that a product of fresh ciphertexts, rescaled, has at ``level``: encode
+        there to add fresh values to it. Close to ``scale`` with one-prime rescales; about 2^40
+        and 2^50 in turn with the 32-bit default chain (the rule: docs/guide/ckks.md).
+
+        Raises:
+            ValueError: ``level`` outside 0..max_level."""
         level = _check.integer(level, "level", 0, self.max_level)
         s, lv = self.scale, self.default_level
         if level >= lv:

@@ -46,19 +46,19 @@ readings sees only part of each 100 ms period (about 25 %, per "Part-time Power 
 nvidia-smi's Lack of Attention", arXiv 2312.02741, SC24), so loops that are long against 100 ms
 and steady, as here, are what it measures well; and NVML documents ``nvmlDeviceGetPowerUsage``
 as a 1 s average on Ampere and newer (except GA100), which is why the counter is preferred.
-There is no cool-down between operations: a warmer card leaks more, so later operations of a
-row may read a few percent high (seed 004 ran each setting on a cool card for this reason).
+There is no cool-down between operations: a warmer card leaks more, so later operations of a row
+may read a few percent high (Al Badawi et al., TCHES 2018, ran each setting on a cool card for this
+reason).
 Ops that barely load the GPU can read slightly negative above idle (noise around zero).
 
-What the seeds say: seed 000 (Özcan et al., IEEE Access 2023, Table 5) reports *peak* power of
-BFV multiplication read off HWMonitor, idle included (GPU idle 17 W; at n = 2^14, 500
-multiplications in 337 ms with a peak of 48.6 W), and no energy; peak power times time bounds
-its energy from above: at most 48.6 W x 674 µs = 33 mJ per multiplication, 21 mJ above idle
-(31.6 W). Seed 004 (Al Badawi et al., TCHES 2018, Fig. 4) plots power and utilization of
-homomorphic multiplication on a P100 and a K80 (the K80 rises from 62 W to 148 W as n and q
-grow), with each setting run on a cool card so that heat from one run stays out of the next;
-it gives no energy per operation either, so neither seed has a figure that compares directly
-with these.
+What the papers say: Özcan et al. ("Homomorphic Encryption on GPU", IEEE Access 2023, Table 5)
+reports *peak* power of BFV multiplication read off HWMonitor, idle included (GPU idle 17 W; at n =
+2^14, 500 multiplications in 337 ms with a peak of 48.6 W), and no energy; peak power times time
+bounds its energy from above: at most 48.6 W x 674 µs = 33 mJ per multiplication, 21 mJ above idle
+(31.6 W). Al Badawi et al. (TCHES 2018, Fig. 4) plots power and utilization of homomorphic
+multiplication on a P100 and a K80 (the K80 rises from 62 W to 148 W as n and q grow), with each
+setting run on a cool card so that heat from one run stays out of the next; it gives no energy per
+operation either, so neither paper has a figure that compares directly with these.
 """
 
 from __future__ import annotations

@@ -76,35 +76,26 @@ def _default_plain_modulus(n: int, coeff_modulus, special_primes, security,
 
 
 class IntegerContext(KeyedContext):
-    """A BFV or BGV context with its keys on one device.
+    """The shared base of :class:`BFVContext` and :class:`BGVContext`: parameters and keys on
+    one device. Create contexts with ``veil.bfv(...)`` or ``veil.bgv(...)``; arguments are
+    keyword-only.
 
     Args:
-        poly_modulus_degree: N, a power of two in 2^10..2^17.
-        plain_modulus: t; must be a prime = 1 mod 2N for batching. Default (``None``): 65537,
-            or with the default coeff_modulus, where that leaves too little noise budget
-            (N = 1024), the largest smaller batching prime that leaves a few bits.
-        coeff_modulus: the primes of Q followed by the special primes (ints), or their bit
-            sizes (ints below 64). Default: SEAL's BFVDefault(N) chain.
+        poly_modulus_degree: N, a power of two in 2^10..2^17: N slots (default 8192).
+        plain_modulus: t; batching needs a prime t = 1 mod 2N (default 65537, or a smaller
+            batching prime where 65537 leaves too little noise budget).
+        coeff_modulus: the primes of Q then the special primes, as primes or bit sizes
+            (default: SEAL's BFVDefault(N) chain).
         mul_method: BFV only: ``"hps"`` (default) or ``"behz"``.
-        device: ``"auto"`` (GPU if present), ``"cpu"``, ``"cuda"`` or ``"cuda:k"``.
-        security: 128 (default), 192, 256, or ``None`` to disable the HE-Standard check.
-        seed: fix all randomness (tests and reproducible runs only); default: OS entropy.
-        galois_steps: Galois keys made now: ``"power_of_two"`` (every ±2^i and the column
-            swap, SEAL's set), a list of steps (|step| < N/2; with the column swap), or ``None``.
-            Default: none up front; a rotation makes the key for its step on first use
-            (:meth:`ensure_galois_keys`, :meth:`memory`).
-        special_primes: how many trailing primes of coeff_modulus are special primes (P).
-            Default: 1, or 0 when coeff_modulus has a single prime (SEAL's default chains for
-            N = 1024 and 2048): then no relinearization or Galois keys can exist.
-        alpha: primes per key-switching digit (default: special_primes).
-        relin_keys: create relinearization keys (default: whenever there is a special prime).
-        word_bits: residues in memory as 32-bit words (every prime and t below 2^31; BFV
-            with HPS) or 64-bit ones; default ``None``: 32 whenever the parameters allow it.
-            Results and saved bytes are the same either way; 32-bit words are faster on GPUs.
-        encoding: ``"batch"`` (default: N slots mod t, SEAL's BatchEncoder; t must be a prime
-            = 1 mod 2N) or ``"coefficients"`` (SEAL's plaintexts without batching: a
-            polynomial of degree < N with coefficients mod t, for any t >= 2; scalars are
-            constant polynomials and ``encode`` also reads SEAL's hex form "1x^3 + 2Fx^1 + 3").
+        device: ``"auto"`` (the GPU when present), ``"cpu"``, ``"cuda"`` or ``"cuda:k"``.
+        security: 128 (default), 192 or 256 bits; ``None`` disables the check.
+        seed: fixes all randomness (tests and reproducible runs only); default: OS entropy.
+        galois_steps: rotation keys made now (default: each on first use).
+        encoding: ``"batch"`` (default: N slots mod t) or ``"coefficients"`` (SEAL's
+            plaintexts without batching: polynomials mod t, for any t >= 2).
+        special_primes, alpha, relin_keys, word_bits: advanced. Every argument, its default and
+            its rules: the user guide's page "BFV and BGV", section "A context and its keys"
+            (docs/guide/bfv-bgv.md).
 
     Raises:
         ValueError: invalid parameters (the message names the parameter).
@@ -327,16 +318,29 @@ class IntegerContext(KeyedContext):
 
 
 class BFVContext(IntegerContext):
-    """BFV context (Fan-Vercauteren 2012 in full RNS; see :class:`IntegerContext` for the
-    arguments). ``veil.bfv`` is this class."""
+    """A BFV context (Fan-Vercauteren 2012 in full RNS): exact arithmetic on vectors of N
+    integers mod t. ``veil.bfv`` is this class.
+
+    Main arguments (keyword-only; all of them: :class:`IntegerContext`, and the user guide's
+    page "BFV and BGV", docs/guide/bfv-bgv.md): ``poly_modulus_degree`` (N, default 8192),
+    ``plain_modulus`` (t, default 65537), ``coeff_modulus`` (default: SEAL's BFVDefault(N)),
+    ``device`` (default ``"auto"``), ``security`` (default 128), ``mul_method`` (``"hps"`` or
+    ``"behz"``) and ``encoding`` (``"batch"`` or ``"coefficients"``).
+    """
 
     scheme = "bfv"
 
 
 class BGVContext(IntegerContext):
-    """BGV context (Brakerski-Gentry-Vaikuntanathan 2012; see :class:`IntegerContext` for the
-    arguments; ``mul_method`` does not apply: it is accepted and ignored, so BFV and BGV take
-    the same arguments). ``veil.bgv`` is this class."""
+    """A BGV context (Brakerski-Gentry-Vaikuntanathan 2012): exact arithmetic on vectors of N
+    integers mod t, with modulus switching. ``veil.bgv`` is this class.
+
+    Main arguments (keyword-only; all of them: :class:`IntegerContext`, and the user guide's
+    page "BFV and BGV", docs/guide/bfv-bgv.md): ``poly_modulus_degree`` (N, default 8192),
+    ``plain_modulus`` (t, default 65537), ``coeff_modulus`` (default: SEAL's BFVDefault(N)),
+    ``device`` (default ``"auto"``), ``security`` (default 128) and ``encoding``. BFV's
+    ``mul_method`` is accepted and ignored, so BFV and BGV take the same arguments.
+    """
 
     scheme = "bgv"
 

@@ -141,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="gradient-descent iterations of --train (default: 12)")
     demo.add_argument("--model", choices=("logreg", "xgboost"), default="logreg",
                       help="logreg: logistic regression on x and x^2; xgboost: gradient-boosted "
-                      "trees, BFV (seed 000's application) (default: logreg)")
+                      "trees, BFV, the application of Özcan et al., IEEE Access 2023 "
+                      "(default: logreg)")
     demo.add_argument("--peer", choices=("none", "seal"), default="none",
                       help="seal (with --model xgboost): time SEAL (seal-python, 1 thread) and "
                       "Veil on CPU (1 and all threads) and GPU on the same circuit (default: none)")

@@ -3,7 +3,7 @@
 Run as a script (``python _xgb_train.py``), never imported by the package: it imports xgboost
 before anything else. xgboost's wheel carries its own OpenMP runtime, and on the GPU machine
 (xgboost-cpu 3.4.1, Python 3.12) building a DMatrix after ``veil._core`` had loaded the system
-libgomp crashed with a segmentation fault (bench/RESULTS.md, issue 9), while the reverse order
+libgomp crashed with a segmentation fault (bench/RESULTS.md), while the reverse order
 worked. Training in a child process keeps the two runtimes apart whatever the import order.
 
 stdin: an ``.npz`` with ``x`` (n, d) float64, ``y`` (n,), ``x_check`` (m, d) float64 and

@@ -1,7 +1,7 @@
 """Encrypted tumour classification with gradient-boosted trees (XGBoost) under BFV.
 
-Seed 000 (Özcan et al., "Homomorphic Encryption on GPU", IEEE Access 2023, Sec. V-D and Table 6)
-proves its GPU library on the XGBoost inference of Mağara et al. [1]: shallow trees evaluated on
+Özcan et al., "Homomorphic Encryption on GPU" (IEEE Access 2023, Sec. V-D and Table 6)
+prove its GPU library on the XGBoost inference of Mağara et al. [1]: shallow trees evaluated on
 encrypted genome data to classify tumour types. That data ships with no package; this module runs
 the same kind of model on the tumour data this repository uses everywhere, Breast Cancer
 Wisconsin (Diagnostic) from scikit-learn (:func:`veil.apps.demo.load_data`: same split and
@@ -59,7 +59,7 @@ matrix, with 2 rows x 16 columns of blocks. Client ciphertext (f, q) holds featu
 The circuit is written once (:func:`evaluate`) against a small evaluator interface
 (:class:`ServerOps`). It runs on Veil (:class:`VeilBackend`, CPU or GPU) and on Microsoft SEAL
 through seal-python (:class:`SealBackend`), which must give identical integer scores.
-:class:`CountingOps` counts the operations for the comparison with the seed's counts
+:class:`CountingOps` counts the operations for the comparison with the paper's counts
 (:data:`SEED_OP_COUNTS`).
 
 Parameters: N = 8192 with SEAL's BFVDefault chain (218 bits, 128-bit security, checked by
@@ -70,7 +70,7 @@ is about 42 bits (fresh: 150).
 References:
     [1] Ş. S. Mağara, C. Yıldırım, F. Yaman, B. Dilekoğlu, F. R. Tutaş, E. Öztürk, K. Kaya,
         Ö. Taştan, E. Savaş, "ML with HE: Privacy preserving machine learning inferences for
-        genome studies", ACM CCS PPML workshop 2021 (arXiv:2110.11446); seed 000's ref. [30].
+        genome studies", ACM CCS PPML workshop 2021 (arXiv:2110.11446); ref. [30] of Özcan et al.
     [2] R. Bost, R. A. Popa, S. Tu, S. Goldwasser, "Machine learning classification over
         encrypted data", NDSS 2015 (decision trees as polynomials of comparison bits).
     [3] Á. Kiss, M. Naderpour, J. Liu, N. Asokan, T. Schneider, "SoK: Modular and efficient
@@ -103,7 +103,7 @@ from .._device import resolve_device
 from .._integer import BFVContext, Ciphertext, bfv
 from .demo import _backend_name, choose_plain_modulus, load_data
 
-#: Ring degree N of the demo (8192 slots; seed 000's Table 6 runs N = 2^13 and 2^14).
+#: Ring degree N of the demo (8192 slots; Table 6 of Özcan et al. runs N = 2^13 and 2^14).
 POLY_MODULUS_DEGREE = 8192
 #: Slots per block = samples per batch (143 test samples fit one batch).
 BLOCK = 256
@@ -121,7 +121,7 @@ LEAF_BITS = 10
 #: Timed runs per backend (median reported; the GPU gets one untimed warm-up run first).
 RUNS = 3
 
-#: Seed 000, Sec. V-D: operations of the XGBoost inference on 258 test samples.
+#: Özcan et al. 2023, Sec. V-D: operations of the XGBoost inference on 258 test samples.
 SEED_SAMPLES = 258
 SEED_OP_COUNTS = {
     "multiply": 1290,
@@ -131,7 +131,8 @@ SEED_OP_COUNTS = {
     "multiply_plain": 1290,
     "add": 3354,
 }
-#: Seed 000, Table 6 (N = 2^13, log2 q = 218): SEAL single thread, SEAL 16 threads, RTX 3060 Ti.
+#: Özcan et al. 2023, Table 6 (N = 2^13, log2 q = 218): SEAL single thread, SEAL 16 threads,
+#: RTX 3060 Ti.
 SEED_TABLE6 = {"seal_1t_s": 25.62, "seal_16t_s": 3.4, "gpu_s": 0.596, "gpu_name": "RTX 3060 Ti"}
 
 #: Operation names counted by :class:`CountingOps` (rotations: rotate_rows and rotate_columns).
@@ -1214,8 +1215,8 @@ def run(
         device: ``"auto"`` (GPU when present), ``"cpu"``, ``"cuda"`` or ``"cuda:k"``.
         seed: fixes Veil's key and encryption randomness; None: OS entropy (SEAL always
             draws its own).
-        peer: ``"none"`` (Veil on ``device``) or ``"seal"`` (seed 000's Table 6: SEAL
-            1 thread, Veil CPU 1 thread and all threads, Veil GPU when present).
+        peer: ``"none"`` (Veil on ``device``) or ``"seal"`` (like Table 6 of Özcan et al. 2023:
+            SEAL 1 thread, Veil CPU 1 thread and all threads, Veil GPU when present).
         runs: timed evaluations per backend (median; GPUs get one more, untimed, first).
         prep: a :func:`prepare` result (default: the demo's model, all 143 test samples).
 
@@ -1333,7 +1334,8 @@ def print_report(r: dict[str, Any]) -> None:
     p, lay, m = r["params"], r["layout"], r["model"]
     console.print(
         "[bold]Veil demo: encrypted tumour classification with XGBoost[/bold] "
-        "(Breast Cancer Wisconsin, gradient-boosted trees, BFV; seed 000's application)"
+        "(Breast Cancer Wisconsin, gradient-boosted trees, BFV; the application of Özcan et al., "
+        "IEEE Access 2023)"
     )
     setup = Table(show_header=False, box=None, pad_edge=False)
     setup.add_column(style="cyan")
@@ -1390,8 +1392,8 @@ def print_report(r: dict[str, Any]) -> None:
     ops.add_column("operation")
     ops.add_column("this run", justify="right")
     ops.add_column("per sample", justify="right")
-    ops.add_column(f"seed 000 ({SEED_SAMPLES} samples)", justify="right")
-    ops.add_column("seed per sample", justify="right")
+    ops.add_column(f"Özcan et al. ({SEED_SAMPLES} samples)", justify="right")
+    ops.add_column("theirs per sample", justify="right")
     names = {
         "multiply": "ct x ct multiplications",
         "relinearize": "relinearizations",
@@ -1427,7 +1429,7 @@ def print_report(r: dict[str, Any]) -> None:
                   f"({r['backend']}); whole demo incl. training {_fmt_s(r['total_s'])}")
 
     if r["peer"] == "seal":
-        t6 = Table(title="Like seed 000's Table 6 (N = 2^13, same circuit and samples)",
+        t6 = Table(title="Like Table 6 of Özcan et al. 2023 (N = 2^13, same circuit and samples)",
                    title_justify="left")
         t6.add_column("implementation")
         t6.add_column("threads", justify="right")
@@ -1438,11 +1440,11 @@ def print_report(r: dict[str, Any]) -> None:
             t6.add_row(b["label"], b["threads"], _fmt_s(b["times_s"]["evaluate"]),
                        f"{sp:.2f}x" if sp else "-")
         s6 = SEED_TABLE6
-        t6.add_row(f"seed 000: SEAL ({SEED_SAMPLES} samples, their circuit)", "1",
+        t6.add_row(f"Özcan et al.: SEAL ({SEED_SAMPLES} samples, their circuit)", "1",
                    _fmt_s(s6["seal_1t_s"]), "1.00x")
-        t6.add_row("seed 000: SEAL", "16", _fmt_s(s6["seal_16t_s"]),
+        t6.add_row("Özcan et al.: SEAL", "16", _fmt_s(s6["seal_16t_s"]),
                    f"{s6['seal_1t_s'] / s6['seal_16t_s']:.2f}x")
-        t6.add_row(f"seed 000: GPU ({s6['gpu_name']})", "-", _fmt_s(s6["gpu_s"]),
+        t6.add_row(f"Özcan et al.: GPU ({s6['gpu_name']})", "-", _fmt_s(s6["gpu_s"]),
                    f"{s6['seal_1t_s'] / s6['gpu_s']:.2f}x")
         console.print(t6)
 

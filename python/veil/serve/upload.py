@@ -9,7 +9,7 @@ descriptor of every key without decompressing or allocating anything, and return
 server will load: the models the upload fits, the Galois elements it holds and the bytes its keys
 take once decompressed. The server then loads the keys against *its own* Context, with the
 model's own scheme options, never the client's: nothing a client sends can change what another
-client's session computes (issue 22).
+client's session computes.
 """
 
 from __future__ import annotations
