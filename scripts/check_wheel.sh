@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# Builds Veil's wheel and installs it, with its dependencies from PyPI, into a fresh virtual
-# environment of the same Python, then checks it there: the import, the version (one source:
-# CMakeLists.txt), BFV and CKKS encrypt/compute/decrypt, `python -m veil` and the `veil`
-# script, the files the wheel must carry (one compiled veil._core, its stub, py.typed, LICENSE)
-# and `pip check`. Run from anywhere; exits non-zero on the first failure.
+# Builds Veil's CPU wheel as it is shipped (scripts/build_wheels.sh cpu: auditwheel-repaired,
+# manylinux) and installs it, with its dependencies from PyPI, into a fresh virtual environment
+# of the same Python, then checks it there, outside the source tree: the import, the version (one
+# source: CMakeLists.txt), BFV and CKKS encrypt/compute/decrypt, `python -m veil` and the `veil`
+# script, the files the wheel must carry (one compiled veil._core, its stub, py.typed, LICENSE,
+# the bundled libraries), that the extension loads zstd, libb2 and OpenMP from the wheel and not
+# from the system, and `pip check`. Run from anywhere; exits non-zero on the first failure.
 #
-# The wheel is built in the build folder scripts/test.sh uses (BUILD, default build/tests) with
-# the same CMake settings, so after scripts/test.sh it only re-packages (no recompilation).
+# The wheel is built in BUILD (default build/wheel-cpu). scripts/test.sh passes its own build
+# folder when that build is CPU-only: the wheel is then re-packaged, not recompiled.
 # WHEEL=path checks a wheel built elsewhere instead. Needs network access for the dependencies
-# (numpy, rich, py-cpuinfo), unless pip is pointed at a local index (PIP_INDEX_URL,
-# PIP_FIND_LINKS).
+# (numpy, rich, py-cpuinfo) and, on first use, for auditwheel, unless pip is pointed at a local
+# index (PIP_INDEX_URL, PIP_FIND_LINKS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-BUILD=${BUILD:-build/tests}
+BUILD=${BUILD:-build/wheel-cpu}
 JOBS=${JOBS:-$(nproc)}
 export CMAKE_BUILD_PARALLEL_LEVEL=$JOBS
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/veil-wheel.XXXXXX")
@@ -25,9 +27,9 @@ VERSION=$(sed -nE 's/^[[:space:]]*project\([[:space:]]*veil[[:space:]]+VERSION[[
 if [ -n "${WHEEL:-}" ]; then   # check a wheel built elsewhere: WHEEL=dist/veil-....whl
   mkdir -p "$WORK/dist" && cp "$WHEEL" "$WORK/dist/"
 else
-  echo "== Building the wheel (build dir $BUILD)"
-  python3 -m pip wheel --no-deps --no-build-isolation -q -w "$WORK/dist" \
-    -C build-dir="$BUILD" -C cmake.define.VEIL_BUILD_TESTS=ON .
+  echo "== Building the CPU wheel (scripts/build_wheels.sh cpu, build dir $BUILD)"
+  JOBS=$JOBS bash scripts/build_wheels.sh --out "$WORK/built" --build-dir "$BUILD" cpu
+  mkdir -p "$WORK/dist" && cp "$WORK"/built/cpu/veil-*.whl "$WORK/dist/"
 fi
 WHEELS=("$WORK"/dist/veil-*.whl)
 if [ "${#WHEELS[@]}" -ne 1 ] || [ ! -f "${WHEELS[0]}" ]; then
@@ -64,6 +66,12 @@ for line in (f"Version: {version}", "License-Expression: MIT", "Project-URL: Doc
     need(line in meta, f"METADATA lacks {line!r}")
 need(not any(n.startswith(("tests/", "examples/", "build/", "docs/")) for n in names),
      "the wheel carries files outside the package")
+tag = os.path.basename(wheel)
+if "manylinux" in tag:  # repaired by auditwheel: the libraries outside manylinux travel along
+    libs = [n for n in names if n.startswith("veil.libs/")]
+    for lib in ("libzstd", "libb2"):
+        need(any(os.path.basename(n).startswith(lib) for n in libs),
+             f"{lib} is not bundled in veil.libs/ (auditwheel repair)")
 print(f"   {len(names)} files; one veil/_core extension; METADATA and LICENSE in place")
 EOF
 
@@ -115,6 +123,23 @@ case "$HELP" in
   *) echo "check_wheel: python -m veil --help printed: $HELP" >&2; exit 1 ;;
 esac
 env -u PYTHONPATH "$PY" -m veil info >/dev/null
+case "$(basename "$WHEEL")" in
+  *manylinux*)
+    # The repaired wheel's extension resolves zstd, libb2 and OpenMP inside the environment.
+    if command -v ldd >/dev/null; then
+      CORE=$(env -u PYTHONPATH "$PY" -c 'import veil._core as c; print(c.__file__)')
+      LIBS=$(ldd "$CORE")
+      for lib in libzstd libb2 libgomp; do
+        line=$(grep -E "^[[:space:]]*$lib[-.]" <<<"$LIBS" || true)
+        case "$line" in
+          *"=> $VENV/"*|*"=> $(cd "$VENV" && pwd -P)/"*) ;;
+          *) echo "check_wheel: $lib does not resolve inside the environment:" >&2
+             echo "$LIBS" >&2; exit 1 ;;
+        esac
+      done
+      echo "   veil._core loads zstd, libb2 and OpenMP from the wheel (veil.libs), not the system"
+    fi ;;
+esac
 [ "$(env -u PYTHONPATH "$VENV/bin/veil" --version)" = "veil $VERSION" ]
 echo "   python -m veil --help / info and the veil script work"
 echo "== check_wheel: OK ($(basename "$WHEEL"))"
