@@ -135,9 +135,11 @@ if deps == "1":
 seen: set = set()
 for extra in wanted:
     add_extra(extra, seen)
-print("\n".join(out))
+for req in out:
+    print(req)
 EOF
 )
+if [ ${#pip_reqs[@]} -eq 1 ] && [ -z "${pip_reqs[0]}" ]; then pip_reqs=(); fi
 # De-duplicate the apt list, keeping its order.
 mapfile -t apt < <(printf '%s\n' "${apt[@]+"${apt[@]}"}" | awk 'NF && !seen[$0]++')
 

@@ -242,8 +242,37 @@ def test_install_deps_refuses_no_mode_and_unknown_modes() -> None:
     assert r.returncode == 2 and "runtime, demo, test, docs or all" in r.stderr
     r = sh(["bash", "scripts/install_deps.sh", "--dry-run", "everything"])
     assert r.returncode == 2 and "unknown mode 'everything'" in r.stderr
-    text = (ROOT / "scripts" / "install_deps.sh").read_text()
-    assert "--upgrade" not in text and " -U " not in text, "install_deps.sh upgrades packages"
+
+
+@needs_bash
+@pytest.mark.parametrize("mode", ["demo", "docs"])
+def test_install_deps_runs_pip_only_for_what_the_mode_needs(mode, tmp_path) -> None:
+    """The real run (not --dry-run), with apt-get, dpkg and pip replaced by recorders: demo
+    calls no pip at all; docs calls one `pip install` of the docs extra, upgrading nothing."""
+    log = tmp_path / "calls.log"
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "dpkg").write_text("#!/bin/sh\nexit 0\n")  # every system package present
+    (bin_ / "apt-get").write_text(f"#!/bin/sh\necho apt-get \"$@\" >> {log}\nexit 1\n")
+    (bin_ / "python").write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then echo "$@" >> {log}; exit 0; fi\n'
+        f'exec {sys.executable} "$@"\n')
+    for f in bin_.iterdir():
+        f.chmod(0o755)
+    env = dict(os.environ)
+    env["PATH"] = f"{bin_}{os.pathsep}{env['PATH']}"
+    env["PYTHON"] = str(bin_ / "python")
+    r = sh(["bash", "scripts/install_deps.sh", mode], env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    calls = log.read_text().splitlines() if log.exists() else []
+    if mode == "demo":
+        assert calls == []
+    else:
+        assert len(calls) == 1, calls
+        args = calls[0].split()
+        assert args[:4] == ["-m", "pip", "install", "-q"], args
+        assert set(args[4:]) == set(PYPROJECT["project"]["optional-dependencies"]["docs"])
 
 
 # ---- build_wheels.sh ----------------------------------------------------------------------------
