@@ -108,6 +108,14 @@ if [ -d .whl ]; then
   done
   export PYTHONPATH="$PRIV/site"${PYTHONPATH:+:$PYTHONPATH}
 fi
+# The notebooks' kernel stack (nbclient, nbformat, ipykernel and their dependencies) travels as
+# wheels in .whl-nb/ (pip download --python-version 3.12 ... nbclient nbformat ipykernel).
+if [ -d .whl-nb ] && ! python3 -c "import nbclient, ipykernel" 2>/dev/null; then
+  mkdir -p "$PRIV/nbsite"
+  python3 -m pip install -q --no-index --find-links .whl-nb --no-compile --no-cache-dir \
+    --target "$PRIV/nbsite" nbclient nbformat ipykernel > /dev/null 2>&1 \
+    && export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PRIV/nbsite" && echo "installed nbclient"
+fi
 
 # Ray (issue 28): the cp312 Ray wheel and its dependencies, unpacked without ray/jars, rllib,
 # data, train and tune, travel as one xz tarball (.ray312/ray312.tar.xz, made by
