@@ -85,7 +85,10 @@ def documented_arguments(page: str, heading: str) -> set[str]:
     text = (DOCS / page).read_text()
     m = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
     assert m, f"docs/{page} has no section '## {heading}'"
-    return set(re.findall(r"^\| `(\w+)` \|", m.group(1), re.MULTILINE))
+    names = re.findall(r"^\| `(\w+)` \|", m.group(1), re.MULTILINE)
+    twice = sorted({n for n in names if names.count(n) > 1})
+    assert not twice, f"docs/{page} '## {heading}' documents {twice} twice"
+    return set(names)
 
 
 @pytest.mark.parametrize(("cls", "page", "heading"), [
