@@ -45,6 +45,7 @@ from ._core import (
 )
 from ._device import default_device, device_info, resolve_device
 from ._integer import BFVContext, BGVContext, Ciphertext, IntegerContext, bfv, bgv
+from ._params import KeyMemoryWarning
 from ._tensor import matmul_steps, sum_steps
 
 load_context = KeyedContext.from_bytes
@@ -70,6 +71,7 @@ __all__ = [
     "GaloisKeys",
     "IntegerContext",
     "KeyGenerator",
+    "KeyMemoryWarning",
     "KeyedContext",
     "PlainModulus",
     "Plaintext",

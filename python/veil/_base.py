@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from typing import TypeVar, Union
 
-from . import _check, _core, _progress, _tensor
+from . import _check, _core, _params, _progress, _tensor
 from . import _serialize as _ser
 from ._device import resolve_device
 
@@ -105,13 +105,22 @@ class KeyedContext:
     key_set_id: str
     _sym_encryptor: _core.Encryptor | None
     _keygen: _core.KeyGenerator | None
+    #: Cap on the bytes of this context's relinearization and Galois keys (None: no cap); keys
+    #: that would pass it raise MemoryError before they are made (:meth:`create_galois_keys`).
+    max_key_bytes: int | None = None
+    # (requested, why) when depth= chose or checked the parameters (describe()); None otherwise.
+    _needs: tuple | None = None
 
     def _setup(self, params: _core.EncryptionParameters, device, security, seed,
-               galois_steps, relin_keys: bool | None, require_batching: bool = False) -> None:
+               galois_steps, relin_keys: bool | None, require_batching: bool = False,
+               max_key_bytes: int | None = None) -> None:
         """Context and keys. ``relin_keys=None`` creates a relinearization key where key
         switching is possible (a special prime); ``galois_steps="default"`` creates no Galois
         key up front: rotations create the keys they need (:meth:`ensure_galois_keys`). Asking
-        for keys without a special prime raises ValueError naming the argument."""
+        for keys without a special prime raises ValueError naming the argument;
+        ``max_key_bytes`` caps the relinearization and Galois keys (MemoryError before they
+        are made)."""
+        self.max_key_bytes = _check.optional_integer(max_key_bytes, "max_key_bytes", 0)
         security = _check.security(security)
         seed = _check.seed(seed)
         device = resolve_device(device)
@@ -149,6 +158,9 @@ class KeyedContext:
                 f"poly_modulus_degree {params.poly_modulus_degree} (it must be a prime = 1 mod "
                 "2N, e.g. PlainModulus.batching(N, bits)); use encoding='coefficients' for "
                 "plaintexts without batching")
+        if relin_keys:
+            _params.check_key_memory(1, switching_key_words(context) * context.word_bits // 8,
+                                     0, 0, self.max_key_bytes, "relinearization key")
         keygen = _core.KeyGenerator(context, device, seed)
         self._attach(context, device, keygen.secret_key(), keygen.create_public_key(),
                      keygen.create_relin_keys() if relin_keys else None, None,
@@ -240,8 +252,22 @@ class KeyedContext:
                           "bits": round(sum(math.log2(q) for q in primes), 2)})
         return chain
 
-    def describe(self) -> dict:
-        """Parameters as a dict (for printing and benchmark records)."""
+    def describe(self) -> _params.Description:
+        """The parameters and why they are what they are: a dict (for benchmark records; JSON
+        ready) whose ``str()`` reads as a summary, so ``print(ctx.describe())`` explains N,
+        the chain, log QP against the security bound, the slots, the depth and the key size.
+
+        Keys: ``scheme``, ``poly_modulus_degree``, ``coeff_modulus_bits`` (special primes
+        last), ``special_primes``, ``alpha``, ``log2_qp``, ``max_level``, ``security``,
+        ``device``; ``plain_modulus`` (BFV/BGV), ``mul_method`` (BFV); ``slots``;
+        ``max_log2_qp`` (the HE standard's bound at N, None without a security level);
+        ``depth`` (CKKS: multiplications a fresh ciphertext allows, ``levels``; BFV/BGV: the
+        product-tree depth Veil's noise model gives Q, docs/guide/bfv-bgv.md); ``scale_bits``
+        and ``precision`` (CKKS: log2 of the scale and the bits after the binary point it
+        keeps for values of magnitude <= 1, by Veil's noise model); ``switching_key_bytes``
+        (one relinearization or Galois key); ``requested`` (what ``depth=`` asked for, or
+        None); ``why`` (a sentence: why this N and chain).
+        """
         q = self.coeff_modulus
         d = {
             "scheme": self.scheme,
@@ -258,7 +284,31 @@ class KeyedContext:
             d["plain_modulus"] = self.context.plain_modulus
         if self.scheme == "bfv":
             d["mul_method"] = self.context.mul_method
-        return d
+        return self._explain(d)
+
+    def _explain(self, d: dict) -> _params.Description:
+        """:meth:`describe`'s added entries (slots, bound, depth, precision, key size, why)."""
+        import math
+
+        n, sec = self.poly_modulus_degree, self.security
+        nq = len(self.coeff_modulus) - self.context.special_primes
+        d["slots"] = n // 2 if self.scheme == "ckks" else n
+        d["max_log2_qp"] = _params.max_log_qp(n, sec)
+        if self.scheme == "ckks":
+            scale = getattr(self, "scale", None)
+            d["depth"] = int(getattr(self, "levels", self.max_level))
+            d["scale_bits"] = None if scale is None else round(math.log2(scale), 2)
+            d["precision"] = (None if scale is None
+                              else math.floor(math.log2(scale)) - _params.ckks_noise_bits(n))
+        else:
+            q_bits = sum(int(x).bit_length() for x in self.coeff_modulus[:nq])
+            d["depth"] = max(0, _params.integer_depth(
+                self.scheme, n, q_bits, int(self.context.plain_modulus).bit_length()))
+        d["switching_key_bytes"] = self.galois_key_bytes() if self.context.special_primes else 0
+        requested, why = self._needs if self._needs is not None else (None, None)
+        d["requested"] = requested
+        d["why"] = why or _params.why_given(self.scheme, n, d["log2_qp"], d["max_log2_qp"], sec)
+        return _params.Description(d)
 
     def __repr__(self) -> str:
         """Parameters only (N, bits of Q at the top level, levels, t or the scale, device) and
@@ -450,6 +500,12 @@ class KeyedContext:
     def _generate_galois(self, elts: list[int]) -> None:
         """Generates the keys of Galois elements ``elts`` (one at a time, so a progress bar can
         follow) and adds them to ``galois_keys``."""
+        have = self.galois_keys
+        todo = [e for e in dict.fromkeys(elts) if have is None or not have.has_key(e)]
+        _params.check_key_memory(len(todo), self.galois_key_bytes(),
+                                 0 if have is None else int(have.nbytes),
+                                 0 if self.relin_keys is None else int(self.relin_keys.nbytes),
+                                 self.max_key_bytes)
         if self._keygen is None:
             self._keygen = _core.KeyGenerator(self.context, self.secret_key)
         self.galois_keys = generate_galois_keys(self._keygen, elts, self.galois_keys,

@@ -29,7 +29,7 @@ from typing import Any, Union
 import numpy as np
 import numpy.typing as npt
 
-from . import _bootstrap, _check, _core, _tensor
+from . import _bootstrap, _check, _core, _params, _tensor
 from ._base import (
     _CIPHERTEXT_CLASSES,
     _CONTEXT_CLASSES,
@@ -159,7 +159,10 @@ class CKKSContext(KeyedContext):
     def __init__(
         self,
         *,
-        poly_modulus_degree: int = 16384,
+        depth: int | None = None,
+        precision: int | None = None,
+        slots: int | None = None,
+        poly_modulus_degree: int | None = None,
         coeff_modulus: Sequence[int] | None = None,
         scale: float | None = None,
         device: str | None = "auto",
@@ -173,11 +176,18 @@ class CKKSContext(KeyedContext):
         word_bits: int | None = None,
         rescale_groups: Sequence[int] | None = None,
         bootstrapping: bool | _bootstrap.BootstrapConfig | None = False,
+        max_key_bytes: int | None = None,
     ) -> None:
-        n = check_degree(poly_modulus_degree)
         security = _check.security(security)
         boot_config = _boot_config(bootstrapping)
-        if boot_config is not None and coeff_modulus is None:
+        choice = _choose_ckks(depth, precision, slots, poly_modulus_degree, coeff_modulus, scale,
+                              security, boot_config, special_primes, alpha, word_bits,
+                              rescale_groups)
+        n = check_degree(16384 if poly_modulus_degree is None else poly_modulus_degree)
+        if choice is not None:
+            n, coeff_modulus = choice.n, choice.coeff_modulus
+            default = choice.scale
+        elif boot_config is not None and coeff_modulus is None:
             chain = _bootstrap.preset_chain(n, security, boot_config,
                                             32 if word_bits == 32 else 64)
             coeff_modulus, default = chain.coeff_modulus, chain.scale
@@ -208,7 +218,15 @@ class CKKSContext(KeyedContext):
         primes = list(params.coeff_modulus)
         top_bits = sum(math.log2(q) for q in primes[:len(primes) - params.special_primes])
         _check.scale_fits(scale, top_bits, len(primes) - params.special_primes - 1)
-        self._setup(params, device, security, seed, galois_steps, relin_keys)
+        requested = None
+        if choice is None and depth is not None:  # the given chain must hold what was asked
+            nq = len(primes) - params.special_primes
+            levels = len(rescale_groups) - 1 if rescale_groups is not None else nq - 1
+            requested = _params.check_ckks_given(depth, precision, slots, n, levels, scale)
+        self._setup(params, device, security, seed, galois_steps, relin_keys,
+                    max_key_bytes=max_key_bytes)
+        self._needs = (choice.requested, choice.why) if choice is not None else (
+            (requested, None) if requested is not None else None)
         self._init_options({"scale": scale, "auto_rescale": auto_rescale})
         if boot_config is not None:
             self.enable_bootstrapping(boot_config, seed=seed)
@@ -611,6 +629,42 @@ class CKKSCiphertext(CiphertextBase):
 
     def _extra(self):
         return self.is_complex
+
+
+def _choose_ckks(depth, precision, slots, poly_modulus_degree, coeff_modulus, scale, security,
+                 boot_config, special_primes, alpha, word_bits, rescale_groups):
+    """The :class:`veil._params.Choice` for ``depth=`` (None without it, or with an explicit
+    coeff_modulus, which is then checked against the request once built). ValueError naming
+    the argument that contradicts ``depth=``."""
+    if depth is None:
+        for name, value in (("precision", precision), ("slots", slots)):
+            if value is not None:
+                raise ValueError(f"{name}: sizes the chain together with depth=; pass depth= "
+                                 "(the number of multiplications) as well")
+        return None
+    if boot_config is not None:
+        raise ValueError("depth: sizes a chain without bootstrapping; with bootstrapping the "
+                         "levels between bootstraps are the bootstrapping chain's (ctx.levels): "
+                         "pass depth= or bootstrapping=, not both")
+    if coeff_modulus is not None:
+        return None
+    for name, value in (("special_primes", special_primes), ("alpha", alpha)):
+        if value is not None and value != 1:
+            raise ValueError(f"{name}: depth= builds a chain with one special prime (alpha 1), "
+                             f"got {name}={_check.show(value)}; pass coeff_modulus as well to "
+                             "lay out your own chain")
+    if rescale_groups is not None:
+        raise ValueError("rescale_groups: depth= builds a chain of one-prime rescales; pass "
+                         "coeff_modulus as well to use rescale blocks")
+    n = None if poly_modulus_degree is None else check_degree(poly_modulus_degree)
+    choice = _params.choose_ckks(depth, precision, slots, security, n,
+                                 None if scale is None else _check.scale(scale))
+    if word_bits == 32 and max(choice.coeff_modulus) >= 2**31:
+        raise ValueError(
+            f"word_bits: depth= chose primes of up to {max(choice.coeff_modulus).bit_length()} "
+            "bits, which 32-bit words cannot hold; leave word_bits=None (32-bit words are used "
+            "whenever every prime fits) or pass coeff_modulus (e.g. the 32-bit default chain)")
+    return choice
 
 
 def _boot_config(bootstrapping):

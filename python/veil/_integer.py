@@ -25,7 +25,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from . import _check, _core
+from . import _check, _core, _params
 from ._device import array_device
 from ._base import (
     _CIPHERTEXT_CLASSES,
@@ -75,6 +75,31 @@ def _default_plain_modulus(n: int, coeff_modulus, special_primes, security,
         f"{security}; use a larger poly_modulus_degree or pass coeff_modulus and plain_modulus")
 
 
+def _choose_integer(scheme: str, depth, plain_bits, poly_modulus_degree, coeff_modulus,
+                    plain_modulus, security, special_primes, alpha):
+    """``plain_bits`` checked, and the :class:`veil._params.Choice` for ``depth=`` (None
+    without it, or with an explicit coeff_modulus, checked against the request once built).
+    ValueError naming the argument that contradicts another."""
+    if plain_bits is not None:
+        plain_bits = _check.integer(plain_bits, "plain_bits", 2, 60)
+        if plain_modulus is not None:
+            t = _check.integer(plain_modulus, "plain_modulus", 2, 2**60 - 1)
+            if t.bit_length() != plain_bits:
+                raise ValueError(f"plain_bits: {plain_bits} contradicts plain_modulus {t} "
+                                 f"({t.bit_length()} bits); pass one of them")
+    if depth is None or coeff_modulus is not None:
+        return plain_bits, None
+    for name, value in (("special_primes", special_primes), ("alpha", alpha)):
+        if value is not None and value != 1:
+            raise ValueError(f"{name}: depth= builds a chain with one special prime (alpha 1), "
+                             f"got {name}={_check.show(value)}; pass coeff_modulus as well to "
+                             "lay out your own chain")
+    n = None if poly_modulus_degree is None else check_degree(poly_modulus_degree)
+    given_t = None if plain_modulus is None else _check.integer(plain_modulus, "plain_modulus",
+                                                                2, 2**60 - 1)
+    return plain_bits, _params.choose_integer(scheme, depth, plain_bits, security, n, given_t)
+
+
 class IntegerContext(KeyedContext):
     """The shared base of :class:`BFVContext` and :class:`BGVContext`: parameters and keys on
     one device. Create contexts with ``veil.bfv(...)`` or ``veil.bgv(...)``; arguments are
@@ -105,7 +130,9 @@ class IntegerContext(KeyedContext):
     def __init__(
         self,
         *,
-        poly_modulus_degree: int = 8192,
+        depth: int | None = None,
+        plain_bits: int | None = None,
+        poly_modulus_degree: int | None = None,
         plain_modulus: int | None = None,
         coeff_modulus: Sequence[int] | None = None,
         mul_method: str | None = None,
@@ -118,6 +145,7 @@ class IntegerContext(KeyedContext):
         relin_keys: bool | None = None,
         encoding: str = "batch",
         word_bits: int | None = None,
+        max_key_bytes: int | None = None,
     ) -> None:
         scheme = self.scheme
         if scheme not in ("bfv", "bgv"):
@@ -127,8 +155,15 @@ class IntegerContext(KeyedContext):
             raise ValueError(f"encoding: expected 'batch' or 'coefficients', got {encoding!r}")
         if mul_method is None and scheme == "bfv":
             mul_method = "hps"
-        n = check_degree(poly_modulus_degree)
         security = _check.security(security)
+        plain_bits, choice = _choose_integer(scheme, depth, plain_bits, poly_modulus_degree,
+                                             coeff_modulus, plain_modulus, security,
+                                             special_primes, alpha)
+        n = check_degree(8192 if poly_modulus_degree is None else poly_modulus_degree)
+        if choice is not None:
+            n, coeff_modulus, plain_modulus = choice.n, choice.coeff_modulus, choice.plain_modulus
+        elif plain_bits is not None and plain_modulus is None:
+            plain_modulus = _params.plain_for_bits(n, plain_bits)
         default_chain = coeff_modulus is None
         if default_chain:
             coeff_modulus = _default_chain(n, security)
@@ -137,8 +172,16 @@ class IntegerContext(KeyedContext):
                                                    default_chain)
         params = build_params(scheme, n, coeff_modulus, plain_modulus, special_primes, alpha,
                               mul_method if scheme == "bfv" else None, security, word_bits)
+        requested = None
+        if choice is None and depth is not None:  # the given chain must hold what was asked
+            primes = list(params.coeff_modulus)
+            requested = _params.check_integer_given(
+                scheme, depth, n, primes[:len(primes) - params.special_primes],
+                params.plain_modulus)
         self._setup(params, device, security, seed, galois_steps, relin_keys,
-                    require_batching=encoding == "batch")
+                    require_batching=encoding == "batch", max_key_bytes=max_key_bytes)
+        self._needs = (choice.requested, choice.why) if choice is not None else (
+            (requested, None) if requested is not None else None)
         self._init_options({"encoding": encoding})
 
     def _options(self) -> dict:
