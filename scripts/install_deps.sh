@@ -7,7 +7,7 @@
 #            `pip install .` that follows builds Veil and brings its dependencies.
 #   demo     the same as runtime: `pip install ".[demo]"` brings scikit-learn and xgboost.
 #   test     runtime's system packages, GoogleTest, clang with libFuzzer and OpenMP (the fuzz
-#            harness) and ccache; into Python: the build requirements (scikit-build-core,
+#            harness); into Python: the build requirements (scikit-build-core,
 #            nanobind; CMake and Ninja when the system's are missing or too old), Veil's
 #            dependencies and the `test` and `docs` extras (scripts/test.sh builds without build
 #            isolation, runs the tests and builds the documentation).
@@ -19,7 +19,8 @@
 # dependencies and optional-dependencies, [tool.scikit-build] cmake.version): one list, kept
 # there. pip installs what is missing and upgrades nothing that already satisfies a requirement.
 # The CUDA toolkit is never installed here: with nvcc on PATH and a GPU present the CUDA backend
-# builds (CMakeLists.txt, VEIL_CUDA).
+# builds (CMakeLists.txt, VEIL_CUDA). Nor is ccache, which the build uses when it is installed
+# (apt-get install ccache: rebuilds in a new build folder then take seconds).
 #
 # Usage: bash scripts/install_deps.sh [--dry-run] MODE [MODE ...]
 #   --dry-run   print what the modes need ("apt: ..." and "pip: ..." lines), install nothing
@@ -51,7 +52,7 @@ fi
 
 # ---- what the modes need ------------------------------------------------------------------
 APT_BUILD=(g++ libboost-dev libzstd-dev zlib1g-dev libb2-dev ninja-build)
-APT_TEST=(libgtest-dev clang libclang-rt-dev libomp-dev ccache)
+APT_TEST=(libgtest-dev clang libclang-rt-dev libomp-dev)
 apt=()
 build=0 deps=0
 extras=()
