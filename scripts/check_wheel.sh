@@ -87,8 +87,10 @@ else
   python3 -m venv --without-pip "$VENV"
   PIP=(python3 -m pip --python "$PY")
 fi
-"${PIP[@]}" install -q --disable-pip-version-check "$WHEEL"
-"${PIP[@]}" check --disable-pip-version-check
+# Without the caller's PYTHONPATH, whose packages would otherwise count as installed in the
+# fresh environment (pip check then judges them).
+env -u PYTHONPATH "${PIP[@]}" install -q --disable-pip-version-check "$WHEEL"
+env -u PYTHONPATH "${PIP[@]}" check --disable-pip-version-check
 
 echo "== Using the installed wheel"
 # Outside the source tree and without PYTHONPATH: only the installed package can be imported.
