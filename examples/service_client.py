@@ -55,12 +55,13 @@ class WeightedSum(serve.ServedModel):
 
     # -- server side --
     def evaluate(self, ctx, cts):
-        slots = ctx.slot_count
-        w = np.tile(self.weights, slots // FEATURES)
-        b = np.zeros(slots, dtype=np.int64)
-        b[::FEATURES] = self.bias
         out = []
-        for ct in cts:
+        for ct in cts:                       # len(ct): the values the client encrypted
+            if len(ct) % FEATURES:
+                raise ValueError(f"cts: expected a multiple of {FEATURES} values, got {len(ct)}")
+            w = np.tile(self.weights, len(ct) // FEATURES)
+            b = np.zeros(len(ct), dtype=np.int64)
+            b[::FEATURES] = self.bias
             y = ct * w                       # plaintext multiplication, slot by slot
             for s in self.galois_steps:      # slot 8k += slots 8k+1 .. 8k+7
                 y = y + y.rotate_rows(s)

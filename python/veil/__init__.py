@@ -6,7 +6,8 @@ Two levels of API:
   ``Encryptor``, ``Decryptor``, ``Evaluator``) from the C++ core, for full control.
 * A pythonic layer: ``ctx = veil.bfv(poly_modulus_degree=16384, plain_modulus=65537)`` returns a
   context holding keys; ``ctx.encrypt(numpy_array)`` gives a ciphertext supporting ``+ - *``,
-  ``rotate_rows`` and friends; ``ctx.decrypt(ct)`` returns numpy.
+  ``rotate`` and friends, ``len(ct)``; ``ct.decrypt()`` (or ``ctx.decrypt(ct)``) returns its
+  values as numpy; ``veil.load(data, ctx)`` reads any Veil object back.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import os as _os
 _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from . import _core, seal
-from ._base import KeyedContext
+from ._base import KeyedContext, load
 from ._bootstrap import BootstrapConfig, Bootstrapper
 from ._ckks import CKKSCiphertext, CKKSContext, ckks, precision
 from ._core import (
@@ -65,6 +66,7 @@ __all__ = [
     "CoeffModulus",
     "Context",
     "Decryptor",
+    "DepthError",
     "EncryptionParameters",
     "Encryptor",
     "Evaluator",
@@ -85,6 +87,7 @@ __all__ = [
     "ckks",
     "default_device",
     "device_info",
+    "load",
     "load_context",
     "matmul_steps",
     "precision",

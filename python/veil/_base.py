@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Sequence
-from typing import TypeVar, Union
+from typing import Any, TypeVar, Union, cast
+
+import numpy as np
 
 from . import _check, _core, _params, _progress, _tensor
 from . import _serialize as _ser
@@ -560,12 +563,115 @@ def generate_galois_keys(keygen: _core.KeyGenerator, elts: Sequence[int],
 
 class CiphertextBase:
     """What the pythonic ciphertexts share: the owning context, the raw C++ ciphertext and the
-    level/size/device facts, moves and level switching. Subclasses define ``_wrap``."""
+    level/size/device facts, the encrypted length, moves and level switching. Subclasses define
+    ``_wrap``.
+
+    **Length.** A ciphertext remembers how many values it encrypts (``len(ct)``, ``ct.shape``),
+    and decryption returns that many: ``ctx.encrypt(v)`` of 16 values decrypts to 16 values
+    (a scalar or a Plaintext fills every slot: the length is the slot count; BFV/BGV with
+    ``encoding="coefficients"`` always has length N and decrypts to N coefficients). The slots
+    beyond the length (zeros after encryption) still exist: rotations move them in. Operations:
+
+    * elementwise (``+ - *``, ``/`` on CKKS) of two ciphertexts need equal lengths, and a
+      plaintext vector must have the ciphertext's length (ValueError naming ``other``
+      otherwise, as TenSEAL's vectors); a scalar applies to every value; the result keeps it;
+    * unary operations (``-x``, ``x ** k``, ``square``, ``rotate``, ``rescale``, level
+      switches, ``polyval``/``evaluate``, ``conjugate``, ``bootstrap``, ``to``) keep it;
+    * ``sum()`` and ``dot()`` give length 1 (the result is in slot 0); ``x @ M`` with an
+      n x m matrix needs length n and gives length m; BFV/BGV ``rotate_columns`` gives
+      length N (the values move to the other row);
+    * serialization (``to_bytes``/``save``, pickling, ``veil serve``) carries it in the
+      ciphertext's bytes (docs/serialization.md); bytes without it (written before it existed,
+      or by ``RawCiphertext.to_bytes``) load with every slot.
+    """
 
     __array_priority__ = 1000  # numpy defers to our reflected operators
 
     ctx: KeyedContext
     raw: _core.Ciphertext
+    #: How many leading slots hold the encrypted vector (``len(ct)``).
+    _length: int
+
+    def _full_length(self) -> int:  # pragma: no cover - overridden
+        """The length of a ciphertext that fills every slot (CKKS: N/2; BFV/BGV: N)."""
+        raise NotImplementedError
+
+    def _init_length(self, length) -> None:
+        """Sets the length: ``None`` for every slot, else 0..the slot count (checked)."""
+        full = self._full_length()
+        self._length = full if length is None else _check.integer(length, "length", 0, full)
+
+    def __len__(self) -> int:
+        """The encrypted length: how many values decrypt returns (class docstring)."""
+        return self._length
+
+    def __bool__(self) -> bool:
+        return True  # an encrypted object, not a container: truthy even at length 0
+
+    @property
+    def shape(self) -> tuple[int]:
+        """``(len(ct),)``: the shape of the encrypted vector, as numpy writes it."""
+        return (self._length,)
+
+    def with_length(self: _C, length: int | None = None) -> _C:
+        """The same ciphertext (no computation, the same raw object) declared to hold
+        ``length`` values (default None: every slot, N/2 for CKKS and N for BFV/BGV), e.g. to
+        decrypt the slots after the vector: the window sums ``sum(size)`` leaves in every slot,
+        a row moved by ``rotate_columns``. The slots beyond the old length hold what the
+        computation left there (zeros after encryption).
+
+        Raises ValueError naming ``length`` outside 0..the slot count (coefficient encoding:
+        only N)."""
+        full = self._full_length()
+        length = full if length is None else _check.integer(length, "length", 0, full)
+        if length != full and getattr(self.ctx, "encoding", "batch") != "batch":
+            raise ValueError(f"length: a coefficient-encoded ciphertext always has length {full}")
+        return self._resized(length)
+
+    def _resized(self: _C, length: int) -> _C:
+        """This ciphertext (the same raw object) with another length."""
+        out = copy.copy(self)
+        out._length = length
+        return out
+
+    def _same_length(self, other: CiphertextBase) -> None:
+        """ValueError naming ``other`` when two ciphertexts' lengths differ."""
+        if other._length != self._length:
+            raise ValueError(
+                f"other: the ciphertexts have lengths {self._length} and {other._length}; "
+                "elementwise operations need equal lengths (encrypt both with the same number "
+                "of values)")
+
+    def _check_vector(self, other: Any) -> None:
+        """ValueError naming ``other`` when a plaintext vector's length differs from the
+        ciphertext's; scalars, Plaintexts and what is not a 1-D array pass (the encoder
+        reports those)."""
+        if isinstance(other, (_core.Plaintext, str, bytes)) or _check.is_integer(other):
+            return
+        try:
+            n = len(other) if np.ndim(other) == 1 else None
+        except (TypeError, ValueError):  # ragged nesting and the like: the encoder says
+            return
+        if n is not None and n != self._length:
+            raise ValueError(
+                f"other: a vector of {n} values for a ciphertext of length {self._length}; "
+                "elementwise operations need equal lengths (a scalar applies to every value)")
+
+    def decrypt(self, *args: Any, **kwargs: Any) -> Any:
+        """``ctx.decrypt(ct, ...)`` with this ciphertext's context: ``len(ct)`` values (the
+        arguments of the context's ``decrypt``: ``complex_output``/``signed``, ``out``).
+
+        Raises:
+            ValueError: the context holds no secret key (a server's public view): decrypt on
+                the client, with its context (``client_ctx.decrypt(ct)``, or
+                ``veil.load(data, client_ctx).decrypt()``).
+        """
+        if self.ctx.secret_key is None:
+            raise ValueError(
+                "ct: this ciphertext's context holds no secret key (a public view, e.g. a "
+                "server's), so it cannot decrypt; decrypt on the client: client_ctx.decrypt(ct), "
+                "or veil.load(ct.to_bytes(), client_ctx).decrypt()")
+        return cast(Any, self.ctx).decrypt(self, *args, **kwargs)
 
     @property
     def size(self) -> int:
@@ -593,28 +699,52 @@ class CiphertextBase:
 
     # ---- tensor helpers (veil._tensor) ---------------------------------------------------------
     def sum(self: _C, size: int | None = None) -> _C:
-        """Rotate-and-add sum: slot i holds x_i + ... + x_(i+size-1) (cyclic), so slot 0 holds
-        the sum of the first ``size`` slots; default every slot (BFV/BGV: both rows, every slot
-        holds the total). Creates the rotation keys it needs on a client context
-        (:func:`veil._tensor.slot_sum`; Halevi-Shoup, CRYPTO 2014).
+        """Rotate-and-add sum of the first ``size`` slots (default ``len(ct)``; BFV/BGV with
+        a length above N/2: both rows), a ciphertext of length 1: ``ct.sum().decrypt()[0]`` is
+        the total. Slot i holds x_i + ... + x_(i+size-1) (cyclic in the row: with ``size`` =
+        N/2, or both rows, every slot holds the total). Creates the rotation keys it needs on a
+        client context (:func:`veil._tensor.slot_sum`; Halevi-Shoup, CRYPTO 2014).
 
         Raises ValueError naming ``size`` outside 1..N/2."""
         return _tensor.slot_sum(self, size)
 
     def dot(self: _C, other: object, size: int | None = None) -> _C:
-        """Inner product with a ciphertext or a plaintext vector: ``(self * other).sum(size)``
-        (size: len(other) for a vector, else every slot); slot 0 holds the result."""
+        """Inner product with a ciphertext or a plaintext vector of the same length:
+        ``(self * other).sum(size)`` (size: the length), a ciphertext of length 1 (slot 0
+        holds the result; ``x @ v`` for a plaintext vector v is the same)."""
         return _tensor.dot(self, other, size)
 
     def matmul(self: _C, matrix: object) -> _C:
-        """v @ M for v in the first n slots (zeros after them) and a plaintext n x m matrix:
-        y_j = sum_i v_i M[i, j] in the first m slots. Halevi-Shoup's diagonal method with
-        baby-step giant-step and hoisted rotations (:func:`veil._tensor.matmul`).
+        """v @ M for the vector v of length n (``len(ct)``, zeros in the slots after it) and a
+        plaintext n x m matrix: a ciphertext of length m holding y_j = sum_i v_i M[i, j].
+        Halevi-Shoup's diagonal method with baby-step giant-step and hoisted rotations
+        (:func:`veil._tensor.matmul`).
 
-        Raises ValueError naming ``matrix`` (not 2-D, or max(n, m) > N/4 and != N/2)."""
+        Raises ValueError naming ``matrix`` (not 2-D, n != len(ct), or max(n, m) > N/4 and
+        != N/2)."""
         return _tensor.matmul(self, matrix)
 
-    __matmul__ = matmul
+    def __matmul__(self: _C, other: object) -> _C:
+        """``x @ M`` (a plaintext n x m matrix: :meth:`matmul`) or ``x @ v`` (a plaintext
+        vector: :meth:`dot`). Two ciphertexts raise TypeError: use ``x.dot(y)`` or ``x * y``."""
+        if isinstance(other, CiphertextBase):
+            raise TypeError(
+                "other: x @ y with two ciphertexts is not supported; use x.dot(y) for the inner "
+                "product (a ciphertext of length 1), x * y for the elementwise product, or "
+                "x @ M with a plaintext n x m matrix M")
+        if not isinstance(other, _core.Plaintext) and np.ndim(cast(Any, other)) == 1:
+            return self.dot(other)
+        return self.matmul(other)
+
+    def __rmatmul__(self: _C, other: object) -> _C:
+        """``M @ x`` = ``x @ M.T`` for a plaintext m x n matrix M (numpy's convention for a
+        vector on the right), ``v @ x`` = ``x.dot(v)`` for a plaintext vector v."""
+        if np.ndim(cast(Any, other)) == 1:
+            return self.dot(other)
+        mat = np.asarray(other)
+        if mat.ndim != 2:
+            raise ValueError(f"matrix: expected a 2-D (m, n) array, got shape {mat.shape}")
+        return self.matmul(mat.T)
 
     def mod_switch_to_next(self: _C) -> _C:
         """Switches to the next level (BGV: modulus switching; CKKS: drops a prime, same scale)."""
@@ -631,30 +761,62 @@ class CiphertextBase:
 
     # ---- serialization ----------------------------------------------------------------------
     def to_bytes(self, compression: str = "zstd", seeded: bool | None = None) -> bytes:
-        """Veil-format bytes of the ciphertext (seeded when it is a fresh symmetric-key
-        encryption, unless ``seeded=False``). Load with ``type(ct).from_bytes(data, ctx)``."""
-        return self.raw.to_bytes(compression, seeded)
+        """Veil-format bytes of the ciphertext with its length and (CKKS) whether it holds
+        complex values (seeded when it is a fresh symmetric-key encryption, unless
+        ``seeded=False``). Load with ``veil.load(data, ctx)`` or
+        ``type(ct).from_bytes(data, ctx)``."""
+        return _core.ciphertext_to_bytes(self.raw, self._length, bool(self._extra()),
+                                         compression, seeded)
 
     def save(self, path: PathLike, compression: str = "zstd",
              seeded: bool | None = None) -> None:
-        self.raw.save(str(path), compression, seeded)
+        """Writes :meth:`to_bytes` to a file."""
+        data = self.to_bytes(compression, seeded)
+        with open(path, "wb") as f:
+            f.write(data)
 
     @classmethod
     def from_bytes(cls: type[_C], data: Bytes, ctx: KeyedContext,
                    max_bytes: int | None = None) -> _C:
-        """Loads a ciphertext into ``ctx`` (checked against its parameters) on its device."""
+        """Loads a ciphertext into ``ctx`` (checked against its parameters) on its device,
+        with the length and real/complex flag its bytes carry (bytes without them: every slot,
+        and CKKS values taken as complex).
+
+        Raises:
+            ValueError: bad bytes (named field), bytes of another object or scheme (naming the
+                class or function that loads them: ``veil.load`` recognises any object), or a
+                ``ctx`` of another scheme or parameters.
+            TypeError: ``ctx`` is not a pythonic context.
+        """
         if not isinstance(ctx, KeyedContext):
             raise TypeError(f"ctx: expected a veil context, got {type(ctx).__name__}")
-        return cls._make(ctx, _core.Ciphertext.from_bytes(data, ctx.context, ctx.device, max_bytes))
+        kind, found = _ser.identify(data)
+        scheme = str(found)  # every Veil object's header names its scheme
+        if kind != "ciphertext":
+            raise ValueError(f"data: holds {_ser.describe(kind, found)}, not a ciphertext; load "
+                             f"it with {_ser.loader_name(kind, found)}")
+        right = _CIPHERTEXT_CLASSES.get(scheme)
+        if right is not None and right is not cls and not issubclass(right, cls):
+            raise ValueError(f"data: holds a {scheme.upper()} ciphertext; load it with "
+                             f"veil.{right.__name__}.from_bytes(data, ctx) (or veil.load(data, "
+                             f"ctx)), not veil.{cls.__name__}.from_bytes")
+        if ctx.scheme != scheme:
+            raise ValueError(f"ctx: the data is a {scheme.upper()} ciphertext but ctx is a "
+                             f"{ctx.scheme.upper()} context")
+        raw = _core.Ciphertext.from_bytes(data, ctx.context, ctx.device, max_bytes)
+        return cls._make(ctx, raw, None, _core.ciphertext_info(data))
 
     @classmethod
     def load(cls: type[_C], path: PathLike, ctx: KeyedContext,
              max_bytes: int | None = None) -> _C:
+        """Loads a file written by :meth:`save` (:meth:`from_bytes`)."""
         with open(path, "rb") as f:
             return cls.from_bytes(f.read(), ctx, max_bytes)
 
     @classmethod
-    def _make(cls, ctx, raw, extra=None):  # pragma: no cover - overridden
+    def _make(cls, ctx, raw, extra=None, info=None):  # pragma: no cover - overridden
+        """A pythonic ciphertext around ``raw``: ``info`` is the (length, complex) record of its
+        bytes (None: not recorded), ``extra`` what :meth:`_extra` gave (older pickles)."""
         raise NotImplementedError
 
     def _extra(self):
@@ -667,7 +829,7 @@ class CiphertextBase:
         ctx = self.ctx
         return (_restore_ciphertext,
                 (ctx.key_set_id, ctx.scheme, ctx.context.params.to_bytes(), ctx.security,
-                 self.raw.device, ctx._options(), self.raw.to_bytes("none"), self._extra()))
+                 self.raw.device, ctx._options(), self.to_bytes("none"), self._extra()))
 
 
 _INTEGER_CLASSES: dict = {}
@@ -718,7 +880,74 @@ def _restore_ciphertext(key_set_id, scheme, params_bytes, security, device, opti
         context = _ser.context_for(params_bytes, security)
         ctx = assemble(context, _ser.usable_device(device), options, key_set_id=key_set_id)
     raw = _core.Ciphertext.from_bytes(data, ctx.context, ctx.device)
-    return _CIPHERTEXT_CLASSES[scheme]._make(ctx, raw, extra)
+    return _CIPHERTEXT_CLASSES[scheme]._make(ctx, raw, extra, _core.ciphertext_info(data))
+
+
+def load(source: Bytes | PathLike, ctx: KeyedContext | _core.Context | None = None,
+         device: str | None = None, max_bytes: int | None = None) -> Any:
+    """Any Veil object from its bytes or a file, recognised by its header: a context bundle
+    (``ctx.to_bytes()``: a :class:`veil.KeyedContext` of the right scheme), a ciphertext (a
+    :class:`veil.CKKSCiphertext` or :class:`veil.Ciphertext` bound to ``ctx``, with its length
+    and real/complex flag), and the SEAL-style objects (``EncryptionParameters``, ``Plaintext``,
+    ``SecretKey``, ``PublicKey``, ``RelinKeys``, ``GaloisKeys``, ``SwitchingKey``,
+    ``BootstrapParameters``).
+
+    Args:
+        source: bytes-like data, or a path (str or os.PathLike) to a file holding them.
+        ctx: the context the object belongs to (not needed for a bundle or parameters): a
+            pythonic context (``veil.bfv/bgv/ckks``; ciphertexts come back pythonic) or a
+            :class:`veil.Context` (every object comes back raw: a ciphertext as a
+            ``veil.RawCiphertext``).
+        device: where the object goes (default: ``ctx``'s device; a bundle: ``"auto"``; raw
+            objects under a :class:`veil.Context`: the CPU).
+        max_bytes: the largest body accepted (default 16 GiB; see ``from_bytes``).
+
+    Raises:
+        ValueError: bytes that are no Veil object or are malformed (naming the field), SEAL's
+            format (naming ``veil.seal``'s loaders), a missing ``ctx``, or a ``ctx`` of another
+            scheme or parameters.
+        TypeError: ``source`` or ``ctx`` of the wrong type.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as f:
+            data: Any = f.read()
+    else:
+        data = source
+    kind, scheme = _ser.identify(data)
+    if ctx is not None and not isinstance(ctx, (KeyedContext, _core.Context)):
+        raise TypeError("ctx: expected a veil context (veil.bfv/bgv/ckks), a veil.Context or "
+                        f"None, got {type(ctx).__name__}")
+    if kind == "context":
+        dev = device if device is not None else (ctx.device if isinstance(ctx, KeyedContext)
+                                                 else "auto")
+        return KeyedContext.from_bytes(data, dev, max_bytes)
+    what = _ser.describe(kind, scheme)
+    if kind == "seal":
+        raise ValueError(f"data: {what}; load it with {_ser.loader_name(kind, scheme)}")
+    if kind == "parameters":
+        return _core.EncryptionParameters.from_bytes(data)
+    if ctx is None:
+        raise ValueError(f"ctx: {what} loads into the context it belongs to: "
+                         "veil.load(data, ctx)")
+    context = ctx.context if isinstance(ctx, KeyedContext) else ctx
+    if context.scheme != scheme:
+        raise ValueError(f"ctx: the data is {what} but ctx is a {context.scheme.upper()} "
+                         "context")
+    if isinstance(ctx, KeyedContext):
+        if kind == "ciphertext":
+            ct = _CIPHERTEXT_CLASSES[scheme].from_bytes(data, ctx, max_bytes)
+            return ct if device is None else ct.to(device)
+        dev = ctx.device if device is None else device
+    else:
+        dev = "cpu" if device is None else device
+    if kind == "bootstrap_parameters":
+        return _core.BootstrapParameters.from_bytes(data, context, max_bytes)
+    loaders: dict[str, Any] = {
+        "plaintext": _core.Plaintext, "ciphertext": _core.Ciphertext,
+        "secret_key": _core.SecretKey, "public_key": _core.PublicKey,
+        "relin_keys": _core.RelinKeys, "galois_keys": _core.GaloisKeys,
+        "switching_key": _core.SwitchingKey}
+    return loaders[kind].from_bytes(data, context, dev, max_bytes)
 
 
 def check_same_context(a, b, what: str = "other") -> None:

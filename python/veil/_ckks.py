@@ -22,9 +22,10 @@ SEAL's manual control (``rescale()``, ``mod_switch_to``, ``set_scale``).
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, Union
+from typing import Any, Union, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -265,7 +266,7 @@ class CKKSContext(KeyedContext):
         if not isinstance(ct, CKKSCiphertext):
             raise TypeError(f"ct: expected a CKKSCiphertext, got {type(ct).__name__}")
         check_same_context(ct, CKKSCiphertext(self, ct.raw, False), "ct")
-        return CKKSCiphertext(self, self.bootstrapper.bootstrap(ct.raw), ct.is_complex)
+        return CKKSCiphertext(self, self.bootstrapper.bootstrap(ct.raw), ct.is_complex, len(ct))
 
     def _options(self) -> dict:
         return {"scale": self.scale, "auto_rescale": self.auto_rescale}
@@ -455,24 +456,32 @@ class CKKSContext(KeyedContext):
     def encrypt(self, values: Values | _core.Plaintext, scale: float | None = None,
                 level: int | None = None, symmetric: bool = False) -> CKKSCiphertext:
         """Encrypts values (or a Plaintext) with the public key, or with the secret key when
-        ``symmetric`` (client side; such ciphertexts serialize seeded: half the bytes)."""
+        ``symmetric`` (client side; such ciphertexts serialize seeded: half the bytes).
+
+        The ciphertext remembers its length (``len(ct)``: how many values ``decrypt``
+        returns): the number of values, or N/2 for a scalar (every slot holds it) or a
+        Plaintext."""
+        length = None
         if isinstance(values, _core.Plaintext):
             is_complex = True
         elif array_device(values, self.device, "values") is not None:
             is_complex = "complex" in str(getattr(values, "dtype", ""))
+            length = len(cast(Any, values))
         else:
             values = self._numbers(values, "values")
             is_complex = values.dtype.kind == "c"
+            length = values.size if values.ndim == 1 else None
         raw = self._encrypt_raw(self._encode(values, scale, level, "values"), symmetric)
-        return CKKSCiphertext(self, raw, is_complex)
+        return CKKSCiphertext(self, raw, is_complex, length)
 
     def decrypt(self, ct: CKKSCiphertext, complex_output: bool | None = None,
                 out: Any = None) -> Any:
-        """Decrypts to N/2 slots: float64 if the inputs were real (unless complex_output).
+        """Decrypts to ``len(ct)`` values (the encrypted length; N/2 for a ciphertext that
+        fills every slot): float64 if the inputs were real (unless complex_output).
 
         ``out``: a writable 1-D array of N/2 complex128 (or float64: real parts) on the
         ciphertext's device, e.g. ``cupy.empty(n // 2, cupy.complex128)`` or a torch CUDA tensor
-        (any DLPack array): the slots are written there, with no copy through the host, and
+        (any DLPack array): every slot is written there, with no copy through the host, and
         ``out`` is returned.
 
         Raises ValueError without the secret key or for an ``out`` of the wrong length or
@@ -487,29 +496,45 @@ class CKKSContext(KeyedContext):
         out = self.encoder.decode(decryptor.decrypt(ct.raw))
         want_complex = (ct.is_complex if complex_output is None
                         else _check.flag(complex_output, "complex_output"))
-        return out if want_complex else out.real.copy()
+        n = len(ct)
+        if want_complex:
+            return out[:n].copy() if n < out.size else out
+        return out.real[:n].copy()
 
 
 class CKKSCiphertext(CiphertextBase):
-    """An encrypted vector of N/2 approximate numbers; tracks its level and scale."""
+    """An encrypted vector of up to N/2 approximate real or complex numbers; tracks its level,
+    scale and length (``len(ct)``, ``ct.shape``: see :class:`veil._base.CiphertextBase`).
+
+    ``length``: how many leading slots hold the vector (default None: every slot, N/2).
+    """
 
     ctx: CKKSContext
 
-    def __init__(self, ctx: CKKSContext, raw: _core.Ciphertext, is_complex: bool) -> None:
+    def __init__(self, ctx: CKKSContext, raw: _core.Ciphertext, is_complex: bool,
+                 length: int | None = None) -> None:
         self.ctx = ctx
         self.raw = raw
         self.is_complex = is_complex
+        self._init_length(length)
+
+    def _full_length(self) -> int:
+        return self.ctx.slot_count
 
     @property
     def scale(self) -> float:
         return self.raw.scale
 
     def __repr__(self) -> str:
-        return (f"veil.CKKSCiphertext(level={self.level}, scale=2^{math.log2(self.scale):.2f}, "
-                f"size={self.size}, device={self.device!r})")
+        return (f"veil.CKKSCiphertext(len={len(self)}, level={self.level}, "
+                f"scale=2^{math.log2(self.scale):.2f}, size={self.size}, device={self.device!r})")
 
     def _wrap(self, raw, is_complex: bool | None = None) -> CKKSCiphertext:
-        return CKKSCiphertext(self.ctx, raw, self.is_complex if is_complex is None else is_complex)
+        out = copy.copy(self)  # same context and length
+        out.raw = raw
+        if is_complex is not None:
+            out.is_complex = is_complex
+        return out
 
     def _complexity(self, other) -> bool:
         if isinstance(other, CKKSCiphertext):
@@ -517,14 +542,17 @@ class CKKSCiphertext(CiphertextBase):
         return self.is_complex or (isinstance(other, np.ndarray) and other.dtype.kind == "c")
 
     def _plain(self, other, scale, level):
-        """(plaintext, other as checked numbers) for a plaintext operand ``other``."""
+        """(plaintext, other as checked numbers) for a plaintext operand ``other`` (a vector
+        must have the ciphertext's length)."""
         if not isinstance(other, _core.Plaintext):
             other = self.ctx._numbers(other, "other")
+            self._check_vector(other)
         return self.ctx._encode(other, scale, level, "other"), other
 
     def _pair(self, other: CKKSCiphertext, scales: bool = True):
         """(self.raw, other.raw), aligned in level (and scale) when auto_rescale is on."""
         check_same_context(self, other)
+        self._same_length(other)
         if self.ctx.auto_rescale:
             return _tensor.align(self.ctx, self.raw, other.raw, scales)
         return self.raw, other.raw
@@ -566,6 +594,60 @@ class CKKSCiphertext(CiphertextBase):
 
     __rmul__ = __mul__
 
+    def __truediv__(self, other) -> CKKSCiphertext:
+        """``x / c`` = ``x * (1 / c)`` for a plaintext scalar or vector ``c`` (of ``len(x)``
+        values): one plaintext multiplication (a level with auto_rescale).
+
+        Raises:
+            TypeError: ``c`` is a ciphertext (division by an encrypted value is not a CKKS
+                operation: approximate 1/y with ``y.evaluate(lambda t: 1 / t, (a, b))`` on an
+                interval a < y < b that excludes 0) or a Plaintext.
+            ZeroDivisionError: ``c`` is 0 or holds a 0.
+        """
+        if isinstance(other, CiphertextBase):
+            raise TypeError(
+                "other: division by an encrypted value is not supported (CKKS has no division); "
+                "divide by a plaintext number or vector, or approximate 1/y on an interval that "
+                "excludes 0: y.evaluate(lambda t: 1 / t, (a, b)), then multiply")
+        if isinstance(other, _core.Plaintext):
+            raise TypeError("other: x / c takes a number or a vector of numbers, not a Plaintext "
+                            "(multiply by the encoded inverse instead)")
+        arr = self.ctx._numbers(other, "other")
+        if np.any(arr == 0):
+            where = "" if arr.ndim == 0 else f" (entry {int(np.flatnonzero(arr == 0)[0])})"
+            raise ZeroDivisionError(f"other: division by zero{where}")
+        return self * (1.0 / arr)
+
+    def __rtruediv__(self, other):
+        raise TypeError(
+            "x: c / x divides by an encrypted value, which is not supported (CKKS has no "
+            "division); approximate 1/x on an interval that excludes 0 with "
+            "x.evaluate(lambda t: 1 / t, (a, b)), then multiply by c")
+
+    def __pow__(self, exponent: int) -> CKKSCiphertext:
+        """``x ** k`` for an integer k >= 1, by squaring and multiplying: ceil(log2 k)
+        levels (with ``auto_rescale=True``; the operands are aligned as for ``x * y``).
+
+        Raises ValueError naming ``exponent`` (below 1, or >= 2 with ``auto_rescale=False``:
+        multiply and rescale by hand there), TypeError for a non-integer exponent."""
+        exponent = _check.integer(exponent, "exponent", 1, 2**64 - 1)
+        if exponent == 1:
+            return self._wrap(self.raw.__copy__())
+        if not self.ctx.auto_rescale:
+            raise ValueError("exponent: x ** k rescales between its products, which needs "
+                             "auto_rescale=True; with auto_rescale=False multiply and rescale() "
+                             "step by step")
+        result: CKKSCiphertext | None = None
+        base = self
+        while True:
+            if exponent & 1:
+                result = base if result is None else result * base
+            exponent >>= 1
+            if not exponent:
+                assert result is not None  # exponent >= 1 has a set bit
+                return result
+            base = base.square()
+
     def square(self) -> CKKSCiphertext:
         return self._wrap(self._after_mul(self.ctx.evaluator.square(self.raw)))
 
@@ -592,7 +674,10 @@ class CKKSCiphertext(CiphertextBase):
         return self._wrap(raw)
 
     def rotate(self, steps: int) -> CKKSCiphertext:
-        """Rotates the slots left by ``steps`` (negative: right); |steps| < N/2 (not wrapped)."""
+        """Rotates the N/2 slots left by ``steps`` (negative: right); |steps| < N/2 (not
+        wrapped); SEAL's rotate_vector. The length is kept, and the whole row turns: for a
+        vector shorter than N/2 the slots after it (zeros after encryption) move in, so
+        ``x.rotate(k).decrypt()`` is ``np.roll(row, -k)[:len(x)]`` for the row of N/2 slots."""
         steps = _check.step(steps, self.ctx.poly_modulus_degree)
         return self._wrap(self.ctx.evaluator.rotate_vector(self.raw, steps, self.ctx._gk([steps])))
 
@@ -622,9 +707,13 @@ class CKKSCiphertext(CiphertextBase):
         return _tensor.evaluate(self, fn, interval, degree)
 
     @classmethod
-    def _make(cls, ctx, raw, extra=None) -> CKKSCiphertext:
-        # Loaded without the pythonic flag: treat as complex, so decryption never drops an
-        # imaginary part silently (``ctx.decrypt(ct).real`` recovers real inputs).
+    def _make(cls, ctx, raw, extra=None, info=None) -> CKKSCiphertext:
+        # The record of the bytes (length, complex) wins; older pickles carry the flag in
+        # ``extra``; bytes with neither (SEAL's, RawCiphertext's, Veil's before the record):
+        # complex and every slot, so decryption never drops an imaginary part silently
+        # (``ctx.decrypt(ct).real`` recovers real inputs).
+        if info is not None:
+            return cls(ctx, raw, bool(info[1]), int(info[0]))
         return cls(ctx, raw, True if extra is None else bool(extra))
 
     def _extra(self):

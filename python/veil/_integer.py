@@ -19,9 +19,10 @@ them.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Sequence
-from typing import Any, Union
+from typing import Any, Union, cast
 
 import numpy as np
 
@@ -327,15 +328,28 @@ class IntegerContext(KeyedContext):
 
         Public-key encryption by default; ``symmetric=True`` encrypts with the secret key
         (client side), whose ciphertexts serialize seeded: half the bytes.
+
+        The ciphertext remembers its length (``len(ct)``: how many values ``decrypt``
+        returns): the number of values, or N for a scalar (every slot holds it), a Plaintext
+        or coefficient encoding (N coefficients).
         """
-        return Ciphertext(self, self._encrypt_raw(self.encode(values), symmetric))
+        length = None
+        if self.encoding == "batch" and not isinstance(values, _core.Plaintext):
+            if array_device(values, self.device, "values") is not None:
+                length = len(cast(Any, values))
+            else:
+                values = self._slots(cast(Any, values), "values")  # a scalar fills every slot
+                length = values.size
+        return Ciphertext(self, self._encrypt_raw(self.encode(values), symmetric), length)
 
     def decrypt(self, ct: Ciphertext, signed: bool = True, out: Any = None) -> Any:
-        """Decrypts to N int64 slot values. Raises ValueError without the secret key.
+        """Decrypts to ``len(ct)`` int64 slot values (the encrypted length: N for a ciphertext
+        that fills every slot, a raw ciphertext, or coefficient encoding, whose N coefficients
+        all come back). Raises ValueError without the secret key.
 
         ``out``: a writable 1-D array of N int64 (centered values) or uint64 (in [0, t)) slots on
         the ciphertext's device (any DLPack array, e.g. a CuPy array or a torch CUDA tensor):
-        the slots are written there with no copy through the host and ``out`` is returned (its
+        every slot is written there with no copy through the host and ``out`` is returned (its
         dtype, not ``signed``, chooses the range). Batching only."""
         decryptor = self._need_secret()
         if out is not None:
@@ -344,7 +358,10 @@ class IntegerContext(KeyedContext):
             assert self.encoder is not None  # batching
             self.encoder.decode_into(decryptor.decrypt(self._raw(ct)), out)
             return out
-        return self.decode(decryptor.decrypt(self._raw(ct)), signed)
+        values = self.decode(decryptor.decrypt(self._raw(ct)), signed)
+        if isinstance(ct, Ciphertext) and len(ct) < values.size:
+            return values[:len(ct)].copy()
+        return values
 
     def noise_budget(self, ct: Ciphertext) -> int:
         """Invariant noise budget in bits (SEAL's definition); needs the secret key."""
@@ -389,35 +406,54 @@ class BGVContext(IntegerContext):
 
 
 class Ciphertext(CiphertextBase):
-    """An encrypted vector of N integer slots with arithmetic operators.
+    """An encrypted vector of up to N integer slots (BFV or BGV) with arithmetic operators.
 
     ``a + b``, ``a - b``, ``-a``: slot-wise mod t. ``a * b`` multiplies and relinearizes.
     ``a + k`` / ``a * k`` with an int, an array or a Plaintext: plaintext operations.
-    ``a ** e``: exponentiation by squaring. BGV ciphertexts also switch levels.
+    ``a ** e``: exponentiation by squaring. BGV ciphertexts also switch levels. ``len(a)`` and
+    ``a.shape``: the encrypted length (:class:`veil._base.CiphertextBase`); ``length``: how
+    many leading slots hold the vector (default None: every slot, N; coefficient encoding is
+    always N).
     """
 
     ctx: IntegerContext
 
-    def __init__(self, ctx: IntegerContext, raw: _core.Ciphertext) -> None:
+    def __init__(self, ctx: IntegerContext, raw: _core.Ciphertext,
+                 length: int | None = None) -> None:
         self.ctx = ctx
         self.raw = raw
+        self._init_length(length if ctx.encoding == "batch" else None)
+
+    def _full_length(self) -> int:
+        return self.ctx.slot_count
 
     def __repr__(self) -> str:
-        return (f"veil.Ciphertext(scheme={self.ctx.scheme}, size={self.size}, "
+        return (f"veil.Ciphertext(scheme={self.ctx.scheme}, len={len(self)}, size={self.size}, "
                 f"level={self.level}, device={self.device!r})")
 
     def _wrap(self, raw: _core.Ciphertext) -> Ciphertext:
-        return Ciphertext(self.ctx, raw)
+        out = copy.copy(self)  # same context and length
+        out.raw = raw
+        return out
 
     def _other(self, other: Ciphertext) -> _core.Ciphertext:
         check_same_context(self, other)
+        self._same_length(other)
         return other.raw
+
+    def _plain(self, other) -> _core.Plaintext:
+        """A plaintext operand encoded (with batching, a vector must have ``len(self)``; the
+        encoder's type and range errors come first)."""
+        plain = self.ctx._encode(other, "other")
+        if self.ctx.encoding == "batch":
+            self._check_vector(other)
+        return plain
 
     def __add__(self, other) -> Ciphertext:
         ev = self.ctx.evaluator
         if isinstance(other, Ciphertext):
             return self._wrap(ev.add(self.raw, self._other(other)))
-        return self._wrap(ev.add_plain(self.raw, self.ctx._encode(other, "other")))
+        return self._wrap(ev.add_plain(self.raw, self._plain(other)))
 
     __radd__ = __add__
 
@@ -425,7 +461,7 @@ class Ciphertext(CiphertextBase):
         ev = self.ctx.evaluator
         if isinstance(other, Ciphertext):
             return self._wrap(ev.sub(self.raw, self._other(other)))
-        return self._wrap(ev.sub_plain(self.raw, self.ctx._encode(other, "other")))
+        return self._wrap(ev.sub_plain(self.raw, self._plain(other)))
 
     def __rsub__(self, other) -> Ciphertext:
         return (-self) + other
@@ -434,9 +470,15 @@ class Ciphertext(CiphertextBase):
         ev = self.ctx.evaluator
         if isinstance(other, Ciphertext):
             return self._wrap(self._relin(ev.multiply(self.raw, self._other(other))))
-        return self._wrap(ev.multiply_plain(self.raw, self.ctx._encode(other, "other")))
+        return self._wrap(ev.multiply_plain(self.raw, self._plain(other)))
 
     __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        raise TypeError(
+            f"other: x / c is not defined for {self.ctx.scheme.upper()} ciphertexts, which hold "
+            "integers mod t (plain_modulus); for exact division of multiples of c multiply by "
+            "the inverse mod t: x * pow(c, -1, ctx.plain_modulus); for real numbers use CKKS")
 
     def __pow__(self, exponent: int) -> Ciphertext:
         exponent = _check.integer(exponent, "exponent", 1, 2**64 - 1)
@@ -462,10 +504,19 @@ class Ciphertext(CiphertextBase):
         steps = _check.step(steps, self.ctx.poly_modulus_degree)
         return self._wrap(self.ctx.evaluator.rotate_rows(self.raw, steps, self.ctx._gk([steps])))
 
+    def rotate(self, steps: int) -> Ciphertext:
+        """:meth:`rotate_rows` (SEAL's batching: a 2 x N/2 matrix whose rows turn separately).
+        For a vector of at most N/2 values (row 0) this is CKKS's ``rotate``: the N/2 slots of
+        the row turn left by ``steps`` (negative: right), the length is kept and the slots
+        after the vector (zeros after encryption) move in, so ``x.rotate(k).decrypt()`` is
+        ``np.roll(row0, -k)[:len(x)]``; values of a longer vector stay in their row."""
+        return self.rotate_rows(steps)
+
     def rotate_columns(self) -> Ciphertext:
-        """Swaps the two rows."""
+        """Swaps the two rows. The result has length N (a vector in row 0 moves to row 1)."""
         self._need_batching("rotate_columns")
-        return self._wrap(self.ctx.evaluator.rotate_columns(self.raw, self.ctx._gk(columns=True)))
+        out = self._wrap(self.ctx.evaluator.rotate_columns(self.raw, self.ctx._gk(columns=True)))
+        return out._resized(self.ctx.slot_count)
 
     def apply_galois(self, galois_elt: int) -> Ciphertext:
         """Applies x -> x^galois_elt (odd, < 2N) and switches back to the secret key."""
@@ -478,8 +529,8 @@ class Ciphertext(CiphertextBase):
         return self._wrap(ctx.evaluator.apply_galois(self.raw, galois_elt, ctx._gk()))
 
     @classmethod
-    def _make(cls, ctx, raw, extra=None) -> Ciphertext:
-        return cls(ctx, raw)
+    def _make(cls, ctx, raw, extra=None, info=None) -> Ciphertext:
+        return cls(ctx, raw, None if info is None else int(info[0]))
 
 
 _TERM = re.compile(r"^([0-9A-Fa-f]+)(?:x\^([0-9]+))?$")

@@ -121,6 +121,13 @@ def unpack_bundle(data) -> tuple[dict, dict[str, memoryview]]:
     except TypeError as e:
         raise TypeError(f"data: expected bytes, got {type(data).__name__}") from e
     if len(view) < 12 or bytes(view[:8]) != _BUNDLE_MAGIC:
+        try:
+            kind, scheme = identify(view)
+        except ValueError:
+            kind, scheme = "", None
+        if kind and kind != "context":  # another object: say which, and what loads it
+            raise ValueError(f"magic: not a Veil context bundle but {describe(kind, scheme)}; "
+                             f"load it with {loader_name(kind, scheme)}")
         raise ValueError("magic: not a Veil context bundle (expected b'VEILCTX\\x01')")
     (meta_len,) = struct.unpack_from("<I", view, 8)
     if meta_len > _MAX_META or 12 + meta_len > len(view):
@@ -196,3 +203,89 @@ def prune_key_set(key_set_id: str) -> None:
             _registry[key_set_id] = refs
         else:
             _registry.pop(key_set_id, None)
+
+
+# ---- recognising any Veil object: veil.load ----------------------------------------------------
+
+#: Veil-format object types (header byte 6; docs/serialization.md) and schemes (byte 7).
+_OBJECT_KINDS = {1: "parameters", 2: "plaintext", 3: "ciphertext", 4: "secret_key",
+                 5: "public_key", 6: "relin_keys", 7: "galois_keys", 8: "switching_key",
+                 9: "bootstrap_parameters"}
+_SCHEMES = {0: "bfv", 1: "bgv", 2: "ckks"}
+_SEAL_MAGIC = b"\x5e\xa1"  # 0xA15E, little-endian: SEAL 4.x's serialization header
+
+
+def identify(data) -> tuple[str, str | None]:
+    """(kind, scheme) of serialized Veil bytes, from their header: kind is ``"context"`` (a
+    pythonic context bundle), ``"seal"`` (Microsoft SEAL's format) or a Veil object type
+    (``"ciphertext"``, ``"plaintext"``, ``"parameters"``, ``"secret_key"``, ``"public_key"``,
+    ``"relin_keys"``, ``"galois_keys"``, ``"switching_key"``, ``"bootstrap_parameters"``);
+    scheme is ``"bfv"``, ``"bgv"``, ``"ckks"`` or None where the header does not say. Only the
+    header is read: the loaders check the rest.
+
+    Raises:
+        TypeError: ``data`` is not bytes-like.
+        ValueError: bytes that are none of these (naming the field).
+    """
+    try:
+        view = memoryview(data).cast("B")
+    except TypeError as e:
+        raise TypeError(f"data: expected bytes, got {type(data).__name__}") from e
+    head = bytes(view[:8])
+    if head == _BUNDLE_MAGIC:
+        scheme = None
+        if len(view) >= 12:
+            (meta_len,) = struct.unpack_from("<I", view, 8)
+            try:
+                meta = json.loads(bytes(view[12:12 + min(meta_len, _MAX_META)]))
+                scheme = meta.get("scheme") if isinstance(meta, dict) else None
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                pass  # from_bytes names the field
+        return "context", scheme if scheme in _SCHEMES.values() else None
+    if head[:4] == b"VEIL":
+        if len(view) < 8:
+            raise ValueError("header: truncated (a Veil object has a 48-byte header)")
+        kind, scheme = _OBJECT_KINDS.get(view[6]), _SCHEMES.get(view[7])
+        if kind is None:
+            raise ValueError(f"object_type: unknown value {view[6]} (not an object this build "
+                             "reads)")
+        if scheme is None:
+            raise ValueError(f"scheme: unknown value {view[7]} (expected 0 BFV, 1 BGV or 2 CKKS)")
+        return kind, scheme
+    if head[:2] == _SEAL_MAGIC:
+        return "seal", None
+    raise ValueError("magic: not a Veil object (expected the bytes 'VEIL', or 'VEILCTX\\x01' for "
+                     "a context bundle)")
+
+
+_KIND_NAMES = {"context": "a context bundle", "seal": "bytes in SEAL's format",
+               "parameters": "encryption parameters", "plaintext": "a plaintext",
+               "ciphertext": "a ciphertext", "secret_key": "a secret key",
+               "public_key": "a public key", "relin_keys": "relinearization keys",
+               "galois_keys": "Galois keys", "switching_key": "a switching key",
+               "bootstrap_parameters": "bootstrapping parameters"}
+
+
+def describe(kind: str, scheme: str | None) -> str:
+    """What :func:`identify` found, in words: ``"a CKKS ciphertext"``."""
+    name = _KIND_NAMES.get(kind, kind)
+    if scheme is None:
+        return name
+    for article in ("a ", ""):
+        if name.startswith(article):
+            return f"{article}{scheme.upper()} {name[len(article):]}"
+    return name  # pragma: no cover - every name matches "" above
+
+
+def loader_name(kind: str, scheme: str | None) -> str:
+    """The call that loads what :func:`identify` found (for error messages)."""
+    if kind == "context":
+        return "veil.load_context(data) or veil.load(data)"
+    if kind == "seal":
+        return "the veil.seal.load_* function of the object (veil.seal.load_ciphertext(data, ctx), ...)"
+    if kind == "ciphertext" and scheme is not None:
+        cls = "CKKSCiphertext" if scheme == "ckks" else "Ciphertext"
+        return f"veil.load(data, ctx) or veil.{cls}.from_bytes(data, ctx)"
+    if kind == "parameters":
+        return "veil.load(data) or veil.EncryptionParameters.from_bytes(data)"
+    return "veil.load(data, ctx)"

@@ -91,14 +91,18 @@ def _row_size(ct) -> int:
 
 def slot_sum(ct, size: int | None = None):
     """Slot i of the result holds x_i + x_(i+1) + ... + x_(i+size-1) (indices cyclic in the row):
-    slot 0 holds the sum of the first ``size`` slots. ``size`` defaults to every slot (BFV/BGV:
-    both rows, so every slot holds the total of all N slots).
+    slot 0 holds the sum of the first ``size`` slots. ``size`` defaults to the ciphertext's
+    length (BFV/BGV with a length above N/2: both rows, every slot then holding the total of
+    all N slots). The result has length 1.
 
     Raises ValueError naming ``size`` outside 1..row length (N/2).
     """
     row = _row_size(ct)
-    both_rows = size is None and not hasattr(ct, "is_complex")
-    size = row if size is None else _check.integer(size, "size", 1, row)
+    both_rows = size is None and not hasattr(ct, "is_complex") and len(ct) > row
+    if size is None:
+        size = row if both_rows else max(1, len(ct))
+    else:
+        size = _check.integer(size, "size", 1, row)
     ct.ctx.ensure_galois_keys(sum_steps(size), columns=both_rows)
     acc, width = ct, 1
     for bit in bin(size)[3:]:
@@ -107,25 +111,25 @@ def slot_sum(ct, size: int | None = None):
         if bit == "1":
             acc = ct + _rotate(acc, 1)
             width += 1
-    if both_rows:
-        acc = acc + acc.rotate_columns()
-    return acc
+    if both_rows:  # rotate_columns gives length N: add the raw ciphertexts
+        acc = acc._wrap(ct.ctx.evaluator.add(acc.raw, acc.rotate_columns().raw))
+    return acc._resized(1)
 
 
 def dot(ct, other, size: int | None = None):
-    """Inner product: ``(ct * other).sum(size)``; slot 0 (and, for a full window, every slot)
-    holds sum_i ct_i * other_i. ``other``: a ciphertext of the same context or a vector of
-    plaintext values; ``size`` defaults to len(other) for a vector and to every slot for a
-    ciphertext."""
+    """Inner product: ``(ct * other).sum(size)``, a ciphertext of length 1; slot 0 (and, for a
+    full window, every slot) holds sum_i ct_i * other_i. ``other``: a ciphertext of the same
+    context and length or a vector of ``len(ct)`` plaintext values; ``size`` defaults to
+    len(other) for a vector and to the length for a ciphertext."""
     if size is None and isinstance(other, (Sequence, np.ndarray)) and np.ndim(other) == 1:
         size = len(other) or None
     return slot_sum(ct * other, size)
 
 
 def matmul(ct, matrix):
-    """The vector-matrix product v @ M for v in the first n slots of ``ct`` (zero elsewhere) and
-    a plaintext n x m matrix M: the result holds y_j = sum_i v_i M[i, j] in its first m slots
-    and zeros after them (up to CKKS noise).
+    """The vector-matrix product v @ M for the vector v of length n (``len(ct)``; zero in the
+    slots after it) and a plaintext n x m matrix M: the result, of length m, holds y_j =
+    sum_i v_i M[i, j] in its first m slots and zeros after them (up to CKKS noise).
 
     Halevi-Shoup's diagonal method with baby-step giant-step (module docstring): y = sum_k
     diag_k * rot(v, k) with diag_k[j] = M[(j + k) mod d, j], d = max(n, m); the vector is
@@ -134,8 +138,9 @@ def matmul(ct, matrix):
     input's scale (one level used when auto_rescale is on). BFV/BGV: M's entries are integers
     mod t; the vector lives in the first row.
 
-    Raises ValueError naming ``matrix`` for a shape that is not (n, m) with n, m >= 1, or too
-    large for the slots (max(n, m) <= N/4, or = N/2); TypeError for non-numeric entries.
+    Raises ValueError naming ``matrix`` for a shape that is not (n, m) with n, m >= 1, n other
+    than ``len(ct)``, or too large for the slots (max(n, m) <= N/4, or = N/2); TypeError for
+    non-numeric entries.
     """
     ctx = ct.ctx
     is_ckks = hasattr(ct, "is_complex")
@@ -146,6 +151,10 @@ def matmul(ct, matrix):
         raise TypeError(f"matrix: expected {'numbers' if is_ckks else 'integers'}, got dtype "
                         f"{mat.dtype}")
     n, m = mat.shape
+    if n != len(ct):
+        raise ValueError(f"matrix: v @ M with an {n} x {m} matrix needs a vector of {n} values, "
+                         f"but the ciphertext has length {len(ct)} (shapes ({len(ct)},) and "
+                         f"({n}, {m}) are not aligned)")
     row = _row_size(ct)
     d, baby, giant, replicate = matmul_plan(n, m, row)
     ctx.ensure_galois_keys(matmul_steps(n, m, row))
@@ -189,10 +198,10 @@ def matmul(ct, matrix):
             inner = _rotate(inner, shift)
         out = inner if out is None else out + inner
     if out is None:  # the zero matrix
-        return x * 0
+        return (x * 0)._resized(m)
     if is_ckks:
         out = out._wrap(ctx._rescale_product(out.raw))
-    return out
+    return out._resized(m)
 
 
 # ---- CKKS polynomials (circuits::PolynomialEvaluator) ------------------------------------------

@@ -35,9 +35,12 @@ def cyclic_window_sums(x: np.ndarray, size: int) -> np.ndarray:
 def test_ckks_sum_matches_numpy_window_sums(device, size):
     ctx = ckks_ctx(device)
     x = RNG.uniform(-1, 1, ctx.slot_count)
-    got = ctx.decrypt(ctx.encrypt(x).sum(size))
+    y = ctx.encrypt(x).sum(size)
     want = cyclic_window_sums(x, size or ctx.slot_count)
-    assert np.max(np.abs(got - want)) < 1e-4 * max(1, size or ctx.slot_count) ** 0.5
+    tol = 1e-4 * max(1, size or ctx.slot_count) ** 0.5
+    assert len(y) == 1 and abs(ctx.decrypt(y)[0] - want[0]) < tol  # the sum, in slot 0
+    got = ctx.decrypt(y.with_length())  # every slot: the cyclic window sums
+    assert np.max(np.abs(got - want)) < tol
 
 
 def test_sum_steps_cover_the_binary_method():
@@ -50,10 +53,12 @@ def test_sum_steps_cover_the_binary_method():
 def test_bfv_sum_over_both_rows_and_within_rows(device):
     ctx = bfv_ctx(device)
     x = RNG.integers(0, 1000, ctx.slot_count)
-    total = ctx.decrypt(ctx.encrypt(x).sum(), signed=False)
-    assert np.all(total == x.sum() % T)
+    s = ctx.encrypt(x).sum()
+    assert len(s) == 1 and ctx.decrypt(s, signed=False).tolist() == [x.sum() % T]
+    total = ctx.decrypt(s.with_length(), signed=False)  # both rows: every slot holds it
+    assert total.shape == (ctx.slot_count,) and np.all(total == x.sum() % T)
     row = ctx.row_size
-    got = ctx.decrypt(ctx.encrypt(x).sum(7), signed=False)
+    got = ctx.decrypt(ctx.encrypt(x).sum(7).with_length(), signed=False)
     want = np.concatenate([cyclic_window_sums(x[:row], 7), cyclic_window_sums(x[row:], 7)]) % T
     assert np.array_equal(got, want)
 
@@ -89,8 +94,10 @@ def test_ckks_matmul_matches_numpy(device, shape):
     ct = ctx.encrypt(v)
     y = ct @ mat
     got = ctx.decrypt(y)
-    assert np.max(np.abs(got[:m] - v @ mat)) < 1e-4
-    assert np.max(np.abs(got[max(n, m):])) < 1e-4  # zeros after the result
+    assert len(y) == m and got.shape == (m,)
+    assert np.max(np.abs(got - v @ mat)) < 1e-4
+    every = ctx.decrypt(y.with_length())
+    assert np.max(np.abs(every[max(n, m):])) < 1e-4  # zeros after the result
     assert y.level == ct.level - 1 and y.scale == pytest.approx(ct.scale, rel=1e-12)
 
 
@@ -98,7 +105,9 @@ def test_bfv_matmul_exact_mod_t(device):
     ctx = bfv_ctx(device)
     v = RNG.integers(-50, 50, 12)
     mat = RNG.integers(-50, 50, (12, 9))
-    got = ctx.decrypt(ctx.encrypt(v).matmul(mat))
+    y = ctx.encrypt(v).matmul(mat)
+    assert np.array_equal(ctx.decrypt(y), v @ mat)
+    got = ctx.decrypt(y.with_length())
     assert np.array_equal(got[:9], v @ mat)
     assert not np.any(got[12:ctx.row_size])
 
