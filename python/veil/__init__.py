@@ -45,6 +45,7 @@ from ._core import (
     Ciphertext as RawCiphertext,
 )
 from ._device import default_device, device_info, resolve_device
+from ._errors import DepthError
 from ._integer import BFVContext, BGVContext, Ciphertext, IntegerContext, bfv, bgv
 from ._params import KeyMemoryWarning
 from ._tensor import matmul_steps, sum_steps

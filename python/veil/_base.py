@@ -9,7 +9,7 @@ from typing import Any, TypeVar, Union, cast
 
 import numpy as np
 
-from . import _check, _core, _params, _progress, _tensor
+from . import _check, _core, _errors, _params, _progress, _tensor
 from . import _serialize as _ser
 from ._device import resolve_device
 
@@ -528,9 +528,7 @@ class KeyedContext:
             if self.context.special_primes == 0:
                 raise ValueError("ctx: no Galois keys: this context has no special prime "
                                  "(special_primes=0), so none can exist")
-            raise ValueError("ctx: no Galois keys: this public context cannot create them; the "
-                             "client creates them (ctx.create_galois_keys(steps) or "
-                             "galois_steps=...) before exporting ctx.public()")
+            raise _errors.no_galois_keys(list(steps), columns)
         return self.galois_keys
 
     def _rlk(self):
@@ -657,6 +655,7 @@ class CiphertextBase:
                 f"other: a vector of {n} values for a ciphertext of length {self._length}; "
                 "elementwise operations need equal lengths (a scalar applies to every value)")
 
+    @_errors.user_operation("x.decrypt()")
     def decrypt(self, *args: Any, **kwargs: Any) -> Any:
         """``ctx.decrypt(ct, ...)`` with this ciphertext's context: ``len(ct)`` values (the
         arguments of the context's ``decrypt``: ``complex_output``/``signed``, ``out``).
@@ -688,9 +687,11 @@ class CiphertextBase:
     def _wrap(self, raw):  # pragma: no cover - overridden
         raise NotImplementedError
 
+    @_errors.user_operation("-x")
     def __neg__(self):
         return self._wrap(self.ctx.evaluator.negate(self.raw))
 
+    @_errors.user_operation(_errors.method_name("rotate_many"))
     def rotate_many(self: _C, steps: Sequence[int]) -> list[_C]:
         """Hoisted rotations: one shared decomposition (ModUp) for every step (|step| < N/2)."""
         steps = _check.steps(steps, self.ctx.poly_modulus_degree)
@@ -698,6 +699,7 @@ class CiphertextBase:
         return [self._wrap(r) for r in raws]
 
     # ---- tensor helpers (veil._tensor) ---------------------------------------------------------
+    @_errors.user_operation("x.sum()")
     def sum(self: _C, size: int | None = None) -> _C:
         """Rotate-and-add sum of the first ``size`` slots (default ``len(ct)``; BFV/BGV with
         a length above N/2: both rows), a ciphertext of length 1: ``ct.sum().decrypt()[0]`` is
@@ -708,12 +710,14 @@ class CiphertextBase:
         Raises ValueError naming ``size`` outside 1..N/2."""
         return _tensor.slot_sum(self, size)
 
+    @_errors.user_operation("x.dot({y})")
     def dot(self: _C, other: object, size: int | None = None) -> _C:
         """Inner product with a ciphertext or a plaintext vector of the same length:
         ``(self * other).sum(size)`` (size: the length), a ciphertext of length 1 (slot 0
         holds the result; ``x @ v`` for a plaintext vector v is the same)."""
         return _tensor.dot(self, other, size)
 
+    @_errors.user_operation("x @ M")
     def matmul(self: _C, matrix: object) -> _C:
         """v @ M for the vector v of length n (``len(ct)``, zeros in the slots after it) and a
         plaintext n x m matrix: a ciphertext of length m holding y_j = sum_i v_i M[i, j].
@@ -746,10 +750,12 @@ class CiphertextBase:
             raise ValueError(f"matrix: expected a 2-D (m, n) array, got shape {mat.shape}")
         return self.matmul(mat.T)
 
+    @_errors.user_operation("x.mod_switch_to_next()")
     def mod_switch_to_next(self: _C) -> _C:
         """Switches to the next level (BGV: modulus switching; CKKS: drops a prime, same scale)."""
         return self._wrap(self.ctx.evaluator.mod_switch_to_next(self.raw))
 
+    @_errors.user_operation(_errors.method_name("mod_switch_to"))
     def mod_switch_to(self: _C, level: int) -> _C:
         """Switches down to ``level`` (0 <= level <= the ciphertext's level)."""
         level = _check.integer(level, "level", 0, self.level)
@@ -952,7 +958,15 @@ def load(source: Bytes | PathLike, ctx: KeyedContext | _core.Context | None = No
 
 def check_same_context(a, b, what: str = "other") -> None:
     if a.ctx.context.parameter_hash != b.ctx.context.parameter_hash:
-        raise ValueError(f"{what}: ciphertext belongs to a different context")
+        def params(c):
+            ctx = c.ctx
+            t = f", plain_modulus {ctx.context.plain_modulus}" if ctx.scheme != "ckks" else ""
+            return (f"{ctx.scheme.upper()}, poly_modulus_degree {ctx.poly_modulus_degree}, "
+                    f"{len(ctx.coeff_modulus)} primes{t}")
+        raise ValueError(
+            f"{what}: ciphertext belongs to a different context ({params(b)}; this one: "
+            f"{params(a)}): compute only on ciphertexts of one context (and its ctx.public() "
+            "view)")
 
 
 __all__: Sequence[str] = ["CiphertextBase", "KeyedContext", "build_params", "check_degree",

@@ -30,7 +30,7 @@ from typing import Any, Union, cast
 import numpy as np
 import numpy.typing as npt
 
-from . import _bootstrap, _check, _core, _params, _tensor
+from . import _bootstrap, _check, _core, _errors, _params, _tensor
 from ._base import (
     _CIPHERTEXT_CLASSES,
     _CONTEXT_CLASSES,
@@ -247,6 +247,7 @@ class CKKSContext(KeyedContext):
         self.bootstrapper = bt
         return bt
 
+    @_errors.user_operation("ctx.bootstrap(x)")
     def bootstrap(self, ct: CKKSCiphertext) -> CKKSCiphertext:
         """Refreshes ``ct`` (a scale within 2^4 of the context's) to the bootstrapper's
         ``output_level``, from which :attr:`levels` multiplications are left before the next
@@ -379,6 +380,9 @@ class CKKSContext(KeyedContext):
         numbers. Ints, floats, complex numbers and numpy numeric arrays; bools and strings
         raise TypeError naming ``name``, non-finite or out-of-double-range values ValueError."""
         expected = f"{name}: expected a number or a 1-D array of at most {self.slot_count} numbers"
+        mixed = _errors.ciphertext_as_values(self, name, values)
+        if mixed is not None:
+            raise mixed
         if isinstance(values, (str, bytes)):
             raise TypeError(f"{expected}, got {_check.show(values)}")
         try:
@@ -386,7 +390,7 @@ class CKKSContext(KeyedContext):
         except (ValueError, TypeError) as e:  # ragged nesting and the like
             raise ValueError(f"{expected} ({e})") from None
         if arr.ndim > 1:
-            raise ValueError(f"{expected}, got shape {arr.shape}")
+            raise ValueError(f"{expected}, got shape {arr.shape}{_errors.FLATTEN}")
         if arr.ndim == 1 and arr.size == 0:
             arr = np.zeros(0, dtype=np.float64)
         elif arr.dtype.kind == "O":
@@ -408,7 +412,7 @@ class CKKSContext(KeyedContext):
             hint = " (use .astype(float) for a 0/1 mask)" if arr.dtype.kind == "b" else ""
             raise TypeError(f"{expected}, got {got}{hint}")
         if arr.size > self.slot_count:
-            raise ValueError(f"{name}: expected at most {self.slot_count} slots, got {arr.size}")
+            raise _errors.too_many_values(self, name, arr.size)
         if arr.dtype.kind in "fc" and not np.isfinite(arr).all():
             bad = arr.reshape(-1)[~np.isfinite(arr.reshape(-1))][0]
             raise ValueError(f"{name}: expected finite numbers, got {bad}")
@@ -474,6 +478,7 @@ class CKKSContext(KeyedContext):
         raw = self._encrypt_raw(self._encode(values, scale, level, "values"), symmetric)
         return CKKSCiphertext(self, raw, is_complex, length)
 
+    @_errors.user_operation("ctx.decrypt(x)")
     def decrypt(self, ct: CKKSCiphertext, complex_output: bool | None = None,
                 out: Any = None) -> Any:
         """Decrypts to ``len(ct)`` values (the encrypted length; N/2 for a ciphertext that
@@ -488,7 +493,7 @@ class CKKSContext(KeyedContext):
         device, TypeError for the wrong dtype."""
         decryptor = self._need_secret()
         if not isinstance(ct, CKKSCiphertext):
-            raise TypeError(f"ct: expected a CKKSCiphertext, got {type(ct).__name__}")
+            raise _errors.wrong_ciphertext(self, "ct", ct, "a CKKSCiphertext")
         check_same_context(ct, CKKSCiphertext(self, ct.raw, False), "ct")
         if out is not None:
             self.encoder.decode_into(decryptor.decrypt(ct.raw), out)
@@ -565,6 +570,7 @@ class CKKSCiphertext(CiphertextBase):
             return ctx.evaluator.relinearize_rescale(raw, ctx._rlk())
         return ctx.evaluator.relinearize(raw, ctx._rlk())
 
+    @_errors.user_operation("x + {y}")
     def __add__(self, other) -> CKKSCiphertext:
         ev = self.ctx.evaluator
         if isinstance(other, CKKSCiphertext):
@@ -574,6 +580,7 @@ class CKKSCiphertext(CiphertextBase):
 
     __radd__ = __add__
 
+    @_errors.user_operation("x - {y}")
     def __sub__(self, other) -> CKKSCiphertext:
         ev = self.ctx.evaluator
         if isinstance(other, CKKSCiphertext):
@@ -581,9 +588,11 @@ class CKKSCiphertext(CiphertextBase):
         pt, other = self._plain(other, self.scale, self.level)
         return self._wrap(ev.sub_plain(self.raw, pt), self._complexity(other))
 
+    @_errors.user_operation("c - x")
     def __rsub__(self, other) -> CKKSCiphertext:
         return (-self) + other
 
+    @_errors.user_operation("x * {y}")
     def __mul__(self, other) -> CKKSCiphertext:
         ev = self.ctx.evaluator
         if isinstance(other, CKKSCiphertext):
@@ -594,6 +603,7 @@ class CKKSCiphertext(CiphertextBase):
 
     __rmul__ = __mul__
 
+    @_errors.user_operation("x / c")
     def __truediv__(self, other) -> CKKSCiphertext:
         """``x / c`` = ``x * (1 / c)`` for a plaintext scalar or vector ``c`` (of ``len(x)``
         values): one plaintext multiplication (a level with auto_rescale).
@@ -624,6 +634,7 @@ class CKKSCiphertext(CiphertextBase):
             "division); approximate 1/x on an interval that excludes 0 with "
             "x.evaluate(lambda t: 1 / t, (a, b)), then multiply by c")
 
+    @_errors.user_operation(_errors.power_name, need=_errors.power_levels)
     def __pow__(self, exponent: int) -> CKKSCiphertext:
         """``x ** k`` for an integer k >= 1, by squaring and multiplying: ceil(log2 k)
         levels (with ``auto_rescale=True``; the operands are aligned as for ``x * y``).
@@ -648,9 +659,11 @@ class CKKSCiphertext(CiphertextBase):
                 return result
             base = base.square()
 
+    @_errors.user_operation("x.square()")
     def square(self) -> CKKSCiphertext:
         return self._wrap(self._after_mul(self.ctx.evaluator.square(self.raw)))
 
+    @_errors.user_operation("x.rescale()")
     def rescale(self) -> CKKSCiphertext:
         """Divides by the rescale block holding the top prime and drops it (scale /= the
         block's product: q_level with the default one-prime blocks).
@@ -673,6 +686,7 @@ class CKKSCiphertext(CiphertextBase):
         raw.scale = scale
         return self._wrap(raw)
 
+    @_errors.user_operation(_errors.method_name("rotate"))
     def rotate(self, steps: int) -> CKKSCiphertext:
         """Rotates the N/2 slots left by ``steps`` (negative: right); |steps| < N/2 (not
         wrapped); SEAL's rotate_vector. The length is kept, and the whole row turns: for a
@@ -683,13 +697,16 @@ class CKKSCiphertext(CiphertextBase):
 
     rotate_vector = rotate
 
+    @_errors.user_operation("x.bootstrap()")
     def bootstrap(self) -> CKKSCiphertext:
         """``ctx.bootstrap(self)``: a refreshed ciphertext at the bootstrapper's output level."""
         return self.ctx.bootstrap(self)
 
+    @_errors.user_operation("x.conjugate()")
     def conjugate(self) -> CKKSCiphertext:
         return self._wrap(self.ctx.evaluator.conjugate(self.raw, self.ctx._gk(columns=True)), True)
 
+    @_errors.user_operation("x.polyval(coeffs)")
     def polyval(self, coeffs: Sequence[float]) -> CKKSCiphertext:
         """p(x) = coeffs[0] + coeffs[1] x + ... + coeffs[d] x^d slot-wise (lowest degree first, as
         numpy.polynomial), in the Chebyshev basis by the baby-step giant-step recursion of
@@ -699,6 +716,7 @@ class CKKSCiphertext(CiphertextBase):
         Raises ValueError naming ``coeffs`` (empty, not real, or more levels than are left)."""
         return _tensor.polyval(self, coeffs)
 
+    @_errors.user_operation(_errors.evaluate_name)
     def evaluate(self, fn: Callable[[np.ndarray], np.ndarray],
                  interval: tuple[float, float] = (-1.0, 1.0), degree: int = 15) -> CKKSCiphertext:
         """fn(x) slot-wise for x in ``interval``, by fn's degree-``degree`` Chebyshev

@@ -26,7 +26,7 @@ from typing import Any, Union, cast
 
 import numpy as np
 
-from . import _check, _core, _params
+from . import _check, _core, _errors, _params
 from ._device import array_device
 from ._base import (
     _CIPHERTEXT_CLASSES,
@@ -217,6 +217,9 @@ class IntegerContext(KeyedContext):
         bool, a string or an object that is not an integer raises TypeError naming ``name``;
         an integer outside [-(t-1)/2, t) raises ValueError (never OverflowError).
         """
+        mixed = _errors.ciphertext_as_values(self, name, values)
+        if mixed is not None:
+            raise mixed
         if isinstance(values, (str, bytes)):
             hint = "" if self.encoding == "coefficients" or isinstance(values, bytes) else (
                 " (a polynomial string needs encoding='coefficients')")
@@ -228,7 +231,7 @@ class IntegerContext(KeyedContext):
         if arr.ndim > 1:
             raise ValueError(
                 f"{name}: expected a 1-D array of at most {self.slot_count} integers, "
-                f"got shape {arr.shape}")
+                f"got shape {arr.shape}{_errors.FLATTEN}")
         if arr.ndim == 1 and arr.size == 0:
             arr = np.zeros(0, dtype=np.int64)  # [] is float64 to numpy: no value to check
         elif arr.dtype.kind == "O":
@@ -242,13 +245,14 @@ class IntegerContext(KeyedContext):
             got = f"dtype {arr.dtype}" if arr.ndim else _check.show(
                 arr[()] if isinstance(values, np.ndarray) else values)
             hint = " (use .astype(int) for a 0/1 mask)" if arr.dtype.kind == "b" else ""
-            raise TypeError(f"{name}: expected integers (int or a numpy integer array), "
+            real = _errors.INTEGERS_ONLY if arr.dtype.kind in "fc" else ""
+            raise TypeError(f"{name}: expected integers (int or a numpy integer array{real}), "
                             f"got {got}{hint}")
         if arr.ndim == 0:
             count = self.slot_count if self.encoding == "batch" else 1
             arr = np.full(count, arr[()], dtype=arr.dtype)
         if arr.size > self.slot_count:
-            raise ValueError(f"{name}: expected at most {self.slot_count} slots, got {arr.size}")
+            raise _errors.too_many_values(self, name, arr.size)
         return arr
 
     def encode(self, values: ArrayLike | str | _core.Plaintext) -> _core.Plaintext:
@@ -285,9 +289,7 @@ class IntegerContext(KeyedContext):
     def _check_range(self, lo: int, hi: int, name: str) -> None:
         t = self.plain_modulus
         if hi >= t or lo < -((t - 1) // 2):
-            raise ValueError(
-                f"{name}: expected entries in [-(t-1)/2, t) with plain_modulus t = {t}, "
-                f"got range [{_check.show(lo)}, {_check.show(hi)}]")
+            raise _errors.out_of_plain_range(self, name, _check.show(lo), _check.show(hi))
 
     def _residues(self, arr: np.ndarray, name: str = "values") -> np.ndarray:
         """Integers in [-(t-1)/2, t) as uint64 residues mod t (slots or coefficients alike)."""
@@ -318,6 +320,7 @@ class IntegerContext(KeyedContext):
         """A coefficient plaintext in SEAL's hex form (``"1x^3 + 2Fx^1 + 3"``)."""
         return format_poly(plain.coefficients())
 
+    @_errors.user_operation("ctx.decrypt_string(x)")
     def decrypt_string(self, ct: Ciphertext) -> str:
         """Decrypts to SEAL's hex form of the plaintext polynomial (coefficient encoding)."""
         return self.decode_string(self._need_secret().decrypt(self._raw(ct)))
@@ -342,6 +345,7 @@ class IntegerContext(KeyedContext):
                 length = values.size
         return Ciphertext(self, self._encrypt_raw(self.encode(values), symmetric), length)
 
+    @_errors.user_operation("ctx.decrypt(x)")
     def decrypt(self, ct: Ciphertext, signed: bool = True, out: Any = None) -> Any:
         """Decrypts to ``len(ct)`` int64 slot values (the encrypted length: N for a ciphertext
         that fills every slot, a raw ciphertext, or coefficient encoding, whose N coefficients
@@ -363,6 +367,7 @@ class IntegerContext(KeyedContext):
             return values[:len(ct)].copy()
         return values
 
+    @_errors.user_operation("ctx.noise_budget(x)")
     def noise_budget(self, ct: Ciphertext) -> int:
         """Invariant noise budget in bits (SEAL's definition); needs the secret key."""
         return self._need_secret().invariant_noise_budget(self._raw(ct))
@@ -374,7 +379,7 @@ class IntegerContext(KeyedContext):
             return ct.raw
         if isinstance(ct, _core.Ciphertext):
             return ct
-        raise TypeError(f"ct: expected a veil Ciphertext, got {type(ct).__name__}")
+        raise _errors.wrong_ciphertext(self, "ct", ct, "a veil Ciphertext")
 
 
 class BFVContext(IntegerContext):
@@ -449,6 +454,7 @@ class Ciphertext(CiphertextBase):
             self._check_vector(other)
         return plain
 
+    @_errors.user_operation("x + {y}")
     def __add__(self, other) -> Ciphertext:
         ev = self.ctx.evaluator
         if isinstance(other, Ciphertext):
@@ -457,15 +463,18 @@ class Ciphertext(CiphertextBase):
 
     __radd__ = __add__
 
+    @_errors.user_operation("x - {y}")
     def __sub__(self, other) -> Ciphertext:
         ev = self.ctx.evaluator
         if isinstance(other, Ciphertext):
             return self._wrap(ev.sub(self.raw, self._other(other)))
         return self._wrap(ev.sub_plain(self.raw, self._plain(other)))
 
+    @_errors.user_operation("c - x")
     def __rsub__(self, other) -> Ciphertext:
         return (-self) + other
 
+    @_errors.user_operation("x * {y}")
     def __mul__(self, other) -> Ciphertext:
         ev = self.ctx.evaluator
         if isinstance(other, Ciphertext):
@@ -480,6 +489,7 @@ class Ciphertext(CiphertextBase):
             "integers mod t (plain_modulus); for exact division of multiples of c multiply by "
             "the inverse mod t: x * pow(c, -1, ctx.plain_modulus); for real numbers use CKKS")
 
+    @_errors.user_operation(_errors.power_name)
     def __pow__(self, exponent: int) -> Ciphertext:
         exponent = _check.integer(exponent, "exponent", 1, 2**64 - 1)
         return self._wrap(self.ctx.evaluator.exponentiate(self.raw, exponent, self.ctx._rlk()))
@@ -487,9 +497,11 @@ class Ciphertext(CiphertextBase):
     def _relin(self, raw: _core.Ciphertext) -> _core.Ciphertext:
         return self.ctx.evaluator.relinearize(raw, self.ctx._rlk()) if raw.size == 3 else raw
 
+    @_errors.user_operation("x.square()")
     def square(self) -> Ciphertext:
         return self._wrap(self._relin(self.ctx.evaluator.square(self.raw)))
 
+    @_errors.user_operation("x.relinearize()")
     def relinearize(self) -> Ciphertext:
         return self._wrap(self._relin(self.raw))
 
@@ -498,12 +510,14 @@ class Ciphertext(CiphertextBase):
             raise ValueError(f"{op}: slot rotations need batching (encoding='batch'); "
                              "use apply_galois for automorphisms of coefficient plaintexts")
 
+    @_errors.user_operation(_errors.method_name("rotate_rows"))
     def rotate_rows(self, steps: int) -> Ciphertext:
         """Rotates both rows left by ``steps`` (negative: right); |steps| < N/2 (not wrapped)."""
         self._need_batching("rotate_rows")
         steps = _check.step(steps, self.ctx.poly_modulus_degree)
         return self._wrap(self.ctx.evaluator.rotate_rows(self.raw, steps, self.ctx._gk([steps])))
 
+    @_errors.user_operation(_errors.method_name("rotate"))
     def rotate(self, steps: int) -> Ciphertext:
         """:meth:`rotate_rows` (SEAL's batching: a 2 x N/2 matrix whose rows turn separately).
         For a vector of at most N/2 values (row 0) this is CKKS's ``rotate``: the N/2 slots of
@@ -512,12 +526,14 @@ class Ciphertext(CiphertextBase):
         ``np.roll(row0, -k)[:len(x)]``; values of a longer vector stay in their row."""
         return self.rotate_rows(steps)
 
+    @_errors.user_operation("x.rotate_columns()")
     def rotate_columns(self) -> Ciphertext:
         """Swaps the two rows. The result has length N (a vector in row 0 moves to row 1)."""
         self._need_batching("rotate_columns")
         out = self._wrap(self.ctx.evaluator.rotate_columns(self.raw, self.ctx._gk(columns=True)))
         return out._resized(self.ctx.slot_count)
 
+    @_errors.user_operation(_errors.method_name("apply_galois"))
     def apply_galois(self, galois_elt: int) -> Ciphertext:
         """Applies x -> x^galois_elt (odd, < 2N) and switches back to the secret key."""
         galois_elt = _check.integer(galois_elt, "galois_elt", 1, 2 * self.ctx.poly_modulus_degree - 1)

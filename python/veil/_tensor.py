@@ -144,6 +144,10 @@ def matmul(ct, matrix):
     """
     ctx = ct.ctx
     is_ckks = hasattr(ct, "is_complex")
+    if hasattr(matrix, "raw") and hasattr(matrix, "ctx"):  # x @ y with a ciphertext y
+        raise TypeError("matrix: x @ M takes a plaintext 2-D matrix M, got a ciphertext; for "
+                        "the inner product of two ciphertexts use x.dot(y), for their "
+                        "elementwise product x * y")
     mat = np.asarray(matrix)
     if mat.ndim != 2 or 0 in mat.shape:
         raise ValueError(f"matrix: expected a 2-D (n, m) array, got shape {mat.shape}")
