@@ -267,6 +267,14 @@ class CKKSContext(KeyedContext):
         if not isinstance(ct, CKKSCiphertext):
             raise TypeError(f"ct: expected a CKKSCiphertext, got {type(ct).__name__}")
         check_same_context(ct, CKKSCiphertext(self, ct.raw, False), "ct")
+        n = self._sparse_slots()
+        if n is not None and n < len(ct) < self.slot_count:
+            # Its slots cannot repeat with period n: SubSum would return a wrong vector.
+            raise ValueError(
+                f"ct: holds {len(ct)} values but the bootstrapper refreshes {n} slots "
+                f"(BootstrapConfig(slots={n})); encrypt at most {n} values on this context "
+                f"(they are repeated with period {n} for bootstrapping), or enable "
+                f"bootstrapping with slots >= {len(ct)}")
         return CKKSCiphertext(self, self.bootstrapper.bootstrap(ct.raw), ct.is_complex, len(ct))
 
     def _options(self) -> dict:
@@ -444,7 +452,7 @@ class CKKSContext(KeyedContext):
         _check.scale_fits(scale, self._level_bits[level], level)
         if array_device(values, self.device, name) is not None:  # GPU array: no host copy
             return self.encoder.encode_array(values, scale, level)
-        arr = self._numbers(values, name)
+        arr = self._tiled(self._numbers(values, name))
         if arr.ndim == 0:
             return self.encoder.encode_scalar(complex(arr[()]), scale, level, self.device)
         if arr.dtype.kind == "c":
@@ -452,6 +460,24 @@ class CKKSContext(KeyedContext):
                                                scale, level, self.device)
         return self.encoder.encode_real(np.ascontiguousarray(arr, dtype=np.float64), scale,
                                         level, self.device)
+
+    def _sparse_slots(self) -> int | None:
+        """n when the bootstrapper refreshes n < N/2 slots (sparse packing), else None."""
+        bt = self.bootstrapper
+        n = None if bt is None else bt.slots
+        return n if n is not None and n < self.slot_count else None
+
+    def _tiled(self, arr: np.ndarray) -> np.ndarray:
+        """On a sparse-bootstrapping context (n < N/2 slots), a vector of at most n values is
+        repeated with period n over the N/2 slots (zero-padded to n first): the layout sparse
+        bootstrapping refreshes (its SubSum sums the N/2n copies), kept by every slot-wise
+        operation and rotation. Other inputs are returned unchanged."""
+        n = self._sparse_slots()
+        if n is None or arr.ndim != 1 or arr.size > n:
+            return arr
+        period = np.zeros(n, dtype=arr.dtype)
+        period[:arr.size] = arr
+        return np.tile(period, self.slot_count // n)
 
     def decode(self, plain: _core.Plaintext) -> np.ndarray:
         """N/2 complex128 slot values (divided by the plaintext's scale)."""

@@ -221,6 +221,27 @@ def test_bootstrap_precision_cpu(slots):
     assert veil.ckks.precision(vals * vals, ctx.decrypt(sq))["mean_bits"] > 18
 
 
+def test_sparse_bootstrap_of_a_short_vector_cpu():
+    """On a sparse-bootstrapping context a vector of at most n values is repeated with period n
+    when encoded (it once came back divided by N/2n, silently); lengths between n and N/2
+    cannot be periodic and are refused."""
+    ctx = small_ctx(slots=32)
+    n = ctx.bootstrapper.slots
+    rng = np.random.default_rng(5)
+    vals = rng.uniform(-1, 1, 20)                       # fewer than n values, not tiled
+    x = ctx.encrypt(vals, level=ctx.bootstrapper.input_level)
+    y = ctx.bootstrap(x) * np.full(20, 0.5)             # plaintext vectors are tiled alike
+    got = y.decrypt()
+    assert len(got) == 20
+    p = veil.ckks.precision(0.5 * vals, got)
+    assert p["min_bits"] > 15, p
+    full = ctx.decrypt(y.with_length(ctx.slot_count))   # every copy was refreshed alike
+    np.testing.assert_allclose(full.reshape(-1, n)[:, :20],
+                               np.tile(0.5 * vals, (ctx.slot_count // n, 1)), atol=1e-3)
+    with pytest.raises(ValueError, match=r"ct: holds 40 values but the bootstrapper refreshes 32"):
+        ctx.bootstrap(ctx.encrypt(rng.uniform(-1, 1, 40), level=ctx.bootstrapper.input_level))
+
+
 def test_bootstrap_32bit_words_cpu():
     ctx = small_ctx(word_bits=32, slots=64)
     bt = ctx.bootstrapper
