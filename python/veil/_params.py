@@ -120,6 +120,12 @@ def max_log_qp(n: int, security: int | None) -> int | None:
     return None if security is None else int(_core.CoeffModulus.max_bit_count(n, security))
 
 
+def _bound_note(n: int, security: int | None) -> str:
+    """`` <= B allowed at N = n for S-bit security`` (empty without a security level)."""
+    bound = max_log_qp(n, security)
+    return "" if bound is None else f" <= {bound} allowed at N = {n} for {security}-bit security"
+
+
 def log_qp(primes) -> int:
     """Bits of the product of ``primes`` (how the context counts log2(QP))."""
     return math.prod(int(q) for q in primes).bit_length()
@@ -307,9 +313,7 @@ def choose_ckks(depth, precision, slots, security: int | None, n: int | None,
     why = (f"{_why(f, refused, n is not None)}. Chain q_0 {bits[0]} + {depth} x {s} (scale "
            f"2^{s} = precision {s - ckks_noise_bits(f.n)} + log2(N) + 3 bits of noise) + P "
            f"{bits[-1]} bits: log QP {log_qp(f.primes)}")
-    bound = max_log_qp(f.n, security)
-    if bound is not None:
-        why += f" <= {bound} allowed at N = {f.n} for {security}-bit security"
+    why += _bound_note(f.n, security)
     if slots is not None:
         why += f"; {f.n // 2} slots >= slots={slots}"
     return Choice(f.n, f.primes, requested, why, scale=2.0 ** s)
@@ -382,9 +386,7 @@ def choose_integer(scheme: str, depth, plain_bits: int | None, security: int | N
     why = (f"{_why(f, refused, n is not None)}. Q: {sum(int(x).bit_length() for x in q)} bits "
            f">= t {tb} + fresh noise {FRESH_NOISE_BITS} + {growth} (log2 t + log2 N + 1 per "
            f"multiplication) + {BUDGET_LEFT_BITS} left; with P log QP {log_qp(f.primes)}")
-    bound = max_log_qp(f.n, security)
-    if bound is not None:
-        why += f" <= {bound} allowed at N = {f.n} for {security}-bit security"
+    why += _bound_note(f.n, security)
     requested = {"depth": depth, "plain_bits": tb}
     return Choice(f.n, f.primes, requested, why, plain_modulus=t)
 

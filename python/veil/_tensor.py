@@ -86,7 +86,13 @@ def _rotate(ct, step: int):
 
 
 def _row_size(ct) -> int:
-    return ct.ctx.slot_count if hasattr(ct, "is_complex") else ct.ctx.row_size
+    """The slots rotations cycle through: N/2 (CKKS) or N/2 per row (BFV/BGV); on a CKKS
+    context that bootstraps n < N/2 slots, n for a vector of at most n values (encoded repeated
+    with period n, so a rotation turns each period alike)."""
+    if not hasattr(ct, "is_complex"):
+        return ct.ctx.row_size
+    period = ct.ctx._sparse_slots()
+    return period if period is not None and len(ct) <= period else ct.ctx.slot_count
 
 
 def slot_sum(ct, size: int | None = None):

@@ -242,6 +242,20 @@ def test_sparse_bootstrap_of_a_short_vector_cpu():
         ctx.bootstrap(ctx.encrypt(rng.uniform(-1, 1, 40), level=ctx.bootstrapper.input_level))
 
 
+def test_sum_and_matmul_of_periodic_vectors_cpu():
+    """On a sparse-bootstrapping context (vectors repeated with period n) sums and matrix
+    products work within each period, as on a full context, and survive a bootstrap."""
+    ctx = small_ctx(slots=32)
+    rng = np.random.default_rng(6)
+    v = rng.uniform(-1, 1, 12)
+    mat = rng.uniform(-1, 1, (12, 10))
+    x = ctx.encrypt(v, level=ctx.bootstrapper.input_level)
+    assert abs(x.sum().decrypt()[0] - v.sum()) < 1e-4
+    np.testing.assert_allclose((x @ mat).decrypt(), v @ mat, atol=1e-4)
+    y = ctx.bootstrap(x) @ mat
+    np.testing.assert_allclose(y.decrypt(), v @ mat, atol=1e-3)
+
+
 def test_bootstrap_32bit_words_cpu():
     ctx = small_ctx(word_bits=32, slots=64)
     bt = ctx.bootstrapper
