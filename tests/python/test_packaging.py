@@ -15,6 +15,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -87,8 +88,11 @@ def run_module(*args: str) -> subprocess.CompletedProcess:
     package_root = str(pathlib.Path(veil.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     env["CUDA_VISIBLE_DEVICES"] = ""
-    return subprocess.run([sys.executable, "-m", "veil", *args], env=env, capture_output=True,
-                          text=True, timeout=300, cwd=ROOT.parent)
+    # From an empty private directory: `python -m` puts the working directory first on
+    # sys.path, and the checkout's parent (e.g. /tmp) may hold stray modules (a numpy.py).
+    with tempfile.TemporaryDirectory(prefix="veil-dash-m.") as empty:
+        return subprocess.run([sys.executable, "-m", "veil", *args], env=env,
+                              capture_output=True, text=True, timeout=300, cwd=empty)
 
 
 def test_python_dash_m_veil() -> None:
