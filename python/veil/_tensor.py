@@ -24,7 +24,7 @@ Algorithms:
   so ``u * u + u`` works and costs no level beyond the product's.
 
 ``matmul`` stays here: its diagonals are those of an n x m matrix padded to d = max(n, m) with
-a vector replicated once (not the power-of-two, fully tiled slots of ``circuits::
+a wrap at d handled by a second family of diagonals (not the power-of-two, fully tiled slots of ``circuits::
 LinearTransform``), it serves BFV/BGV too, and it rescales only under ``auto_rescale``.
 """
 
@@ -110,6 +110,10 @@ def slot_sum(ct, size: int | None = None):
     else:
         size = _check.integer(size, "size", 1, row)
     ct.ctx.ensure_galois_keys(sum_steps(size), columns=both_rows)
+    if both_rows and len(ct) < 2 * row:
+        # The window covers whole rows: zero the slots past the length first (a 0/1
+        # plaintext product, noise budget but no level), or they would join the total.
+        ct = ct * np.ones(len(ct), dtype=np.int64)
     acc, width = ct, 1
     for bit in bin(size)[3:]:
         acc = acc + _rotate(acc, width)
@@ -127,19 +131,23 @@ def dot(ct, other, size: int | None = None):
     full window, every slot) holds sum_i ct_i * other_i. ``other``: a ciphertext of the same
     context and length or a vector of ``len(ct)`` plaintext values; ``size`` defaults to
     len(other) for a vector and to the length for a ciphertext."""
-    if size is None and isinstance(other, (Sequence, np.ndarray)) and np.ndim(other) == 1:
-        size = len(other) or None
+    if (size is None and isinstance(other, (Sequence, np.ndarray)) and np.ndim(other) == 1
+            and len(other) != len(ct)):
+        size = len(other) or None  # (a length mismatch: the product below names it)
     return slot_sum(ct * other, size)
 
 
 def matmul(ct, matrix):
-    """The vector-matrix product v @ M for the vector v of length n (``len(ct)``; zero in the
-    slots after it) and a plaintext n x m matrix M: the result, of length m, holds y_j =
-    sum_i v_i M[i, j] in its first m slots and zeros after them (up to CKKS noise).
+    """The vector-matrix product v @ M for the vector v of length n (``len(ct)``; whatever the
+    slots after it hold is ignored) and a plaintext n x m matrix M: the result, of length m,
+    holds y_j = sum_i v_i M[i, j] in its first m slots and zeros after them (up to CKKS noise).
 
     Halevi-Shoup's diagonal method with baby-step giant-step (module docstring): y = sum_k
-    diag_k * rot(v, k) with diag_k[j] = M[(j + k) mod d, j], d = max(n, m); the vector is
-    replicated once (v + rot(v, -d)) unless d is the whole row. All-zero diagonals are skipped.
+    diag_k * rot(v, k) with diag_k[j] = M[(j + k) mod d, j], d = max(n, m); unless d is the
+    whole row, each diagonal splits into the entries that read v[j + k] and those that wrap to
+    v[j + k - d], the latter applied to rot(v, -d) (two hoisted families of baby steps, no
+    level; replicating v + rot(v, -d) would need zeros after v). All-zero diagonals are
+    skipped.
     CKKS: the diagonals are encoded at the scale the rescale divides by, so the result keeps the
     input's scale (one level used when auto_rescale is on). BFV/BGV: M's entries are integers
     mod t; the vector lives in the first row.
@@ -172,24 +180,40 @@ def matmul(ct, matrix):
     padded[:n, :m] = mat
     cols = np.arange(d)
     diags = [padded[(cols + k) % d, cols] for k in range(d)]
+    # y_j = sum_k diag_k[j] x[(j + k) mod d]. With d < row the index wraps at d, not at the
+    # row's end: the diagonal splits into the part that reads x[j + k] (j + k < d) and the part
+    # that reads x[j + k - d] = rot(x, -d)[j + k]. Two families of diagonals, no level, and the
+    # slots of x outside 0..n-1 (whatever the computation left there: x + 1, a rotation)
+    # only ever meet zero entries.
+    sources = [ct]
+    families = [diags]
+    if replicate:
+        wraps = [(cols + k) >= d for k in range(d)]
+        families = [[np.where(w, 0, dg) for dg, w in zip(diags, wraps)],
+                    [np.where(w, dg, 0) for dg, w in zip(diags, wraps)]]
+        sources.append(_rotate(ct, -d))
 
-    x = ct + _rotate(ct, -d) if replicate else ct
     ev = ctx.evaluator
-    used = [b for b in range(baby) if any(np.any(diags[g * baby + b]) for g in range(giant)
-                                          if g * baby + b < d)]
-    moved = [b for b in used if b]
-    babies = dict(zip(moved, x.rotate_many(moved) if moved else []))  # hoisted: one ModUp
-    babies[0] = x
+    babies = []  # per source: {baby step: rotated ciphertext}, hoisted (one ModUp each)
+    for src, fam in zip(sources, families):
+        used = [b for b in range(baby) if any(np.any(fam[g * baby + b]) for g in range(giant)
+                                              if g * baby + b < d)]
+        moved = [b for b in used if b]
+        rotated = dict(zip(moved, src.rotate_many(moved) if moved else []))
+        if 0 in used:
+            rotated[0] = src
+        babies.append(rotated)
+    x = ct
     if is_ckks:
         level = x.level
         pscale = ctx._plain_scale_for(level)
     out = None
     for g in range(giant):
-        terms = [(babies[b], diags[g * baby + b]) for b in used
-                 if g * baby + b < d and np.any(diags[g * baby + b])]
+        shift = g * baby
+        terms = [(rotated[b], fam[shift + b]) for rotated, fam in zip(babies, families)
+                 for b in sorted(rotated) if shift + b < d and np.any(fam[shift + b])]
         if not terms:
             continue
-        shift = g * baby
         pts = []
         for _, diag in terms:
             full = np.zeros(row, dtype=diag.dtype)

@@ -63,6 +63,19 @@ def test_bfv_sum_over_both_rows_and_within_rows(device):
     assert np.array_equal(got, want)
 
 
+def test_bfv_sum_and_dot_of_a_vector_longer_than_a_row(device):
+    """N/2 < len < N: the sum covers row 0 and the first len - N/2 slots of row 1, not the
+    slots past the length (after x + 1 they hold ones); dot takes no size argument."""
+    for ctx in (bfv_ctx(device, n=8192), veil.bgv(poly_modulus_degree=8192, plain_modulus=T,
+                                                  seed=7, device=device)):
+        v = RNG.integers(0, 20, 6000)
+        x = ctx.encrypt(v) + 1
+        assert ctx.decrypt(x.sum(), signed=False)[0] == (v + 1).sum() % T
+        w = RNG.integers(0, 5, 6000)
+        assert ctx.decrypt(x.dot(w), signed=False)[0] == ((v + 1) @ w) % T
+        assert ctx.decrypt(x @ w, signed=False)[0] == ((v + 1) @ w) % T
+
+
 def test_dot_with_plain_and_cipher_vectors(device):
     ck = ckks_ctx(device)
     a, b = RNG.uniform(-1, 1, 50), RNG.uniform(-1, 1, 50)
@@ -120,6 +133,38 @@ def test_bgv_sum_dot_matmul_exact_mod_t(device):
     assert np.all(ctx.decrypt(ct.sum()) == v.sum())
     assert ctx.decrypt(ct.dot(v))[0] == v @ v
     assert np.array_equal(ctx.decrypt(ct @ mat)[:6], v @ mat)
+
+
+@pytest.mark.parametrize("prep", ["plus_one", "rotated", "summed"])
+def test_matmul_ignores_the_slots_after_the_vector(device, prep):
+    """x @ M reads only the first n slots: after x + 1 (ones after the vector), a rotation
+    (the first value wrapped to the row's end) or a window sum, the slots past the length hold
+    values, and the product must still equal numpy's (it once replicated x + rot(x, -d), which
+    mixed those values in)."""
+    ctx = ckks_ctx(device)
+    n, m = 7, 5
+    v, mat = RNG.uniform(-1, 1, n), RNG.uniform(-1, 1, (n, m))
+    ct = ctx.encrypt(v)
+    row = np.zeros(ctx.slot_count)
+    row[:n] = v
+    if prep == "plus_one":
+        x, w = ct + 1.0, v + 1.0
+    elif prep == "rotated":
+        x, w = ct.rotate(2), np.roll(row, -2)[:n]
+    else:
+        x, w = ct.sum(3).with_length(n), cyclic_window_sums(row, 3)[:n]
+    assert np.abs(ctx.decrypt(x.with_length())[n:]).max() > 0.1  # the tail is not zero
+    got = ctx.decrypt(x @ mat)
+    assert np.max(np.abs(got - w @ mat)) < 1e-3, (got, w @ mat)
+
+
+def test_bfv_bgv_matmul_ignores_the_slots_after_the_vector(device):
+    for ctx in (bfv_ctx(device), veil.bgv(poly_modulus_degree=4096, plain_modulus=T, seed=7,
+                                          device=device)):
+        v = RNG.integers(-50, 50, 6)
+        mat = RNG.integers(-50, 50, (6, 4))
+        got = ctx.decrypt((ctx.encrypt(v) + 3) @ mat)       # threes after the vector
+        assert np.array_equal(got, (v + 3) @ mat), (got, (v + 3) @ mat)
 
 
 def test_matmul_full_row_without_replication():
