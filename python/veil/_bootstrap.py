@@ -45,9 +45,9 @@ class BootstrapConfig:
 
     Attributes:
         slots: slots refreshed (a power of two <= N/2; default N/2, full slots). Sparse slots
-            need a ciphertext whose N/2 slots repeat with this period: encrypt
-            ``np.tile(values, N // 2 // slots)`` (the encoder pads with zeros, it does not
-            repeat).
+            need a ciphertext whose N/2 slots repeat with this period: on a context that
+            bootstraps them, a host vector of at most ``slots`` values is encoded repeated
+            (``CKKSContext.encode``); a vector of all N/2 values must already repeat.
         cts_levels, stc_levels: levels (rescale blocks) of CoeffToSlot and SlotToCoeff, 1..16;
             more levels mean fewer rotations per level.
         k_range: K, the bound on |I| (EvalMod's interval is [-(K + 1), K + 1]); with h = 32 the

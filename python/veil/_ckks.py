@@ -451,6 +451,13 @@ class CKKSContext(KeyedContext):
         scale = self.scale if scale is None else _check.scale(scale)
         _check.scale_fits(scale, self._level_bits[level], level)
         if array_device(values, self.device, name) is not None:  # GPU array: no host copy
+            period = self._sparse_slots()
+            if period is not None and len(values) != self.slot_count:
+                raise ValueError(
+                    f"{name}: this context bootstraps {period} slots, so its vectors repeat "
+                    f"with period {period}; a GPU array is encoded as given, so it needs all "
+                    f"{self.slot_count} values (repeating), got {len(values)}: pass it through "
+                    f"the host (numpy) to have it repeated")
             return self.encoder.encode_array(values, scale, level)
         arr = self._tiled(self._numbers(values, name))
         if arr.ndim == 0:

@@ -242,6 +242,17 @@ def test_sparse_bootstrap_of_a_short_vector_cpu():
         ctx.bootstrap(ctx.encrypt(rng.uniform(-1, 1, 40), level=ctx.bootstrapper.input_level))
 
 
+def test_sparse_context_refuses_a_short_gpu_array(monkeypatch):
+    """A GPU (DLPack) array is encoded as given (no host copy, so no repetition): on a
+    sparse-bootstrapping context one shorter than N/2 is refused rather than encoded unrepeated.
+    The array's device is faked (this test runs without a GPU); the check comes first."""
+    from veil import _ckks
+    ctx = small_ctx(slots=32)
+    monkeypatch.setattr(_ckks, "array_device", lambda values, device, name: "cuda")
+    with pytest.raises(ValueError, match=r"values: this context bootstraps 32 slots.*got 20"):
+        ctx.encrypt(np.zeros(20))
+
+
 def test_sum_and_matmul_of_periodic_vectors_cpu():
     """On a sparse-bootstrapping context (vectors repeated with period n) sums and matrix
     products work within each period, as on a full context, and survive a bootstrap."""
