@@ -78,7 +78,9 @@ if [ ${#apt[@]} -gt 0 ]; then
 fi
 
 # pip requirements from pyproject.toml, one a line.
-mapfile -t pip_reqs < <("$PYTHON" - "$ROOT/pyproject.toml" "$build" "$deps" "${extras[@]}" <<'EOF'
+# (Through a variable, not `< <(...)`: a parser failure must stop the script, not leave an
+# empty list that installs nothing and reports success.)
+reqs=$("$PYTHON" - "$ROOT/pyproject.toml" "$build" "$deps" "${extras[@]}" <<'EOF'
 import re, shutil, subprocess, sys
 try:
     import tomllib
@@ -139,7 +141,8 @@ for extra in wanted:
 for req in out:
     print(req)
 EOF
-)
+) || { echo "install_deps.sh: could not read the requirements from pyproject.toml" >&2; exit 1; }
+mapfile -t pip_reqs <<<"$reqs"
 if [ ${#pip_reqs[@]} -eq 1 ] && [ -z "${pip_reqs[0]}" ]; then pip_reqs=(); fi
 # De-duplicate the apt list, keeping its order.
 mapfile -t apt < <(printf '%s\n' "${apt[@]+"${apt[@]}"}" | awk 'NF && !seen[$0]++')

@@ -237,6 +237,18 @@ def test_a_package_added_to_an_extra_is_picked_up(tmp_path: pathlib.Path) -> Non
 
 
 @needs_bash
+def test_an_unreadable_pyproject_stops_install_deps(tmp_path: pathlib.Path) -> None:
+    """A pyproject.toml the parser rejects fails the script (it once printed the traceback,
+    listed no pip package and exited 0, as if everything were installed)."""
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / "install_deps.sh", tmp_path / "scripts")
+    (tmp_path / "pyproject.toml").write_text("[project\nname = 'veil'\n")
+    r = sh(["bash", str(tmp_path / "scripts" / "install_deps.sh"), "--dry-run", "test"])
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert "could not read the requirements from pyproject.toml" in r.stderr
+
+
+@needs_bash
 def test_install_deps_refuses_no_mode_and_unknown_modes() -> None:
     r = sh(["bash", "scripts/install_deps.sh"])
     assert r.returncode == 2 and "runtime, demo, test, docs or all" in r.stderr
