@@ -1,7 +1,7 @@
 // libFuzzer harness for every loader of hostile bytes: Veil's format and SEAL's, all seven
-// object types each (io/serialize.h, io/seal.h), and Veil's switching keys (full and trimmed)
-// and bootstrapping parameters (io/serialize_circuits.h). The first input byte picks the
-// loader; the rest is the object. A loader may only return an object or throw InvalidArgument: any other
+// object types each (io/serialize.h, io/seal.h; the ciphertext record's reader too), and Veil's
+// switching keys (full and trimmed) and bootstrapping parameters (io/serialize_circuits.h). The
+// first input byte picks the loader; the rest is the object. A loader may only return an object or throw InvalidArgument: any other
 // exception, crash, hang, leak or sanitizer report (ASan, UBSan) is a finding.
 //
 // Built by scripts/fuzz.sh with clang (-fsanitize=fuzzer,address,undefined) against a CPU-only
@@ -153,7 +153,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     switch ((data[0] & 0x7F) % 16) {
       case 0: io::load_parameters(in, o); break;
       case 1: io::load_plaintext(in, g_ctx, cpu, o); break;
-      case 2: io::load_ciphertext(in, g_ctx, cpu, o); break;
+      case 2:  // the record reader (veil.load's first look), then the loader
+        try {
+          io::read_ciphertext_info(in);
+        } catch (const InvalidArgument&) {
+        }
+        io::load_ciphertext(in, g_ctx, cpu, o);
+        break;
       case 3: io::load_secret_key(in, g_ctx, cpu, o); break;
       case 4: io::load_public_key(in, g_ctx, cpu, o); break;
       case 5: io::load_relin_keys(in, g_ctx, cpu, o); break;
