@@ -53,6 +53,9 @@ def test_readme_python_blocks_run_on_the_cpu(tmp_path: pathlib.Path) -> None:
     script.write_text("\n".join(parts))
     env = dict(os.environ)
     env["CUDA_VISIBLE_DEVICES"] = ""
+    # The Ray example starts its own local cluster, whatever cluster this machine runs
+    # (Ray's rule would join one started by `ray start` or named by RAY_ADDRESS).
+    env["RAY_ADDRESS"] = "local"
     package_root = str(pathlib.Path(veil.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
