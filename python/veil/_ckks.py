@@ -726,6 +726,8 @@ class CKKSCiphertext(CiphertextBase):
         vector shorter than N/2 the slots after it (zeros after encryption) move in, so
         ``x.rotate(k).decrypt()`` is ``np.roll(row, -k)[:len(x)]`` for the row of N/2 slots."""
         steps = _check.step(steps, self.ctx.poly_modulus_degree)
+        if steps == 0:  # the identity, as SEAL's (no Galois key needed)
+            return self._wrap(self.raw.__copy__())
         return self._wrap(self.ctx.evaluator.rotate_vector(self.raw, steps, self.ctx._gk([steps])))
 
     rotate_vector = rotate

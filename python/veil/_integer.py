@@ -515,6 +515,8 @@ class Ciphertext(CiphertextBase):
         """Rotates both rows left by ``steps`` (negative: right); |steps| < N/2 (not wrapped)."""
         self._need_batching("rotate_rows")
         steps = _check.step(steps, self.ctx.poly_modulus_degree)
+        if steps == 0:  # the identity, as SEAL's (no Galois key needed)
+            return self._wrap(self.raw.__copy__())
         return self._wrap(self.ctx.evaluator.rotate_rows(self.raw, steps, self.ctx._gk([steps])))
 
     @_errors.user_operation(_errors.method_name("rotate"))

@@ -361,3 +361,25 @@ def test_from_bytes_refuses_another_class_at_load_time(contexts):
         veil.CKKSCiphertext.from_bytes(ck.to_bytes(), ck)
     with pytest.raises(ValueError, match="not a Veil context bundle but a CKKS ciphertext"):
         veil.load_context(ckks_bytes)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_rotation_by_zero_is_the_identity_without_keys(scheme):
+    """Rotating by 0 steps returns the ciphertext unchanged, as SEAL's does, on a client
+    context that holds no Galois key yet (it once said 'this public context cannot create
+    them') and on a public one; no key is created."""
+    make = {"bfv": veil.bfv, "bgv": veil.bgv}.get(scheme)
+    ctx = (make(poly_modulus_degree=4096, plain_modulus=T, seed=4, device="cpu", galois_steps=None)
+           if make else veil.ckks(poly_modulus_degree=8192, seed=4, device="cpu",
+                                  galois_steps=None))
+    v = values(scheme, 9)
+    x = ctx.encrypt(v)
+    assert ctx.galois_keys is None
+    for y in (x.rotate(0), x.rotate(-0)) + ((x.rotate_rows(0),) if make else ()):
+        assert len(y) == 9
+        check(scheme, y.decrypt(), v)
+    assert ctx.galois_keys is None  # nothing was created
+    server = ctx.public()
+    xs = type(x).from_bytes(x.to_bytes(), server)
+    back = type(x).from_bytes(xs.rotate(0).to_bytes(), ctx)
+    check(scheme, back.decrypt(), v)
