@@ -175,6 +175,19 @@ if [ ${#apt[@]} -gt 0 ]; then
   fi
 fi
 if [ ${#pip_reqs[@]} -gt 0 ]; then
+  # A distribution's own Python (PEP 668: an EXTERNALLY-MANAGED marker, e.g. Debian 12) refuses
+  # pip installs outside a virtual environment: say so, and what to do, before pip fails.
+  if [ -z "${PIP_BREAK_SYSTEM_PACKAGES:-}" ] && "$PYTHON" - <<'EOF'
+import os, sys, sysconfig
+marker = os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")
+sys.exit(0 if sys.prefix == sys.base_prefix and os.path.exists(marker) else 1)
+EOF
+  then
+    echo "install_deps.sh: $PYTHON is the system's Python, which refuses pip installs" \
+         "(PEP 668, externally managed): create and activate a virtual environment first" \
+         "(python3 -m venv .venv && . .venv/bin/activate), then run this again" >&2
+    exit 1
+  fi
   echo "install_deps.sh: pip install into $("$PYTHON" -c 'import sys; print(sys.prefix)'):" \
        "${pip_reqs[*]}"
   "$PYTHON" -m pip install -q "${pip_reqs[@]}"

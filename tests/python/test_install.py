@@ -287,6 +287,39 @@ def test_install_deps_runs_pip_only_for_what_the_mode_needs(mode, tmp_path) -> N
         assert set(args[4:]) == set(PYPROJECT["project"]["optional-dependencies"]["docs"])
 
 
+@needs_bash
+def test_install_deps_stops_on_an_externally_managed_python(tmp_path) -> None:
+    """A system Python marked EXTERNALLY-MANAGED (PEP 668; Debian 12's) refuses pip outside a
+    venv: the script says to create one and stops before calling pip. The marker check is
+    answered 'managed' by a wrapper (this machine's Python is not a system one); the rest of
+    the script runs as it is."""
+    log = tmp_path / "calls.log"
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "dpkg").write_text("#!/bin/sh\nexit 0\n")
+    (bin_ / "python").write_text(
+        "#!/bin/bash\n"
+        f'if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then echo "$@" >> {log}; exit 0; fi\n'
+        'if [ "$1" = "-" ]; then script=$(cat)\n'
+        '  case "$script" in *EXTERNALLY-MANAGED*) exit 0 ;; esac\n'
+        f'  printf "%s" "$script" | exec {sys.executable} "$@"; fi\n'
+        f'exec {sys.executable} "$@"\n')
+    for f in bin_.iterdir():
+        f.chmod(0o755)
+    env = dict(os.environ)
+    env.pop("PIP_BREAK_SYSTEM_PACKAGES", None)
+    env["PATH"] = f"{bin_}{os.pathsep}{env['PATH']}"
+    env["PYTHON"] = str(bin_ / "python")
+    r = sh(["bash", "scripts/install_deps.sh", "docs"], env=env)
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert "PEP 668" in r.stderr and "python3 -m venv .venv" in r.stderr, r.stderr
+    assert not log.exists(), log.read_text()
+    env["PIP_BREAK_SYSTEM_PACKAGES"] = "1"  # pip's own override is honoured
+    r = sh(["bash", "scripts/install_deps.sh", "docs"], env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert len(log.read_text().splitlines()) == 1
+
+
 # ---- build_wheels.sh ----------------------------------------------------------------------------
 
 @needs_bash
