@@ -256,25 +256,33 @@ def test_install_deps_refuses_no_mode_and_unknown_modes() -> None:
     assert r.returncode == 2 and "unknown mode 'everything'" in r.stderr
 
 
-@needs_bash
-@pytest.mark.parametrize("mode", ["demo", "docs"])
-def test_install_deps_runs_pip_only_for_what_the_mode_needs(mode, tmp_path) -> None:
-    """The real run (not --dry-run), with apt-get, dpkg and pip replaced by recorders: demo
-    calls no pip at all; docs calls one `pip install` of the docs extra, upgrading nothing."""
+def recorders(tmp_path: pathlib.Path, python_extra: str = "") -> tuple[pathlib.Path, dict]:
+    """A PATH where dpkg says every system package is present, apt-get is recorded (and fails)
+    and $PYTHON records `-m pip` calls instead of running them (``python_extra``: more shell
+    lines before it runs the real interpreter). Returns the log and the environment."""
     log = tmp_path / "calls.log"
     bin_ = tmp_path / "bin"
     bin_.mkdir()
-    (bin_ / "dpkg").write_text("#!/bin/sh\nexit 0\n")  # every system package present
+    (bin_ / "dpkg").write_text("#!/bin/sh\nexit 0\n")
     (bin_ / "apt-get").write_text(f"#!/bin/sh\necho apt-get \"$@\" >> {log}\nexit 1\n")
     (bin_ / "python").write_text(
-        "#!/bin/sh\n"
+        "#!/bin/bash\n"
         f'if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then echo "$@" >> {log}; exit 0; fi\n'
-        f'exec {sys.executable} "$@"\n')
+        + python_extra + f'exec {sys.executable} "$@"\n')
     for f in bin_.iterdir():
         f.chmod(0o755)
     env = dict(os.environ)
     env["PATH"] = f"{bin_}{os.pathsep}{env['PATH']}"
     env["PYTHON"] = str(bin_ / "python")
+    return log, env
+
+
+@needs_bash
+@pytest.mark.parametrize("mode", ["demo", "docs"])
+def test_install_deps_runs_pip_only_for_what_the_mode_needs(mode, tmp_path) -> None:
+    """The real run (not --dry-run), with apt-get, dpkg and pip replaced by recorders: demo
+    calls no pip at all; docs calls one `pip install` of the docs extra, upgrading nothing."""
+    log, env = recorders(tmp_path)
     r = sh(["bash", "scripts/install_deps.sh", mode], env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     calls = log.read_text().splitlines() if log.exists() else []
@@ -293,23 +301,11 @@ def test_install_deps_stops_on_an_externally_managed_python(tmp_path) -> None:
     venv: the script says to create one and stops before calling pip. The marker check is
     answered 'managed' by a wrapper (this machine's Python is not a system one); the rest of
     the script runs as it is."""
-    log = tmp_path / "calls.log"
-    bin_ = tmp_path / "bin"
-    bin_.mkdir()
-    (bin_ / "dpkg").write_text("#!/bin/sh\nexit 0\n")
-    (bin_ / "python").write_text(
-        "#!/bin/bash\n"
-        f'if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then echo "$@" >> {log}; exit 0; fi\n'
-        'if [ "$1" = "-" ]; then script=$(cat)\n'
-        '  case "$script" in *EXTERNALLY-MANAGED*) exit 0 ;; esac\n'
-        f'  printf "%s" "$script" | exec {sys.executable} "$@"; fi\n'
-        f'exec {sys.executable} "$@"\n')
-    for f in bin_.iterdir():
-        f.chmod(0o755)
-    env = dict(os.environ)
+    managed = ('if [ "$1" = "-" ]; then script=$(cat)\n'
+               '  case "$script" in *EXTERNALLY-MANAGED*) exit 0 ;; esac\n'
+               f'  printf "%s" "$script" | exec {sys.executable} "$@"; fi\n')
+    log, env = recorders(tmp_path, managed)
     env.pop("PIP_BREAK_SYSTEM_PACKAGES", None)
-    env["PATH"] = f"{bin_}{os.pathsep}{env['PATH']}"
-    env["PYTHON"] = str(bin_ / "python")
     r = sh(["bash", "scripts/install_deps.sh", "docs"], env=env)
     assert r.returncode != 0, r.stdout + r.stderr
     assert "PEP 668" in r.stderr and "python3 -m venv .venv" in r.stderr, r.stderr
