@@ -626,6 +626,14 @@ class CiphertextBase:
             raise ValueError(f"length: a coefficient-encoded ciphertext always has length {full}")
         return self._resized(length)
 
+    def __copy__(self: _C) -> _C:
+        """A shallow copy: the same context and raw ciphertext, its own attributes (length,
+        flags). Without it copy.copy would fall back on __reduce__, the pickling path, and
+        serialize the ciphertext (a device-to-host copy on a GPU) on every operation."""
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        return out
+
     def _resized(self: _C, length: int) -> _C:
         """This ciphertext (the same raw object) with another length."""
         out = copy.copy(self)

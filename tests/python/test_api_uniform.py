@@ -383,3 +383,23 @@ def test_rotation_by_zero_is_the_identity_without_keys(scheme):
     xs = type(x).from_bytes(x.to_bytes(), server)
     back = type(x).from_bytes(xs.rotate(0).to_bytes(), ctx)
     check(scheme, back.decrypt(), v)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_operations_do_not_serialize_their_results(scheme, contexts, monkeypatch):
+    """A result shares the context and copies the length by a shallow copy (__copy__): the
+    pickling path (__reduce__ -> to_bytes, a device-to-host copy on a GPU) must not run on an
+    operation. It once did, for every result (copy.copy fell back on __reduce__)."""
+    ctx = contexts[scheme]
+    v = values(scheme, 6)
+    x = ctx.encrypt(v)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("an operation serialized a ciphertext")
+
+    monkeypatch.setattr(type(x), "to_bytes", refuse)
+    monkeypatch.setattr(type(x), "__reduce__", refuse)
+    y = (x + x) * 2
+    z = y.with_length(3)
+    check(scheme, y.decrypt(), 4 * v)
+    check(scheme, z.decrypt(), 4 * v[:3])
