@@ -192,6 +192,9 @@ class WorkerPool:
         live = list(self.actors)
         running: dict[Any, tuple[int, Any]] = {}  # ObjectRef -> (item index, actor)
         load = {id(a): 0 for a in live}
+        tries: dict[int, int] = {}  # item -> times its actor was unavailable
+        # ActorUnavailableError (Ray >= 2.9) is a RayActorError that does not mean death.
+        unavailable = getattr(ray.exceptions, "ActorUnavailableError", ())
 
         def feed() -> None:
             for actor in live:
@@ -208,7 +211,14 @@ class WorkerPool:
             load[id(actor)] -= 1
             try:
                 results[i] = ray.get(ref)
-            except RayActorError:
+            except RayActorError as e:
+                if isinstance(e, unavailable) and tries.get(i, 0) < 5:
+                    # Unreachable for a moment (a restart, a loaded node), not dead: the item
+                    # goes back to the queue and the actor stays (bounded: 5 times an item).
+                    tries[i] = tries.get(i, 0) + 1
+                    todo.append(i)
+                    feed()
+                    continue
                 # Ray already retried on the restarted actor (max_task_retries); this actor is
                 # gone for good: another one takes the item.
                 if actor in live:
