@@ -539,18 +539,29 @@ NB_MODULE(_core, m) {
   bind::def_serialization<Ciphertext>(ct_cls, "ciphertext", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
     return io::load_ciphertext(v, c, d, o);
   });
+  // The pythonic record and the saving, shared by ciphertext_to_bytes and _to_buffer.
+  auto save_with_info = [](const Ciphertext& c, nb::handle length, bool complex_values,
+                           const std::string& compression, std::optional<bool> seeded, int level) {
+    const io::CiphertextInfo info{true, complex_values,
+                                  static_cast<std::uint32_t>(size_arg(length, "length", UINT32_MAX))};
+    const io::SaveOptions o = bind::save_options(compression, seeded, level);
+    nb::gil_scoped_release release;
+    return io::save(c, o, info);
+  };
+  m.def(
+      "ciphertext_to_buffer",
+      [save_with_info](const Ciphertext& c, nb::handle length, bool complex_values) {
+        return to_numpy(save_with_info(c, length, complex_values, "none", std::nullopt, 3));
+      },
+      "ct"_a, "length"_a, "complex_values"_a = false,
+      "ciphertext_to_bytes(ct, length, complex_values, 'none') as a uint8 numpy "
+      "array that owns the saved bytes (no copy into a bytes object): what pickling hands to "
+      "protocol 5 as an out-of-band buffer (Ray's object store, multiprocessing).");
   m.def(
       "ciphertext_to_bytes",
-      [](const Ciphertext& c, nb::handle length, bool complex_values, const std::string& compression,
-         std::optional<bool> seeded, int level) {
-        const io::CiphertextInfo info{true, complex_values,
-                                      static_cast<std::uint32_t>(size_arg(length, "length", UINT32_MAX))};
-        io::Bytes b;
-        {
-          nb::gil_scoped_release release;
-          b = io::save(c, bind::save_options(compression, seeded, level), info);
-        }
-        return bind::to_py(b);
+      [save_with_info](const Ciphertext& c, nb::handle length, bool complex_values,
+                       const std::string& compression, std::optional<bool> seeded, int level) {
+        return bind::to_py(save_with_info(c, length, complex_values, compression, seeded, level));
       },
       "ct"_a, "length"_a, "complex_values"_a = false, "compression"_a = "zstd",
       "seeded"_a.none() = nb::none(), "level"_a = 3,

@@ -381,6 +381,11 @@ class Ciphertext:
     def load(path: str, context: Context, device: str = 'cpu', max_bytes: int | None = None) -> Ciphertext:
         """Loads a file written by save()."""
 
+def ciphertext_to_buffer(ct: Ciphertext, length: object, complex_values: bool = False) -> Annotated[NDArray[numpy.uint8], dict(shape=(None,))]:
+    """
+    ciphertext_to_bytes(ct, length, complex_values, 'none') as a uint8 numpy array that owns the saved bytes (no copy into a bytes object): what pickling hands to protocol 5 as an out-of-band buffer (Ray's object store, multiprocessing).
+    """
+
 def ciphertext_to_bytes(ct: Ciphertext, length: object, complex_values: bool = False, compression: str = 'zstd', seeded: bool | None = None, level: int = 3) -> bytes:
     """
     ct.to_bytes(...) with the pythonic record in the descriptor (io::CiphertextInfo): the encrypted length (<= N/2 slots for CKKS, N for BFV/BGV) and whether the values are complex (CKKS only). ValueError naming `length` or `complex_values` otherwise.

@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from ._base import KeyedContext
@@ -83,12 +84,96 @@ class _Worker:
                 "gpu_ids": [str(g) for g in ray.get_gpu_ids()]}
 
     def run(self, fn: Callable, item):
+        """``(True, fn(ctx, item))``: called with ``num_returns=2``, so the driver learns that an
+        item finished (or why it failed) from the small first value without deserializing the
+        result, which it fetches on a helper thread."""
         self.calls += 1
         result = fn(self.ctx, item)
         from . import _core
 
         _core.synchronize(self.ctx.device)
-        return result
+        return True, result
+
+
+class _Dispatch:
+    """One :meth:`WorkerPool.map`: hands items to the actors (at most ``max_in_flight`` each),
+    re-queues the items of actors that died, and collects the results in input order.
+
+    Items go into the object store, and results come out of it, on helper threads: each is a
+    (de)serialization of megabytes (a GIL-free copy into or out of a context), which on the
+    driver's one thread bounded the whole pool (bench/RESULTS.md, issue 28). An actor's call
+    returns two objects: a small "finished" flag, which the loop waits on and which carries the
+    item's error (its actor's death, or fn's exception), and the result, fetched on a thread.
+    """
+
+    def __init__(self, pool: WorkerPool, fn: Callable, items: list) -> None:
+        self.ray = _ray()
+        self.fn, self.items, self.max_in_flight = fn, items, pool.max_in_flight
+        self.todo = list(range(len(items)))[::-1]  # popped from the end: input order
+        self.live = list(pool.actors)
+        self.load = {id(a): 0 for a in self.live}
+        # "finished" ObjectRef -> (item index, actor, ObjectRef of the result)
+        self.running: dict[Any, tuple[int, Any, Any]] = {}
+        self.tries: dict[int, int] = {}  # item -> times its actor was unavailable
+        self.puts: dict[int, Future] = {}
+        self.fetched: dict[int, Future] = {}
+        self.ahead = pool.max_in_flight * max(1, len(self.live)) * 2
+        self.threads = ThreadPoolExecutor(max_workers=pool.fetch_threads,
+                                          thread_name_prefix="veil-fetch")
+        self.retried = 0
+
+    def _put(self, i: int) -> Future:
+        if i not in self.puts:
+            self.puts[i] = self.threads.submit(self.ray.put, self.items[i])
+        return self.puts[i]
+
+    def _feed(self) -> None:
+        for actor in self.live:
+            while self.todo and self.load[id(actor)] < self.max_in_flight:
+                i = self.todo.pop()
+                ok, value = actor.run.options(num_returns=2).remote(self.fn, self._put(i).result())
+                self.running[ok] = (i, actor, value)
+                self.load[id(actor)] += 1
+        for i in self.todo[-self.ahead:]:  # the next items, serialized while the workers run
+            self._put(i)
+
+    def _finished(self, ref) -> None:
+        from ray.exceptions import RayActorError
+
+        # ActorUnavailableError (Ray >= 2.9) is a RayActorError that does not mean death.
+        unavailable = getattr(self.ray.exceptions, "ActorUnavailableError", ())
+        i, actor, value = self.running.pop(ref)
+        self.load[id(actor)] -= 1
+        try:
+            self.ray.get(ref)
+        except RayActorError as e:
+            if isinstance(e, unavailable) and self.tries.get(i, 0) < 5:
+                # Unreachable for a moment (a restart, a loaded node), not dead: the item goes
+                # back to the queue and the actor stays (bounded: 5 times an item).
+                self.tries[i] = self.tries.get(i, 0) + 1
+            else:
+                # Ray already retried on the restarted actor (max_task_retries); this actor is
+                # gone for good: another one takes the item.
+                if actor in self.live:
+                    self.live.remove(actor)
+                if not self.live:
+                    raise RuntimeError("workers: every worker died; no result for item "
+                                       f"{i}") from None
+                self.retried += 1
+            self.todo.append(i)
+            return
+        self.fetched[i] = self.threads.submit(self.ray.get, value)
+
+    def results(self) -> list:
+        try:
+            self._feed()
+            while self.running:
+                done, _ = self.ray.wait(list(self.running), num_returns=1)
+                self._finished(done[0])
+                self._feed()
+            return [self.fetched[i].result() for i in range(len(self.items))]
+        finally:
+            self.threads.shutdown(wait=True, cancel_futures=True)
 
 
 class WorkerPool:
@@ -106,6 +191,8 @@ class WorkerPool:
             cluster has GPUs (and 1 CPU), else ``num_cpus`` = 1.
         max_in_flight: most items queued on one actor at a time (2 keeps a GPU busy while the
             next item travels).
+        fetch_threads: the driver's threads that put items into Ray's object store and take
+            results out of it (deserializing them into ``ctx``); default min(8, CPU cores).
         max_restarts, max_task_retries: Ray's actor fault tolerance (-1: unlimited).
         address: a Ray cluster to join when Ray is not initialised yet (``ray.init(address)``);
             None starts a local one.
@@ -119,7 +206,8 @@ class WorkerPool:
 
     def __init__(self, ctx: KeyedContext, workers: int | None = None, *, device: str = "auto",
                  num_gpus: float | None = None, num_cpus: float | None = None,
-                 resources: dict | None = None, max_in_flight: int = 2, max_restarts: int = -1,
+                 resources: dict | None = None, max_in_flight: int = 2,
+                 fetch_threads: int | None = None, max_restarts: int = -1,
                  max_task_retries: int = -1, address: str | None = None,
                  spread: bool = True) -> None:
         ray = _ray()
@@ -129,6 +217,11 @@ class WorkerPool:
             raise ValueError(f"device: expected 'auto', 'cpu' or 'cuda', got {device!r}")
         if not isinstance(max_in_flight, int) or max_in_flight < 1:
             raise ValueError(f"max_in_flight: expected a positive integer, got {max_in_flight!r}")
+        if fetch_threads is None:
+            fetch_threads = min(8, os.cpu_count() or 1)
+        if not isinstance(fetch_threads, int) or isinstance(fetch_threads, bool) \
+                or fetch_threads < 1:
+            raise ValueError(f"fetch_threads: expected a positive integer, got {fetch_threads!r}")
         if not ray.is_initialized():
             ray.init(address=address, log_to_driver=False)
         total = ray.cluster_resources()
@@ -147,6 +240,7 @@ class WorkerPool:
                              f"cluster's {gpus} GPUs")
         self.ctx = ctx
         self.max_in_flight = max_in_flight
+        self.fetch_threads = fetch_threads
         # Uncompressed: zstd barely shrinks uniformly random key residues (seeding halves them).
         self._material = ray.put(ctx.public().to_bytes(compression="none"))
         opts: dict[str, Any] = {"num_gpus": num_gpus, "num_cpus": num_cpus,
@@ -183,53 +277,11 @@ class WorkerPool:
             RuntimeError: every worker died for good (after Ray's restarts).
             Any exception ``fn`` raised on a worker (re-raised by Ray).
         """
-        ray = _ray()
-        from ray.exceptions import RayActorError
-
-        items = list(items)
-        results: list[Any] = [None] * len(items)
-        todo = list(range(len(items)))[::-1]  # popped from the end: input order
-        live = list(self.actors)
-        running: dict[Any, tuple[int, Any]] = {}  # ObjectRef -> (item index, actor)
-        load = {id(a): 0 for a in live}
-        tries: dict[int, int] = {}  # item -> times its actor was unavailable
-        # ActorUnavailableError (Ray >= 2.9) is a RayActorError that does not mean death.
-        unavailable = getattr(ray.exceptions, "ActorUnavailableError", ())
-
-        def feed() -> None:
-            for actor in live:
-                while todo and load[id(actor)] < self.max_in_flight:
-                    i = todo.pop()
-                    running[actor.run.remote(fn, items[i])] = (i, actor)
-                    load[id(actor)] += 1
-
-        feed()
-        while running:
-            done, _ = ray.wait(list(running), num_returns=1)
-            ref = done[0]
-            i, actor = running.pop(ref)
-            load[id(actor)] -= 1
-            try:
-                results[i] = ray.get(ref)
-            except RayActorError as e:
-                if isinstance(e, unavailable) and tries.get(i, 0) < 5:
-                    # Unreachable for a moment (a restart, a loaded node), not dead: the item
-                    # goes back to the queue and the actor stays (bounded: 5 times an item).
-                    tries[i] = tries.get(i, 0) + 1
-                    todo.append(i)
-                    feed()
-                    continue
-                # Ray already retried on the restarted actor (max_task_retries); this actor is
-                # gone for good: another one takes the item.
-                if actor in live:
-                    live.remove(actor)
-                if not live:
-                    raise RuntimeError("workers: every worker died; no result for item "
-                                       f"{i}") from None
-                todo.append(i)
-                self.retried += 1
-            feed()
-        return results
+        run = _Dispatch(self, fn, list(items))
+        try:
+            return run.results()
+        finally:
+            self.retried += run.retried
 
     def evaluate(self, model, items: Sequence) -> list:
         """A served model (:class:`veil.serve.ServedModel`) on each item (a ciphertext, or the

@@ -120,9 +120,36 @@ def test_pool_item_moves_to_a_live_actor_when_one_is_gone_for_good(cluster, bfv,
         np.testing.assert_array_equal(np.mod(bfv.decrypt(ct)[:16], T), (x * x + 3) % T)
 
 
+class FailOn:
+    """Raises on item ``victim`` (an error of fn, not of the worker)."""
+
+    def __init__(self, victim: int) -> None:
+        self.victim = victim
+
+    def __call__(self, ctx, item):
+        i, ct = item
+        if i == self.victim:
+            raise ArithmeticError(f"item {i} refused")
+        return ct + 1
+
+
+def test_pool_one_fetch_thread_keeps_input_order_and_raises_fn_errors(cluster, bfv) -> None:
+    xs = [np.arange(16) * 3 + i for i in range(7)]
+    cts = [bfv.encrypt(x) for x in xs]
+    with distributed.WorkerPool(bfv, 2, device="cpu", resources={"veil_slot": 1},
+                                fetch_threads=1, max_in_flight=3) as pool:
+        out = pool.map(square_plus, cts)
+        for x, ct in zip(xs, out):
+            np.testing.assert_array_equal(np.mod(bfv.decrypt(ct)[:16], T), (x * x + 3) % T)
+        with pytest.raises(ArithmeticError, match="item 4 refused"):
+            pool.map(FailOn(4), list(enumerate(cts)))
+
+
 def test_pool_errors(cluster, bfv) -> None:
     with pytest.raises(ValueError, match="workers: expected a positive integer"):
         distributed.WorkerPool(bfv, 0, device="cpu")
+    with pytest.raises(ValueError, match="fetch_threads: expected a positive integer"):
+        distributed.WorkerPool(bfv, 1, device="cpu", fetch_threads=0)
     with pytest.raises(ValueError, match="device"):
         distributed.WorkerPool(bfv, 1, device="tpu")
     with pytest.raises(ValueError, match="ctx: expected a veil context"):
