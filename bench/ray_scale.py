@@ -280,8 +280,18 @@ def batch(a) -> list[dict]:
             t1 = time.perf_counter()
             outs = pool.bootstrap(cts)
             wall = time.perf_counter() - t1
+            stats = pool.last_stats
+            print(f"{n} GPUs, where the time went (s):",
+                  {k: round(v, 3) for k, v in stats.items()}, flush=True)
+            for threads in a.fetch_threads:  # the same pool with other driver thread counts
+                pool.fetch_threads = threads
+                t2 = time.perf_counter()
+                pool.bootstrap(cts)
+                print(f"{n} GPUs, fetch_threads={threads}: "
+                      f"{a.count / (time.perf_counter() - t2):.1f} bootstraps/s",
+                      {k: round(v, 3) for k, v in pool.last_stats.items()}, flush=True)
         rows.append({"gpus": n, "s": wall, "per_s": a.count / wall, "setup_s": setup,
-                     "bits": worst_bits(outs)})
+                     "bits": worst_bits(outs), "stats": stats})
         print(json.dumps(rows[-1]), flush=True)
     one = next(r["per_s"] for r in rows if r["gpus"] == min(a.gpus))
     print("\n| GPUs | bootstraps | wall s | bootstraps/s | speed-up | worst bits | pool setup s |")
@@ -302,6 +312,9 @@ def main() -> None:
     p.add_argument("--requests", type=int, default=50)
     p.add_argument("--seconds", type=float, default=30)
     p.add_argument("--count", type=int, default=64)
+    p.add_argument("--fetch-threads", default=[], dest="fetch_threads",
+                   type=lambda v: [int(x) for x in v.split(",")],
+                   help="batch: also run each pool with these driver thread counts")
     p.add_argument("--out", default=".")
     p.add_argument("--device", default="cuda", help="kill: the workers' device (cpu: a dry run)")
     a = p.parse_args()
