@@ -242,3 +242,45 @@ def test_pool_limit_raises_memory_error_naming_the_request():
             veil.bfv(poly_modulus_degree=8192, device="cuda", seed=1, galois_steps=None)
     finally:
         _core.set_pool_limit("cuda:0", 0)
+
+
+def test_bgv_division_by_a_prime_rounds_centered_where_seal_biases_it():
+    """Public-key encryption (over Q and P, then divided by P) and mod_switch_to_next (divided by
+    the last prime) leave BGV noise whose later products consume fewer bits than SEAL 4.4's:
+    SEAL's t-corrected rounding lifts its residues from [0, q) and [0, t), which biases the noise
+    by about t/2 per coefficient; Veil centers them (docs/guide/bfv-bgv.md). Products themselves
+    consume the same (test above), and both decrypt to the plaintext products."""
+    s = _seal()
+    ctx = veil.bgv(poly_modulus_degree=8192, device="cpu", seed=13, galois_steps=None)
+    sctx = _seal_context(ctx)
+    sdec = s.Decryptor(sctx, sctx.from_secret_str(veil.seal.save(ctx.secret_key)))
+    x = np.arange(8192) % 1000
+    t = ctx.plain_modulus
+
+    def to_seal(c):
+        sc = s.Ciphertext()
+        sc.load_bytes(sctx, veil.seal.save(c))
+        return sc
+
+    def budgets(c) -> list[int]:
+        out = [sdec.invariant_noise_budget(to_seal(c))]
+        for _ in range(2):
+            c = c * c
+            out.append(sdec.invariant_noise_budget(to_seal(c)))
+        want = np.mod(x.astype(object) ** 4, t).astype(np.int64)
+        assert np.array_equal(np.mod(c.decrypt(), t), want)
+        return out
+
+    seal_pk = s.Encryptor(sctx, sctx.from_public_str(veil.seal.save(ctx.public_key)))
+    by_seal = veil.seal.load_ciphertext(
+        seal_pk.encrypt(s.BatchEncoder(sctx).encode(x)).to_string(), ctx)
+    sym = ctx.encrypt(x, symmetric=True)
+    switched = to_seal(sym)
+    s.Evaluator(sctx).mod_switch_to_next_inplace(switched)
+    switched_by_seal = veil.seal.load_ciphertext(switched.to_string(), ctx)
+    switched_by_veil = sym.mod_switch_to_next()
+    assert not np.array_equal(switched_by_seal.raw.data(), switched_by_veil.raw.data())
+    for theirs, ours in ((budgets(by_seal), budgets(ctx.encrypt(x))),
+                         (budgets(switched_by_seal), budgets(switched_by_veil))):
+        assert abs(theirs[0] - ours[0]) <= 1, (theirs, ours)
+        assert ours[2] >= theirs[2] + 5, (theirs, ours)
