@@ -227,6 +227,30 @@ TEST(SerializeHostile, KeySetIdIsFramed) {
   EXPECT_EQ(io::load_relin_keys(anon, ctx, Device::cpu()).key_id(), 0u);
 }
 
+TEST(Serialize, ThirtyTwoBitContextsStoreFourByteWords) {
+  for (int word_bits : {32, 64}) {
+    EncryptionParameters p = small_params(SchemeType::ckks, 4096);
+    p.coeff_modulus = CoeffModulus::create(4096, {30, 30, 30, 30});  // below 2^31 for 32 bits
+    p.word_bits = word_bits;
+    const ContextPtr ctx = Context::create(p, SecurityLevel::none);
+    KeySet keys(ctx, Device::cpu(), 3);
+    const Ciphertext ct = Encryptor(ctx, keys.pk, 5).encrypt_zero();
+    const std::vector<u64> words = ct.buffer().to_host();
+    for (Compression c : {Compression::none, Compression::zstd}) {
+      const Bytes b = io::save(ct, opts(c, Seeding::never));
+      const io::HeaderInfo h = io::read_header(b);
+      EXPECT_EQ(h.words32, word_bits == 32);
+      EXPECT_EQ(h.body_size, words.size() * (word_bits == 32 ? 4 : 8));
+      const Ciphertext back = io::load_ciphertext(b, ctx, Device::cpu());
+      EXPECT_EQ(back.buffer().to_host(), words);  // every word, widened back
+      const Bytes k = io::save(keys.rk, opts(c, Seeding::never));
+      EXPECT_EQ(io::read_header(k).words32, word_bits == 32);
+      EXPECT_EQ(io::load_relin_keys(k, ctx, Device::cpu()).key().buffer().to_host(),
+                keys.rk.key().buffer().to_host());
+    }
+  }
+}
+
 TEST(SerializeHostile, HeaderFieldsAreChecked) {
   const ContextPtr ctx = small_context(SchemeType::bfv, 1024);
   KeySet keys(ctx, Device::cpu(), 2);
@@ -243,7 +267,10 @@ TEST(SerializeHostile, HeaderFieldsAreChecked) {
   expect_invalid([&] { io::load_public_key(good, ctx, cpu); }, "object_type: expected public key");
   expect_invalid([&] { io::load_relin_keys(with(7, 7), ctx, cpu); }, "scheme");
   expect_invalid([&] { io::load_relin_keys(with(8, 1), ctx, cpu); }, "compression");
-  expect_invalid([&] { io::load_relin_keys(with(9, 4), ctx, cpu); }, "flags");
+  expect_invalid([&] { io::load_relin_keys(with(9, 8), ctx, cpu); }, "flags");
+  // 8-byte words flagged as 4-byte ones: the body is twice the size the shape needs.
+  expect_invalid([&] { io::load_relin_keys(with(9, good[9] | 4), ctx, cpu); },
+                 "body_size: " + std::to_string(io::read_header(good).body_size) + " bytes");
   expect_invalid([&] { io::load_relin_keys(with(10, 1), ctx, cpu); }, "reserved");
   expect_invalid([&] { io::load_relin_keys(with(69, good[69] ^ 1), ctx, cpu); }, "crc32");
   // Same scheme, other parameters: the message names both hashes.

@@ -88,8 +88,9 @@ TEST(SwitchingKeySerialization, TrimmedKeysStoreOnlyTheirLimbs) {
     const io::Bytes b = io::save(to_sparse, opts(io::Compression::none, io::Seeding::automatic));
     // one digit (alpha >= q_0's primes), Q_{q0} ∪ P limbs, b and a
     const std::size_t limbs = q0_top + 1 + ctx->num_p();
-    EXPECT_GE(b.size(), 2 * limbs * kN * 8);
-    EXPECT_LT(b.size(), 2 * limbs * kN * 8 + 256);
+    const std::size_t word_bytes = word_bits / 8;  // 32-bit contexts store 4-byte words
+    EXPECT_GE(b.size(), 2 * limbs * kN * word_bytes);
+    EXPECT_LT(b.size(), 2 * limbs * kN * word_bytes + 256);
     const io::Bytes bf = io::save(full, opts(io::Compression::none, io::Seeding::never));
     std::printf("[ sizes ] %d-bit words: dense -> sparse key %zu bytes trimmed, %zu full\n",
                 word_bits, b.size(), bf.size());

@@ -106,9 +106,10 @@ def test_seeded_keys_take_half_the_bytes(client):
     # seeded=True demands seeds where they exist (the trimmed key is written without)
     demanded = bt.to_blobs("none", seeded=True)
     assert {k: len(v) for k, v in demanded.items()} == {k: a for k, (a, _) in sizes.items()}
-    # zstd on top
+    # zstd on top: 32-bit contexts store 4-byte words of uniform residues, which zstd cannot
+    # shrink, so those blobs stay uncompressed (the header says so) and the whole is no larger
     z = client.to_bytes()
-    assert len(z) < len(client.to_bytes(compression="none"))
+    assert len(z) <= len(client.to_bytes(compression="none"))
 
 
 def _bundle_with(data: bytes, name: str, blob: bytes | None) -> bytes:

@@ -3,6 +3,7 @@
 #include "veil/io/serialize_detail.h"
 #include "veil/rlwe/checks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -40,11 +41,22 @@ Bytes frame(const Encoded& e, const SaveOptions& o) {
   if (o.compression == Compression::zlib) {
     throw InvalidArgument("compression: Veil's format uses 'none' or 'zstd' ('zlib' is for SEAL's)");
   }
-  const ByteView body(reinterpret_cast<const std::uint8_t*>(e.body.data()), e.body.size() * 8);
+  // 4-byte words for 32-bit contexts (flag kFlagWords32) when every word fits.
+  std::vector<std::uint32_t> narrow;
+  const bool words32 = e.words32 && std::all_of(e.body.begin(), e.body.end(), [](u64 v) {
+    return v <= 0xFFFFFFFFull;
+  });
+  if (words32) narrow.assign(e.body.begin(), e.body.end());
+  const ByteView body = words32
+      ? ByteView(reinterpret_cast<const std::uint8_t*>(narrow.data()), narrow.size() * 4)
+      : ByteView(reinterpret_cast<const std::uint8_t*>(e.body.data()), e.body.size() * 8);
   const std::uint32_t crc = crc32(body, crc32(e.descriptor));
   Bytes compressed;
   if (o.compression == Compression::zstd) compressed = zstd_compress(body, o.level);
-  const ByteView stored = o.compression == Compression::zstd ? ByteView(compressed) : body;
+  // zstd only where it shrinks the body: uniform residues in 4-byte words do not compress, and
+  // the header then says 'none' (every reader takes both).
+  const bool zstd = o.compression == Compression::zstd && compressed.size() < body.size;
+  const ByteView stored = zstd ? ByteView(compressed) : body;
   Bytes out;
   out.reserve(kHeaderSize + e.descriptor.size() + stored.size);
   ByteWriter w(out);
@@ -52,8 +64,9 @@ Bytes frame(const Encoded& e, const SaveOptions& o) {
   w.u16(kVersion);
   w.u8(static_cast<std::uint8_t>(e.type));
   w.u8(static_cast<std::uint8_t>(e.scheme));
-  w.u8(static_cast<std::uint8_t>(o.compression));
-  w.u8(static_cast<std::uint8_t>((e.seeded ? kFlagSeeded : 0) | (e.key_set ? kFlagKeySet : 0)));
+  w.u8(static_cast<std::uint8_t>(zstd ? Compression::zstd : Compression::none));
+  w.u8(static_cast<std::uint8_t>((e.seeded ? kFlagSeeded : 0) | (e.key_set ? kFlagKeySet : 0) |
+                                 (words32 ? kFlagWords32 : 0)));
   w.u16(0);
   w.u32(crc);
   w.u64(e.hash);
@@ -138,6 +151,7 @@ bool kswitch_seeded(const KSwitchKey& k, const SaveOptions& o, const std::vector
 Encoded start(ObjectType t, const ContextPtr& ctx, const char* what, u64 key_id) {
   if (!ctx) throw InvalidArgument(std::string(what) + ": is empty (not initialized)");
   Encoded e{t, ctx->scheme(), ctx->parameter_hash(), false, {}, {}};
+  e.words32 = ctx->word_bits() == 32;
   ByteWriter w(e.descriptor);
   w.u64(ctx->n());
   if (key_id) {  // key-set identity (rlwe/checks.h): flag bit 1, then the id after N
@@ -330,9 +344,10 @@ HeaderInfo read_header(ByteView in) {
   }
   h.compression = static_cast<Compression>(comp);
   const std::uint8_t flags = r.u8("flags");
-  if (flags & ~(kFlagSeeded | kFlagKeySet)) r.fail("flags", "unknown bits set");
+  if (flags & ~(kFlagSeeded | kFlagKeySet | kFlagWords32)) r.fail("flags", "unknown bits set");
   h.seeded = flags & kFlagSeeded;
   h.key_set = flags & kFlagKeySet;
+  h.words32 = flags & kFlagWords32;
   if (r.u16("reserved") != 0) r.fail("reserved", "must be zero");
   h.crc32 = r.u32("crc32");
   h.parameter_hash = r.u64("parameter_hash");
@@ -382,9 +397,11 @@ Framed open(ByteView in, ObjectType want, const Context* ctx) {
 
 // Reads the body after its size was checked against the shape and the limit.
 std::vector<u64> read_body(const Framed& f, std::size_t words, const LoadOptions& o) {
-  if (f.h.body_size != words * 8) {
+  const std::size_t wb = f.h.words32 ? 4 : 8;  // bytes per stored word
+  if (f.h.body_size != words * wb) {
     throw InvalidArgument("body_size: " + std::to_string(f.h.body_size) + " bytes, but the " +
-                          to_string(f.h.type) + "'s shape needs " + std::to_string(words * 8));
+                          to_string(f.h.type) + "'s shape needs " + std::to_string(words * wb) +
+                          (f.h.words32 ? " (4-byte words)" : ""));
   }
   if (f.h.body_size > o.max_bytes) {
     throw InvalidArgument("body_size: " + std::to_string(f.h.body_size) +
@@ -392,18 +409,27 @@ std::vector<u64> read_body(const Framed& f, std::size_t words, const LoadOptions
                           " (raise max_bytes to load larger objects)");
   }
   std::vector<u64> body(words);
-  auto* bytes = reinterpret_cast<std::uint8_t*>(body.data());
+  // 4-byte words land in the upper half of the buffer and are widened in place from the front:
+  // widened word i ends at byte 8 i + 8 <= 4 words + 4 (i + 1), where stored word i + 1 starts.
+  auto* bytes = reinterpret_cast<std::uint8_t*>(body.data()) + (wb == 4 ? words * 4 : 0);
   if (f.h.compression == Compression::zstd) {
-    zstd_decompress_exact(f.stored, bytes, words * 8, "body");
+    zstd_decompress_exact(f.stored, bytes, words * wb, "body");
   } else if (words) {
-    std::memcpy(bytes, f.stored.data, words * 8);
+    std::memcpy(bytes, f.stored.data, words * wb);
   }
-  const ByteView bv(bytes, words * 8);
+  const ByteView bv(bytes, words * wb);
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION  // fuzzing skips it to reach the checks behind
   if (crc32(bv, crc32(f.descriptor)) != f.h.crc32) {
     throw InvalidArgument("crc32: checksum mismatch (the bytes were corrupted)");
   }
 #endif
+  if (wb == 4) {
+    for (std::size_t i = 0; i < words; ++i) {
+      std::uint32_t v;
+      std::memcpy(&v, bytes + i * 4, 4);
+      body[i] = v;
+    }
+  }
   return body;
 }
 

@@ -85,6 +85,7 @@ struct HeaderInfo {
   Compression compression = Compression::none;
   bool seeded = false;
   bool key_set = false;  ///< the descriptor carries the key-set id (rlwe/checks.h) after N
+  bool words32 = false;  ///< the body's words are stored in 4 bytes each (else 8)
   std::uint64_t parameter_hash = 0;
   std::uint64_t body_size = 0;
   std::uint32_t crc32 = 0;           ///< of the descriptor and the uncompressed body
