@@ -82,8 +82,10 @@ def _pack(obj) -> tuple[bytes, list]:
     take turns; a packed result leaves ``ray.get`` as views into the object store, and
     :func:`_unpack` then loads it on the fetch thread, outside that lock (the loader releases
     the GIL)."""
+    from ray import cloudpickle  # what Ray pickles results with: functions and local classes too
+
     buffers: list = []
-    stream = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
+    stream = cloudpickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
     return stream, [np.frombuffer(b.raw(), dtype=np.uint8) for b in buffers]
 
 
@@ -217,12 +219,12 @@ class _Dispatch:
                 self.retried += 1
             self.todo.append(i)
             return
+        self.puts.pop(i)  # the input leaves the object store once no call needs it
         self.fetched[i] = self.threads.submit(self._timed, "fetch",
                                               lambda: _unpack(self.ray.get(value)))
 
     def results(self) -> list:
         try:
-            self._feed()
             t0 = time.perf_counter()
             self._feed()
             while self.running:
