@@ -227,11 +227,13 @@ TEST(SerializeHostile, KeySetIdIsFramed) {
   EXPECT_EQ(io::load_relin_keys(anon, ctx, Device::cpu()).key_id(), 0u);
 }
 
-TEST(Serialize, ThirtyTwoBitContextsStoreFourByteWords) {
-  for (int word_bits : {32, 64}) {
+TEST(Serialize, SmallPrimesStoreFourByteWords) {
+  // Primes below 2^32 with either word size: 4-byte words. A 50-bit prime: 8-byte words.
+  for (int word_bits : {32, 64, 0}) {
     EncryptionParameters p = small_params(SchemeType::ckks, 4096);
-    p.coeff_modulus = CoeffModulus::create(4096, {30, 30, 30, 30});  // below 2^31 for 32 bits
-    p.word_bits = word_bits;
+    if (word_bits) p.coeff_modulus = CoeffModulus::create(4096, {30, 30, 30, 30});
+    p.word_bits = word_bits ? word_bits : 64;
+    const bool narrow = word_bits != 0;
     const ContextPtr ctx = Context::create(p, SecurityLevel::none);
     KeySet keys(ctx, Device::cpu(), 3);
     const Ciphertext ct = Encryptor(ctx, keys.pk, 5).encrypt_zero();
@@ -239,12 +241,12 @@ TEST(Serialize, ThirtyTwoBitContextsStoreFourByteWords) {
     for (Compression c : {Compression::none, Compression::zstd}) {
       const Bytes b = io::save(ct, opts(c, Seeding::never));
       const io::HeaderInfo h = io::read_header(b);
-      EXPECT_EQ(h.words32, word_bits == 32);
-      EXPECT_EQ(h.body_size, words.size() * (word_bits == 32 ? 4 : 8));
+      EXPECT_EQ(h.words32, narrow);
+      EXPECT_EQ(h.body_size, words.size() * (narrow ? 4 : 8));
       const Ciphertext back = io::load_ciphertext(b, ctx, Device::cpu());
       EXPECT_EQ(back.buffer().to_host(), words);  // every word, widened back
       const Bytes k = io::save(keys.rk, opts(c, Seeding::never));
-      EXPECT_EQ(io::read_header(k).words32, word_bits == 32);
+      EXPECT_EQ(io::read_header(k).words32, narrow);
       EXPECT_EQ(io::load_relin_keys(k, ctx, Device::cpu()).key().buffer().to_host(),
                 keys.rk.key().buffer().to_host());
     }

@@ -41,9 +41,10 @@ Bytes frame(const Encoded& e, const SaveOptions& o) {
   if (o.compression == Compression::zlib) {
     throw InvalidArgument("compression: Veil's format uses 'none' or 'zstd' ('zlib' is for SEAL's)");
   }
-  // 4-byte words for 32-bit contexts (flag kFlagWords32) when every word fits.
+  // 4-byte words (flag kFlagWords32) whenever every word fits: the bytes follow from the words
+  // alone, so contexts with either word size save the same words as the same bytes.
   std::vector<std::uint32_t> narrow;
-  const bool words32 = e.words32 && std::all_of(e.body.begin(), e.body.end(), [](u64 v) {
+  const bool words32 = !e.body.empty() && std::all_of(e.body.begin(), e.body.end(), [](u64 v) {
     return v <= 0xFFFFFFFFull;
   });
   if (words32) narrow.assign(e.body.begin(), e.body.end());
@@ -151,7 +152,6 @@ bool kswitch_seeded(const KSwitchKey& k, const SaveOptions& o, const std::vector
 Encoded start(ObjectType t, const ContextPtr& ctx, const char* what, u64 key_id) {
   if (!ctx) throw InvalidArgument(std::string(what) + ": is empty (not initialized)");
   Encoded e{t, ctx->scheme(), ctx->parameter_hash(), false, {}, {}};
-  e.words32 = ctx->word_bits() == 32;
   ByteWriter w(e.descriptor);
   w.u64(ctx->n());
   if (key_id) {  // key-set identity (rlwe/checks.h): flag bit 1, then the id after N

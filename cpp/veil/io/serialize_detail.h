@@ -22,8 +22,8 @@ inline constexpr std::size_t kMaxCiphertextSize = 16;  // as SEAL's SEAL_CIPHERT
 inline constexpr std::size_t kMaxPrimes = 1024;
 inline constexpr std::uint8_t kFlagSeeded = 1;
 inline constexpr std::uint8_t kFlagKeySet = 2;  // the descriptor carries the key-set id after N
-// The body's words are stored in 4 bytes each (little-endian), not 8: written for contexts with
-// 32-bit words when every body word is below 2^32 (residues of ~30-bit primes), halving the bytes.
+// The body's words are stored in 4 bytes each (little-endian), not 8: written whenever every body
+// word is below 2^32 (residues of primes below 2^32, any word size), halving the bytes.
 inline constexpr std::uint8_t kFlagWords32 = 4;
 
 // ---- writing
@@ -37,8 +37,6 @@ struct Encoded {
   Bytes descriptor;
   std::vector<u64> body;
   bool key_set = false;
-  /// The context has 32-bit words: frame() stores the body in 4-byte words when they all fit.
-  bool words32 = false;
 };
 
 /// Header, descriptor and (compressed) body.
