@@ -845,7 +845,7 @@ class CiphertextBase:
         # store: no copy into the pickle stream, and a zero-copy view on the reading side).
         ctx = self.ctx
         data = _core.ciphertext_to_buffer(self.raw, self._length, bool(self._extra()))
-        payload = pickle.PickleBuffer(data) if protocol >= 5 else data.tobytes()
+        payload = pickle.PickleBuffer(cast(Any, data)) if protocol >= 5 else data.tobytes()
         return (_restore_ciphertext,
                 (ctx.key_set_id, ctx.scheme, ctx.context.params.to_bytes(), ctx.security,
                  self.raw.device, ctx._options(), payload, self._extra()))

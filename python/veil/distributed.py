@@ -145,7 +145,7 @@ class _Dispatch:
 
     Items go into the object store, and results come out of it, on helper threads: each is a
     (de)serialization of megabytes (a GIL-free copy into or out of a context), which on the
-    driver's one thread bounded the whole pool (bench/RESULTS.md, issue 28). An actor's call
+    driver's one thread bounded the whole pool (bench/RESULTS.md). An actor's call
     returns two objects: a small "finished" flag, which the loop waits on and which carries the
     item's error (its actor's death, or fn's exception), and the result, fetched on a thread.
     """
