@@ -128,9 +128,9 @@ def bootstrap_chain(log_n: int, user_levels: int, config: BootstrapConfig = Boot
 
     From q_0 up: 55 bits, the SlotToCoeff levels (40 bits), ``user_levels`` levels of 40 bits,
     the EvalMod levels (60 bits), the CoeffToSlot levels (56 bits), then the special primes
-    (60 bits); with ``word_bits=32``, blocks of ~30-bit primes of about those sizes. Why these
-    sizes: the "CKKS bootstrapping" reference page, section "The chain"
-    (docs/reference/bootstrap.md).
+    (60 bits); with ``word_bits=32``, blocks of ~30-bit primes of about those sizes (two per
+    level, one per SlotToCoeff level). Why these sizes: the "CKKS bootstrapping" reference page,
+    section "The chain" (docs/reference/bootstrap.md).
 
     Raises:
         ValueError naming ``word_bits`` (not 32 or 64), ``log_n`` (outside 10..17) or a config
@@ -144,7 +144,7 @@ def preset_chain(n: int, security: int | None, config: BootstrapConfig = Bootstr
                  word_bits: int = 64) -> BootstrapChain:
     """:func:`bootstrap_chain` with as many user levels as the security bound allows
     (``security=None``, no bound: two user levels, for tests at small N). N = 2^16 at 128 bits:
-    14 user levels with 64-bit words (log2 QP = 1743 <= 1747), 9 with 32-bit words.
+    14 user levels with 64-bit words (log2 QP = 1743 <= 1747), 11 with 32-bit words (1717).
 
     Raises:
         ValueError naming poly_modulus_degree when the bound leaves no user level.

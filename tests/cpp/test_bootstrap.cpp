@@ -57,13 +57,13 @@ TEST(BootstrapChain, MatchesThePythonChains) {
   EXPECT_EQ(c64.alpha, 4u);
   const BootstrapChain c32 = bootstrap_chain(16, 3, cfg, 32);
   EXPECT_EQ(c32.rescale_groups,
-            (std::vector<std::size_t>{2, 2, 2, 2, 1, 2, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}));
+            (std::vector<std::size_t>{2, 1, 1, 1, 1, 2, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}));
   EXPECT_EQ(c32.coeff_modulus_bits.front(), 28);
   EXPECT_EQ(c32.special_primes, 12u);
-  // N = 2^16 at 128 bits: 14 user levels with 64-bit words (log2 QP = 1743 <= 1747), 9 with
-  // 32-bit words (as veil._bootstrap.preset_chain)
+  // N = 2^16 at 128 bits: 14 user levels with 64-bit words (log2 QP = 1743 <= 1747), 11 with
+  // 32-bit words (1717 bits; SlotToCoeff on one prime per level)
   EXPECT_EQ(preset_chain(65536, SecurityLevel::tc128, cfg, 64).user_levels, 14u);
-  EXPECT_EQ(preset_chain(65536, SecurityLevel::tc128, cfg, 32).user_levels, 9u);
+  EXPECT_EQ(preset_chain(65536, SecurityLevel::tc128, cfg, 32).user_levels, 11u);
   veil::test::expect_invalid([&] { preset_chain(4096, SecurityLevel::tc128, cfg, 64); },
                              "poly_modulus_degree: bootstrapping at N = 4096 does not fit");
   veil::test::expect_invalid([&] { bootstrap_chain(11, 2, cfg, 16); }, "word_bits");

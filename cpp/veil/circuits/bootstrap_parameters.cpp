@@ -92,7 +92,11 @@ BootstrapChain bootstrap_chain(int log_n, std::size_t user_levels, const Bootstr
   if (word_bits != 32) {
     throw InvalidArgument("word_bits: expected 32 or 64, got " + std::to_string(word_bits));
   }
-  std::vector<std::size_t> groups(1 + config.stc_levels, 2);  // q_0: 28 + 27 bits
+  // q_0: 28 + 27 bits; SlotToCoeff: one ~30-bit prime per level (its diagonals' rounding at
+  // scale 2^30 cost <= 0.4 bits of mean precision and nothing in the worst slot, measured at
+  // N = 2^14..2^16: bench/NOTES.md), which leaves 90 bits for two more user levels.
+  std::vector<std::size_t> groups{2};
+  groups.insert(groups.end(), config.stc_levels, 1);
   for (std::size_t i = 0; i < user_levels; ++i)
     groups.push_back((user_levels - i) % 2 == 1 ? 1 : 2);
   groups.insert(groups.end(), em + config.cts_levels, 2);

@@ -66,10 +66,11 @@ struct BootstrapChain {
 /// A chain at N = 2^log_n with `user_levels` levels left after bootstrapping. Bottom up: q_0
 /// (55 bits), the SlotToCoeff levels (40), the user levels (40, scale 2^40), the EvalMod levels
 /// (60) and the CoeffToSlot levels (56), then the special primes (60 bits; default 5, digits of
-/// 4 primes). word_bits = 32: blocks of ~30-bit primes of about those sizes (q_0 and each
-/// SlotToCoeff, EvalMod and CoeffToSlot level two primes; the user levels alternate one and two
-/// primes from the top) and 12 special primes of 31 bits with digits of 12 primes (Cheddar's
-/// bootparam_40 shape). python/veil/_bootstrap.py's bootstrap_chain explains each size.
+/// 4 primes). word_bits = 32: blocks of ~30-bit primes (q_0 and each EvalMod and CoeffToSlot
+/// level two primes, each SlotToCoeff level one, the user levels alternating one and two primes
+/// from the top) and 12 special primes of 31 bits with digits of 12 primes (Cheddar's
+/// bootparam_40 shape). EvalMod's 60-bit levels cannot shrink (about one bit of precision per
+/// bit); SlotToCoeff's can (bench/NOTES.md, "Levels, measured small").
 /// @throws InvalidArgument naming `word_bits` (not 32 or 64), `log_n` (outside 10..17) or the
 ///         config's fields.
 BootstrapChain bootstrap_chain(int log_n, std::size_t user_levels,
@@ -78,7 +79,7 @@ BootstrapChain bootstrap_chain(int log_n, std::size_t user_levels,
                                std::optional<std::size_t> alpha = std::nullopt);
 /// bootstrap_chain with as many user levels as the security bound allows (SecurityLevel::none:
 /// two, for tests at small N). N = 2^16 at 128 bits: 14 user levels with 64-bit words
-/// (log2 QP = 1743 <= 1747), 9 with 32-bit words.
+/// (log2 QP = 1743 <= 1747), 11 with 32-bit words (1717).
 /// @throws InvalidArgument naming `poly_modulus_degree` when the bound leaves no user level.
 BootstrapChain preset_chain(std::size_t n, SecurityLevel security,
                             const BootstrapConfig& config = {}, int word_bits = 64);

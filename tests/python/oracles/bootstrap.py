@@ -174,7 +174,7 @@ def bootstrap_chain(log_n: int, user_levels: int, config: BootstrapConfig = Boot
                               user_levels)
     if word_bits != 32:
         raise ValueError(f"word_bits: expected 32 or 64, got {word_bits!r}")
-    groups = [2] + [2] * config.stc_levels  # q_0: 28 + 27 bits; SlotToCoeff: 60-bit blocks
+    groups = [2] + [1] * config.stc_levels  # q_0: 28 + 27 bits; SlotToCoeff: one ~30-bit prime
     # user levels: (2, 1) pairs from the top, as default_ckks_chain_32: 2^40 <-> 2^50 scales
     groups += [1 if (user_levels - i) % 2 == 1 else 2 for i in range(user_levels)]
     groups += [2] * config.evalmod_depth + [2] * config.cts_levels
