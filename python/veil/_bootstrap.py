@@ -88,8 +88,8 @@ class BootstrapConfig:
 
     @property
     def evalmod_depth(self) -> int:
-        """Levels EvalMod consumes: the Chebyshev evaluation (ceil(log2(d + 1)) + 1, the +1
-        being the leaves' constant products) and the double-angle steps."""
+        """Levels EvalMod consumes: the Chebyshev evaluation (ceil(log2(d + 1))) and the
+        double-angle steps."""
         return int(self.to_core().evalmod_depth)
 
     @property
@@ -144,7 +144,7 @@ def preset_chain(n: int, security: int | None, config: BootstrapConfig = Bootstr
                  word_bits: int = 64) -> BootstrapChain:
     """:func:`bootstrap_chain` with as many user levels as the security bound allows
     (``security=None``, no bound: two user levels, for tests at small N). N = 2^16 at 128 bits:
-    14 user levels with 64-bit words (log2 QP = 1743 <= 1747), 11 with 32-bit words (1717).
+    15 user levels with 64-bit words (nominal log2 QP = 1723 <= 1747), 13 with 32-bit words (1747).
 
     Raises:
         ValueError naming poly_modulus_degree when the bound leaves no user level.

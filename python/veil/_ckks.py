@@ -745,7 +745,7 @@ class CKKSCiphertext(CiphertextBase):
     def polyval(self, coeffs: Sequence[float]) -> CKKSCiphertext:
         """p(x) = coeffs[0] + coeffs[1] x + ... + coeffs[d] x^d slot-wise (lowest degree first, as
         numpy.polynomial), in the Chebyshev basis by the baby-step giant-step recursion of
-        Bossuat et al. (Eurocrypt 2021, Alg. 2): ceil(log2(d + 1)) + 1 levels, every addition
+        Bossuat et al. (Eurocrypt 2021, Alg. 2): ceil(log2(d + 1)) levels, every addition
         exact in scale; the result keeps the input's scale (:func:`veil._tensor.polyval`).
 
         Raises ValueError naming ``coeffs`` (empty, not real, or more levels than are left)."""

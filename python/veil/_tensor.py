@@ -15,7 +15,7 @@ Algorithms:
 * ``polyval`` / ``evaluate`` (CKKS): the polynomial in the Chebyshev basis, evaluated by the
   baby-step giant-step recursion of Bossuat, Mouchet, Troncoso-Pastoriza and Hubaux (Eurocrypt
   2021, Alg. 2) with every addition exact in scale: the C++ ``circuits::PolynomialEvaluator``
-  (the evaluator of CKKS bootstrapping's EvalMod); depth ceil(log2(d + 1)) + 1 for degree d.
+  (the evaluator of CKKS bootstrapping's EvalMod); depth ceil(log2(d + 1)) for degree d.
   ``evaluate`` interpolates ``fn`` at the Chebyshev nodes of the interval (numpy's
   ``Chebyshev.interpolate``).
 * Alignment (CKKS, ``auto_rescale=True``): the operand at the higher level is brought to the
@@ -243,7 +243,7 @@ def matmul(ct, matrix):
 
 def cheb_eval(ct, coeffs, domain: tuple[float, float] = (-1.0, 1.0)):
     """p(y) = sum_i coeffs[i] T_i(y) for y = (2x - a - b) / (b - a) (``domain`` = (a, b)), at the
-    input's scale and the highest level the recursion reaches (ceil(log2(d + 1)) + 1 levels
+    input's scale and the highest level the recursion reaches (ceil(log2(d + 1)) levels
     below the input, or one more; +1 for the map to [-1, 1]): ``circuits::PolynomialEvaluator::
     evaluate_chebyshev`` (Bossuat et al., Eurocrypt 2021, Alg. 2, with exact scales).
 

@@ -44,12 +44,12 @@ struct BootSetup {
 
 TEST(BootstrapChain, MatchesThePythonChains) {
   const BootstrapConfig cfg;
-  EXPECT_EQ(cfg.evalmod_depth(), 9u);
-  EXPECT_EQ(cfg.depth(), 15u);
+  EXPECT_EQ(cfg.evalmod_depth(), 8u);  // ceil(log2(31 + 1)) + 3 double angles
+  EXPECT_EQ(cfg.depth(), 14u);
   const BootstrapChain c64 = bootstrap_chain(16, 13, cfg, 64);
   std::vector<int> want{55, 40, 40, 40};
   want.insert(want.end(), 13, 40);
-  want.insert(want.end(), 9, 60);
+  want.insert(want.end(), 8, 60);
   want.insert(want.end(), 3, 56);
   want.insert(want.end(), 5, 60);
   EXPECT_EQ(c64.coeff_modulus_bits, want);
@@ -57,13 +57,13 @@ TEST(BootstrapChain, MatchesThePythonChains) {
   EXPECT_EQ(c64.alpha, 4u);
   const BootstrapChain c32 = bootstrap_chain(16, 3, cfg, 32);
   EXPECT_EQ(c32.rescale_groups,
-            (std::vector<std::size_t>{2, 1, 1, 1, 1, 2, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}));
+            (std::vector<std::size_t>{2, 1, 1, 1, 1, 2, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}));
   EXPECT_EQ(c32.coeff_modulus_bits.front(), 28);
   EXPECT_EQ(c32.special_primes, 12u);
-  // N = 2^16 at 128 bits: 14 user levels with 64-bit words (log2 QP = 1743 <= 1747), 11 with
-  // 32-bit words (1717 bits; SlotToCoeff on one prime per level)
-  EXPECT_EQ(preset_chain(65536, SecurityLevel::tc128, cfg, 64).user_levels, 14u);
-  EXPECT_EQ(preset_chain(65536, SecurityLevel::tc128, cfg, 32).user_levels, 11u);
+  // N = 2^16 at 128 bits: 15 user levels with 64-bit words (log2 QP <= 1723 <= 1747), 13 with
+  // 32-bit words (<= 1747 bits: SlotToCoeff on one prime per level, EvalMod in 8 levels)
+  EXPECT_EQ(preset_chain(65536, SecurityLevel::tc128, cfg, 64).user_levels, 15u);
+  EXPECT_EQ(preset_chain(65536, SecurityLevel::tc128, cfg, 32).user_levels, 13u);
   veil::test::expect_invalid([&] { preset_chain(4096, SecurityLevel::tc128, cfg, 64); },
                              "poly_modulus_degree: bootstrapping at N = 4096 does not fit");
   veil::test::expect_invalid([&] { bootstrap_chain(11, 2, cfg, 16); }, "word_bits");
@@ -79,13 +79,13 @@ TEST(BootstrapParameters, LevelLayoutAndErrors) {
   const BootstrapConfig cfg;
   ContextPtr ctx = boot_context(cfg, 64);
   const BootstrapParameters p(ctx, cfg, std::ldexp(1.0, 40));
-  // 1 + 3 + 2 + 9 + 3 = 18 levels: q_0 at 0, SlotToCoeff 1..3, users 4..5, EvalMod 6..14, CTS
+  // 1 + 3 + 2 + 8 + 3 = 17 levels: q_0 at 0, SlotToCoeff 1..3, users 4..5, EvalMod 6..13, CTS
   EXPECT_EQ(p.slots(), kN / 2);
   EXPECT_EQ(p.input_level(), 3u);
   EXPECT_EQ(p.output_level(), 5u);
   EXPECT_EQ(p.levels_left(), 2u);
-  EXPECT_EQ(p.evalmod_level(), 14u);
-  EXPECT_EQ(p.top_level(), 17u);
+  EXPECT_EQ(p.evalmod_level(), 13u);
+  EXPECT_EQ(p.top_level(), 16u);
   EXPECT_NEAR(p.gamma(), p.q0() / (2 * std::numbers::pi * p.scale()), 0.0);
   const auto elts = p.galois_elements();
   EXPECT_TRUE(std::find(elts.begin(), elts.end(), ctx->galois_elt_column()) != elts.end());
@@ -97,7 +97,7 @@ TEST(BootstrapParameters, LevelLayoutAndErrors) {
   ContextPtr short_ctx =
       Context::create(veil::test::small_params(SchemeType::ckks), SecurityLevel::none);
   veil::test::expect_invalid([&] { BootstrapParameters(short_ctx, cfg, 1e12); },
-                             "coeff_modulus: bootstrapping needs 15 rescale blocks");
+                             "coeff_modulus: bootstrapping needs 14 rescale blocks");
 }
 
 void check_bootstrap(const BootstrapConfig& cfg, int word_bits, const char* what) {

@@ -109,12 +109,18 @@ TEST_P(CircuitsPolynomialEval, MatchesFloat64OnTheDecryptedInput) {
   const CVec x = random_values(2048, 1, 1.0, false);
   const Ciphertext ct = k.encrypt(x, k2_40, ctx->max_level());
   const CVec xd = k.decrypt(ct);
-  for (std::size_t degree : {2u, 5u, 7u, 15u, 27u}) {
+  const RescaleChain& chain = pe.chain();
+  for (std::size_t degree : {2u, 5u, 7u, 8u, 15u, 27u, 31u}) {
     std::vector<double> c(degree + 1);
     for (std::size_t i = 0; i <= degree; ++i) c[i] = std::cos(1.0 + 0.7 * i) / (1.0 + i);
     const Ciphertext y = pe.evaluate_chebyshev(ct, c, k.rk);
     EXPECT_DOUBLE_EQ(y.scale(), ct.scale());  // the input's scale, exactly (up to its rounding)
     EXPECT_EQ(y.level(), pe.plan_level(ctx->max_level(), ct.scale(), c));
+    // the depth Bossuat et al. count: ceil(log2(d + 1)) blocks, no extra level for the leaves
+    std::size_t depth = 0, want_level = chain.top_at_or_below(ct.level());
+    while ((std::size_t{1} << depth) < degree + 1) ++depth;
+    for (std::size_t s = 0; s < depth; ++s) want_level = chain.below(want_level);
+    EXPECT_EQ(y.level(), want_level) << "degree " << degree;
     CVec want(xd.size());
     for (std::size_t i = 0; i < xd.size(); ++i) want[i] = chebyshev_value(c, xd[i]);
     const auto p = precision(want, k.decrypt(y));
@@ -441,11 +447,11 @@ TEST(CircuitsScaleOps, PlansLevelsAndScalesAndChecksOperands) {
 
 TEST(CircuitsEvalMod, ApproximatesTheScaledSine) {
   const EvalMod em(12, 31, 3);
-  EXPECT_EQ(em.depth(), 9u);  // ceil(log2 32) + 1 + 3
-  // The bootstrapping chain's bottom: q_0 (55 bits), one 40-bit level, EvalMod's nine 60-bit
+  EXPECT_EQ(em.depth(), 8u);  // ceil(log2 32) + 3
+  // The bootstrapping chain's bottom: q_0 (55 bits), one 40-bit level, EvalMod's eight 60-bit
   // levels; the output scale is q_0 / (2 pi) as bootstrapping's Delta gamma.
   std::vector<int> bits{55, 40};
-  bits.insert(bits.end(), 9, 60);
+  bits.insert(bits.end(), 8, 60);
   bits.insert(bits.end(), 2, 60);
   ContextPtr ctx = chain_context(4096, bits, 2);
   CkksKeys k(ctx, Device::cpu(), 19);
@@ -482,7 +488,7 @@ TEST(CircuitsEvalMod, ApproximatesTheScaledSine) {
   veil::test::expect_invalid([] { EvalMod(12, 31, 17); }, "double_angle");
   veil::test::expect_invalid(
       [&] { em.evaluate(k.ev, k.rk, chain, k.ev.mod_switch_to(ct, 5), out_scale); },
-      "ct: EvalMod needs 9 rescale blocks below level 5");
+      "ct: EvalMod needs 8 rescale blocks below level 5");
 }
 
 // ---- GPU parity

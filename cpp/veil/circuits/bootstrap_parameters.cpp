@@ -15,7 +15,7 @@ namespace veil::circuits {
 // ---- BootstrapConfig ----------------------------------------------------------------------
 
 std::size_t BootstrapConfig::evalmod_depth() const {
-  return static_cast<std::size_t>(detail::ceil_log2(evalmod_degree + 1)) + 1 + double_angle;
+  return static_cast<std::size_t>(detail::ceil_log2(evalmod_degree + 1)) + double_angle;
 }
 
 std::size_t BootstrapConfig::depth() const { return cts_levels + evalmod_depth() + stc_levels; }

@@ -38,8 +38,7 @@ struct BootstrapConfig {
   /// h, the Hamming weight of the encapsulated sparse secret.
   std::size_t hamming_weight = 32;
 
-  /// Levels EvalMod consumes: ceil(log2(d + 1)) + 1 (the Chebyshev evaluation; the +1 is the
-  /// leaves' constant products) + r.
+  /// Levels EvalMod consumes: ceil(log2(d + 1)) (the Chebyshev evaluation, polynomial.h) + r.
   std::size_t evalmod_depth() const;
   /// Levels bootstrapping consumes in all: cts_levels + evalmod_depth() + stc_levels.
   std::size_t depth() const;
@@ -78,8 +77,8 @@ BootstrapChain bootstrap_chain(int log_n, std::size_t user_levels,
                                std::optional<std::size_t> special = std::nullopt,
                                std::optional<std::size_t> alpha = std::nullopt);
 /// bootstrap_chain with as many user levels as the security bound allows (SecurityLevel::none:
-/// two, for tests at small N). N = 2^16 at 128 bits: 14 user levels with 64-bit words
-/// (log2 QP = 1743 <= 1747), 11 with 32-bit words (1717).
+/// two, for tests at small N). N = 2^16 at 128 bits: 15 user levels with 64-bit words
+/// (nominal log2 QP = 1723 <= 1747), 13 with 32-bit words (1747).
 /// @throws InvalidArgument naming `poly_modulus_degree` when the bound leaves no user level.
 BootstrapChain preset_chain(std::size_t n, SecurityLevel security,
                             const BootstrapConfig& config = {}, int word_bits = 64);

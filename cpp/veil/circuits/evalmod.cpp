@@ -28,7 +28,7 @@ EvalMod::EvalMod(std::size_t k_range, std::size_t degree, std::size_t double_ang
 }
 
 std::size_t EvalMod::depth() const {
-  return static_cast<std::size_t>(detail::ceil_log2(degree_ + 1)) + 1 + double_angle_;
+  return static_cast<std::size_t>(detail::ceil_log2(degree_ + 1)) + double_angle_;
 }
 
 OperandPtr EvalMod::evaluate(const ScaleOps& ops, OperandPtr x, double output_scale) const {

@@ -31,7 +31,7 @@ class EvalMod {
   std::size_t double_angle() const { return double_angle_; }
   /// The interpolant's Chebyshev coefficients c_0..c_d of cos(2 pi (K1 y - 1/4) / 2^r).
   const std::vector<double>& coefficients() const { return coeffs_; }
-  /// Rescale levels consumed: ceil(log2(d + 1)) + 1 (the Chebyshev evaluation) + r.
+  /// Rescale levels consumed: ceil(log2(d + 1)) (the Chebyshev evaluation) + r.
   std::size_t depth() const;
 
   /// sin(2 pi K1 x) on an operand x (at a rescale-block top), landing exactly on

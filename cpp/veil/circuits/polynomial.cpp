@@ -134,7 +134,7 @@ OperandPtr ChebyshevEvaluation::power(std::size_t i) {
 std::size_t ChebyshevEvaluation::output_level() const {
   std::size_t lvl = t_.at(1)->level;
   const std::size_t d = coeffs_.size() - 1;
-  const int steps = std::max(1, detail::ceil_log2(d + 1)) + 1;
+  const int steps = std::max(1, detail::ceil_log2(d + 1));
   for (int s = 0; s < steps; ++s) lvl = ops_.below(lvl);
   return lvl;
 }
@@ -150,7 +150,15 @@ OperandPtr ChebyshevEvaluation::evaluate(std::vector<double> c, std::size_t leve
   std::size_t deg = c.size() - 1;
   while (deg > 0 && c[deg] == 0.0) --deg;
   c.resize(deg + 1);
-  if (deg < m_) {
+  // A leaf (one scalar combination of baby steps) needs every T_i it uses a block above
+  // `level`; where T_i with 2^(k-1) < i < 2^k sit too low, the polynomial is split once more
+  // at a smaller power of two, so that degree d costs ceil(log2(d + 1)) levels, not one more.
+  bool leaf = deg < m_;
+  if (leaf && deg >= 2) {
+    const std::size_t top = ops_.above(level);
+    for (std::size_t i = 1; i <= deg && leaf; ++i) leaf = c[i] == 0.0 || t_.at(i)->level >= top;
+  }
+  if (leaf) {
     std::vector<std::pair<OperandPtr, double>> terms;
     for (std::size_t i = 1; i <= deg; ++i) {
       if (c[i] != 0.0) terms.emplace_back(t_.at(i), c[i]);

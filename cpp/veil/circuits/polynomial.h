@@ -3,7 +3,8 @@
 // Homomorphic Encryption with Non-Sparse Keys", Eurocrypt 2021, Alg. 2) with exact scale
 // management (scale_ops.h): every addition meets equal scales exactly, the target scales being
 // chosen from the top down, and the leaves are one-pass scalar combinations. Depth:
-// ceil(log2(d + 1)) + 1 rescale levels for degree d (the +1: the leaves' constant products).
+// ceil(log2(d + 1)) rescale levels for degree d, the depth Bossuat et al. count: a leaf whose
+// baby steps lie too low for its constant product (one level) is split once more instead.
 // Python: veil._bootstrap._ChebEval and veil._tensor.cheb_eval / polyval.
 #pragma once
 #include <cstddef>
@@ -45,13 +46,13 @@ class ChebyshevEvaluation {
 
   /// The number m of baby steps (T_0..T_{m-1}; T_m is the first giant step).
   std::size_t baby_steps() const { return m_; }
-  /// The level of result(): the input level lowered by ceil(log2(d + 1)) + 1 blocks.
+  /// The level of result(): the input level lowered by ceil(log2(d + 1)) blocks.
   std::size_t output_level() const;
   /// p(x) at output_level() and `scale` (default: the input's scale). Same errors as evaluate.
   OperandPtr result(std::optional<double> scale = std::nullopt);
   /// sum_i c[i] T_i(x) landing exactly on (level, scale) (the recursion of Alg. 2).
   /// @param c Chebyshev coefficients, degree at most the constructor's (trailing zeros dropped).
-  /// @param level a rescale target at least ceil(log2(deg + 1)) + 1 blocks below x.
+  /// @param level a rescale target at least ceil(log2(deg + 1)) blocks below x.
   /// @param scale the result's scale (finite, > 0).
   /// @throws InvalidArgument naming `coeffs` (empty, not finite, a constant polynomial, or no
   ///         level left for a step), `scale`, or `level` (no rescale lands there).
@@ -75,7 +76,7 @@ class PolynomialEvaluator {
 
   /// p(y) = sum_i coeffs[i] T_i(y) with y = (2x - a - b) / (b - a) for domain [a, b], slot-wise.
   /// The input is first dropped to the highest rescale-block top at or below its level; the
-  /// result keeps its scale and lands ceil(log2(d + 1)) + 1 blocks lower (one more when the
+  /// result keeps its scale and lands ceil(log2(d + 1)) blocks lower (one more when the
   /// domain is not [-1, 1], or when the scales need it: the level is planned first).
   /// @param ct a size-2 CKKS ciphertext.
   /// @param coeffs Chebyshev coefficients c_0..c_d (finite, d >= 0; trailing zeros dropped).

@@ -118,9 +118,9 @@ class BootstrapConfig:
 
     @property
     def evalmod_depth(self) -> int:
-        """Levels EvalMod consumes: the Chebyshev evaluation (ceil(log2(d + 1)) + 1, the +1
-        being the leaves' constant products) and the double-angle steps."""
-        return math.ceil(math.log2(self.evalmod_degree + 1)) + 1 + self.double_angle
+        """Levels EvalMod consumes: the Chebyshev evaluation (ceil(log2(d + 1))) and the
+        double-angle steps."""
+        return math.ceil(math.log2(self.evalmod_degree + 1)) + self.double_angle
 
     @property
     def depth(self) -> int:

@@ -202,7 +202,7 @@ class _ChebEval:
         return t
 
     def output_level(self) -> int:
-        """The level of the result: the input level minus ceil(log2(d + 1)) + 1 blocks."""
+        """The level of the result: the input level minus ceil(log2(d + 1)) blocks."""
         return self._min_level(len(self.coeffs) - 1)
 
     def result(self, scale: float | None = None):
@@ -211,9 +211,10 @@ class _ChebEval:
                           self.T[1].scale if scale is None else scale)
 
     def _min_level(self, d):
-        """Output level: the input level minus ceil(log2(d + 1)) + 1 blocks."""
+        """Output level: the input level minus ceil(log2(d + 1)) blocks (a leaf whose baby steps
+        lie too low for its constant product is split once more)."""
         lvl = self.T[1].level
-        for _ in range(max(1, math.ceil(math.log2(d + 1))) + 1):
+        for _ in range(max(1, math.ceil(math.log2(d + 1)))):
             lvl = self.ops.below(lvl)
         return lvl
 
@@ -223,7 +224,11 @@ class _ChebEval:
         while deg > 0 and c[deg] == 0:
             deg -= 1
         c = c[:deg + 1]
-        if deg < self.m:
+        leaf = deg < self.m
+        if leaf and deg >= 2:  # a leaf's baby steps must lie a block above `level`
+            top = ops.above(level)
+            leaf = all(c[i] == 0 or self.T[i].level >= top for i in range(1, deg + 1))
+        if leaf:
             terms = [(self.T[i], c[i]) for i in range(1, deg + 1) if c[i] != 0]
             if not terms:
                 raise ValueError("EvalMod: constant polynomial")

@@ -5,7 +5,7 @@ compares the C++ layer with them.
 
 * ``polyval`` / ``evaluate`` (CKKS): the polynomial in the Chebyshev basis, evaluated by the
   baby-step giant-step recursion of Bossuat, Mouchet, Troncoso-Pastoriza and Hubaux (Eurocrypt
-  2021, Alg. 2) with every addition exact in scale; depth ceil(log2(d + 1)) + 1 for degree d.
+  2021, Alg. 2) with every addition exact in scale; depth ceil(log2(d + 1)) for degree d.
 * Alignment (CKKS, ``auto_rescale=True``): the operand at the higher level is brought to the
   other's level *and exact scale* by one constant product and rescale (the scale adjustment of
   Kim-Papadimitriou-Polyakov, CT-RSA 2022).
