@@ -153,6 +153,21 @@ Diagonals col_scale(const Diagonals& a, const std::vector<double>& cols) {
 
 // ---- baby-step giant-step split ---------------------------------------------------------------
 
+double baby_cost() {
+  static const double cost = [] {
+    const char* v = std::getenv("VEIL_BSGS_BABY_COST");
+    if (v == nullptr || *v == '\0') return kBabyCost;
+    char* end = nullptr;
+    const double c = std::strtod(v, &end);
+    if (end == v || *end != '\0' || !std::isfinite(c) || c <= 0.0 || c > 64.0) {
+      throw InvalidArgument("VEIL_BSGS_BABY_COST: expected a number in (0, 64], got '" +
+                            std::string(v) + "'");
+    }
+    return c;
+  }();
+  return cost;
+}
+
 BsgsSplit bsgs_split(const std::vector<std::size_t>& keys, std::size_t n, std::size_t inputs,
                      std::size_t outputs) {
   if (n == 0 || !std::has_single_bit(n)) {
@@ -192,7 +207,7 @@ BsgsSplit bsgs_split(const std::vector<std::size_t>& keys, std::size_t n, std::s
     std::size_t nonzero_giants = 0;
     for (const auto& [g, items] : cand.giants) nonzero_giants += g != 0;
     const double cost =
-        kBabyCost * static_cast<double>(inputs) * static_cast<double>(nonzero_babies) +
+        baby_cost() * static_cast<double>(inputs) * static_cast<double>(nonzero_babies) +
         static_cast<double>(outputs * nonzero_giants);
     if (!have || cost < best_cost) {
       have = true;

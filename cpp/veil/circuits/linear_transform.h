@@ -79,9 +79,13 @@ Diagonals col_scale(const Diagonals& a, const std::vector<double>& cols);
 /// A hoisted baby-step rotation's cost relative to a giant step's (one shared ModUp; measured on
 /// an H100 at N = 2^16: about 175 against 315 us, bench/NOTES.md).
 inline constexpr double kBabyCost = 0.55;
+/// The cost bsgs_split uses: kBabyCost, or VEIL_BSGS_BABY_COST when set (read once per process;
+/// for A/B measurements: the rotation keys follow the split, so set it before any key is made).
+/// @throws InvalidArgument naming VEIL_BSGS_BABY_COST when it is not a number in (0, 64].
+double baby_cost();
 
 /// The baby-step giant-step split of a set of diagonals: the baby-step size n1 (a power of two)
-/// minimizing kBabyCost * inputs * (baby steps) + outputs * (giant steps), and the diagonals
+/// minimizing baby_cost() * inputs * (baby steps) + outputs * (giant steps), and the diagonals
 /// grouped by giant step: giants[i] = (G, [(b, k)]) with k = G + b, both signed (|k| <= n/2).
 struct BsgsSplit {
   std::size_t n1 = 1;
