@@ -195,10 +195,12 @@ TEST(CircuitsLinearTransform, BsgsSplitGroupsByGiantStep) {
   std::vector<std::size_t> keys;
   for (std::size_t k = 0; k < 16; ++k) keys.push_back(k);
   const BsgsSplit s = bsgs_split(keys, 16);
-  EXPECT_EQ(s.n1, 4u);  // 16 diagonals: 3 babies x 0.55 + 3 giants, the cheapest split
+  // 16 signed diagonals -7..8: n1 = 8 costs 7 babies x 0.3 + 2 giants = 4.1, n1 = 4 costs
+  // 3 x 0.3 + 4 = 4.9, n1 = 16 costs 15 x 0.3 + 1 = 5.5
+  EXPECT_EQ(s.n1, 8u);
   std::size_t count = 0;
   for (const auto& [g, items] : s.giants) {
-    EXPECT_EQ(g % 4, 0);
+    EXPECT_EQ(g % 8, 0);
     for (const auto& [b, k] : items) {
       EXPECT_EQ(LinearTransform::signed_step(g + b, 16), LinearTransform::signed_step(k, 16));
       ++count;

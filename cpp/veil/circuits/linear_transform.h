@@ -76,9 +76,13 @@ Diagonals row_scale(const Diagonals& a, const std::vector<double>& rows);
 /// @throws InvalidArgument naming `cols` for a length other than n.
 Diagonals col_scale(const Diagonals& a, const std::vector<double>& cols);
 
-/// A hoisted baby-step rotation's cost relative to a giant step's (one shared ModUp; measured on
-/// an H100 at N = 2^16: about 175 against 315 us, bench/NOTES.md).
-inline constexpr double kBabyCost = 0.55;
+/// A hoisted baby-step rotation's cost relative to a giant step's. Double-hoisted (the default),
+/// a baby step is one inner product with its key while a giant step pays a ModDown, a ModUp and
+/// an inner product: 0.3 chose n1 = 16 instead of 8 for CoeffToSlot's and SlotToCoeff's 14-step
+/// levels at N = 2^16 and took the full-slot bootstrap from 38.7 to 34.6 ms on an H100, for 12
+/// more rotation keys (bench/NOTES.md; 0.2-0.4 give the same splits). 0.55 was measured single
+/// hoisted (175 against 315 us).
+inline constexpr double kBabyCost = 0.3;
 /// The cost bsgs_split uses: kBabyCost, or VEIL_BSGS_BABY_COST when set (read once per process;
 /// for A/B measurements: the rotation keys follow the split, so set it before any key is made).
 /// @throws InvalidArgument naming VEIL_BSGS_BABY_COST when it is not a number in (0, 64].

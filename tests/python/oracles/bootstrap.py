@@ -296,9 +296,9 @@ def _merge(stages: list[dict], order, n: int) -> dict:
     return acc
 
 
-#: A hoisted baby-step rotation's cost relative to a giant step's (one shared ModUp; measured on
-#: an H100 at N = 2^16: about 175 against 315 us, bench/NOTES.md).
-BABY_COST = 0.55
+#: A hoisted baby-step rotation's cost relative to a giant step's: circuits::kBabyCost (0.3,
+#: chosen for the double-hoisted evaluation, bench/NOTES.md; 0.55 was measured single hoisted).
+BABY_COST = 0.3
 
 
 def _bsgs_split(keys, n: int, inputs: int = 1, outputs: int = 1) -> tuple[int, dict]:
