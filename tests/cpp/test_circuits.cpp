@@ -444,6 +444,41 @@ TEST(CircuitsScaleOps, PlansLevelsAndScalesAndChecksOperands) {
   veil::test::expect_invalid([&] { plan.wrap(Ciphertext()); }, "ct:");
 }
 
+TEST(CircuitsScaleOps, MulSumRelinearizesTheSumOfProductsOnce) {
+  ContextPtr ctx = chain_context(4096, {60, 40, 40, 60});
+  CkksKeys k(ctx, Device::cpu(), 5);
+  RescaleChain chain(ctx);
+  ScaleOps ops(chain, k.ev, k.rk);
+  const std::size_t top = ctx->max_level();
+  const double s = k2_40, d = chain.block_product(top), out = s * s / d;
+  const CVec a = random_values(2048, 1, 1.0, false), b = random_values(2048, 2, 1.0, false),
+             c = random_values(2048, 3, 1.0, false);
+  const OperandPtr ea = ops.wrap(k.encrypt(a, s, top)), eb = ops.wrap(k.encrypt(b, s, top)),
+                   ec = ops.wrap(k.encrypt(c, s, top));
+  const OperandPtr y = ops.mul_sum({{ea, eb}, {ec, ec}, {ea, ec}}, chain.below(top), out);
+  EXPECT_EQ(y->level, chain.below(top));
+  EXPECT_EQ(y->ct->size(), 2u);  // relinearized
+  CVec want(a.size());  // a b + c^2 + a c, on the decrypted inputs
+  const CVec da = k.decrypt(*ea->ct), db = k.decrypt(*eb->ct), dc = k.decrypt(*ec->ct);
+  for (std::size_t i = 0; i < want.size(); ++i)
+    want[i] = da[i] * db[i] + dc[i] * dc[i] + da[i] * dc[i];
+  const auto p = precision(want, k.decrypt(*y->ct));
+  report("mul_sum a b + c^2 + a c", p);
+  EXPECT_GT(p.min_bits, 20);
+  // one pair is mul() word for word
+  const OperandPtr one = ops.mul_sum({{ea, eb}}, chain.below(top), out);
+  const OperandPtr ref = ops.mul(ea, eb);
+  EXPECT_EQ(veil::test::words(*one->ct), veil::test::words(*ref->ct));
+  ScaleOps plan(chain);
+  const OperandPtr x = plan.fresh(top, s);
+  veil::test::expect_invalid([&] { plan.mul_sum({}, chain.below(top), out); }, "pairs: expected");
+  veil::test::expect_invalid([&] { plan.mul_sum({{x, x}}, chain.below(top), out * 2); },
+                             "pairs: a scale product");
+  const OperandPtr low = plan.fresh(chain.below(top), s);
+  veil::test::expect_invalid([&] { plan.mul_sum({{x, low}}, chain.below(top), out); },
+                             "pairs: an operand lies below");
+}
+
 // ---- EvalMod
 // -------------------------------------------------------------------------------------
 

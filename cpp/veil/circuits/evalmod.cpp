@@ -36,7 +36,7 @@ OperandPtr EvalMod::evaluate(const ScaleOps& ops, OperandPtr x, double output_sc
   if (!std::isfinite(output_scale) || output_scale <= 0) {
     throw InvalidArgument("output_scale: expected a finite scale > 0");
   }
-  ChebyshevEvaluation cheb(ops, std::move(x), coeffs_);
+  ChebyshevEvaluation cheb(ops, std::move(x), coeffs_, ChebyshevEvaluation::BabySteps::few);
   std::size_t level = cheb.output_level();
   std::vector<std::size_t> levels;
   for (std::size_t i = 0; i < double_angle_; ++i) {

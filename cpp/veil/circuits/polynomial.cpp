@@ -98,7 +98,7 @@ std::vector<double> power_to_chebyshev(const std::vector<double>& coeffs) {
 // ---- ChebyshevEvaluation --------------------------------------------------------------------
 
 ChebyshevEvaluation::ChebyshevEvaluation(const ScaleOps& ops, OperandPtr x,
-                                         std::vector<double> coeffs)
+                                         std::vector<double> coeffs, BabySteps baby_steps)
     : ops_(ops), coeffs_(std::move(coeffs)) {
   if (coeffs_.size() < 2) {
     throw InvalidArgument("coeffs: expected at least two Chebyshev coefficients (degree >= 1)");
@@ -107,7 +107,11 @@ ChebyshevEvaluation::ChebyshevEvaluation(const ScaleOps& ops, OperandPtr x,
   if (!x) throw InvalidArgument("x: is empty");
   const std::size_t d = coeffs_.size() - 1;
   const int logd = std::max(1, detail::ceil_log2(d + 1));
-  m_ = std::size_t{1} << std::max(1, (logd + 1) / 2);
+  // few: m = 2^floor(log2(d + 1) / 2); with the products lazily relinearized (mul_sum) it
+  // needs fewer key switches (degree 31: 10 instead of 12; bench/NOTES.md), but more leaves
+  // land on low blocks, whose one-prime constant products cost precision on chains that
+  // alternate one and two primes. many: m = 2^ceil(log2(d + 1) / 2).
+  m_ = std::size_t{1} << std::max(1, baby_steps == BabySteps::few ? logd / 2 : (logd + 1) / 2);
   t_[1] = std::move(x);
   for (std::size_t i = 2; i <= m_; ++i) power(i);
   for (std::size_t g = m_; g < d + 1; g *= 2) power(g);
@@ -144,6 +148,25 @@ OperandPtr ChebyshevEvaluation::result(std::optional<double> scale) {
 }
 
 OperandPtr ChebyshevEvaluation::evaluate(std::vector<double> c, std::size_t level, double scale) {
+  Parts parts;
+  collect(std::move(c), level, scale, parts);
+  // The products that land on `level` (q T_g here and down the chain of remainders) share one
+  // relinearization and one rescale (ScaleOps::mul_sum); then the leaves and the constant.
+  OperandPtr acc;
+  if (!parts.pairs.empty()) {
+    acc = ops_.mul_sum(parts.pairs, level, scale);
+    if (acc->level != level) {
+      throw InvalidArgument("coeffs: the product landed on level " + std::to_string(acc->level) +
+                            " instead of " + std::to_string(level));
+    }
+  }
+  for (const OperandPtr& t : parts.terms) acc = acc ? ops_.add(acc, t) : t;
+  if (parts.constant != 0.0) acc = ops_.add_const(acc, parts.constant);
+  return acc;
+}
+
+void ChebyshevEvaluation::collect(std::vector<double> c, std::size_t level, double scale,
+                                  Parts& parts) {
   check_finite(c, "coeffs");
   if (!std::isfinite(scale) || scale <= 0)
     throw InvalidArgument("scale: expected a finite scale > 0");
@@ -165,7 +188,8 @@ OperandPtr ChebyshevEvaluation::evaluate(std::vector<double> c, std::size_t leve
     }
     if (terms.empty())
       throw InvalidArgument("coeffs: a constant polynomial has no term to evaluate");
-    return ops_.linear_to(terms, c[0], level, scale);
+    parts.terms.push_back(ops_.linear_to(terms, c[0], level, scale));
+    return;
   }
   std::size_t g = 1;
   while (g * 2 <= deg) g *= 2;
@@ -179,25 +203,17 @@ OperandPtr ChebyshevEvaluation::evaluate(std::vector<double> c, std::size_t leve
   OperandPtr tg = t_.at(g);
   const std::size_t top = ops_.above(level);
   OperandPtr tgd = ops_.to_level(tg, top);
-  OperandPtr prod;
   if (all_zero_after_first(q)) {  // q is a constant: one scalar product instead of a product
-    prod = ops_.const_to(tgd, q[0], level, scale);
+    parts.terms.push_back(ops_.const_to(tgd, q[0], level, scale));
   } else {
     const double q_scale = scale * ops_.chain().block_product(top) / tgd->scale;
-    OperandPtr qv = evaluate(q, top, q_scale);
-    prod = ops_.mul(qv, tgd);
-    if (prod->level != level) {
-      throw InvalidArgument("coeffs: the product landed on level " + std::to_string(prod->level) +
-                            " instead of " + std::to_string(level));
-    }
-    if (prod->ct) prod->ct->set_scale(scale);
-    prod->scale = scale;
+    parts.pairs.emplace_back(evaluate(q, top, q_scale), tgd);
   }
   if (all_zero_after_first(r)) {  // r is a constant
-    return r[0] != 0.0 ? ops_.add_const(prod, r[0]) : prod;
+    parts.constant += r[0];
+    return;
   }
-  OperandPtr rv = evaluate(r, level, scale);
-  return ops_.add(prod, rv);
+  collect(std::move(r), level, scale, parts);  // its products land on `level` too
 }
 
 // ---- PolynomialEvaluator --------------------------------------------------------------------

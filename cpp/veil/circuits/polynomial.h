@@ -31,18 +31,26 @@ std::vector<double> chebyshev_interpolate(const std::function<double(double)>& f
 std::vector<double> power_to_chebyshev(const std::vector<double>& coeffs);
 
 /// One evaluation of p(x) = sum_i c_i T_i(x) on an operand x (planned or on ciphertexts).
-/// Baby steps T_0..T_m (m = 2^ceil(ceil(log2(d + 1)) / 2)), from T_2k = 2 T_k^2 - 1 and
-/// T_2k+1 = 2 T_k+1 T_k - T_1; giant steps T_m, T_2m, T_4m, ... by doubling; then
+/// Baby steps T_0..T_m (m = 2^ceil(ceil(log2(d + 1)) / 2), or half that), from
+/// T_2k = 2 T_k^2 - 1 and T_2k+1 = 2 T_k+1 T_k - T_1; giant steps T_m, T_2m, T_4m, ... by doubling; then
 /// p = q T_g + r with T_g T_i = (T_g+i + T_g-i) / 2 recursively (Alg. 2). The powers are computed
-/// once at construction and shared by every evaluate() call.
+/// once at construction and shared by every evaluate() call. The products that land on one
+/// level (q T_g and the remainder's own q' T_g') are tensored, summed and relinearized once
+/// (lazy relinearization: one key switch fewer per such pair).
 class ChebyshevEvaluation {
  public:
+  /// The baby-step set: m = 2^ceil(log2(d + 1) / 2) (many: the default) or
+  /// 2^floor(log2(d + 1) / 2) (few: fewer key switches once the products landing on one level
+  /// share a relinearization; EvalMod uses it, its blocks all being two primes).
+  enum class BabySteps { many, few };
   /// @param ops the arithmetic (planning or evaluating); must outlive this object.
   /// @param x the input operand (at a rescale-block top).
   /// @param coeffs c_0..c_d, d >= 1 (trailing zeros allowed).
+  /// @param baby_steps the baby-step set (above).
   /// @throws InvalidArgument naming `coeffs` (fewer than two, not finite), `x` (empty) or as
   ///         ScaleOps when the chain has too few levels for the powers.
-  ChebyshevEvaluation(const ScaleOps& ops, OperandPtr x, std::vector<double> coeffs);
+  ChebyshevEvaluation(const ScaleOps& ops, OperandPtr x, std::vector<double> coeffs,
+                      BabySteps baby_steps = BabySteps::many);
 
   /// The number m of baby steps (T_0..T_{m-1}; T_m is the first giant step).
   std::size_t baby_steps() const { return m_; }
@@ -59,6 +67,15 @@ class ChebyshevEvaluation {
   OperandPtr evaluate(std::vector<double> c, std::size_t level, double scale);
 
  private:
+  /// What a polynomial at (level, scale) sums: the products landing there (q T_g, and those of
+  /// the remainders' own splits, relinearized together), the leaves and scalar products, and
+  /// the constant.
+  struct Parts {
+    std::vector<std::pair<OperandPtr, OperandPtr>> pairs;
+    std::vector<OperandPtr> terms;
+    double constant = 0.0;
+  };
+  void collect(std::vector<double> c, std::size_t level, double scale, Parts& parts);
   OperandPtr power(std::size_t i);
   const ScaleOps& ops_;
   std::vector<double> coeffs_;

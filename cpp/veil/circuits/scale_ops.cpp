@@ -70,6 +70,39 @@ OperandPtr ScaleOps::mul(const OperandPtr& a, const OperandPtr& b) const {
   return wrap(ev_->relinearize_rescale(ev_->multiply(x, y), *rlk_));
 }
 
+OperandPtr ScaleOps::mul_sum(const std::vector<std::pair<OperandPtr, OperandPtr>>& pairs,
+                             std::size_t level, double scale) const {
+  if (pairs.empty()) throw InvalidArgument("pairs: expected at least one pair");
+  const std::size_t top = above(level);
+  const double want = scale * chain_.block_product(top);
+  for (const auto& [a, b] : pairs) {
+    check_operand(a, "pairs");
+    check_operand(b, "pairs");
+    if (a->level < top || b->level < top) {
+      throw InvalidArgument("pairs: an operand lies below level " + std::to_string(top) +
+                            ", the block above the target " + std::to_string(level));
+    }
+    if (std::fabs(a->scale * b->scale / want - 1.0) > 1e-9) {
+      throw InvalidArgument("pairs: a scale product 2^" +
+                            std::to_string(std::log2(a->scale * b->scale)) + " is not 2^" +
+                            std::to_string(std::log2(want)));
+    }
+  }
+  if (planning()) return fresh(level, scale);
+  auto tensor = [&](const OperandPtr& a, const OperandPtr& b) {
+    const Ciphertext& x = *lowered(a, top);
+    Ciphertext t = a == b ? ev_->square(x) : ev_->multiply(x, *lowered(b, top));
+    t.set_scale(want);
+    return t;
+  };
+  Ciphertext acc = tensor(pairs[0].first, pairs[0].second);
+  for (std::size_t i = 1; i < pairs.size(); ++i)
+    ev_->add_inplace(acc, tensor(pairs[i].first, pairs[i].second));
+  Ciphertext r = ev_->relinearize_rescale(acc, *rlk_);
+  r.set_scale(scale);
+  return wrap(std::move(r));
+}
+
 OperandPtr ScaleOps::add(const OperandPtr& a, const OperandPtr& b) const {
   check_aligned(a, b);
   if (planning()) return fresh(a->level, a->scale);

@@ -67,6 +67,17 @@ class ScaleOps {
   OperandPtr mul(const OperandPtr& a, const OperandPtr& b) const;
   /// a^2: mul(a, a).
   OperandPtr square(const OperandPtr& a) const { return mul(a, a); }
+  /// sum_i a_i b_i landing on (level, scale) with one relinearization and one rescale (lazy
+  /// relinearization): every pair dropped to above(level) and tensored (a_i == b_i: squared),
+  /// the size-3 tensors summed, then relinearized and rescaled once (Evaluator::
+  /// relinearize_rescale). One pair is exactly mul() with its scale set to `scale`.
+  /// @param pairs at least one pair; each a_i.scale * b_i.scale must equal scale * D (D the
+  ///        block product of above(level)) to a relative 1e-9.
+  /// @throws InvalidArgument naming `pairs` (empty, an empty operand, an operand below
+  ///         above(level), or a scale product off scale * D), `level` (no rescale lands there),
+  ///         or the evaluator's errors.
+  OperandPtr mul_sum(const std::vector<std::pair<OperandPtr, OperandPtr>>& pairs,
+                     std::size_t level, double scale) const;
   /// a + b: the result keeps a's level and scale.
   /// @param a, b operands at one level with scales equal to a relative 1e-9.
   /// @throws InvalidArgument naming `a`/`b` (empty) or reporting misaligned operands.

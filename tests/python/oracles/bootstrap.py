@@ -584,7 +584,7 @@ class Bootstrapper:
         """cos(2 pi (K1 x - 1/4)) via the interpolant and r double angles: sin(2 pi K1 x), at
         scale Delta * gamma. The double angles square the scale (S -> S^2 / D), so the
         interpolant's target scale is found from the end backwards, S = sqrt(S' D)."""
-        cheb = _ChebEval(ops, x, self.cheb)
+        cheb = _ChebEval(ops, x, self.cheb, few_baby_steps=True)
         level = cheb.output_level()
         levels = []
         for _ in range(self.config.double_angle):

@@ -65,6 +65,18 @@ class _ScaleOnly:
     def square(self, a):
         return self._mul_meta(a, a)
 
+    def mul_sum(self, pairs, level, scale):
+        """sum a_i b_i landing on (level, scale) with one relinearization and one rescale:
+        every pair moved to above(level), tensored, summed, relinearized and rescaled once."""
+        top = self.above(level)
+        want = scale * self.bt.block_product(top)
+        for a, b in pairs:
+            if a.level < top or b.level < top:
+                raise ValueError("pairs: an operand lies below the block above the target")
+            if abs(a.scale * b.scale / want - 1) > 1e-9:
+                raise AssertionError("pairs: a scale product is off")
+        return _Meta(level, scale)
+
     def add(self, a, b):
         self._check(a, b)
         return _Meta(a.level, a.scale)
@@ -138,6 +150,20 @@ class _CipherOps(_ScaleOnly):
         r.scale = scale  # equal up to double rounding
         return self.wrap(r)
 
+    def mul_sum(self, pairs, level, scale):
+        super().mul_sum(pairs, level, scale)
+        top = self.above(level)
+        want = scale * self.bt.block_product(top)
+        acc = None
+        for a, b in pairs:
+            x = self._down(a, top)
+            t = self.ev.square(x) if a is b else self.ev.multiply(x, self._down(b, top))
+            t.scale = want
+            acc = t if acc is None else self.ev.add(acc, t)
+        r = self.ev.relinearize_rescale(acc, self.rlk)
+        r.scale = scale
+        return self.wrap(r)
+
     def _mul_meta(self, a, b):
         lvl = min(a.level, b.level)
         x, y = self._down(a, lvl), self._down(b, lvl)
@@ -170,13 +196,14 @@ class _ChebEval:
     with T_2^j T_i = (T_2^j+i + T_2^j-i) / 2, each part evaluated at the level and scale that
     make q T_2^j and r meet exactly (target scales chosen from the top down)."""
 
-    def __init__(self, ops, x, coeffs):
+    def __init__(self, ops, x, coeffs, few_baby_steps: bool = False):
         self.ops = ops
         coeffs = np.asarray(coeffs, dtype=np.float64)
         d = len(coeffs) - 1
         self.coeffs = coeffs
         logd = max(1, math.ceil(math.log2(d + 1)))
-        self.m = 1 << max(1, (logd + 1) // 2)  # baby steps T_0..T_{m-1}... and T_m
+        # baby steps T_0..T_{m-1}... and T_m; EvalMod takes the smaller set (few_baby_steps)
+        self.m = 1 << max(1, logd // 2 if few_baby_steps else (logd + 1) // 2)
         self.T = {1: x}
         for i in range(2, self.m + 1):
             self._power(i)
@@ -220,6 +247,21 @@ class _ChebEval:
 
     def _eval(self, c, level, scale):
         ops = self.ops
+        pairs, terms, const = [], [], [0.0]
+        self._collect(c, level, scale, pairs, terms, const)
+        acc = None
+        if pairs:  # the products landing on `level` share one relinearization and rescale
+            acc = ops.mul_sum(pairs, level, scale)
+            if acc.level != level:
+                raise AssertionError((acc.level, level))
+        for t in terms:
+            acc = t if acc is None else ops.add(acc, t)
+        if const[0]:
+            acc = ops.add_const(acc, const[0])
+        return acc
+
+    def _collect(self, c, level, scale, pairs, terms, const):
+        ops = self.ops
         deg = len(c) - 1
         while deg > 0 and c[deg] == 0:
             deg -= 1
@@ -229,10 +271,11 @@ class _ChebEval:
             top = ops.above(level)
             leaf = all(c[i] == 0 or self.T[i].level >= top for i in range(1, deg + 1))
         if leaf:
-            terms = [(self.T[i], c[i]) for i in range(1, deg + 1) if c[i] != 0]
-            if not terms:
+            lterms = [(self.T[i], c[i]) for i in range(1, deg + 1) if c[i] != 0]
+            if not lterms:
                 raise ValueError("EvalMod: constant polynomial")
-            return ops.linear_to(terms, c[0], level, scale)
+            terms.append(ops.linear_to(lterms, c[0], level, scale))
+            return
         g = 1
         while g * 2 <= deg:
             g *= 2
@@ -246,17 +289,11 @@ class _ChebEval:
         top = ops.above(level)
         tgd = ops.to_level(tg, top)
         if not np.any(q[1:]):  # q is a constant: one scalar product instead of a product
-            prod = ops.const_to(tgd, q[0], level, scale)
+            terms.append(ops.const_to(tgd, q[0], level, scale))
         else:
             q_scale = scale * self.ops.bt.block_product(top) / tgd.scale
-            qv = self._eval(q, top, q_scale)
-            prod = ops.mul(qv, tgd)
-            if prod.level != level:
-                raise AssertionError((prod.level, level))
-            if isinstance(ops, _CipherOps):
-                prod.ct.scale = scale
-            prod.scale = scale
+            pairs.append((self._eval(q, top, q_scale), tgd))
         if not np.any(r[1:]):  # r is a constant
-            return ops.add_const(prod, r[0]) if r[0] else prod
-        rv = self._eval(r, level, scale)
-        return ops.add(prod, rv)
+            const[0] += r[0]
+            return
+        self._collect(r, level, scale, pairs, terms, const)  # its products land on `level`
