@@ -70,6 +70,75 @@ void check(const Device& dev, int bits, std::size_t npolys, std::size_t count) {
   }
 }
 
+// dot_broadcast_multi: `outputs` sums over `count` shared operands, output o using operand i
+// when (i + o) % 3 != 0 (so some entries of the table are null), against the schoolbook sums.
+template <class W>
+void check_multi(const Device& dev, int bits, std::size_t npolys, std::size_t count,
+                 std::size_t outputs) {
+  const std::size_t n = 512;
+  const std::vector<u64> primes = veil::CoeffModulus::create(n, {bits, bits});
+  std::vector<Modulus> mods;
+  for (u64 q : primes) mods.emplace_back(q);
+  const RnsBase base(mods);
+  const std::size_t limbs = base.size(), pw = limbs * n;
+  std::mt19937_64 rng(bits * 1000 + npolys * 100 + count * 10 + outputs);
+  std::vector<std::vector<W>> a(count, std::vector<W>(npolys * pw));
+  std::vector<std::vector<W>> b(outputs * count, std::vector<W>(pw));
+  for (std::size_t i = 0; i < count; ++i)
+    for (std::size_t w = 0; w < npolys * pw; ++w)
+      a[i][w] = static_cast<W>(rng() % primes[(w % pw) / n]);
+  for (auto& v : b)
+    for (std::size_t w = 0; w < pw; ++w) v[w] = static_cast<W>(primes[w / n] - 1 - rng() % 7);
+  auto used = [](std::size_t o, std::size_t i) { return (i + o) % 3 != 0; };
+  std::vector<veil::Buffer<W>> da, db, dout;
+  std::vector<u64> pa, pb(outputs * count, 0), po;
+  for (std::size_t i = 0; i < count; ++i) {
+    da.push_back(veil::Buffer<W>::from_host(dev, a[i]));
+    pa.push_back(reinterpret_cast<u64>(da.back().data()));
+  }
+  for (std::size_t o = 0; o < outputs; ++o) {
+    for (std::size_t i = 0; i < count; ++i) {
+      if (!used(o, i)) continue;
+      db.push_back(veil::Buffer<W>::from_host(dev, b[o * count + i]));
+      pb[o * count + i] = reinterpret_cast<u64>(db.back().data());
+    }
+    dout.emplace_back(dev, npolys * pw);
+    po.push_back(reinterpret_cast<u64>(dout.back().data()));
+  }
+  const veil::DeviceTable<u64> ta(pa), tb(pb), to(po);
+  veil::poly::dot_broadcast_multi<W>(dev, base, n, npolys, ta.data(dev), count, tb.data(dev),
+                                     outputs, to.data(dev));
+  for (std::size_t o = 0; o < outputs; ++o) {
+    const std::vector<W> got = dout[o].to_host();
+    for (std::size_t p = 0; p < npolys; ++p) {
+      for (std::size_t l = 0; l < limbs; ++l) {
+        for (std::size_t j = 0; j < n; ++j) {
+          unsigned __int128 acc = 0;
+          for (std::size_t i = 0; i < count; ++i) {
+            if (!used(o, i)) continue;
+            acc += static_cast<unsigned __int128>(a[i][p * pw + l * n + j]) *
+                   b[o * count + i][l * n + j];
+          }
+          ASSERT_EQ(static_cast<u64>(got[p * pw + l * n + j]), static_cast<u64>(acc % primes[l]))
+              << dev.str() << " bits " << bits << " polys " << npolys << " count " << count
+              << " outputs " << outputs << " o " << o << " p " << p << " l " << l << " j " << j;
+        }
+      }
+    }
+  }
+}
+
+TEST(DotBroadcast, MultiEqualsTheSchoolbookSums) {
+  for (const Device& dev : veil::test::devices()) {
+    for (std::size_t npolys : {1, 2, 3}) {
+      for (std::size_t outputs : {1, 3, 8}) {
+        check_multi<veil::u32>(dev, 30, npolys, 17, outputs);
+        check_multi<veil::u64>(dev, 60, npolys, 5, outputs);
+      }
+    }
+  }
+}
+
 TEST(DotBroadcast, EqualsTheSchoolbookSum) {
   for (const Device& dev : veil::test::devices()) {
     for (std::size_t npolys : {1, 2, 3}) {
