@@ -1,6 +1,5 @@
 #include "veil/ckks/bsgs.h"
 
-#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -143,50 +142,23 @@ std::vector<Ciphertext> multiply_diagonals_bsgs(const std::vector<const Cipherte
   }
 
   std::vector<Ciphertext> results;
-  WordBuffer acc(dev, ext_words, bits);
+  WordBuffer acc(dev, ext_words, bits), u(dev, ext_words, bits);
   for (const auto& out : outputs) {
-    // 3. Every giant step's inner sum over Q_l ∪ P, up to kMaxDotOutputs giant steps per pass
-    //    (poly::dot_broadcast_multi): each baby step is read once per pass instead of once per
-    //    giant step that uses it.
-    std::vector<WordBuffer> sums;
-    sums.reserve(out.size());
-    for (std::size_t g0 = 0; g0 < out.size(); g0 += poly::kMaxDotOutputs) {
-      const std::size_t g1 = std::min(out.size(), g0 + poly::kMaxDotOutputs);
-      std::map<std::pair<std::size_t, int>, std::size_t> index;  // (input, step) -> column
-      std::vector<u64> a;
-      for (std::size_t gi = g0; gi < g1; ++gi) {
-        for (const BsgsTerm& t : out[gi].terms) {
-          if (index.try_emplace({t.input, t.step}, a.size()).second) {
-            a.push_back(reinterpret_cast<u64>(babies[t.input].at(t.step).data().get()));
-          }
-        }
-      }
-      std::vector<u64> b((g1 - g0) * a.size(), 0), o;
-      for (std::size_t gi = g0; gi < g1; ++gi) {
-        for (const BsgsTerm& t : out[gi].terms) {
-          u64& slot = b[(gi - g0) * a.size() + index.at({t.input, t.step})];
-          VEIL_REQUIRE(slot == 0, "multiply_diagonals_bsgs: a giant step repeats a baby step");
-          slot = reinterpret_cast<u64>(t.plain->data().get());
-        }
-        sums.emplace_back(dev, ext_words, bits);
-        o.push_back(reinterpret_cast<u64>(sums.back().data().get()));
-      }
-      const std::size_t count = a.size();
-      const DeviceTable<u64> at(std::move(a)), bt(std::move(b)), ot(std::move(o));
-      poly::dot_broadcast_multi(dev, qp, n, 2, at.data(dev), count, bt.data(dev), g1 - g0,
-                                ot.data(dev), acc.data());
-    }
     bool first = true;
-    for (std::size_t gi = 0; gi < out.size(); ++gi) {
-      const BsgsGiant& g = out[gi];
-      WordBuffer& u = sums[gi];
+    for (const BsgsGiant& g : out) {
+      // 3. The inner sum over Q_l ∪ P in one pass; straight into the accumulator when it is
+      //    the first giant step and needs no rotation.
+      std::vector<u64> a, b;
+      for (const BsgsTerm& t : g.terms) {
+        a.push_back(reinterpret_cast<u64>(babies[t.input].at(t.step).data().get()));
+        b.push_back(reinterpret_cast<u64>(t.plain->data().get()));
+      }
+      const DeviceTable<u64> at(std::move(a)), bt(std::move(b));
       const u32 e = s.elts.at(g.step);
+      WordBuffer& sum = (e == 1 && first) ? acc : u;
+      poly::dot_broadcast(dev, qp, n, 2, at.data(dev), bt.data(dev), g.terms.size(), sum.data());
       if (e == 1) {
-        if (first) {
-          std::swap(acc, u);
-        } else {
-          poly::add(dev, qp, n, 2, acc.data(), u.data(), acc.data());
-        }
+        if (!first) poly::add(dev, qp, n, 2, acc.data(), u.data(), acc.data());
       } else {
         // 4. u1 down to Q_l in place (its first l+1 limbs), its ModUp, and the key switch by
         //    sigma_G into the accumulator with sigma_G(u0) added over Q_l ∪ P.

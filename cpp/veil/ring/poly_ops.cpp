@@ -289,71 +289,6 @@ void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::s
   }
 }
 
-// Up to kMaxDotOutputs sums sharing their first operands, one word per thread: each a_i word
-// is loaded once and multiplied into every output with a term for it (the accumulators are
-// indexed by unrolled loops, so they stay in registers).
-template <class W, u32 P>
-struct DotBroadcastMulti {
-  RnsPolyView<W> o;
-  const u64* a_ptrs;
-  const u64* b_ptrs;
-  const u64* out_ptrs;
-  std::size_t count, outputs, pw, n;
-  VEIL_HD void operator()(u32, u32 l, std::size_t j0, std::size_t j1) const {
-    const Modulus mod = o.modulus(l);
-    const std::size_t off = l * n;
-    for (std::size_t j = j0; j < j1; ++j) {
-      WideAcc<W> acc[poly::kMaxDotOutputs][P];
-      for (std::size_t i = 0; i < count; ++i) {
-        const W* a = reinterpret_cast<const W*>(a_ptrs[i]) + off + j;
-        W aw[P];
-        for (u32 p = 0; p < P; ++p) aw[p] = a[p * pw];
-#pragma unroll
-        for (std::size_t q = 0; q < poly::kMaxDotOutputs; ++q) {
-          if (q >= outputs) break;
-          const u64 bp = b_ptrs[q * count + i];
-          if (bp == 0) continue;
-          const W bw = reinterpret_cast<const W*>(bp)[off + j];
-          for (u32 p = 0; p < P; ++p) acc[q][p].add(aw[p], bw);
-        }
-      }
-#pragma unroll
-      for (std::size_t q = 0; q < poly::kMaxDotOutputs; ++q) {
-        if (q >= outputs) break;
-        W* out = reinterpret_cast<W*>(out_ptrs[q]) + off + j;
-        for (u32 p = 0; p < P; ++p) out[p * pw] = static_cast<W>(acc[q][p].reduce(mod));
-      }
-    }
-  }
-};
-
-template <class W>
-void dot_broadcast_multi(const Device& dev, const RnsBase& base, std::size_t n,
-                         std::size_t npolys, const u64* a_ptrs, std::size_t count,
-                         const u64* b_ptrs, std::size_t outputs, const u64* out_ptrs) {
-  VEIL_REQUIRE(npolys >= 1 && npolys <= 3, "dot_broadcast_multi: 1 to 3 polynomials per operand");
-  VEIL_REQUIRE(outputs >= 1 && outputs <= kMaxDotOutputs,
-               "dot_broadcast_multi: 1 to kMaxDotOutputs outputs");
-  // The view only supplies the limbs' moduli and the iteration; the outputs are written through
-  // out_ptrs (its data pointer is never dereferenced).
-  const RnsPolyView<W> o = view(dev, static_cast<W*>(nullptr), 1, base, n);
-  const std::size_t pw = base.size() * n;
-  switch (npolys) {
-    case 1:
-      for_each_word(dev, o, n,
-                    DotBroadcastMulti<W, 1>{o, a_ptrs, b_ptrs, out_ptrs, count, outputs, pw, n});
-      break;
-    case 2:
-      for_each_word(dev, o, n,
-                    DotBroadcastMulti<W, 2>{o, a_ptrs, b_ptrs, out_ptrs, count, outputs, pw, n});
-      break;
-    default:
-      for_each_word(dev, o, n,
-                    DotBroadcastMulti<W, 3>{o, a_ptrs, b_ptrs, out_ptrs, count, outputs, pw, n});
-      break;
-  }
-}
-
 template <class W>
 void scalar_combination(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                         const u64* a_ptrs, const u64* a_strides, const u64* residues,
@@ -487,9 +422,6 @@ void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std
                                       const u64*, W*);                                          \
   template void dot_broadcast<W>(const Device&, const RnsBase&, std::size_t, std::size_t,       \
                                  const u64*, const u64*, std::size_t, W*);                      \
-  template void dot_broadcast_multi<W>(const Device&, const RnsBase&, std::size_t, std::size_t, \
-                                       const u64*, std::size_t, const u64*, std::size_t,        \
-                                       const u64*);                                             \
   template void automorphism_coeff<W>(const Device&, const RnsBase&, std::size_t, std::size_t,  \
                                       u32, const W*, W*);                                       \
   template void automorphism_ntt<W>(const Device&, const RnsBase&, std::size_t, std::size_t,    \
@@ -542,13 +474,6 @@ void scalar_combination(const Device& dev, const RnsBase& base, std::size_t n, s
 void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    const u64* a_ptrs, const u64* b_ptrs, std::size_t count, WordPtr out) {
   VEIL_DISPATCH(out, dot_broadcast<W>(dev, base, n, npolys, a_ptrs, b_ptrs, count, out.as<W>()));
-}
-void dot_broadcast_multi(const Device& dev, const RnsBase& base, std::size_t n,
-                         std::size_t npolys, const u64* a_ptrs, std::size_t count,
-                         const u64* b_ptrs, std::size_t outputs, const u64* out_ptrs,
-                         ConstWordPtr like) {
-  VEIL_DISPATCH(like, dot_broadcast_multi<W>(dev, base, n, npolys, a_ptrs, count, b_ptrs,
-                                             outputs, out_ptrs));
 }
 void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    ConstWordPtr a, u64 s, WordPtr out) {

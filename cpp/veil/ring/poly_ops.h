@@ -53,17 +53,6 @@ void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::s
 template <class W>
 void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    const u64* a_ptrs, const u64* b_ptrs, std::size_t count, W* out);
-/// The most outputs one dot_broadcast_multi pass sums (its accumulators live in registers).
-inline constexpr std::size_t kMaxDotOutputs = 8;
-/// Several dot_broadcast sums over shared first operands in one pass:
-/// out_o[p] = sum_i a_i[p] * b_{o,i} for o < outputs (1..kMaxDotOutputs), where b_ptrs is an
-/// outputs x count table and a null entry means no term. Each a_i word is read once for every
-/// output (the baby steps of a double-hoisted transform, read once for all its giant steps).
-/// Operands and outputs as dot_broadcast; out_ptrs[o] must not alias any operand.
-template <class W>
-void dot_broadcast_multi(const Device& dev, const RnsBase& base, std::size_t n,
-                         std::size_t npolys, const u64* a_ptrs, std::size_t count,
-                         const u64* b_ptrs, std::size_t outputs, const u64* out_ptrs);
 /// out[p] = sum_i a_i[p] * r_i + c (constant term only in polynomial 0, slot-wise in NTT form):
 /// operand i is read at a_ptrs[i] with a_strides[i] words between its polynomials (so operands
 /// of any level >= out's read only out's limbs), r_i's residues are residues[i * limbs + l],
@@ -117,11 +106,6 @@ void lift_small(const Device& dev, const RnsBase& base, std::size_t n, const u64
                 bool centered, WordPtr out);
 void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    const u64* a_ptrs, const u64* b_ptrs, std::size_t count, WordPtr out);
-/// dot_broadcast_multi on the word size of `like` (a buffer of the outputs' word size).
-void dot_broadcast_multi(const Device& dev, const RnsBase& base, std::size_t n,
-                         std::size_t npolys, const u64* a_ptrs, std::size_t count,
-                         const u64* b_ptrs, std::size_t outputs, const u64* out_ptrs,
-                         ConstWordPtr like);
 void scalar_combination(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                         const u64* a_ptrs, const u64* a_strides, const u64* residues,
                         std::size_t count, const u64* constant, WordPtr out);
