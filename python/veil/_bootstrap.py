@@ -200,8 +200,8 @@ class Bootstrapper:
     keeps the full precision and every level. The second SlotToCoeff's matrices are encoded on
     the first such input.
 
-    Memory at N = 2^16 (full slots): about 5 GiB of keys with 32-bit words, 12 GiB with 64-bit
-    words (``key_bytes``), plus 2-3 GiB of plaintext matrices (``plaintext_bytes``).
+    Memory at N = 2^16 (full slots): about 6.3 GiB of keys with 32-bit words, 15 GiB with 64-bit
+    words (``key_bytes``), plus 3.3-3.9 GiB of plaintext matrices (``plaintext_bytes``).
 
     Raises:
         ValueError naming the setting when the chain is too short or the slots invalid, or

@@ -244,7 +244,7 @@ def matmul(ct, matrix):
 def cheb_eval(ct, coeffs, domain: tuple[float, float] = (-1.0, 1.0)):
     """p(y) = sum_i coeffs[i] T_i(y) for y = (2x - a - b) / (b - a) (``domain`` = (a, b)), at the
     input's scale and the highest level the recursion reaches (ceil(log2(d + 1)) levels
-    below the input, or one more; +1 for the map to [-1, 1]): ``circuits::PolynomialEvaluator::
+    below the input; +1 for the map to [-1, 1]): ``circuits::PolynomialEvaluator::
     evaluate_chebyshev`` (Bossuat et al., Eurocrypt 2021, Alg. 2, with exact scales).
 
     Raises ValueError naming ``coeffs`` when the ciphertext has too few levels."""

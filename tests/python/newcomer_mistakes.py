@@ -59,7 +59,7 @@ MISTAKES: list[Mistake] = [
              "poly_modulus_degree=16384")),
     Mistake("A polynomial approximation deeper than the levels left",
             "x.evaluate(np.tanh, (-8, 8), 15)", "DepthError",
-            ("x.evaluate(tanh)", "level 2", "4 more", "needs 6 levels", "depth=6",
+            ("x.evaluate(tanh)", "level 2", "3 more", "needs 5 levels", "depth=5",
              "poly_modulus_degree=16384")),
     Mistake("Calling rescale() although the context rescales by itself",
             "(x * x).rescale()", "ValueError",

@@ -323,3 +323,33 @@ def test_bootstrapper_gpu_equals_cpu_and_python(word_bits, slots, monkeypatch):
         double.append(np.asarray(cpp_bootstrapper(ctx, seed=21).bootstrap(ct).data()))
     np.testing.assert_array_equal(outs[0], outs[1])
     np.testing.assert_array_equal(double[0], double[1])  # double-hoisted: CPU = GPU too
+
+
+# ---- the baby-step cost override ------------------------------------------------------------------
+
+_ROTATIONS = ("import veil\n"
+              "ck = veil.ckks(poly_modulus_degree=2048, security=None, bootstrapping=True, seed=1)\n"
+              "print(len(ck.bootstrapper.parameters.rotation_steps))\n")
+
+
+def _run_with_cost(cost):
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ)
+    env.pop("VEIL_BSGS_BABY_COST", None)
+    if cost is not None:
+        env["VEIL_BSGS_BABY_COST"] = cost
+    # read once per process: a fresh interpreter for each value
+    return subprocess.run([sys.executable, "-c", _ROTATIONS], env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_bsgs_baby_cost_override_changes_the_split_and_is_checked():
+    default, cheap = _run_with_cost(None), _run_with_cost("0.05")
+    assert default.returncode == 0 and cheap.returncode == 0, default.stderr + cheap.stderr
+    # a cheaper baby step buys more baby steps, so more distinct rotations (keys)
+    assert int(cheap.stdout) > int(default.stdout)
+    bad = _run_with_cost("0,3")
+    assert bad.returncode != 0
+    assert "VEIL_BSGS_BABY_COST: expected a number in (0, 64], got '0,3'" in bad.stderr

@@ -48,8 +48,8 @@ namespace veil::circuits {
 /// Bootstraps ciphertexts of one context with one key set. Immutable after construction and
 /// safe to share between threads (as the Evaluator).
 ///
-/// Memory: the keys (BootstrapKeys::bytes(); about 5 GiB at N = 2^16 with 32-bit words, 12 GiB
-/// with 64-bit words) and the encoded transform matrices (plaintext_bytes(); 2-3 GiB there).
+/// Memory: the keys (BootstrapKeys::bytes(); about 6.3 GiB at N = 2^16 with 32-bit words, 15 GiB
+/// with 64-bit words) and the encoded transform matrices (plaintext_bytes(); 3.3-3.9 GiB there).
 class Bootstrapper {
  public:
   /// Encodes the transforms' matrices on the keys' device and checks the keys.

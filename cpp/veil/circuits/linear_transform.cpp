@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <set>
 #include <string>
 
@@ -157,9 +159,10 @@ double baby_cost() {
   static const double cost = [] {
     const char* v = std::getenv("VEIL_BSGS_BABY_COST");
     if (v == nullptr || *v == '\0') return kBabyCost;
-    char* end = nullptr;
-    const double c = std::strtod(v, &end);
-    if (end == v || *end != '\0' || !std::isfinite(c) || c <= 0.0 || c > 64.0) {
+    double c = 0.0;  // from_chars: the C locale's '.', whatever the process locale
+    const char* end = v + std::strlen(v);
+    const auto [ptr, ec] = std::from_chars(v, end, c);
+    if (ec != std::errc() || ptr != end || !std::isfinite(c) || c <= 0.0 || c > 64.0) {
       throw InvalidArgument("VEIL_BSGS_BABY_COST: expected a number in (0, 64], got '" +
                             std::string(v) + "'");
     }

@@ -96,7 +96,8 @@ struct BsgsSplit {
   std::vector<std::pair<long long, std::vector<std::pair<long long, std::size_t>>>> giants;
 };
 /// @param keys the diagonals' keys in [0, n), ascending.
-/// @throws InvalidArgument naming `n` (not a power of two) or `keys` (empty or out of range).
+/// @throws InvalidArgument naming `n` (not a power of two) or `keys` (empty or out of range),
+///         or VEIL_BSGS_BABY_COST when it is set and not a number in (0, 64] (baby_cost()).
 BsgsSplit bsgs_split(const std::vector<std::size_t>& keys, std::size_t n, std::size_t inputs = 1,
                      std::size_t outputs = 1);
 

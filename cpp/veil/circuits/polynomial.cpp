@@ -107,10 +107,10 @@ ChebyshevEvaluation::ChebyshevEvaluation(const ScaleOps& ops, OperandPtr x,
   if (!x) throw InvalidArgument("x: is empty");
   const std::size_t d = coeffs_.size() - 1;
   const int logd = std::max(1, detail::ceil_log2(d + 1));
-  // few: m = 2^floor(log2(d + 1) / 2); with the products lazily relinearized (mul_sum) it
+  // few: m = 2^floor(logd / 2); with the products lazily relinearized (mul_sum) it
   // needs fewer key switches (degree 31: 10 instead of 12; bench/NOTES.md), but more leaves
   // land on low blocks, whose one-prime constant products cost precision on chains that
-  // alternate one and two primes. many: m = 2^ceil(log2(d + 1) / 2).
+  // alternate one and two primes. many: m = 2^ceil(logd / 2).
   m_ = std::size_t{1} << std::max(1, baby_steps == BabySteps::few ? logd / 2 : (logd + 1) / 2);
   t_[1] = std::move(x);
   for (std::size_t i = 2; i <= m_; ++i) power(i);
@@ -153,13 +153,7 @@ OperandPtr ChebyshevEvaluation::evaluate(std::vector<double> c, std::size_t leve
   // The products that land on `level` (q T_g here and down the chain of remainders) share one
   // relinearization and one rescale (ScaleOps::mul_sum); then the leaves and the constant.
   OperandPtr acc;
-  if (!parts.pairs.empty()) {
-    acc = ops_.mul_sum(parts.pairs, level, scale);
-    if (acc->level != level) {
-      throw InvalidArgument("coeffs: the product landed on level " + std::to_string(acc->level) +
-                            " instead of " + std::to_string(level));
-    }
-  }
+  if (!parts.pairs.empty()) acc = ops_.mul_sum(parts.pairs, level, scale);
   for (const OperandPtr& t : parts.terms) acc = acc ? ops_.add(acc, t) : t;
   if (parts.constant != 0.0) acc = ops_.add_const(acc, parts.constant);
   return acc;

@@ -31,17 +31,17 @@ std::vector<double> chebyshev_interpolate(const std::function<double(double)>& f
 std::vector<double> power_to_chebyshev(const std::vector<double>& coeffs);
 
 /// One evaluation of p(x) = sum_i c_i T_i(x) on an operand x (planned or on ciphertexts).
-/// Baby steps T_0..T_m (m = 2^ceil(ceil(log2(d + 1)) / 2), or half that), from
-/// T_2k = 2 T_k^2 - 1 and T_2k+1 = 2 T_k+1 T_k - T_1; giant steps T_m, T_2m, T_4m, ... by doubling; then
-/// p = q T_g + r with T_g T_i = (T_g+i + T_g-i) / 2 recursively (Alg. 2). The powers are computed
-/// once at construction and shared by every evaluate() call. The products that land on one
-/// level (q T_g and the remainder's own q' T_g') are tensored, summed and relinearized once
-/// (lazy relinearization: one key switch fewer per such pair).
+/// Baby steps T_0..T_m (m = 2^ceil(k / 2) or 2^floor(k / 2) for k = ceil(log2(d + 1))),
+/// from T_2k = 2 T_k^2 - 1 and T_2k+1 = 2 T_k+1 T_k - T_1; giant steps T_m, T_2m, T_4m, ...
+/// by doubling; then p = q T_g + r with T_g T_i = (T_g+i + T_g-i) / 2 recursively (Alg. 2).
+/// The powers are computed once at construction and shared by every evaluate() call. The
+/// products that land on one level (q T_g and the remainder's own q' T_g') are tensored,
+/// summed and relinearized once (lazy relinearization: one key switch fewer per such pair).
 class ChebyshevEvaluation {
  public:
-  /// The baby-step set: m = 2^ceil(log2(d + 1) / 2) (many: the default) or
-  /// 2^floor(log2(d + 1) / 2) (few: fewer key switches once the products landing on one level
-  /// share a relinearization; EvalMod uses it, its blocks all being two primes).
+  /// The baby-step set, with k = ceil(log2(d + 1)): m = 2^ceil(k / 2) (many: the default) or
+  /// 2^floor(k / 2) (few: fewer key switches once the products landing on one level share a
+  /// relinearization; EvalMod uses it, its blocks all being two primes).
   enum class BabySteps { many, few };
   /// @param ops the arithmetic (planning or evaluating); must outlive this object.
   /// @param x the input operand (at a rescale-block top).
@@ -94,7 +94,7 @@ class PolynomialEvaluator {
   /// p(y) = sum_i coeffs[i] T_i(y) with y = (2x - a - b) / (b - a) for domain [a, b], slot-wise.
   /// The input is first dropped to the highest rescale-block top at or below its level; the
   /// result keeps its scale and lands ceil(log2(d + 1)) blocks lower (one more when the
-  /// domain is not [-1, 1], or when the scales need it: the level is planned first).
+  /// domain is not [-1, 1]; the level is planned first).
   /// @param ct a size-2 CKKS ciphertext.
   /// @param coeffs Chebyshev coefficients c_0..c_d (finite, d >= 0; trailing zeros dropped).
   /// @param relin_keys relinearization keys of ct's key set.

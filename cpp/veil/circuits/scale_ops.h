@@ -70,7 +70,8 @@ class ScaleOps {
   /// sum_i a_i b_i landing on (level, scale) with one relinearization and one rescale (lazy
   /// relinearization): every pair dropped to above(level) and tensored (a_i == b_i: squared),
   /// the size-3 tensors summed, then relinearized and rescaled once (Evaluator::
-  /// relinearize_rescale). One pair is exactly mul() with its scale set to `scale`.
+  /// relinearize_rescale). One pair at above(level) is exactly mul() with its scale set to
+  /// `scale`.
   /// @param pairs at least one pair; each a_i.scale * b_i.scale must equal scale * D (D the
   ///        block product of above(level)) to a relative 1e-9.
   /// @throws InvalidArgument naming `pairs` (empty, an empty operand, an operand below

@@ -68,6 +68,8 @@ class _ScaleOnly:
     def mul_sum(self, pairs, level, scale):
         """sum a_i b_i landing on (level, scale) with one relinearization and one rescale:
         every pair moved to above(level), tensored, summed, relinearized and rescaled once."""
+        if not pairs:
+            raise ValueError("pairs: expected at least one pair")
         top = self.above(level)
         want = scale * self.bt.block_product(top)
         for a, b in pairs:
@@ -252,8 +254,6 @@ class _ChebEval:
         acc = None
         if pairs:  # the products landing on `level` share one relinearization and rescale
             acc = ops.mul_sum(pairs, level, scale)
-            if acc.level != level:
-                raise AssertionError((acc.level, level))
         for t in terms:
             acc = t if acc is None else ops.add(acc, t)
         if const[0]:

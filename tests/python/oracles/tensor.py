@@ -82,7 +82,7 @@ def _plan_level(chain: _bootstrap.RescaleChain, x, c: np.ndarray) -> int:
 def cheb_eval(ct, coeffs, domain: tuple[float, float] = (-1.0, 1.0)):
     """p(y) = sum_i coeffs[i] T_i(y) for y = (2x - a - b) / (b - a) (``domain`` = (a, b)), at the
     input's scale and the highest level the recursion reaches (ceil(log2(d + 1)) levels below
-    the input, or one more; +1 for the map to [-1, 1]).
+    the input; +1 for the map to [-1, 1]).
 
     Raises ValueError naming ``coeffs`` when the ciphertext has too few levels."""
     ctx = ct.ctx
