@@ -64,10 +64,12 @@ OperandPtr ScaleOps::mul(const OperandPtr& a, const OperandPtr& b) const {
     r->scale = a->scale * b->scale / chain_.block_product(lvl);
     return r;
   }
-  const Ciphertext& x = *lowered(a, lvl);
-  if (a == b) return wrap(ev_->relinearize_rescale(ev_->square(x), *rlk_));
-  const Ciphertext& y = *lowered(b, lvl);
-  return wrap(ev_->relinearize_rescale(ev_->multiply(x, y), *rlk_));
+  return wrap(ev_->relinearize_rescale(tensor(a, b, lvl), *rlk_));
+}
+
+Ciphertext ScaleOps::tensor(const OperandPtr& a, const OperandPtr& b, std::size_t level) const {
+  const Ciphertext& x = *lowered(a, level);
+  return a == b ? ev_->square(x) : ev_->multiply(x, *lowered(b, level));
 }
 
 OperandPtr ScaleOps::mul_sum(const std::vector<std::pair<OperandPtr, OperandPtr>>& pairs,
@@ -89,15 +91,16 @@ OperandPtr ScaleOps::mul_sum(const std::vector<std::pair<OperandPtr, OperandPtr>
     }
   }
   if (planning()) return fresh(level, scale);
-  auto tensor = [&](const OperandPtr& a, const OperandPtr& b) {
-    const Ciphertext& x = *lowered(a, top);
-    Ciphertext t = a == b ? ev_->square(x) : ev_->multiply(x, *lowered(b, top));
-    t.set_scale(want);
-    return t;
-  };
-  Ciphertext acc = tensor(pairs[0].first, pairs[0].second);
-  for (std::size_t i = 1; i < pairs.size(); ++i)
-    ev_->add_inplace(acc, tensor(pairs[i].first, pairs[i].second));
+  Ciphertext acc;
+  for (const auto& [a, b] : pairs) {
+    Ciphertext t = tensor(a, b, top);
+    t.set_scale(want);  // equal up to the double rounding of each operand's scale
+    if (acc.empty()) {
+      acc = std::move(t);
+    } else {
+      ev_->add_inplace(acc, t);
+    }
+  }
   Ciphertext r = ev_->relinearize_rescale(acc, *rlk_);
   r.set_scale(scale);
   return wrap(std::move(r));

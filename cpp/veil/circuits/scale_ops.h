@@ -109,6 +109,8 @@ class ScaleOps {
 
  private:
   const std::shared_ptr<Ciphertext>& lowered(const OperandPtr& a, std::size_t level) const;
+  /// a * b (a == b: a^2) with both dropped to `level`, not relinearized (size 3).
+  Ciphertext tensor(const OperandPtr& a, const OperandPtr& b, std::size_t level) const;
   OperandPtr share(std::shared_ptr<Ciphertext> ct) const;
   void check_aligned(const OperandPtr& a, const OperandPtr& b) const;
   void check_operand(const OperandPtr& a, const char* what) const;
