@@ -5,7 +5,9 @@ Modes (each writes ``<mode>.json`` and prints a markdown table; run from a scrat
 * ``online --gpus 1,2``: for each GPU count n, (a) n independent ``veil serve`` processes, one
   per GPU (``CUDA_VISIBLE_DEVICES``), each loaded by its own ``veil loadtest`` (``--clients``
   x ``--requests``), all at once; (b) one ``veil serve --ray --replicas n --ingress-replicas
-  n`` loaded by n such ``veil loadtest`` processes at once. Throughput is the sum over the
+  n`` loaded by n such ``veil loadtest`` processes at once, for each of ``--variants``
+  (``direct``: clients send a session's requests to its replica's own endpoint; ``front``:
+  ``--no-direct``, every request through a front end and a Ray call). Throughput is the sum over the
   load generators, latency their worst p50/p99; every answer is checked by ``veil loadtest``.
 * ``kill --gpus 2``: ``veil serve --ray`` in this process, ``--clients`` client threads
   sending requests back to back for ``--seconds``; one worker replica is killed a third of
@@ -84,12 +86,15 @@ def loadtests(urls: list[str], clients: int, requests: int, out: str, tag: str) 
             "p99_ms": max(r["latency_ms"]["p99"] for r in rs),
             "ok": sum(r["ok"] for r in rs), "failed": sum(r["failed"] for r in rs),
             "wrong": sum(r["wrong"] for r in rs), "passed": all(c == 0 for c in codes),
-            "generators": len(rs)}
+            "generators": len(rs),
+            "direct": sum(r.get("direct_requests", 0) for r in rs),
+            "fell_back": sum(r.get("fell_back", 0) for r in rs),
+            "sessions_per_endpoint": sorted(
+                sum(v for r in rs for e, v in r.get("sessions_per_endpoint", {}).items()
+                    if e == k) for k in {e for r in rs for e in r.get("sessions_per_endpoint", {})})}
 
 
 def online(a) -> list[dict]:
-    import httpx
-
     rows = []
     for n in a.gpus:
         procs, urls = [], []
@@ -106,46 +111,59 @@ def online(a) -> list[dict]:
         finally:
             for p in procs:
                 stop_server(p)
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        t0 = time.monotonic()
-        proc = start_server(["--ray", "--device", "cuda", "--port", str(port), "--models",
-                             "logreg", "--replicas", str(n), "--ingress-replicas", str(n)],
-                            os.path.join(a.out, f"serve_ray_{n}.log"))
-        how = "veil serve --ray"
-        try:
-            try:
-                wait_health(url, proc)
-            except RuntimeError:  # the CLI's ray.init crashed on this machine: same app, Ray first
-                how = "cluster.start (ray imported first)"
-                proc = subprocess.Popen(
-                    [sys.executable, __file__, "serve-ray", "--gpus", str(n), "--port", str(port)],
-                    stdout=open(os.path.join(a.out, f"serve_ray_{n}_b.log"), "w"),
-                    stderr=subprocess.STDOUT)
-                wait_health(url, proc)
-            start_s = time.monotonic() - t0
-            rr = loadtests([url] * n, a.clients, a.requests, a.out, f"ray{n}")
-            health = httpx.get(url + "/health", timeout=30).json()
-        finally:
-            stop_server(proc)
-        row = {"gpus": n, "independent": ind, "ray": rr, "ray_start_s": start_s, "how": how,
-               "uploads": health.get("uploads"), "key_loads": health.get("key_loads"),
-               "ray_vs_independent": rr["rps"] / ind["rps"],
-               "p99_ratio": rr["p99_ms"] / ind["p99_ms"]}
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+        for variant in a.variants:
+            row = ray_online(a, n, variant, ind)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
     print(f"\nRay Serve started by: {sorted({r['how'] for r in rows})}")
-    print("\n| GPUs | independent req/s | p50 / p99 ms | Ray Serve req/s | p50 / p99 ms | Ray / "
-          "independent | p99 ratio | wrong / failed | uploads / key loads |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n| GPUs | independent req/s | p50 / p99 ms | veil serve --ray | req/s | p50 / p99 ms "
+          "| Ray / independent | p99 ratio | wrong / failed | uploads / key loads | direct / "
+          "fell back | sessions per endpoint |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         i, y = r["independent"], r["ray"]
         print(f"| {r['gpus']} | {i['rps']:.0f} | {i['p50_ms']:.1f} / {i['p99_ms']:.1f} | "
-              f"{y['rps']:.0f} | {y['p50_ms']:.1f} / {y['p99_ms']:.1f} | "
+              f"{r['variant']} | {y['rps']:.0f} | {y['p50_ms']:.1f} / {y['p99_ms']:.1f} | "
               f"{r['ray_vs_independent']:.2f} | {r['p99_ratio']:.2f} | "
               f"{i['wrong'] + y['wrong']} / {i['failed'] + y['failed']} | "
-              f"{r['uploads']} / {r['key_loads']} |")
+              f"{r['uploads']} / {r['key_loads']} | {y['direct']} / {y['fell_back']} | "
+              f"{y['sessions_per_endpoint']} |")
     return rows
+
+
+def ray_online(a, n: int, variant: str, ind: dict) -> dict:
+    """One ``veil serve --ray`` run over n GPUs: ``direct`` (clients send a session's requests
+    to its replica's own endpoint) or ``front`` (``--no-direct``: every request through the
+    front ends and a Ray call)."""
+    import httpx
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    t0 = time.monotonic()
+    extra = ["--no-direct"] if variant == "front" else []
+    proc = start_server(["--ray", "--device", "cuda", "--port", str(port), "--models",
+                         "logreg", "--replicas", str(n), "--ingress-replicas", str(n), *extra],
+                        os.path.join(a.out, f"serve_ray_{n}_{variant}.log"))
+    how = "veil serve --ray"
+    try:
+        try:
+            wait_health(url, proc)
+        except RuntimeError:  # the CLI's ray.init crashed on this machine: same app, Ray first
+            how = "cluster.start (ray imported first)"
+            proc = subprocess.Popen(
+                [sys.executable, __file__, "serve-ray", "--gpus", str(n), "--port", str(port),
+                 *(["--variants", "front"] if variant == "front" else [])],
+                stdout=open(os.path.join(a.out, f"serve_ray_{n}_{variant}_b.log"), "w"),
+                stderr=subprocess.STDOUT)
+            wait_health(url, proc)
+        start_s = time.monotonic() - t0
+        rr = loadtests([url] * n, a.clients, a.requests, a.out, f"ray{n}{variant}")
+        health = httpx.get(url + "/health", timeout=30).json()
+    finally:
+        stop_server(proc)
+    return {"gpus": n, "variant": variant, "independent": ind, "ray": rr, "ray_start_s": start_s,
+            "how": how, "uploads": health.get("uploads"), "key_loads": health.get("key_loads"),
+            "ray_vs_independent": rr["rps"] / ind["rps"], "p99_ratio": rr["p99_ms"] / ind["p99_ms"]}
 
 
 def serve_ray(a) -> None:
@@ -159,7 +177,7 @@ def serve_ray(a) -> None:
 
     n = a.gpus[-1]
     cluster.start(serve.ServeConfig(device="cuda", warmup=True), serve.load_models(["logreg"]),
-                  port=a.port, replicas=n, ingress_replicas=n)
+                  port=a.port, replicas=n, ingress_replicas=n, direct="front" not in a.variants)
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     while not stop:
@@ -315,6 +333,8 @@ def main() -> None:
     p.add_argument("--fetch-threads", default=[], dest="fetch_threads",
                    type=lambda v: [int(x) for x in v.split(",")],
                    help="batch: also run each pool with these driver thread counts")
+    p.add_argument("--variants", default=["direct"], type=lambda v: v.split(","),
+                   help="online: veil serve --ray variants, 'direct' and/or 'front' (--no-direct)")
     p.add_argument("--out", default=".")
     p.add_argument("--device", default="cuda", help="kill: the workers' device (cpu: a dry run)")
     a = p.parse_args()

@@ -260,6 +260,10 @@ def _add_serve_parsers(sub) -> None:
     ray_opts.add_argument("--ingress-replicas", type=lambda v: _int_in(v, 1, 1024, "a count"),
                           default=1, help="HTTP front ends (Ray actors; those on one node share the "
                                "port; default: 1)")
+    ray_opts.add_argument("--no-direct", dest="direct", action="store_false",
+                          help="answer only through the front ends (default: each worker "
+                               "replica also answers on a port of its own, and clients send a "
+                               "session's requests straight to the replica that holds its keys)")
     load = sub.add_parser("loadtest", help="concurrent encrypted requests against `veil serve`")
     load.add_argument("--server", metavar="URL", default=None,
                       help="server to load (default: start one in this process on a free port)")
@@ -294,8 +298,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"veil serve: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     if not args.ray:
-        if args.address or args.replicas or args.autoscale:
-            print("veil serve: error: --address, --replicas and --autoscale need --ray",
+        if args.address or args.replicas or args.autoscale or not args.direct:
+            print("veil serve: error: --address, --replicas, --autoscale and --no-direct need "
+                  "--ray",
                   file=sys.stderr)
             return EXIT_USAGE
         return serve.main(args.host, args.port, config, models)
@@ -311,7 +316,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     return cluster.main(args.host, args.port, config, models, address=args.address,
                         replicas=args.replicas, autoscale=autoscale,
-                        ingress_replicas=args.ingress_replicas)
+                        ingress_replicas=args.ingress_replicas, direct=args.direct)
 
 
 def _remote(command: str, run) -> int | dict:

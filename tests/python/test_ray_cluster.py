@@ -346,6 +346,78 @@ def test_replica_killed_under_load(served, logreg) -> None:
     assert len(replicas) == 2, (replicas, [a["name"] for a in worker_actors()])
 
 
+def home_of(sid: str) -> str:
+    from veil.serve import cluster as sc
+
+    reg = ray.get_actor(sc.REGISTRY, namespace=sc.NAMESPACE)
+    return ray.get(reg.session_stats.remote(sid))["home"]
+
+
+def test_sessions_go_to_their_replica_endpoint(served, logreg) -> None:
+    """Each new session is homed on the replica with the fewest sessions; the client sends its
+    requests to that replica's own endpoint (no front end, no Ray call per request); answers
+    are exact; one upload per session."""
+    from veil.serve import cluster as sc
+
+    ctxs = [logreg.client_context(device="cpu", seed=20 + i) for i in range(4)]
+    with client.VeilClient(served) as c:
+        deadline = time.monotonic() + 3 * sc.ENDPOINT_TTL_S  # a replica killed just before
+        while len(c.health()["endpoints"]) != 2 and time.monotonic() < deadline:
+            time.sleep(0.5)  # ... stops counting ENDPOINT_TTL_S after its last heartbeat
+        uploads = c.health()["uploads"]
+        sids = [c.open_session(ctx) for ctx in ctxs]
+        routes = [c.routes[sid] for sid in sids]
+        homed = c.health()["endpoints"]  # live endpoint -> its sessions (earlier tests' too)
+        assert len(homed) == 2 and set(routes) == set(homed), (routes, homed)
+        assert max(homed.values()) - min(homed.values()) <= 1, homed  # the fewest get the next
+        for i, (sid, ctx) in enumerate(zip(sids, ctxs)):
+            x = logreg.samples()[0][i:i + 20]
+            cts = [ctx.encrypt(v) for v in logreg.encode(x, ctx.slot_count)]
+            out = c.evaluate(sid, "logreg", cts)
+            got = logreg.decode([ctx.decrypt(ct) for ct in out], len(x))
+            np.testing.assert_array_equal(got, logreg.reference(x))
+        assert (c.sent_direct, c.fell_back) == (4, 0)
+        assert c.health()["uploads"] - uploads == 4
+        # the replica's endpoint answers the same errors as the front end
+        with httpx.Client(base_url=routes[0], timeout=60) as direct:
+            r = direct.post("/sessions/nope/evaluate/logreg", content=b"")
+            assert r.status_code == 404 and r.json()["detail"] == "session: unknown session id"
+            r = direct.post(f"/sessions/{sids[0]}/evaluate/logreg?compression=lz4", content=b"")
+            assert r.status_code == 400 and r.json()["detail"].startswith("compression:")
+            for sid in sids:
+                c.close_session(sid)
+            time.sleep(1.2)  # the endpoint's cached registry answer (lookup_ttl_s) runs out
+            r = direct.post(f"/sessions/{sids[0]}/evaluate/logreg", content=b"")
+            assert r.status_code == 404 and r.json()["detail"].startswith("session:")
+
+
+def test_direct_endpoint_falls_back_when_its_replica_dies(served, logreg) -> None:
+    """The replica a session's client talks to dies: the next request goes through the front
+    ends (exact answer, no re-upload) and the session moves to the replica that answered."""
+    import signal
+
+    ctx = logreg.client_context(device="cpu", seed=30)
+    x = logreg.samples()[0][:20]
+    with client.VeilClient(served) as c:
+        sid = c.open_session(ctx)
+        uploads = c.health()["uploads"]
+        before = c.routes[sid]
+        os.kill(int(home_of(sid).split(":")[1]), signal.SIGKILL)
+        cts = [ctx.encrypt(v) for v in logreg.encode(x, ctx.slot_count)]
+        out = c.evaluate(sid, "logreg", cts)
+        np.testing.assert_array_equal(logreg.decode([ctx.decrypt(ct) for ct in out], len(x)),
+                                      logreg.reference(x))
+        assert c.fell_back == 1
+        assert c.routes[sid] != before  # the replica that answered holds the keys now
+        out = c.evaluate(sid, "logreg", cts)
+        np.testing.assert_array_equal(logreg.decode([ctx.decrypt(ct) for ct in out], len(x)),
+                                      logreg.reference(x))
+        assert (c.sent_direct, c.fell_back) == (1, 1)
+        assert c.health()["uploads"] == uploads
+        c.close_session(sid)
+    assert wait_for_workers(2), serve_status()
+
+
 def test_registry_restart_loses_sessions_and_recovers(served, logreg) -> None:
     """Documented: the registry (or head node) dying loses the sessions; old ids answer 404,
     new uploads work at once."""

@@ -52,12 +52,18 @@ class VeilClient:
         http: an existing ``httpx.Client`` (e.g. FastAPI's TestClient) to send requests with.
         timeout: seconds per request (connect, read and write).
 
+        direct: send a session's requests to the endpoint its server names for it
+            (``veil serve --ray``: the worker replica that holds the session's keys), falling
+            back to ``url`` when that endpoint fails or is busy (502/503/504 or a transport
+            error); an answer through ``url`` may name the session's new endpoint
+            (``X-Veil-Endpoint``).
+
     Every method raises :class:`ServerError` for an error status and ``httpx.HTTPError`` for a
     transport failure.
     """
 
     def __init__(self, url: str | None = None, *, http: httpx.Client | None = None,
-                 timeout: float = 300.0) -> None:
+                 timeout: float = 300.0, direct: bool = True) -> None:
         import httpx
 
         if (url is None) == (http is None):
@@ -65,8 +71,19 @@ class VeilClient:
         self._own = http is None
         self.http = http if http is not None else httpx.Client(
             base_url=str(url).rstrip("/"), timeout=timeout)
+        self.direct = direct
+        self.timeout = timeout
+        #: session id -> the endpoint its requests go to; endpoint -> its connection
+        self.routes: dict[str, str] = {}
+        self._endpoints: dict[str, httpx.Client] = {}
+        #: requests that went to a session's endpoint, and those that fell back to ``url``
+        self.sent_direct = 0
+        self.fell_back = 0
 
     def close(self) -> None:
+        for c in self._endpoints.values():
+            c.close()
+        self._endpoints.clear()
         if self._own:
             self.http.close()
 
@@ -110,9 +127,42 @@ class VeilClient:
         return specs[name]
 
     def open_session_bytes(self, upload: bytes) -> dict:
-        """``POST /sessions`` with a ready-made key upload; the server's answer (session_id, ...)."""
-        return self._check(self.http.post("/sessions", content=upload, headers={
+        """``POST /sessions`` with a ready-made key upload; the server's answer (session_id, ...,
+        and with ``veil serve --ray`` the session's ``endpoint``)."""
+        info = self._check(self.http.post("/sessions", content=upload, headers={
             "content-type": "application/octet-stream"})).json()
+        self._route(info.get("session_id"), info.get("endpoint"))
+        return info
+
+    def _route(self, sid, endpoint) -> None:
+        if self.direct and isinstance(sid, str) and isinstance(endpoint, str) and endpoint:
+            self.routes[sid] = endpoint.rstrip("/")
+
+    def _post(self, sid: str, path: str, **kw):
+        """POST to the session's endpoint if it has one, else (or when that fails) to ``url``."""
+        import httpx
+
+        endpoint = self.routes.get(sid)
+        if endpoint is not None:
+            c = self._endpoints.get(endpoint)
+            if c is None:
+                c = self._endpoints[endpoint] = httpx.Client(base_url=endpoint,
+                                                             timeout=self.timeout)
+            try:
+                r = c.post(path, **kw)
+                if r.status_code not in (502, 503, 504):
+                    self.sent_direct += 1
+                    return r
+            except httpx.TransportError:
+                pass
+            # The replica died, restarts or is full: the front ends route the request (an
+            # evaluation is a pure function of the ciphertexts and keys: resending is safe).
+            self.routes.pop(sid, None)
+            self.fell_back += 1
+        r = self.http.post(path, **kw)
+        if r.status_code < 400:
+            self._route(sid, r.headers.get("x-veil-endpoint"))
+        return r
 
     def open_session(self, ctx: KeyedContext) -> str:
         """Uploads ``ctx``'s evaluation keys (``ctx.to_bytes()``: public, relinearization and
@@ -123,9 +173,10 @@ class VeilClient:
                        compression: str = "zstd") -> tuple[list[bytes], dict[str, float]]:
         """Sends serialized ciphertexts; returns the serialized results and the server's
         timings in ms (queue, load, evaluate, save)."""
-        r = self._check(self.http.post(
-            f"/sessions/{session_id}/evaluate/{model}", params={"compression": compression},
-            content=pack_frame(blobs), headers={"content-type": "application/octet-stream"}))
+        r = self._check(self._post(
+            session_id, f"/sessions/{session_id}/evaluate/{model}",
+            params={"compression": compression}, content=pack_frame(blobs),
+            headers={"content-type": "application/octet-stream"}))
         times = {k: float(r.headers[f"x-veil-{k}-ms"]) for k in ("queue", "load", "evaluate", "save")
                  if f"x-veil-{k}-ms" in r.headers}
         return [bytes(b) for b in unpack_frame(r.content, MAX_RESULTS)], times
@@ -140,6 +191,7 @@ class VeilClient:
 
     def close_session(self, session_id: str) -> None:
         """``DELETE /sessions/{id}``."""
+        self.routes.pop(session_id, None)
         self._check(self.http.delete(f"/sessions/{session_id}"))
 
 

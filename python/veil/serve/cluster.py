@@ -71,6 +71,10 @@ REGISTRY = "veil-session-registry"
 APP_NAME = "veil"
 #: A worker asks the registry which of its cached sessions still live at most this often (s).
 PRUNE_S = 5.0
+#: Workers tell the registry they live this often (s); an endpoint not heard from for
+#: ``ENDPOINT_TTL_S`` gets no new sessions.
+HEARTBEAT_S = 2.0
+ENDPOINT_TTL_S = 4 * HEARTBEAT_S
 #: Worker exceptions after which a front end retries a call on another replica.
 _RETRYABLE = (RayActorError, ActorUnavailableError, DeploymentUnavailableError)
 
@@ -89,6 +93,8 @@ class SessionRegistry:
         self.opening = 0
         self.uploads = 0
         self.loads = 0
+        #: replica -> [its direct endpoint (or None), when it last said it lives]
+        self.replicas: dict[str, list] = {}
 
     def _sweep(self) -> None:
         now = time.monotonic()
@@ -128,16 +134,41 @@ class SessionRegistry:
         return refs
 
     def open(self, sid: str, models: list, key_bytes: int, upload_bytes: int,
-             replica: str) -> None:
-        """The staged upload ``sid`` loaded on a worker: it becomes a live session."""
+             replica: str) -> str | None:
+        """The staged upload ``sid`` loaded on worker ``replica``: it becomes a live session.
+        Returns the direct endpoint its client should send requests to (None: the front ends):
+        the replica with the fewest live sessions among those with a live endpoint, ``replica``
+        itself when it has no more than the fewest."""
         self.opening -= 1
         refs = self.staged.pop(sid)
         now = time.monotonic()
+        home = self._home(replica, now)
         self.sessions[sid] = {"refs": refs, "models": models, "key_bytes": key_bytes,
                               "upload_bytes": upload_bytes, "created": now, "last_used": now,
-                              "replicas": {replica}}
+                              "replicas": {replica}, "home": home}
         self.uploads += 1
         self.loads += 1
+        return None if home is None else self.replicas[home][0]
+
+    def _home(self, opener: str, now: float) -> str | None:
+        for r in [r for r, (_, seen) in self.replicas.items() if now - seen > ENDPOINT_TTL_S]:
+            del self.replicas[r]
+        live = [r for r, (endpoint, _) in self.replicas.items() if endpoint]
+        if not live:
+            return None
+        count = dict.fromkeys(live, 0)
+        for e in self.sessions.values():
+            if e["home"] in count:
+                count[e["home"]] += 1
+        fewest = min(count.values())
+        if count.get(opener, fewest + 1) <= fewest:
+            return opener
+        return min(live, key=lambda r: (count[r], r))
+
+    def heartbeat(self, replica: str, endpoint: str | None) -> None:
+        """Worker ``replica`` lives, answering directly at ``endpoint`` (None: only through
+        the front ends)."""
+        self.replicas[replica] = [endpoint, time.monotonic()]
 
     def lookup(self, sid: str) -> list:
         """``["live", refs, models]``, ``["expired"]`` or ``["unknown"]``; a live session's
@@ -172,12 +203,19 @@ class SessionRegistry:
         """Uploads and the replicas that loaded one session (tests, operators)."""
         e = self.sessions.get(sid)
         return None if e is None else {"replicas": sorted(e["replicas"]),
-                                       "upload_bytes": e["upload_bytes"]}
+                                       "upload_bytes": e["upload_bytes"], "home": e["home"]}
 
     def health(self) -> dict:
         self._sweep()
+        now = time.monotonic()
+        homes = {r: e for r, (e, seen) in self.replicas.items()
+                 if e and now - seen <= ENDPOINT_TTL_S}
+        endpoints = dict.fromkeys(homes.values(), 0)  # live endpoint -> sessions homed there
+        for e in self.sessions.values():
+            if e["home"] in homes:
+                endpoints[homes[e["home"]]] += 1
         return {"sessions": len(self.sessions), "opening": self.opening,
-                "uploads": self.uploads, "key_loads": self.loads,
+                "uploads": self.uploads, "key_loads": self.loads, "endpoints": endpoints,
                 "key_bytes": {"in_use": self.key_bytes, "budget": self.key_budget}}
 
 
@@ -204,7 +242,10 @@ class VeilWorker:
     """A Ray Serve replica on one GPU (or CPU group): a :class:`Service` whose sessions are a
     cache of the registry's, loaded from the object store on first use."""
 
-    def __init__(self, config: ServeConfig, names: list[str], digests: dict[str, str]) -> None:
+    async def __init__(self, config: ServeConfig, names: list[str], digests: dict[str, str],
+                       direct: tuple[str, int] | None = None) -> None:
+        # async: Ray Serve runs it on the replica's user-code event loop, where the direct HTTP
+        # server below then runs too (every method of this class runs on that one loop).
         self.service = Service(config, _load_checked(names, digests))
         if config.warmup:
             self.service.executor.submit(self.service.self_test).result()
@@ -214,7 +255,51 @@ class VeilWorker:
         self.registry = ray.get_actor(REGISTRY, namespace=NAMESPACE)
         self.loading: dict[str, asyncio.Future] = {}
         self.pruned_at = time.monotonic()
-        log.info("veil worker %s ready", self.replica)
+        self.endpoint: str | None = None
+        self.http = None
+        if direct is not None:
+            await self._serve_direct(config, names, digests, *direct)
+        self._beat = asyncio.get_running_loop().create_task(self._heartbeat())
+        log.info("veil worker %s ready (direct endpoint %s)", self.replica, self.endpoint)
+
+    async def _serve_direct(self, config: ServeConfig, names: list[str], digests: dict[str, str],
+                            host: str, port: int) -> None:
+        """This replica's own HTTP endpoint: the same API as the front ends, answered here
+        with no Ray call per request (the session's keys come from the registry's object store
+        on first use, its liveness from the registry, cached ``lookup_ttl_s``)."""
+        import uvicorn
+
+        from .app import create_app, uvicorn_config
+
+        service = ClusterService(config, self.service.models, _LocalWorker(self))
+        app = create_app(service=service)
+        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        self.http = uvicorn.Server(uvicorn_config(app, host, port, "warning"))
+        self._http_task = asyncio.get_running_loop().create_task(
+            self.http.serve(sockets=[sock]))
+        deadline = time.monotonic() + 60
+        while not self.http.started:
+            if self._http_task.done() or time.monotonic() > deadline:
+                raise RuntimeError(f"http: the replica's endpoint did not start on {host}:{port}")
+            await asyncio.sleep(0.01)
+        bound = sock.getsockname()[1]
+        if host in ("", "0.0.0.0", "::"):
+            host = ray.util.get_node_ip_address()
+        self.endpoint = f"http://[{host}]:{bound}" if ":" in host else f"http://{host}:{bound}"
+        log.info("veil worker %s: direct endpoint %s", self.replica, self.endpoint)
+
+    async def _heartbeat(self) -> None:
+        """Tells the registry every ``HEARTBEAT_S`` that this replica (and its endpoint) lives,
+        and drops the cached sessions the registry no longer holds."""
+        while True:
+            try:
+                await self.registry.heartbeat.remote(self.replica, self.endpoint)
+                await self.prune()
+            except Exception as e:  # noqa: BLE001 - the registry restarting: try again later
+                log.info("heartbeat: %s", type(e).__name__)
+            await asyncio.sleep(HEARTBEAT_S)
 
     async def _ensure(self, sid: str, refs: list, opening: bool = False):
         """The cached session ``sid``, loading its upload (``refs[0]``) first if needed; the
@@ -261,7 +346,7 @@ class VeilWorker:
             s = await self._ensure(sid, refs, opening=True)
         except HTTPError as e:
             return ["error", e.status, e.detail]
-        return ["ok", self.service.session_info(s), self.replica]
+        return ["ok", {**self.service.session_info(s), "endpoint": self.endpoint}, self.replica]
 
     async def prune(self) -> int:
         """Drops the cached sessions the registry no longer holds (deleted or expired): their
@@ -289,12 +374,32 @@ class VeilWorker:
                                                                compression)
         except HTTPError as e:
             return ["error", e.status, e.detail]
-        return ["ok", payload, times, self.replica]
+        return ["ok", payload, times, self.replica, self.endpoint]
 
     def info(self) -> dict:
-        """This replica, the sessions it caches and its service's health."""
-        return {"replica": self.replica, "cached": sorted(self.service.sessions),
-                **self.service.health()}
+        """This replica, its direct endpoint, the sessions it caches and its service's
+        health."""
+        return {"replica": self.replica, "endpoint": self.endpoint,
+                "cached": sorted(self.service.sessions), **self.service.health()}
+
+
+class _LocalWorker:
+    """What a replica's own endpoint calls instead of a Ray Serve handle: the same methods,
+    run in this process (``ClusterService._call`` awaits ``worker.<method>.remote(...)``)."""
+
+    def __init__(self, worker: VeilWorker) -> None:
+        self.worker = worker
+
+    def __getattr__(self, method: str):
+        return _Local(getattr(self.worker, method))
+
+
+class _Local:
+    def __init__(self, fn) -> None:
+        self.fn = fn
+
+    def remote(self, *args):
+        return self.fn(*args)
 
 
 class ClusterService:
@@ -358,11 +463,11 @@ class ClusterService:
         try:
             refs = await self.registry.stage.remote(sid, np.frombuffer(view, dtype=np.uint8))
             _, info, replica = await self._call("open", sid, refs)
-            await self.registry.open.remote(sid, info["models"], need, size, replica)
+            endpoint = await self.registry.open.remote(sid, info["models"], need, size, replica)
         except BaseException:
             await self.registry.unreserve.remote(sid, need)
             raise
-        return {**info, "device": replica}
+        return {**info, "device": replica, "endpoint": endpoint}
 
     async def check_session(self, sid: str, name: str) -> list:
         """The registry's answer for a live session (cached ``lookup_ttl_s``: a session deleted
@@ -390,12 +495,15 @@ class ClusterService:
             raise HTTPError(400, f"model: this session's keys do not fit model {name!r} "
                             f"(they fit {found[2]})")
         t0 = time.perf_counter()
-        _, payload, times, replica = await self._call("evaluate", sid, found[1], name, body,
-                                                      compression)
+        _, payload, times, replica, endpoint = await self._call("evaluate", sid, found[1], name,
+                                                                body, compression)
         # The front end's own share: the registry lookup and the hop to the worker and back.
         times = {**times, "registry": found[3],
                  "forward": time.perf_counter() - t0 - sum(times.values())}
-        return payload, times, {"X-Veil-Replica": replica}
+        headers = {"X-Veil-Replica": replica}
+        if endpoint:  # the replica that holds the session's keys now answers directly
+            headers["X-Veil-Endpoint"] = endpoint
+        return payload, times, headers
 
     async def close_session(self, sid: str) -> None:
         self._found.pop(sid, None)
@@ -454,7 +562,7 @@ class HttpFrontEnd:
 
 def build_app(config: ServeConfig, models: dict[str, ServedModel], replicas: int | None = None,
               autoscale: tuple[int, int] | None = None, worker_options: dict | None = None,
-              max_ongoing: int = 4):
+              max_ongoing: int = 4, direct: tuple[str, int] | None = None):
     """The Serve application of the workers (the HTTP front ends are :class:`HttpFrontEnd`).
 
     Args:
@@ -468,6 +576,11 @@ def build_app(config: ServeConfig, models: dict[str, ServedModel], replicas: int
             (``{"num_gpus": 1}`` on a GPU cluster, ``{"num_cpus": 1}`` otherwise).
         max_ongoing: requests one worker replica holds at once (the rest wait in the front
             ends' handle queues, at most ``config.max_pending``; 503 beyond).
+        direct: ``(host, port)`` on which each worker replica also answers the HTTP API itself
+            (port 0: a free port per replica; a host of ``0.0.0.0`` is advertised as the
+            node's address). A new session's answer names the endpoint of its replica
+            (``"endpoint"``), and :class:`~veil.serve.client.VeilClient` sends the session's
+            requests there, with no Ray call per request. None: front ends only.
 
     Raises:
         ValueError: ``device="cuda"`` on a cluster without GPUs, or bad counts.
@@ -495,7 +608,7 @@ def build_app(config: ServeConfig, models: dict[str, ServedModel], replicas: int
     return serve.deployment(VeilWorker, name="VeilWorker", ray_actor_options=opts,
                             max_ongoing_requests=max_ongoing,
                             max_queued_requests=config.max_pending,
-                            **scale).bind(worker_config, list(models), digests)
+                            **scale).bind(worker_config, list(models), digests, direct)
 
 
 #: The front ends of the running application (this driver's), stopped by :func:`stop`.
@@ -504,10 +617,12 @@ _FRONT_ENDS: list = []
 
 def start(config: ServeConfig, models: dict[str, ServedModel], host: str = "127.0.0.1",
           port: int = 8000, address: str | None = None, ingress_replicas: int = 1,
-          **app_args) -> str:
+          direct: bool = True, **app_args) -> str:
     """Starts (or joins, with ``address``) a Ray cluster, runs the workers' Serve application
     and ``ingress_replicas`` HTTP front ends on ``host:port`` (spread over the nodes); returns
-    the URL. :func:`stop` removes them. ``app_args`` go to :func:`build_app`."""
+    the URL. :func:`stop` removes them. ``direct``: each worker replica also answers on its own
+    port of ``host`` (:func:`build_app`'s ``direct``), and sessions go to the replicas with
+    the fewest. ``app_args`` go to :func:`build_app`."""
     if ingress_replicas < 1:
         raise ValueError(f"ingress_replicas: expected a positive count, got {ingress_replicas}")
     if not ray.is_initialized():
@@ -518,7 +633,8 @@ def start(config: ServeConfig, models: dict[str, ServedModel], host: str = "127.
             port = s.getsockname()[1]
     registry_actor(config, key_budgets(config, models)[2])  # the workers look it up
     serve.start(proxy_location="Disabled")
-    serve.run(build_app(config, models, **app_args), name=APP_NAME, route_prefix=None)
+    serve.run(build_app(config, models, direct=(host, 0) if direct else None, **app_args),
+              name=APP_NAME, route_prefix=None)
     digests = {n: m.weights_digest() for n, m in models.items()}
     cls = ray.remote(num_cpus=0, max_restarts=-1, scheduling_strategy="SPREAD")(HttpFrontEnd)
     _FRONT_ENDS[:] = [cls.remote(config, list(models), digests, host, port)

@@ -85,7 +85,8 @@ def run(url: str | None = None, clients: int = 8, requests: int = 25, model: str
 
     def client_main(c: int) -> None:
         out = results[c]
-        out.update(latencies=[], failed=0, wrong=0, ok=0, errors=[], start=None, end=None)
+        out.update(latencies=[], failed=0, wrong=0, ok=0, errors=[], start=None, end=None,
+                   direct=0, fell_back=0, endpoint=None)
         http = None
         try:
             ctx = context_from_spec(spec, device="cpu",
@@ -94,6 +95,7 @@ def run(url: str | None = None, clients: int = 8, requests: int = 25, model: str
             rng = np.random.default_rng(None if seed is None else [seed, c])
             http = VeilClient(url)
             sid = http.open_session(ctx)
+            out["endpoint"] = http.routes.get(sid)
             payloads, orders = [], []
             for _ in range(requests):
                 order = rng.permutation(len(x))
@@ -145,6 +147,7 @@ def run(url: str | None = None, clients: int = 8, requests: int = 25, model: str
             except ServerError as e:
                 out["errors"].append(f"client {c} close: {e}")
         finally:
+            out["direct"], out["fell_back"] = http.sent_direct, http.fell_back
             http.close()
 
     t_setup = time.perf_counter()
@@ -187,6 +190,11 @@ def run(url: str | None = None, clients: int = 8, requests: int = 25, model: str
         "throughput_rps": len(lat) / wall if wall > 0 else 0.0,
         "samples_per_s": len(lat) * len(x) / wall if wall > 0 else 0.0,
         "request_bytes": len(pack_frame(example)) if example else 0,
+        # veil serve --ray: requests sent straight to a replica's endpoint, those that fell
+        # back to the front ends, and how many sessions each endpoint holds
+        "direct_requests": sum(r.get("direct", 0) for r in results),
+        "fell_back": sum(r.get("fell_back", 0) for r in results),
+        "sessions_per_endpoint": _count(r.get("endpoint") for r in results),
         "latency_ms": {},
     }
     if lat:
@@ -202,6 +210,14 @@ def run(url: str | None = None, clients: int = 8, requests: int = 25, model: str
             json.dump(out, f, indent=2)
     if verbose:
         print_report(out)
+    return out
+
+
+def _count(endpoints) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for e in endpoints:
+        if e:
+            out[e] = out.get(e, 0) + 1
     return out
 
 
