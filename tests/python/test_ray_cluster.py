@@ -364,12 +364,18 @@ def test_sessions_go_to_their_replica_endpoint(served, logreg) -> None:
         deadline = time.monotonic() + 3 * sc.ENDPOINT_TTL_S  # a replica killed just before
         while len(c.health()["endpoints"]) != 2 and time.monotonic() < deadline:
             time.sleep(0.5)  # ... stops counting ENDPOINT_TTL_S after its last heartbeat
-        uploads = c.health()["uploads"]
+        uploads, loads = c.health()["uploads"], c.health()["key_loads"]
         sids = [c.open_session(ctx) for ctx in ctxs]
         routes = [c.routes[sid] for sid in sids]
-        homed = c.health()["endpoints"]  # live endpoint -> its sessions (earlier tests' too)
+        health = c.health()
+        homed = health["endpoints"]  # live endpoint -> its sessions (earlier tests' too)
         assert len(homed) == 2 and set(routes) == set(homed), (routes, homed)
         assert max(homed.values()) - min(homed.values()) <= 1, homed  # the fewest get the next
+        assert health["uploads"] - uploads == 4 and health["key_loads"] - loads == 4
+        for sid in sids:  # opened on its home replica: loaded there only
+            reg = ray.get_actor(sc.REGISTRY, namespace=sc.NAMESPACE)
+            stats = ray.get(reg.session_stats.remote(sid))
+            assert stats["replicas"] == [stats["home"]], stats
         for i, (sid, ctx) in enumerate(zip(sids, ctxs)):
             x = logreg.samples()[0][i:i + 20]
             cts = [ctx.encrypt(v) for v in logreg.encode(x, ctx.slot_count)]

@@ -6,19 +6,24 @@ scheduler, queue or RPC of its own):
 * **HttpFrontEnd** (Ray actors, ``ingress_replicas`` of them, spread over the nodes): the
   FastAPI app of :func:`create_app` on uvicorn, with the same endpoints, limits, timeouts and
   error codes as ``veil serve``; front ends on one node share the port (``SO_REUSEPORT``). They
-  check uploads (:func:`plan_upload`), stream bodies, and forward key loading and evaluation to
-  the workers through a Ray Serve handle (its routing, queue bound and back-pressure), retrying
-  a call whose replica died (an evaluation is a pure function of the ciphertexts and the keys,
-  so a retry cannot change an answer).
+  check uploads (:func:`plan_upload`) and stream bodies. A new session's upload goes on to the
+  endpoint of the replica with the fewest sessions (below), which opens it there. Requests
+  that reach a front end go to the workers through a Ray Serve handle (its routing, queue
+  bound and back-pressure), retrying a call whose replica died (an evaluation is a pure
+  function of the ciphertexts and the keys, so a retry cannot change an answer).
 * **VeilWorker** (a Ray Serve deployment, ``num_gpus=1`` per replica, or CPU cores on machines
-  without GPUs; a fixed count or autoscaling): a :class:`Service` on its device. It loads a
-  session's keys from Ray's object store on the first request that reaches it and caches them
-  (least recently used sessions are evicted past ``max_key_bytes`` or ``max_sessions`` per
-  replica; they reload on demand; sessions deleted or expired in the registry are dropped
-  within ``PRUNE_S`` of the replica's next request).
+  without GPUs; a fixed count or autoscaling): a :class:`Service` on its device, and the same
+  HTTP API on a port of its own (its *endpoint*), served on the replica's event loop. A
+  session's answer names the endpoint of the replica it opened on, and
+  :class:`~veil.serve.client.VeilClient` sends the session's requests there: no Ray call per
+  request. It loads a session's keys from Ray's object store on the first request that
+  reaches it and caches them (least recently used sessions are evicted past ``max_key_bytes``
+  or ``max_sessions`` per replica; they reload on demand; sessions deleted or expired in the
+  registry are dropped within ``HEARTBEAT_S``).
 * **SessionRegistry** (a named, restartable Ray actor): the live sessions, their TTLs, the
-  cluster-wide session and key budgets, and each session's upload, which lives in Ray's object
-  store *owned by the registry* (the registry puts it there itself). A session's keys are
+  cluster-wide session and key budgets, the replicas' endpoints and each session's home
+  replica, and each session's upload, which lives in Ray's object store *owned by the
+  registry* (the registry puts it there itself). A session's keys are
   uploaded once, by its client, and reach every replica that serves it; they survive the death
   of any worker or front end.
 
@@ -93,8 +98,10 @@ class SessionRegistry:
         self.opening = 0
         self.uploads = 0
         self.loads = 0
-        #: replica -> [its direct endpoint (or None), when it last said it lives]
+        #: replica -> [its direct endpoint (or None), when it last said it lives]; opens a
+        #: front end sent to a replica's endpoint and not yet answered
         self.replicas: dict[str, list] = {}
+        self.picked: dict[str, int] = {}
 
     def _sweep(self) -> None:
         now = time.monotonic()
@@ -134,15 +141,15 @@ class SessionRegistry:
         return refs
 
     def open(self, sid: str, models: list, key_bytes: int, upload_bytes: int,
-             replica: str) -> str | None:
+             replica: str, stay: bool = False) -> str | None:
         """The staged upload ``sid`` loaded on worker ``replica``: it becomes a live session.
         Returns the direct endpoint its client should send requests to (None: the front ends):
-        the replica with the fewest live sessions among those with a live endpoint, ``replica``
-        itself when it has no more than the fewest."""
+        ``replica``'s own when ``stay`` (it was opened there) or when it has no more sessions
+        than the fewest, else that of the replica with the fewest sessions."""
         self.opening -= 1
         refs = self.staged.pop(sid)
         now = time.monotonic()
-        home = self._home(replica, now)
+        home = self._home(replica, now, stay)
         self.sessions[sid] = {"refs": refs, "models": models, "key_bytes": key_bytes,
                               "upload_bytes": upload_bytes, "created": now, "last_used": now,
                               "replicas": {replica}, "home": home}
@@ -150,20 +157,42 @@ class SessionRegistry:
         self.loads += 1
         return None if home is None else self.replicas[home][0]
 
-    def _home(self, opener: str, now: float) -> str | None:
+    def _load(self, now: float) -> dict[str, int]:
+        """Live endpoints' replicas -> sessions homed there plus opens sent there."""
         for r in [r for r, (_, seen) in self.replicas.items() if now - seen > ENDPOINT_TTL_S]:
             del self.replicas[r]
-        live = [r for r, (endpoint, _) in self.replicas.items() if endpoint]
-        if not live:
-            return None
-        count = dict.fromkeys(live, 0)
+        count = {r: self.picked.get(r, 0) for r, (endpoint, _) in self.replicas.items()
+                 if endpoint}
         for e in self.sessions.values():
             if e["home"] in count:
                 count[e["home"]] += 1
-        fewest = min(count.values())
-        if count.get(opener, fewest + 1) <= fewest:
+        return count
+
+    def _home(self, opener: str, now: float, stay: bool) -> str | None:
+        count = self._load(now)
+        if not count:
+            return None
+        if opener in count and (stay or count[opener] <= min(count.values())):
             return opener
-        return min(live, key=lambda r: (count[r], r))
+        return min(count, key=lambda r: (count[r], r))
+
+    def pick(self):
+        """``[replica, endpoint]`` of the live endpoint with the fewest sessions (opens sent
+        there count until :meth:`unpick`), for a front end to open a session at; None when no
+        replica has an endpoint."""
+        count = self._load(time.monotonic())
+        if not count:
+            return None
+        r = min(count, key=lambda r: (count[r], r))
+        self.picked[r] = self.picked.get(r, 0) + 1
+        return [r, self.replicas[r][0]]
+
+    def unpick(self, replica: str) -> None:
+        n = self.picked.get(replica, 0) - 1
+        if n > 0:
+            self.picked[replica] = n
+        else:
+            self.picked.pop(replica, None)
 
     def heartbeat(self, replica: str, endpoint: str | None) -> None:
         """Worker ``replica`` lives, answering directly at ``endpoint`` (None: only through
@@ -188,9 +217,10 @@ class SessionRegistry:
         self.loads += 1
 
     def live(self, sids: list) -> list:
-        """The ids among ``sids`` that are live sessions (workers drop the others' keys)."""
+        """The ids among ``sids`` that are live sessions or being opened (workers drop the
+        others' keys)."""
         self._sweep()
-        return [sid for sid in sids if sid in self.sessions]
+        return [sid for sid in sids if sid in self.sessions or sid in self.staged]
 
     def close(self, sid: str) -> str:
         self._sweep()
@@ -416,6 +446,10 @@ class ClusterService:
         #: Registry answers reused for this long (s): one lookup per session and second.
         self.lookup_ttl_s = min(1.0, config.session_ttl_s / 4)
         self._found: dict[str, tuple[float, list]] = {}
+        #: A replica's own endpoint (its worker is local): its sessions open here. A front end
+        #: sends each upload to the endpoint with the fewest sessions (its HTTP client).
+        self.local = isinstance(worker, _LocalWorker)
+        self._http = None
 
     model = Service.model
 
@@ -456,6 +490,18 @@ class ClusterService:
         plan.blobs.clear()  # the worker plans again from the stored bytes
         need = plan.key_bytes
         check_session_keys(need, self.session_key_budget)
+        if not self.local:
+            picked = await self.registry.pick.remote()
+            if picked is not None:
+                try:
+                    return await self._open_at(picked[1], view, size)
+                except HTTPError:
+                    raise
+                except Exception as e:  # noqa: BLE001 - that replica is gone: open through Ray
+                    log.info("opening a session at %s failed (%s); opening through a worker "
+                             "call", picked[1], type(e).__name__)
+                finally:
+                    self.registry.unpick.remote(picked[0])
         refused = await self.registry.reserve.remote(need)
         if refused is not None:
             raise HTTPError(*refused)
@@ -463,11 +509,34 @@ class ClusterService:
         try:
             refs = await self.registry.stage.remote(sid, np.frombuffer(view, dtype=np.uint8))
             _, info, replica = await self._call("open", sid, refs)
-            endpoint = await self.registry.open.remote(sid, info["models"], need, size, replica)
+            endpoint = await self.registry.open.remote(sid, info["models"], need, size, replica,
+                                                       self.local)
         except BaseException:
             await self.registry.unreserve.remote(sid, need)
             raise
         return {**info, "device": replica, "endpoint": endpoint}
+
+    async def _open_at(self, endpoint: str, view, size: int) -> dict:
+        """Sends the upload on to a replica's endpoint (``POST /sessions`` there: the session
+        opens on that replica, whose answer is returned; its error statuses pass through)."""
+        import httpx
+
+        if self._http is None:
+            self._http = httpx.AsyncClient(timeout=httpx.Timeout(900.0, connect=10.0))
+
+        async def chunks():
+            for i in range(0, size, 1 << 20):
+                yield bytes(view[i:i + (1 << 20)])
+
+        r = await self._http.post(endpoint + "/sessions", content=chunks(), headers={
+            "content-type": "application/octet-stream", "content-length": str(size)})
+        if r.status_code >= 400:
+            try:
+                detail = r.json()["detail"]
+            except (ValueError, KeyError, TypeError):
+                detail = r.text
+            raise HTTPError(r.status_code, str(detail))
+        return r.json()
 
     async def check_session(self, sid: str, name: str) -> list:
         """The registry's answer for a live session (cached ``lookup_ttl_s``: a session deleted

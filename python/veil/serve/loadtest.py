@@ -86,7 +86,7 @@ def run(url: str | None = None, clients: int = 8, requests: int = 25, model: str
     def client_main(c: int) -> None:
         out = results[c]
         out.update(latencies=[], failed=0, wrong=0, ok=0, errors=[], start=None, end=None,
-                   direct=0, fell_back=0, endpoint=None)
+                   direct=0, fell_back=0, endpoint=None, slow=[])
         http = None
         try:
             ctx = context_from_spec(spec, device="cpu",
@@ -123,8 +123,11 @@ def run(url: str | None = None, clients: int = 8, requests: int = 25, model: str
             for r in range(requests):
                 t0 = time.perf_counter()
                 try:
-                    answers[r], _ = http.evaluate_bytes(sid, model, payloads[r], compression)
+                    answers[r], server_ms = http.evaluate_bytes(sid, model, payloads[r],
+                                                                compression)
                     out["latencies"].append(time.perf_counter() - t0)
+                    out["slow"].append((out["latencies"][-1], c, r, server_ms))
+                    out["slow"] = sorted(out["slow"], reverse=True)[:5]
                 except Exception as e:  # noqa: BLE001 - every failure is counted
                     out["failed"] += 1
                     out["errors"].append(f"client {c} request {r}: {e}")
@@ -195,6 +198,10 @@ def run(url: str | None = None, clients: int = 8, requests: int = 25, model: str
         "direct_requests": sum(r.get("direct", 0) for r in results),
         "fell_back": sum(r.get("fell_back", 0) for r in results),
         "sessions_per_endpoint": _count(r.get("endpoint") for r in results),
+        # the five slowest requests: latency, client, request index, the server's times (ms)
+        "slowest": [{"ms": 1e3 * t, "client": c, "request": i, "server_ms": st}
+                    for t, c, i, st in sorted((x for r in results for x in r.get("slow", [])),
+                                              reverse=True, key=lambda x: x[0])[:5]],
         "latency_ms": {},
     }
     if lat:
