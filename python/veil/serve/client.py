@@ -135,8 +135,12 @@ class VeilClient:
         return info
 
     def _route(self, sid, endpoint) -> None:
+        import httpx
+
         if self.direct and isinstance(sid, str) and isinstance(endpoint, str) and endpoint:
-            self.routes[sid] = endpoint.rstrip("/")
+            endpoint = self.routes[sid] = endpoint.rstrip("/")
+            if endpoint not in self._endpoints:  # made now: a client's setup costs ~0.1 s
+                self._endpoints[endpoint] = httpx.Client(base_url=endpoint, timeout=self.timeout)
 
     def _post(self, sid: str, path: str, **kw):
         """POST to the session's endpoint if it has one, else (or when that fails) to ``url``."""
@@ -144,10 +148,7 @@ class VeilClient:
 
         endpoint = self.routes.get(sid)
         if endpoint is not None:
-            c = self._endpoints.get(endpoint)
-            if c is None:
-                c = self._endpoints[endpoint] = httpx.Client(base_url=endpoint,
-                                                             timeout=self.timeout)
+            c = self._endpoints[endpoint]
             try:
                 r = c.post(path, **kw)
                 if r.status_code not in (502, 503, 504):
