@@ -200,6 +200,7 @@ def kill(a) -> dict:
                         replicas=n, ingress_replicas=n)
     stop_at = time.monotonic() + 3600
     events: list[tuple[float, str]] = []
+    fell_back: list[int] = []
     lock = threading.Lock()
 
     def client(c: int) -> None:
@@ -227,6 +228,7 @@ def kill(a) -> dict:
                     status = f"failed:{type(e).__name__}:{str(e)[:80]}"
                 with lock:
                     events.append((time.monotonic(), status))
+            fell_back.append(vc.fell_back)  # requests sent to the front end after the kill
 
     threads = [threading.Thread(target=client, args=(c,)) for c in range(a.clients)]
     for t in threads:
@@ -260,6 +262,7 @@ def kill(a) -> dict:
     res = {"gpus": n, "clients": a.clients, "seconds": a.seconds,
            "ok": sum(1 for _, s in ev if s == "ok"),
            "wrong": sum(1 for _, s in ev if s == "wrong"), "failed": len(failed),
+           "fell_back": sum(fell_back),
            "failures": sorted(set(failed))[:5], "rps_before": before,
            "rps_windows": windows.tolist(), "kill_at_s": t_kill - t_start,
            "recovered_after_s": recovery}
