@@ -18,7 +18,8 @@ using namespace veil;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: veil_boot_bench DEVICE [WORD_BITS] [SLOTS] [RUNS] [LOG_N]\n");
+    std::fprintf(stderr,
+                 "usage: veil_boot_bench DEVICE [WORD_BITS] [SLOTS] [RUNS] [LOG_N] [pack]\n");
     return 2;
   }
   const Device dev = Device::parse(argv[1]);
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   config.slots = argc > 3 ? static_cast<std::size_t>(std::atoll(argv[3])) : 0;
   const int runs = argc > 4 ? std::atoi(argv[4]) : 10;
   const int log_n = argc > 5 ? std::atoi(argv[5]) : 16;
+  config.pack_sparse = argc > 6 && std::string(argv[6]) == "pack";  // BootstrapConfig's
   const std::size_t n = std::size_t(1) << log_n;
   const SecurityLevel security = log_n == 16 ? SecurityLevel::tc128 : SecurityLevel::none;
   const circuits::BootstrapChain chain = circuits::preset_chain(n, security, config, word_bits);
@@ -41,8 +43,9 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < z.size(); ++i) z[i] = std::sin(0.001 * double(i));
   const Ciphertext x = enc.encrypt(encoder.encode(z, params.scale(), params.input_level(), dev));
   const double us = bench::median_us(dev, runs, [&] { (void)bt.bootstrap(x); });
-  std::printf("C++ bootstrap: N = 2^%d, %d-bit words, %zu slots, %s: median %.3f ms over %d runs "
-              "(graph: %s), %zu levels left\n", log_n, word_bits, params.slots(),
+  std::printf("C++ bootstrap: N = 2^%d, %d-bit words, %zu slots%s, %s: median %.3f ms over %d "
+              "runs (graph: %s), %zu levels left\n", log_n, word_bits, params.slots(),
+              config.pack_sparse ? " (pack_sparse)" : "",
               dev.str().c_str(), us / 1000.0, runs, bt.uses_graph() ? "yes" : "no",
               params.levels_left());
   return 0;

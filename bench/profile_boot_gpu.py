@@ -46,6 +46,9 @@ def main() -> None:
     p.add_argument("--device", default="cuda")
     p.add_argument("--word-bits", type=int, default=32, choices=[32, 64])
     p.add_argument("--slots", type=int, default=None)
+    p.add_argument("--pack-sparse-slots", type=int, default=None, metavar="N",
+                   help="N sparse slots with BootstrapConfig.pack_sparse (one EvalMod for both "
+                        "halves; one user level less)")
     p.add_argument("--log-n", type=int, default=16)
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--trace", action="store_true", help="one run between cudaProfilerStart/Stop")
@@ -55,7 +58,9 @@ def main() -> None:
                         "Python oracle it was ported from (tests/python/oracles)")
     a = p.parse_args()
     t0 = time.perf_counter()
-    config = veil.BootstrapConfig(slots=a.slots)
+    if a.pack_sparse_slots:
+        a.slots = a.pack_sparse_slots
+    config = veil.BootstrapConfig(slots=a.slots, pack_sparse=bool(a.pack_sparse_slots))
     security = 128 if a.log_n == 16 else None
     if a.impl == "cpp":
         ctx = veil.ckks(poly_modulus_degree=2 ** a.log_n, device=a.device, seed=1,
@@ -98,7 +103,7 @@ def main() -> None:
            "phases_ms": {k: round(v * 1e3, 3) for k, v in phases.items()},
            "precision_bits": {k: round(float(v), 2) for k, v in prec.items()
                               if isinstance(v, (int, float))},
-           "impl": a.impl, "graph": bool(getattr(impl, "uses_graph", False)),
+           "pack_sparse": bool(a.pack_sparse_slots), "impl": a.impl, "graph": bool(getattr(impl, "uses_graph", False)),
            "graph_failure": getattr(impl, "graph_failure", ""),
            "levels_left": bt.levels_left, "key_bytes": int(bt.key_bytes()),
            "plaintext_bytes": int(bt.plaintext_bytes())}

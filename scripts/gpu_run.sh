@@ -272,8 +272,10 @@ if has bootprof; then
       "$OUT/bootprof_$tag.log" | tr -s ' ' | tr '\n' ' '; echo
   done
   # The same bootstraps timed from C++ alone (bench/boot_bench.cpp): Python's cost beside it.
-  for slots in ${BOOTPROF_CPP_SLOTS:-0 4096}; do
-    "$BUILD/veil_boot_bench" cuda 32 "$slots" 10 | tee -a "$OUT/boot_bench_cpp.log"
+  for spec in ${BOOTPROF_CPP_SLOTS:-0 4096 4096:pack}; do  # slots[:pack] (pack_sparse)
+    IFS=: read -r slots pack <<< "$spec"
+    # shellcheck disable=SC2086
+    "$BUILD/veil_boot_bench" cuda 32 "$slots" 10 16 $pack | tee -a "$OUT/boot_bench_cpp.log"
   done
   NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
   for impl in ${BOOTPROF_NCU:-py cpp}; do

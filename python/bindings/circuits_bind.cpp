@@ -202,7 +202,8 @@ std::string config_repr(const BootstrapConfig& c) {
          ", stc_levels=" + std::to_string(c.stc_levels) + ", k_range=" + std::to_string(c.k_range) +
          ", evalmod_degree=" + std::to_string(c.evalmod_degree) +
          ", double_angle=" + std::to_string(c.double_angle) +
-         ", hamming_weight=" + std::to_string(c.hamming_weight) + ")";
+         ", hamming_weight=" + std::to_string(c.hamming_weight) +
+         (c.pack_sparse ? ", pack_sparse=True" : "") + ")";
 }
 
 void def_config(nb::module_& m) {
@@ -212,7 +213,7 @@ void def_config(nb::module_& m) {
       .def(
           "__init__",
           [](BootstrapConfig* c, nb::handle slots, nb::handle cts, nb::handle stc, nb::handle k,
-             nb::handle deg, nb::handle r, nb::handle h) {
+             nb::handle deg, nb::handle r, nb::handle h, nb::handle pack) {
             BootstrapConfig v;
             v.slots = slots.is_none() ? 0 : size_of(slots, "slots");
             v.cts_levels = size_of(cts, "cts_levels");
@@ -221,11 +222,16 @@ void def_config(nb::module_& m) {
             v.evalmod_degree = size_of(deg, "evalmod_degree");
             v.double_angle = size_of(r, "double_angle");
             v.hamming_weight = size_of(h, "hamming_weight");
+            if (!nb::isinstance<nb::bool_>(pack)) {
+              throw TypeMismatch("pack_sparse: expected a bool");
+            }
+            v.pack_sparse = nb::cast<bool>(pack);
             v.validate();
             new (c) BootstrapConfig(v);
           },
           "slots"_a.none() = nb::none(), "cts_levels"_a = 3, "stc_levels"_a = 3, "k_range"_a = 12,
-          "evalmod_degree"_a = 31, "double_angle"_a = 3, "hamming_weight"_a = 32)
+          "evalmod_degree"_a = 31, "double_angle"_a = 3, "hamming_weight"_a = 32,
+          "pack_sparse"_a = false)
       .def_ro("slots", &BootstrapConfig::slots)
       .def_ro("cts_levels", &BootstrapConfig::cts_levels)
       .def_ro("stc_levels", &BootstrapConfig::stc_levels)
@@ -233,6 +239,7 @@ void def_config(nb::module_& m) {
       .def_ro("evalmod_degree", &BootstrapConfig::evalmod_degree)
       .def_ro("double_angle", &BootstrapConfig::double_angle)
       .def_ro("hamming_weight", &BootstrapConfig::hamming_weight)
+      .def_ro("pack_sparse", &BootstrapConfig::pack_sparse)
       .def_prop_ro("evalmod_depth", &BootstrapConfig::evalmod_depth)
       .def_prop_ro("depth", &BootstrapConfig::depth)
       .def("__repr__", &config_repr);
@@ -595,6 +602,8 @@ void def_bootstrap(nb::module_& m) {
       .def_prop_ro("q0", &BootstrapParameters::q0)
       .def_prop_ro("top_level", &BootstrapParameters::top_level)
       .def_prop_ro("evalmod_level", &BootstrapParameters::evalmod_level)
+      .def_prop_ro("evalmod_output_level", &BootstrapParameters::evalmod_output_level,
+                   "Where EvalMod ends: output_level, or the block above it with pack_sparse.")
       .def_prop_ro("evalmod_scale", &BootstrapParameters::evalmod_scale)
       .def_prop_ro("coeff_to_slot_constant", &BootstrapParameters::coeff_to_slot_constant)
       .def_prop_ro("gamma", &BootstrapParameters::gamma)

@@ -56,6 +56,10 @@ class BootstrapConfig:
         evalmod_degree: degree of the Chebyshev interpolant of the scaled cosine (2..1023).
         double_angle: r, the number of double-angle steps (0..16).
         hamming_weight: h of the encapsulated sparse secret.
+        pack_sparse: sparse slots (at most N/4) only: the real and imaginary parts go through
+            one EvalMod side by side instead of two (Chen-Chillotti-Song, Eurocrypt 2019, §4.2),
+            for one user level less (the mask that separates them again): ``levels_left`` is
+            one smaller.
 
     Raises:
         ValueError naming the field (out of range), TypeError for a non-integer.
@@ -68,6 +72,7 @@ class BootstrapConfig:
     evalmod_degree: int = 31
     double_angle: int = 3
     hamming_weight: int = 32
+    pack_sparse: bool = False
 
     def __post_init__(self) -> None:
         self.to_core()  # validates every field, naming it
@@ -78,13 +83,15 @@ class BootstrapConfig:
                                      stc_levels=self.stc_levels, k_range=self.k_range,
                                      evalmod_degree=self.evalmod_degree,
                                      double_angle=self.double_angle,
-                                     hamming_weight=self.hamming_weight)
+                                     hamming_weight=self.hamming_weight,
+                                     pack_sparse=self.pack_sparse)
 
     @classmethod
     def from_core(cls, c: _core.BootstrapConfig) -> BootstrapConfig:
         return cls(slots=c.slots or None, cts_levels=c.cts_levels, stc_levels=c.stc_levels,
                    k_range=c.k_range, evalmod_degree=c.evalmod_degree,
-                   double_angle=c.double_angle, hamming_weight=c.hamming_weight)
+                   double_angle=c.double_angle, hamming_weight=c.hamming_weight,
+                   pack_sparse=c.pack_sparse)
 
     @property
     def evalmod_depth(self) -> int:

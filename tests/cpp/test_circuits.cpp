@@ -398,6 +398,35 @@ TEST(CircuitsDft, SlotToCoeffThenCoeffToSlotIsTheIdentity) {
   round_trip(false, 32, 1);
 }
 
+TEST(CircuitsDft, PackedLastLevelWritesTheLowerHalfOfEvery2nSlots) {
+  // lower_half_of_2n(M) on [x, x] (period n) is [M x, 0], for every CoeffToSlot level matrix
+  // (the dense oracle: Diagonals::apply in double); the packed levels keep the rotation steps.
+  const std::size_t n = 64;
+  ContextPtr ctx = chain_context(2048, {60, 50, 50, 50, 60});
+  const auto plain = coeff_to_slot_levels(n, 2, ctx->max_level(), 0.5, *ctx);
+  const auto packed = coeff_to_slot_levels(n, 2, ctx->max_level(), 0.5, *ctx, true);
+  ASSERT_EQ(packed.size(), plain.size());
+  EXPECT_EQ(packed.front().slots, 0u);
+  EXPECT_EQ(packed.back().slots, 2 * n);
+  const CVec x = random_values(n, 5);
+  CVec xx = x;
+  xx.insert(xx.end(), x.begin(), x.end());
+  for (std::size_t in = 0; in < plain.back().matrices[0].size(); ++in) {
+    const Diagonals& m = plain.back().matrices[0][in];
+    const Diagonals& m2 = packed.back().matrices[0][in];
+    EXPECT_EQ(m2.size(), m.size());
+    const CVec want = m.apply(x), got = m2.apply(xx);
+    for (std::size_t j = 0; j < n; ++j) {
+      EXPECT_LT(std::abs(got[j] - want[j]), 1e-12);
+      EXPECT_EQ(got[j + n], std::complex<double>(0.0, 0.0));
+    }
+  }
+  EXPECT_EQ(LinearTransform::rotation_steps_of(packed.back().matrices, 2 * n),
+            LinearTransform::rotation_steps_of(plain.back().matrices, n));
+  veil::test::expect_invalid(
+      [&] { coeff_to_slot_levels(1024, 2, ctx->max_level(), 0.5, *ctx, true); }, "n:");
+}
+
 TEST(CircuitsDft, LevelsCheckTheirArguments) {
   ContextPtr ctx = chain_context(2048, {60, 50, 50, 60});
   veil::test::expect_invalid([&] { coeff_to_slot_levels(1024, 3, 2, 1.0, *ctx); },

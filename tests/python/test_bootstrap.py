@@ -221,6 +221,50 @@ def test_bootstrap_precision_cpu(slots):
     assert veil.ckks.precision(vals * vals, ctx.decrypt(sq))["mean_bits"] > 18
 
 
+@pytest.mark.parametrize("word_bits", [64, 32])
+def test_pack_sparse_one_evalmod_for_both_halves_cpu(word_bits):
+    """pack_sparse: the same precision against numpy as two EvalMods; the chain has one more
+    block (the mask's), the user the same levels, and the result computes on; the configuration
+    survives serialization."""
+    rng = np.random.default_rng(5)
+    vals = np.tile(rng.uniform(-1, 1, 64) + 1j * rng.uniform(-1, 1, 64), 1024 // 64)
+    bits = {}
+    for pack in (False, True):
+        ctx = small_ctx(word_bits=word_bits, slots=64, pack_sparse=pack)
+        bt = ctx.bootstrapper
+        y = ctx.encrypt(vals, level=bt.input_level).bootstrap()
+        assert y.level == bt.output_level and y.scale == ctx.scale
+        p = veil.ckks.precision(vals, ctx.decrypt(y))
+        assert p["mean_bits"] > 20 and p["min_bits"] > 16, (pack, p)
+        bits[pack] = (bt.levels_left, len(ctx.context.rescale_groups), p["min_bits"])
+        if pack:
+            params = bt.parameters
+            assert params.evalmod_output_level > params.output_level
+            back = _core.BootstrapParameters.from_bytes(params.to_bytes(), ctx.context)
+            assert back.config.pack_sparse and back.levels_left == params.levels_left
+            assert veil.ckks.precision(vals * vals, ctx.decrypt(y * y))["mean_bits"] > 18
+    assert bits[True][0] == bits[False][0] == 2  # the user's levels
+    assert bits[True][1] == bits[False][1] + 1  # the mask's block
+    assert abs(bits[True][2] - bits[False][2]) < 2, bits
+
+
+def test_pack_sparse_needs_sparse_slots():
+    with pytest.raises(ValueError, match="pack_sparse: needs sparse slots"):
+        B.BootstrapConfig(pack_sparse=True)  # full slots
+    with pytest.raises(ValueError, match="pack_sparse: needs sparse slots"):
+        small_ctx(slots=1024, pack_sparse=True)  # N/2 at N = 2^11: no room for both halves
+    with pytest.raises(TypeError, match="pack_sparse: expected a bool"):
+        _core.BootstrapConfig(slots=64, pack_sparse=1)
+    assert "pack_sparse=True" in repr(_core.BootstrapConfig(slots=64, pack_sparse=True))
+    assert small_ctx(slots=512, pack_sparse=True).bootstrapper.levels_left == 2  # N/4 fits
+    # on a chain without the mask's block (the full-slot preset's), the top user level pays
+    chain = B.bootstrap_chain(LOG_N, 2, B.BootstrapConfig(slots=64), 64)
+    ctx = veil.ckks(poly_modulus_degree=2 ** LOG_N, security=None, seed=3, galois_steps=None,
+                    **chain.context_args())
+    ctx.enable_bootstrapping(B.BootstrapConfig(slots=64, pack_sparse=True), seed=3)
+    assert ctx.bootstrapper.levels_left == 1
+
+
 def test_sparse_bootstrap_of_a_short_vector_cpu():
     """On a sparse-bootstrapping context a vector of at most n values is repeated with period n
     when encoded (it once came back divided by N/2n, silently); lengths between n and N/2
@@ -301,11 +345,12 @@ def test_bootstrap_errors(boot_ctx):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not has_gpu(), reason="no CUDA GPU visible")
-@pytest.mark.parametrize("word_bits,slots", [(64, None), (32, 64)])
-def test_bootstrap_gpu_matches_cpu_word_for_word(word_bits, slots):
+@pytest.mark.parametrize("word_bits,slots,pack", [(64, None, False), (32, 64, False),
+                                                  (32, 64, True)])
+def test_bootstrap_gpu_matches_cpu_word_for_word(word_bits, slots, pack):
     outs = []
     for dev in ("cpu", "cuda"):
-        ctx = small_ctx(device=dev, word_bits=word_bits, slots=slots, seed=21)
+        ctx = small_ctx(device=dev, word_bits=word_bits, slots=slots, seed=21, pack_sparse=pack)
         bt = ctx.bootstrapper
         vals = random_slots(bt.slots, ctx.slot_count // bt.slots, 10)
         ct = ctx.encrypt(vals, level=bt.input_level)

@@ -42,6 +42,11 @@ void BootstrapConfig::validate(std::size_t n) const {
   if (double_angle > 16) {
     throw InvalidArgument("double_angle: expected 0..16, got " + std::to_string(double_angle));
   }
+  if (pack_sparse && (slots == 0 || (n && slots > n / 4))) {
+    throw InvalidArgument("pack_sparse: needs sparse slots (2.." +
+                          (n ? std::to_string(n / 4) : std::string("N/4")) +
+                          "), got slots=" + std::to_string(slots) + (slots ? "" : " (N/2)"));
+  }
   if (hamming_weight < 1 || (n && hamming_weight > n)) {
     throw InvalidArgument("hamming_weight: expected 1.." +
                           (n ? std::to_string(n) : std::string("N")) + ", got " +
@@ -78,7 +83,8 @@ BootstrapChain bootstrap_chain(int log_n, std::size_t user_levels, const Bootstr
   const std::size_t em = config.evalmod_depth();
   if (word_bits == 64) {
     std::vector<int> levels{55};
-    levels.insert(levels.end(), config.stc_levels + user_levels, 40);
+    levels.insert(levels.end(), config.stc_levels + user_levels + (config.pack_sparse ? 1 : 0),
+                  40);  // pack_sparse: the unpacking mask's level above the user's
     levels.insert(levels.end(), em, 60);
     levels.insert(levels.end(), config.cts_levels, 56);
     const std::size_t k = special ? *special : 5;
@@ -99,6 +105,9 @@ BootstrapChain bootstrap_chain(int log_n, std::size_t user_levels, const Bootstr
   groups.insert(groups.end(), config.stc_levels, 1);
   for (std::size_t i = 0; i < user_levels; ++i)
     groups.push_back((user_levels - i) % 2 == 1 ? 1 : 2);
+  // pack_sparse: one prime for the unpacking mask above the user's levels, which keep their
+  // blocks (a refreshed ciphertext's first product still rescales by one ~30-bit prime).
+  if (config.pack_sparse) groups.push_back(1);
   groups.insert(groups.end(), em + config.cts_levels, 2);
   const std::size_t k = special ? *special : 12;
   std::size_t primes = 0;
@@ -162,13 +171,15 @@ BootstrapParameters::BootstrapParameters(ContextPtr ctx, const BootstrapConfig& 
   }
   slots_ = slots;
   const auto& tops = chain_.tops();
-  const std::size_t need = config.depth() + 1;  // + q_0's block
+  const std::size_t pack = config.pack_sparse ? 1 : 0;  // the unpacking mask's block
+  const std::size_t need = config.depth() + 1 + pack;  // + q_0's block
   if (tops.size() < need + 1) {
     throw InvalidArgument("coeff_modulus: bootstrapping needs " + std::to_string(config.depth()) +
                           " rescale blocks above q_0's and at least one user level (CoeffToSlot " +
                           std::to_string(config.cts_levels) + ", EvalMod " +
                           std::to_string(config.evalmod_depth()) + ", SlotToCoeff " +
-                          std::to_string(config.stc_levels) + "); this chain has " +
+                          std::to_string(config.stc_levels) +
+                          (pack ? ", the pack_sparse mask 1" : "") + "); this chain has " +
                           std::to_string(tops.size() - 1) + " (see bootstrap_chain)");
   }
   std::vector<std::uint64_t> q0_primes;
@@ -176,8 +187,9 @@ BootstrapParameters::BootstrapParameters(ContextPtr ctx, const BootstrapConfig& 
   q0_ = detail::exact_product(q0_primes);
   const std::size_t top_idx = tops.size() - 1;
   input_level_ = tops[config.stc_levels];
-  output_level_ = tops[top_idx - config.cts_levels - config.evalmod_depth()];
-  levels_left_ = top_idx - config.cts_levels - config.evalmod_depth() - config.stc_levels;
+  evalmod_output_level_ = tops[top_idx - config.cts_levels - config.evalmod_depth()];
+  output_level_ = tops[top_idx - config.cts_levels - config.evalmod_depth() - pack];
+  levels_left_ = top_idx - config.cts_levels - config.evalmod_depth() - config.stc_levels - pack;
   low_output_level_ = tops[levels_left_];  // output_level's index lowered by stc_levels
   evalmod_level_ = tops[top_idx - config.cts_levels];
   evalmod_scale_ = chain_.block_product(tops[top_idx - config.cts_levels]);
@@ -190,10 +202,12 @@ BootstrapParameters::BootstrapParameters(ContextPtr ctx, const BootstrapConfig& 
   // The rotations: every transform level's baby and giant steps, and SubSum's.
   std::set<int> steps;
   for (const auto& levels :
-       {coeff_to_slot_levels(slots, config.cts_levels, top_level(), cts_constant_, c),
+       {coeff_to_slot_levels(slots, config.cts_levels, top_level(), cts_constant_, c,
+                             config.pack_sparse),
         slot_to_coeff_levels(slots, config.stc_levels, input_level_, c)}) {
     for (const DftLevel& lv : levels) {
-      for (int s : LinearTransform::rotation_steps_of(lv.matrices, slots)) steps.insert(s);
+      for (int s : LinearTransform::rotation_steps_of(lv.matrices, lv.slots_or(slots)))
+        steps.insert(s);
     }
   }
   for (std::size_t s = slots; s < n_full; s *= 2) steps.insert(static_cast<int>(s));

@@ -37,12 +37,19 @@ struct BootstrapConfig {
   std::size_t double_angle = 3;
   /// h, the Hamming weight of the encapsulated sparse secret.
   std::size_t hamming_weight = 32;
+  /// Sparse slots (n <= N/4) only: the real and imaginary parts go through one EvalMod, packed
+  /// side by side in 2n-periodic slots, instead of two (Chen-Chillotti-Song, Eurocrypt 2019,
+  /// §4.2; Lattigo's RepackImag2Real). Free on the way in (CoeffToSlot's last level writes the
+  /// lower n of every 2n slots only); on the way out the two halves are separated by a 0/1
+  /// mask, which costs one level: bootstrap_chain adds it above the user levels (a preset
+  /// chain has one user level less), and on a chain without it levels_left() is one less.
+  bool pack_sparse = false;
 
   /// Levels EvalMod consumes: ceil(log2(d + 1)) (the Chebyshev evaluation, polynomial.h) + r.
   std::size_t evalmod_depth() const;
   /// Levels bootstrapping consumes in all: cts_levels + evalmod_depth() + stc_levels.
   std::size_t depth() const;
-  /// Checks every field (slots against N when n > 0).
+  /// Checks every field (slots against N when n > 0; pack_sparse needs 2 <= slots <= N/4).
   /// @throws InvalidArgument naming the field.
   void validate(std::size_t n = 0) const;
 };
@@ -69,7 +76,8 @@ struct BootstrapChain {
 /// level two primes, each SlotToCoeff level one, the user levels alternating one and two primes
 /// from the top) and 12 special primes of 31 bits with digits of 12 primes (Cheddar's
 /// bootparam_40 shape). EvalMod's 60-bit levels cannot shrink (about one bit of precision per
-/// bit); SlotToCoeff's can (bench/NOTES.md, "Levels, measured small").
+/// bit); SlotToCoeff's can (bench/NOTES.md, "Levels, measured small"). config.pack_sparse adds
+/// the unpacking mask's level above the user levels (40 bits, or one ~30-bit prime).
 /// @throws InvalidArgument naming `word_bits` (not 32 or 64), `log_n` (outside 10..17) or the
 ///         config's fields.
 BootstrapChain bootstrap_chain(int log_n, std::size_t user_levels,
@@ -106,8 +114,13 @@ class BootstrapParameters {
   std::size_t slots() const { return slots_; }
   /// Bootstrapping starts here (SlotToCoeff's top; higher inputs are switched down).
   std::size_t input_level() const { return input_level_; }
-  /// The level of a refreshed ciphertext: below CoeffToSlot and EvalMod.
+  /// The level of a refreshed ciphertext: below CoeffToSlot and EvalMod (and the unpacking
+  /// mask's block with pack_sparse).
   std::size_t output_level() const { return output_level_; }
+  /// Where EvalMod ends: output_level(), or the block above it with pack_sparse.
+  std::size_t evalmod_output_level() const { return evalmod_output_level_; }
+  /// Whether EvalMod runs once on both halves (config().pack_sparse).
+  bool packed() const { return config_.pack_sparse; }
   /// Rescales a refreshed ciphertext allows before it reaches input_level() again: the
   /// multiplications the user has between bootstraps (output_level() down to input_level()).
   std::size_t levels_left() const { return levels_left_; }
@@ -143,7 +156,7 @@ class BootstrapParameters {
   BootstrapConfig config_;
   double scale_ = 0, q0_ = 0, evalmod_scale_ = 0, cts_constant_ = 0, gamma_ = 0;
   std::size_t slots_ = 0, input_level_ = 0, output_level_ = 0, levels_left_ = 0, evalmod_level_ = 0;
-  std::size_t low_output_level_ = 0;
+  std::size_t low_output_level_ = 0, evalmod_output_level_ = 0;
   std::vector<int> rotation_steps_;
 };
 

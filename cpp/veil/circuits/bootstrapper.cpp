@@ -22,8 +22,8 @@ std::vector<LinearTransform> encode_levels(const CKKSEncoder& encoder, const Res
   const std::vector<double> scales = shared_precision_scales(levels, products, s_first, s_last);
   std::vector<LinearTransform> out;
   for (std::size_t i = 0; i < levels.size(); ++i) {
-    out.emplace_back(encoder, levels[i].matrices, slots, levels[i].level, scales[i], scales[i + 1],
-                     dev);
+    out.emplace_back(encoder, levels[i].matrices, levels[i].slots_or(slots), levels[i].level,
+                     scales[i], scales[i + 1], dev);
   }
   return out;
 }
@@ -49,7 +49,8 @@ Bootstrapper::Bootstrapper(BootstrapParameters params, BootstrapKeys keys)
   const Device& dev = keys_.device();
   cts_ = encode_levels(encoder, params_.chain(),
                        coeff_to_slot_levels(n, params_.config().cts_levels, params_.top_level(),
-                                            params_.coeff_to_slot_constant(), ctx),
+                                            params_.coeff_to_slot_constant(), ctx,
+                                            params_.packed()),
                        n, params_.scale(), params_.evalmod_scale(), dev);
   stc_ = encode_levels(
       encoder, params_.chain(),
@@ -59,9 +60,14 @@ Bootstrapper::Bootstrapper(BootstrapParameters params, BootstrapKeys keys)
       evalmod_.plan(params_.chain(), params_.evalmod_level(), params_.evalmod_scale(),
                     params_.scale() * params_.gamma());
   (void)scale;
-  if (level != params_.output_level()) {
+  if (level != params_.evalmod_output_level()) {
     throw RuntimeError("bootstrapping: EvalMod ends at level " + std::to_string(level) +
-                       ", not at the output level " + std::to_string(params_.output_level()));
+                       ", not at " + std::to_string(params_.evalmod_output_level()));
+  }
+  if (params_.packed()) {  // 1 in the lower n of every 2n slots, at EvalMod's output level
+    std::vector<double> lower(ctx.n() / 2, 0.0);  // encode() does not tile: all N/2 slots
+    for (std::size_t j = 0; j < lower.size(); ++j) lower[j] = j % (2 * n) < n ? 1.0 : 0.0;
+    mask_ = encoder.encode(lower, params_.chain().block_product(level), level, dev);
   }
 }
 
@@ -207,6 +213,21 @@ Ciphertext Bootstrapper::eval_mod(const Ciphertext& ct) const {
   const Ciphertext re = ev_.add(ct, conj);
   const Ciphertext im = ev_.multiply_monomial(ev_.sub(ct, conj), half);
   const double out_scale = params_.scale() * params_.gamma();
+  if (params_.packed()) {
+    // CoeffToSlot left the upper n of every 2n slots 0: [re, im'] side by side, one EvalMod.
+    const int n = static_cast<int>(params_.slots());
+    const Ciphertext both = ev_.add(re, ev_.rotate_vector(im, n, gk));
+    const Ciphertext f = evalmod_.evaluate(ev_, keys_.relin_keys, params_.chain(), both,
+                                           out_scale);
+    // Unpack with the mask (one level): [f(re) - X^(N/2) f(im'), 0], then the copy above it.
+    const Ciphertext fre = ev_.rescale_to_next(ev_.multiply_plain(f, mask_));
+    const Ciphertext fim =
+        ev_.rescale_to_next(ev_.multiply_plain(ev_.rotate_vector(f, n, gk), mask_));
+    const Ciphertext low = ev_.sub(fre, ev_.multiply_monomial(fim, half));
+    Ciphertext out = ev_.add(low, ev_.rotate_vector(low, n, gk));  // period 2n: n = -n
+    out.set_scale(params_.scale());
+    return out;
+  }
   const Ciphertext fre = evalmod_.evaluate(ev_, keys_.relin_keys, params_.chain(), re, out_scale);
   const Ciphertext fim = evalmod_.evaluate(ev_, keys_.relin_keys, params_.chain(), im, out_scale);
   // f(Re) + i f(Im) = f(re) - X^(N/2) f(im'); its scale Delta gamma read as Delta

@@ -161,6 +161,7 @@ class Bootstrapper {
   Evaluator ev_;
   EvalMod evalmod_;
   std::vector<LinearTransform> cts_, stc_;
+  Plaintext mask_;  // pack_sparse: 1 in the lower n of every 2n slots, at EvalMod's output
   std::shared_ptr<GraphReplay> replay_ = std::make_shared<GraphReplay>();
   std::shared_ptr<Late> late_ = std::make_shared<Late>();
 };

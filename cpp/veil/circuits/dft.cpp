@@ -172,8 +172,24 @@ void check_levels(std::size_t n, std::size_t levels, std::size_t first, const Co
 
 }  // namespace
 
+Diagonals lower_half_of_2n(const Diagonals& m) {
+  const std::size_t n = m.n();
+  Diagonals out(2 * n);
+  for (std::size_t k : m.keys()) {
+    const long long signed_k = LinearTransform::signed_step(static_cast<long long>(k), n);
+    Diagonals::Vector v(2 * n);
+    const Diagonals::Vector& d = m.at(k);
+    std::copy(d.begin(), d.end(), v.begin());
+    out.add(signed_k, v);
+  }
+  return out;
+}
+
 std::vector<DftLevel> coeff_to_slot_levels(std::size_t n, std::size_t levels, std::size_t top_level,
-                                           double c, const Context& ctx) {
+                                           double c, const Context& ctx, bool pack) {
+  if (pack && 2 * n > ctx.n() / 2) {
+    throw InvalidArgument("n: packing both halves needs n <= N/4, got n = " + std::to_string(n));
+  }
   check_levels(n, levels, top_level, ctx, "top_level");
   if (!std::isfinite(c)) throw InvalidArgument("c: expected a finite constant");
   const std::vector<Diagonals> ifft = special_ifft_stages(n);
@@ -195,6 +211,12 @@ std::vector<DftLevel> coeff_to_slot_levels(std::size_t n, std::size_t levels, st
       lv.matrices = {{col_scale(m, even), col_scale(m, odd)}};
     } else {
       lv.matrices = {{m}};
+    }
+    if (pack && gi + 1 == groups.size()) {
+      for (auto& row : lv.matrices) {
+        for (Diagonals& d : row) d = lower_half_of_2n(d);
+      }
+      lv.slots = 2 * n;
     }
     out.push_back(std::move(lv));
     if (gi + 1 < groups.size()) level = ctx.rescale_target(level);

@@ -37,10 +37,20 @@ Diagonals merge_stages(const std::vector<Diagonals>& stages, const std::vector<s
                        std::size_t n);
 
 /// One level of a factored transform: outputs[o] = sum_i matrices[o][i] inputs[i] at `level`.
+/// `slots`: the length of its diagonals when it differs from the transform's n (2n for
+/// CoeffToSlot's packed last level), 0 otherwise.
 struct DftLevel {
   std::vector<std::vector<Diagonals>> matrices;
   std::size_t level = 0;
+  std::size_t slots = 0;
+  std::size_t slots_or(std::size_t n) const { return slots ? slots : n; }
 };
+
+/// An n x n map M as a 2n x 2n map that writes M x into the lower n of every 2n slots and 0
+/// into the upper n, for an input that repeats with period n: diagonal k (taken signed, |k| <=
+/// n/2, so its rotation step is the same) keeps its values in slots [0, n) and is 0 in [n, 2n).
+/// Folds the mask of the packed EvalMod (BootstrapConfig::pack_sparse) into CoeffToSlot.
+Diagonals lower_half_of_2n(const Diagonals& m);
 
 /// CoeffToSlot (CHKKS18 §4.1): w' = W^-1 (E z + O conj z) * c in bit-reversed order, as `levels`
 /// merged groups of the inverse stages (from the last stage's inverse down to the first). The
@@ -50,8 +60,10 @@ struct DftLevel {
 ///        more are capped at log2 n); @param c the constant (finite); @param ctx a CKKS context.
 /// @throws InvalidArgument naming `n`, `levels`, `c` or `top_level` (above the top level, or
 ///         fewer than `levels` rescale blocks at and below it above q_0's).
+/// @param pack the last level writes w' only into the lower n of every 2n slots
+///        (lower_half_of_2n; its DftLevel::slots is 2n): BootstrapConfig::pack_sparse, n <= N/4.
 std::vector<DftLevel> coeff_to_slot_levels(std::size_t n, std::size_t levels, std::size_t top_level,
-                                           double c, const Context& ctx);
+                                           double c, const Context& ctx, bool pack = false);
 /// SlotToCoeff: the stages of W in `levels` merged groups from `input_level` down; the last
 /// level has two outputs, its rows masked by E and O (the slots then satisfy
 /// E (W w) + O conj(W w) = z once the second output is conjugated and added).

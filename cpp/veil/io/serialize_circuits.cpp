@@ -19,6 +19,7 @@ Bytes save(const circuits::BootstrapParameters& p, const SaveOptions& o) {
                         c.double_angle, c.hamming_weight}) {
     w.u32(static_cast<std::uint32_t>(v));
   }
+  if (c.pack_sparse) w.u32(1);  // optional field: configurations without it load as before
   return frame(e, o);
 }
 
@@ -40,6 +41,10 @@ circuits::BootstrapParameters load_bootstrap_parameters(ByteView in, const Conte
   c.evalmod_degree = r.u32("evalmod_degree");
   c.double_angle = r.u32("double_angle");
   c.hamming_weight = r.u32("hamming_weight");
+  if (r.remaining() != 0) {
+    if (r.u32("pack_sparse") != 1) r.fail("pack_sparse", "expected 1 when present");
+    c.pack_sparse = true;
+  }
   r.expect_end();
   // The fields' own checks first (each names its field), then the checksum: every field is
   // bounded by validate() before BootstrapParameters builds anything from it.

@@ -10,7 +10,8 @@
 namespace veil::io {
 
 /// Descriptor: N, Delta (f64), then slots (0 = N/2), cts_levels, stc_levels, k_range,
-/// evalmod_degree, double_angle, hamming_weight (u32 each); no body.
+/// evalmod_degree, double_angle, hamming_weight (u32 each), then pack_sparse (u32 1) only when
+/// set; no body.
 /// @throws InvalidArgument naming `parameters` when empty.
 Bytes save(const circuits::BootstrapParameters& p, const SaveOptions& o = {});
 /// Loads and rebuilds the parameters on `ctx`: the header as every object's (type, scheme,
