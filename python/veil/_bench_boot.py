@@ -31,7 +31,8 @@ PEERS = [(p["label"], float(p["ms"])) for p in load_peers()["bootstrapping"]["pe
 def run(device: str = "cuda", log_n: int = 16, slots=(None, 4096), runs: int = 20,
         word_bits=(64, 32), energy: bool = False, json_path: str | None = None,
         markdown_path: str | None = None, verbose: bool = True,
-        security: int | None = 128, commit: str | None = None) -> dict[str, Any]:
+        security: int | None = 128, commit: str | None = None,
+        pack_sparse: bool = True) -> dict[str, Any]:
     """Times bootstrapping for each word size and slot count; returns the records.
 
     Args:
@@ -40,6 +41,8 @@ def run(device: str = "cuda", log_n: int = 16, slots=(None, 4096), runs: int = 2
         ~30-bit primes). energy: NVML joules. security: the chain's bound (None: as 128 bits,
         for small test N). commit: the commit measured (default as ``veil bench``:
         VEIL_GIT_COMMIT or the checkout's HEAD, see :func:`veil.bench.git_commit`).
+        pack_sparse: also time each sparse slot count with ``BootstrapConfig.pack_sparse`` (one
+        EvalMod for both halves, one user level less).
     """
     from .bench import cpu_model, git_commit
 
@@ -52,9 +55,12 @@ def run(device: str = "cuda", log_n: int = 16, slots=(None, 4096), runs: int = 2
         except _energy.EnergyUnavailable as e:
             if verbose:
                 print(f"energy: {e}")
+    variants = [(sl, False) for sl in slots]
+    if pack_sparse:
+        variants += [(sl, True) for sl in slots if sl is not None and sl <= 2 ** log_n // 4]
     for wb in word_bits:
-        for sl in slots:
-            cfg = BootstrapConfig(slots=sl)
+        for sl, pack in variants:
+            cfg = BootstrapConfig(slots=sl, pack_sparse=pack)
             t0 = time.perf_counter()
             ctx = CKKSContext(poly_modulus_degree=2 ** log_n, device=device, seed=7,
                               bootstrapping=cfg, word_bits=wb if wb == 32 else None,
@@ -82,7 +88,7 @@ def run(device: str = "cuda", log_n: int = 16, slots=(None, 4096), runs: int = 2
             dec = ctx.encoder.decode(ctx.decryptor.decrypt(out))
             prec = precision(vals, dec)
             rec = {
-                "word_bits": ctx.word_bits, "log_n": log_n, "slots": n,
+                "word_bits": ctx.word_bits, "log_n": log_n, "slots": n, "pack_sparse": pack,
                 "median_ms": med_us / 1000, "min_ms": min(times), "runs": runs,
                 "output_level": out.level, "levels_left": bt.levels_left,
                 "min_bits": prec["min_bits"], "mean_bits": prec["mean_bits"],
@@ -119,7 +125,8 @@ def markdown(record: dict) -> str:
         e = r.get("energy")
         joules = "-" if not e else (f"{e['energy_uj'] / 1e6:.2f}" + (
             f" ({e['energy_above_idle_uj'] / 1e6:.2f})" if e.get("energy_above_idle_uj") else ""))
-        runs.rows.append([str(r["word_bits"]), str(r["slots"]), f"{r['median_ms']:.1f}",
+        slots = f"{r['slots']} packed" if r.get("pack_sparse") else str(r["slots"])
+        runs.rows.append([str(r["word_bits"]), slots, f"{r['median_ms']:.1f}",
                           str(r["levels_left"]), f"{r['min_bits']:.1f} / {r['mean_bits']:.1f}",
                           f"{r['key_mb']:.0f}", f"{r['plaintext_mb']:.0f}", joules])
     peers = ReportTable("", ["peer (full slots, N = 2^16)", "ms"],

@@ -180,8 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="largest N timed on the CPU backends (default: 16384; 65536 with "
                        "the current CPU backend takes hours)")
     bench.add_argument("--bootstrap", action="store_true",
-                       help="CKKS only: time bootstrapping at N = 2^16 (full and 4096 slots, 64- "
-                       "and 32-bit words; --quick: N = 2^12 without the security bound)")
+                       help="CKKS only: time bootstrapping at N = 2^16 (full and 4096 slots, the "
+                       "4096 also with pack_sparse; 64- and 32-bit words; --quick: N = 2^12 "
+                       "without the security bound)")
     bench.add_argument("--energy", action="store_true",
                        help="also joules per operation on the GPU through NVML (nvidia-ml-py; "
                        "skipped with a notice without it); adds about 1 s per op")

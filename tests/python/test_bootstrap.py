@@ -385,7 +385,7 @@ def test_training_demo_refuses_too_many_samples():
 
 def test_bench_bootstrap_cli_cpu(tmp_path):
     """`veil bench --scheme ckks --bootstrap --quick` on the CPU: both word sizes, full and sparse
-    slots, records with the fields the results table shows."""
+    slots (sparse also packed), records with the fields the results table shows."""
     import json
 
     from veil import cli
@@ -395,14 +395,15 @@ def test_bench_bootstrap_cli_cpu(tmp_path):
                    "--runs", "1", "--json", str(out_json), "--markdown", str(out_md)])
     assert rc == 0
     rec = json.loads(out_json.read_text())
-    rows = {(r["word_bits"], r["slots"]) for r in rec["results"]}
-    assert rows == {(64, 2048), (64, 64), (32, 2048), (32, 64)}
+    rows = {(r["word_bits"], r["slots"], r["pack_sparse"]) for r in rec["results"]}
+    assert rows == {(64, 2048, False), (64, 64, False), (64, 64, True), (32, 2048, False),
+                    (32, 64, False), (32, 64, True)}
     for r in rec["results"]:
         assert r["median_ms"] > 0 and r["levels_left"] == 2 and r["mean_bits"] > 20
         assert set(r["phases_ms"]) == {"slot_to_coeff", "modraise+subsum", "coeff_to_slot",
                                        "eval_mod"}
     table = out_md.read_text()
     first = [line.split("|")[1].strip() for line in table.splitlines() if line.startswith("|")]
-    assert first.count("64") == 2 and "Cheddar bootparam_40" in table
+    assert first.count("64") == 3 and "64 packed" in table and "Cheddar bootparam_40" in table
     with pytest.raises(SystemExit, match="--bootstrap needs --scheme ckks"):
         cli.main(["bench", "--scheme", "bfv", "--bootstrap", "--device", "cpu"])
