@@ -262,9 +262,10 @@ def _add_serve_parsers(sub) -> None:
                           default=1, help="HTTP front ends (Ray actors; those on one node share the "
                                "port; default: 1)")
     ray_opts.add_argument("--no-direct", dest="direct", action="store_false",
-                          help="answer only through the front ends (default: each worker "
-                               "replica also answers on a port of its own, and clients send a "
-                               "session's requests straight to the replica that holds its keys)")
+                          help="answer only through the front ends (default, unless "
+                               "--autoscale: each worker replica also answers on a port of its "
+                               "own, and clients send a session's requests straight to the "
+                               "replica that holds its keys)")
     load = sub.add_parser("loadtest", help="concurrent encrypted requests against `veil serve`")
     load.add_argument("--server", metavar="URL", default=None,
                       help="server to load (default: start one in this process on a free port)")

@@ -199,6 +199,46 @@ TEST(Bootstrapper, ErrorsNameTheArgument) {
 
 // Inputs below input_level() (SlotToCoeff's levels, q_0's top) run the original order and come
 // back at low_output_level(); the precision is lower by about log2(sqrt(slots)) bits (printed).
+TEST(Bootstrapper, PackSparseOneEvalModForBothHalves) {
+  // pack_sparse: the chain gets one more block (the mask's) above the user levels, which keep
+  // their count and blocks; precision as two EvalMods; the original order (inputs below the
+  // input level) refreshes too.
+  for (int word_bits : {64, 32}) {
+    BootstrapConfig cfg;
+    cfg.slots = 64;
+    BootstrapConfig packed = cfg;
+    packed.pack_sparse = true;
+    const BootstrapChain a = bootstrap_chain(kLogN, 2, cfg, word_bits);
+    const BootstrapChain b = bootstrap_chain(kLogN, 2, packed, word_bits);
+    EXPECT_EQ(b.rescale_groups.size(), a.rescale_groups.size() + 1);
+    check_bootstrap(packed, word_bits, word_bits == 64 ? "64-bit words, pack_sparse"
+                                                       : "32-bit words, pack_sparse");
+    BootSetup s(packed, word_bits, Device::cpu(), 9);
+    const BootstrapParameters& p = s.params;
+    EXPECT_TRUE(p.packed());
+    EXPECT_EQ(p.levels_left(), 2u);
+    EXPECT_GT(p.evalmod_output_level(), p.output_level());
+    const CVec vals = veil::test::tile(random_values(p.slots(), 14), kN / 2);
+    const Ciphertext x = s.keys.encrypt(vals, p.scale(), p.q0_level());
+    const Ciphertext y = s.bt.bootstrap(x);
+    EXPECT_EQ(y.level(), p.low_output_level());
+    const auto pr = precision(s.keys.decrypt(x), s.keys.decrypt(y));
+    EXPECT_GT(pr.mean_bits, 18) << word_bits;
+    EXPECT_GT(pr.min_bits, 14) << word_bits;
+  }
+  // N = 2^16 at 128 bits: one user level less than without packing
+  BootstrapConfig big;
+  big.slots = 4096;
+  big.pack_sparse = true;
+  EXPECT_EQ(preset_chain(65536, SecurityLevel::tc128, big, 32).user_levels, 12u);
+  EXPECT_EQ(preset_chain(65536, SecurityLevel::tc128, big, 64).user_levels, 14u);
+  BootstrapConfig full;
+  full.pack_sparse = true;
+  veil::test::expect_invalid([&] { full.validate(kN); }, "pack_sparse: needs sparse slots");
+  full.slots = kN / 2;
+  veil::test::expect_invalid([&] { full.validate(kN); }, "pack_sparse: needs sparse slots");
+}
+
 TEST(Bootstrapper, InputsBelowTheInputLevel) {
   BootSetup s(BootstrapConfig{}, 64, Device::cpu(), 7);
   const BootstrapParameters& p = s.params;
@@ -290,6 +330,26 @@ TEST(BootstrapperGpu, MatchesTheCpuWordForWord) {
       const Device dev = d ? veil::test::gpu() : Device::cpu();
       BootSetup s(cfg, word_bits, dev, 21);
       const CVec vals = veil::test::tile(random_values(s.params.slots(), 10), kN / 2);
+      const Ciphertext y =
+          s.bt.bootstrap(s.keys.encrypt(vals, s.params.scale(), s.params.input_level()));
+      EXPECT_GT(precision(vals, s.keys.decrypt(y)).mean_bits, 20);
+      out[d] = veil::test::words(y);
+    }
+    EXPECT_EQ(out[0], out[1]) << word_bits << "-bit words";
+  }
+}
+
+TEST(BootstrapperGpu, PackSparseMatchesTheCpuWordForWord) {
+  if (!veil::test::have_gpu()) GTEST_SKIP() << "no CUDA device";
+  for (int word_bits : {64, 32}) {
+    BootstrapConfig cfg;
+    cfg.slots = 64;
+    cfg.pack_sparse = true;
+    std::vector<std::uint64_t> out[2];
+    for (int d = 0; d < 2; ++d) {
+      const Device dev = d ? veil::test::gpu() : Device::cpu();
+      BootSetup s(cfg, word_bits, dev, 22);
+      const CVec vals = veil::test::tile(random_values(s.params.slots(), 11), kN / 2);
       const Ciphertext y =
           s.bt.bootstrap(s.keys.encrypt(vals, s.params.scale(), s.params.input_level()));
       EXPECT_GT(precision(vals, s.keys.decrypt(y)).mean_bits, 20);

@@ -144,6 +144,33 @@ TEST(BootstrapSerialization, AServerBootstrapsFromLoadedBytesAlone) {
   EXPECT_GT(pr.mean_bits, 20);
 }
 
+TEST(BootstrapSerialization, PackSparseIsAnOptionalTrailingField) {
+  ContextPtr ctx = boot_context(64);
+  BootstrapConfig cfg;
+  cfg.slots = 64;
+  const BootstrapParameters plain(ctx, cfg, std::ldexp(1.0, 40));
+  cfg.pack_sparse = true;
+  const BootstrapParameters packed(ctx, cfg, std::ldexp(1.0, 40));
+  const auto o = opts(io::Compression::none, io::Seeding::automatic);
+  const io::Bytes a = io::save(plain, o), b = io::save(packed, o);
+  ASSERT_EQ(b.size(), a.size() + 4);  // written only when set: older files are the plain ones
+  EXPECT_FALSE(io::load_bootstrap_parameters(a, ctx).config().pack_sparse);
+  const BootstrapParameters back = io::load_bootstrap_parameters(b, ctx);
+  EXPECT_TRUE(back.config().pack_sparse);
+  EXPECT_EQ(back.levels_left(), packed.levels_left());
+  EXPECT_EQ(back.output_level(), packed.output_level());
+  // the field at 92 (after the seven u32 fields from 64): only 1 is valid; every truncation
+  // fails
+  veil::test::expect_invalid([&] { io::load_bootstrap_parameters(patched(b, 92, 2, 4), ctx); },
+                             "pack_sparse: expected 1");
+  veil::test::expect_invalid([&] { io::load_bootstrap_parameters(patched(b, 92, 0, 4), ctx); },
+                             "pack_sparse: expected 1");
+  for (std::size_t len = 0; len < b.size(); ++len) {
+    const io::Bytes cut(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(len));
+    EXPECT_THROW(io::load_bootstrap_parameters(cut, ctx), InvalidArgument) << len;
+  }
+}
+
 TEST(BootstrapSerialization, HostileBytesNameTheField) {
   ContextPtr ctx = boot_context(64);
   CkksKeys a(ctx, Device::cpu(), 1);

@@ -452,20 +452,61 @@ def test_session_registry_budgets_and_ttl(cluster) -> None:
     from veil.serve.cluster import SessionRegistry
 
     reg = SessionRegistry(ttl_s=0.2, max_sessions=2, key_budget=100)
-    assert reg.reserve(60) is None
-    status, detail = reg.reserve(60)
+    assert reg.reserve("a", 60) is None
+    status, detail = reg.reserve("x", 60)
     assert status == 503 and "max_key_bytes" in detail
-    assert reg.reserve(40) is None
-    status, detail = reg.reserve(1)
+    assert reg.reserve("b", 40) is None
+    status, detail = reg.reserve("y", 1)
     assert status == 503 and "max_sessions" in detail
-    reg.stage("a", np.zeros(4, np.uint8))
-    reg.open("a", ["logreg"], 60, 4, "r1")
-    reg.unreserve("b", 40)
+    assert reg.open("a", ["logreg"], 4, "r1") == ["gone"]  # not staged: nothing opens
+    assert reg.health()["key_bytes"]["in_use"] == 40 and reg.health()["opening"] == 1
+    assert reg.reserve("a", 60) is None
+    assert len(reg.stage("a", np.zeros(4, np.uint8))) == 1
+    assert reg.open("a", ["logreg"], 4, "r1") == ["ok", None]  # no endpoint known
+    reg.unreserve("b")
+    reg.unreserve("b")  # twice, or for a sid this registry never saw: nothing happens
+    reg.unreserve("zz")
+    assert reg.health()["key_bytes"]["in_use"] == 60 and reg.health()["opening"] == 0
     assert reg.lookup("a")[0] == "live" and reg.lookup("zz") == ["unknown"]
     time.sleep(0.3)
     assert reg.lookup("a") == ["expired"]
     assert reg.close("a") == "expired"
     assert reg.health()["key_bytes"]["in_use"] == 0
+
+
+def test_session_registry_homes_sessions_and_expires_dead_openers(cluster, monkeypatch) -> None:
+    """Opens go to the live endpoint with the fewest sessions (picks in flight count); an
+    opener that dies gives its reservation and its pick back after OPEN_TTL_S; after a restart
+    (an empty registry) an open of an old reservation answers "gone" and counts nothing."""
+    from veil.serve import cluster as sc
+
+    reg = sc.SessionRegistry(ttl_s=60, max_sessions=8, key_budget=1000)
+    assert reg.pick() is None  # no endpoint yet
+    reg.heartbeat("r1", "http://h:1")
+    reg.heartbeat("r2", "http://h:2")
+    reg.heartbeat("r3", None)  # a replica without an endpoint gets no sessions
+    first, second = reg.pick(), reg.pick()
+    assert {first[0], second[0]} == {"r1", "r2"}  # the first pick counts for the second
+    reg.unpick(first[0])
+    reg.unpick(second[0])
+    for i, r in enumerate(["r1", "r1", "r2"]):
+        assert reg.reserve(f"s{i}", 10) is None
+        reg.stage(f"s{i}", np.zeros(2, np.uint8))
+        assert reg.open(f"s{i}", ["m"], 2, r, stay=True) == ["ok", f"http://h:{r[1]}"]
+    assert reg.pick() == ["r2", "http://h:2"]  # 2 sessions on r1, 1 on r2
+    assert reg.health()["endpoints"] == {"http://h:1": 2, "http://h:2": 1}
+    # a dead opener: its reservation and pick expire
+    monkeypatch.setattr(sc, "OPEN_TTL_S", 0.1)
+    assert reg.reserve("dead", 500) is None
+    time.sleep(0.2)
+    assert reg.health()["opening"] == 0 and reg.health()["key_bytes"]["in_use"] == 30
+    assert reg.pick()[0] == "r2"  # the pick above no longer counts: r2 still has the fewest
+    assert reg.live(["s0", "dead", "zz"]) == ["s0"]
+    # an endpoint not heard from for ENDPOINT_TTL_S gets no more sessions
+    monkeypatch.setattr(sc, "ENDPOINT_TTL_S", 0.1)
+    time.sleep(0.2)
+    reg.heartbeat("r1", "http://h:1")
+    assert reg.pick() == ["r1", "http://h:1"] and list(reg.health()["endpoints"]) == ["http://h:1"]
 
 
 def test_burst_beyond_the_queue_and_slow_body(cluster, logreg, served) -> None:

@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 
 #: Largest number of result ciphertexts the client accepts in one response.
 MAX_RESULTS = 4096
+#: A session's endpoint (``veil serve --ray``) must take the connection within this many
+#: seconds; one that failed is not used again for ENDPOINT_COOLDOWN_S.
+ENDPOINT_CONNECT_S = 5.0
+ENDPOINT_COOLDOWN_S = 30.0
 
 
 class ServerError(RuntimeError):
@@ -54,9 +58,10 @@ class VeilClient:
 
         direct: send a session's requests to the endpoint its server names for it
             (``veil serve --ray``: the worker replica that holds the session's keys), falling
-            back to ``url`` when that endpoint fails or is busy (502/503/504 or a transport
-            error); an answer through ``url`` may name the session's new endpoint
-            (``X-Veil-Endpoint``).
+            back to ``url`` when that endpoint fails or is busy (502/503/504, a transport error,
+            or no connection within ENDPOINT_CONNECT_S); an answer through ``url`` may name the
+            session's new endpoint (``X-Veil-Endpoint``), unless that one failed within
+            ENDPOINT_COOLDOWN_S.
 
     Every method raises :class:`ServerError` for an error status and ``httpx.HTTPError`` for a
     transport failure.
@@ -76,6 +81,7 @@ class VeilClient:
         #: session id -> the endpoint its requests go to; endpoint -> its connection
         self.routes: dict[str, str] = {}
         self._endpoints: dict[str, httpx.Client] = {}
+        self._failed: dict[str, float] = {}  # endpoint -> when it last failed
         #: requests that went to a session's endpoint, and those that fell back to ``url``
         self.sent_direct = 0
         self.fell_back = 0
@@ -137,10 +143,16 @@ class VeilClient:
     def _route(self, sid, endpoint) -> None:
         import httpx
 
-        if self.direct and isinstance(sid, str) and isinstance(endpoint, str) and endpoint:
-            endpoint = self.routes[sid] = endpoint.rstrip("/")
-            if endpoint not in self._endpoints:  # made now: a client's setup costs ~0.1 s
-                self._endpoints[endpoint] = httpx.Client(base_url=endpoint, timeout=self.timeout)
+        if not (self.direct and isinstance(sid, str) and isinstance(endpoint, str) and endpoint):
+            return
+        endpoint = endpoint.rstrip("/")
+        failed = self._failed.get(endpoint)
+        if failed is not None and time.monotonic() - failed < ENDPOINT_COOLDOWN_S:
+            return  # it failed lately: the session stays on the front end for now
+        self.routes[sid] = endpoint
+        if endpoint not in self._endpoints:  # made now: a client's setup costs ~0.1 s
+            self._endpoints[endpoint] = httpx.Client(
+                base_url=endpoint, timeout=httpx.Timeout(self.timeout, connect=ENDPOINT_CONNECT_S))
 
     def _post(self, sid: str, path: str, **kw):
         """POST to the session's endpoint if it has one, else (or when that fails) to ``url``."""
@@ -159,6 +171,7 @@ class VeilClient:
             # The replica died, restarts or is full: the front ends route the request (an
             # evaluation is a pure function of the ciphertexts and keys: resending is safe).
             self.routes.pop(sid, None)
+            self._failed[endpoint] = time.monotonic()
             self.fell_back += 1
         r = self.http.post(path, **kw)
         if r.status_code < 400:

@@ -80,6 +80,9 @@ PRUNE_S = 5.0
 #: ``ENDPOINT_TTL_S`` gets no new sessions.
 HEARTBEAT_S = 2.0
 ENDPOINT_TTL_S = 4 * HEARTBEAT_S
+#: An upload being opened holds its reservation (and a front end's pick of an endpoint counts)
+#: at most this long (s): longer than any key upload loads, so only a dead opener's expires.
+OPEN_TTL_S = 900.0
 #: Worker exceptions after which a front end retries a call on another replica.
 _RETRYABLE = (RayActorError, ActorUnavailableError, DeploymentUnavailableError)
 
@@ -92,16 +95,17 @@ class SessionRegistry:
     def __init__(self, ttl_s: float, max_sessions: int, key_budget: int) -> None:
         self.ttl_s, self.max_sessions, self.key_budget = ttl_s, max_sessions, key_budget
         self.sessions: dict[str, dict] = {}
-        self.staged: dict[str, list] = {}
         self.expired: OrderedDict = OrderedDict()
+        #: sessions being opened: sid -> {"key_bytes", "since", "refs" (once staged)}; one
+        #: that neither opens nor is given back within OPEN_TTL_S (its opener died) is dropped
+        self.opening: dict[str, dict] = {}
         self.key_bytes = 0
-        self.opening = 0
         self.uploads = 0
         self.loads = 0
-        #: replica -> [its direct endpoint (or None), when it last said it lives]; opens a
-        #: front end sent to a replica's endpoint and not yet answered
+        #: replica -> [its direct endpoint (or None), when it last said it lives]; replica ->
+        #: when each open a front end sent to its endpoint (not yet answered) was picked
         self.replicas: dict[str, list] = {}
-        self.picked: dict[str, int] = {}
+        self.picked: dict[str, list[float]] = {}
 
     def _sweep(self) -> None:
         now = time.monotonic()
@@ -111,57 +115,77 @@ class SessionRegistry:
                 self.expired[sid] = now
                 while len(self.expired) > 4096:
                     self.expired.popitem(last=False)
+        for sid, o in list(self.opening.items()):
+            if now - o["since"] > OPEN_TTL_S:
+                self.unreserve(sid)
 
     def _drop(self, sid: str) -> None:
         e = self.sessions.pop(sid)
         self.key_bytes -= e["key_bytes"]  # the upload's object goes with its last reference
 
-    def reserve(self, key_bytes: int):
+    def reserve(self, sid: str, key_bytes: int):
+        """Reserves ``key_bytes`` and a session slot for the upload ``sid`` being opened:
+        None, or ``[status, detail]`` when the cluster is full."""
         self._sweep()
-        if len(self.sessions) + self.opening >= self.max_sessions:
-            return [503, f"sessions: {len(self.sessions)} live sessions and {self.opening} being "
-                    "opened (max_sessions); delete one or retry after one expires"]
+        if len(self.sessions) + len(self.opening) >= self.max_sessions:
+            return [503, f"sessions: {len(self.sessions)} live sessions and {len(self.opening)} "
+                    "being opened (max_sessions); delete one or retry after one expires"]
         if self.key_bytes + key_bytes > self.key_budget:
             return [503, f"keys: the cluster holds {self.key_bytes} of its {self.key_budget} "
                     "bytes of keys (max_key_bytes); retry after a session is deleted or expires"]
         self.key_bytes += key_bytes
-        self.opening += 1
+        self.opening[sid] = {"key_bytes": key_bytes, "since": time.monotonic()}
         return None
 
-    def unreserve(self, sid: str, key_bytes: int) -> None:
-        self.staged.pop(sid, None)
-        self.key_bytes -= key_bytes
-        self.opening -= 1
+    def unreserve(self, sid: str) -> None:
+        """Gives back what :meth:`reserve` took for ``sid`` (nothing if it holds nothing: it
+        opened, expired, or this registry restarted since)."""
+        o = self.opening.pop(sid, None)
+        if o is not None:
+            self.key_bytes -= o["key_bytes"]
 
     def stage(self, sid: str, data) -> list:
-        """Stores an upload being opened in the object store, owned by the registry (so that it
-        outlives the replica that received it); returns ``[ref]``."""
-        refs = [ray.put(data)]
-        self.staged[sid] = refs
-        return refs
+        """Stores the upload ``sid`` being opened in the object store, owned by the registry
+        (so that it outlives the replica that received it); returns ``[ref]``, or ``[]`` when
+        ``sid`` holds no reservation here (this registry restarted since)."""
+        o = self.opening.get(sid)
+        if o is None:
+            return []
+        o["refs"] = [ray.put(data)]
+        return o["refs"]
 
-    def open(self, sid: str, models: list, key_bytes: int, upload_bytes: int,
-             replica: str, stay: bool = False) -> str | None:
+    def open(self, sid: str, models: list, upload_bytes: int, replica: str,
+             stay: bool = False) -> list:
         """The staged upload ``sid`` loaded on worker ``replica``: it becomes a live session.
-        Returns the direct endpoint its client should send requests to (None: the front ends):
-        ``replica``'s own when ``stay`` (it was opened there) or when it has no more sessions
-        than the fewest, else that of the replica with the fewest sessions."""
-        self.opening -= 1
-        refs = self.staged.pop(sid)
+        Returns ``["ok", endpoint]``, the direct endpoint its client should send requests to
+        (None: the front ends): ``replica``'s own when ``stay`` (it was opened there) or when
+        it has no more sessions than the fewest, else that of the replica with the fewest
+        sessions; ``["gone"]`` when ``sid`` holds no reservation here (it expired, or this
+        registry restarted since)."""
+        o = self.opening.pop(sid, None)
+        if o is None or "refs" not in o:
+            if o is not None:
+                self.key_bytes -= o["key_bytes"]
+            return ["gone"]
         now = time.monotonic()
         home = self._home(replica, now, stay)
-        self.sessions[sid] = {"refs": refs, "models": models, "key_bytes": key_bytes,
+        self.sessions[sid] = {"refs": o["refs"], "models": models, "key_bytes": o["key_bytes"],
                               "upload_bytes": upload_bytes, "created": now, "last_used": now,
                               "replicas": {replica}, "home": home}
         self.uploads += 1
         self.loads += 1
-        return None if home is None else self.replicas[home][0]
+        return ["ok", None if home is None else self.replicas[home][0]]
 
     def _load(self, now: float) -> dict[str, int]:
-        """Live endpoints' replicas -> sessions homed there plus opens sent there."""
+        """Live endpoints' replicas -> sessions homed there plus opens sent there (an open not
+        answered within OPEN_TTL_S no longer counts)."""
         for r in [r for r, (_, seen) in self.replicas.items() if now - seen > ENDPOINT_TTL_S]:
             del self.replicas[r]
-        count = {r: self.picked.get(r, 0) for r, (endpoint, _) in self.replicas.items()
+        for r in list(self.picked):
+            self.picked[r] = [t for t in self.picked[r] if now - t <= OPEN_TTL_S]
+            if r not in self.replicas or not self.picked[r]:
+                del self.picked[r]
+        count = {r: len(self.picked.get(r, ())) for r, (endpoint, _) in self.replicas.items()
                  if endpoint}
         for e in self.sessions.values():
             if e["home"] in count:
@@ -184,15 +208,14 @@ class SessionRegistry:
         if not count:
             return None
         r = min(count, key=lambda r: (count[r], r))
-        self.picked[r] = self.picked.get(r, 0) + 1
+        self.picked.setdefault(r, []).append(time.monotonic())
         return [r, self.replicas[r][0]]
 
     def unpick(self, replica: str) -> None:
-        n = self.picked.get(replica, 0) - 1
-        if n > 0:
-            self.picked[replica] = n
-        else:
-            self.picked.pop(replica, None)
+        """An open sent to ``replica``'s endpoint was answered (or failed)."""
+        times = self.picked.get(replica)
+        if times:
+            times.pop(0)
 
     def heartbeat(self, replica: str, endpoint: str | None) -> None:
         """Worker ``replica`` lives, answering directly at ``endpoint`` (None: only through
@@ -218,9 +241,9 @@ class SessionRegistry:
 
     def live(self, sids: list) -> list:
         """The ids among ``sids`` that are live sessions or being opened (workers drop the
-        others' keys)."""
+        others' keys; an open expires after OPEN_TTL_S)."""
         self._sweep()
-        return [sid for sid in sids if sid in self.sessions or sid in self.staged]
+        return [sid for sid in sids if sid in self.sessions or sid in self.opening]
 
     def close(self, sid: str) -> str:
         self._sweep()
@@ -244,7 +267,7 @@ class SessionRegistry:
         for e in self.sessions.values():
             if e["home"] in homes:
                 endpoints[homes[e["home"]]] += 1
-        return {"sessions": len(self.sessions), "opening": self.opening,
+        return {"sessions": len(self.sessions), "opening": len(self.opening),
                 "uploads": self.uploads, "key_loads": self.loads, "endpoints": endpoints,
                 "key_bytes": {"in_use": self.key_bytes, "budget": self.key_budget}}
 
@@ -317,6 +340,13 @@ class VeilWorker:
         bound = sock.getsockname()[1]
         if host in ("", "0.0.0.0", "::"):
             host = ray.util.get_node_ip_address()
+        elif _loopback(host) and _other_hosts():
+            # Front ends and clients on other hosts would reach their own loopback instead.
+            log.warning("veil worker %s: no direct endpoint: %s is a loopback address and the "
+                        "cluster spans several hosts (serve with --host 0.0.0.0)",
+                        self.replica, host)
+            self.http.should_exit = True
+            return
         self.endpoint = f"http://[{host}]:{bound}" if ":" in host else f"http://{host}:{bound}"
         log.info("veil worker %s: direct endpoint %s", self.replica, self.endpoint)
 
@@ -325,7 +355,9 @@ class VeilWorker:
         and drops the cached sessions the registry no longer holds."""
         while True:
             try:
-                await self.registry.heartbeat.remote(self.replica, self.endpoint)
+                serving = self.http is not None and not self._http_task.done()
+                await self.registry.heartbeat.remote(self.replica,
+                                                     self.endpoint if serving else None)
                 await self.prune()
             except Exception as e:  # noqa: BLE001 - the registry restarting: try again later
                 log.info("heartbeat: %s", type(e).__name__)
@@ -348,8 +380,8 @@ class VeilWorker:
                 try:
                     s = await self.service.load_upload(memoryview(data), len(data), sid)
                     break
-                except HTTPError as e:
-                    if e.status != 503 or not self._evict():
+                except HTTPError as e:  # out of key memory or sessions (not "busy"): evict
+                    if e.status != 503 or e.detail.startswith("busy:") or not self._evict():
                         raise
             if not opening:
                 self.registry.loaded.remote(sid, self.replica)
@@ -406,11 +438,35 @@ class VeilWorker:
             return ["error", e.status, e.detail]
         return ["ok", payload, times, self.replica, self.endpoint]
 
+    def __del__(self) -> None:
+        """Ray Serve's shutdown of this replica: its endpoint stops and leaves the registry."""
+        try:
+            if self.http is not None:
+                self.http.should_exit = True
+            self.registry.heartbeat.remote(self.replica, None)
+        except Exception:  # noqa: BLE001, S110 - best effort while the process ends
+            pass
+
     def info(self) -> dict:
         """This replica, its direct endpoint, the sessions it caches and its service's
         health."""
         return {"replica": self.replica, "endpoint": self.endpoint,
                 "cached": sorted(self.service.sessions), **self.service.health()}
+
+
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def _other_hosts() -> bool:
+    """Whether a live node of the Ray cluster has another address than this one."""
+    here = ray.util.get_node_ip_address()
+    return any(n.get("Alive") and n.get("NodeManagerAddress") != here for n in ray.nodes())
 
 
 class _LocalWorker:
@@ -430,6 +486,14 @@ class _Local:
 
     def remote(self, *args):
         return self.fn(*args)
+
+
+_REGISTRY_RESTARTED = ("sessions: the session registry restarted while this session was "
+                       "being opened; upload the keys again")
+
+
+class _Unreachable(Exception):
+    """A replica's endpoint took no connection or was busy: nothing was opened there."""
 
 
 class ClusterService:
@@ -495,47 +559,64 @@ class ClusterService:
             if picked is not None:
                 try:
                     return await self._open_at(picked[1], view, size)
-                except HTTPError:
-                    raise
-                except Exception as e:  # noqa: BLE001 - that replica is gone: open through Ray
+                except _Unreachable as e:  # nothing was opened there: open through Ray
                     log.info("opening a session at %s failed (%s); opening through a worker "
-                             "call", picked[1], type(e).__name__)
+                             "call", picked[1], e)
                 finally:
                     self.registry.unpick.remote(picked[0])
-        refused = await self.registry.reserve.remote(need)
+        sid = new_session_id()
+        refused = await self.registry.reserve.remote(sid, need)
         if refused is not None:
             raise HTTPError(*refused)
-        sid = new_session_id()
         try:
             refs = await self.registry.stage.remote(sid, np.frombuffer(view, dtype=np.uint8))
+            if not refs:
+                raise HTTPError(503, _REGISTRY_RESTARTED)
             _, info, replica = await self._call("open", sid, refs)
-            endpoint = await self.registry.open.remote(sid, info["models"], need, size, replica,
-                                                       self.local)
+            opened = await self.registry.open.remote(sid, info["models"], size, replica,
+                                                     self.local)
+            if opened[0] != "ok":
+                raise HTTPError(503, _REGISTRY_RESTARTED)
         except BaseException:
-            await self.registry.unreserve.remote(sid, need)
+            await self.registry.unreserve.remote(sid)
             raise
-        return {**info, "device": replica, "endpoint": endpoint}
+        return {**info, "device": replica, "endpoint": opened[1]}
 
     async def _open_at(self, endpoint: str, view, size: int) -> dict:
         """Sends the upload on to a replica's endpoint (``POST /sessions`` there: the session
-        opens on that replica, whose answer is returned; its error statuses pass through)."""
+        opens on that replica, whose answer is returned; its error statuses pass through).
+
+        Raises:
+            _Unreachable: the endpoint took no connection, or answered 503 "busy" (nothing was
+                opened: the caller may open elsewhere).
+            HTTPError: the replica's error answer, or 502 when it failed after the upload was
+                sent (it may have opened the session: not retried elsewhere).
+        """
         import httpx
 
         if self._http is None:
-            self._http = httpx.AsyncClient(timeout=httpx.Timeout(900.0, connect=10.0))
+            self._http = httpx.AsyncClient(timeout=httpx.Timeout(900.0, connect=5.0))
 
         async def chunks():
             for i in range(0, size, 1 << 20):
                 yield bytes(view[i:i + (1 << 20)])
 
-        r = await self._http.post(endpoint + "/sessions", content=chunks(), headers={
-            "content-type": "application/octet-stream", "content-length": str(size)})
+        try:
+            r = await self._http.post(endpoint + "/sessions", content=chunks(), headers={
+                "content-type": "application/octet-stream", "content-length": str(size)})
+        except (httpx.ConnectError, httpx.ConnectTimeout) as e:
+            raise _Unreachable(type(e).__name__) from None
+        except httpx.HTTPError as e:
+            raise HTTPError(502, f"worker: the replica failed while opening the session "
+                            f"({type(e).__name__}); retry") from None
         if r.status_code >= 400:
             try:
-                detail = r.json()["detail"]
+                detail = str(r.json()["detail"])
             except (ValueError, KeyError, TypeError):
                 detail = r.text
-            raise HTTPError(r.status_code, str(detail))
+            if r.status_code == 503 and detail.startswith("busy:"):
+                raise _Unreachable("busy")
+            raise HTTPError(r.status_code, detail)
         return r.json()
 
     async def check_session(self, sid: str, name: str) -> list:
@@ -581,7 +662,13 @@ class ClusterService:
             raise no_session(state == "expired")
 
     def close(self) -> None:
-        return
+        """Closes the connection pool of the forwarded opens (at the app's shutdown)."""
+        http, self._http = self._http, None
+        if http is not None:
+            try:
+                asyncio.get_running_loop().create_task(http.aclose())
+            except RuntimeError:  # no running loop: the process is going away
+                pass
 
 
 class HttpFrontEnd:
@@ -649,7 +736,9 @@ def build_app(config: ServeConfig, models: dict[str, ServedModel], replicas: int
             (port 0: a free port per replica; a host of ``0.0.0.0`` is advertised as the
             node's address). A new session's answer names the endpoint of its replica
             (``"endpoint"``), and :class:`~veil.serve.client.VeilClient` sends the session's
-            requests there, with no Ray call per request. None: front ends only.
+            requests there, with no Ray call per request. None: front ends only. Off with
+            ``autoscale``: Serve scales on the requests its handles carry, and a replica's own
+            endpoint carries them past Serve.
 
     Raises:
         ValueError: ``device="cuda"`` on a cluster without GPUs, or bad counts.
@@ -662,6 +751,11 @@ def build_app(config: ServeConfig, models: dict[str, ServedModel], replicas: int
     opts.update(worker_options or {})
     worker_config = dataclasses.replace(config, device="cuda" if use_gpu else "cpu")
     scale: dict = {}
+    if autoscale is not None and direct is not None:
+        log.warning("veil serve --ray: --autoscale turns the replicas' own endpoints off (Ray "
+                    "Serve would not see the requests they take); every request goes through "
+                    "the front ends")
+        direct = None
     if autoscale is not None:
         lo, hi = autoscale
         if not 0 <= lo <= hi or hi < 1:

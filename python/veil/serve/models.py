@@ -28,6 +28,15 @@ from .._base import KeyedContext, build_params, switching_key_words
 
 log = logging.getLogger("veil.serve")
 
+def _config_spec(config) -> dict:
+    """A BootstrapConfig as the spec's dict; pack_sparse only when set (clients that predate it
+    build their config from every key)."""
+    d = dataclasses.asdict(config)
+    if not d.get("pack_sparse"):
+        d.pop("pack_sparse", None)
+    return d
+
+
 class ServedModel(abc.ABC):
     """What every served model provides. Subclasses set the class attributes and implement the
     abstract methods; everything else (spec, key checks, client contexts) is shared.
@@ -255,7 +264,7 @@ class ServedModel(abc.ABC):
                      "columns": bool(self.galois_steps or self.columns),
                      "key_bytes": self.key_bytes()},
             "bootstrapping": (None if self.bootstrapping is None
-                              else dataclasses.asdict(self.bootstrapping)),
+                              else _config_spec(self.bootstrapping)),
             "input_level": self.input_level(),
             "max_ciphertexts": int(self.max_ciphertexts),
             "layout": self.layout(),
