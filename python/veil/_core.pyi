@@ -911,7 +911,7 @@ class BootstrapConfig:
     Bootstrapping parameters (circuits/bootstrap_parameters.h); slots=0 means N/2 (full slots). Immutable.
     """
 
-    def __init__(self, slots: object | None = None, cts_levels: object = 3, stc_levels: object = 3, k_range: object = 12, evalmod_degree: object = 31, double_angle: object = 3, hamming_weight: object = 32) -> None: ...
+    def __init__(self, slots: object | None = None, cts_levels: object = 3, stc_levels: object = 3, k_range: object = 12, evalmod_degree: object = 31, double_angle: object = 3, hamming_weight: object = 32, pack_sparse: object = False) -> None: ...
 
     @property
     def slots(self) -> int: ...
@@ -933,6 +933,9 @@ class BootstrapConfig:
 
     @property
     def hamming_weight(self) -> int: ...
+
+    @property
+    def pack_sparse(self) -> bool: ...
 
     @property
     def evalmod_depth(self) -> int: ...
@@ -1180,6 +1183,12 @@ class BootstrapParameters:
 
     @property
     def evalmod_level(self) -> int: ...
+
+    @property
+    def evalmod_output_level(self) -> int:
+        """
+        Where EvalMod ends: output_level, or the block above it with pack_sparse.
+        """
 
     @property
     def evalmod_scale(self) -> float: ...
