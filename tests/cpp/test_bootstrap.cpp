@@ -320,43 +320,35 @@ TEST(BootstrapKeys, SeededKeysAreReproducible) {
   b.check(p);
 }
 
+/// Bootstraps the same ciphertext on the CPU and the GPU (same seeds): the words must agree.
+void expect_gpu_matches_cpu(const BootstrapConfig& cfg, int word_bits, std::uint64_t seed) {
+  std::vector<std::uint64_t> out[2];
+  for (int d = 0; d < 2; ++d) {
+    const Device dev = d ? veil::test::gpu() : Device::cpu();
+    BootSetup s(cfg, word_bits, dev, seed);
+    const CVec vals = veil::test::tile(random_values(s.params.slots(), seed), kN / 2);
+    const Ciphertext y =
+        s.bt.bootstrap(s.keys.encrypt(vals, s.params.scale(), s.params.input_level()));
+    EXPECT_GT(precision(vals, s.keys.decrypt(y)).mean_bits, 20);
+    out[d] = veil::test::words(y);
+  }
+  EXPECT_EQ(out[0], out[1]) << word_bits << "-bit words";
+}
+
 TEST(BootstrapperGpu, MatchesTheCpuWordForWord) {
   if (!veil::test::have_gpu()) GTEST_SKIP() << "no CUDA device";
-  for (int word_bits : {64, 32}) {
-    BootstrapConfig cfg;
-    if (word_bits == 32) cfg.slots = 64;
-    std::vector<std::uint64_t> out[2];
-    for (int d = 0; d < 2; ++d) {
-      const Device dev = d ? veil::test::gpu() : Device::cpu();
-      BootSetup s(cfg, word_bits, dev, 21);
-      const CVec vals = veil::test::tile(random_values(s.params.slots(), 10), kN / 2);
-      const Ciphertext y =
-          s.bt.bootstrap(s.keys.encrypt(vals, s.params.scale(), s.params.input_level()));
-      EXPECT_GT(precision(vals, s.keys.decrypt(y)).mean_bits, 20);
-      out[d] = veil::test::words(y);
-    }
-    EXPECT_EQ(out[0], out[1]) << word_bits << "-bit words";
-  }
+  expect_gpu_matches_cpu(BootstrapConfig{}, 64, 21);
+  BootstrapConfig sparse;
+  sparse.slots = 64;
+  expect_gpu_matches_cpu(sparse, 32, 21);
 }
 
 TEST(BootstrapperGpu, PackSparseMatchesTheCpuWordForWord) {
   if (!veil::test::have_gpu()) GTEST_SKIP() << "no CUDA device";
-  for (int word_bits : {64, 32}) {
-    BootstrapConfig cfg;
-    cfg.slots = 64;
-    cfg.pack_sparse = true;
-    std::vector<std::uint64_t> out[2];
-    for (int d = 0; d < 2; ++d) {
-      const Device dev = d ? veil::test::gpu() : Device::cpu();
-      BootSetup s(cfg, word_bits, dev, 22);
-      const CVec vals = veil::test::tile(random_values(s.params.slots(), 11), kN / 2);
-      const Ciphertext y =
-          s.bt.bootstrap(s.keys.encrypt(vals, s.params.scale(), s.params.input_level()));
-      EXPECT_GT(precision(vals, s.keys.decrypt(y)).mean_bits, 20);
-      out[d] = veil::test::words(y);
-    }
-    EXPECT_EQ(out[0], out[1]) << word_bits << "-bit words";
-  }
+  BootstrapConfig cfg;
+  cfg.slots = 64;
+  cfg.pack_sparse = true;
+  for (int word_bits : {64, 32}) expect_gpu_matches_cpu(cfg, word_bits, 22);
 }
 
 TEST(BootstrapperGpu, OriginalOrderMatchesTheCpuWordForWord) {
