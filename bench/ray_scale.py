@@ -29,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 
 import numpy as np
 
@@ -89,9 +90,8 @@ def loadtests(urls: list[str], clients: int, requests: int, out: str, tag: str) 
             "generators": len(rs),
             "direct": sum(r.get("direct_requests", 0) for r in rs),
             "fell_back": sum(r.get("fell_back", 0) for r in rs),
-            "sessions_per_endpoint": sorted(
-                sum(v for r in rs for e, v in r.get("sessions_per_endpoint", {}).items()
-                    if e == k) for k in {e for r in rs for e in r.get("sessions_per_endpoint", {})})}
+            "sessions_per_endpoint": sorted(sum(
+                (Counter(r.get("sessions_per_endpoint", {})) for r in rs), Counter()).values())}
 
 
 def online(a) -> list[dict]:

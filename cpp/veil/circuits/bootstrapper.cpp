@@ -219,11 +219,11 @@ Ciphertext Bootstrapper::eval_mod(const Ciphertext& ct) const {
     const Ciphertext both = ev_.add(re, ev_.rotate_vector(im, n, gk));
     const Ciphertext f = evalmod_.evaluate(ev_, keys_.relin_keys, params_.chain(), both,
                                            out_scale);
-    // Unpack with the mask (one level): [f(re) - X^(N/2) f(im'), 0], then the copy above it.
-    const Ciphertext fre = ev_.rescale_to_next(ev_.multiply_plain(f, mask_));
-    const Ciphertext fim =
-        ev_.rescale_to_next(ev_.multiply_plain(ev_.rotate_vector(f, n, gk), mask_));
-    const Ciphertext low = ev_.sub(fre, ev_.multiply_monomial(fim, half));
+    // Unpack with the mask (one level): [f(re) - X^(N/2) f(im'), 0] from one plaintext
+    // product and one rescale of f - X^(N/2) rot(f, n), then the copy above it.
+    const Ciphertext both_low =
+        ev_.sub(f, ev_.multiply_monomial(ev_.rotate_vector(f, n, gk), half));
+    const Ciphertext low = ev_.rescale_to_next(ev_.multiply_plain(both_low, mask_));
     Ciphertext out = ev_.add(low, ev_.rotate_vector(low, n, gk));  // period 2n: n = -n
     out.set_scale(params_.scale());
     return out;
