@@ -311,6 +311,14 @@ def batch(a) -> list[dict]:
                 print(f"{n} GPUs, fetch_threads={threads}: "
                       f"{a.count / (time.perf_counter() - t2):.1f} bootstraps/s",
                       {k: round(v, 3) for k, v in pool.last_stats.items()}, flush=True)
+            for depth in a.in_flight:  # the same pool with other per-actor queue depths
+                pool.max_in_flight = depth
+                t2 = time.perf_counter()
+                pool.bootstrap(cts)
+                print(f"{n} GPUs, max_in_flight={depth}: "
+                      f"{a.count / (time.perf_counter() - t2):.1f} bootstraps/s",
+                      {k: round(v, 3) for k, v in pool.last_stats.items()}, flush=True)
+            pool.max_in_flight = 2
         rows.append({"gpus": n, "s": wall, "per_s": a.count / wall, "setup_s": setup,
                      "bits": worst_bits(outs), "stats": stats})
         print(json.dumps(rows[-1]), flush=True)
@@ -336,6 +344,9 @@ def main() -> None:
     p.add_argument("--fetch-threads", default=[], dest="fetch_threads",
                    type=lambda v: [int(x) for x in v.split(",")],
                    help="batch: also run each pool with these driver thread counts")
+    p.add_argument("--in-flight", default=[], dest="in_flight",
+                   type=lambda v: [int(x) for x in v.split(",")],
+                   help="batch: also time the same pool with these max_in_flight values")
     p.add_argument("--variants", default=["direct"], type=lambda v: v.split(","),
                    help="online: veil serve --ray variants, 'direct' and/or 'front' (--no-direct)")
     p.add_argument("--out", default=".")
