@@ -8,6 +8,9 @@
 // a pipeline of HE operations). A mismatch prints MISMATCH and exits 1. Without a GPU (or a CUDA
 // build) the program checks the CPU reference (round trips) and exits 0 with a note.
 // Usage: veil_ntt_bench [u32|u64] [variant ...]     (default: both words, all variants)
+//        veil_ntt_bench cpu   the CPU kernels at each vector level this processor offers (scalar,
+//                             AVX512F/DQ, AVX512-IFMA52): ns per butterfly, one limb, median of 15
+//                             (run with OMP_NUM_THREADS=1), outputs checked equal across levels
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +25,7 @@
 #include "veil/backend/timer.h"
 #include "veil/core/primes.h"
 #include "veil/ring/ntt.h"
+#include "veil/ring/ntt_simd.h"
 #include "veil/ring/rns_base.h"
 
 using namespace veil;
@@ -119,6 +123,65 @@ int cpu_only(const char* why) {
   return 0;
 }
 
+// The CPU NTT per vector level: forward and inverse ns per butterfly ((N/2) log2 N of them) on
+// one limb of a prime of `bits` bits, median of 15 after a warm-up; 1 when two levels disagree.
+int cpu_bench() {
+  using detail::CpuSimd;
+  const CpuSimd top = detail::cpu_simd_detected();
+  std::printf("veil_ntt_bench cpu: detected %s; ns per butterfly, one limb, median of 15\n",
+              detail::cpu_simd_name(top));
+  std::printf("%-6s %-5s %-11s %8s %8s\n", "N", "bits", "level", "fwd_ns", "inv_ns");
+  std::mt19937_64 rng(7);
+  const Device cpu = Device::cpu();
+  for (int log_n : {12, 13, 14, 15, 16}) {
+    for (int bits : {60, 40}) {
+      const std::size_t n = std::size_t(1) << log_n;
+      const u64 q = generate_ntt_primes(bits, n, 1, {})[0];
+      const std::vector<Modulus> moduli = {Modulus(q)};
+      const NttTables tables(n, moduli);
+      const RnsBase base(moduli, std::vector<u32>{0});
+      std::vector<u64> in(n);
+      for (u64& x : in) x = rng() % q;
+      std::vector<u64> first;
+      for (int level = 0; level <= static_cast<int>(top); ++level) {
+        detail::set_cpu_simd(level);
+        std::vector<u64> v = in;
+        ntt_forward(cpu, v.data(), 1, base, tables);
+        if (first.empty()) first = v;
+        if (v != first) {
+          std::printf("MISMATCH: level %d N=2^%d %d bits\n", level, log_n, bits);
+          return 1;
+        }
+        std::vector<double> fwd, inv;
+        for (int r = 0; r < 16; ++r) {
+          Timer t(cpu);
+          t.start();
+          ntt_forward(cpu, v.data(), 1, base, tables);
+          fwd.push_back(t.stop() * 1e-3);
+          t.start();
+          ntt_inverse(cpu, v.data(), 1, base, tables);
+          inv.push_back(t.stop() * 1e-3);
+        }
+        if (v != first) {  // each repetition was a forward and an inverse of first
+          std::printf("MISMATCH: round trip at level %d N=2^%d %d bits\n", level, log_n, bits);
+          return 1;
+        }
+        const double bf = double(n) / 2 * log_n;
+        auto med = [](std::vector<double> x) {
+          x.erase(x.begin());
+          std::sort(x.begin(), x.end());
+          return x[x.size() / 2];
+        };
+        std::printf("2^%-4d %-5d %-11s %8.3f %8.3f\n", log_n, bits,
+                    detail::cpu_simd_name(static_cast<CpuSimd>(level)), med(fwd) * 1e9 / bf,
+                    med(inv) * 1e9 / bf);
+      }
+      detail::set_cpu_simd(-1);
+    }
+  }
+  return 0;
+}
+
 #if VEIL_HAVE_CUDA
 // Checks and times every variant on every shape for words W; 1 on a mismatch.
 template <class W, std::size_t kCount>
@@ -181,6 +244,7 @@ int bench_word(const Device& gpu, const std::vector<int>& variants, const Shape 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "cpu") return cpu_bench();
 #if !VEIL_HAVE_CUDA
   (void)argc;
   (void)argv;

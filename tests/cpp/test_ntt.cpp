@@ -23,6 +23,7 @@
 #include "veil/core/modarith.h"
 #include "veil/core/primes.h"
 #include "veil/ring/ntt.h"
+#include "veil/ring/ntt_simd.h"
 #include "veil/ring/rns_base.h"
 
 namespace {
@@ -183,6 +184,47 @@ void expect_products_match_schoolbook(std::uint64_t seed,
 
 TEST(NttCpu, MultiplicationMatchesSchoolbook) {
   expect_products_match_schoolbook<u64>(1, bits_for);
+}
+
+// The vector kernels (ntt_simd.h) at every level this processor offers, each against the
+// schoolbook product (primes of 30..61 bits: IFMA below 2^50, AVX512F/DQ above).
+TEST(NttCpu, EveryVectorLevelMatchesSchoolbook) {
+  using veil::detail::CpuSimd;
+  const int top = static_cast<int>(veil::detail::cpu_simd_detected());
+  for (int level = 0; level <= top; ++level) {
+    SCOPED_TRACE(veil::detail::cpu_simd_name(static_cast<CpuSimd>(level)));
+    veil::detail::set_cpu_simd(level);
+    expect_products_match_schoolbook<u64>(11 + level, bits_for);
+  }
+  veil::detail::set_cpu_simd(-1);
+  if (top == 0) GTEST_SKIP() << "no AVX-512 on this processor: the scalar kernels only";
+}
+
+// At the sizes the schemes use, every level gives the same words, for random residues and for
+// q - 1 everywhere (the lazy bounds' worst case), forward and back; the IFMA cut is at 2^50.
+TEST(NttCpu, VectorLevelsAgreeAtLargeN) {
+  const int top = static_cast<int>(veil::detail::cpu_simd_detected());
+  std::mt19937_64 rng(5);
+  for (int log_n : {13, 15}) {
+    const std::size_t n = std::size_t(1) << log_n;
+    const NttSetup s = make_setup(n, {61, 50, 49, 30, 60, 40});
+    const std::size_t limbs = s.moduli.size();
+    std::vector<u64> rnd = random_polys(s, 1, rng), top_words(limbs * n);
+    for (std::size_t k = 0; k < top_words.size(); ++k) top_words[k] = s.moduli[k / n].value - 1;
+    for (const std::vector<u64>& in : {rnd, top_words}) {
+      std::vector<u64> want;
+      for (int level = 0; level <= top; ++level) {
+        veil::detail::set_cpu_simd(level);
+        std::vector<u64> v = in;
+        veil::ntt_forward(kCpu, v.data(), 1, s.base, s.tables);
+        if (level == 0) want = v;
+        EXPECT_EQ(v, want) << "level " << level << " log_n=" << log_n;
+        veil::ntt_inverse(kCpu, v.data(), 1, s.base, s.tables);
+        EXPECT_EQ(v, in) << "level " << level << " log_n=" << log_n;
+      }
+    }
+  }
+  veil::detail::set_cpu_simd(-1);
 }
 
 // X * X^(N-1) = X^N = -1: a sign check the random test could in principle miss.

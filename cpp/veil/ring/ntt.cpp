@@ -5,6 +5,7 @@
 #include "veil/backend/device.h"
 #include "veil/core/error.h"
 #include "veil/core/primes.h"
+#include "veil/ring/ntt_simd.h"
 
 namespace veil {
 
@@ -190,8 +191,17 @@ void cpu_transform(bool forward, const RnsPolyView<W>& v, const NttTables& table
     const W* t = tw + id * 4 * n;
     W* a = v.limb(static_cast<u32>(k));
     if (forward) {
+      if constexpr (sizeof(W) == 8) {
+        if (detail::ntt_forward_limb_simd(a, t, t + n, n, q)) continue;
+      }
       detail::ntt_forward_limb<W>(a, t, t + n, n, q);
     } else {
+      if constexpr (sizeof(W) == 8) {
+        if (detail::ntt_inverse_limb_simd(a, t + 2 * n, t + 3 * n, n, q, inv[kInvStride * id],
+                                          inv[kInvStride * id + 1])) {
+          continue;
+        }
+      }
       detail::ntt_inverse_limb<W>(a, t + 2 * n, t + 3 * n, n, q, inv[kInvStride * id],
                                   inv[kInvStride * id + 1]);
     }

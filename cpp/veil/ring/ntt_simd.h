@@ -1,0 +1,33 @@
+// The CPU NTT's vector kernels (ntt_avx512_host.cpp), chosen at run time by the processor's
+// instruction sets: AVX512-IFMA52 for primes below 2^50, AVX512F/DQ for the others (64-bit
+// words). The scalar reference (ntt.cpp's detail::ntt_*_limb) serves everything else, and the
+// outputs of both are canonical, so equal word for word.
+#pragma once
+#include <cstddef>
+
+#include "veil/core/modarith.h"
+
+namespace veil::detail {
+
+/// The vector instruction sets the CPU kernels may use, in increasing order.
+enum class CpuSimd { kScalar = 0, kAvx512 = 1, kAvx512Ifma = 2 };
+
+/// What this processor offers (read once): VEIL_CPU_SIMD=0 (or "off") in the environment forces
+/// the scalar kernels and VEIL_CPU_SIMD=avx512 leaves IFMA out (for A/B measurements).
+CpuSimd cpu_simd_detected();
+/// What the kernels use now: cpu_simd_detected(), or less after set_cpu_simd.
+CpuSimd cpu_simd();
+/// Caps the kernels at `level` (a CpuSimd value) for this process; -1 restores the detected
+/// level. For benchmarks and tests: not synchronized with transforms running on other threads.
+void set_cpu_simd(int level);
+/// "scalar", "avx512" or "avx512ifma".
+const char* cpu_simd_name(CpuSimd level);
+
+/// One limb's forward (inverse) NTT with the vector kernels, as ntt_forward_limb<u64>
+/// (ntt_inverse_limb<u64>): false, and `a` untouched, when no vector kernel applies (a scalar
+/// processor, n < 16).
+bool ntt_forward_limb_simd(u64* a, const u64* tw, const u64* tw_shoup, std::size_t n, u64 q);
+bool ntt_inverse_limb_simd(u64* a, const u64* itw, const u64* itw_shoup, std::size_t n, u64 q,
+                           u64 inv_n, u64 inv_n_shoup);
+
+}  // namespace veil::detail
