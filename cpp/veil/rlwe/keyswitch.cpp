@@ -1,6 +1,7 @@
 #include "veil/rlwe/keyswitch.h"
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "veil/backend/launch.h"
@@ -100,6 +101,35 @@ void mod_up_convert(const Context& ctx, const Device& dev, std::size_t level, co
   });
 }
 
+// ModUp's conversion for digits of one prime (alpha = 1, as SEAL's key switching has them) on
+// the CPU: a digit's residue x < q_j is the integer itself, so FastBaseConv's scale (D_j/q_j)^-1
+// is 1 and the residue on another prime p is x mod p: a copy when q_j <= p, one conditional
+// subtraction when q_j <= 2p, else a Barrett reduction (SEAL's evaluator reduces a one-prime
+// digit the same way). Exact, so the same words as mod_up_convert (which the GPU keeps).
+template <class W>
+void mod_up_one_prime_cpu(const Context& ctx, std::size_t level, const W* src, W* o) {
+  const ModUpTables<W> t(ctx, Device::cpu(), level);
+  const std::size_t n = ctx.n(), rows = t.ext - 1;
+  const std::int64_t total = static_cast<std::int64_t>(ctx.key_switch(level).dnum * rows);
+#pragma omp parallel for schedule(static) if (!backend::forked_child() && total > 1)
+  for (std::int64_t k = 0; k < total; ++k) {
+    const std::size_t j = static_cast<std::size_t>(k) / rows;
+    const std::size_t r = static_cast<std::size_t>(k) % rows;
+    const Modulus& p = t.mods[t.prime(j, r)];
+    const W* in = src + j * n;  // digit j is limb j of Q_l
+    W* out = o + t.out_limb(j, r) * n;
+    const u64 qj = t.mods[j].value;
+    if (qj <= p.value) {
+      std::memcpy(out, in, n * sizeof(W));
+    } else if (qj <= 2 * p.value) {
+      const W pv = static_cast<W>(p.value);
+      for (std::size_t i = 0; i < n; ++i) out[i] = in[i] >= pv ? in[i] - pv : in[i];
+    } else {
+      for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<W>(reduce_word(in[i], p));
+    }
+  }
+}
+
 // ModUp of every digit in one pass (Han-Ki 2020; seed 001 §III-C): digit j = c's residues on its
 // own primes D_j, fast-converted to every other prime of Q_l ∪ P. Only those other limbs are
 // written ([j][complement of D_j], digit by digit) and transformed (prime by prime:
@@ -132,7 +162,9 @@ KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t leve
   }
   Buffer<W> digits(dev, ks.modup_base.size() * n);
   W* o = digits.data();
-  if (ks.modup_stride <= 8) {
+  if (dev.is_cpu() && ctx.alpha() == 1) {
+    mod_up_one_prime_cpu<W>(ctx, level, src, o);
+  } else if (ks.modup_stride <= 8) {
     mod_up_convert<W, 8>(ctx, dev, level, src, o);
   } else if (ks.modup_stride <= 16) {
     mod_up_convert<W, 16>(ctx, dev, level, src, o);

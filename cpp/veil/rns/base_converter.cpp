@@ -1,8 +1,10 @@
 // BaseConverter hot paths (one for_each thread per coefficient of each polynomial).
 #include "veil/rns/base_converter.h"
 
+#include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "veil/ring/rns_poly_view.h"
 #include "veil/rns/conv_kernels.h"
@@ -39,10 +41,67 @@ void convert_blocked_k(const Device& dev, const ConvView& cv, const W* mat, std:
   });
 }
 
+/// A conversion from one prime q on the CPU (ModDown and rescaling by one prime, as SEAL's
+/// chains have them): y = x' * scale mod q and, with fractions (exact conversion, HPS 2019
+/// §2.2), v = round(y / q) through the same fixed-point sum as block_inputs, once per
+/// coefficient; then r_j = y * mat[j][0] + v * mat[j][1] mod p_j limb by limb over consecutive
+/// coefficients. With mat[j][0] = 1 ((Q/q) mod p_j for Q = q) the product is y mod p_j: a copy
+/// when q <= p_j. Exact, so the blocked kernel's words.
+template <class W>
+void convert_one_prime_cpu(const ConvView& cv, const W* mat, std::size_t stride,
+                           const RnsPolyView<const W>& in, const RnsPolyView<W>& out) {
+  const std::size_t n = out.n();
+  const Modulus& from = cv.from[0];
+  const W q = static_cast<W>(from.value);
+  std::vector<W> y(n);
+  std::vector<unsigned char> v(cv.frac ? n : 0);
+  for (u32 p = 0; p < out.num_polys; ++p) {
+    const W* x = in.limb(p, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      W yi = x[i];
+      if (cv.offset) yi = add_mod(yi, static_cast<W>(cv.offset[0]), q);
+      if (cv.scale) {
+        yi = mul_shoup(yi, static_cast<W>(cv.scale[0]), shoup_for<W>(cv.scale_shoup[0]), q);
+      }
+      y[i] = yi;
+      if (cv.frac) {
+        FixedAcc acc;
+        acc.add(yi, cv.frac[0], cv.frac[1]);
+        u64 v_hi, v_lo;  // v <= 1: y / q is below 1
+        acc.round(v_hi, v_lo);
+        v[i] = static_cast<unsigned char>(v_lo);
+      }
+    }
+    const std::int64_t kt = static_cast<std::int64_t>(cv.kt);
+#pragma omp parallel for schedule(static) if (!backend::forked_child() && kt > 1)
+    for (std::int64_t jj = 0; jj < kt; ++jj) {
+      const std::size_t j = static_cast<std::size_t>(jj);
+      const Modulus& m = cv.to[j];
+      const W mv = static_cast<W>(m.value), w = mat[j * stride];
+      W* o = out.limb(p, static_cast<u32>(j));
+      if (w != 1) {
+        for (std::size_t i = 0; i < n; ++i) o[i] = mul_mod(y[i], w, m);
+      } else if (from.value <= m.value) {
+        std::memcpy(o, y.data(), n * sizeof(W));
+      } else if (from.value <= 2 * m.value) {
+        for (std::size_t i = 0; i < n; ++i) o[i] = y[i] >= mv ? y[i] - mv : y[i];
+      } else {
+        for (std::size_t i = 0; i < n; ++i) o[i] = static_cast<W>(reduce_word(y[i], m));
+      }
+      if (cv.frac) {  // + v (-Q mod p_j), v in {0, 1}
+        const W c = mat[j * stride + 1];
+        for (std::size_t i = 0; i < n; ++i) o[i] = v[i] ? add_mod(o[i], c, mv) : o[i];
+      }
+    }
+  }
+}
+
 template <class W>
 void convert_blocked(const Device& dev, const ConvView& cv, const W* mat, std::size_t stride,
                      const RnsPolyView<const W>& in, const RnsPolyView<W>& out) {
-  if (cv.kf < 4) {  // the kf inputs and v
+  if (dev.is_cpu() && cv.kf == 1) {
+    convert_one_prime_cpu<W>(cv, mat, stride, in, out);
+  } else if (cv.kf < 4) {  // the kf inputs and v
     convert_blocked_k<W, 4>(dev, cv, mat, stride, in, out);
   } else if (cv.kf < 8) {
     convert_blocked_k<W, 8>(dev, cv, mat, stride, in, out);
