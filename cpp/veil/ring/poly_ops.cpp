@@ -1,10 +1,13 @@
 #include "veil/ring/poly_ops.h"
 
 #include <cstdint>
+#include <type_traits>
 
 #include "veil/backend/launch.h"
 #include "veil/backend/memory.h"
 #include "veil/core/primes.h"
+#include "veil/ring/eltwise_simd.h"
+#include "veil/ring/ntt_simd.h"
 #include "veil/ring/rns_poly_view.h"
 
 namespace veil::poly {
@@ -94,6 +97,25 @@ RnsPolyView<W> view(const Device& dev, W* data, std::size_t npolys, const RnsBas
   return make_view<W>(dev, data, npolys, base, n);
 }
 
+// The products of binary_op on the CPU with 64-bit words, limb by limb: the IFMA kernels
+// (eltwise_simd.h) where the limb's prime allows, the scalar loop elsewhere.
+void mul_limbs_cpu(const RnsPolyView<const u64>& a, const RnsPolyView<const u64>& b,
+                   const RnsPolyView<u64>& out) {
+  const std::size_t n = out.n();
+  const u32 limbs = out.num_limbs;
+  const std::int64_t rows = std::int64_t(out.num_polys) * limbs;
+#pragma omp parallel for schedule(static) if (!backend::forked_child() && rows > 1)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const u32 p = static_cast<u32>(r / limbs), l = static_cast<u32>(r % limbs);
+    const u64* x = a.limb(p, l);
+    const u64* y = b.limb(b.num_polys == 1 ? 0 : p, l);
+    u64* o = out.limb(p, l);
+    const Modulus mod = out.modulus(l);
+    if (detail::mul_mod_simd(o, x, y, n, mod)) continue;
+    for (std::size_t j = 0; j < n; ++j) o[j] = mul_mod(x[j], y[j], mod);
+  }
+}
+
 // out = op(a, b, q_l) word by word; a view b of one polynomial is shared by every polynomial of
 // a (broadcast). Groups of 16 bytes per thread when n is a multiple of the group and every
 // pointer is 16-byte aligned (always, for whole polynomials of a pool allocation), else one word
@@ -102,6 +124,12 @@ RnsPolyView<W> view(const Device& dev, W* data, std::size_t npolys, const RnsBas
 template <class W, class Op>
 void binary_op(const Device& dev, const RnsPolyView<const W>& a, const RnsPolyView<const W>& b,
                const RnsPolyView<W>& out, Op op) {
+  if constexpr (sizeof(W) == 8 && std::is_same_v<Op, MulOp>) {
+    if (dev.is_cpu()) {
+      mul_limbs_cpu(a, b, out);
+      return;
+    }
+  }
   const std::size_t n = out.n();
   constexpr u32 kV = kGroup<W>;
   if (n % kV == 0 && aligned16(a.data) && aligned16(b.data) && aligned16(out.data)) {
@@ -356,6 +384,29 @@ void tensor(const Device& dev, const RnsBase& base, std::size_t n, const W* a, s
   if (sa == 2 && sb == 2) {
     const RnsPolyView<const W> av = view(dev, a, 2, base, n), bv = view(dev, b, 2, base, n);
     const RnsPolyView<W> o = view(dev, out, 3, base, n);
+    if constexpr (sizeof(W) == 8) {
+      if (dev.is_cpu()) {  // limb by limb: the IFMA kernel where the prime allows it
+        const std::int64_t limbs = o.num_limbs;
+#pragma omp parallel for schedule(static) if (!backend::forked_child() && limbs > 1)
+        for (std::int64_t li = 0; li < limbs; ++li) {
+          const u32 l = static_cast<u32>(li);
+          const u64 *a0 = av.limb(0, l), *a1 = av.limb(1, l), *b0 = bv.limb(0, l),
+                    *b1 = bv.limb(1, l);
+          u64 *o0 = o.limb(0, l), *o1 = o.limb(1, l), *o2 = o.limb(2, l);
+          const Modulus mod = o.modulus(l);
+          if (detail::tensor_simd(o0, o1, o2, a0, a1, b0, b1, n, mod)) continue;
+          for (std::size_t j = 0; j < n; ++j) {
+            o0[j] = mul_mod(a0[j], b0[j], mod);
+            WideAcc<u64> mid;
+            mid.add(a0[j], b1[j]);
+            mid.add(a1[j], b0[j]);
+            o1[j] = mid.reduce(mod);
+            o2[j] = mul_mod(a1[j], b1[j], mod);
+          }
+        }
+        return;
+      }
+    }
     for_each_word(dev, view(dev, out, 1, base, n), n,
                   VEIL_LAMBDA(u32, u32 l, std::size_t j0, std::size_t j1) {
       const W *a0 = av.limb(0, l), *a1 = av.limb(1, l), *b0 = bv.limb(0, l), *b1 = bv.limb(1, l);

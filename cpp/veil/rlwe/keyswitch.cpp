@@ -3,11 +3,14 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "veil/backend/launch.h"
 #include "veil/core/error.h"
 #include "veil/core/primes.h"
+#include "veil/ring/eltwise_simd.h"
 #include "veil/ring/ntt.h"
+#include "veil/ring/ntt_simd.h"
 #include "veil/ring/poly_ops.h"
 #include "veil/ring/rns_poly_view.h"
 #include "veil/rns/conv_kernels.h"
@@ -306,32 +309,42 @@ struct InnerProduct {
     log_n = ctx.log_n();
   }
 
+  /// The slot whose digits coefficient `coeff` reads: sigma_g's source (or coeff itself).
+  VEIL_HD std::size_t source(std::size_t coeff) const {
+    if (g == 0) return coeff;
+    const u64 e = ((2 * u64(bit_reverse(u32(coeff), log_n)) + 1) * g) & mask;
+    return bit_reverse(u32((e - 1) >> 1), log_n);
+  }
+  VEIL_HD std::size_t key_limb(std::size_t lp) const {
+    return lp <= level ? lp : num_q + (lp - limbs);
+  }
+  /// Digit j's limb lp (the own limbs of c, or the complement ModUp wrote).
+  VEIL_HD const W* digit_row(std::size_t j, std::size_t lp) const {
+    const std::size_t first = j * alpha;
+    const std::size_t size = (limbs - first) < alpha ? (limbs - first) : alpha;
+    if (lp >= first && lp < first + size) return own + lp * n;
+    const std::size_t idx = lp < first ? lp : lp - size;
+    return dg + (j * (ext_limbs - alpha) + idx) * n;
+  }
+
   VEIL_HD void operator()(std::size_t lp, std::size_t coeff, W& r0, W& r1) const {
-    std::size_t from = coeff;
-    if (g != 0) {
-      const u64 e = ((2 * u64(bit_reverse(u32(coeff), log_n)) + 1) * g) & mask;
-      from = bit_reverse(u32((e - 1) >> 1), log_n);
-    }
-    const std::size_t key_limb = lp <= level ? lp : num_q + (lp - limbs);
+    const std::size_t from = source(coeff), kl = key_limb(lp);
     WideAcc<W> d0, d1;
     for (std::size_t j = 0; j < dnum; ++j) {
-      const std::size_t first = j * alpha;
-      const std::size_t size = (limbs - first) < alpha ? (limbs - first) : alpha;
-      W d;
-      if (lp >= first && lp < first + size) {
-        d = own[lp * n + from];
-      } else {
-        const std::size_t idx = lp < first ? lp : lp - size;
-        d = dg[(j * (ext_limbs - alpha) + idx) * n + from];
-      }
-      d0.add(d, kd[(2 * j) * key_poly + key_limb * n + coeff]);
-      d1.add(d, kd[(2 * j + 1) * key_poly + key_limb * n + coeff]);
+      const W d = digit_row(j, lp)[from];
+      d0.add(d, kd[(2 * j) * key_poly + kl * n + coeff]);
+      d1.add(d, kd[(2 * j + 1) * key_poly + kl * n + coeff]);
     }
     const Modulus m = mods[lp];
     r0 = d0.reduce(m);
     r1 = d1.reduce(m);
+    add_addend(lp, from, r0, r1);
+  }
+
+  /// r += the addend's words at slot `from` of limb lp (nothing without an addend).
+  VEIL_HD void add_addend(std::size_t lp, std::size_t from, W& r0, W& r1) const {
     if (lift0 != nullptr && lp < lift_limbs) {
-      const W qv = static_cast<W>(m.value);
+      const W qv = static_cast<W>(mods[lp].value);
       W a0 = lift0[lp * n + from], a1 = lift1 != nullptr ? lift1[lp * n + from] : W(0);
       if (pq != nullptr) {
         const W w = static_cast<W>(pq[lp]), wq = shoup_for<W>(pqs[lp]);
@@ -344,11 +357,56 @@ struct InnerProduct {
   }
 };
 
+// The inner product on the CPU with 64-bit words, limb by limb: the dot products of a limb in
+// one pass of the IFMA kernel (eltwise_simd.h) where its prime allows, then the addend and the
+// epilogue per coefficient; the scalar InnerProduct elsewhere.
+template <class Epi>
+void inner_product_cpu(const InnerProduct<u64>& ip, std::size_t lo, std::size_t hi,
+                       const Epi& epi) {
+  const std::size_t n = ip.n, dnum = ip.dnum;
+  std::vector<u64> perm;
+  if (ip.g != 0) {
+    perm.resize(n);
+    for (std::size_t c = 0; c < n; ++c) perm[c] = ip.source(c);
+  }
+  const std::int64_t count = static_cast<std::int64_t>(hi - lo);
+#pragma omp parallel for schedule(static) if (!backend::forked_child() && count > 1)
+  for (std::int64_t li = 0; li < count; ++li) {
+    const std::size_t lp = lo + static_cast<std::size_t>(li), kl = ip.key_limb(lp);
+    std::vector<const u64*> d(dnum), k0(dnum), k1(dnum);
+    for (std::size_t j = 0; j < dnum; ++j) {
+      d[j] = ip.digit_row(j, lp);
+      k0[j] = ip.kd + (2 * j) * ip.key_poly + kl * n;
+      k1[j] = ip.kd + (2 * j + 1) * ip.key_poly + kl * n;
+    }
+    std::vector<u64> r0(n), r1(n);
+    if (detail::dot_mod_simd(r0.data(), r1.data(), d.data(), k0.data(), k1.data(), dnum,
+                             perm.empty() ? nullptr : perm.data(), n, ip.mods[lp])) {
+      for (std::size_t c = 0; c < n; ++c) {
+        ip.add_addend(lp, perm.empty() ? c : perm[c], r0[c], r1[c]);
+        epi(lp, c, r0[c], r1[c]);
+      }
+    } else {
+      for (std::size_t c = 0; c < n; ++c) {
+        u64 a, b;
+        ip(lp, c, a, b);
+        epi(lp, c, a, b);
+      }
+    }
+  }
+}
+
 // The inner product over limbs [lo, hi) of Q_l ∪ P; epi(lp, coeff, r0, r1) consumes limb lp's
 // results.
 template <class W, class Epi>
 void inner_product(const Device& dev, const InnerProduct<W>& ip, std::size_t lo, std::size_t hi,
                    Epi epi) {
+  if constexpr (sizeof(W) == 8) {
+    if (dev.is_cpu() && detail::cpu_simd() == detail::CpuSimd::kAvx512Ifma) {
+      inner_product_cpu(ip, lo, hi, epi);
+      return;
+    }
+  }
   const std::size_t n = ip.n;
   for_each_limb(dev, 1, hi - lo, n, VEIL_LAMBDA(std::size_t i, u32 row) {
     const std::size_t lp = lo + row, coeff = i & (n - 1);

@@ -1,0 +1,167 @@
+// Element-wise modular products with AVX512-IFMA52 (eltwise_simd.h). Host-only, built for IFMA
+// with a target attribute and called only where the processor has it (ntt_simd.h's detection).
+//
+// x y mod q for x, y < q < 2^50 is Barrett's reduction (Menezes et al., Handbook of Applied
+// Cryptography, Alg. 14.42, radix 2) with k = bitlen(q) <= 50: the 104-bit product comes out of
+// two 52-bit multiply-adds (lo, hi); q1 = floor(x y / 2^(k-1)) < 2^(k+1) and
+// mu = floor(2^(2k) / q) < 2^(k+1) both fit 52 bits, q3 = floor(q1 mu / 2^(k+1)) from two more,
+// and x y - q3 q, computed modulo 2^52, lies in [0, 3q): two conditional subtractions. Intel
+// HEXL's EltwiseMultMod takes the same route with IFMA (Boemer et al., WAHC 2021, §4).
+#include "veil/ring/eltwise_simd.h"
+
+#include "veil/ring/ntt_simd.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define VEIL_X86_SIMD 1
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized at every inlined intrinsic (ntt_avx512).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#endif
+
+namespace veil::detail {
+
+#if VEIL_X86_SIMD
+namespace {
+
+#define VEIL_TI __attribute__((target("avx512f,avx512dq,avx512ifma"), always_inline)) inline
+#define VEIL_TF __attribute__((target("avx512f,avx512dq,avx512ifma")))
+using V = __m512i;
+
+// Barrett's constants of one prime (scalars: built outside the IFMA-targeted code).
+struct BarrettConst {
+  u64 q, mu;
+  int k;
+};
+
+BarrettConst barrett_for(const Modulus& m) {
+  const u64 q = m.value;
+  int k = 0;
+  while ((q >> k) != 0) ++k;
+  return {q, static_cast<u64>((static_cast<u128>(1) << (2 * k)) / q), k};
+}
+
+// The same as vectors and shift counts: k - 1, k + 1, 53 - k, 51 - k.
+struct Barrett52 {
+  V q, mu, mask;
+  __m128i k_minus_1, k_plus_1, up_hi, up_t;
+};
+
+VEIL_TI Barrett52 vectors(const BarrettConst& c) {
+  return {_mm512_set1_epi64(static_cast<long long>(c.q)),
+          _mm512_set1_epi64(static_cast<long long>(c.mu)), _mm512_set1_epi64((1LL << 52) - 1),
+          _mm_set_epi64x(0, c.k - 1), _mm_set_epi64x(0, c.k + 1), _mm_set_epi64x(0, 53 - c.k),
+          _mm_set_epi64x(0, 51 - c.k)};
+}
+
+VEIL_TI V sub_if_ge(V v, V m) {
+  return _mm512_mask_sub_epi64(v, _mm512_cmpge_epu64_mask(v, m), v, m);
+}
+
+// The 104-bit x y as (lo, hi) in 52-bit halves, reduced.
+VEIL_TI V reduce104(V lo, V hi, const Barrett52& b) {
+  const V zero = _mm512_setzero_si512();
+  const V q1 = _mm512_or_si512(_mm512_sll_epi64(hi, b.up_hi), _mm512_srl_epi64(lo, b.k_minus_1));
+  const V t_lo = _mm512_madd52lo_epu64(zero, q1, b.mu);
+  const V t_hi = _mm512_madd52hi_epu64(zero, q1, b.mu);
+  const V q3 = _mm512_or_si512(_mm512_sll_epi64(t_hi, b.up_t), _mm512_srl_epi64(t_lo, b.k_plus_1));
+  const V r = _mm512_and_si512(_mm512_sub_epi64(lo, _mm512_madd52lo_epu64(zero, q3, b.q)), b.mask);
+  return sub_if_ge(sub_if_ge(r, b.q), b.q);
+}
+
+VEIL_TI V mul_mod(V x, V y, const Barrett52& b) {
+  const V zero = _mm512_setzero_si512();
+  return reduce104(_mm512_madd52lo_epu64(zero, x, y), _mm512_madd52hi_epu64(zero, x, y), b);
+}
+
+VEIL_TF void mul_mod_ifma(u64* o, const u64* x, const u64* y, std::size_t n,
+                          const BarrettConst& c) {
+  const Barrett52 b = vectors(c);
+  for (std::size_t i = 0; i < n; i += 8) {
+    _mm512_storeu_si512(o + i,
+                        mul_mod(_mm512_loadu_si512(x + i), _mm512_loadu_si512(y + i), b));
+  }
+}
+
+VEIL_TF void tensor_ifma(u64* o0, u64* o1, u64* o2, const u64* a0, const u64* a1, const u64* b0,
+                         const u64* b1, std::size_t n, const BarrettConst& c) {
+  const Barrett52 b = vectors(c);
+  for (std::size_t i = 0; i < n; i += 8) {
+    const V x0 = _mm512_loadu_si512(a0 + i), x1 = _mm512_loadu_si512(a1 + i);
+    const V y0 = _mm512_loadu_si512(b0 + i), y1 = _mm512_loadu_si512(b1 + i);
+    _mm512_storeu_si512(o0 + i, mul_mod(x0, y0, b));
+    const V mid = _mm512_add_epi64(mul_mod(x0, y1, b), mul_mod(x1, y0, b));
+    _mm512_storeu_si512(o1 + i, sub_if_ge(mid, b.q));
+    _mm512_storeu_si512(o2 + i, mul_mod(x1, y1, b));
+  }
+}
+
+VEIL_TF void dot_mod_ifma(u64* r0, u64* r1, const u64* const* d, const u64* const* k0,
+                          const u64* const* k1, std::size_t terms, const u64* perm,
+                          std::size_t n, const BarrettConst& c) {
+  const Barrett52 b = vectors(c);
+  const V mask = b.mask;
+  for (std::size_t i = 0; i < n; i += 8) {
+    V acc0 = _mm512_setzero_si512(), acc1 = _mm512_setzero_si512();
+    const V idx = perm ? _mm512_loadu_si512(perm + i) : _mm512_setzero_si512();
+    for (std::size_t j = 0; j < terms; ++j) {
+      const V dv = perm ? _mm512_i64gather_epi64(idx, reinterpret_cast<const long long*>(d[j]), 8)
+                        : _mm512_loadu_si512(d[j] + i);
+      acc0 = _mm512_add_epi64(acc0, mul_mod(dv, _mm512_loadu_si512(k0[j] + i), b));
+      acc1 = _mm512_add_epi64(acc1, mul_mod(dv, _mm512_loadu_si512(k1[j] + i), b));
+    }
+    // sums below terms q < 2^(2k): one more reduction, the sum as its two 52-bit halves
+    _mm512_storeu_si512(r0 + i, reduce104(_mm512_and_si512(acc0, mask),
+                                          _mm512_srli_epi64(acc0, 52), b));
+    _mm512_storeu_si512(r1 + i, reduce104(_mm512_and_si512(acc1, mask),
+                                          _mm512_srli_epi64(acc1, 52), b));
+  }
+}
+
+#undef VEIL_TI
+#undef VEIL_TF
+
+bool ifma_applies(std::size_t n, const Modulus& m) {
+  return n % 8 == 0 && m.value < (u64(1) << 50) && m.value > 2 &&
+         cpu_simd() == CpuSimd::kAvx512Ifma;
+}
+
+}  // namespace
+
+bool mul_mod_simd(u64* o, const u64* x, const u64* y, std::size_t n, const Modulus& q) {
+  if (!ifma_applies(n, q)) return false;
+  mul_mod_ifma(o, x, y, n, barrett_for(q));
+  return true;
+}
+
+bool tensor_simd(u64* o0, u64* o1, u64* o2, const u64* a0, const u64* a1, const u64* b0,
+                 const u64* b1, std::size_t n, const Modulus& q) {
+  if (!ifma_applies(n, q)) return false;
+  tensor_ifma(o0, o1, o2, a0, a1, b0, b1, n, barrett_for(q));
+  return true;
+}
+
+bool dot_mod_simd(u64* r0, u64* r1, const u64* const* d, const u64* const* k0,
+                  const u64* const* k1, std::size_t terms, const u64* perm, std::size_t n,
+                  const Modulus& q) {
+  if (!ifma_applies(n, q)) return false;
+  const BarrettConst c = barrett_for(q);
+  if (terms == 0 || (static_cast<u128>(terms) * q.value) >> (2 * c.k) != 0) return false;
+  dot_mod_ifma(r0, r1, d, k0, k1, terms, perm, n, c);
+  return true;
+}
+
+#else
+
+bool dot_mod_simd(u64*, u64*, const u64* const*, const u64* const*, const u64* const*,
+                  std::size_t, const u64*, std::size_t, const Modulus&) {
+  return false;
+}
+bool mul_mod_simd(u64*, const u64*, const u64*, std::size_t, const Modulus&) { return false; }
+bool tensor_simd(u64*, u64*, u64*, const u64*, const u64*, const u64*, const u64*, std::size_t,
+                 const Modulus&) {
+  return false;
+}
+
+#endif
+
+}  // namespace veil::detail

@@ -1,0 +1,29 @@
+// Element-wise modular products of the CPU backend with AVX512-IFMA52 (eltwise_avx512_host.cpp),
+// chosen at run time like the NTT's kernels (ntt_simd.h: the same VEIL_CPU_SIMD switch), for
+// primes below 2^50 on 64-bit words. Each returns false, touching nothing, where it does not
+// apply (no IFMA, a larger prime, n not a multiple of 8); the caller then runs its scalar loop.
+// Inputs must be reduced (below q), as every stored word is; outputs are reduced.
+#pragma once
+#include <cstddef>
+
+#include "veil/core/modarith.h"
+
+namespace veil::detail {
+
+/// o[i] = x[i] * y[i] mod q for i < n (o may alias x or y).
+bool mul_mod_simd(u64* o, const u64* x, const u64* y, std::size_t n, const Modulus& q);
+
+/// The tensor product of two ciphertexts on one limb: o0 = a0 b0, o1 = a0 b1 + a1 b0,
+/// o2 = a1 b1 mod q (no output may alias an input).
+bool tensor_simd(u64* o0, u64* o1, u64* o2, const u64* a0, const u64* a1, const u64* b0,
+                 const u64* b1, std::size_t n, const Modulus& q);
+
+/// The inner product of key switching on one limb: r0[i] = sum_j d[j][from(i)] k0[j][i] mod q
+/// and r1[i] likewise with k1, for i < n and j < terms, from(i) = perm[i] (the Galois
+/// automorphism's source slot) or i when perm is null. Each product is reduced, their sum at the
+/// end (terms q must stay below 2^(2 bitlen(q)): false otherwise).
+bool dot_mod_simd(u64* r0, u64* r1, const u64* const* d, const u64* const* k0,
+                  const u64* const* k1, std::size_t terms, const u64* perm, std::size_t n,
+                  const Modulus& q);
+
+}  // namespace veil::detail

@@ -1,0 +1,90 @@
+// The CPU backend's vector kernels (ring/eltwise_simd.h; the NTT's are in test_ntt.cpp), against
+// 128-bit integer products: every modulus size the IFMA path takes (up to 2^50), with random and
+// extreme residues, and the refusal of the sizes it does not take.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "veil/core/modarith.h"
+#include "veil/core/primes.h"
+#include "veil/ring/eltwise_simd.h"
+#include "veil/ring/ntt_simd.h"
+
+namespace {
+
+using veil::Modulus;
+using veil::u64;
+using u128 = unsigned __int128;
+
+u64 oracle_mul(u64 a, u64 b, u64 q) { return static_cast<u64>((u128(a) * b) % q); }
+
+// Residues below q: random, then 0, 1, q - 1 and q - 2 at the front.
+std::vector<u64> residues(u64 q, std::size_t n, std::mt19937_64& rng) {
+  std::vector<u64> v(n);
+  for (u64& x : v) x = rng() % q;
+  v[0] = 0, v[1] = 1, v[2] = q - 1, v[3] = q - 2, v[4] = q - 1;
+  return v;
+}
+
+bool have_ifma() { return veil::detail::cpu_simd() == veil::detail::CpuSimd::kAvx512Ifma; }
+
+TEST(CpuSimd, MulModMatchesTheWideProduct) {
+  if (!have_ifma()) GTEST_SKIP() << "no AVX512-IFMA52 on this processor";
+  std::mt19937_64 rng(3);
+  const std::size_t n = 4096;
+  for (int bits : {17, 20, 30, 36, 40, 45, 49, 50}) {
+    for (u64 q : veil::generate_ntt_primes(bits, n, 2, {})) {
+      const std::vector<u64> x = residues(q, n, rng), y = residues(q, n, rng);
+      std::vector<u64> o(n, ~u64(0));
+      ASSERT_TRUE(veil::detail::mul_mod_simd(o.data(), x.data(), y.data(), n, Modulus(q)));
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(o[i], oracle_mul(x[i], y[i], q)) << "q=" << q << " i=" << i;
+      }
+      std::vector<u64> alias = x;  // in place, as binary_op allows
+      ASSERT_TRUE(veil::detail::mul_mod_simd(alias.data(), alias.data(), y.data(), n, Modulus(q)));
+      EXPECT_EQ(alias, o) << "q=" << q;
+    }
+  }
+}
+
+TEST(CpuSimd, TensorMatchesTheWideProducts) {
+  if (!have_ifma()) GTEST_SKIP() << "no AVX512-IFMA52 on this processor";
+  std::mt19937_64 rng(4);
+  const std::size_t n = 1024;
+  for (int bits : {20, 40, 50}) {
+    const u64 q = veil::generate_ntt_primes(bits, n, 1, {})[0];
+    const std::vector<u64> a0 = residues(q, n, rng), a1 = residues(q, n, rng);
+    const std::vector<u64> b0 = residues(q, n, rng), b1 = residues(q, n, rng);
+    std::vector<u64> o0(n), o1(n), o2(n);
+    ASSERT_TRUE(veil::detail::tensor_simd(o0.data(), o1.data(), o2.data(), a0.data(), a1.data(),
+                                          b0.data(), b1.data(), n, Modulus(q)));
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(o0[i], oracle_mul(a0[i], b0[i], q));
+      ASSERT_EQ(o1[i], static_cast<u64>((u128(a0[i]) * b1[i] + u128(a1[i]) * b0[i]) % q));
+      ASSERT_EQ(o2[i], oracle_mul(a1[i], b1[i], q)) << "q=" << q << " i=" << i;
+    }
+  }
+}
+
+// Where the kernels do not apply they say so and write nothing: primes of 2^50 and more, a
+// length not a multiple of 8, the scalar level (VEIL_CPU_SIMD=0 or set_cpu_simd(0)).
+TEST(CpuSimd, RefusesWhatItCannotDo) {
+  const std::size_t n = 64;
+  std::vector<u64> x(n, 5), y(n, 7), o(n, 0);
+  const u64 big = veil::generate_ntt_primes(51, n, 1, {})[0];
+  EXPECT_FALSE(veil::detail::mul_mod_simd(o.data(), x.data(), y.data(), n, Modulus(big)));
+  const u64 q = veil::generate_ntt_primes(40, n, 1, {})[0];
+  EXPECT_FALSE(veil::detail::mul_mod_simd(o.data(), x.data(), y.data(), 12, Modulus(q)));
+  veil::detail::set_cpu_simd(0);
+  EXPECT_FALSE(veil::detail::mul_mod_simd(o.data(), x.data(), y.data(), n, Modulus(q)));
+  veil::detail::set_cpu_simd(-1);
+  EXPECT_EQ(o, std::vector<u64>(n, 0));
+  if (have_ifma()) {
+    EXPECT_TRUE(veil::detail::mul_mod_simd(o.data(), x.data(), y.data(), n, Modulus(q)));
+    EXPECT_EQ(o, std::vector<u64>(n, 35));
+  }
+}
+
+}  // namespace
