@@ -49,6 +49,23 @@ TEST(CpuSimd, MulModMatchesTheWideProduct) {
   }
 }
 
+TEST(CpuSimd, MulAddModMatchesTheWideProduct) {
+  if (!have_ifma()) GTEST_SKIP() << "no AVX512-IFMA52 on this processor";
+  std::mt19937_64 rng(8);
+  const std::size_t n = 2048;
+  for (int bits : {20, 40, 50}) {
+    const u64 q = veil::generate_ntt_primes(bits, n, 1, {})[0];
+    const std::vector<u64> x = residues(q, n, rng), y = residues(q, n, rng);
+    const std::vector<u64> z = residues(q, n, rng);
+    std::vector<u64> o = z;  // accumulating in place, as multiply_accumulate does
+    ASSERT_TRUE(veil::detail::mul_add_mod_simd(o.data(), x.data(), y.data(), o.data(), n,
+                                               Modulus(q)));
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(o[i], static_cast<u64>((u128(x[i]) * y[i] + z[i]) % q)) << "q=" << q;
+    }
+  }
+}
+
 TEST(CpuSimd, TensorMatchesTheWideProducts) {
   if (!have_ifma()) GTEST_SKIP() << "no AVX512-IFMA52 on this processor";
   std::mt19937_64 rng(4);

@@ -82,6 +82,15 @@ VEIL_TF void mul_mod_ifma(u64* o, const u64* x, const u64* y, std::size_t n,
   }
 }
 
+VEIL_TF void mul_add_mod_ifma(u64* o, const u64* x, const u64* y, const u64* z, std::size_t n,
+                              const BarrettConst& c) {
+  const Barrett52 b = vectors(c);
+  for (std::size_t i = 0; i < n; i += 8) {
+    const V p = mul_mod(_mm512_loadu_si512(x + i), _mm512_loadu_si512(y + i), b);
+    _mm512_storeu_si512(o + i, sub_if_ge(_mm512_add_epi64(p, _mm512_loadu_si512(z + i)), b.q));
+  }
+}
+
 VEIL_TF void tensor_ifma(u64* o0, u64* o1, u64* o2, const u64* a0, const u64* a1, const u64* b0,
                          const u64* b1, std::size_t n, const BarrettConst& c) {
   const Barrett52 b = vectors(c);
@@ -133,6 +142,13 @@ bool mul_mod_simd(u64* o, const u64* x, const u64* y, std::size_t n, const Modul
   return true;
 }
 
+bool mul_add_mod_simd(u64* o, const u64* x, const u64* y, const u64* z, std::size_t n,
+                      const Modulus& q) {
+  if (!ifma_applies(n, q)) return false;
+  mul_add_mod_ifma(o, x, y, z, n, barrett_for(q));
+  return true;
+}
+
 bool tensor_simd(u64* o0, u64* o1, u64* o2, const u64* a0, const u64* a1, const u64* b0,
                  const u64* b1, std::size_t n, const Modulus& q) {
   if (!ifma_applies(n, q)) return false;
@@ -157,6 +173,9 @@ bool dot_mod_simd(u64*, u64*, const u64* const*, const u64* const*, const u64* c
   return false;
 }
 bool mul_mod_simd(u64*, const u64*, const u64*, std::size_t, const Modulus&) { return false; }
+bool mul_add_mod_simd(u64*, const u64*, const u64*, const u64*, std::size_t, const Modulus&) {
+  return false;
+}
 bool tensor_simd(u64*, u64*, u64*, const u64*, const u64*, const u64*, const u64*, std::size_t,
                  const Modulus&) {
   return false;

@@ -13,6 +13,10 @@ namespace veil::detail {
 /// o[i] = x[i] * y[i] mod q for i < n (o may alias x or y).
 bool mul_mod_simd(u64* o, const u64* x, const u64* y, std::size_t n, const Modulus& q);
 
+/// o[i] = x[i] * y[i] + z[i] mod q for i < n (o may alias x, y or z).
+bool mul_add_mod_simd(u64* o, const u64* x, const u64* y, const u64* z, std::size_t n,
+                      const Modulus& q);
+
 /// The tensor product of two ciphertexts on one limb: o0 = a0 b0, o1 = a0 b1 + a1 b0,
 /// o2 = a1 b1 mod q (no output may alias an input).
 bool tensor_simd(u64* o0, u64* o1, u64* o2, const u64* a0, const u64* a1, const u64* b0,

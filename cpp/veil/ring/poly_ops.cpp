@@ -193,6 +193,30 @@ void horner(const Device& dev, const RnsBase& base, std::size_t n, std::size_t n
   const RnsPolyView<const W> c = view(dev, polys, npolys, base, n), xv = view(dev, x, 1, base, n);
   const RnsPolyView<W> o = view(dev, out, 1, base, n);
   const u32 last = static_cast<u32>(npolys - 1);
+  if constexpr (sizeof(W) == 8) {
+    if (dev.is_cpu()) {  // limb by limb: acc = acc x + c_k with the IFMA kernel where it applies
+      const std::int64_t limbs = o.num_limbs;
+#pragma omp parallel for schedule(static) if (!backend::forked_child() && limbs > 1)
+      for (std::int64_t li = 0; li < limbs; ++li) {
+        const u32 l = static_cast<u32>(li);
+        const u64* xl = xv.limb(0, l);
+        u64* ol = o.limb(0, l);
+        const Modulus mod = o.modulus(l);
+        bool vec = true;
+        for (u32 k = last; k-- > 0 && vec;) {
+          const u64* acc = k + 1 == last ? c.limb(last, l) : ol;
+          vec = detail::mul_add_mod_simd(ol, acc, xl, c.limb(k, l), n, mod);
+        }
+        if (vec && last > 0) continue;
+        for (std::size_t j = 0; j < n; ++j) {
+          u64 acc = c.limb(last, l)[j];
+          for (u32 k = last; k-- > 0;) acc = mul_add_mod(acc, xl[j], c.limb(k, l)[j], mod);
+          ol[j] = acc;
+        }
+      }
+      return;
+    }
+  }
   for_each_word(dev, o, n, VEIL_LAMBDA(u32, u32 l, std::size_t j0, std::size_t j1) {
     const W* xl = xv.limb(0, l);
     W* ol = o.limb(0, l);
@@ -210,6 +234,21 @@ void multiply_accumulate(const Device& dev, const RnsBase& base, std::size_t n,
                          std::size_t npolys, const W* a, const W* b, W* out) {
   const RnsPolyView<const W> av = view(dev, a, npolys, base, n), bv = view(dev, b, npolys, base, n);
   const RnsPolyView<W> o = view(dev, out, npolys, base, n);
+  if constexpr (sizeof(W) == 8) {
+    if (dev.is_cpu()) {  // limb by limb: the IFMA kernel where the prime allows it
+      const std::int64_t rows = std::int64_t(o.num_polys) * o.num_limbs;
+#pragma omp parallel for schedule(static) if (!backend::forked_child() && rows > 1)
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const u32 p = static_cast<u32>(r / o.num_limbs), l = static_cast<u32>(r % o.num_limbs);
+        const u64 *x = av.limb(p, l), *y = bv.limb(p, l);
+        u64* ol = o.limb(p, l);
+        const Modulus mod = o.modulus(l);
+        if (detail::mul_add_mod_simd(ol, x, y, ol, n, mod)) continue;
+        for (std::size_t j = 0; j < n; ++j) ol[j] = mul_add_mod(x[j], y[j], ol[j], mod);
+      }
+      return;
+    }
+  }
   for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j0, std::size_t j1) {
     const W* x = av.limb(p, l);
     const W* y = bv.limb(p, l);
