@@ -30,7 +30,6 @@ from __future__ import annotations
 import os
 import pickle
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -108,12 +107,7 @@ class _Evaluate:
 
 
 class _Worker:
-    """The Ray actor: the session's public context, loaded once; ``run`` evaluates one item.
-
-    A threaded actor (``max_concurrency`` 2): every GPU step of a call (loading the item into
-    the context, ``fn``, saving the result to host bytes, freeing both) runs under one lock, so
-    a CUDA graph capture never records another call's copies; what is left outside it, Ray's
-    copy of the packed result into the object store, overlaps the next call's GPU work."""
+    """The Ray actor: the session's public context, loaded once; ``run`` evaluates one item."""
 
     def __init__(self, material: list, device: str) -> None:
         ray = _ray()
@@ -125,7 +119,6 @@ class _Worker:
         self.device = resolve_device(usable_device(device) if device != "auto" else device)
         self.ctx = KeyedContext.from_bytes(memoryview(data), self.device)
         self.calls = 0
-        self.gpu = threading.Lock()
 
     def where(self) -> dict:
         ray = _ray()
@@ -133,25 +126,17 @@ class _Worker:
                 "pid": os.getpid(), "device": self.device,
                 "gpu_ids": [str(g) for g in ray.get_gpu_ids()]}
 
-    def run(self, fn: Callable, packed_item: tuple[bytes, list]):
-        """``(seconds, _pack(fn(ctx, item)))`` for ``item = _unpack(packed_item)``: called with
-        ``num_returns=2``, so the driver learns that an item finished (or why it failed) from
-        the small first value, the seconds fn took, without touching the result, which a fetch
-        thread takes and unpacks. The item arrives packed (numpy views of the object store,
-        nothing on the GPU) so that it is loaded under the lock, not by Ray's argument
-        deserialization on this call's thread."""
+    def run(self, fn: Callable, item):
+        """``(seconds, _pack(fn(ctx, item)))``: called with ``num_returns=2``, so the driver
+        learns that an item finished (or why it failed) from the small first value, the seconds
+        fn took, without touching the result, which a fetch thread takes and unpacks."""
+        self.calls += 1
+        t0 = time.perf_counter()
+        result = fn(self.ctx, item)
         from . import _core
 
-        with self.gpu:
-            self.calls += 1
-            item = _unpack(packed_item)
-            t0 = time.perf_counter()
-            result = fn(self.ctx, item)
-            _core.synchronize(self.ctx.device)
-            seconds = time.perf_counter() - t0
-            out = _pack(result)
-            del item, result  # their device memory is freed under the lock too
-        return seconds, out
+        _core.synchronize(self.ctx.device)
+        return time.perf_counter() - t0, _pack(result)
 
 
 class _Dispatch:
@@ -194,11 +179,8 @@ class _Dispatch:
 
     def _put(self, i: int) -> Future:
         if i not in self.puts:
-            self.puts[i] = self.threads.submit(self._timed, "put", self._put_packed, i)
+            self.puts[i] = self.threads.submit(self._timed, "put", self.ray.put, self.items[i])
         return self.puts[i]
-
-    def _put_packed(self, i: int):
-        return self.ray.put(_pack(self.items[i]))
 
     def _feed(self) -> None:
         for actor in self.live:
@@ -335,8 +317,6 @@ class WorkerPool:
             opts["resources"] = dict(resources)
         if spread:
             opts["scheduling_strategy"] = "SPREAD"
-        # Two calls at a time: one saves its result while the other computes (_Worker).
-        opts["max_concurrency"] = 2
         cls = ray.remote(**opts)(_Worker)
         dev = ("cuda" if num_gpus else "cpu") if device == "auto" else device
         self.actors = [cls.remote([self._material], dev) for _ in range(workers)]

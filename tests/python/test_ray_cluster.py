@@ -145,31 +145,6 @@ def test_pool_one_fetch_thread_keeps_input_order_and_raises_fn_errors(cluster, b
             pool.map(FailOn(4), list(enumerate(cts)))
 
 
-def timed_square(ctx, item):
-    """fn's start and end on its worker, around a product and a sleep."""
-    t0 = time.monotonic()
-    out = item * item
-    time.sleep(0.05)
-    return os.getpid(), t0, time.monotonic(), out
-
-
-def test_pool_worker_runs_one_fn_at_a_time(cluster, bfv) -> None:
-    """The actor takes two calls at once (one saves its result while the other computes), but
-    fn and the loading of its item never overlap on one worker: its GPU work stays serial, so
-    a CUDA graph capture cannot record another call's copies."""
-    xs = [np.arange(16) + 7 * i for i in range(8)]
-    cts = [bfv.encrypt(x) for x in xs]
-    with distributed.WorkerPool(bfv, 1, device="cpu", resources={"veil_slot": 1},
-                                max_in_flight=4) as pool:
-        out = pool.map(timed_square, cts)
-    spans = sorted((t0, t1) for _, t0, t1, _ in out)
-    assert len({pid for pid, *_ in out}) == 1
-    for (_, end), (start, _) in zip(spans, spans[1:]):
-        assert start >= end, spans
-    for x, (*_, ct) in zip(xs, out):
-        np.testing.assert_array_equal(np.mod(bfv.decrypt(ct)[:16], T), (x * x) % T)
-
-
 def test_pool_errors(cluster, bfv) -> None:
     with pytest.raises(ValueError, match="workers: expected a positive integer"):
         distributed.WorkerPool(bfv, 0, device="cpu")
