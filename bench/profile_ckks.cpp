@@ -3,8 +3,9 @@
 // Usage: veil_profile_ckks DEVICE SHAPE [LIMBS]
 //   SHAPE: bootparam_40 (Cheddar's 32-bit shape: 23x30 + 16x29 + 4x30 + 4x25 bits, 12 x 31-bit
 //          special primes, dnum 4), bootparam_40_64bit (50 + 12x40 + 13x55, 7 x 56 special) or
-//          phantom6 (60 + 29x40 + 6x60, Phantom's row with six special primes), or seal14
-//          (N = 2^14, 60 + 7x40 + 60, one special prime: the CPU rows against SEAL).
+//          phantom6 (60 + 29x40 + 6x60, Phantom's row with six special primes), seal14 or seal13
+//          (N = 2^14, 60 + 7x40 + 60, or N = 2^13, 60 + 2x40 + 60, one special prime: the CPU
+//          rows against SEAL).
 //   LIMBS: RNS limbs of the timed ciphertexts (default: the top level).
 #include <algorithm>
 #include <cmath>
@@ -47,9 +48,9 @@ EncryptionParameters shape(const std::string& name) {
   } else if (name == "bootparam_40_64bit") {
     add(1, 50), add(12, 40), add(13, 55), add(7, 56);
     p.special_primes = 7;
-  } else if (name == "seal14") {  // SEAL-like: 60 + 7x40 + 60 bits, one special prime (CPU rows)
-    p.poly_modulus_degree = 16384;
-    add(1, 60), add(7, 40), add(1, 60);
+  } else if (name == "seal14" || name == "seal13") {  // SEAL-like chains, one special prime
+    p.poly_modulus_degree = name == "seal14" ? 16384 : 8192;  // 60 + 7x40 + 60, 60 + 2x40 + 60
+    add(1, 60), add(name == "seal14" ? 7 : 2, 40), add(1, 60);
     p.special_primes = 1;
   } else if (name == "phantom6") {
     add(1, 60), add(29, 40), add(6, 60);
