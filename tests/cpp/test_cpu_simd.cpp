@@ -85,6 +85,53 @@ TEST(CpuSimd, TensorMatchesTheWideProducts) {
   }
 }
 
+// The key-switching inner product, with and without a permutation of the digits' slots, at
+// both vector levels (IFMA below 2^50; AVX512F/DQ's exact 128-bit sums up to 61-bit primes).
+TEST(CpuSimd, DotModMatchesTheWideSums) {
+  const int top = static_cast<int>(veil::detail::cpu_simd_detected());
+  if (top == 0) GTEST_SKIP() << "no AVX-512 on this processor";
+  std::mt19937_64 rng(9);
+  const std::size_t n = 512;
+  std::vector<u64> perm(n);
+  for (std::size_t i = 0; i < n; ++i) perm[i] = (i * 5 + 3) % n;  // a permutation (5 odd)
+  for (int level = 1; level <= top; ++level) {
+    veil::detail::set_cpu_simd(level);
+    for (int bits : {30, 49, 55, 61}) {
+      for (std::size_t terms : {1, 3, 15}) {
+        const u64 q = veil::generate_ntt_primes(bits, n, 1, {})[0];
+        std::vector<std::vector<u64>> dv, k0v, k1v;
+        std::vector<const u64*> d, k0, k1;
+        for (std::size_t j = 0; j < terms; ++j) {
+          dv.push_back(residues(q, n, rng));
+          k0v.push_back(residues(q, n, rng));
+          k1v.push_back(residues(q, n, rng));
+        }
+        for (std::size_t j = 0; j < terms; ++j) {
+          d.push_back(dv[j].data()), k0.push_back(k0v[j].data()), k1.push_back(k1v[j].data());
+        }
+        const u64* perm_data = perm.data();
+        for (const u64* pp : {static_cast<const u64*>(nullptr), perm_data}) {
+          std::vector<u64> r0(n), r1(n);
+          ASSERT_TRUE(veil::detail::dot_mod_simd(r0.data(), r1.data(), d.data(), k0.data(),
+                                                 k1.data(), terms, pp, n, Modulus(q)))
+              << "level " << level << " bits " << bits;
+          for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t from = pp ? pp[i] : i;
+            u128 s0 = 0, s1 = 0;
+            for (std::size_t j = 0; j < terms; ++j) {
+              s0 += u128(dv[j][from]) * k0v[j][i];
+              s1 += u128(dv[j][from]) * k1v[j][i];
+            }
+            ASSERT_EQ(r0[i], static_cast<u64>(s0 % q)) << "level " << level << " q=" << q;
+            ASSERT_EQ(r1[i], static_cast<u64>(s1 % q)) << "level " << level << " q=" << q;
+          }
+        }
+      }
+    }
+  }
+  veil::detail::set_cpu_simd(-1);
+}
+
 // Where the kernels do not apply they say so and write nothing: primes of 2^50 and more, a
 // length not a multiple of 8, the scalar level (VEIL_CPU_SIMD=0 or set_cpu_simd(0)).
 TEST(CpuSimd, RefusesWhatItCannotDo) {

@@ -129,6 +129,51 @@ VEIL_TF void dot_mod_ifma(u64* r0, u64* r1, const u64* const* d, const u64* cons
 #undef VEIL_TI
 #undef VEIL_TF
 
+// ---- AVX512F/DQ (any prime below 2^62): the inner product's sums as exact 128-bit words ----
+#define VEIL_TD __attribute__((target("avx512f,avx512dq"), always_inline)) inline
+#define VEIL_FD __attribute__((target("avx512f,avx512dq")))
+
+// (hi, lo) += x y for x, y < 2^62: the product from four 32 x 32-bit products (the middle sum
+// stays below 2^63), the carries by unsigned compares.
+VEIL_TD void mac128(__m512i x, __m512i y, __m512i& hi, __m512i& lo) {
+  const __m512i one = _mm512_set1_epi64(1);
+  const __m512i x1 = _mm512_srli_epi64(x, 32), y1 = _mm512_srli_epi64(y, 32);
+  const __m512i p00 = _mm512_mul_epu32(x, y), p11 = _mm512_mul_epu32(x1, y1);
+  const __m512i mid = _mm512_add_epi64(_mm512_mul_epu32(x, y1), _mm512_mul_epu32(x1, y));
+  const __m512i plo = _mm512_add_epi64(p00, _mm512_slli_epi64(mid, 32));
+  __m512i phi = _mm512_add_epi64(p11, _mm512_srli_epi64(mid, 32));
+  phi = _mm512_mask_add_epi64(phi, _mm512_cmplt_epu64_mask(plo, p00), phi, one);
+  lo = _mm512_add_epi64(lo, plo);
+  hi = _mm512_add_epi64(hi, phi);
+  hi = _mm512_mask_add_epi64(hi, _mm512_cmplt_epu64_mask(lo, plo), hi, one);
+}
+
+VEIL_FD void dot_mod_dq(u64* r0, u64* r1, const u64* const* d, const u64* const* k0,
+                        const u64* const* k1, std::size_t terms, const u64* perm, std::size_t n,
+                        const Modulus& m) {
+  alignas(64) u64 h0[8], l0[8], h1[8], l1[8];
+  for (std::size_t i = 0; i < n; i += 8) {
+    __m512i a0h = _mm512_setzero_si512(), a0l = a0h, a1h = a0h, a1l = a0h;
+    const __m512i idx = perm ? _mm512_loadu_si512(perm + i) : _mm512_setzero_si512();
+    for (std::size_t j = 0; j < terms; ++j) {
+      const __m512i dv = perm
+          ? _mm512_i64gather_epi64(idx, reinterpret_cast<const long long*>(d[j]), 8)
+          : _mm512_loadu_si512(d[j] + i);
+      mac128(dv, _mm512_loadu_si512(k0[j] + i), a0h, a0l);
+      mac128(dv, _mm512_loadu_si512(k1[j] + i), a1h, a1l);
+    }
+    _mm512_store_si512(h0, a0h), _mm512_store_si512(l0, a0l);
+    _mm512_store_si512(h1, a1h), _mm512_store_si512(l1, a1l);
+    for (int t = 0; t < 8; ++t) {  // below terms q^2 < 2^128: Barrett with the two-word ratio
+      r0[i + t] = reduce_wide(reduce_word(h0[t], m), l0[t], m);
+      r1[i + t] = reduce_wide(reduce_word(h1[t], m), l1[t], m);
+    }
+  }
+}
+
+#undef VEIL_TD
+#undef VEIL_FD
+
 bool ifma_applies(std::size_t n, const Modulus& m) {
   return n % 8 == 0 && m.value < (u64(1) << 50) && m.value > 2 &&
          cpu_simd() == CpuSimd::kAvx512Ifma;
@@ -159,10 +204,17 @@ bool tensor_simd(u64* o0, u64* o1, u64* o2, const u64* a0, const u64* a1, const 
 bool dot_mod_simd(u64* r0, u64* r1, const u64* const* d, const u64* const* k0,
                   const u64* const* k1, std::size_t terms, const u64* perm, std::size_t n,
                   const Modulus& q) {
-  if (!ifma_applies(n, q)) return false;
-  const BarrettConst c = barrett_for(q);
-  if (terms == 0 || (static_cast<u128>(terms) * q.value) >> (2 * c.k) != 0) return false;
-  dot_mod_ifma(r0, r1, d, k0, k1, terms, perm, n, c);
+  if (terms == 0 || n % 8 != 0) return false;
+  if (ifma_applies(n, q)) {
+    const BarrettConst c = barrett_for(q);
+    if ((static_cast<u128>(terms) * q.value) >> (2 * c.k) == 0) {
+      dot_mod_ifma(r0, r1, d, k0, k1, terms, perm, n, c);
+      return true;
+    }
+  }
+  // the sum of terms products below 2^128: terms < 2^(128 - 2 bitlen(q)), with q < 2^62
+  if (cpu_simd() < CpuSimd::kAvx512 || q.value >= (u64(1) << 62) || terms > 15) return false;
+  dot_mod_dq(r0, r1, d, k0, k1, terms, perm, n, q);
   return true;
 }
 

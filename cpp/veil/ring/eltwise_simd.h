@@ -1,6 +1,6 @@
 // Element-wise modular products of the CPU backend with AVX512-IFMA52 (eltwise_avx512_host.cpp),
 // chosen at run time like the NTT's kernels (ntt_simd.h: the same VEIL_CPU_SIMD switch), for
-// primes below 2^50 on 64-bit words. Each returns false, touching nothing, where it does not
+// primes below 2^50 on 64-bit words (the inner product also with AVX512F/DQ up to 2^62). Each returns false, touching nothing, where it does not
 // apply (no IFMA, a larger prime, n not a multiple of 8); the caller then runs its scalar loop.
 // Inputs must be reduced (below q), as every stored word is; outputs are reduced.
 #pragma once
@@ -24,8 +24,9 @@ bool tensor_simd(u64* o0, u64* o1, u64* o2, const u64* a0, const u64* a1, const 
 
 /// The inner product of key switching on one limb: r0[i] = sum_j d[j][from(i)] k0[j][i] mod q
 /// and r1[i] likewise with k1, for i < n and j < terms, from(i) = perm[i] (the Galois
-/// automorphism's source slot) or i when perm is null. Each product is reduced, their sum at the
-/// end (terms q must stay below 2^(2 bitlen(q)): false otherwise).
+/// automorphism's source slot) or i when perm is null. With IFMA (q < 2^50) each product is
+/// reduced and their sum at the end (terms q below 2^(2 bitlen(q))); with AVX512F/DQ (any
+/// q < 2^62, at most 15 terms) the sums are exact 128-bit words, each reduced once.
 bool dot_mod_simd(u64* r0, u64* r1, const u64* const* d, const u64* const* k0,
                   const u64* const* k1, std::size_t terms, const u64* perm, std::size_t n,
                   const Modulus& q);

@@ -402,7 +402,7 @@ template <class W, class Epi>
 void inner_product(const Device& dev, const InnerProduct<W>& ip, std::size_t lo, std::size_t hi,
                    Epi epi) {
   if constexpr (sizeof(W) == 8) {
-    if (dev.is_cpu() && detail::cpu_simd() == detail::CpuSimd::kAvx512Ifma) {
+    if (dev.is_cpu() && detail::cpu_simd() >= detail::CpuSimd::kAvx512) {
       inner_product_cpu(ip, lo, hi, epi);
       return;
     }
