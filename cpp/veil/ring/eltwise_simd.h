@@ -1,7 +1,8 @@
 // Element-wise modular products of the CPU backend with AVX512-IFMA52 (eltwise_avx512_host.cpp),
 // chosen at run time like the NTT's kernels (ntt_simd.h: the same VEIL_CPU_SIMD switch), for
-// primes below 2^50 on 64-bit words (the inner product also with AVX512F/DQ up to 2^62). Each returns false, touching nothing, where it does not
-// apply (no IFMA, a larger prime, n not a multiple of 8); the caller then runs its scalar loop.
+// primes below 2^50 on 64-bit words (the inner product also with AVX512F/DQ up to 2^62). Each
+// returns false, touching nothing, where it does not apply (no IFMA, a larger prime, n not a
+// multiple of 8); the caller then runs its scalar loop.
 // Inputs must be reduced (below q), as every stored word is; outputs are reduced.
 #pragma once
 #include <cstddef>
