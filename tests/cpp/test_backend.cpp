@@ -2,6 +2,10 @@
 // CUDA pool limit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
 #include <cstdint>
 #include <numeric>
 #include <string>
@@ -206,6 +210,47 @@ TEST(BackendTest, CpuBytesInUseTracksBuffers) {
     EXPECT_EQ(veil::backend::bytes_in_use(cpu), before + 8012);
   }
   EXPECT_EQ(veil::backend::bytes_in_use(cpu), before);
+}
+
+// The host cache hands a freed block of 64 KiB or more back to the next allocation of its
+// size, keeps at most its limit, counts none of it as in use, and empties when the limit drops.
+TEST(BackendTest, HostCacheReusesFreedBlocksWithinItsLimit) {
+  const Device cpu = Device::cpu();
+  const std::size_t old_limit = veil::backend::host_cache_limit();
+  veil::backend::set_host_cache_limit(0);  // start empty
+  veil::backend::set_host_cache_limit(std::size_t(1) << 20);
+  const std::size_t big = 200 << 10, in_use = veil::backend::bytes_in_use(cpu);
+  void* a = veil::backend::allocate(cpu, big);
+  std::memset(a, 7, big);
+  veil::backend::deallocate(cpu, a, big);
+  EXPECT_EQ(veil::backend::host_cache_bytes(), big);
+  EXPECT_EQ(veil::backend::bytes_in_use(cpu), in_use);
+  void* b = veil::backend::allocate(cpu, big);
+  EXPECT_EQ(b, a);  // the same block, by exact size
+  EXPECT_EQ(veil::backend::host_cache_bytes(), 0u);
+  void* c = veil::backend::allocate(cpu, big);  // nothing cached: a new block
+  EXPECT_NE(c, a);
+  veil::backend::zeroize(cpu, b, big);  // a secret buffer's fate: zeroized, then cached
+  veil::backend::deallocate(cpu, b, big);
+  veil::backend::deallocate(cpu, c, big);
+  EXPECT_EQ(veil::backend::host_cache_bytes(), 2 * big);
+  void* d = veil::backend::allocate(cpu, big);  // one of the two, zeros if it was b
+  const auto* bytes = static_cast<const unsigned char*>(d);
+  if (d == b) {
+    EXPECT_EQ(std::count(bytes, bytes + big, 0), static_cast<std::ptrdiff_t>(big));
+  }
+  veil::backend::deallocate(cpu, d, big);
+  std::vector<void*> many;  // more than the limit: the rest go back to the system
+  for (int i = 0; i < 8; ++i) many.push_back(veil::backend::allocate(cpu, big));
+  for (void* p : many) veil::backend::deallocate(cpu, p, big);
+  EXPECT_LE(veil::backend::host_cache_bytes(), std::size_t(1) << 20);
+  void* small = veil::backend::allocate(cpu, 1000);  // below 64 KiB: never cached
+  veil::backend::deallocate(cpu, small, 1000);
+  EXPECT_LE(veil::backend::host_cache_bytes(), std::size_t(1) << 20);
+  EXPECT_EQ(veil::backend::host_cache_bytes() % big, 0u);
+  veil::backend::set_host_cache_limit(0);
+  EXPECT_EQ(veil::backend::host_cache_bytes(), 0u);
+  veil::backend::set_host_cache_limit(old_limit);
 }
 
 TEST(BackendTest, CpuRawCopyAndFill) {

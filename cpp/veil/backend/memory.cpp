@@ -3,8 +3,11 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <string>
+#include <unordered_map>
+#include <vector>
 #include <strings.h>
 #include <pthread.h>
 
@@ -123,13 +126,83 @@ namespace backend {
 namespace {
 std::atomic<std::size_t> host_bytes{0};
 constexpr std::size_t kHostAlign = 64;
+
+// Freed host blocks of 64 KiB and more, kept by exact (rounded) size for the next allocation of
+// that size, up to a byte limit: an HE operation allocates the same few sizes on every call
+// (limbs x n words), and without reuse each multi-megabyte block is mapped and page-faulted in
+// again (glibc returns blocks above its mmap threshold to the system). SEAL keeps a memory pool
+// for the same reason. Blocks are handed out as they were freed (secret ones were zeroized).
+class HostCache {
+ public:
+  static constexpr std::size_t kMinBytes = std::size_t(64) << 10;
+
+  void* take(std::size_t rounded) {
+    if (rounded < kMinBytes) return nullptr;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = free_.find(rounded);
+    if (it == free_.end() || it->second.empty()) return nullptr;
+    void* p = it->second.back();
+    it->second.pop_back();
+    cached_ -= rounded;
+    return p;
+  }
+  bool keep(void* p, std::size_t rounded) {
+    if (rounded < kMinBytes) return false;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cached_ + rounded > limit_) return false;
+    free_[rounded].push_back(p);
+    cached_ += rounded;
+    return true;
+  }
+  void set_limit(std::size_t bytes) {
+    std::vector<void*> drop;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      limit_ = bytes;
+      for (auto& [size, blocks] : free_) {
+        while (cached_ > limit_ && !blocks.empty()) {
+          drop.push_back(blocks.back());
+          blocks.pop_back();
+          cached_ -= size;
+        }
+      }
+    }
+    for (void* p : drop) std::free(p);
+  }
+  std::size_t limit() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return limit_;
+  }
+  std::size_t cached() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cached_;
+  }
+
+ private:
+  static std::size_t initial_limit() {
+    const char* env = std::getenv("VEIL_HOST_CACHE_BYTES");
+    if (env == nullptr || *env == '\0') return std::size_t(256) << 20;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(env, &end, 10);
+    return (end != nullptr && *end == '\0') ? static_cast<std::size_t>(v) : std::size_t(256) << 20;
+  }
+  std::mutex mu_;
+  std::unordered_map<std::size_t, std::vector<void*>> free_;
+  std::size_t cached_ = 0, limit_ = initial_limit();
+};
+
+HostCache& host_cache() {
+  static HostCache* cache = new HostCache();  // never destroyed: blocks may be freed at exit
+  return *cache;
+}
 }  // namespace
 
 void* allocate(const Device& dev, std::size_t bytes) {
   if (bytes == 0) return nullptr;
   if (dev.is_cuda()) return cuda::allocate(dev.index, bytes);
   std::size_t rounded = (bytes + kHostAlign - 1) / kHostAlign * kHostAlign;
-  void* p = std::aligned_alloc(kHostAlign, rounded);
+  void* p = host_cache().take(rounded);
+  if (p == nullptr) p = std::aligned_alloc(kHostAlign, rounded);
   if (!p) {
     throw OutOfMemory("host allocation of " + std::to_string(bytes) + " bytes failed");
   }
@@ -142,10 +215,20 @@ void deallocate(const Device& dev, void* ptr, std::size_t bytes) noexcept {
   if (dev.is_cuda()) {
     cuda::deallocate(dev.index, ptr, bytes);
   } else {
-    std::free(ptr);
+    const std::size_t rounded = (bytes + kHostAlign - 1) / kHostAlign * kHostAlign;
+    bool kept = false;
+    try {
+      kept = host_cache().keep(ptr, rounded);
+    } catch (...) {  // no memory for the cache's bookkeeping: free the block instead
+    }
+    if (!kept) std::free(ptr);
     host_bytes -= bytes;
   }
 }
+
+void set_host_cache_limit(std::size_t bytes) { host_cache().set_limit(bytes); }
+std::size_t host_cache_limit() { return host_cache().limit(); }
+std::size_t host_cache_bytes() { return host_cache().cached(); }
 
 void copy(const Device& dst_dev, void* dst, const Device& src_dev, const void* src,
           std::size_t bytes) {

@@ -1,5 +1,6 @@
 // Raw allocation, copy and synchronization on a Device. The CUDA side uses one stream-ordered
-// memory pool per device (cudaMallocAsync on a cudaMemPool_t) with a configurable size limit.
+// memory pool per device (cudaMallocAsync on a cudaMemPool_t) with a configurable size limit;
+// the host keeps a bounded cache of freed blocks by size.
 // No layer above this one calls the CUDA runtime directly.
 #pragma once
 #include <cstddef>
@@ -44,6 +45,13 @@ void set_current(const Device& dev);
 /// Pool limit in bytes for a CUDA device (0 = no limit beyond the device's memory).
 void set_pool_limit(const Device& dev, std::size_t bytes);
 std::size_t pool_limit(const Device& dev);
+/// The host's cache of freed blocks (64 KiB and more, reused by exact size): at most `bytes`
+/// kept (default 256 MiB, or VEIL_HOST_CACHE_BYTES in the environment; 0 turns it off, and
+/// lowering the limit frees what is above it).
+void set_host_cache_limit(std::size_t bytes);
+std::size_t host_cache_limit();
+/// Bytes the host cache holds now (not counted in bytes_in_use).
+std::size_t host_cache_bytes();
 /// Bytes currently allocated through Veil on `dev`.
 std::size_t bytes_in_use(const Device& dev);
 /// Throws RuntimeError if the last kernel launch on `dev` failed (CUDA only).
