@@ -3,10 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstring>
-#include <vector>
-
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <string>
 #include <utility>
