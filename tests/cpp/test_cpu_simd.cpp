@@ -132,6 +132,61 @@ TEST(CpuSimd, DotModMatchesTheWideSums) {
   veil::detail::set_cpu_simd(-1);
 }
 
+// A base conversion's output limb from a few primes: sum_t y[t][i] w[t] mod p, y up to 61 bits
+// (the inputs' own primes) and p of 30..61 bits, 1..15 terms, against 128-bit sums.
+TEST(CpuSimd, DotConstMatchesTheWideSums) {
+  if (veil::detail::cpu_simd() < veil::detail::CpuSimd::kAvx512) GTEST_SKIP() << "no AVX-512";
+  std::mt19937_64 rng(12);
+  const std::size_t n = 256;
+  for (int bits : {30, 50, 61}) {
+    const u64 p = veil::generate_ntt_primes(bits, n, 1, {})[0];
+    for (std::size_t terms : {1, 2, 15}) {
+      std::vector<std::vector<u64>> yv;
+      std::vector<const u64*> y;
+      std::vector<u64> w;
+      for (std::size_t t = 0; t < terms; ++t) {
+        yv.push_back(residues((u64(1) << 61) - 1, n, rng));  // any word below 2^61
+        w.push_back(t == 0 ? p - 1 : rng() % p);
+      }
+      for (const auto& r : yv) y.push_back(r.data());
+      std::vector<u64> o(n);
+      ASSERT_TRUE(veil::detail::dot_const_simd(o.data(), y.data(), w.data(), terms, n,
+                                               Modulus(p)));
+      for (std::size_t i = 0; i < n; ++i) {
+        u128 s = 0;
+        for (std::size_t t = 0; t < terms; ++t) s += u128(yv[t][i]) * w[t];
+        ASSERT_EQ(o[i], static_cast<u64>(s % p)) << "p=" << p << " terms=" << terms;
+      }
+    }
+  }
+}
+
+// A conversion from one prime q0: y mod p (copy, one subtraction or Barrett, by q0's size
+// against p), plus c where v is set.
+TEST(CpuSimd, ReduceRowsMatchesTheRemainder) {
+  if (veil::detail::cpu_simd() < veil::detail::CpuSimd::kAvx512) GTEST_SKIP() << "no AVX-512";
+  std::mt19937_64 rng(13);
+  const std::size_t n = 512;
+  for (int qbits : {40, 60}) {
+    for (int pbits : {36, 40, 41, 60}) {
+      const u64 q0 = veil::generate_ntt_primes(qbits, n, 1, {})[0];
+      const u64 p = veil::generate_ntt_primes(pbits, n, 1, {q0})[0];
+      const std::vector<u64> y = residues(q0, n, rng);
+      std::vector<u64> v(n);
+      for (u64& b : v) b = rng() & 1;
+      const u64 c = p - 1;
+      for (const u64* vp : {static_cast<const u64*>(nullptr), static_cast<const u64*>(v.data())}) {
+        std::vector<u64> o(n);
+        ASSERT_TRUE(veil::detail::reduce_rows_simd(o.data(), y.data(), vp, n, q0, Modulus(p), c));
+        for (std::size_t i = 0; i < n; ++i) {
+          const u64 want = (y[i] % p + (vp != nullptr && vp[i] ? c : 0)) % p;
+          ASSERT_EQ(o[i], want) << "q0=" << q0 << " p=" << p;
+        }
+      }
+    }
+  }
+}
+
 // Where the kernels do not apply they say so and write nothing: primes of 2^50 and more, a
 // length not a multiple of 8, the scalar level (VEIL_CPU_SIMD=0 or set_cpu_simd(0)).
 TEST(CpuSimd, RefusesWhatItCannotDo) {

@@ -133,6 +133,18 @@ VEIL_TF void dot_mod_ifma(u64* r0, u64* r1, const u64* const* d, const u64* cons
 #define VEIL_TD __attribute__((target("avx512f,avx512dq"), always_inline)) inline
 #define VEIL_FD __attribute__((target("avx512f,avx512dq")))
 
+// hi64(a b) from four 32 x 32 -> 64-bit products (ntt_avx512.inc's, for this file's F/DQ code).
+VEIL_TD __m512i mulhi64_dq(__m512i a, __m512i b) {
+  const __m512i lo32 = _mm512_set1_epi64(0xffffffff);
+  const __m512i a_hi = _mm512_srli_epi64(a, 32), b_hi = _mm512_srli_epi64(b, 32);
+  const __m512i ll = _mm512_mul_epu32(a, b), lh = _mm512_mul_epu32(a, b_hi);
+  const __m512i hl = _mm512_mul_epu32(a_hi, b), hh = _mm512_mul_epu32(a_hi, b_hi);
+  const __m512i mid = _mm512_add_epi64(lh, _mm512_srli_epi64(ll, 32));
+  const __m512i mid2 = _mm512_add_epi64(hl, _mm512_and_si512(mid, lo32));
+  return _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(mid, 32)),
+                          _mm512_srli_epi64(mid2, 32));
+}
+
 // (hi, lo) += x y for x, y < 2^62: the product from four 32 x 32-bit products (the middle sum
 // stays below 2^63), the carries by unsigned compares.
 VEIL_TD void mac128(__m512i x, __m512i y, __m512i& hi, __m512i& lo) {
@@ -168,6 +180,48 @@ VEIL_FD void dot_mod_dq(u64* r0, u64* r1, const u64* const* d, const u64* const*
       r0[i + t] = reduce_wide(reduce_word(h0[t], m), l0[t], m);
       r1[i + t] = reduce_wide(reduce_word(h1[t], m), l1[t], m);
     }
+  }
+}
+
+// x - m where x >= m (F/DQ copy of sub_if_ge).
+VEIL_TD __m512i sub_if_ge_dq(__m512i x, __m512i m) {
+  return _mm512_mask_sub_epi64(x, _mm512_cmpge_epu64_mask(x, m), x, m);
+}
+
+VEIL_FD void reduce_rows_dq(u64* o, const u64* y, const u64* v, std::size_t n, u64 q0,
+                            const Modulus& p, u64 c) {
+  const __m512i pv = _mm512_set1_epi64(static_cast<long long>(p.value));
+  const __m512i cv = _mm512_set1_epi64(static_cast<long long>(c));
+  const __m512i ratio = _mm512_set1_epi64(static_cast<long long>(p.ratio_hi));
+  const int mode = q0 <= p.value ? 0 : (q0 <= 2 * p.value ? 1 : 2);
+  for (std::size_t i = 0; i < n; i += 8) {
+    __m512i x = _mm512_loadu_si512(y + i);
+    if (mode == 1) {
+      x = sub_if_ge_dq(x, pv);
+    } else if (mode == 2) {  // reduce_word: Barrett with the high ratio word
+      const __m512i qhat = mulhi64_dq(x, ratio);
+      x = sub_if_ge_dq(_mm512_sub_epi64(x, _mm512_mullo_epi64(qhat, pv)), pv);
+    }
+    if (v != nullptr) {
+      const __m512i vv = _mm512_loadu_si512(v + i);
+      x = _mm512_mask_add_epi64(x, _mm512_test_epi64_mask(vv, vv), x, cv);
+      x = sub_if_ge_dq(x, pv);
+    }
+    _mm512_storeu_si512(o + i, x);
+  }
+}
+
+VEIL_FD void dot_const_dq(u64* o, const u64* const* y, const u64* w, std::size_t terms,
+                          std::size_t n, const Modulus& p) {
+  alignas(64) u64 hs[8], ls[8];
+  for (std::size_t i = 0; i < n; i += 8) {
+    __m512i hi = _mm512_setzero_si512(), lo = hi;
+    for (std::size_t t = 0; t < terms; ++t) {
+      mac128(_mm512_loadu_si512(y[t] + i), _mm512_set1_epi64(static_cast<long long>(w[t])), hi,
+             lo);
+    }
+    _mm512_store_si512(hs, hi), _mm512_store_si512(ls, lo);
+    for (int k = 0; k < 8; ++k) o[i + k] = reduce_wide(reduce_word(hs[k], p), ls[k], p);
   }
 }
 
@@ -218,8 +272,32 @@ bool dot_mod_simd(u64* r0, u64* r1, const u64* const* d, const u64* const* k0,
   return true;
 }
 
+bool reduce_rows_simd(u64* o, const u64* y, const u64* v, std::size_t n, u64 q0,
+                      const Modulus& p, u64 c) {
+  if (n % 8 != 0 || cpu_simd() < CpuSimd::kAvx512 || q0 >= (u64(1) << 62)) return false;
+  reduce_rows_dq(o, y, v, n, q0, p, c);
+  return true;
+}
+
+bool dot_const_simd(u64* o, const u64* const* y, const u64* w, std::size_t terms, std::size_t n,
+                    const Modulus& p) {
+  if (n % 8 != 0 || cpu_simd() < CpuSimd::kAvx512 || terms == 0 || terms > 15 ||
+      p.value >= (u64(1) << 62)) {
+    return false;
+  }
+  dot_const_dq(o, y, w, terms, n, p);
+  return true;
+}
+
 #else
 
+bool dot_const_simd(u64*, const u64* const*, const u64*, std::size_t, std::size_t,
+                    const Modulus&) {
+  return false;
+}
+bool reduce_rows_simd(u64*, const u64*, const u64*, std::size_t, u64, const Modulus&, u64) {
+  return false;
+}
 bool dot_mod_simd(u64*, u64*, const u64* const*, const u64* const*, const u64* const*,
                   std::size_t, const u64*, std::size_t, const Modulus&) {
   return false;

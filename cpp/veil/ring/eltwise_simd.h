@@ -32,4 +32,16 @@ bool dot_mod_simd(u64* r0, u64* r1, const u64* const* d, const u64* const* k0,
                   const u64* const* k1, std::size_t terms, const u64* perm, std::size_t n,
                   const Modulus& q);
 
+/// One output limb of a conversion from one prime q0 (AVX512F/DQ): o[i] = y[i] mod p, plus c
+/// mod p where v[i] != 0, for y[i] < q0 < 2^62 and c < p (rns/base_converter.cpp's
+/// convert_one_prime_cpu). False where it does not apply (no AVX-512, n not a multiple of 8).
+bool reduce_rows_simd(u64* o, const u64* y, const u64* v, std::size_t n, u64 q0,
+                      const Modulus& p, u64 c);
+
+/// o[i] = sum_t y[t][i] w[t] mod p for i < n, t < terms (AVX512F/DQ, exact 128-bit sums): an
+/// output limb of a base conversion from a few primes, y[t] < 2^62 and w[t] < p < 2^62. False
+/// where it does not apply (no AVX-512, more than 15 terms, n not a multiple of 8).
+bool dot_const_simd(u64* o, const u64* const* y, const u64* w, std::size_t terms, std::size_t n,
+                    const Modulus& p);
+
 }  // namespace veil::detail

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "veil/ring/eltwise_simd.h"
+#include "veil/ring/ntt_simd.h"
 #include "veil/ring/rns_poly_view.h"
 #include "veil/rns/conv_kernels.h"
 
@@ -54,13 +56,14 @@ void convert_one_prime_cpu(const ConvView& cv, const W* mat, std::size_t stride,
   const Modulus& from = cv.from[0];
   const W q = static_cast<W>(from.value);
   std::vector<W> y(n);
-  std::vector<unsigned char> v(cv.frac ? n : 0);
+  std::vector<u64> v(cv.frac ? n : 0);
+  const bool scaled = cv.scale != nullptr && cv.scale[0] != 1;
   for (u32 p = 0; p < out.num_polys; ++p) {
     const W* x = in.limb(p, 0);
     for (std::size_t i = 0; i < n; ++i) {
       W yi = x[i];
       if (cv.offset) yi = add_mod(yi, static_cast<W>(cv.offset[0]), q);
-      if (cv.scale) {
+      if (scaled) {
         yi = mul_shoup(yi, static_cast<W>(cv.scale[0]), shoup_for<W>(cv.scale_shoup[0]), q);
       }
       y[i] = yi;
@@ -69,7 +72,7 @@ void convert_one_prime_cpu(const ConvView& cv, const W* mat, std::size_t stride,
         acc.add(yi, cv.frac[0], cv.frac[1]);
         u64 v_hi, v_lo;  // v <= 1: y / q is below 1
         acc.round(v_hi, v_lo);
-        v[i] = static_cast<unsigned char>(v_lo);
+        v[i] = v_lo;
       }
     }
     const std::int64_t kt = static_cast<std::int64_t>(cv.kt);
@@ -79,6 +82,13 @@ void convert_one_prime_cpu(const ConvView& cv, const W* mat, std::size_t stride,
       const Modulus& m = cv.to[j];
       const W mv = static_cast<W>(m.value), w = mat[j * stride];
       W* o = out.limb(p, static_cast<u32>(j));
+      const W c = cv.frac ? mat[j * stride + 1] : W(0);  // + v (-Q mod p_j), v in {0, 1}
+      if constexpr (sizeof(W) == 8) {
+        if (w == 1 && detail::reduce_rows_simd(o, y.data(), cv.frac ? v.data() : nullptr, n,
+                                               from.value, m, c)) {
+          continue;
+        }
+      }
       if (w != 1) {
         for (std::size_t i = 0; i < n; ++i) o[i] = mul_mod(y[i], w, m);
       } else if (from.value <= m.value) {
@@ -88,12 +98,61 @@ void convert_one_prime_cpu(const ConvView& cv, const W* mat, std::size_t stride,
       } else {
         for (std::size_t i = 0; i < n; ++i) o[i] = static_cast<W>(reduce_word(y[i], m));
       }
-      if (cv.frac) {  // + v (-Q mod p_j), v in {0, 1}
-        const W c = mat[j * stride + 1];
+      if (cv.frac) {
         for (std::size_t i = 0; i < n; ++i) o[i] = v[i] ? add_mod(o[i], c, mv) : o[i];
       }
     }
   }
+}
+
+/// A conversion from a few primes (2..14) on the CPU with 64-bit words and AVX-512 (ModDown of
+/// P and q_l together in the fused relinearize-rescale): y_i = x'_i * scale_i mod q_i and v =
+/// round(sum_i y_i f_i) as in block_inputs, then each output limb's r_j = sum_i y_i mat[j][i] +
+/// v mat[j][kf] mod p_j as exact 128-bit sums (detail::dot_const_simd). The blocked kernel's
+/// words. False, touching nothing, where the vector kernel does not apply.
+bool convert_few_primes_cpu(const ConvView& cv, const u64* mat, std::size_t stride,
+                            const RnsPolyView<const u64>& in, const RnsPolyView<u64>& out) {
+  const std::size_t n = out.n(), kf = cv.kf, terms = kf + (cv.frac ? 1 : 0);
+  if (detail::cpu_simd() < detail::CpuSimd::kAvx512 || n % 8 != 0 || terms > 15) return false;
+  for (std::size_t j = 0; j < cv.kt; ++j) {
+    if (cv.to[j].value >= (u64(1) << 62)) return false;
+  }
+  std::vector<u64> ys(terms * n);
+  std::vector<const u64*> rows(terms);
+  for (std::size_t t = 0; t < terms; ++t) rows[t] = ys.data() + t * n;
+  for (u32 p = 0; p < out.num_polys; ++p) {
+    for (std::size_t i = 0; i < kf; ++i) {
+      const u64 q = cv.from[i].value;
+      const u64* x = in.limb(p, static_cast<u32>(i));
+      u64* y = ys.data() + i * n;
+      for (std::size_t c = 0; c < n; ++c) {
+        u64 yi = x[c];
+        if (cv.offset) yi = add_mod(yi, cv.offset[i], q);
+        if (cv.scale) yi = mul_shoup(yi, cv.scale[i], cv.scale_shoup[i], q);
+        y[c] = yi;
+      }
+    }
+    if (cv.frac) {
+      u64* v = ys.data() + kf * n;
+      for (std::size_t c = 0; c < n; ++c) {
+        FixedAcc acc;
+        for (std::size_t i = 0; i < kf; ++i) {
+          acc.add(ys[i * n + c], cv.frac[2 * i], cv.frac[2 * i + 1]);
+        }
+        u64 v_hi, v_lo;  // v <= kf: each term y_i / q_i is below 1
+        acc.round(v_hi, v_lo);
+        v[c] = v_lo;
+      }
+    }
+    const std::int64_t kt = static_cast<std::int64_t>(cv.kt);
+#pragma omp parallel for schedule(static) if (!backend::forked_child() && kt > 1)
+    for (std::int64_t jj = 0; jj < kt; ++jj) {
+      const std::size_t j = static_cast<std::size_t>(jj);
+      detail::dot_const_simd(out.limb(p, static_cast<u32>(j)), rows.data(), mat + j * stride,
+                             terms, n, cv.to[j]);
+    }
+  }
+  return true;
 }
 
 template <class W>
@@ -101,7 +160,12 @@ void convert_blocked(const Device& dev, const ConvView& cv, const W* mat, std::s
                      const RnsPolyView<const W>& in, const RnsPolyView<W>& out) {
   if (dev.is_cpu() && cv.kf == 1) {
     convert_one_prime_cpu<W>(cv, mat, stride, in, out);
-  } else if (cv.kf < 4) {  // the kf inputs and v
+    return;
+  }
+  if constexpr (sizeof(W) == 8) {
+    if (dev.is_cpu() && convert_few_primes_cpu(cv, mat, stride, in, out)) return;
+  }
+  if (cv.kf < 4) {  // the kf inputs and v
     convert_blocked_k<W, 4>(dev, cv, mat, stride, in, out);
   } else if (cv.kf < 8) {
     convert_blocked_k<W, 8>(dev, cv, mat, stride, in, out);
