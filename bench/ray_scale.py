@@ -304,21 +304,18 @@ def batch(a) -> list[dict]:
             stats = pool.last_stats
             print(f"{n} GPUs, where the time went (s):",
                   {k: round(v, 3) for k, v in stats.items()}, flush=True)
-            for threads in a.fetch_threads:  # the same pool with other driver thread counts
-                pool.fetch_threads = threads
+            # the same pool again with other driver thread counts and per-actor queue depths
+            variants = [("fetch_threads", v) for v in a.fetch_threads] + \
+                [("max_in_flight", v) for v in a.in_flight]
+            defaults = {"fetch_threads": pool.fetch_threads, "max_in_flight": pool.max_in_flight}
+            for attr, value in variants:
+                setattr(pool, attr, value)
                 t2 = time.perf_counter()
                 pool.bootstrap(cts)
-                print(f"{n} GPUs, fetch_threads={threads}: "
+                print(f"{n} GPUs, {attr}={value}: "
                       f"{a.count / (time.perf_counter() - t2):.1f} bootstraps/s",
                       {k: round(v, 3) for k, v in pool.last_stats.items()}, flush=True)
-            for depth in a.in_flight:  # the same pool with other per-actor queue depths
-                pool.max_in_flight = depth
-                t2 = time.perf_counter()
-                pool.bootstrap(cts)
-                print(f"{n} GPUs, max_in_flight={depth}: "
-                      f"{a.count / (time.perf_counter() - t2):.1f} bootstraps/s",
-                      {k: round(v, 3) for k, v in pool.last_stats.items()}, flush=True)
-            pool.max_in_flight = 2
+                setattr(pool, attr, defaults[attr])
         rows.append({"gpus": n, "s": wall, "per_s": a.count / wall, "setup_s": setup,
                      "bits": worst_bits(outs), "stats": stats})
         print(json.dumps(rows[-1]), flush=True)

@@ -11,12 +11,7 @@
 
 #include "veil/ring/ntt_simd.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define VEIL_X86_SIMD 1
-// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized at every inlined intrinsic (ntt_avx512).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#endif
+#include "veil/ring/x86_simd.h"
 
 namespace veil::detail {
 

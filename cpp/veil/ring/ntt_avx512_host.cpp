@@ -21,13 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define VEIL_X86_SIMD 1
-// GCC 12's AVX-512 headers start vectors from an undefined value (_mm512_undefined_*), which
-// -Wmaybe-uninitialized reports at every inlined intrinsic: a known false positive.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#endif
+#include "veil/ring/x86_simd.h"
 
 namespace veil::detail {
 

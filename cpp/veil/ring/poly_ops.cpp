@@ -416,6 +416,20 @@ void automorphism_coeff(const Device& dev, const RnsBase& base, std::size_t n, s
   });
 }
 
+namespace {
+// Word j of the tensor product of (a0, a1) and (b0, b1): a0 b0, a0 b1 + a1 b0, a1 b1.
+template <class W>
+VEIL_HD void tensor_word(const W* a0, const W* a1, const W* b0, const W* b1, W* o0, W* o1, W* o2,
+                         std::size_t j, const Modulus& mod) {
+  o0[j] = mul_mod(a0[j], b0[j], mod);
+  WideAcc<W> mid;
+  mid.add(a0[j], b1[j]);
+  mid.add(a1[j], b0[j]);
+  o1[j] = mid.reduce(mod);
+  o2[j] = mul_mod(a1[j], b1[j], mod);
+}
+}  // namespace
+
 template <class W>
 void tensor(const Device& dev, const RnsBase& base, std::size_t n, const W* a, std::size_t sa,
             const W* b, std::size_t sb, W* out) {
@@ -434,14 +448,7 @@ void tensor(const Device& dev, const RnsBase& base, std::size_t n, const W* a, s
           u64 *o0 = o.limb(0, l), *o1 = o.limb(1, l), *o2 = o.limb(2, l);
           const Modulus mod = o.modulus(l);
           if (detail::tensor_simd(o0, o1, o2, a0, a1, b0, b1, n, mod)) continue;
-          for (std::size_t j = 0; j < n; ++j) {
-            o0[j] = mul_mod(a0[j], b0[j], mod);
-            WideAcc<u64> mid;
-            mid.add(a0[j], b1[j]);
-            mid.add(a1[j], b0[j]);
-            o1[j] = mid.reduce(mod);
-            o2[j] = mul_mod(a1[j], b1[j], mod);
-          }
+          for (std::size_t j = 0; j < n; ++j) tensor_word(a0, a1, b0, b1, o0, o1, o2, j, mod);
         }
         return;
       }
@@ -451,14 +458,7 @@ void tensor(const Device& dev, const RnsBase& base, std::size_t n, const W* a, s
       const W *a0 = av.limb(0, l), *a1 = av.limb(1, l), *b0 = bv.limb(0, l), *b1 = bv.limb(1, l);
       W *o0 = o.limb(0, l), *o1 = o.limb(1, l), *o2 = o.limb(2, l);
       const Modulus mod = o.modulus(l);
-      for (std::size_t j = j0; j < j1; ++j) {
-        o0[j] = mul_mod(a0[j], b0[j], mod);
-        WideAcc<W> mid;
-        mid.add(a0[j], b1[j]);
-        mid.add(a1[j], b0[j]);
-        o1[j] = mid.reduce(mod);
-        o2[j] = mul_mod(a1[j], b1[j], mod);
-      }
+      for (std::size_t j = j0; j < j1; ++j) tensor_word(a0, a1, b0, b1, o0, o1, o2, j, mod);
     });
     return;
   }

@@ -9,6 +9,7 @@
 #include "veil/ring/eltwise_simd.h"
 #include "veil/ring/ntt_simd.h"
 #include "veil/ring/rns_poly_view.h"
+#include "veil/rns/conv_cpu.h"
 #include "veil/rns/conv_kernels.h"
 
 namespace veil {
@@ -106,50 +107,20 @@ void convert_one_prime_cpu(const ConvView& cv, const W* mat, std::size_t stride,
 }
 
 /// A conversion from a few primes (2..14) on the CPU with 64-bit words and AVX-512 (ModDown of
-/// P and q_l together in the fused relinearize-rescale): y_i = x'_i * scale_i mod q_i and v =
-/// round(sum_i y_i f_i) as in block_inputs, then each output limb's r_j = sum_i y_i mat[j][i] +
-/// v mat[j][kf] mod p_j as exact 128-bit sums (detail::dot_const_simd). The blocked kernel's
-/// words. False, touching nothing, where the vector kernel does not apply.
+/// P and q_l together in the fused relinearize-rescale, BFV's conversions): the input rows once
+/// per polynomial, then each output limb as exact 128-bit sums (conv_cpu.h). The blocked
+/// kernel's words. False, touching nothing, where the vector kernel does not apply.
 bool convert_few_primes_cpu(const ConvView& cv, const u64* mat, std::size_t stride,
                             const RnsPolyView<const u64>& in, const RnsPolyView<u64>& out) {
-  const std::size_t n = out.n(), kf = cv.kf, terms = kf + (cv.frac ? 1 : 0);
-  if (detail::cpu_simd() < detail::CpuSimd::kAvx512 || n % 8 != 0 || terms > 15) return false;
-  for (std::size_t j = 0; j < cv.kt; ++j) {
-    if (cv.to[j].value >= (u64(1) << 62)) return false;
-  }
-  std::vector<u64> ys(terms * n);
-  std::vector<const u64*> rows(terms);
-  for (std::size_t t = 0; t < terms; ++t) rows[t] = ys.data() + t * n;
+  ConversionRows rows(cv, out.n());
+  if (!rows.applies()) return false;
   for (u32 p = 0; p < out.num_polys; ++p) {
-    for (std::size_t i = 0; i < kf; ++i) {
-      const u64 q = cv.from[i].value;
-      const u64* x = in.limb(p, static_cast<u32>(i));
-      u64* y = ys.data() + i * n;
-      for (std::size_t c = 0; c < n; ++c) {
-        u64 yi = x[c];
-        if (cv.offset) yi = add_mod(yi, cv.offset[i], q);
-        if (cv.scale) yi = mul_shoup(yi, cv.scale[i], cv.scale_shoup[i], q);
-        y[c] = yi;
-      }
-    }
-    if (cv.frac) {
-      u64* v = ys.data() + kf * n;
-      for (std::size_t c = 0; c < n; ++c) {
-        FixedAcc acc;
-        for (std::size_t i = 0; i < kf; ++i) {
-          acc.add(ys[i * n + c], cv.frac[2 * i], cv.frac[2 * i + 1]);
-        }
-        u64 v_hi, v_lo;  // v <= kf: each term y_i / q_i is below 1
-        acc.round(v_hi, v_lo);
-        v[c] = v_lo;
-      }
-    }
+    rows.load(in, p);
     const std::int64_t kt = static_cast<std::int64_t>(cv.kt);
 #pragma omp parallel for schedule(static) if (!backend::forked_child() && kt > 1)
     for (std::int64_t jj = 0; jj < kt; ++jj) {
       const std::size_t j = static_cast<std::size_t>(jj);
-      detail::dot_const_simd(out.limb(p, static_cast<u32>(j)), rows.data(), mat + j * stride,
-                             terms, n, cv.to[j]);
+      rows.dot(out.limb(p, static_cast<u32>(j)), mat + j * stride, cv.to[j]);
     }
   }
   return true;

@@ -1,8 +1,11 @@
 #include "veil/rns/mod_down_ntt.h"
 
+#include <vector>
+
 #include "veil/backend/launch.h"
 #include "veil/core/error.h"
 #include "veil/core/primes.h"
+#include "veil/rns/conv_cpu.h"
 #include "veil/rns/conv_kernels.h"
 #if defined(__CUDACC__)
 #include "veil/ring/ntt_fused.cuh"
@@ -52,6 +55,39 @@ void convert_t_corrected(const Device& dev, const rns_detail::ConvView& cv, cons
         }
       });
 }
+
+// convert_t_corrected on the CPU with 64-bit words and AVX-512 (conv_cpu.h): per polynomial the
+// input rows, the t limb r_t as one dot product, k per coefficient, then each kept limb's r_l
+// as a dot product and r_l + k D mod k_l. The blocked kernel's words; false, touching nothing,
+// where the vector kernel does not apply.
+bool t_corrected_cpu(const rns_detail::ConvView& cv, const u64* mat, std::size_t stride,
+                     const RnsPolyView<const u64>& in, const RnsPolyView<u64>& out,
+                     const u64* dk, u64 t, u64 dit) {
+  rns_detail::ConversionRows rows(cv, out.n());
+  if (!rows.applies()) return false;
+  const std::size_t n = out.n(), kk = cv.kt - 1;
+  const Modulus tmod = cv.to[kk];
+  std::vector<u64> k(n);
+  for (u32 p = 0; p < out.num_polys; ++p) {
+    rows.load(in, p);
+    rows.dot(k.data(), mat + kk * stride, tmod);  // r_t, then k = [-r_t D^-1]_t in place
+    for (std::size_t c = 0; c < n; ++c) k[c] = mul_mod(neg_mod(k[c], t), dit, tmod);
+    const std::int64_t count = static_cast<std::int64_t>(kk);
+#pragma omp parallel for schedule(static) if (!backend::forked_child() && count > 1)
+    for (std::int64_t jj = 0; jj < count; ++jj) {
+      const std::size_t j = static_cast<std::size_t>(jj);
+      const Modulus m = cv.to[j];
+      u64* o = out.limb(p, static_cast<u32>(j));
+      rows.dot(o, mat + j * stride, m);
+      for (std::size_t c = 0; c < n; ++c) {
+        const u64 km = k[c] > (t >> 1) ? neg_mod(reduce_word(t - k[c], m), m.value)
+                                       : reduce_word(k[c], m);
+        o[c] = mul_add_mod(km, dk[j], o[c], m);
+      }
+    }
+  }
+  return true;
+}
 }  // namespace
 
 template <class W>
@@ -77,7 +113,13 @@ Buffer<W> ModDownNtt::correction(const Device& dev, const NttTables& tables, W* 
     const RnsPolyView<W> out = make_view<W>(dev, r.data(), num_polys, target_, n);
     const std::size_t stride = conv_.tables().stride;
     const u64* dk = d_mod_k_.data(dev);
-    if (cv.kf < 4) {
+    bool done = false;
+    if constexpr (sizeof(W) == 8) {
+      done = dev.is_cpu() && t_corrected_cpu(cv, mat, stride, in, out, dk, t_, d_inv_mod_t_);
+    }
+    if (done) {
+      // the CPU's vector path took it
+    } else if (cv.kf < 4) {
       convert_t_corrected<W, 4>(dev, cv, mat, stride, in, out, dk, t_, d_inv_mod_t_);
     } else if (cv.kf < 8) {
       convert_t_corrected<W, 8>(dev, cv, mat, stride, in, out, dk, t_, d_inv_mod_t_);

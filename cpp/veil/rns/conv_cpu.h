@@ -1,0 +1,36 @@
+// Internal to rns/: the CPU side of the base conversions with AVX-512 (64-bit words), shared by
+// BaseConverter (base_converter.cpp) and BGV's ModDown correction (mod_down_ntt.cpp). A
+// conversion from a few primes becomes, per polynomial, its input rows y_i = x'_i * scale_i mod
+// q_i and v = round(sum_i y_i f_i) (conv_kernels.h's block_inputs, the same words), then one
+// exact 128-bit dot product per output limb over whole rows (detail::dot_const_simd).
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "veil/ring/rns_poly_view.h"
+#include "veil/rns/conv_kernels.h"
+
+namespace veil::rns_detail {
+
+/// The input rows of a conversion on the CPU: kf rows y_i, then v when the view has fractions.
+class ConversionRows {
+ public:
+  /// False from applies() when the vector kernels cannot take `cv` (no AVX-512, n not a
+  /// multiple of 8, more than 15 terms, an output prime of 62 bits or more).
+  ConversionRows(const ConvView& cv, std::size_t n);
+  bool applies() const { return applies_; }
+  std::size_t terms() const { return terms_; }
+  /// Fills the rows from polynomial `poly` of `in`.
+  void load(const RnsPolyView<const u64>& in, u32 poly);
+  /// r = sum_t row_t * w[t] mod m over the n coefficients (w: a table row of `terms` words).
+  void dot(u64* r, const u64* w, const Modulus& m) const;
+
+ private:
+  const ConvView& cv_;
+  std::size_t n_, terms_;
+  bool applies_;
+  std::vector<u64> ys_;
+  std::vector<const u64*> rows_;
+};
+
+}  // namespace veil::rns_detail

@@ -1,0 +1,52 @@
+// The CPU side of the base conversions with AVX-512 (conv_cpu.h). Host-only: compiled as C++.
+#include "veil/rns/conv_cpu.h"
+
+#include "veil/ring/eltwise_simd.h"
+#include "veil/ring/ntt_simd.h"
+
+namespace veil::rns_detail {
+
+ConversionRows::ConversionRows(const ConvView& cv, std::size_t n)
+    : cv_(cv), n_(n), terms_(cv.kf + (cv.frac ? 1 : 0)) {
+  applies_ = detail::cpu_simd() >= detail::CpuSimd::kAvx512 && n % 8 == 0 && terms_ <= 15 &&
+             terms_ > 0;
+  for (std::size_t j = 0; j < cv.kt && applies_; ++j) {
+    applies_ = cv.to[j].value < (u64(1) << 62);
+  }
+  if (!applies_) return;
+  ys_.resize(terms_ * n);
+  for (std::size_t t = 0; t < terms_; ++t) rows_.push_back(ys_.data() + t * n);
+}
+
+void ConversionRows::load(const RnsPolyView<const u64>& in, u32 poly) {
+  const std::size_t kf = cv_.kf, n = n_;
+  for (std::size_t i = 0; i < kf; ++i) {
+    const u64 q = cv_.from[i].value;
+    const u64* x = in.limb(poly, static_cast<u32>(i));
+    u64* y = ys_.data() + i * n;
+    for (std::size_t c = 0; c < n; ++c) {
+      u64 yi = x[c];
+      if (cv_.offset) yi = add_mod(yi, cv_.offset[i], q);
+      if (cv_.scale) yi = mul_shoup(yi, cv_.scale[i], cv_.scale_shoup[i], q);
+      y[c] = yi;
+    }
+  }
+  if (cv_.frac) {
+    u64* v = ys_.data() + kf * n;
+    for (std::size_t c = 0; c < n; ++c) {
+      FixedAcc acc;
+      for (std::size_t i = 0; i < kf; ++i) {
+        acc.add(ys_[i * n + c], cv_.frac[2 * i], cv_.frac[2 * i + 1]);
+      }
+      u64 v_hi, v_lo;  // v <= kf: each term y_i / q_i is below 1
+      acc.round(v_hi, v_lo);
+      v[c] = v_lo;
+    }
+  }
+}
+
+void ConversionRows::dot(u64* r, const u64* w, const Modulus& m) const {
+  detail::dot_const_simd(r, rows_.data(), w, terms_, n_, m);  // applies(): cannot refuse
+}
+
+}  // namespace veil::rns_detail
