@@ -187,6 +187,31 @@ TEST(CpuSimd, ReduceRowsMatchesTheRemainder) {
   }
 }
 
+// BGV's correction: k in [0, t) read centered, times dk, plus o, modulo m (t of 16..60 bits, m
+// smaller and larger than t), against integer arithmetic.
+TEST(CpuSimd, BgvCorrectionMatchesTheCenteredProduct) {
+  if (veil::detail::cpu_simd() < veil::detail::CpuSimd::kAvx512) GTEST_SKIP() << "no AVX-512";
+  std::mt19937_64 rng(14);
+  const std::size_t n = 256;
+  for (int tbits : {16, 40, 60}) {
+    for (int mbits : {30, 50, 61}) {
+      const u64 t = veil::generate_ntt_primes(tbits, n, 1, {})[0];
+      const u64 m = veil::generate_ntt_primes(mbits, n, 1, {t})[0];
+      std::vector<u64> k = residues(t, n, rng), o = residues(m, n, rng);
+      k[5] = t / 2, k[6] = t / 2 + 1, k[7] = 0;  // the centering's edges
+      const std::vector<u64> o0 = o;
+      const u64 dk = rng() % m;
+      ASSERT_TRUE(veil::detail::bgv_correct_simd(o.data(), k.data(), n, t, Modulus(m), dk));
+      for (std::size_t i = 0; i < n; ++i) {
+        const bool neg = k[i] > t / 2;
+        const u64 mag = (neg ? t - k[i] : k[i]) % m;
+        const u64 km = neg ? (m - mag) % m : mag;
+        ASSERT_EQ(o[i], static_cast<u64>((u128(km) * dk + o0[i]) % m)) << "t=" << t << " m=" << m;
+      }
+    }
+  }
+}
+
 // Where the kernels do not apply they say so and write nothing: primes of 2^50 and more, a
 // length not a multiple of 8, the scalar level (VEIL_CPU_SIMD=0 or set_cpu_simd(0)).
 TEST(CpuSimd, RefusesWhatItCannotDo) {

@@ -220,6 +220,36 @@ VEIL_FD void dot_const_dq(u64* o, const u64* const* y, const u64* w, std::size_t
   }
 }
 
+// reduce_word on vectors: x mod p for any word x (Barrett with the high ratio word).
+VEIL_TD __m512i reduce_word_dq(__m512i x, __m512i pv, __m512i ratio) {
+  const __m512i qhat = mulhi64_dq(x, ratio);
+  return sub_if_ge_dq(_mm512_sub_epi64(x, _mm512_mullo_epi64(qhat, pv)), pv);
+}
+
+VEIL_FD void bgv_correct_dq(u64* o, const u64* k, std::size_t n, u64 t, const Modulus& m,
+                            u64 dk) {
+  const __m512i pv = _mm512_set1_epi64(static_cast<long long>(m.value));
+  const __m512i ratio = _mm512_set1_epi64(static_cast<long long>(m.ratio_hi));
+  const __m512i tv = _mm512_set1_epi64(static_cast<long long>(t));
+  const __m512i half = _mm512_set1_epi64(static_cast<long long>(t >> 1));
+  const __m512i w = _mm512_set1_epi64(static_cast<long long>(dk));
+  const __m512i ws = _mm512_set1_epi64(static_cast<long long>(shoup_quotient(dk, m.value)));
+  const __m512i zero = _mm512_setzero_si512();
+  for (std::size_t i = 0; i < n; i += 8) {
+    const __m512i kv = _mm512_loadu_si512(k + i);
+    const __mmask8 neg = _mm512_cmpgt_epu64_mask(kv, half);
+    // |k| mod m, then negated where k stands for k - t (neg_mod: 0 stays 0)
+    __m512i a = reduce_word_dq(_mm512_mask_sub_epi64(kv, neg, tv, kv), pv, ratio);
+    const __mmask8 flip = neg & _mm512_cmpneq_epu64_mask(a, zero);
+    a = _mm512_mask_sub_epi64(a, flip, pv, a);
+    // a dk mod m (Shoup), plus o
+    const __m512i p = _mm512_sub_epi64(_mm512_mullo_epi64(a, w),
+                                       _mm512_mullo_epi64(mulhi64_dq(a, ws), pv));
+    const __m512i r = sub_if_ge_dq(p, pv);
+    _mm512_storeu_si512(o + i, sub_if_ge_dq(_mm512_add_epi64(r, _mm512_loadu_si512(o + i)), pv));
+  }
+}
+
 #undef VEIL_TD
 #undef VEIL_FD
 
@@ -284,8 +314,16 @@ bool dot_const_simd(u64* o, const u64* const* y, const u64* w, std::size_t terms
   return true;
 }
 
+bool bgv_correct_simd(u64* o, const u64* k, std::size_t n, u64 t, const Modulus& m, u64 dk) {
+  const u64 top = u64(1) << 62;
+  if (n % 8 != 0 || cpu_simd() < CpuSimd::kAvx512 || t >= top || m.value >= top) return false;
+  bgv_correct_dq(o, k, n, t, m, dk);
+  return true;
+}
+
 #else
 
+bool bgv_correct_simd(u64*, const u64*, std::size_t, u64, const Modulus&, u64) { return false; }
 bool dot_const_simd(u64*, const u64* const*, const u64*, std::size_t, std::size_t,
                     const Modulus&) {
   return false;

@@ -44,4 +44,10 @@ bool reduce_rows_simd(u64* o, const u64* y, const u64* v, std::size_t n, u64 q0,
 bool dot_const_simd(u64* o, const u64* const* y, const u64* w, std::size_t terms, std::size_t n,
                     const Modulus& p);
 
+/// BGV's ModDown correction on one kept limb (rns/mod_down_ntt.cpp, AVX512F/DQ): with k_c in
+/// [0, t) read centered (k - t above t / 2), o[c] = k_c * dk + o[c] mod m for c < n; o < m,
+/// dk < m. False where it does not apply (no AVX-512, n not a multiple of 8, t or m of 62 bits
+/// or more).
+bool bgv_correct_simd(u64* o, const u64* k, std::size_t n, u64 t, const Modulus& m, u64 dk);
+
 }  // namespace veil::detail

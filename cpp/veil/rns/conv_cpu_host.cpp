@@ -46,6 +46,12 @@ void ConversionRows::load(const RnsPolyView<const u64>& in, u32 poly) {
 }
 
 void ConversionRows::dot(u64* r, const u64* w, const Modulus& m) const {
+  // One input prime with (Q/q) mod p = 1: y mod p, plus w[1] where v is set (no products).
+  if (cv_.kf == 1 && w[0] == 1 &&
+      detail::reduce_rows_simd(r, rows_[0], cv_.frac ? rows_[1] : nullptr, n_,
+                               cv_.from[0].value, m, cv_.frac ? w[1] : 0)) {
+    return;
+  }
   detail::dot_const_simd(r, rows_.data(), w, terms_, n_, m);  // applies(): cannot refuse
 }
 

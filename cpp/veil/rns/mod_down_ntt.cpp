@@ -5,6 +5,7 @@
 #include "veil/backend/launch.h"
 #include "veil/core/error.h"
 #include "veil/core/primes.h"
+#include "veil/ring/eltwise_simd.h"
 #include "veil/rns/conv_cpu.h"
 #include "veil/rns/conv_kernels.h"
 #if defined(__CUDACC__)
@@ -79,6 +80,7 @@ bool t_corrected_cpu(const rns_detail::ConvView& cv, const u64* mat, std::size_t
       const Modulus m = cv.to[j];
       u64* o = out.limb(p, static_cast<u32>(j));
       rows.dot(o, mat + j * stride, m);
+      if (detail::bgv_correct_simd(o, k.data(), n, t, m, dk[j])) continue;
       for (std::size_t c = 0; c < n; ++c) {
         const u64 km = k[c] > (t >> 1) ? neg_mod(reduce_word(t - k[c], m), m.value)
                                        : reduce_word(k[c], m);
