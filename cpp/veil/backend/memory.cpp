@@ -136,8 +136,9 @@ class HostCache {
  public:
   static constexpr std::size_t kMinBytes = std::size_t(64) << 10;
 
+  // Not in a forked child: another thread of the parent may have held the lock at fork().
   void* take(std::size_t rounded) {
-    if (rounded < kMinBytes) return nullptr;
+    if (rounded < kMinBytes || forked_child()) return nullptr;
     std::lock_guard<std::mutex> lock(mu_);
     auto it = free_.find(rounded);
     if (it == free_.end() || it->second.empty()) return nullptr;
@@ -147,7 +148,7 @@ class HostCache {
     return p;
   }
   bool keep(void* p, std::size_t rounded) {
-    if (rounded < kMinBytes) return false;
+    if (rounded < kMinBytes || forked_child()) return false;
     std::lock_guard<std::mutex> lock(mu_);
     if (cached_ + rounded > limit_) return false;
     free_[rounded].push_back(p);
@@ -155,19 +156,16 @@ class HostCache {
     return true;
   }
   void set_limit(std::size_t bytes) {
-    std::vector<void*> drop;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      limit_ = bytes;
-      for (auto& [size, blocks] : free_) {
-        while (cached_ > limit_ && !blocks.empty()) {
-          drop.push_back(blocks.back());
-          blocks.pop_back();
-          cached_ -= size;
-        }
-      }
-    }
-    for (void* p : drop) std::free(p);
+    if (forked_child()) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    limit_ = bytes;
+    trim(limit_);
+  }
+  /// Frees every cached block (before a failed allocation is retried).
+  void flush() {
+    if (forked_child()) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    trim(0);
   }
   std::size_t limit() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -179,6 +177,15 @@ class HostCache {
   }
 
  private:
+  void trim(std::size_t keep_bytes) {  // mu_ held
+    for (auto& [size, blocks] : free_) {
+      while (cached_ > keep_bytes && !blocks.empty()) {
+        std::free(blocks.back());
+        blocks.pop_back();
+        cached_ -= size;
+      }
+    }
+  }
   static std::size_t initial_limit() {
     const char* env = std::getenv("VEIL_HOST_CACHE_BYTES");
     if (env == nullptr || *env == '\0') return std::size_t(256) << 20;
@@ -203,6 +210,10 @@ void* allocate(const Device& dev, std::size_t bytes) {
   std::size_t rounded = (bytes + kHostAlign - 1) / kHostAlign * kHostAlign;
   void* p = host_cache().take(rounded);
   if (p == nullptr) p = std::aligned_alloc(kHostAlign, rounded);
+  if (!p) {  // the cache's blocks of other sizes go back to the system first
+    host_cache().flush();
+    p = std::aligned_alloc(kHostAlign, rounded);
+  }
   if (!p) {
     throw OutOfMemory("host allocation of " + std::to_string(bytes) + " bytes failed");
   }

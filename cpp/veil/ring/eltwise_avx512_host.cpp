@@ -286,7 +286,9 @@ bool dot_mod_simd(u64* r0, u64* r1, const u64* const* d, const u64* const* k0,
   if (terms == 0 || n % 8 != 0) return false;
   if (ifma_applies(n, q)) {
     const BarrettConst c = barrett_for(q);
-    if ((static_cast<u128>(terms) * q.value) >> (2 * c.k) == 0) {
+    // the sum of reduced products: below 2^(2k) for the final Barrett, and within a 64-bit word
+    const u128 sum_bound = static_cast<u128>(terms) * q.value;
+    if ((sum_bound >> (2 * c.k)) == 0 && (sum_bound >> 64) == 0) {
       dot_mod_ifma(r0, r1, d, k0, k1, terms, perm, n, c);
       return true;
     }

@@ -47,7 +47,8 @@ namespace ifma {
 
 CpuSimd detect() {
   const char* env = std::getenv("VEIL_CPU_SIMD");
-  if (env != nullptr && (std::strcmp(env, "0") == 0 || std::strcmp(env, "off") == 0)) {
+  if (env != nullptr && (std::strcmp(env, "0") == 0 || std::strcmp(env, "off") == 0 ||
+                         std::strcmp(env, "scalar") == 0)) {
     return CpuSimd::kScalar;
   }
   __builtin_cpu_init();

@@ -12,8 +12,10 @@ namespace veil::detail {
 /// The vector instruction sets the CPU kernels may use, in increasing order.
 enum class CpuSimd { kScalar = 0, kAvx512 = 1, kAvx512Ifma = 2 };
 
-/// What this processor offers (read once): VEIL_CPU_SIMD=0 (or "off") in the environment forces
-/// the scalar kernels and VEIL_CPU_SIMD=avx512 leaves IFMA out (for A/B measurements).
+/// What this processor offers (read once): VEIL_CPU_SIMD=0 ("off", "scalar") in the environment
+/// forces the scalar kernels and VEIL_CPU_SIMD=avx512 leaves IFMA out (for A/B measurements; any
+/// other value: what the processor offers). It removes vector instructions only: the scalar
+/// fast paths (one-prime ModUp and conversions) run at every level.
 CpuSimd cpu_simd_detected();
 /// What the kernels use now: cpu_simd_detected(), or less after set_cpu_simd.
 CpuSimd cpu_simd();

@@ -97,23 +97,37 @@ RnsPolyView<W> view(const Device& dev, W* data, std::size_t npolys, const RnsBas
   return make_view<W>(dev, data, npolys, base, n);
 }
 
-// The products of binary_op on the CPU with 64-bit words, limb by limb: the IFMA kernels
-// (eltwise_simd.h) where the limb's prime allows, the scalar loop elsewhere.
+// The CPU's vector paths below: f(r, j0, j1) for every row r < rows and chunk [j0, j1) of up
+// to 4096 words of n (a multiple of 8 when n is), in parallel over (row, chunk) pairs as
+// for_each_word does, so that one long limb still spreads over the threads. A plain host
+// lambda: it may call the host-only vector kernels (eltwise_simd.h).
+template <class F>
+void cpu_row_chunks(std::size_t rows, std::size_t n, F f) {
+  const std::size_t chunk = n < 4096 ? n : 4096, chunks = n / chunk;
+  const std::int64_t count = static_cast<std::int64_t>(rows * chunks);
+#pragma omp parallel for schedule(static) if (!backend::forked_child() && count > 1)
+  for (std::int64_t rc = 0; rc < count; ++rc) {
+    const std::size_t r = static_cast<std::size_t>(rc) / chunks;
+    const std::size_t j0 = (static_cast<std::size_t>(rc) % chunks) * chunk;
+    f(r, j0, j0 + chunk);
+  }
+}
+
+// The products of binary_op on the CPU with 64-bit words: the IFMA kernel where the limb's
+// prime allows (eltwise_simd.h), the scalar loop elsewhere.
 void mul_limbs_cpu(const RnsPolyView<const u64>& a, const RnsPolyView<const u64>& b,
                    const RnsPolyView<u64>& out) {
-  const std::size_t n = out.n();
   const u32 limbs = out.num_limbs;
-  const std::int64_t rows = std::int64_t(out.num_polys) * limbs;
-#pragma omp parallel for schedule(static) if (!backend::forked_child() && rows > 1)
-  for (std::int64_t r = 0; r < rows; ++r) {
+  cpu_row_chunks(std::size_t(out.num_polys) * limbs, out.n(),
+                 [&](std::size_t r, std::size_t j0, std::size_t j1) {
     const u32 p = static_cast<u32>(r / limbs), l = static_cast<u32>(r % limbs);
-    const u64* x = a.limb(p, l);
-    const u64* y = b.limb(b.num_polys == 1 ? 0 : p, l);
-    u64* o = out.limb(p, l);
+    const u64* x = a.limb(p, l) + j0;
+    const u64* y = b.limb(b.num_polys == 1 ? 0 : p, l) + j0;
+    u64* o = out.limb(p, l) + j0;
     const Modulus mod = out.modulus(l);
-    if (detail::mul_mod_simd(o, x, y, n, mod)) continue;
-    for (std::size_t j = 0; j < n; ++j) o[j] = mul_mod(x[j], y[j], mod);
-  }
+    if (detail::mul_mod_simd(o, x, y, j1 - j0, mod)) return;
+    for (std::size_t j = 0; j < j1 - j0; ++j) o[j] = mul_mod(x[j], y[j], mod);
+  });
 }
 
 // out = op(a, b, q_l) word by word; a view b of one polynomial is shared by every polynomial of
@@ -194,26 +208,27 @@ void horner(const Device& dev, const RnsBase& base, std::size_t n, std::size_t n
   const RnsPolyView<W> o = view(dev, out, 1, base, n);
   const u32 last = static_cast<u32>(npolys - 1);
   if constexpr (sizeof(W) == 8) {
-    if (dev.is_cpu()) {  // limb by limb: acc = acc x + c_k with the IFMA kernel where it applies
-      const std::int64_t limbs = o.num_limbs;
-#pragma omp parallel for schedule(static) if (!backend::forked_child() && limbs > 1)
-      for (std::int64_t li = 0; li < limbs; ++li) {
-        const u32 l = static_cast<u32>(li);
-        const u64* xl = xv.limb(0, l);
-        u64* ol = o.limb(0, l);
+    // limb by limb: acc = acc x + c_k with the IFMA kernel where it applies (out must not be x:
+    // each pass rewrites out before the next reads x)
+    if (dev.is_cpu() && out != x) {
+      cpu_row_chunks(o.num_limbs, n, [&](std::size_t r, std::size_t j0, std::size_t j1) {
+        const u32 l = static_cast<u32>(r);
+        const u64* xl = xv.limb(0, l) + j0;
+        u64* ol = o.limb(0, l) + j0;
         const Modulus mod = o.modulus(l);
+        const std::size_t len = j1 - j0;
         bool vec = true;
         for (u32 k = last; k-- > 0 && vec;) {
-          const u64* acc = k + 1 == last ? c.limb(last, l) : ol;
-          vec = detail::mul_add_mod_simd(ol, acc, xl, c.limb(k, l), n, mod);
+          const u64* acc = k + 1 == last ? c.limb(last, l) + j0 : ol;
+          vec = detail::mul_add_mod_simd(ol, acc, xl, c.limb(k, l) + j0, len, mod);
         }
-        if (vec && last > 0) continue;
-        for (std::size_t j = 0; j < n; ++j) {
-          u64 acc = c.limb(last, l)[j];
-          for (u32 k = last; k-- > 0;) acc = mul_add_mod(acc, xl[j], c.limb(k, l)[j], mod);
+        if (vec && last > 0) return;
+        for (std::size_t j = 0; j < len; ++j) {
+          u64 acc = c.limb(last, l)[j0 + j];
+          for (u32 k = last; k-- > 0;) acc = mul_add_mod(acc, xl[j], c.limb(k, l)[j0 + j], mod);
           ol[j] = acc;
         }
-      }
+      });
       return;
     }
   }
@@ -235,17 +250,17 @@ void multiply_accumulate(const Device& dev, const RnsBase& base, std::size_t n,
   const RnsPolyView<const W> av = view(dev, a, npolys, base, n), bv = view(dev, b, npolys, base, n);
   const RnsPolyView<W> o = view(dev, out, npolys, base, n);
   if constexpr (sizeof(W) == 8) {
-    if (dev.is_cpu()) {  // limb by limb: the IFMA kernel where the prime allows it
-      const std::int64_t rows = std::int64_t(o.num_polys) * o.num_limbs;
-#pragma omp parallel for schedule(static) if (!backend::forked_child() && rows > 1)
-      for (std::int64_t r = 0; r < rows; ++r) {
-        const u32 p = static_cast<u32>(r / o.num_limbs), l = static_cast<u32>(r % o.num_limbs);
-        const u64 *x = av.limb(p, l), *y = bv.limb(p, l);
-        u64* ol = o.limb(p, l);
+    if (dev.is_cpu()) {  // the IFMA kernel where the prime allows it
+      const u32 limbs = o.num_limbs;
+      cpu_row_chunks(std::size_t(o.num_polys) * limbs, n,
+                     [&](std::size_t r, std::size_t j0, std::size_t j1) {
+        const u32 p = static_cast<u32>(r / limbs), l = static_cast<u32>(r % limbs);
+        const u64 *x = av.limb(p, l) + j0, *y = bv.limb(p, l) + j0;
+        u64* ol = o.limb(p, l) + j0;
         const Modulus mod = o.modulus(l);
-        if (detail::mul_add_mod_simd(ol, x, y, ol, n, mod)) continue;
-        for (std::size_t j = 0; j < n; ++j) ol[j] = mul_add_mod(x[j], y[j], ol[j], mod);
-      }
+        if (detail::mul_add_mod_simd(ol, x, y, ol, j1 - j0, mod)) return;
+        for (std::size_t j = 0; j < j1 - j0; ++j) ol[j] = mul_add_mod(x[j], y[j], ol[j], mod);
+      });
       return;
     }
   }
@@ -438,18 +453,16 @@ void tensor(const Device& dev, const RnsBase& base, std::size_t n, const W* a, s
     const RnsPolyView<const W> av = view(dev, a, 2, base, n), bv = view(dev, b, 2, base, n);
     const RnsPolyView<W> o = view(dev, out, 3, base, n);
     if constexpr (sizeof(W) == 8) {
-      if (dev.is_cpu()) {  // limb by limb: the IFMA kernel where the prime allows it
-        const std::int64_t limbs = o.num_limbs;
-#pragma omp parallel for schedule(static) if (!backend::forked_child() && limbs > 1)
-        for (std::int64_t li = 0; li < limbs; ++li) {
-          const u32 l = static_cast<u32>(li);
-          const u64 *a0 = av.limb(0, l), *a1 = av.limb(1, l), *b0 = bv.limb(0, l),
-                    *b1 = bv.limb(1, l);
-          u64 *o0 = o.limb(0, l), *o1 = o.limb(1, l), *o2 = o.limb(2, l);
+      if (dev.is_cpu()) {  // the IFMA kernel where the prime allows it
+        cpu_row_chunks(o.num_limbs, n, [&](std::size_t r, std::size_t j0, std::size_t j1) {
+          const u32 l = static_cast<u32>(r);
+          const u64 *a0 = av.limb(0, l) + j0, *a1 = av.limb(1, l) + j0;
+          const u64 *b0 = bv.limb(0, l) + j0, *b1 = bv.limb(1, l) + j0;
+          u64 *o0 = o.limb(0, l) + j0, *o1 = o.limb(1, l) + j0, *o2 = o.limb(2, l) + j0;
           const Modulus mod = o.modulus(l);
-          if (detail::tensor_simd(o0, o1, o2, a0, a1, b0, b1, n, mod)) continue;
-          for (std::size_t j = 0; j < n; ++j) tensor_word(a0, a1, b0, b1, o0, o1, o2, j, mod);
-        }
+          if (detail::tensor_simd(o0, o1, o2, a0, a1, b0, b1, j1 - j0, mod)) return;
+          for (std::size_t j = 0; j < j1 - j0; ++j) tensor_word(a0, a1, b0, b1, o0, o1, o2, j, mod);
+        });
         return;
       }
     }

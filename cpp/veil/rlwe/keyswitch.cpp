@@ -369,19 +369,27 @@ void inner_product_cpu(const InnerProduct<u64>& ip, std::size_t lo, std::size_t 
     perm.resize(n);
     for (std::size_t c = 0; c < n; ++c) perm[c] = ip.source(c);
   }
-  const std::int64_t count = static_cast<std::int64_t>(hi - lo);
+  // Every limb's scratch up front (an allocation failure inside the parallel loop would end
+  // the process): its row pointers, and its two results (one buffer, through the host cache).
+  const std::size_t count_u = hi - lo;
+  std::vector<const u64*> ptrs(3 * dnum * count_u);
+  Buffer<u64> results(Device::cpu(), 2 * n * count_u);
+  const std::int64_t count = static_cast<std::int64_t>(count_u);
 #pragma omp parallel for schedule(static) if (!backend::forked_child() && count > 1)
   for (std::int64_t li = 0; li < count; ++li) {
     const std::size_t lp = lo + static_cast<std::size_t>(li), kl = ip.key_limb(lp);
-    std::vector<const u64*> d(dnum), k0(dnum), k1(dnum);
+    const u64** d = ptrs.data() + 3 * dnum * static_cast<std::size_t>(li);
+    const u64** k0 = d + dnum;
+    const u64** k1 = k0 + dnum;
     for (std::size_t j = 0; j < dnum; ++j) {
       d[j] = ip.digit_row(j, lp);
       k0[j] = ip.kd + (2 * j) * ip.key_poly + kl * n;
       k1[j] = ip.kd + (2 * j + 1) * ip.key_poly + kl * n;
     }
-    std::vector<u64> r0(n), r1(n);
-    if (detail::dot_mod_simd(r0.data(), r1.data(), d.data(), k0.data(), k1.data(), dnum,
-                             perm.empty() ? nullptr : perm.data(), n, ip.mods[lp])) {
+    u64* r0 = results.data() + 2 * n * static_cast<std::size_t>(li);
+    u64* r1 = r0 + n;
+    if (detail::dot_mod_simd(r0, r1, d, k0, k1, dnum, perm.empty() ? nullptr : perm.data(), n,
+                             ip.mods[lp])) {
       for (std::size_t c = 0; c < n; ++c) {
         ip.add_addend(lp, perm.empty() ? c : perm[c], r0[c], r1[c]);
         epi(lp, c, r0[c], r1[c]);

@@ -52,7 +52,18 @@ void ConversionRows::dot(u64* r, const u64* w, const Modulus& m) const {
                                cv_.from[0].value, m, cv_.frac ? w[1] : 0)) {
     return;
   }
-  detail::dot_const_simd(r, rows_.data(), w, terms_, n_, m);  // applies(): cannot refuse
+  if (detail::dot_const_simd(r, rows_.data(), w, terms_, n_, m)) return;
+  // The vector level was lowered since applies() (set_cpu_simd): the same sums, one at a time.
+  for (std::size_t c = 0; c < n_; ++c) {
+    u64 hi = 0, lo = 0;
+    for (std::size_t t = 0; t < terms_; ++t) {
+      u64 ph, pl;
+      mul_wide(rows_[t][c], w[t], ph, pl);
+      lo += pl;
+      hi += ph + (lo < pl ? 1 : 0);
+    }
+    r[c] = reduce_wide(reduce_word(hi, m), lo, m);
+  }
 }
 
 }  // namespace veil::rns_detail
