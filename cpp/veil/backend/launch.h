@@ -159,4 +159,20 @@ bool any_of(const Device& dev, std::size_t n, P pred) {
 #endif
 }
 
+/// The CPU's vector paths (host code only): f(r, j0, j1) for every row r < rows and chunk
+/// [j0, j1) of up to 4096 words of n (a multiple of 8 when n is), in parallel over (row, chunk)
+/// pairs as for_each_word does, so that a few long rows still spread over the threads. f may
+/// call host-only functions (a plain lambda, unlike for_each's).
+template <class F>
+void cpu_row_chunks(std::size_t rows, std::size_t n, F f) {
+  const std::size_t chunk = n < 4096 ? n : 4096, chunks = chunk ? n / chunk : 0;
+  const std::int64_t count = static_cast<std::int64_t>(rows * chunks);
+#pragma omp parallel for schedule(static) if (!backend::forked_child() && count > 1)
+  for (std::int64_t rc = 0; rc < count; ++rc) {
+    const std::size_t r = static_cast<std::size_t>(rc) / chunks;
+    const std::size_t j0 = (static_cast<std::size_t>(rc) % chunks) * chunk;
+    f(r, j0, j0 + chunk);
+  }
+}
+
 }  // namespace veil

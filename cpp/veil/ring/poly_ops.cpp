@@ -97,22 +97,6 @@ RnsPolyView<W> view(const Device& dev, W* data, std::size_t npolys, const RnsBas
   return make_view<W>(dev, data, npolys, base, n);
 }
 
-// The CPU's vector paths below: f(r, j0, j1) for every row r < rows and chunk [j0, j1) of up
-// to 4096 words of n (a multiple of 8 when n is), in parallel over (row, chunk) pairs as
-// for_each_word does, so that one long limb still spreads over the threads. A plain host
-// lambda: it may call the host-only vector kernels (eltwise_simd.h).
-template <class F>
-void cpu_row_chunks(std::size_t rows, std::size_t n, F f) {
-  const std::size_t chunk = n < 4096 ? n : 4096, chunks = n / chunk;
-  const std::int64_t count = static_cast<std::int64_t>(rows * chunks);
-#pragma omp parallel for schedule(static) if (!backend::forked_child() && count > 1)
-  for (std::int64_t rc = 0; rc < count; ++rc) {
-    const std::size_t r = static_cast<std::size_t>(rc) / chunks;
-    const std::size_t j0 = (static_cast<std::size_t>(rc) % chunks) * chunk;
-    f(r, j0, j0 + chunk);
-  }
-}
-
 // The products of binary_op on the CPU with 64-bit words: the IFMA kernel where the limb's
 // prime allows (eltwise_simd.h), the scalar loop elsewhere.
 void mul_limbs_cpu(const RnsPolyView<const u64>& a, const RnsPolyView<const u64>& b,

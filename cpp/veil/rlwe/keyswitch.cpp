@@ -363,45 +363,53 @@ struct InnerProduct {
 template <class Epi>
 void inner_product_cpu(const InnerProduct<u64>& ip, std::size_t lo, std::size_t hi,
                        const Epi& epi) {
-  const std::size_t n = ip.n, dnum = ip.dnum;
-  std::vector<u64> perm;
+  const std::size_t n = ip.n, dnum = ip.dnum, count = hi - lo;
+  // All scratch up front (an allocation failure inside a parallel loop would end the process):
+  // the Galois table, each limb's row pointers, and the two results of every limb.
+  std::vector<u64> perm(ip.g != 0 ? n : 0);
   if (ip.g != 0) {
-    perm.resize(n);
-    for (std::size_t c = 0; c < n; ++c) perm[c] = ip.source(c);
+    cpu_row_chunks(1, n, [&](std::size_t, std::size_t c0, std::size_t c1) {
+      for (std::size_t c = c0; c < c1; ++c) perm[c] = ip.source(c);
+    });
   }
-  // Every limb's scratch up front (an allocation failure inside the parallel loop would end
-  // the process): its row pointers, and its two results (one buffer, through the host cache).
-  const std::size_t count_u = hi - lo;
-  std::vector<const u64*> ptrs(3 * dnum * count_u);
-  Buffer<u64> results(Device::cpu(), 2 * n * count_u);
-  const std::int64_t count = static_cast<std::int64_t>(count_u);
-#pragma omp parallel for schedule(static) if (!backend::forked_child() && count > 1)
-  for (std::int64_t li = 0; li < count; ++li) {
-    const std::size_t lp = lo + static_cast<std::size_t>(li), kl = ip.key_limb(lp);
-    const u64** d = ptrs.data() + 3 * dnum * static_cast<std::size_t>(li);
-    const u64** k0 = d + dnum;
-    const u64** k1 = k0 + dnum;
+  std::vector<const u64*> ptrs(3 * dnum * count);
+  for (std::size_t li = 0; li < count; ++li) {
+    const std::size_t lp = lo + li, kl = ip.key_limb(lp);
     for (std::size_t j = 0; j < dnum; ++j) {
-      d[j] = ip.digit_row(j, lp);
-      k0[j] = ip.kd + (2 * j) * ip.key_poly + kl * n;
-      k1[j] = ip.kd + (2 * j + 1) * ip.key_poly + kl * n;
+      ptrs[3 * dnum * li + j] = ip.digit_row(j, lp);
+      ptrs[3 * dnum * li + dnum + j] = ip.kd + (2 * j) * ip.key_poly + kl * n;
+      ptrs[3 * dnum * li + 2 * dnum + j] = ip.kd + (2 * j + 1) * ip.key_poly + kl * n;
     }
-    u64* r0 = results.data() + 2 * n * static_cast<std::size_t>(li);
+  }
+  Buffer<u64> results(Device::cpu(), 2 * n * count);
+  const u64* table = perm.empty() ? nullptr : perm.data();
+  cpu_row_chunks(count, n, [&](std::size_t li, std::size_t c0, std::size_t c1) {
+    const std::size_t lp = lo + li;
+    const u64* const* rows = ptrs.data() + 3 * dnum * li;
+    const u64* d[kMaxKeySwitchDigits];  // a chunk's rows (gathered digits keep whole rows)
+    const u64* k0[kMaxKeySwitchDigits];
+    const u64* k1[kMaxKeySwitchDigits];
+    for (std::size_t j = 0; j < dnum; ++j) {
+      d[j] = table ? rows[j] : rows[j] + c0;
+      k0[j] = rows[dnum + j] + c0;
+      k1[j] = rows[2 * dnum + j] + c0;
+    }
+    u64* r0 = results.data() + 2 * n * li;
     u64* r1 = r0 + n;
-    if (detail::dot_mod_simd(r0, r1, d, k0, k1, dnum, perm.empty() ? nullptr : perm.data(), n,
-                             ip.mods[lp])) {
-      for (std::size_t c = 0; c < n; ++c) {
-        ip.add_addend(lp, perm.empty() ? c : perm[c], r0[c], r1[c]);
+    if (detail::dot_mod_simd(r0 + c0, r1 + c0, d, k0, k1, dnum, table ? table + c0 : nullptr,
+                             c1 - c0, ip.mods[lp])) {
+      for (std::size_t c = c0; c < c1; ++c) {
+        ip.add_addend(lp, table ? table[c] : c, r0[c], r1[c]);
         epi(lp, c, r0[c], r1[c]);
       }
     } else {
-      for (std::size_t c = 0; c < n; ++c) {
+      for (std::size_t c = c0; c < c1; ++c) {
         u64 a, b;
         ip(lp, c, a, b);
         epi(lp, c, a, b);
       }
     }
-  }
+  });
 }
 
 // The inner product over limbs [lo, hi) of Q_l ∪ P; epi(lp, coeff, r0, r1) consumes limb lp's

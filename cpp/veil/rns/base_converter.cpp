@@ -61,48 +61,49 @@ void convert_one_prime_cpu(const ConvView& cv, const W* mat, std::size_t stride,
   const bool scaled = cv.scale != nullptr && cv.scale[0] != 1;
   for (u32 p = 0; p < out.num_polys; ++p) {
     const W* x = in.limb(p, 0);
-    for (std::size_t i = 0; i < n; ++i) {
-      W yi = x[i];
-      if (cv.offset) yi = add_mod(yi, static_cast<W>(cv.offset[0]), q);
-      if (scaled) {
-        yi = mul_shoup(yi, static_cast<W>(cv.scale[0]), shoup_for<W>(cv.scale_shoup[0]), q);
+    cpu_row_chunks(1, n, [&](std::size_t, std::size_t i0, std::size_t i1) {
+      for (std::size_t i = i0; i < i1; ++i) {
+        W yi = x[i];
+        if (cv.offset) yi = add_mod(yi, static_cast<W>(cv.offset[0]), q);
+        if (scaled) {
+          yi = mul_shoup(yi, static_cast<W>(cv.scale[0]), shoup_for<W>(cv.scale_shoup[0]), q);
+        }
+        y[i] = yi;
+        if (cv.frac) {
+          FixedAcc acc;
+          acc.add(yi, cv.frac[0], cv.frac[1]);
+          u64 v_hi, v_lo;  // v <= 1: y / q is below 1
+          acc.round(v_hi, v_lo);
+          v[i] = v_lo;
+        }
       }
-      y[i] = yi;
-      if (cv.frac) {
-        FixedAcc acc;
-        acc.add(yi, cv.frac[0], cv.frac[1]);
-        u64 v_hi, v_lo;  // v <= 1: y / q is below 1
-        acc.round(v_hi, v_lo);
-        v[i] = v_lo;
-      }
-    }
-    const std::int64_t kt = static_cast<std::int64_t>(cv.kt);
-#pragma omp parallel for schedule(static) if (!backend::forked_child() && kt > 1)
-    for (std::int64_t jj = 0; jj < kt; ++jj) {
-      const std::size_t j = static_cast<std::size_t>(jj);
+    });
+    cpu_row_chunks(cv.kt, n, [&](std::size_t j, std::size_t i0, std::size_t i1) {
       const Modulus& m = cv.to[j];
       const W mv = static_cast<W>(m.value), w = mat[j * stride];
-      W* o = out.limb(p, static_cast<u32>(j));
+      W* o = out.limb(p, static_cast<u32>(j)) + i0;
+      const W* yc = y.data() + i0;
+      const std::size_t len = i1 - i0;
       const W c = cv.frac ? mat[j * stride + 1] : W(0);  // + v (-Q mod p_j), v in {0, 1}
       if constexpr (sizeof(W) == 8) {
-        if (w == 1 && detail::reduce_rows_simd(o, y.data(), cv.frac ? v.data() : nullptr, n,
+        if (w == 1 && detail::reduce_rows_simd(o, yc, cv.frac ? v.data() + i0 : nullptr, len,
                                                from.value, m, c)) {
-          continue;
+          return;
         }
       }
       if (w != 1) {
-        for (std::size_t i = 0; i < n; ++i) o[i] = mul_mod(y[i], w, m);
+        for (std::size_t i = 0; i < len; ++i) o[i] = mul_mod(yc[i], w, m);
       } else if (from.value <= m.value) {
-        std::memcpy(o, y.data(), n * sizeof(W));
+        std::memcpy(o, yc, len * sizeof(W));
       } else if (from.value <= 2 * m.value) {
-        for (std::size_t i = 0; i < n; ++i) o[i] = y[i] >= mv ? y[i] - mv : y[i];
+        for (std::size_t i = 0; i < len; ++i) o[i] = yc[i] >= mv ? yc[i] - mv : yc[i];
       } else {
-        for (std::size_t i = 0; i < n; ++i) o[i] = static_cast<W>(reduce_word(y[i], m));
+        for (std::size_t i = 0; i < len; ++i) o[i] = static_cast<W>(reduce_word(yc[i], m));
       }
       if (cv.frac) {
-        for (std::size_t i = 0; i < n; ++i) o[i] = v[i] ? add_mod(o[i], c, mv) : o[i];
+        for (std::size_t i = 0; i < len; ++i) o[i] = v[i0 + i] ? add_mod(o[i], c, mv) : o[i];
       }
-    }
+    });
   }
 }
 
@@ -116,12 +117,9 @@ bool convert_few_primes_cpu(const ConvView& cv, const u64* mat, std::size_t stri
   if (!rows.applies()) return false;
   for (u32 p = 0; p < out.num_polys; ++p) {
     rows.load(in, p);
-    const std::int64_t kt = static_cast<std::int64_t>(cv.kt);
-#pragma omp parallel for schedule(static) if (!backend::forked_child() && kt > 1)
-    for (std::int64_t jj = 0; jj < kt; ++jj) {
-      const std::size_t j = static_cast<std::size_t>(jj);
-      rows.dot(out.limb(p, static_cast<u32>(j)), mat + j * stride, cv.to[j]);
-    }
+    cpu_row_chunks(cv.kt, out.n(), [&](std::size_t j, std::size_t c0, std::size_t c1) {
+      rows.dot(out.limb(p, static_cast<u32>(j)), mat + j * stride, cv.to[j], c0, c1);
+    });
   }
   return true;
 }

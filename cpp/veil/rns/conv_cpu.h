@@ -20,10 +20,11 @@ class ConversionRows {
   ConversionRows(const ConvView& cv, std::size_t n);
   bool applies() const { return applies_; }
   std::size_t terms() const { return terms_; }
-  /// Fills the rows from polynomial `poly` of `in`.
+  /// Fills the rows from polynomial `poly` of `in` (in parallel over chunks of coefficients).
   void load(const RnsPolyView<const u64>& in, u32 poly);
-  /// r = sum_t row_t * w[t] mod m over the n coefficients (w: a table row of `terms` words).
-  void dot(u64* r, const u64* w, const Modulus& m) const;
+  /// r[c] = sum_t row_t[c] * w[t] mod m for the coefficients c in [c0, c1) (r: the output
+  /// limb's first word; w: a table row of `terms` words; c1 - c0 a multiple of 8).
+  void dot(u64* r, const u64* w, const Modulus& m, std::size_t c0, std::size_t c1) const;
 
  private:
   const ConvView& cv_;

@@ -1,6 +1,7 @@
 // The CPU side of the base conversions with AVX-512 (conv_cpu.h). Host-only: compiled as C++.
 #include "veil/rns/conv_cpu.h"
 
+#include "veil/backend/launch.h"
 #include "veil/ring/eltwise_simd.h"
 #include "veil/ring/ntt_simd.h"
 
@@ -20,20 +21,21 @@ ConversionRows::ConversionRows(const ConvView& cv, std::size_t n)
 
 void ConversionRows::load(const RnsPolyView<const u64>& in, u32 poly) {
   const std::size_t kf = cv_.kf, n = n_;
-  for (std::size_t i = 0; i < kf; ++i) {
-    const u64 q = cv_.from[i].value;
-    const u64* x = in.limb(poly, static_cast<u32>(i));
-    u64* y = ys_.data() + i * n;
-    for (std::size_t c = 0; c < n; ++c) {
-      u64 yi = x[c];
-      if (cv_.offset) yi = add_mod(yi, cv_.offset[i], q);
-      if (cv_.scale) yi = mul_shoup(yi, cv_.scale[i], cv_.scale_shoup[i], q);
-      y[c] = yi;
+  cpu_row_chunks(1, n, [&](std::size_t, std::size_t c0, std::size_t c1) {
+    for (std::size_t i = 0; i < kf; ++i) {
+      const u64 q = cv_.from[i].value;
+      const u64* x = in.limb(poly, static_cast<u32>(i));
+      u64* y = ys_.data() + i * n;
+      for (std::size_t c = c0; c < c1; ++c) {
+        u64 yi = x[c];
+        if (cv_.offset) yi = add_mod(yi, cv_.offset[i], q);
+        if (cv_.scale) yi = mul_shoup(yi, cv_.scale[i], cv_.scale_shoup[i], q);
+        y[c] = yi;
+      }
     }
-  }
-  if (cv_.frac) {
+    if (!cv_.frac) return;
     u64* v = ys_.data() + kf * n;
-    for (std::size_t c = 0; c < n; ++c) {
+    for (std::size_t c = c0; c < c1; ++c) {
       FixedAcc acc;
       for (std::size_t i = 0; i < kf; ++i) {
         acc.add(ys_[i * n + c], cv_.frac[2 * i], cv_.frac[2 * i + 1]);
@@ -42,23 +44,28 @@ void ConversionRows::load(const RnsPolyView<const u64>& in, u32 poly) {
       acc.round(v_hi, v_lo);
       v[c] = v_lo;
     }
-  }
+  });
 }
 
-void ConversionRows::dot(u64* r, const u64* w, const Modulus& m) const {
+void ConversionRows::dot(u64* r, const u64* w, const Modulus& m, std::size_t c0,
+                         std::size_t c1) const {
+  const u64* rows[16];  // terms <= 15 (applies())
+  for (std::size_t t = 0; t < terms_; ++t) rows[t] = rows_[t] + c0;
+  const std::size_t len = c1 - c0;
+  r += c0;
   // One input prime with (Q/q) mod p = 1: y mod p, plus w[1] where v is set (no products).
   if (cv_.kf == 1 && w[0] == 1 &&
-      detail::reduce_rows_simd(r, rows_[0], cv_.frac ? rows_[1] : nullptr, n_,
+      detail::reduce_rows_simd(r, rows[0], cv_.frac ? rows[1] : nullptr, len,
                                cv_.from[0].value, m, cv_.frac ? w[1] : 0)) {
     return;
   }
-  if (detail::dot_const_simd(r, rows_.data(), w, terms_, n_, m)) return;
+  if (detail::dot_const_simd(r, rows, w, terms_, len, m)) return;
   // The vector level was lowered since applies() (set_cpu_simd): the same sums, one at a time.
-  for (std::size_t c = 0; c < n_; ++c) {
+  for (std::size_t c = 0; c < len; ++c) {
     u64 hi = 0, lo = 0;
     for (std::size_t t = 0; t < terms_; ++t) {
       u64 ph, pl;
-      mul_wide(rows_[t][c], w[t], ph, pl);
+      mul_wide(rows[t][c], w[t], ph, pl);
       lo += pl;
       hi += ph + (lo < pl ? 1 : 0);
     }

@@ -71,22 +71,21 @@ bool t_corrected_cpu(const rns_detail::ConvView& cv, const u64* mat, std::size_t
   std::vector<u64> k(n);
   for (u32 p = 0; p < out.num_polys; ++p) {
     rows.load(in, p);
-    rows.dot(k.data(), mat + kk * stride, tmod);  // r_t, then k = [-r_t D^-1]_t in place
-    for (std::size_t c = 0; c < n; ++c) k[c] = mul_mod(neg_mod(k[c], t), dit, tmod);
-    const std::int64_t count = static_cast<std::int64_t>(kk);
-#pragma omp parallel for schedule(static) if (!backend::forked_child() && count > 1)
-    for (std::int64_t jj = 0; jj < count; ++jj) {
-      const std::size_t j = static_cast<std::size_t>(jj);
+    cpu_row_chunks(1, n, [&](std::size_t, std::size_t c0, std::size_t c1) {
+      rows.dot(k.data(), mat + kk * stride, tmod, c0, c1);  // r_t, then k = [-r_t D^-1]_t
+      for (std::size_t c = c0; c < c1; ++c) k[c] = mul_mod(neg_mod(k[c], t), dit, tmod);
+    });
+    cpu_row_chunks(kk, n, [&](std::size_t j, std::size_t c0, std::size_t c1) {
       const Modulus m = cv.to[j];
       u64* o = out.limb(p, static_cast<u32>(j));
-      rows.dot(o, mat + j * stride, m);
-      if (detail::bgv_correct_simd(o, k.data(), n, t, m, dk[j])) continue;
-      for (std::size_t c = 0; c < n; ++c) {
+      rows.dot(o, mat + j * stride, m, c0, c1);
+      if (detail::bgv_correct_simd(o + c0, k.data() + c0, c1 - c0, t, m, dk[j])) return;
+      for (std::size_t c = c0; c < c1; ++c) {
         const u64 km = k[c] > (t >> 1) ? neg_mod(reduce_word(t - k[c], m), m.value)
                                        : reduce_word(k[c], m);
         o[c] = mul_add_mod(km, dk[j], o[c], m);
       }
-    }
+    });
   }
   return true;
 }
