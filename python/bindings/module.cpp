@@ -900,7 +900,13 @@ NB_MODULE(_core, m) {
              Release r;
              return ev.multiply_plain_sum(cs, ps);
            }, "encrypted"_a, "plain"_a,
-           "CKKS: sum_i encrypted[i] * plain[i] in one pass (linear transforms' inner sums).")
+           "sum_i encrypted[i] * plain[i] in one pass (CKKS: linear transforms' inner sums; "
+           "BFV/BGV: one NTT-form accumulator, plaintexts optionally from transform_to_ntt).")
+      .def("transform_to_ntt", &Evaluator::transform_to_ntt, "plain"_a, "level"_a,
+           nb::call_guard<Release>(),
+           "BFV/BGV: the plaintext lifted to Q_level and in NTT form, for multiply_plain and "
+           "multiply_plain_sum at that level without per-call transforms (SEAL's "
+           "transform_to_ntt(plain, parms_id)).")
       .def("scalar_combination", [](const Evaluator& ev, nb::handle cts, nb::handle vals,
                                      nb::handle c, nb::handle s, nb::handle lv) {
              std::vector<nb::object> keep;  // alive while the GIL is released (see above)

@@ -879,7 +879,12 @@ class Evaluator:
 
     def multiply_plain_sum(self, encrypted: object, plain: object) -> Ciphertext:
         """
-        CKKS: sum_i encrypted[i] * plain[i] in one pass (linear transforms' inner sums).
+        sum_i encrypted[i] * plain[i] in one pass (CKKS: linear transforms' inner sums; BFV/BGV: one NTT-form accumulator, plaintexts optionally from transform_to_ntt).
+        """
+
+    def transform_to_ntt(self, plain: Plaintext, level: int) -> Plaintext:
+        """
+        BFV/BGV: the plaintext lifted to Q_level and in NTT form, for multiply_plain and multiply_plain_sum at that level without per-call transforms (SEAL's transform_to_ntt(plain, parms_id)).
         """
 
     def scalar_combination(self, encrypted: object, values: object, constant: object, scale: object, level: object) -> Ciphertext:

@@ -266,6 +266,58 @@ class IntegerContext(KeyedContext):
         """
         return self._encode(values, "values")
 
+    def encode_ntt(self, values: ArrayLike | str | _core.Plaintext,
+                   level: int | None = None) -> _core.Plaintext:
+        """Encodes ``values`` (as :meth:`encode`) and prepares the plaintext for products: lifted
+        to the chain's primes at ``level`` and put in NTT form, once, so that every ``x * p`` and
+        :meth:`multiply_plain_sum` at that level skips that work (SEAL's
+        ``Evaluator.transform_to_ntt(plain, parms_id)``). Reuse it; it serves products only
+        (``x + p`` needs :meth:`encode`'s form).
+
+        Args:
+            values: what :meth:`encode` takes, or a plaintext from it.
+            level: the level of the ciphertexts it will multiply (default: the top, where
+                :meth:`encrypt` puts them; BGV ciphertexts move down with ``mod_switch``).
+
+        Raises:
+            ValueError: ``level`` outside 0..max level, or what :meth:`encode` raises.
+        """
+        plain = self._encode(values, "values")
+        top = self.context.max_level
+        level = top if level is None else _check.integer(level, "level", 0, top)
+        return self.evaluator.transform_to_ntt(plain, level)
+
+    @_errors.user_operation("ctx.multiply_plain_sum(xs, ps)")
+    def multiply_plain_sum(self, cts: Sequence[Ciphertext],
+                           plains: Sequence[ArrayLike | _core.Plaintext]) -> Ciphertext:
+        """``sum_i cts[i] * plains[i]`` in one pass, like OpenFHE's ``EvalLinearWSum`` with
+        plaintext weights: one accumulator in NTT form (BFV ciphertexts enter it once each and
+        the sum leaves it once), the same words as the ``*`` and ``+`` chain. Plaintexts from
+        :meth:`encode_ntt` at the ciphertexts' level skip their lift and transform as well.
+
+        Args:
+            cts: one or more ciphertexts of this context at one level.
+            plains: one plaintext (or vector of integers, encoded as for ``x * v``) per
+                ciphertext.
+
+        Raises:
+            ValueError: no ciphertexts, a count mismatch, ciphertexts at different levels or
+                of another context, a prepared plaintext at another level.
+        """
+        cts = list(cts)
+        plains = list(plains)
+        if not cts:
+            raise ValueError("cts: expected at least one ciphertext")
+        if len(plains) != len(cts):
+            raise ValueError(f"plains: expected {len(cts)} plaintexts (one per ciphertext), "
+                             f"got {len(plains)}")
+        for c in cts:
+            if not isinstance(c, Ciphertext) or c.ctx is not self:
+                raise ValueError("cts: expected ciphertexts of this context")
+        raws = [c.raw for c in cts]
+        pts = [c._plain(p) for c, p in zip(cts, plains)]
+        return cts[0]._wrap(self.evaluator.multiply_plain_sum(raws, pts))
+
     def _encode(self, values, name: str) -> _core.Plaintext:
         """:meth:`encode`, naming the argument ``name`` in errors (operators: ``other``)."""
         if isinstance(values, _core.Plaintext):

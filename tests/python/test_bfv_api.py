@@ -127,3 +127,36 @@ def test_gpu_matches_cpu_bit_for_bit():
     assert np.array_equal(gpu.decrypt(a_g * a_g)[:100], v * v)
     moved = a_g.to("cpu")
     assert np.array_equal(moved.raw.data(), a_c.raw.data())
+
+
+@pytest.mark.parametrize("scheme", ["bfv", "bgv"])
+def test_encode_ntt_and_multiply_plain_sum_match_numpy_and_the_chain(scheme):
+    """ctx.encode_ntt prepares a plaintext once for products; ctx.multiply_plain_sum is the
+    one-pass weighted sum: slot-wise sum_i x_i * m_i mod t (numpy), the same bytes as the
+    * and + chain, with prepared or raw weights."""
+    c = getattr(veil, scheme)(poly_modulus_degree=4096, plain_modulus=65537, device="cpu",
+                              seed=3)
+    t = c.plain_modulus
+    rng = np.random.default_rng(5)
+    xs = [rng.integers(-300, 300, 64) for _ in range(4)]
+    ms = [rng.integers(-300, 300, 64) for _ in range(4)]
+    cts = [c.encrypt(x) for x in xs]
+    prepared = [c.encode_ntt(m) for m in ms]
+    want = centered(sum(x * m for x, m in zip(xs, ms)) % t)
+    got = c.multiply_plain_sum(cts, prepared)
+    np.testing.assert_array_equal(c.decrypt(got), want)
+    chain = cts[0] * ms[0]
+    for x, m in zip(cts[1:], ms[1:]):
+        chain = chain + x * m
+    assert bytes(got.to_bytes()) == bytes(chain.to_bytes())
+    assert bytes(c.multiply_plain_sum(cts, ms).to_bytes()) == bytes(chain.to_bytes())
+    np.testing.assert_array_equal(c.decrypt(cts[2] * prepared[2]), centered(xs[2] * ms[2] % t))
+    with pytest.raises(ValueError, match="plains: expected 4 plaintexts"):
+        c.multiply_plain_sum(cts, prepared[:3])
+    with pytest.raises(ValueError, match="cts: expected at least one"):
+        c.multiply_plain_sum([], [])
+    with pytest.raises(ValueError, match="level"):
+        c.encode_ntt(ms[0], level=c.context.max_level + 1)
+    low = c.encode_ntt(ms[0], level=0)
+    with pytest.raises(ValueError, match="in NTT form at level 0"):
+        cts[0] * low

@@ -86,10 +86,28 @@ class Evaluator {
   Ciphertext switch_key(const Ciphertext& a, const SwitchingKey& key) const;
   /// CKKS ModRaise (ckks::mod_raise): from a level inside q_0's rescale block to the top level.
   Ciphertext mod_raise(const Ciphertext& a) const;
-  /// CKKS: sum_i cts[i] * pts[i] in one pass (ckks::multiply_plain_sum). The ciphertexts must
-  /// share one key set.
+  /// sum_i cts[i] * pts[i] in one pass, like OpenFHE's EvalLinearWSum with plaintext weights.
+  /// CKKS: ckks::multiply_plain_sum. BFV/BGV: one accumulator in NTT form; BFV ciphertexts enter
+  /// it one at a time and the sum leaves it once (2|Q_l| + 2|Q_l|/terms limb-NTTs per term
+  /// against 5|Q_l| for multiply_plain and add), BGV's need none. Plaintexts may be in NTT form
+  /// at the ciphertexts' level (transform_to_ntt), which saves their lift and transform.
+  /// Equal word for word to the multiply_plain and add chain.
+  /// @param cts one or more ciphertexts of this context at one level and of one key set (BGV:
+  ///        one correction factor); sizes may differ (the sum has the largest).
+  /// @param pts one plaintext per ciphertext.
+  /// @throws InvalidArgument naming `encrypted` (none, null, other context, device, key set,
+  ///         level or correction factor) or `plain` (count, null, other context, or NTT form at
+  ///         another level).
   Ciphertext multiply_plain_sum(const std::vector<const Ciphertext*>& cts,
                                 const std::vector<const Plaintext*>& pts) const;
+  /// BFV/BGV: `plain` in NTT form at `level`, for multiply_plain and multiply_plain_sum on
+  /// ciphertexts at that level (SEAL's transform_to_ntt(plain, parms_id)): the lift to Q_level
+  /// and the NTT are done once instead of in every product.
+  /// @param plain a BFV/BGV plaintext of this context in coefficient form.
+  /// @param level 0..max level.
+  /// @throws InvalidArgument naming `plain` (empty, CKKS, already in NTT form, other context)
+  ///         or `level`.
+  Plaintext transform_to_ntt(const Plaintext& plain, std::size_t level) const;
   /// CKKS: plaintext-matrix products by baby-step giant-step with double hoisting (Bossuat et
   /// al., Eurocrypt 2021, §4, Alg. 6; ckks/bsgs.h): outputs[o] = rescale(sum_G rot_G(sum_t
   /// t.plain * rot_t.step(inputs[t.input]))). The baby rotations of an input share one ModUp and

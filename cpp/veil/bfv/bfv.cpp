@@ -8,6 +8,7 @@
 #include "veil/core/error.h"
 #include "veil/ring/poly_ops.h"
 #include "veil/rlwe/encrypt.h"
+#include "veil/rlwe/plaintext.h"
 #include "veil/rns/mod_down.h"
 
 namespace veil::bfv {
@@ -211,14 +212,20 @@ void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
   check_bfv(ct, "encrypted");
   const Context& ctx = *ct.context();
   const Device& dev = ct.device();
-  check_plain(ctx, dev, pt, "plain");
   const std::size_t n = ctx.n();
   const RnsBase& q = ctx.base_q(ct.level());
-  WordBuffer m(dev, q.size() * n, ctx.word_bits());
-  poly::lift_small(dev, q, n, pt.data<u64>(), ctx.plain_modulus(), true, m.data());
-  ntt_forward(dev, m.data(), 1, q, ctx.ntt());
+  WordBuffer lifted;
+  ConstWordPtr m;
+  if (pt.is_ntt_form()) {  // prepared by Evaluator::transform_to_ntt: no lift, no NTT
+    check_ntt_plain(ctx, dev, pt, ct.level(), "plain");
+    m = pt.data();
+  } else {
+    check_plain(ctx, dev, pt, "plain");
+    lifted = lift_plain_ntt(ctx, dev, pt, ct.level());  // the centered lift, in NTT form
+    m = lifted.data();
+  }
   ntt_forward(dev, ct.data(), ct.size(), q, ctx.ntt());
-  poly::multiply_broadcast(dev, q, n, ct.size(), ct.data(), m.data(), ct.data());
+  poly::multiply_broadcast(dev, q, n, ct.size(), ct.data(), m, ct.data());
   ntt_inverse(dev, ct.data(), ct.size(), q, ctx.ntt());
 }
 

@@ -9,6 +9,7 @@
 #include "veil/ring/poly_ops.h"
 #include "veil/rlwe/encrypt.h"
 #include "veil/rlwe/ntt_ops.h"
+#include "veil/rlwe/plaintext.h"
 #include "veil/rns/mod_down.h"
 
 namespace veil::bgv {
@@ -34,11 +35,7 @@ void check_bgv(const Ciphertext& ct, const char* what) {
 
 WordBuffer lift_plain(const Context& ctx, const Device& dev, const Plaintext& pt,
                       std::size_t level) {
-  const RnsBase& q = ctx.base_q(level);
-  WordBuffer m(dev, q.size() * ctx.n(), ctx.word_bits());
-  poly::lift_small(dev, q, ctx.n(), pt.data<u64>(), ctx.plain_modulus(), true, m.data());
-  ntt_forward(dev, m.data(), 1, q, ctx.ntt());
-  return m;
+  return lift_plain_ntt(ctx, dev, pt, level);
 }
 
 namespace {
@@ -112,10 +109,18 @@ Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) {
 void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
   check_bgv(ct, "encrypted");
   const Context& ctx = *ct.context();
-  check_plain(ctx, ct.device(), pt, "plain");
-  WordBuffer m = lift_plain(ctx, ct.device(), pt, ct.level());
-  poly::multiply_broadcast(ct.device(), ctx.base_q(ct.level()), ctx.n(), ct.size(), ct.data(),
-                           m.data(), ct.data());
+  WordBuffer lifted;
+  ConstWordPtr m;
+  if (pt.is_ntt_form()) {  // prepared by plain_to_ntt: no lift, no NTT
+    check_ntt_plain(ctx, ct.device(), pt, ct.level(), "plain");
+    m = pt.data();
+  } else {
+    check_plain(ctx, ct.device(), pt, "plain");
+    lifted = lift_plain(ctx, ct.device(), pt, ct.level());
+    m = lifted.data();
+  }
+  poly::multiply_broadcast(ct.device(), ctx.base_q(ct.level()), ctx.n(), ct.size(), ct.data(), m,
+                           ct.data());
 }
 
 void add_plain_inplace(Ciphertext& ct, const Plaintext& pt, bool subtract) {

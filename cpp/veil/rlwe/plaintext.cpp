@@ -3,6 +3,9 @@
 #include <string>
 
 #include "veil/core/error.h"
+#include "veil/ring/ntt.h"
+#include "veil/ring/poly_ops.h"
+#include "veil/rlwe/checks.h"
 
 namespace veil {
 
@@ -39,6 +42,49 @@ std::vector<std::uint64_t> plaintext_coefficients(const Plaintext& plain) {
     throw InvalidArgument("plain: expected a BFV/BGV plaintext in coefficient form");
   }
   return plain.buffer().to_host();
+}
+
+WordBuffer lift_plain_ntt(const Context& ctx, const Device& dev, const Plaintext& plain,
+                          std::size_t level) {
+  const RnsBase& q = ctx.base_q(level);
+  WordBuffer m(dev, q.size() * ctx.n(), ctx.word_bits());
+  poly::lift_small(dev, q, ctx.n(), plain.data<u64>(), ctx.plain_modulus(), true, m.data());
+  ntt_forward(dev, m.data(), 1, q, ctx.ntt());
+  return m;
+}
+
+Plaintext plain_to_ntt(const Plaintext& plain, std::size_t level) {
+  if (plain.empty()) throw InvalidArgument("plain: is empty");
+  const ContextPtr& ctx = plain.context();
+  if (ctx->scheme() == SchemeType::ckks) {
+    throw InvalidArgument("plain: CKKS plaintexts are encoded in NTT form already");
+  }
+  if (plain.is_ntt_form() || plain.word_count() != ctx->n()) {
+    throw InvalidArgument("plain: expected a BFV/BGV plaintext in coefficient form (from "
+                          "encode), got one in NTT form");
+  }
+  if (level > ctx->max_level()) {
+    throw InvalidArgument("level: expected 0.." + std::to_string(ctx->max_level()) + ", got " +
+                          std::to_string(level));
+  }
+  const Device& dev = plain.device();
+  Plaintext out(ctx, dev, (level + 1) * ctx->n(), level, true);
+  WordBuffer m = lift_plain_ntt(*ctx, dev, plain, level);
+  copy_words(dev, out.data(), dev, m.data(), out.word_count());
+  return out;
+}
+
+void check_ntt_plain(const Context& ctx, const Device& dev, const Plaintext& plain,
+                     std::size_t level, const char* what) {
+  check_compatible(ctx, dev, plain.context(), plain.device(), what);
+  if (!plain.is_ntt_form() || plain.word_count() != (plain.level() + 1) * ctx.n()) {
+    throw InvalidArgument(std::string(what) + ": expected a plaintext in NTT form (plain_to_ntt)");
+  }
+  if (plain.level() != level) {
+    throw InvalidArgument(std::string(what) + ": is in NTT form at level " +
+                          std::to_string(plain.level()) + ", the ciphertext at level " +
+                          std::to_string(level) + " (prepare it at the ciphertext's level)");
+  }
 }
 
 }  // namespace veil

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "veil/backend/word_buffer.h"
 #include "veil/rlwe/objects.h"
 
 namespace veil {
@@ -19,5 +20,25 @@ Plaintext make_plaintext(const ContextPtr& ctx, const std::vector<std::uint64_t>
 /// The N coefficients (mod t) of a BFV/BGV plaintext in coefficient form. Throws
 /// InvalidArgument naming `plain` for NTT-form or CKKS plaintexts.
 std::vector<std::uint64_t> plaintext_coefficients(const Plaintext& plain);
+
+/// BFV/BGV: the coefficients of `plain` (coefficient form, mod t) lifted to Q_level centered
+/// (|m_i| <= t/2) and put in NTT form, [level+1][N] words: the factor multiply_plain applies.
+/// No checks (the callers have checked `plain`).
+WordBuffer lift_plain_ntt(const Context& ctx, const Device& dev, const Plaintext& plain,
+                          std::size_t level);
+
+/// BFV/BGV: `plain` in NTT form at `level` (lift_plain_ntt), to be reused by many
+/// multiply_plain / multiply_plain_sum calls at that level without lifting and transforming it
+/// each time (SEAL's Evaluator::transform_to_ntt(plain, parms_id), OpenFHE's and Lattigo's
+/// pre-encoded plaintext operands).
+/// @param plain a BFV/BGV plaintext in coefficient form (from encode).
+/// @param level the level of the ciphertexts it will multiply (0..max level).
+/// @throws InvalidArgument naming `plain` (empty, CKKS, already in NTT form) or `level`.
+Plaintext plain_to_ntt(const Plaintext& plain, std::size_t level);
+
+/// Checks that `plain` is an NTT-form BFV/BGV plaintext (plain_to_ntt) of `ctx` on `dev` at
+/// `level`; throws InvalidArgument naming `what` otherwise.
+void check_ntt_plain(const Context& ctx, const Device& dev, const Plaintext& plain,
+                     std::size_t level, const char* what);
 
 }  // namespace veil

@@ -1,0 +1,160 @@
+// BFV/BGV plaintexts in NTT form (Evaluator::transform_to_ntt) and the one-pass plaintext
+// weighted sum (Evaluator::multiply_plain_sum): the decryption against the negacyclic
+// schoolbook products mod t, the words against the multiply_plain and add chain, the GPU's words
+// against the CPU's, and the errors.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "test_util.h"
+#include "veil/api/encryptor.h"
+#include "veil/api/evaluator.h"
+#include "veil/rlwe/plaintext.h"
+
+namespace {
+
+using veil::Ciphertext;
+using veil::Decryptor;
+using veil::Device;
+using veil::Encryptor;
+using veil::Evaluator;
+using veil::Plaintext;
+using veil::SchemeType;
+using veil::test::KeySet;
+using veil::test::expect_invalid;
+using veil::test::words;
+using u64 = std::uint64_t;
+
+// sum_i a_i * b_i in Z_t[x]/(x^N + 1), schoolbook.
+std::vector<u64> schoolbook_sum(const std::vector<std::vector<u64>>& a,
+                                const std::vector<std::vector<u64>>& b, u64 t) {
+  const std::size_t n = a[0].size();
+  std::vector<unsigned __int128> acc(n, 0);
+  std::vector<u64> out(n);
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (a[k][i] == 0) continue;
+      for (std::size_t j = 0; j < n; ++j) {
+        const u64 p = static_cast<u64>((static_cast<unsigned __int128>(a[k][i]) * b[k][j]) % t);
+        const std::size_t d = i + j;
+        if (d < n) {
+          acc[d] += p;
+        } else {
+          acc[d - n] += t - p;  // x^N = -1
+        }
+      }
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<u64>(acc[i] % t);
+  return out;
+}
+
+std::vector<u64> random_coeffs(std::size_t n, u64 t, std::size_t nonzero, std::mt19937_64& rng) {
+  std::vector<u64> c(n, 0);
+  for (std::size_t i = 0; i < nonzero; ++i) c[rng() % n] = rng() % t;
+  return c;
+}
+
+struct Case {
+  std::vector<Ciphertext> cts;
+  std::vector<Plaintext> pts, ntt_pts;
+  std::vector<std::vector<u64>> msgs, plains;
+};
+
+Case make_case(const KeySet& k, std::size_t terms, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const u64 t = k.ctx->plain_modulus();
+  const std::size_t n = k.ctx->n();
+  Encryptor enc(k.ctx, k.pk, seed);
+  const Evaluator ev(k.ctx);
+  Case c;
+  for (std::size_t i = 0; i < terms; ++i) {
+    c.msgs.push_back(random_coeffs(n, t, 24, rng));
+    c.plains.push_back(random_coeffs(n, t, 24, rng));
+    c.cts.push_back(enc.encrypt(veil::make_plaintext(k.ctx, c.msgs.back(), k.dev)));
+    c.pts.push_back(veil::make_plaintext(k.ctx, c.plains.back(), k.dev));
+    c.ntt_pts.push_back(ev.transform_to_ntt(c.pts.back(), c.cts.back().level()));
+  }
+  return c;
+}
+
+std::vector<const Ciphertext*> ptrs(const std::vector<Ciphertext>& v) {
+  std::vector<const Ciphertext*> p;
+  for (const auto& x : v) p.push_back(&x);
+  return p;
+}
+std::vector<const Plaintext*> ptrs(const std::vector<Plaintext>& v) {
+  std::vector<const Plaintext*> p;
+  for (const auto& x : v) p.push_back(&x);
+  return p;
+}
+
+class PlainNtt : public ::testing::TestWithParam<SchemeType> {};
+
+TEST_P(PlainNtt, WeightedSumDecryptsToTheSchoolbookSumAndEqualsTheChain) {
+  for (const Device& dev : veil::test::devices()) {
+    const KeySet k(veil::test::small_context(GetParam()), dev, 5);
+    const Evaluator ev(k.ctx);
+    const Case c = make_case(k, 3, 11);
+    // The chain: multiply_plain and add.
+    Ciphertext chain = ev.multiply_plain(c.cts[0], c.pts[0]);
+    for (std::size_t i = 1; i < c.cts.size(); ++i) {
+      chain = ev.add(chain, ev.multiply_plain(c.cts[i], c.pts[i]));
+    }
+    const Ciphertext sum = ev.multiply_plain_sum(ptrs(c.cts), ptrs(c.pts));
+    const Ciphertext sum_ntt = ev.multiply_plain_sum(ptrs(c.cts), ptrs(c.ntt_pts));
+    EXPECT_EQ(words(sum), words(chain)) << dev.str();
+    EXPECT_EQ(words(sum_ntt), words(chain)) << dev.str();
+    EXPECT_EQ(sum.is_ntt_form(), chain.is_ntt_form());
+    EXPECT_EQ(sum.key_id(), chain.key_id());
+    const Plaintext dec = Decryptor(k.ctx, k.sk).decrypt(sum_ntt);
+    EXPECT_EQ(veil::plaintext_coefficients(dec.to(Device::cpu())),
+              schoolbook_sum(c.msgs, c.plains, k.ctx->plain_modulus()))
+        << dev.str();
+    // One product with a prepared plaintext: the same words as with the coefficient one.
+    EXPECT_EQ(words(ev.multiply_plain(c.cts[1], c.ntt_pts[1])),
+              words(ev.multiply_plain(c.cts[1], c.pts[1])));
+  }
+}
+
+TEST_P(PlainNtt, GpuWordsEqualTheCpus) {
+  if (!veil::test::have_gpu()) GTEST_SKIP() << "no CUDA device";
+  std::vector<u64> out[2];
+  for (int d = 0; d < 2; ++d) {
+    const Device dev = d ? veil::test::gpu() : Device::cpu();
+    const KeySet k(veil::test::small_context(GetParam()), dev, 6);
+    const Case c = make_case(k, 4, 12);
+    out[d] = words(Evaluator(k.ctx).multiply_plain_sum(ptrs(c.cts), ptrs(c.ntt_pts)));
+  }
+  EXPECT_EQ(out[0], out[1]);
+}
+
+TEST_P(PlainNtt, Errors) {
+  const KeySet k(veil::test::small_context(GetParam()), Device::cpu(), 7);
+  const Evaluator ev(k.ctx);
+  const Case c = make_case(k, 2, 13);
+  expect_invalid([&] { ev.multiply_plain_sum({}, {}); }, "encrypted: expected at least one");
+  expect_invalid([&] { ev.multiply_plain_sum(ptrs(c.cts), {&c.pts[0]}); },
+                 "plain: expected 2 plaintexts");
+  expect_invalid([&] { ev.transform_to_ntt(c.ntt_pts[0], 0); }, "plain: expected a BFV/BGV");
+  expect_invalid([&] { ev.transform_to_ntt(c.pts[0], k.ctx->max_level() + 1); }, "level");
+  const Plaintext low = ev.transform_to_ntt(c.pts[0], 0);
+  expect_invalid([&] { ev.multiply_plain(c.cts[0], low); }, "plain: is in NTT form at level 0");
+  expect_invalid([&] { ev.multiply_plain_sum({&c.cts[0]}, {&low}); }, "at level 0");
+  const auto ckks = veil::test::small_context(SchemeType::ckks);
+  expect_invalid([&] { Evaluator(ckks).transform_to_ntt(c.pts[0], 0); }, "plain");
+  if (GetParam() == SchemeType::bgv) {  // ciphertexts at two levels
+    const Ciphertext down = ev.mod_switch_to_next(c.cts[1]);
+    expect_invalid([&] { ev.multiply_plain_sum({&c.cts[0], &down}, ptrs(c.pts)); },
+                   "encrypted: expected one level");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, PlainNtt, ::testing::Values(SchemeType::bfv, SchemeType::bgv),
+                         [](const auto& info) {
+                           return info.param == SchemeType::bfv ? "Bfv" : "Bgv";
+                         });
+
+}  // namespace
