@@ -312,8 +312,10 @@ class IntegerContext(KeyedContext):
             raise ValueError(f"plains: expected {len(cts)} plaintexts (one per ciphertext), "
                              f"got {len(plains)}")
         for c in cts:
-            if not isinstance(c, Ciphertext) or c.ctx is not self:
-                raise ValueError("cts: expected ciphertexts of this context")
+            if not isinstance(c, Ciphertext):
+                raise TypeError(f"cts: expected veil ciphertexts, got {type(c).__name__}")
+            if c.ctx.context.parameter_hash != self.context.parameter_hash:
+                raise ValueError("cts: expected ciphertexts of this context (or its public view)")
         raws = [c.raw for c in cts]
         pts = [c._plain(p) for c, p in zip(cts, plains)]
         return cts[0]._wrap(self.evaluator.multiply_plain_sum(raws, pts))

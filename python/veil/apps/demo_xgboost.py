@@ -718,6 +718,16 @@ class CountingOps:
         self.counts["add_plain"] += 1
         return self.inner.add_plain(a, p)
 
+    def multiply_plain_sum(self, cts, plains):
+        """Counted as the products and additions it stands for."""
+        self.counts["multiply_plain"] += len(cts)
+        self.counts["add"] += len(cts) - 1
+        return plain_sum(self.inner, cts, plains)
+
+    def prepare_product(self, p):
+        prepare = getattr(self.inner, "prepare_product", None)
+        return p if prepare is None else prepare(p)
+
     def rotate_rows(self, a, steps):
         self.counts["rotate"] += 1
         return self.inner.rotate_rows(a, steps)
@@ -728,8 +738,30 @@ class CountingOps:
 
 
 def encode_plan(plan: Plan, ops: ServerOps) -> list[Any]:
-    """The plan's plaintexts encoded by ``ops`` (once per model and key set: not per request)."""
-    return [ops.encode(v) for v in plan.plains]
+    """The plan's plaintexts encoded by ``ops`` (once per model and key set: not per request).
+    Where ``ops`` has ``prepare_product`` (Veil: ``encode_ntt``), the plaintexts that only ever
+    multiply are prepared for products once here."""
+    plains = [ops.encode(v) for v in plan.plains]
+    prepare = getattr(ops, "prepare_product", None)
+    if prepare is None:
+        return plains
+    products = {m for g in plan.groups for sels in g.bits for sel in sels for _, m in sel.terms}
+    products |= {m for g in plan.groups for m in g.leaves if m is not None}
+    products -= {plan.ones, plan.bias}
+    return [prepare(p) if i in products else p for i, p in enumerate(plains)]
+
+
+def plain_sum(ops: ServerOps, cts: Sequence[Any], plains: Sequence[Any]) -> Any:
+    """``sum_i cts[i] * plains[i]``: ``ops.multiply_plain_sum`` where it has one (Veil: one
+    pass), else the ``multiply_plain`` and ``add`` chain (SEAL)."""
+    fused = getattr(ops, "multiply_plain_sum", None)
+    if fused is not None:
+        return fused(list(cts), list(plains))
+    out = None
+    for c, p in zip(cts, plains):
+        z = ops.multiply_plain(c, p)
+        out = z if out is None else ops.add(out, z)
+    return out
 
 
 def evaluate(ops: ServerOps, plan: Plan, plains: Sequence[Any], inputs: Sequence[Any]) -> Any:
@@ -758,10 +790,8 @@ def evaluate(ops: ServerOps, plan: Plan, plains: Sequence[Any], inputs: Sequence
         for sels in group.bits:
             acc = None
             for sel in sels:
-                y = None
-                for j, m in sel.terms:
-                    z = ops.multiply_plain(inputs[j], plains[m])
-                    y = z if y is None else ops.add(y, z)
+                y = plain_sum(ops, [inputs[j] for j, _ in sel.terms],
+                              [plains[m] for _, m in sel.terms])
                 if sel.offset:
                     y = ops.rotate_rows(y, sel.offset * lay.block)
                 acc = y if acc is None else ops.add(acc, y)
@@ -778,12 +808,9 @@ def evaluate(ops: ServerOps, plan: Plan, plains: Sequence[Any], inputs: Sequence
             ind[2 * p + 1] = ops.sub(parent, right)
             ind[2 * p + 2] = right
         # 3. leaves: sum_l V_l * I_l
-        score = None
-        for leaf_idx, m in enumerate(group.leaves):
-            if m is None:
-                continue
-            z = ops.multiply_plain(ind[n_int + leaf_idx], plains[m])
-            score = z if score is None else ops.add(score, z)
+        leaves = [(n_int + i, m) for i, m in enumerate(group.leaves) if m is not None]
+        score = plain_sum(ops, [ind[k] for k, _ in leaves], [plains[m] for _, m in leaves]) \
+            if leaves else None
         if score is not None:
             total = score if total is None else ops.add(total, score)
     # 4. one relinearization, sum the blocks (trees), add the bias
@@ -864,6 +891,12 @@ class VeilOps:
 
     def multiply_plain(self, a, p):
         return a * p
+
+    def multiply_plain_sum(self, cts, plains):
+        return self.server.multiply_plain_sum(cts, plains)
+
+    def prepare_product(self, p):
+        return self.server.encode_ntt(p)
 
     def add_plain(self, a, p):
         return a + p
