@@ -446,6 +446,19 @@ TEST(Ntt32Cpu, MultiplicationMatchesSchoolbook) {
   expect_products_match_schoolbook<u32>(11, bits32_for);
 }
 
+// 32-bit words at every vector level: scalar, and widened to the 64-bit vector kernels.
+TEST(Ntt32Cpu, EveryVectorLevelMatchesSchoolbook) {
+  using veil::detail::CpuSimd;
+  const int top = static_cast<int>(veil::detail::cpu_simd_detected());
+  for (int level = 0; level <= top; ++level) {
+    SCOPED_TRACE(veil::detail::cpu_simd_name(static_cast<CpuSimd>(level)));
+    veil::detail::set_cpu_simd(level);
+    expect_products_match_schoolbook<u32>(21 + level, bits32_for);
+  }
+  veil::detail::set_cpu_simd(-1);
+  if (top == 0) GTEST_SKIP() << "no AVX-512 on this processor: the scalar kernels only";
+}
+
 TEST(Ntt32Cpu, ForwardIsBitReversedEvaluation) {
   std::mt19937_64 rng(12);
   for (int log_n = 1; log_n <= 9; ++log_n) {

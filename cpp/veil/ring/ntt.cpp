@@ -1,6 +1,11 @@
 #include "veil/ring/ntt.h"
 
 #include <string>
+#include <vector>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 #include "veil/backend/device.h"
 #include "veil/core/error.h"
@@ -174,8 +179,52 @@ void check_view(const RnsPolyView<W>& v, const NttTables& tables, const char* wh
   }
 }
 
+// 32-bit words on a CPU with the vector kernels: each limb widened to 64-bit words, transformed
+// with the 64-bit kernel and tables (its primes are below 2^31, so IFMA's), and narrowed back.
+// The outputs are canonical, so these are the 32-bit scalar kernel's words; the two extra
+// passes over a limb cost far less than its log2(N) stages. False when no vector kernel applies.
+bool cpu_transform_widened(bool forward, const RnsPolyView<u32>& v, const NttTables& tables) {
+  const std::size_t n = v.n(), limbs = v.num_limbs;
+  if (detail::cpu_simd() == detail::CpuSimd::kScalar || n < 16) return false;
+  const Device cpu = Device::cpu();
+  const u64* tw = tables.twiddles_for<u64>(cpu);
+  const u64* inv = tables.inv_n_for<u64>(cpu);
+  const std::int64_t total = static_cast<std::int64_t>(std::size_t(v.num_polys) * limbs);
+  int threads = 1;
+#if defined(_OPENMP)
+  if (!backend::forked_child()) threads = omp_get_max_threads();
+#endif
+  std::vector<u64> scratch(static_cast<std::size_t>(threads) * n);  // one limb per thread
+#pragma omp parallel for schedule(static) if (!backend::forked_child())
+  for (std::int64_t k = 0; k < total; ++k) {
+    int me = 0;
+#if defined(_OPENMP)
+    me = omp_get_thread_num();
+#endif
+    u64* b = scratch.data() + static_cast<std::size_t>(me) * n;
+    const std::size_t id = v.ntt_ids[static_cast<std::size_t>(k) % limbs];
+    const u64 q = tables.prime(id).value;
+    const u64* t = tw + id * 4 * n;
+    u32* a = v.limb(static_cast<u32>(k));
+    for (std::size_t j = 0; j < n; ++j) b[j] = a[j];
+    if (forward) {
+      if (!detail::ntt_forward_limb_simd(b, t, t + n, n, q)) {
+        detail::ntt_forward_limb<u64>(b, t, t + n, n, q);
+      }
+    } else if (!detail::ntt_inverse_limb_simd(b, t + 2 * n, t + 3 * n, n, q, inv[2 * id],
+                                              inv[2 * id + 1])) {
+      detail::ntt_inverse_limb<u64>(b, t + 2 * n, t + 3 * n, n, q, inv[2 * id], inv[2 * id + 1]);
+    }
+    for (std::size_t j = 0; j < n; ++j) a[j] = static_cast<u32>(b[j]);
+  }
+  return true;
+}
+
 template <class W>
 void cpu_transform(bool forward, const RnsPolyView<W>& v, const NttTables& tables) {
+  if constexpr (sizeof(W) == 4) {
+    if (cpu_transform_widened(forward, v, tables)) return;
+  }
   const u32* ids = v.ntt_ids;  // host memory: the view is of CPU data
   const Device cpu = Device::cpu();
   const std::size_t n = v.n(), limbs = v.num_limbs;
