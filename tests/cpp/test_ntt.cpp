@@ -187,17 +187,24 @@ TEST(NttCpu, MultiplicationMatchesSchoolbook) {
 }
 
 // The vector kernels (ntt_simd.h) at every level this processor offers, each against the
-// schoolbook product (primes of 30..61 bits: IFMA below 2^50, AVX512F/DQ above).
-TEST(NttCpu, EveryVectorLevelMatchesSchoolbook) {
+// schoolbook product on words W (64-bit: primes of 30..61 bits, IFMA below 2^50, AVX512F/DQ
+// above; 32-bit: widened to the 64-bit kernels).
+template <class W>
+void expect_every_level_matches_schoolbook(std::uint64_t seed,
+                                           std::vector<int> (*bits)(std::size_t, std::size_t)) {
   using veil::detail::CpuSimd;
   const int top = static_cast<int>(veil::detail::cpu_simd_detected());
   for (int level = 0; level <= top; ++level) {
     SCOPED_TRACE(veil::detail::cpu_simd_name(static_cast<CpuSimd>(level)));
     veil::detail::set_cpu_simd(level);
-    expect_products_match_schoolbook<u64>(11 + level, bits_for);
+    expect_products_match_schoolbook<W>(seed + level, bits);
   }
   veil::detail::set_cpu_simd(-1);
   if (top == 0) GTEST_SKIP() << "no AVX-512 on this processor: the scalar kernels only";
+}
+
+TEST(NttCpu, EveryVectorLevelMatchesSchoolbook) {
+  expect_every_level_matches_schoolbook<u64>(11, bits_for);
 }
 
 // At the sizes the schemes use, every level gives the same words, for random residues and for
@@ -446,17 +453,8 @@ TEST(Ntt32Cpu, MultiplicationMatchesSchoolbook) {
   expect_products_match_schoolbook<u32>(11, bits32_for);
 }
 
-// 32-bit words at every vector level: scalar, and widened to the 64-bit vector kernels.
 TEST(Ntt32Cpu, EveryVectorLevelMatchesSchoolbook) {
-  using veil::detail::CpuSimd;
-  const int top = static_cast<int>(veil::detail::cpu_simd_detected());
-  for (int level = 0; level <= top; ++level) {
-    SCOPED_TRACE(veil::detail::cpu_simd_name(static_cast<CpuSimd>(level)));
-    veil::detail::set_cpu_simd(level);
-    expect_products_match_schoolbook<u32>(21 + level, bits32_for);
-  }
-  veil::detail::set_cpu_simd(-1);
-  if (top == 0) GTEST_SKIP() << "no AVX-512 on this processor: the scalar kernels only";
+  expect_every_level_matches_schoolbook<u32>(21, bits32_for);
 }
 
 TEST(Ntt32Cpu, ForwardIsBitReversedEvaluation) {
