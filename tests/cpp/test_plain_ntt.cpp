@@ -143,6 +143,9 @@ TEST_P(PlainNtt, Errors) {
   const Plaintext low = ev.transform_to_ntt(c.pts[0], 0);
   expect_invalid([&] { ev.multiply_plain(c.cts[0], low); }, "plain: is in NTT form at level 0");
   expect_invalid([&] { ev.multiply_plain_sum({&c.cts[0]}, {&low}); }, "at level 0");
+  const Plaintext zero = veil::make_plaintext(k.ctx, {}, Device::cpu());  // transparent sum
+  expect_invalid([&] { ev.multiply_plain_sum(ptrs(c.cts), {&zero, &zero}); },
+                 "multiply_plain_sum: the result ciphertext is transparent");
   const auto ckks = veil::test::small_context(SchemeType::ckks);
   expect_invalid([&] { Evaluator(ckks).transform_to_ntt(c.pts[0], 0); }, "plain");
   if (GetParam() == SchemeType::bgv) {  // ciphertexts at two levels

@@ -457,7 +457,11 @@ Ciphertext Evaluator::multiply_plain_sum(const std::vector<const Ciphertext*>& c
     if (c == nullptr) throw InvalidArgument("encrypted: a ciphertext is null");
   }
   const u64 id = check_all(cts);
-  if (ctx_->scheme() != SchemeType::ckks) return with_key(integer_plain_sum(cts, pts), id);
+  if (ctx_->scheme() != SchemeType::ckks) {  // as multiply_plain: no transparent result
+    Ciphertext r = with_key(integer_plain_sum(cts, pts), id);
+    check_not_transparent(r, "multiply_plain_sum");
+    return r;
+  }
   return with_key(ckks::multiply_plain_sum(cts, pts), id);
 }
 

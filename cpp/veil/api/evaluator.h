@@ -97,7 +97,8 @@ class Evaluator {
   /// @param pts one plaintext per ciphertext.
   /// @throws InvalidArgument naming `encrypted` (none, null, other context, device, key set,
   ///         level or correction factor) or `plain` (count, null, other context, or NTT form at
-  ///         another level).
+  ///         another level); BFV/BGV on the CPU, naming multiply_plain_sum, for a transparent
+  ///         result (every plaintext zero), as multiply_plain.
   Ciphertext multiply_plain_sum(const std::vector<const Ciphertext*>& cts,
                                 const std::vector<const Plaintext*>& pts) const;
   /// BFV/BGV: `plain` in NTT form at `level`, for multiply_plain and multiply_plain_sum on
