@@ -48,9 +48,8 @@ VEIL_TI Barrett52 vectors(const BarrettConst& c) {
           _mm_set_epi64x(0, 51 - c.k)};
 }
 
-VEIL_TI V sub_if_ge(V v, V m) {
-  return _mm512_mask_sub_epi64(v, _mm512_cmpge_epu64_mask(v, m), v, m);
-}
+using x86::mulhi64;
+using x86::sub_if_ge;
 
 // The 104-bit x y as (lo, hi) in 52-bit halves, reduced.
 VEIL_TI V reduce104(V lo, V hi, const Barrett52& b) {
@@ -128,18 +127,6 @@ VEIL_TF void dot_mod_ifma(u64* r0, u64* r1, const u64* const* d, const u64* cons
 #define VEIL_TD __attribute__((target("avx512f,avx512dq"), always_inline)) inline
 #define VEIL_FD __attribute__((target("avx512f,avx512dq")))
 
-// hi64(a b) from four 32 x 32 -> 64-bit products (ntt_avx512.inc's, for this file's F/DQ code).
-VEIL_TD __m512i mulhi64_dq(__m512i a, __m512i b) {
-  const __m512i lo32 = _mm512_set1_epi64(0xffffffff);
-  const __m512i a_hi = _mm512_srli_epi64(a, 32), b_hi = _mm512_srli_epi64(b, 32);
-  const __m512i ll = _mm512_mul_epu32(a, b), lh = _mm512_mul_epu32(a, b_hi);
-  const __m512i hl = _mm512_mul_epu32(a_hi, b), hh = _mm512_mul_epu32(a_hi, b_hi);
-  const __m512i mid = _mm512_add_epi64(lh, _mm512_srli_epi64(ll, 32));
-  const __m512i mid2 = _mm512_add_epi64(hl, _mm512_and_si512(mid, lo32));
-  return _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(mid, 32)),
-                          _mm512_srli_epi64(mid2, 32));
-}
-
 // (hi, lo) += x y for x, y < 2^62: the product from four 32 x 32-bit products (the middle sum
 // stays below 2^63), the carries by unsigned compares.
 VEIL_TD void mac128(__m512i x, __m512i y, __m512i& hi, __m512i& lo) {
@@ -178,9 +165,10 @@ VEIL_FD void dot_mod_dq(u64* r0, u64* r1, const u64* const* d, const u64* const*
   }
 }
 
-// x - m where x >= m (F/DQ copy of sub_if_ge).
-VEIL_TD __m512i sub_if_ge_dq(__m512i x, __m512i m) {
-  return _mm512_mask_sub_epi64(x, _mm512_cmpge_epu64_mask(x, m), x, m);
+// reduce_word on vectors: x mod p for any word x (Barrett with the high ratio word).
+VEIL_TD __m512i reduce_word_dq(__m512i x, __m512i pv, __m512i ratio) {
+  const __m512i qhat = mulhi64(x, ratio);
+  return sub_if_ge(_mm512_sub_epi64(x, _mm512_mullo_epi64(qhat, pv)), pv);
 }
 
 VEIL_FD void reduce_rows_dq(u64* o, const u64* y, const u64* v, std::size_t n, u64 q0,
@@ -192,15 +180,14 @@ VEIL_FD void reduce_rows_dq(u64* o, const u64* y, const u64* v, std::size_t n, u
   for (std::size_t i = 0; i < n; i += 8) {
     __m512i x = _mm512_loadu_si512(y + i);
     if (mode == 1) {
-      x = sub_if_ge_dq(x, pv);
-    } else if (mode == 2) {  // reduce_word: Barrett with the high ratio word
-      const __m512i qhat = mulhi64_dq(x, ratio);
-      x = sub_if_ge_dq(_mm512_sub_epi64(x, _mm512_mullo_epi64(qhat, pv)), pv);
+      x = sub_if_ge(x, pv);
+    } else if (mode == 2) {
+      x = reduce_word_dq(x, pv, ratio);
     }
     if (v != nullptr) {
       const __m512i vv = _mm512_loadu_si512(v + i);
       x = _mm512_mask_add_epi64(x, _mm512_test_epi64_mask(vv, vv), x, cv);
-      x = sub_if_ge_dq(x, pv);
+      x = sub_if_ge(x, pv);
     }
     _mm512_storeu_si512(o + i, x);
   }
@@ -220,11 +207,6 @@ VEIL_FD void dot_const_dq(u64* o, const u64* const* y, const u64* w, std::size_t
   }
 }
 
-// reduce_word on vectors: x mod p for any word x (Barrett with the high ratio word).
-VEIL_TD __m512i reduce_word_dq(__m512i x, __m512i pv, __m512i ratio) {
-  const __m512i qhat = mulhi64_dq(x, ratio);
-  return sub_if_ge_dq(_mm512_sub_epi64(x, _mm512_mullo_epi64(qhat, pv)), pv);
-}
 
 VEIL_FD void bgv_correct_dq(u64* o, const u64* k, std::size_t n, u64 t, const Modulus& m,
                             u64 dk) {
@@ -243,10 +225,8 @@ VEIL_FD void bgv_correct_dq(u64* o, const u64* k, std::size_t n, u64 t, const Mo
     const __mmask8 flip = neg & _mm512_cmpneq_epu64_mask(a, zero);
     a = _mm512_mask_sub_epi64(a, flip, pv, a);
     // a dk mod m (Shoup), plus o
-    const __m512i p = _mm512_sub_epi64(_mm512_mullo_epi64(a, w),
-                                       _mm512_mullo_epi64(mulhi64_dq(a, ws), pv));
-    const __m512i r = sub_if_ge_dq(p, pv);
-    _mm512_storeu_si512(o + i, sub_if_ge_dq(_mm512_add_epi64(r, _mm512_loadu_si512(o + i)), pv));
+    const __m512i r = sub_if_ge(x86::mul_shoup_lazy(a, w, ws, pv), pv);
+    _mm512_storeu_si512(o + i, sub_if_ge(_mm512_add_epi64(r, _mm512_loadu_si512(o + i)), pv));
   }
 }
 
