@@ -1,0 +1,132 @@
+"""Where a small GPU operation's time goes (issue 25, item 3): host work, launches, kernels.
+
+For Phantom's parameter rows (``veil bench --rows phantom``), each small operation (encode,
+decrypt, add, multiply_plain, and their in-place / unchecked forms) is timed three ways:
+
+- ``event``: the median of CUDA events around one call, as ``veil bench`` times it (host work
+  between the events counts when the GPU waits for it);
+- ``host``: the host's time per call in a loop of back-to-back calls (the call's CPU cost);
+- ``stream``: the GPU span of the same loop divided by the calls (the larger of the two costs);
+- ``kernels``: the summed kernel time per call from PyTorch's profiler (CUPTI), when PyTorch
+  imports (the GPU machine has it); otherwise absent.
+
+Usage: python bench/small_ops.py [--scheme bfv|bgv|ckks ...] [--max-n N] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+
+from veil import _core
+from veil._bench_ops import VeilLib
+from veil._bench_rows import phantom_rows
+
+LOOP = 200
+
+
+def event_us(timer: Any, fn: Any, runs: int = 100, warmup: int = 10) -> float:
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(runs):
+        timer.start()
+        fn()
+        samples.append(timer.stop())
+    return 1000.0 * statistics.median(samples)
+
+
+def loop_us(timer: Any, fn: Any) -> tuple[float, float]:
+    """(host µs per call, GPU-span µs per call) over LOOP back-to-back calls."""
+    fn()
+    _core.synchronize("cuda")
+    timer.start()
+    t0 = time.perf_counter()
+    for _ in range(LOOP):
+        fn()
+    host = (time.perf_counter() - t0) / LOOP * 1e6
+    span = timer.stop() * 1000.0 / LOOP
+    return host, span
+
+
+def kernel_us(fn: Any) -> tuple[float, int] | None:
+    """Summed CUDA kernel time per call (µs) and kernels per call, by PyTorch's profiler."""
+    try:
+        import torch  # noqa: F401
+        from torch.profiler import ProfilerActivity, profile
+    except Exception:
+        return None
+    calls = 20
+    fn()
+    _core.synchronize("cuda")
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        _core.synchronize("cuda")
+    total, count = 0.0, 0
+    for e in prof.events():
+        if getattr(e, "device_type", None) is not None and "CUDA" in str(e.device_type):
+            total += e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total
+            count += 1
+    return total / calls, count // calls
+
+
+def probe(scheme: str, max_n: int) -> list[dict[str, Any]]:
+    out = []
+    timer = _core.Timer("cuda")
+    for row in phantom_rows(scheme):
+        if row.n > max_n:
+            continue
+        lib = VeilLib(row, "cuda")
+        lib.setup([])
+        rng = np.random.default_rng(1)
+        if scheme == "ckks":
+            x = rng.uniform(-1, 1, row.n // 2)
+        else:
+            x = rng.integers(0, row.plain_modulus, size=row.n, dtype=np.uint64)
+        px = lib.encode(x)
+        cx, cy = lib.encrypt(px), lib.encrypt(px)
+        acc = lib.encrypt(px)
+        ops = {
+            "encode": lambda: lib.encode(x),
+            "decrypt": lambda: lib.decryptor.decrypt(cx),
+            "add": lambda: lib.ev.add(cx, cy),
+            "add_inplace": lambda: lib.ev.add_inplace(acc, cy),
+            "multiply_plain": lambda: lib.ev.multiply_plain(cx, px),
+        }
+        if scheme != "ckks":
+            ops["decrypt_unchecked"] = lambda: lib.decryptor.decrypt(cx, False)
+        for name, fn in ops.items():
+            rec: dict[str, Any] = {"scheme": scheme, "row": row.name, "op": name,
+                                   "event_us": round(event_us(timer, fn), 2)}
+            host, span = loop_us(timer, fn)
+            rec["host_us"], rec["stream_us"] = round(host, 2), round(span, 2)
+            k = kernel_us(fn)
+            if k is not None:
+                rec["kernel_us"], rec["kernels"] = round(k[0], 2), k[1]
+            out.append(rec)
+            print(json.dumps(rec), flush=True)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scheme", action="append", choices=("bfv", "bgv", "ckks"))
+    ap.add_argument("--max-n", type=int, default=65536)
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    res = []
+    for s in a.scheme or ["bfv", "bgv", "ckks"]:
+        res += probe(s, a.max_n)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
