@@ -76,7 +76,30 @@ def kernel_us(fn: Any) -> tuple[float, int] | None:
     return total / calls, count // calls
 
 
-def probe(scheme: str, max_n: int) -> list[dict[str, Any]]:
+def api_calls(fn: Any) -> dict[str, tuple[float, float]] | None:
+    """Host-side calls per op call (CUDA runtime API, as CUPTI sees them): {name: (count, µs)}."""
+    try:
+        from torch.profiler import ProfilerActivity, profile
+    except Exception:
+        return None
+    calls = 20
+    fn()
+    _core.synchronize("cuda")
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        _core.synchronize("cuda")
+    agg: dict[str, list[float]] = {}
+    for e in prof.events():
+        if "CUDA" in str(getattr(e, "device_type", "")):
+            continue
+        a = agg.setdefault(e.name, [0.0, 0.0])
+        a[0] += 1
+        a[1] += e.cpu_time_total
+    return {k: (round(v[0] / calls, 2), round(v[1] / calls, 2)) for k, v in agg.items()}
+
+
+def probe(scheme: str, max_n: int, api: bool = False) -> list[dict[str, Any]]:
     out = []
     timer = _core.Timer("cuda")
     for row in phantom_rows(scheme):
@@ -109,6 +132,8 @@ def probe(scheme: str, max_n: int) -> list[dict[str, Any]]:
             k = kernel_us(fn)
             if k is not None:
                 rec["kernel_us"], rec["kernels"] = round(k[0], 2), k[1]
+            if api and row.n == max_n:
+                rec["api"] = api_calls(fn)
             out.append(rec)
             print(json.dumps(rec), flush=True)
     return out
@@ -119,10 +144,12 @@ def main() -> None:
     ap.add_argument("--scheme", action="append", choices=("bfv", "bgv", "ckks"))
     ap.add_argument("--max-n", type=int, default=65536)
     ap.add_argument("--json")
+    ap.add_argument("--api", action="store_true",
+                    help="also the CUDA runtime calls per op call at the largest N")
     a = ap.parse_args()
     res = []
     for s in a.scheme or ["bfv", "bgv", "ckks"]:
-        res += probe(s, a.max_n)
+        res += probe(s, a.max_n, a.api)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)
