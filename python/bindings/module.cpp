@@ -721,7 +721,7 @@ NB_MODULE(_core, m) {
            })
       .def_prop_ro("row_size", &BatchEncoder::row_size)
       .def("encode_unsigned", [](const BatchEncoder& e, const U64Array& v, const std::string& d) {
-             return e.encode(from_numpy<std::uint64_t>(v), dev_of(d));
+             return e.encode(v.data(), v.shape(0), dev_of(d));
            }, "values"_a, "device"_a = "cpu")
       .def("encode_signed", [](const BatchEncoder& e, const I64Array& v, const std::string& d) {
              return e.encode_signed(from_numpy<std::int64_t>(v), dev_of(d));
@@ -758,8 +758,8 @@ NB_MODULE(_core, m) {
            }, "values"_a, "scale"_a, "level"_a, "device"_a = "cpu")
       .def("encode_real", [](const CKKSEncoder& e, const F64Array& v, nb::handle scale, nb::handle level,
                              const std::string& d) {
-             return e.encode(std::vector<double>(v.data(), v.data() + v.shape(0)),
-                             real_arg(scale, "scale"), size_arg(level, "level"), dev_of(d));
+             return e.encode(v.data(), v.shape(0), real_arg(scale, "scale"),
+                             size_arg(level, "level"), dev_of(d));
            }, "values"_a, "scale"_a, "level"_a, "device"_a = "cpu")
       .def("encode_scalar", [](const CKKSEncoder& e, std::complex<double> v, nb::handle scale, nb::handle level,
                                const std::string& d) {

@@ -319,6 +319,69 @@ TEST(BackendCuda, BytesInUseTracksBuffers) {
   EXPECT_NE(veil::backend::stream(dev), nullptr);
 }
 
+TEST(BackendCuda, UploadCopiesTheSourceAtOnceAndKeepsStreamOrder) {
+  if (!has_gpu()) GTEST_SKIP() << "no CUDA device";
+  const Device dev(Device::Kind::cuda, 0);
+  // More uploads than staging slots (16), small and over the 1 MiB slot size: each source is
+  // overwritten right after its upload returns, and each destination is then used by a later
+  // copy on the stream, which must see the uploaded words.
+  std::vector<std::vector<u64>> want;
+  std::vector<Buffer<u64>> got;
+  for (std::size_t i = 0; i < 40; ++i) {
+    const std::size_t n = i % 7 == 6 ? (std::size_t(1) << 17) + 3 : 1 + 911 * i;  // 1 MiB + 24 B
+    std::vector<u64> src = pattern(n, 100 + i);
+    want.push_back(src);
+    Buffer<u64> d(dev, n);
+    veil::backend::upload(dev, d.data(), src.data(), n * sizeof(u64));
+    std::fill(src.begin(), src.end(), u64(0xdeadbeef));
+    got.push_back(d.clone());
+  }
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i].to_host(), want[i]) << i;
+  // Buffer::upload is the same path.
+  EXPECT_EQ(Buffer<u64>::upload(dev, want[3]).to_host(), want[3]);
+}
+
+TEST(BackendCuda, FreedBlocksServeTheNextAllocationOfTheirSize) {
+  if (!has_gpu()) GTEST_SKIP() << "no CUDA device";
+  const Device dev(Device::Kind::cuda, 0);
+  const std::size_t before = veil::backend::bytes_in_use(dev);
+  const std::size_t n = 3 * 4096 + 5;
+  const void* first = nullptr;
+  {
+    Buffer<u64> a = Buffer<u64>::from_host(dev, pattern(n, 9));
+    a.set_secure();  // zeroized on the stream before the block is cached
+    first = a.data();
+  }
+  EXPECT_EQ(veil::backend::bytes_in_use(dev), before);  // cached blocks are not in use
+  Buffer<u64> b(dev, n);
+  EXPECT_EQ(static_cast<const void*>(b.data()), first) << "the freed block was not reused";
+  EXPECT_EQ(b.to_host(), std::vector<u64>(n, 0)) << "a secure block came back unzeroed";
+  EXPECT_EQ(veil::backend::bytes_in_use(dev), before + n * sizeof(u64));
+  Buffer<u64> c(dev, n + 1);  // another size: another block
+  EXPECT_NE(static_cast<const void*>(c.data()), first);
+}
+
+TEST(BackendCuda, MappedFlagsStartAtZeroAndRunOutCleanly) {
+  if (!has_gpu()) GTEST_SKIP() << "no CUDA device";
+  const Device dev(Device::Kind::cuda, 0);
+  std::vector<std::uint32_t*> flags;
+  while (std::uint32_t* f = veil::backend::flag_acquire(dev)) {
+    EXPECT_EQ(*f, 0u);
+    *f = 7;  // dirty it: the next acquire must hand it out as 0 again
+    flags.push_back(f);
+    ASSERT_LE(flags.size(), 1024u);
+  }
+  EXPECT_GE(flags.size(), 16u);
+  std::sort(flags.begin(), flags.end());
+  EXPECT_EQ(std::unique(flags.begin(), flags.end()), flags.end()) << "a flag handed out twice";
+  veil::backend::flag_release(dev, flags.back());
+  std::uint32_t* again = veil::backend::flag_acquire(dev);
+  EXPECT_EQ(again, flags.back());
+  EXPECT_EQ(*again, 0u);
+  for (std::uint32_t* f : flags) veil::backend::flag_release(dev, f);
+  EXPECT_EQ(veil::backend::flag_acquire(Device::cpu()), nullptr);
+}
+
 // Resets the pool limit even when an assertion fails.
 struct PoolLimitGuard {
   Device dev;

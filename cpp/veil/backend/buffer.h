@@ -24,6 +24,13 @@ class Buffer {
       backend::copy(dev, b.data_, Device::cpu(), host.data(), host.size() * sizeof(T));
     return b;
   }
+  /// Copies public host data onto `dev` without waiting for the copy (backend::upload): for
+  /// tables and encoder inputs, never for secret material.
+  static Buffer upload(const Device& dev, const std::vector<T>& host) {
+    Buffer b(dev, host.size());
+    if (!host.empty()) backend::upload(dev, b.data_, host.data(), host.size() * sizeof(T));
+    return b;
+  }
   ~Buffer() { release(); }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;

@@ -2,6 +2,7 @@
 // backend is built, and by throwing stubs in cuda_stub.cpp otherwise.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #include "veil/backend/device.h"
 #include "veil/backend/memory.h"
@@ -13,8 +14,12 @@ int device_count();
 CudaDeviceInfo device_info(int index);
 void* allocate(int index, std::size_t bytes);
 void deallocate(int index, void* ptr, std::size_t bytes) noexcept;
+// A host-mapped flag set to 0 that a kernel may write (nullptr when all are in use).
+std::uint32_t* flag_acquire(int index);
+void flag_release(int index, std::uint32_t* flag) noexcept;
 // kind: 0 host->device, 1 device->host, 2 device->device (dst_index may differ from src_index)
 void copy(int dst_index, void* dst, int src_index, const void* src, std::size_t bytes, int kind);
+void upload(int index, void* dst, const void* src, std::size_t bytes);
 void fill_zero(int index, void* ptr, std::size_t bytes);
 void copy_rows(int index, void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
                std::size_t width, std::size_t rows);

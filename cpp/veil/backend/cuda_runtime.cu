@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "veil/backend/cuda_impl.h"
@@ -28,6 +29,44 @@ void check(cudaError_t err, const std::string& what) {
   throw RuntimeError(what + ": " + cudaGetErrorString(err));
 }
 
+// Public host data uploaded without a synchronization (upload()): kStageSlots pinned slots of
+// kStageBytes, used round robin; a slot is written again only after the event recorded behind
+// the copy that read it.
+constexpr std::size_t kStageSlots = 16;
+constexpr std::size_t kStageBytes = std::size_t(1) << 20;
+
+struct Staging {
+  std::mutex mu;
+  std::array<void*, kStageSlots> slot{};
+  std::array<cudaEvent_t, kStageSlots> done{};
+  std::size_t next = 0;
+};
+
+// Freed blocks kept by exact size for the next allocation of that size. Every use of a block is
+// queued on the device's one stream, so a block freed after its last queued use may serve the
+// next allocation at once, exactly as cudaFreeAsync + cudaMallocFromPoolAsync on that stream
+// would, without the two driver calls (an HE operation allocates the same few sizes on every
+// call). Bypassed while the stream is captured into a graph (its allocations become graph
+// nodes); bounded, and flushed to the pool when an allocation fails or nears the pool limit.
+constexpr std::size_t kCacheMaxBlock = std::size_t(64) << 20;
+constexpr std::size_t kCacheMaxBytes = std::size_t(256) << 20;
+
+struct BlockCache {
+  std::mutex mu;
+  std::unordered_map<std::size_t, std::vector<void*>> free;
+  std::atomic<std::size_t> bytes{0};
+};
+
+// Host-mapped flags for any_of: a kernel writes one directly, so a test costs a launch and a
+// synchronization (no allocation, memset or copy). kFlags per device, handed out under a lock.
+constexpr std::size_t kFlags = 64;
+
+struct Flags {
+  std::mutex mu;
+  std::uint32_t* host = nullptr;  // pinned, mapped (the same address on the device: UVA)
+  std::vector<std::size_t> idle;
+};
+
 struct DeviceState {
   std::once_flag once;
   cudaStream_t stream = nullptr;
@@ -37,7 +76,23 @@ struct DeviceState {
   // Pinned host copies of the host data uploaded while the stream is being captured: the graph
   // reads them again at every replay, so they live as long as the graph (graph_end/destroy).
   std::vector<void*> capture_pins;
+  Staging staging;
+  BlockCache cache;
+  std::atomic<bool> capturing{false};  // between graph_begin and graph_end/graph_abort
+  Flags flags;
 };
+
+// Returns the cached blocks to the pool (stream-ordered).
+void flush_cache(int index, DeviceState& st) noexcept {
+  std::lock_guard<std::mutex> lock(st.cache.mu);
+  if (st.cache.bytes == 0) return;
+  cudaSetDevice(index);
+  for (auto& [size, blocks] : st.cache.free) {
+    for (void* p : blocks) cudaFreeAsync(p, st.stream);
+    blocks.clear();
+  }
+  st.cache.bytes = 0;
+}
 
 std::mutex& graph_mutex() {
   static std::mutex m;
@@ -117,8 +172,21 @@ CudaDeviceInfo device_info(int index) {
 
 void* allocate(int index, std::size_t bytes) {
   DeviceState& st = state(index);
+  const bool cacheable = bytes <= kCacheMaxBlock && !st.capturing.load();
+  if (cacheable) {
+    std::lock_guard<std::mutex> lock(st.cache.mu);
+    auto it = st.cache.free.find(bytes);
+    if (it != st.cache.free.end() && !it->second.empty()) {
+      void* p = it->second.back();
+      it->second.pop_back();
+      st.cache.bytes -= bytes;
+      st.in_use += bytes;
+      return p;
+    }
+  }
   std::size_t limit = st.limit.load();
   std::size_t used = st.in_use.load();
+  if (limit && used + st.cache.bytes + bytes > limit) flush_cache(index, st);
   if (limit && used + bytes > limit) {
     throw OutOfMemory("cuda:" + std::to_string(index) + ": allocation of " +
                       std::to_string(bytes) + " bytes exceeds the pool limit of " +
@@ -127,6 +195,11 @@ void* allocate(int index, std::size_t bytes) {
   check(cudaSetDevice(index), "cudaSetDevice");
   void* p = nullptr;
   cudaError_t err = cudaMallocFromPoolAsync(&p, bytes, st.pool, st.stream);
+  if (err != cudaSuccess && st.cache.bytes > 0) {  // the cached blocks first, then once more
+    cudaGetLastError();
+    flush_cache(index, st);
+    err = cudaMallocFromPoolAsync(&p, bytes, st.pool, st.stream);
+  }
   if (err != cudaSuccess) {
     cudaGetLastError();
     throw OutOfMemory("cuda:" + std::to_string(index) + ": allocation of " +
@@ -139,9 +212,45 @@ void* allocate(int index, std::size_t bytes) {
 
 void deallocate(int index, void* ptr, std::size_t bytes) noexcept {
   DeviceState& st = states()[index];
+  st.in_use -= bytes;
+  if (bytes <= kCacheMaxBlock && !st.capturing.load()) {
+    try {
+      std::lock_guard<std::mutex> lock(st.cache.mu);
+      if (st.cache.bytes + bytes <= kCacheMaxBytes) {
+        st.cache.free[bytes].push_back(ptr);
+        st.cache.bytes += bytes;
+        return;
+      }
+    } catch (...) {  // no memory for the bookkeeping: free the block instead
+    }
+  }
   cudaSetDevice(index);
   cudaFreeAsync(ptr, st.stream);
-  st.in_use -= bytes;
+}
+
+std::uint32_t* flag_acquire(int index) {
+  DeviceState& st = state(index);
+  Flags& f = st.flags;
+  std::lock_guard<std::mutex> lock(f.mu);
+  if (f.host == nullptr) {
+    check(cudaSetDevice(index), "cudaSetDevice");
+    void* p = nullptr;
+    check(cudaHostAlloc(&p, kFlags * sizeof(std::uint32_t), cudaHostAllocMapped), "cudaHostAlloc");
+    f.host = static_cast<std::uint32_t*>(p);
+    for (std::size_t i = kFlags; i-- > 0;) f.idle.push_back(i);
+  }
+  if (f.idle.empty()) return nullptr;  // all in use (kFlags concurrent tests): the caller copies
+  const std::size_t i = f.idle.back();
+  f.idle.pop_back();
+  volatile std::uint32_t* flag = f.host + i;
+  *flag = 0;
+  return f.host + i;
+}
+
+void flag_release(int index, std::uint32_t* flag) noexcept {
+  Flags& f = states()[index].flags;
+  std::lock_guard<std::mutex> lock(f.mu);
+  f.idle.push_back(static_cast<std::size_t>(flag - f.host));
 }
 
 void copy(int dst_index, void* dst, int src_index, const void* src, std::size_t bytes, int kind) {
@@ -179,6 +288,38 @@ void copy(int dst_index, void* dst, int src_index, const void* src, std::size_t 
   }
 }
 
+void upload(int index, void* dst, const void* src, std::size_t bytes) {
+  DeviceState& st = state(index);
+  if (bytes > kStageBytes || capturing(st.stream)) {
+    copy(index, dst, -1, src, bytes, 0);
+    return;
+  }
+  Staging& s = st.staging;
+  std::lock_guard<std::mutex> lock(s.mu);
+  const std::size_t i = s.next;
+  check(cudaSetDevice(index), "cudaSetDevice");
+  if (s.slot[i] == nullptr) {
+    void* pin = nullptr;
+    if (cudaMallocHost(&pin, kStageBytes) != cudaSuccess) {  // no pinned memory: copy()'s path
+      cudaGetLastError();
+      copy(index, dst, -1, src, bytes, 0);
+      return;
+    }
+    cudaEvent_t ev = nullptr;
+    const cudaError_t err = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    if (err != cudaSuccess) cudaFreeHost(pin);
+    check(err, "cudaEventCreate");
+    s.slot[i] = pin;
+    s.done[i] = ev;
+  } else {
+    check(cudaEventSynchronize(s.done[i]), "upload");  // the last copy that read this slot
+  }
+  std::memcpy(s.slot[i], src, bytes);
+  check(cudaMemcpyAsync(dst, s.slot[i], bytes, cudaMemcpyHostToDevice, st.stream), "upload");
+  check(cudaEventRecord(s.done[i], st.stream), "upload");
+  s.next = (i + 1) % kStageSlots;
+}
+
 void fill_zero(int index, void* ptr, std::size_t bytes) {
   DeviceState& st = state(index);
   check(cudaSetDevice(index), "cudaSetDevice");
@@ -212,7 +353,11 @@ void set_current(int index) {
   check(cudaSetDevice(index), "cudaSetDevice");
 }
 
-void set_pool_limit(int index, std::size_t bytes) { state(index).limit = bytes; }
+void set_pool_limit(int index, std::size_t bytes) {
+  DeviceState& st = state(index);
+  st.limit = bytes;
+  flush_cache(index, st);  // a lower limit holds for the cached blocks too
+}
 std::size_t pool_limit(int index) { return state(index).limit.load(); }
 std::size_t bytes_in_use(int index) { return state(index).in_use.load(); }
 
@@ -253,7 +398,10 @@ void graph_begin(int index) {
   check(cudaSetDevice(index), "cudaSetDevice");
   // Relaxed: other threads' unrelated CUDA calls (and this one's allocations) stay legal.
   st.capture_pins.clear();
-  check(cudaStreamBeginCapture(st.stream, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
+  st.capturing = true;
+  const cudaError_t err = cudaStreamBeginCapture(st.stream, cudaStreamCaptureModeRelaxed);
+  if (err != cudaSuccess) st.capturing = false;
+  check(err, "cudaStreamBeginCapture");
 }
 
 namespace {
@@ -267,6 +415,7 @@ void* graph_end(int index) {
   DeviceState& st = state(index);
   cudaGraph_t graph = nullptr;
   const cudaError_t end = cudaStreamEndCapture(st.stream, &graph);
+  st.capturing = false;
   if (end != cudaSuccess) free_pins(st.capture_pins);
   check(end, "cudaStreamEndCapture");
   cudaGraphExec_t exec = nullptr;
@@ -285,6 +434,7 @@ void graph_abort(int index) noexcept {
   DeviceState& st = states()[index];
   cudaGraph_t graph = nullptr;
   if (cudaStreamEndCapture(st.stream, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+  st.capturing = false;
   cudaGetLastError();
   free_pins(st.capture_pins);
 }

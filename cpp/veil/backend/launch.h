@@ -126,8 +126,88 @@ __global__ void veil_any_of_kernel(std::size_t n, P pred, std::uint32_t* flag) {
 }
 #endif
 
+/// any_of's test, queued now and read later by wait(): work queued in between runs right behind
+/// the test's kernel, so a check costs one synchronization at the end instead of a stop in the
+/// middle. CPU (or when no mapped flag is free): evaluated at once. Not copyable; the destructor
+/// waits for a kernel still queued (it writes the flag).
+class PendingAny {
+ public:
+  PendingAny() = default;
+  explicit PendingAny(bool value) : value_(value) {}
+  PendingAny(const Device& dev, std::uint32_t* flag) : dev_(dev), flag_(flag) {}
+  PendingAny(const PendingAny&) = delete;
+  PendingAny& operator=(const PendingAny&) = delete;
+  PendingAny(PendingAny&& o) noexcept : dev_(o.dev_), flag_(o.flag_), value_(o.value_) {
+    o.flag_ = nullptr;
+  }
+  ~PendingAny() {
+    if (!flag_) return;
+    try {
+      backend::synchronize(dev_);
+    } catch (...) {  // the stream failed: no kernel of it runs any more
+    }
+    backend::flag_release(dev_, flag_);
+  }
+  /// Waits for the test (CUDA: a stream synchronization) and returns whether pred held anywhere.
+  bool wait() {
+    if (!flag_) return value_;
+    std::uint32_t* flag = flag_;
+    flag_ = nullptr;
+    try {
+      backend::synchronize(dev_);
+    } catch (...) {
+      backend::flag_release(dev_, flag);
+      throw;
+    }
+    value_ = *static_cast<volatile std::uint32_t*>(flag) != 0;
+    backend::flag_release(dev_, flag);
+    return value_;
+  }
+
+ private:
+  Device dev_ = Device::cpu();
+  std::uint32_t* flag_ = nullptr;
+  bool value_ = false;
+};
+
+#if defined(__CUDACC__)
+template <class P>
+void launch_any_of_kernel(const Device& dev, std::size_t n, P pred, std::uint32_t* flag) {
+  constexpr unsigned threads = 256;
+  std::size_t blocks = (n + threads - 1) / threads;
+  if (blocks > 65535u * 4u) blocks = 65535u * 4u;
+  veil_any_of_kernel<<<unsigned(blocks), threads, 0, backend::stream(dev)>>>(n, pred, flag);
+  backend::check_last_launch("any_of");
+}
+#endif
+
 /// True when pred(i) holds for some i in [0, n). CPU: a serial loop that stops at the first hit.
-/// CUDA: one kernel setting a device flag, then a 4-byte copy to the host (a synchronization).
+/// CUDA: one kernel setting a host-mapped flag, then a synchronization (no allocation or copy;
+/// with every mapped flag in use, a device flag and a 4-byte copy).
+template <class P>
+bool any_of(const Device& dev, std::size_t n, P pred);
+
+/// The same test, queued: wait() on the result gives pred's answer (see PendingAny).
+template <class P>
+PendingAny any_of_async(const Device& dev, std::size_t n, P pred) {
+  if (n == 0) return PendingAny(false);
+  if (dev.is_cpu()) return PendingAny(any_of(dev, n, pred));
+#if defined(__CUDACC__)
+  backend::set_current(dev);
+  std::uint32_t* flag = backend::flag_acquire(dev);
+  if (flag == nullptr) return PendingAny(any_of(dev, n, pred));
+  try {
+    launch_any_of_kernel(dev, n, pred, flag);
+  } catch (...) {
+    backend::flag_release(dev, flag);
+    throw;
+  }
+  return PendingAny(dev, flag);
+#else
+  throw_cuda_not_in_this_unit(__FILE__);
+#endif
+}
+
 template <class P>
 bool any_of(const Device& dev, std::size_t n, P pred) {
   if (n == 0) return false;
@@ -138,15 +218,20 @@ bool any_of(const Device& dev, std::size_t n, P pred) {
   }
 #if defined(__CUDACC__)
   backend::set_current(dev);
+  if (std::uint32_t* mapped = backend::flag_acquire(dev)) {
+    try {
+      launch_any_of_kernel(dev, n, pred, mapped);
+    } catch (...) {
+      backend::flag_release(dev, mapped);
+      throw;
+    }
+    return PendingAny(dev, mapped).wait();
+  }
   auto* flag = static_cast<std::uint32_t*>(backend::allocate(dev, sizeof(std::uint32_t)));
   std::uint32_t host = 0;
   try {
     backend::fill_zero(dev, flag, sizeof(std::uint32_t));
-    constexpr unsigned threads = 256;
-    std::size_t blocks = (n + threads - 1) / threads;
-    if (blocks > 65535u * 4u) blocks = 65535u * 4u;
-    veil_any_of_kernel<<<unsigned(blocks), threads, 0, backend::stream(dev)>>>(n, pred, flag);
-    backend::check_last_launch("any_of");
+    launch_any_of_kernel(dev, n, pred, flag);
     backend::copy(Device::cpu(), &host, dev, flag, sizeof(host));
   } catch (...) {
     backend::deallocate(dev, flag, sizeof(std::uint32_t));

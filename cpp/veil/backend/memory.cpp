@@ -255,6 +255,23 @@ void copy(const Device& dst_dev, void* dst, const Device& src_dev, const void* s
   }
 }
 
+std::uint32_t* flag_acquire(const Device& dev) {
+  return dev.is_cuda() ? cuda::flag_acquire(dev.index) : nullptr;
+}
+
+void flag_release(const Device& dev, std::uint32_t* flag) noexcept {
+  if (dev.is_cuda() && flag) cuda::flag_release(dev.index, flag);
+}
+
+void upload(const Device& dev, void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+  if (dev.is_cuda()) {
+    cuda::upload(dev.index, dst, src, bytes);
+  } else {
+    std::memcpy(dst, src, bytes);
+  }
+}
+
 void fill_zero(const Device& dev, void* ptr, std::size_t bytes) {
   if (bytes == 0) return;
   if (dev.is_cuda()) {

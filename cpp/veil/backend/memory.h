@@ -22,6 +22,14 @@ void deallocate(const Device& dev, void* ptr, std::size_t bytes) noexcept;
 /// copy is complete when the destination is the host.
 void copy(const Device& dst_dev, void* dst, const Device& src_dev, const void* src,
           std::size_t bytes);
+/// Copies `bytes` of public host data (tables, encoder inputs; never secret-key material) onto
+/// `dev` without waiting: the source may be reused or freed on return. CUDA: up to 1 MiB goes
+/// through a ring of 16 pinned staging slots, each reused only after the copy that read it has
+/// completed (an event), so a small upload costs a host memcpy and a stream-ordered DMA instead
+/// of a stream synchronization; larger copies, and copies while the stream is captured into a
+/// graph, take copy()'s path. The staged bytes stay in pinned host memory until a later upload
+/// overwrites them, which is why secret material must use copy().
+void upload(const Device& dev, void* dst, const void* src, std::size_t bytes);
 void fill_zero(const Device& dev, void* ptr, std::size_t bytes);
 /// Overwrites secret memory with zeros before it is freed (never optimized away on the host;
 /// stream-ordered on a device, so the pool hands the block out again only after it). noexcept:
@@ -33,6 +41,11 @@ std::size_t zeroized_bytes(const Device& dev);
 /// dst + r * dst_pitch (a strided gather/scatter of polynomials in one call).
 void copy_rows(const Device& dev, void* dst, std::size_t dst_pitch, const void* src,
                std::size_t src_pitch, std::size_t width, std::size_t rows);
+/// A 32-bit flag in host-mapped memory, set to 0, that kernels on CUDA device `dev` may write
+/// (any_of's tests): nullptr when all of the device's flags are in use. Give it back with
+/// flag_release once no queued kernel can write it any more.
+std::uint32_t* flag_acquire(const Device& dev);
+void flag_release(const Device& dev, std::uint32_t* flag) noexcept;
 /// Waits for all work queued on dev's stream.
 void synchronize(const Device& dev);
 /// Waits for all work on `dev` on every stream, also other libraries' (before reading memory

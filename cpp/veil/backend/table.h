@@ -33,7 +33,7 @@ class DeviceTable {
     if (dev.is_cpu() || host_.empty()) return host_.data();
     std::lock_guard<std::mutex> lock(*mu_);
     auto it = dev_.find(dev.index);
-    if (it == dev_.end()) it = dev_.emplace(dev.index, Buffer<T>::from_host(dev, host_)).first;
+    if (it == dev_.end()) it = dev_.emplace(dev.index, Buffer<T>::upload(dev, host_)).first;
     return it->second.data();
   }
   const std::vector<T>& host() const { return host_; }

@@ -11,7 +11,7 @@ namespace veil {
 namespace {
 // Slots -> plaintext: place slot i at NTT index map[i], then inverse NTT mod t. `src`: N slots
 // in [0, t) on the plaintext's device.
-Plaintext encode_words(const ContextPtr& ctx_, const Buffer<u64>& src) {
+Plaintext encode_words(const ContextPtr& ctx_, const RnsBase& base, const Buffer<u64>& src) {
   const std::size_t n = ctx_->n();
   const Device& dev = src.device();
   Plaintext pt(ctx_, dev, n, ctx_->max_level(), false);
@@ -19,14 +19,12 @@ Plaintext encode_words(const ContextPtr& ctx_, const Buffer<u64>& src) {
   const u32* map = ctx_->slot_index_map().data(dev);
   u64* out = pt.data<u64>();
   for_each(dev, n, VEIL_LAMBDA(std::size_t i) { out[map[i]] = s[i]; });
-  const NttTables& tn = ctx_->plain_ntt();
-  RnsBase base({tn.prime(0)}, {0});
-  ntt_inverse(dev, out, 1, base, tn);
+  ntt_inverse(dev, out, 1, base, ctx_->plain_ntt());
   return pt;
 }
 
 // The N slots of a batched plaintext in [0, t), on its device (decode's steps; `pt` checked).
-Buffer<u64> decode_words(const ContextPtr& ctx_, const Plaintext& pt) {
+Buffer<u64> decode_words(const ContextPtr& ctx_, const RnsBase& base, const Plaintext& pt) {
   if (!pt.context() || pt.context()->parameter_hash() != ctx_->parameter_hash()) {
     throw InvalidArgument("plain: belongs to a different context");
   }
@@ -37,9 +35,7 @@ Buffer<u64> decode_words(const ContextPtr& ctx_, const Plaintext& pt) {
   const Device& dev = pt.device();
   const std::size_t n = ctx_->n();
   WordBuffer tmp = pt.buffer().clone();  // coefficient plaintexts: 64-bit words
-  const NttTables& tn = ctx_->plain_ntt();
-  RnsBase base({tn.prime(0)}, {0});
-  ntt_forward(dev, tmp.data<u64>(), 1, base, tn);
+  ntt_forward(dev, tmp.data<u64>(), 1, base, ctx_->plain_ntt());
   Buffer<u64> out(dev, n);
   const u64* src = tmp.data<u64>();
   u64* o = out.data();
@@ -84,26 +80,33 @@ BatchEncoder::BatchEncoder(ContextPtr ctx) : ctx_(std::move(ctx)) {
   if (ctx_->scheme() == SchemeType::ckks) {
     throw InvalidArgument("context: BatchEncoder needs a BFV or BGV context (use CKKSEncoder)");
   }
-  ctx_->plain_ntt();  // throws a clear error when t does not enable batching
+  // plain_ntt() throws a clear error when t does not enable batching.
+  plain_base_ = RnsBase({ctx_->plain_ntt().prime(0)}, {0});
 }
 
 Plaintext BatchEncoder::encode(const std::vector<std::uint64_t>& values, const Device& dev) const {
+  return encode(values.data(), values.size(), dev);
+}
+
+Plaintext BatchEncoder::encode(const std::uint64_t* values, std::size_t count,
+                               const Device& dev) const {
   const std::size_t n = ctx_->n();
   const u64 t = ctx_->plain_modulus();
-  if (values.size() > n) {
+  if (count > n) {
     throw InvalidArgument("values: expected at most " + std::to_string(n) + " slots, got " +
-                          std::to_string(values.size()));
+                          std::to_string(count));
   }
-  for (std::size_t i = 0; i < values.size(); ++i) {
+  for (std::size_t i = 0; i < count; ++i) {
     if (values[i] >= t) {
       throw InvalidArgument("values: slot " + std::to_string(i) + " holds " +
                             std::to_string(values[i]) + ", expected a value below plain_modulus " +
                             std::to_string(t));
     }
   }
-  std::vector<u64> slots(values);
-  slots.resize(n, 0);
-  return encode_words(ctx_, Buffer<u64>::from_host(dev, slots));
+  Buffer<u64> slots(dev, n);
+  if (count < n) backend::fill_zero(dev, slots.data() + count, (n - count) * sizeof(u64));
+  backend::upload(dev, slots.data(), values, count * sizeof(u64));
+  return encode_words(ctx_, plain_base_, slots);
 }
 
 Plaintext BatchEncoder::encode_signed(const std::vector<std::int64_t>& values,
@@ -125,11 +128,11 @@ Plaintext BatchEncoder::encode_signed(const std::vector<std::int64_t>& values,
     }
     slots[i] = v >= 0 ? static_cast<u64>(v) : t - static_cast<u64>(-v);
   }
-  return encode_words(ctx_, Buffer<u64>::from_host(dev, slots));
+  return encode_words(ctx_, plain_base_, Buffer<u64>::upload(dev, slots));
 }
 
 std::vector<std::uint64_t> BatchEncoder::decode(const Plaintext& pt) const {
-  return decode_words(ctx_, pt).to_host();
+  return decode_words(ctx_, plain_base_, pt).to_host();
 }
 
 std::vector<std::int64_t> BatchEncoder::decode_signed(const Plaintext& pt) const {
@@ -144,19 +147,19 @@ std::vector<std::int64_t> BatchEncoder::decode_signed(const Plaintext& pt) const
 
 Plaintext BatchEncoder::encode_view(const ArrayView<const std::uint64_t>& values) const {
   values.check(values.device, ctx_->n(), true, "values");
-  return encode_words(ctx_, slots_from_view(values.data, values.count, ctx_->n(),
+  return encode_words(ctx_, plain_base_, slots_from_view(values.data, values.count, ctx_->n(),
                                             ctx_->plain_modulus(), values.device));
 }
 
 Plaintext BatchEncoder::encode_signed_view(const ArrayView<const std::int64_t>& values) const {
   values.check(values.device, ctx_->n(), true, "values");
-  return encode_words(ctx_, slots_from_view(values.data, values.count, ctx_->n(),
+  return encode_words(ctx_, plain_base_, slots_from_view(values.data, values.count, ctx_->n(),
                                             ctx_->plain_modulus(), values.device));
 }
 
 void BatchEncoder::decode_view(const Plaintext& pt, const ArrayView<std::uint64_t>& out) const {
   out.check(pt.device(), ctx_->n(), false, "out");
-  const Buffer<u64> slots = decode_words(ctx_, pt);
+  const Buffer<u64> slots = decode_words(ctx_, plain_base_, pt);
   const u64* s = slots.data();
   std::uint64_t* o = out.data;
   for_each(pt.device(), ctx_->n(), VEIL_LAMBDA(std::size_t i) { o[i] = s[i]; });
@@ -165,7 +168,7 @@ void BatchEncoder::decode_view(const Plaintext& pt, const ArrayView<std::uint64_
 
 void BatchEncoder::decode_signed_view(const Plaintext& pt, const ArrayView<std::int64_t>& out) const {
   out.check(pt.device(), ctx_->n(), false, "out");
-  const Buffer<u64> slots = decode_words(ctx_, pt);
+  const Buffer<u64> slots = decode_words(ctx_, plain_base_, pt);
   const u64* s = slots.data();
   const u64 t = ctx_->plain_modulus();
   std::int64_t* o = out.data;

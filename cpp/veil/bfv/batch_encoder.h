@@ -21,6 +21,10 @@ class BatchEncoder {
 
   /// values: at most N entries, each < t (missing slots are 0). Throws InvalidArgument otherwise.
   Plaintext encode(const std::vector<std::uint64_t>& values, const Device& dev = Device::cpu()) const;
+  /// The same from `count` values in host memory at `values` (no intermediate host copy: one
+  /// check pass, then backend::upload of the values and a zero fill of the missing slots).
+  /// @throws InvalidArgument naming `values` as above.
+  Plaintext encode(const std::uint64_t* values, std::size_t count, const Device& dev) const;
   /// Signed values in [-(t-1)/2, (t-1)/2].
   Plaintext encode_signed(const std::vector<std::int64_t>& values,
                           const Device& dev = Device::cpu()) const;
@@ -44,6 +48,7 @@ class BatchEncoder {
 
  private:
   ContextPtr ctx_;
+  RnsBase plain_base_;  // {t} with its NTT tables: built once, its device copy kept
 };
 
 }  // namespace veil

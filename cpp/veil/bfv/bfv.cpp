@@ -86,7 +86,10 @@ Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
   check_bfv(ct, "encrypted");
   const ContextPtr& ctx = ct.context();
   WordBuffer phase = decrypt_phase(sk, ct);
-  if (check_noise) check_noise_budget(*ctx, ct.device(), phase.data(), ct.level());
+  // The noise test is read after the scaling is queued: one synchronization, at the end.
+  PendingAny exhausted = check_noise ? noise_exhausted_async(*ctx, ct.device(), phase.data(),
+                                                             ct.level())
+                                     : PendingAny();
   Plaintext pt(ctx, ct.device(), ctx->n(), ctx->max_level(), false);
   const BfvTables& tables = bfv_tables(*ctx, ct.level());
   if (ctx->params().mul_method == MulMethod::behz) {  // BEHZ: 64-bit words only
@@ -95,6 +98,7 @@ Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
     VEIL_WITH_WORD(phase.word_bits(), tables.scale_q.apply<W>(ct.device(), phase.data<W>(),
                                                               pt.data<u64>(), ctx->n()));
   }
+  if (exhausted.wait()) throw_noise_exhausted();
   return pt;
 }
 

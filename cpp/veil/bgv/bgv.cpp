@@ -69,7 +69,9 @@ Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
   const std::size_t n = ctx->n();
   WordBuffer phase = decrypt_phase(sk, ct);
   ntt_inverse(dev, phase.data(), 1, ctx->base_q(ct.level()), ctx->ntt());
-  if (check_noise) check_noise_budget(*ctx, dev, phase.data(), ct.level());
+  // The noise test is read after the conversion is queued: one synchronization, at the end.
+  PendingAny exhausted =
+      check_noise ? noise_exhausted_async(*ctx, dev, phase.data(), ct.level()) : PendingAny();
   Plaintext pt(ctx, dev, n, ct.level(), false);
   // Exact centered conversion Q_l -> {t} gives [phase]_Q mod t (into 64-bit plaintext words).
   const BaseConverter& to_plain = bgv_tables(*ctx, ct.level()).to_plain;
@@ -83,6 +85,7 @@ Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
     const Modulus tm = ctx->plain_mod();
     for_each(dev, n, VEIL_LAMBDA(std::size_t i) { d[i] = mul_mod(d[i], finv, tm); });
   }
+  if (exhausted.wait()) throw_noise_exhausted();
   return pt;
 }
 

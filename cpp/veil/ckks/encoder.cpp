@@ -383,14 +383,31 @@ Plaintext CKKSEncoder::encode_impl(const std::vector<std::complex<double>>& valu
     }
     z[j] = Complex64{values[j].real(), values[j].imag()};
   }
-  return encode_slots(ctx_, tables_, Buffer<Complex64>::from_host(dev, z), scale, level, "values",
+  return encode_slots(ctx_, tables_, Buffer<Complex64>::upload(dev, z), scale, level, "values",
                       extended);
 }
 
 Plaintext CKKSEncoder::encode(const std::vector<double>& values, double scale, std::size_t level,
                               const Device& dev) const {
-  std::vector<std::complex<double>> c(values.begin(), values.end());
-  return encode(c, scale, level, dev);
+  return encode(values.data(), values.size(), scale, level, dev);
+}
+
+Plaintext CKKSEncoder::encode(const double* values, std::size_t count, double scale,
+                              std::size_t level, const Device& dev) const {
+  const std::size_t half = slot_count();
+  if (count > half) {
+    throw InvalidArgument("values: expected at most " + std::to_string(half) +
+                          " slots (N/2), got " + std::to_string(count));
+  }
+  check_level_scale(*ctx_, scale, level);
+  std::vector<Complex64> z(half);
+  for (std::size_t j = 0; j < count; ++j) {
+    if (!std::isfinite(values[j])) {
+      throw InvalidArgument("values: slot " + std::to_string(j) + " is not finite");
+    }
+    z[j] = Complex64{values[j], 0.0};
+  }
+  return encode_slots(ctx_, tables_, Buffer<Complex64>::upload(dev, z), scale, level, "values");
 }
 
 Plaintext CKKSEncoder::encode(std::complex<double> value, double scale, std::size_t level,
@@ -401,7 +418,7 @@ Plaintext CKKSEncoder::encode(std::complex<double> value, double scale, std::siz
   }
   if (value.imag() != 0.0) {
     const std::vector<Complex64> z(slot_count(), Complex64{value.real(), value.imag()});
-    return encode_slots(ctx_, tables_, Buffer<Complex64>::from_host(dev, z), scale, level, "value");
+    return encode_slots(ctx_, tables_, Buffer<Complex64>::upload(dev, z), scale, level, "value");
   }
   // A real constant is the constant polynomial round(value * scale): its NTT form is that
   // constant in every position (SEAL's encode(double)).
@@ -410,7 +427,7 @@ Plaintext CKKSEncoder::encode(std::complex<double> value, double scale, std::siz
   const RnsBase& base = ctx_->base_q(level);
   std::vector<u64> res(level + 1);
   for (std::size_t l = 0; l <= level; ++l) res[l] = reduce_integer_double(c, base[l]);
-  const Buffer<u64> r = Buffer<u64>::from_host(dev, res);
+  const Buffer<u64> r = Buffer<u64>::upload(dev, res);
   const std::size_t n = ctx_->n();
   Plaintext pt(ctx_, dev, (level + 1) * n, level, /*ntt=*/true);
   VEIL_WITH_WORD(pt.word_bits(), fill_constant<W>(dev, r.data(), level + 1, n, pt.data<W>()));

@@ -102,6 +102,10 @@ class CKKSEncoder {
   /// Real values: the decoded slots are real (imaginary parts ~ 0). Same shapes and errors.
   Plaintext encode(const std::vector<double>& values, double scale, std::size_t level,
                    const Device& dev = Device::cpu()) const;
+  /// The same from `count` real values in host memory at `values` (no intermediate host copy).
+  /// @throws InvalidArgument as above.
+  Plaintext encode(const double* values, std::size_t count, double scale, std::size_t level,
+                   const Device& dev) const;
   /// Every slot = `value`. A real value is encoded as the constant polynomial round(value*scale)
   /// (as SEAL does: exact, no FFT noise); a complex one through the general path. Same errors.
   Plaintext encode(std::complex<double> value, double scale, std::size_t level,

@@ -125,31 +125,39 @@ VEIL_HD bool noise_fraction_exceeds(const W* x, std::size_t n, std::size_t j, st
 
 namespace {
 template <class W>
-bool noise_exhausted_t(const Context& ctx, const Device& dev, const W* x, std::size_t level) {
+PendingAny noise_exhausted_t(const Context& ctx, const Device& dev, const W* x,
+                             std::size_t level) {
   const LevelTables& lt = ctx.level_tables(level);
   const RnsBase& q = ctx.base_q(level);
   const std::size_t n = ctx.n(), limbs = q.size();
   const Modulus* mods = q.moduli(dev);
   const u64* f = lt.noise_factor.data(dev);
   const double thr = lt.noise_threshold;
-  return any_of(dev, n, VEIL_LAMBDA(std::size_t j) {
+  return any_of_async(dev, n, VEIL_LAMBDA(std::size_t j) {
     return noise_fraction_exceeds(x, n, j, limbs, mods, f, thr);
   });
 }
 }  // namespace
 
-bool noise_exhausted(const Context& ctx, const Device& dev, ConstWordPtr x, std::size_t level) {
+PendingAny noise_exhausted_async(const Context& ctx, const Device& dev, ConstWordPtr x,
+                                 std::size_t level) {
   return VEIL_WITH_WORD(x.word_bits(), return noise_exhausted_t<W>(ctx, dev, x.as<W>(), level));
+}
+
+bool noise_exhausted(const Context& ctx, const Device& dev, ConstWordPtr x, std::size_t level) {
+  return noise_exhausted_async(ctx, dev, x, level).wait();
+}
+
+void throw_noise_exhausted() {
+  throw InvalidArgument(
+      "encrypted: its noise budget is exhausted (0 bits), so the decryption would be wrong; "
+      "use fewer multiplications, larger parameters or modulus switching, or pass "
+      "check_noise=False to decrypt anyway");
 }
 
 void check_noise_budget(const Context& ctx, const Device& dev, ConstWordPtr phase,
                         std::size_t level) {
-  if (noise_exhausted(ctx, dev, phase, level)) {
-    throw InvalidArgument(
-        "encrypted: its noise budget is exhausted (0 bits), so the decryption would be wrong; "
-        "use fewer multiplications, larger parameters or modulus switching, or pass "
-        "check_noise=False to decrypt anyway");
-  }
+  if (noise_exhausted(ctx, dev, phase, level)) throw_noise_exhausted();
 }
 
 int noise_budget_bits(const Context& ctx, const std::vector<u64>& host_x, std::size_t level) {

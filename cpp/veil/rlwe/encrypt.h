@@ -1,6 +1,7 @@
 // Scheme-independent RLWE encryption of zero and decryption phase (FV 2012 §3; SEAL's
 // encrypt_zero_asymmetric / encrypt_zero_symmetric).
 #pragma once
+#include "veil/backend/launch.h"
 #include "veil/ring/prng.h"
 #include "veil/rlwe/checks.h"
 #include "veil/rlwe/objects.h"
@@ -26,6 +27,12 @@ bool noise_exhausted(const Context& ctx, const Device& dev, ConstWordPtr phase, 
 /// Throws InvalidArgument naming `encrypted` if noise_exhausted (the decryption would be wrong).
 void check_noise_budget(const Context& ctx, const Device& dev, ConstWordPtr phase,
                         std::size_t level);
+/// The same test queued on the device (one synchronization when it is read): decryption queues
+/// its last steps behind it and throws, through throw_noise_exhausted, only once they are queued.
+PendingAny noise_exhausted_async(const Context& ctx, const Device& dev, ConstWordPtr phase,
+                                 std::size_t level);
+/// Throws InvalidArgument naming `encrypted`: its noise budget is exhausted.
+[[noreturn]] void throw_noise_exhausted();
 
 /// SEAL's invariant noise budget from the host words of x (coefficient form): bits(Q_l) -
 /// bits(max |x mod Q_l|) - 1, floored at 0.

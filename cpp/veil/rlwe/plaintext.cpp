@@ -31,7 +31,7 @@ Plaintext make_plaintext(const ContextPtr& ctx, const std::vector<std::uint64_t>
   std::vector<u64> full(n, 0);
   std::copy(coefficients.begin(), coefficients.end(), full.begin());
   Plaintext pt(ctx, dev, n, ctx->max_level(), false);
-  backend::copy(dev, pt.data<u64>(), Device::cpu(), full.data(), n * sizeof(u64));
+  backend::upload(dev, pt.data<u64>(), full.data(), n * sizeof(u64));
   return pt;
 }
 
