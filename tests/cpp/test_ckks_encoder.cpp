@@ -402,7 +402,9 @@ TEST(CkksEncoder, Errors) {
 TEST(CkksEncoderCuda, EncodeDecodeBitIdenticalToCpu) {
   if (veil::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   const Device gpu = Device::parse("cuda:0");
-  for (std::size_t n : {4096u, 32768u}) {
+  // 64 and 4096: every FFT stage in the GPU's fused chunk kernel (N/2 <= its 2048-value chunk);
+  // 8192 and 32768: the large-gap stages one kernel each, then the fused ones.
+  for (std::size_t n : {64u, 4096u, 8192u, 32768u}) {
     auto ctx = make_ctx(n, {60, 40, 40, 60});
     CKKSEncoder enc(ctx);
     const CVec z = random_complex(n / 2, 51);
@@ -411,6 +413,12 @@ TEST(CkksEncoderCuda, EncodeDecodeBitIdenticalToCpu) {
       const std::size_t level = ctx->max_level();
       const Plaintext pc = enc.encode(z, scale, level, Device::cpu());
       const Plaintext pg = enc.encode(z, scale, level, gpu);
+      // The real-valued overload from host memory (the bindings' path) matches the general one.
+      std::vector<double> re(z.size());
+      for (std::size_t j = 0; j < z.size(); ++j) re[j] = z[j].real();
+      EXPECT_EQ(enc.encode(re.data(), re.size(), scale, level, gpu).buffer().to_host(),
+                enc.encode(std::vector<std::complex<double>>(re.begin(), re.end()), scale, level,
+                           Device::cpu()).buffer().to_host()) << "N=" << n;
       EXPECT_EQ(pg.device(), gpu);
       EXPECT_EQ(pc.buffer().to_host(), pg.buffer().to_host()) << "N=" << n;
       const CVec dc = enc.decode(pc), dg = enc.decode(pg);

@@ -195,6 +195,10 @@ TEST_P(BfvParity, KeysCiphertextsAndEvaluation) {
   EXPECT_EQ(pag.device(), gpu);
   EXPECT_TRUE(same_words(pac, pag)) << "encode";
   EXPECT_TRUE(same_words(pbc, pbg)) << "encode";
+  {  // fewer values than slots: the GPU zero-fills the rest on the device, the CPU on the host
+    const Vec part(a.begin(), a.begin() + n / 3);
+    EXPECT_TRUE(same_words(enc.encode(part, cpu), encb.encode(part, gpu))) << "short encode";
+  }
   Encryptor ec(ctx_a, pkc, 7), eg(ctx_b, pkg, 7);
   const Ciphertext cac = ec.encrypt(pac), cag = eg.encrypt(pag);
   const Ciphertext cbc = ec.encrypt(pbc), cbg = eg.encrypt(pbg);

@@ -75,34 +75,105 @@ VEIL_HD u64 reduce_integer_double(double c, const Modulus& m) {
 //   (v[x], v[y]) <- (v[x] + v[y], (v[x] - v[y]) * conj(r)),
 // which yields half * (input of the forward transform); the 1/half goes into the scale factor.
 
-void fft_forward(const Device& dev, Complex64* v, std::size_t half, const Complex64* roots) {
-  for (std::size_t m = 1; m < half; m <<= 1) {
+// One butterfly of each direction at (x, y = x + gap) with root r: the per-stage loops and the
+// fused CUDA kernel below call these, so both give the same doubles.
+VEIL_HD void forward_butterfly(Complex64* v, std::size_t x, std::size_t y, Complex64 r) {
+  const Complex64 u = v[x], w = v[y];
+  const double tr = w.re * r.re - w.im * r.im;
+  const double ti = w.re * r.im + w.im * r.re;
+  v[x] = Complex64{u.re + tr, u.im + ti};
+  v[y] = Complex64{u.re - tr, u.im - ti};
+}
+
+VEIL_HD void inverse_butterfly(Complex64* v, std::size_t x, std::size_t y, Complex64 r) {
+  const Complex64 u = v[x], w = v[y];
+  const double dr = u.re - w.re, di = u.im - w.im;
+  v[x] = Complex64{u.re + w.re, u.im + w.im};
+  v[y] = Complex64{dr * r.re + di * r.im, di * r.re - dr * r.im};  // d * conj(r)
+}
+
+// One stage (m blocks of 2 * gap values) as one for_each over the half / 2 butterflies.
+void fft_stage(const Device& dev, Complex64* v, std::size_t half, std::size_t m,
+               const Complex64* roots, bool inverse) {
+  const std::size_t gap = half / (2 * m);
+  for_each(dev, half / 2, VEIL_LAMBDA(std::size_t b) {
+    const std::size_t i = b / gap;
+    const std::size_t x = 2 * i * gap + (b - i * gap);
+    if (inverse) {
+      inverse_butterfly(v, x, x + gap, roots[m + i]);
+    } else {
+      forward_butterfly(v, x, x + gap, roots[m + i]);
+    }
+  });
+}
+
+#if defined(__CUDACC__)
+// On a GPU the stages whose blocks fit in kFftChunk values (gap <= kFftChunk / 2) run in one
+// kernel: each thread block loads a chunk into shared memory (32 KiB), applies those stages in
+// the per-stage loop's order with a barrier between them, and writes the chunk back. Same
+// butterflies, same doubles (--fmad=false); one launch instead of up to 11.
+constexpr std::size_t kFftChunk = 2048;
+constexpr unsigned kFftThreads = 256;
+
+// Stages m in [m_lo, m_hi], in increasing m (forward) or decreasing m (inverse).
+__global__ void fft_chunk_kernel(Complex64* v, std::size_t half, std::size_t chunk,
+                                 std::size_t m_lo, std::size_t m_hi, const Complex64* roots,
+                                 bool inverse) {
+  extern __shared__ double2 fft_shared[];
+  Complex64* s = reinterpret_cast<Complex64*>(fft_shared);
+  const std::size_t base = std::size_t(blockIdx.x) * chunk, first = base / 2;
+  for (std::size_t k = threadIdx.x; k < chunk; k += blockDim.x) s[k] = v[base + k];
+  __syncthreads();
+  for (std::size_t step = 0, m = inverse ? m_hi : m_lo; m >= m_lo && m <= m_hi; ++step) {
     const std::size_t gap = half / (2 * m);
-    for_each(dev, half / 2, VEIL_LAMBDA(std::size_t b) {
-      const std::size_t i = b / gap;
-      const std::size_t x = 2 * i * gap + (b - i * gap), y = x + gap;
-      const Complex64 r = roots[m + i];
-      const Complex64 u = v[x], w = v[y];
-      const double tr = w.re * r.re - w.im * r.im;
-      const double ti = w.re * r.im + w.im * r.re;
-      v[x] = Complex64{u.re + tr, u.im + ti};
-      v[y] = Complex64{u.re - tr, u.im - ti};
-    });
+    for (std::size_t b = threadIdx.x; b < chunk / 2; b += blockDim.x) {
+      const std::size_t g = first + b;  // the stage's butterfly index
+      const std::size_t i = g / gap;
+      const std::size_t x = 2 * i * gap + (g - i * gap) - base;
+      if (inverse) {
+        inverse_butterfly(s, x, x + gap, roots[m + i]);
+      } else {
+        forward_butterfly(s, x, x + gap, roots[m + i]);
+      }
+    }
+    __syncthreads();
+    m = inverse ? m / 2 : m * 2;
   }
+  for (std::size_t k = threadIdx.x; k < chunk; k += blockDim.x) v[base + k] = s[k];
+}
+
+void fft_chunks(const Device& dev, Complex64* v, std::size_t half, std::size_t chunk,
+                std::size_t m_lo, const Complex64* roots, bool inverse) {
+  backend::set_current(dev);
+  fft_chunk_kernel<<<unsigned(half / chunk), kFftThreads, chunk * sizeof(Complex64),
+                     backend::stream(dev)>>>(v, half, chunk, m_lo, half / 2, roots, inverse);
+  backend::check_last_launch("ckks fft");
+}
+#endif
+
+void fft_forward(const Device& dev, Complex64* v, std::size_t half, const Complex64* roots) {
+  std::size_t m_fused = half;  // the first stage that runs fused (none on the CPU)
+#if defined(__CUDACC__)
+  const std::size_t chunk = half < kFftChunk ? half : kFftChunk;
+  if (dev.is_cuda() && half >= 2) m_fused = half / chunk;  // gap = chunk / 2 from there on
+#endif
+  for (std::size_t m = 1; m < half && m < m_fused; m <<= 1) fft_stage(dev, v, half, m, roots, false);
+#if defined(__CUDACC__)
+  if (m_fused < half) fft_chunks(dev, v, half, chunk, m_fused, roots, false);
+#endif
 }
 
 void fft_inverse(const Device& dev, Complex64* v, std::size_t half, const Complex64* roots) {
-  for (std::size_t m = half / 2; m >= 1; m >>= 1) {
-    const std::size_t gap = half / (2 * m);
-    for_each(dev, half / 2, VEIL_LAMBDA(std::size_t b) {
-      const std::size_t i = b / gap;
-      const std::size_t x = 2 * i * gap + (b - i * gap), y = x + gap;
-      const Complex64 r = roots[m + i];
-      const Complex64 u = v[x], w = v[y];
-      const double dr = u.re - w.re, di = u.im - w.im;
-      v[x] = Complex64{u.re + w.re, u.im + w.im};
-      v[y] = Complex64{dr * r.re + di * r.im, di * r.re - dr * r.im};  // d * conj(r)
-    });
+  std::size_t m_fused = half;
+#if defined(__CUDACC__)
+  const std::size_t chunk = half < kFftChunk ? half : kFftChunk;
+  if (dev.is_cuda() && half >= 2) {
+    m_fused = half / chunk;
+    fft_chunks(dev, v, half, chunk, m_fused, roots, true);  // m = half/2 .. m_fused first
+  }
+#endif
+  for (std::size_t m = (m_fused < half ? m_fused : half) / 2; m >= 1; m >>= 1) {
+    fft_stage(dev, v, half, m, roots, true);
   }
 }
 
