@@ -402,9 +402,9 @@ TEST(CkksEncoder, Errors) {
 TEST(CkksEncoderCuda, EncodeDecodeBitIdenticalToCpu) {
   if (veil::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   const Device gpu = Device::parse("cuda:0");
-  // 64 and 4096: every FFT stage in the GPU's fused chunk kernel (N/2 <= its 2048-value chunk);
+  // 1024 and 4096: every FFT stage in the GPU's fused chunk kernel (N/2 <= its 2048-value chunk);
   // 8192 and 32768: the large-gap stages one kernel each, then the fused ones.
-  for (std::size_t n : {64u, 4096u, 8192u, 32768u}) {
+  for (std::size_t n : {1024u, 4096u, 8192u, 32768u}) {
     auto ctx = make_ctx(n, {60, 40, 40, 60});
     CKKSEncoder enc(ctx);
     const CVec z = random_complex(n / 2, 51);
