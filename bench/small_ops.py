@@ -115,12 +115,19 @@ def probe(scheme: str, max_n: int, api: bool = False) -> list[dict[str, Any]]:
         px = lib.encode(x)
         cx, cy = lib.encrypt(px), lib.encrypt(px)
         acc = lib.encrypt(px)
+        # In place and repeated, a CKKS product's scale would grow each time: a plaintext at
+        # scale 1 keeps it (the cost does not depend on the scale).
+        unit = (lib.encoder.encode_real(x, 1.0, lib.level, "cuda") if scheme == "ckks" else px)
         ops = {
             "encode": lambda: lib.encode(x),
             "decrypt": lambda: lib.decryptor.decrypt(cx),
             "add": lambda: lib.ev.add(cx, cy),
             "add_inplace": lambda: lib.ev.add_inplace(acc, cy),
             "multiply_plain": lambda: lib.ev.multiply_plain(cx, px),
+            # Phantom times its in-place forms (add_inplace, multiply_plain_inplace): these are
+            # the like-for-like rows. Repeated in place on one ciphertext, the product's words
+            # change but not its cost.
+            "multiply_plain_inplace": lambda: lib.ev.multiply_plain_inplace(acc, unit),
         }
         if scheme != "ckks":
             ops["decrypt_unchecked"] = lambda: lib.decryptor.decrypt(cx, False)

@@ -96,7 +96,9 @@ Plaintext BatchEncoder::encode(const std::uint64_t* values, std::size_t count,
     throw InvalidArgument("values: expected at most " + std::to_string(n) + " slots, got " +
                           std::to_string(count));
   }
-  for (std::size_t i = 0; i < count; ++i) {
+  bool bad = false;  // branch-free, so the compiler vectorizes the pass; the slot is found after
+  for (std::size_t i = 0; i < count; ++i) bad |= values[i] >= t;
+  for (std::size_t i = 0; bad && i < count; ++i) {
     if (values[i] >= t) {
       throw InvalidArgument("values: slot " + std::to_string(i) + " holds " +
                             std::to_string(values[i]) + ", expected a value below plain_modulus " +
