@@ -126,9 +126,6 @@ DeviceState& state(int index) {
   DeviceState& st = states()[index];
   std::call_once(st.once, [&] {
     note_cuda_initialized();
-    // After the runtime's own initialization, so that this handler runs before its teardown.
-    static std::once_flag at_exit;
-    std::call_once(at_exit, [] { std::atexit(release_at_exit); });
     check(cudaSetDevice(index), "cudaSetDevice(" + std::to_string(index) + ")");
     check(cudaStreamCreateWithFlags(&st.stream, cudaStreamNonBlocking), "cudaStreamCreate");
     cudaMemPoolProps props = {};
@@ -144,6 +141,10 @@ DeviceState& state(int index) {
     if (const char* env = std::getenv("VEIL_CUDA_POOL_LIMIT")) {
       st.limit = std::strtoull(env, nullptr, 10);
     }
+    // Registered after the runtime has initialized (it registers its teardown then), so that
+    // this handler runs before that teardown.
+    static std::once_flag at_exit;
+    std::call_once(at_exit, [] { std::atexit(release_at_exit); });
   });
   return st;
 }
@@ -323,7 +324,7 @@ void copy(int dst_index, void* dst, int src_index, const void* src, std::size_t 
 
 void upload(int index, void* dst, const void* src, std::size_t bytes) {
   DeviceState& st = state(index);
-  if (bytes > kStageBytes || capturing(st.stream)) {
+  if (bytes > kStageBytes || st.capturing.load()) {
     copy(index, dst, -1, src, bytes, 0);
     return;
   }

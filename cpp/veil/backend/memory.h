@@ -1,6 +1,9 @@
 // Raw allocation, copy and synchronization on a Device. The CUDA side uses one stream-ordered
-// memory pool per device (cudaMallocAsync on a cudaMemPool_t) with a configurable size limit;
-// the host keeps a bounded cache of freed blocks by size.
+// memory pool per device (cudaMallocAsync on a cudaMemPool_t) with a configurable size limit,
+// in front of it a bounded cache of freed blocks by exact size (up to 256 MiB per device, blocks
+// up to 64 MiB; not counted in bytes_in_use; bypassed during graph capture), pinned staging
+// slots for upload(), and host-mapped flags for any_of; all are released at exit. The host keeps
+// a bounded cache of freed blocks by size.
 // No layer above this one calls the CUDA runtime directly.
 #pragma once
 #include <cstddef>
