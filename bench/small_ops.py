@@ -21,10 +21,8 @@ import statistics
 import time
 from typing import Any
 
-import numpy as np
-
 from veil import _core
-from veil._bench_ops import VeilLib
+from veil._bench_ops import VeilLib, _values
 from veil._bench_rows import phantom_rows
 
 LOOP = 200
@@ -54,49 +52,53 @@ def loop_us(timer: Any, fn: Any) -> tuple[float, float]:
     return host, span
 
 
-def kernel_us(fn: Any) -> tuple[float, int] | None:
-    """Summed CUDA kernel time per call (µs) and kernels per call, by PyTorch's profiler."""
+CALLS = 20  # calls per profiled op
+
+
+def profiled_events(fn: Any, cpu: bool) -> list[Any] | None:
+    """PyTorch's profiler events (CUPTI) of CALLS calls of ``fn``; None without PyTorch."""
     try:
-        import torch  # noqa: F401
         from torch.profiler import ProfilerActivity, profile
     except Exception:
         return None
-    calls = 20
     fn()
     _core.synchronize("cuda")
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(calls):
+    acts = [ProfilerActivity.CPU, ProfilerActivity.CUDA] if cpu else [ProfilerActivity.CUDA]
+    with profile(activities=acts) as prof:
+        for _ in range(CALLS):
             fn()
         _core.synchronize("cuda")
-    total, count = 0.0, 0
-    for e in prof.events():
-        if getattr(e, "device_type", None) is not None and "CUDA" in str(e.device_type):
-            total += e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total
-            count += 1
-    return total / calls, count // calls
+    return list(prof.events())
+
+
+def on_gpu(e: Any) -> bool:
+    return "CUDA" in str(getattr(e, "device_type", ""))
+
+
+def kernel_us(fn: Any) -> tuple[float, int] | None:
+    """Summed CUDA kernel time per call (µs) and kernels per call."""
+    events = profiled_events(fn, cpu=False)
+    if events is None:
+        return None
+    kernels = [e for e in events if on_gpu(e)]
+    total = sum(e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total
+                for e in kernels)
+    return total / CALLS, len(kernels) // CALLS
 
 
 def api_calls(fn: Any) -> dict[str, tuple[float, float]] | None:
     """Host-side calls per op call (CUDA runtime API, as CUPTI sees them): {name: (count, µs)}."""
-    try:
-        from torch.profiler import ProfilerActivity, profile
-    except Exception:
+    events = profiled_events(fn, cpu=True)
+    if events is None:
         return None
-    calls = 20
-    fn()
-    _core.synchronize("cuda")
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        for _ in range(calls):
-            fn()
-        _core.synchronize("cuda")
     agg: dict[str, list[float]] = {}
-    for e in prof.events():
-        if "CUDA" in str(getattr(e, "device_type", "")):
+    for e in events:
+        if on_gpu(e):
             continue
         a = agg.setdefault(e.name, [0.0, 0.0])
         a[0] += 1
         a[1] += e.cpu_time_total
-    return {k: (round(v[0] / calls, 2), round(v[1] / calls, 2)) for k, v in agg.items()}
+    return {k: (round(v[0] / CALLS, 2), round(v[1] / CALLS, 2)) for k, v in agg.items()}
 
 
 def probe(scheme: str, max_n: int, api: bool = False) -> list[dict[str, Any]]:
@@ -107,11 +109,7 @@ def probe(scheme: str, max_n: int, api: bool = False) -> list[dict[str, Any]]:
             continue
         lib = VeilLib(row, "cuda")
         lib.setup([])
-        rng = np.random.default_rng(1)
-        if scheme == "ckks":
-            x = rng.uniform(-1, 1, row.n // 2)
-        else:
-            x = rng.integers(0, row.plain_modulus, size=row.n, dtype=np.uint64)
+        x = _values(row, 1)
         px = lib.encode(x)
         cx, cy = lib.encrypt(px), lib.encrypt(px)
         acc = lib.encrypt(px)

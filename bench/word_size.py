@@ -16,21 +16,15 @@ import dataclasses
 import json
 from typing import Any
 
-import numpy as np
-
 from veil import _core
-from veil._bench_ops import Policy, VeilLib, time_op
+from veil._bench_ops import Policy, VeilLib, _values, time_op
 from veil._bench_rows import words32_rows
 
 
 def time_row(row: Any, device: str, runs: int, method: str | None) -> dict[str, float]:
     lib = VeilLib(row, device, method)
     lib.setup([1])
-    rng = np.random.default_rng(1)
-    if row.scheme == "ckks":
-        x = rng.uniform(-1, 1, row.n // 2)
-    else:
-        x = rng.integers(0, row.plain_modulus, size=row.n, dtype=np.uint64)
+    x = _values(row, 1)
     px = lib.encode(x)
     cx, cy = lib.encrypt(px), lib.encrypt(px)
     timer = _core.Timer(device)
