@@ -85,6 +85,40 @@ TEST(CpuSimd, TensorMatchesTheWideProducts) {
   }
 }
 
+// The 32-bit overloads widen blocks of 512 words to the 64-bit kernels: several blocks and a
+// partial one (n = 1544), outputs aliasing inputs as the callers allow, primes of 17..31 bits.
+TEST(CpuSimd, ThirtyTwoBitWordsMatchTheWideProducts) {
+  if (!have_ifma()) GTEST_SKIP() << "no AVX512-IFMA52 on this processor";
+  using veil::u32;
+  std::mt19937_64 rng(32);
+  const std::size_t n = 1544;  // 3 x 512 + 8
+  const auto narrow = [](const std::vector<u64>& v) { return std::vector<u32>(v.begin(), v.end()); };
+  for (int bits : {17, 25, 30, 31}) {
+    const u64 q = veil::generate_ntt_primes(bits, 1024, 1, {})[0];
+    const Modulus m(q);
+    const std::vector<u32> x = narrow(residues(q, n, rng)), y = narrow(residues(q, n, rng));
+    const std::vector<u32> z = narrow(residues(q, n, rng)), w = narrow(residues(q, n, rng));
+    std::vector<u32> o = x;  // in place
+    ASSERT_TRUE(veil::detail::mul_mod_simd(o.data(), o.data(), y.data(), n, m));
+    std::vector<u32> acc = z;  // accumulating in place
+    ASSERT_TRUE(veil::detail::mul_add_mod_simd(acc.data(), x.data(), y.data(), acc.data(), n, m));
+    std::vector<u32> o0(n), o1(n), o2(n);
+    ASSERT_TRUE(veil::detail::tensor_simd(o0.data(), o1.data(), o2.data(), x.data(), y.data(),
+                                          z.data(), w.data(), n, m));
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(o[i], oracle_mul(x[i], y[i], q)) << "q=" << q << " i=" << i;
+      ASSERT_EQ(acc[i], static_cast<u64>((u128(x[i]) * y[i] + z[i]) % q)) << "i=" << i;
+      ASSERT_EQ(o0[i], oracle_mul(x[i], z[i], q));
+      ASSERT_EQ(o1[i], static_cast<u64>((u128(x[i]) * w[i] + u128(y[i]) * z[i]) % q));
+      ASSERT_EQ(o2[i], oracle_mul(y[i], w[i], q)) << "i=" << i;
+    }
+  }
+  // n not a multiple of 8: refused, nothing written.
+  std::vector<u32> o(12, 7u), x(12, 1u);
+  EXPECT_FALSE(veil::detail::mul_mod_simd(o.data(), x.data(), x.data(), 12, Modulus(65537)));
+  EXPECT_EQ(o, std::vector<u32>(12, 7u));
+}
+
 // The key-switching inner product, with and without a permutation of the digits' slots, at
 // both vector levels (IFMA below 2^50; AVX512F/DQ's exact 128-bit sums up to 61-bit primes).
 TEST(CpuSimd, DotModMatchesTheWideSums) {

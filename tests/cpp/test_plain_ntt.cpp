@@ -11,6 +11,7 @@
 #include "test_util.h"
 #include "veil/api/encryptor.h"
 #include "veil/api/evaluator.h"
+#include "veil/ring/ntt_simd.h"
 #include "veil/rlwe/plaintext.h"
 
 namespace {
@@ -159,5 +160,49 @@ INSTANTIATE_TEST_SUITE_P(Schemes, PlainNtt, ::testing::Values(SchemeType::bfv, S
                          [](const auto& info) {
                            return info.param == SchemeType::bfv ? "Bfv" : "Bgv";
                          });
+
+}  // namespace
+
+namespace {
+
+// 32-bit words on the CPU go through the 64-bit vector kernels widened (products, Horner, the
+// tensor, the conversions from a few primes): BFV HPS and BGV on ~30-bit primes give the same
+// words at the vector level as at the scalar one (set_cpu_simd(0)), and the products decrypt to
+// the schoolbook products mod t.
+TEST(CpuWords32, VectorAndScalarLevelsGiveTheSameWords) {
+  for (SchemeType s : {SchemeType::bfv, SchemeType::bgv}) {
+    SCOPED_TRACE(veil::to_string(s));
+    veil::EncryptionParameters p(s);
+    p.poly_modulus_degree = 4096;
+    p.coeff_modulus = veil::CoeffModulus::create(4096, {30, 30, 30, 30, 31});
+    p.plain_modulus = veil::PlainModulus::batching(4096, 17);
+    p.word_bits = 32;
+    const auto ctx = veil::Context::create(p, veil::SecurityLevel::none);
+    ASSERT_EQ(ctx->word_bits(), 32);
+    std::vector<std::vector<u64>> got;
+    std::vector<u64> msg, plain;
+    for (int level : {-1, 0}) {  // detected, then scalar
+      veil::detail::set_cpu_simd(level);
+      const KeySet k(ctx, Device::cpu(), 9);
+      const Evaluator ev(ctx);
+      std::mt19937_64 rng(4);
+      msg = random_coeffs(ctx->n(), ctx->plain_modulus(), 40, rng);
+      plain = random_coeffs(ctx->n(), ctx->plain_modulus(), 40, rng);
+      const Ciphertext c = Encryptor(ctx, k.pk, 3).encrypt(veil::make_plaintext(ctx, msg, k.dev));
+      const Ciphertext sq = ev.relinearize(ev.multiply(c, c), k.rk);
+      const Ciphertext mp = ev.multiply_plain(c, veil::make_plaintext(ctx, plain, k.dev));
+      const Decryptor dec(ctx, k.sk);
+      got.push_back(words(sq));
+      got.push_back(words(mp));
+      got.push_back(veil::plaintext_coefficients(dec.decrypt(sq)));
+      got.push_back(veil::plaintext_coefficients(dec.decrypt(mp)));
+    }
+    veil::detail::set_cpu_simd(-1);
+    for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(got[i], got[4 + i]) << "result " << i;
+    const u64 t = ctx->plain_modulus();
+    EXPECT_EQ(got[2], schoolbook_sum({msg}, {msg}, t));
+    EXPECT_EQ(got[3], schoolbook_sum({msg}, {plain}, t));
+  }
+}
 
 }  // namespace

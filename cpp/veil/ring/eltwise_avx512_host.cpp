@@ -287,9 +287,9 @@ bool reduce_rows_simd(u64* o, const u64* y, const u64* v, std::size_t n, u64 q0,
 }
 
 bool dot_const_simd(u64* o, const u64* const* y, const u64* w, std::size_t terms, std::size_t n,
-                    const Modulus& p) {
-  if (n % 8 != 0 || cpu_simd() < CpuSimd::kAvx512 || terms == 0 || terms > 15 ||
-      p.value >= (u64(1) << 62)) {
+                    const Modulus& p, bool small) {
+  if (n % 8 != 0 || cpu_simd() < CpuSimd::kAvx512 || terms == 0 ||
+      terms > (small ? kDotTermsSmall : kDotTerms) || p.value >= (u64(1) << 62)) {
     return false;
   }
   dot_const_dq(o, y, w, terms, n, p);
@@ -307,7 +307,7 @@ bool bgv_correct_simd(u64* o, const u64* k, std::size_t n, u64 t, const Modulus&
 
 bool bgv_correct_simd(u64*, const u64*, std::size_t, u64, const Modulus&, u64) { return false; }
 bool dot_const_simd(u64*, const u64* const*, const u64*, std::size_t, std::size_t,
-                    const Modulus&) {
+                    const Modulus&, bool) {
   return false;
 }
 bool reduce_rows_simd(u64*, const u64*, const u64*, std::size_t, u64, const Modulus&, u64) {
@@ -327,5 +327,68 @@ bool tensor_simd(u64*, u64*, u64*, const u64*, const u64*, const u64*, const u64
 }
 
 #endif
+
+// ---- 32-bit words through the 64-bit kernels --------------------------------------------------
+// Blocks of kWide words are widened into 64-bit scratch on the stack, run through the kernel and
+// narrowed back (the NTT's cpu_transform_widened does the same per limb). Whether the kernel
+// applies depends on n % 8, q and the CPU only, so the first block decides for all: on false
+// nothing has been written. Outputs may alias inputs: each block is read whole before its
+// results are written.
+namespace {
+constexpr std::size_t kWide = 512;
+
+void widen(u64* d, const u32* s, std::size_t len) {
+  for (std::size_t i = 0; i < len; ++i) d[i] = s[i];
+}
+void narrow(u32* d, const u64* s, std::size_t len) {
+  for (std::size_t i = 0; i < len; ++i) d[i] = static_cast<u32>(s[i]);
+}
+}  // namespace
+
+bool mul_mod_simd(u32* o, const u32* x, const u32* y, std::size_t n, const Modulus& q) {
+  if (n % 8 != 0) return false;
+  alignas(64) u64 wx[kWide], wy[kWide];
+  for (std::size_t i = 0; i < n; i += kWide) {
+    const std::size_t len = n - i < kWide ? n - i : kWide;
+    widen(wx, x + i, len);
+    widen(wy, y + i, len);
+    if (!mul_mod_simd(wx, wx, wy, len, q)) return false;
+    narrow(o + i, wx, len);
+  }
+  return true;
+}
+
+bool mul_add_mod_simd(u32* o, const u32* x, const u32* y, const u32* z, std::size_t n,
+                      const Modulus& q) {
+  if (n % 8 != 0) return false;
+  alignas(64) u64 wx[kWide], wy[kWide], wz[kWide];
+  for (std::size_t i = 0; i < n; i += kWide) {
+    const std::size_t len = n - i < kWide ? n - i : kWide;
+    widen(wx, x + i, len);
+    widen(wy, y + i, len);
+    widen(wz, z + i, len);
+    if (!mul_add_mod_simd(wx, wx, wy, wz, len, q)) return false;
+    narrow(o + i, wx, len);
+  }
+  return true;
+}
+
+bool tensor_simd(u32* o0, u32* o1, u32* o2, const u32* a0, const u32* a1, const u32* b0,
+                 const u32* b1, std::size_t n, const Modulus& q) {
+  if (n % 8 != 0) return false;
+  alignas(64) u64 w0[kWide], w1[kWide], v0[kWide], v1[kWide], r0[kWide], r1[kWide], r2[kWide];
+  for (std::size_t i = 0; i < n; i += kWide) {
+    const std::size_t len = n - i < kWide ? n - i : kWide;
+    widen(w0, a0 + i, len);
+    widen(w1, a1 + i, len);
+    widen(v0, b0 + i, len);
+    widen(v1, b1 + i, len);
+    if (!tensor_simd(r0, r1, r2, w0, w1, v0, v1, len, q)) return false;
+    narrow(o0 + i, r0, len);
+    narrow(o1 + i, r1, len);
+    narrow(o2 + i, r2, len);
+  }
+  return true;
+}
 
 }  // namespace veil::detail

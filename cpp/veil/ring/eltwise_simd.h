@@ -40,14 +40,25 @@ bool reduce_rows_simd(u64* o, const u64* y, const u64* v, std::size_t n, u64 q0,
 
 /// o[i] = sum_t y[t][i] w[t] mod p for i < n, t < terms (AVX512F/DQ, exact 128-bit sums): an
 /// output limb of a base conversion from a few primes, y[t] < 2^62 and w[t] < p < 2^62. False
-/// where it does not apply (no AVX-512, more than 15 terms, n not a multiple of 8).
+/// where it does not apply (no AVX-512, more than kDotTerms terms, n not a multiple of 8).
+/// `small`: the caller guarantees y[t] < 2^32 and w[t] < 2^32 (32-bit words), so each product
+/// is below 2^64 and up to kDotTermsSmall terms fit the 128-bit sum.
+inline constexpr std::size_t kDotTerms = 15, kDotTermsSmall = 64;
 bool dot_const_simd(u64* o, const u64* const* y, const u64* w, std::size_t terms, std::size_t n,
-                    const Modulus& p);
+                    const Modulus& p, bool small = false);
 
 /// BGV's ModDown correction on one kept limb (rns/mod_down_ntt.cpp, AVX512F/DQ): with k_c in
 /// [0, t) read centered (k - t above t / 2), o[c] = k_c * dk + o[c] mod m for c < n; o < m,
 /// dk < m. False where it does not apply (no AVX-512, n not a multiple of 8, t or m of 62 bits
 /// or more).
 bool bgv_correct_simd(u64* o, const u64* k, std::size_t n, u64 t, const Modulus& m, u64 dk);
+
+/// The same three on 32-bit words (primes below 2^31): widened per block of 512 words to the
+/// 64-bit kernels, with the same results and the same false where those do not apply.
+bool mul_mod_simd(u32* o, const u32* x, const u32* y, std::size_t n, const Modulus& q);
+bool mul_add_mod_simd(u32* o, const u32* x, const u32* y, const u32* z, std::size_t n,
+                      const Modulus& q);
+bool tensor_simd(u32* o0, u32* o1, u32* o2, const u32* a0, const u32* a1, const u32* b0,
+                 const u32* b1, std::size_t n, const Modulus& q);
 
 }  // namespace veil::detail

@@ -97,17 +97,18 @@ RnsPolyView<W> view(const Device& dev, W* data, std::size_t npolys, const RnsBas
   return make_view<W>(dev, data, npolys, base, n);
 }
 
-// The products of binary_op on the CPU with 64-bit words: the IFMA kernel where the limb's
-// prime allows (eltwise_simd.h), the scalar loop elsewhere.
-void mul_limbs_cpu(const RnsPolyView<const u64>& a, const RnsPolyView<const u64>& b,
-                   const RnsPolyView<u64>& out) {
+// The products of binary_op on the CPU: the IFMA kernel where the limb's prime allows
+// (eltwise_simd.h; 32-bit words widened to it per block), the scalar loop elsewhere.
+template <class W>
+void mul_limbs_cpu(const RnsPolyView<const W>& a, const RnsPolyView<const W>& b,
+                   const RnsPolyView<W>& out) {
   const u32 limbs = out.num_limbs;
   cpu_row_chunks(std::size_t(out.num_polys) * limbs, out.n(),
                  [&](std::size_t r, std::size_t j0, std::size_t j1) {
     const u32 p = static_cast<u32>(r / limbs), l = static_cast<u32>(r % limbs);
-    const u64* x = a.limb(p, l) + j0;
-    const u64* y = b.limb(b.num_polys == 1 ? 0 : p, l) + j0;
-    u64* o = out.limb(p, l) + j0;
+    const W* x = a.limb(p, l) + j0;
+    const W* y = b.limb(b.num_polys == 1 ? 0 : p, l) + j0;
+    W* o = out.limb(p, l) + j0;
     const Modulus mod = out.modulus(l);
     if (detail::mul_mod_simd(o, x, y, j1 - j0, mod)) return;
     for (std::size_t j = 0; j < j1 - j0; ++j) o[j] = mul_mod(x[j], y[j], mod);
@@ -122,7 +123,7 @@ void mul_limbs_cpu(const RnsPolyView<const u64>& a, const RnsPolyView<const u64>
 template <class W, class Op>
 void binary_op(const Device& dev, const RnsPolyView<const W>& a, const RnsPolyView<const W>& b,
                const RnsPolyView<W>& out, Op op) {
-  if constexpr (sizeof(W) == 8 && std::is_same_v<Op, MulOp>) {
+  if constexpr (std::is_same_v<Op, MulOp>) {
     if (dev.is_cpu()) {
       mul_limbs_cpu(a, b, out);
       return;
@@ -191,30 +192,28 @@ void horner(const Device& dev, const RnsBase& base, std::size_t n, std::size_t n
   const RnsPolyView<const W> c = view(dev, polys, npolys, base, n), xv = view(dev, x, 1, base, n);
   const RnsPolyView<W> o = view(dev, out, 1, base, n);
   const u32 last = static_cast<u32>(npolys - 1);
-  if constexpr (sizeof(W) == 8) {
-    // limb by limb: acc = acc x + c_k with the IFMA kernel where it applies (out must not be x:
-    // each pass rewrites out before the next reads x)
-    if (dev.is_cpu() && out != x) {
-      cpu_row_chunks(o.num_limbs, n, [&](std::size_t r, std::size_t j0, std::size_t j1) {
-        const u32 l = static_cast<u32>(r);
-        const u64* xl = xv.limb(0, l) + j0;
-        u64* ol = o.limb(0, l) + j0;
-        const Modulus mod = o.modulus(l);
-        const std::size_t len = j1 - j0;
-        bool vec = true;
-        for (u32 k = last; k-- > 0 && vec;) {
-          const u64* acc = k + 1 == last ? c.limb(last, l) + j0 : ol;
-          vec = detail::mul_add_mod_simd(ol, acc, xl, c.limb(k, l) + j0, len, mod);
-        }
-        if (vec && last > 0) return;
-        for (std::size_t j = 0; j < len; ++j) {
-          u64 acc = c.limb(last, l)[j0 + j];
-          for (u32 k = last; k-- > 0;) acc = mul_add_mod(acc, xl[j], c.limb(k, l)[j0 + j], mod);
-          ol[j] = acc;
-        }
-      });
-      return;
-    }
+  // limb by limb: acc = acc x + c_k with the IFMA kernel where it applies (32-bit words widened
+  // to it; out must not be x: each pass rewrites out before the next reads x)
+  if (dev.is_cpu() && out != x) {
+    cpu_row_chunks(o.num_limbs, n, [&](std::size_t r, std::size_t j0, std::size_t j1) {
+      const u32 l = static_cast<u32>(r);
+      const W* xl = xv.limb(0, l) + j0;
+      W* ol = o.limb(0, l) + j0;
+      const Modulus mod = o.modulus(l);
+      const std::size_t len = j1 - j0;
+      bool vec = true;
+      for (u32 k = last; k-- > 0 && vec;) {
+        const W* acc = k + 1 == last ? c.limb(last, l) + j0 : ol;
+        vec = detail::mul_add_mod_simd(ol, acc, xl, c.limb(k, l) + j0, len, mod);
+      }
+      if (vec && last > 0) return;
+      for (std::size_t j = 0; j < len; ++j) {
+        W acc = c.limb(last, l)[j0 + j];
+        for (u32 k = last; k-- > 0;) acc = mul_add_mod(acc, xl[j], c.limb(k, l)[j0 + j], mod);
+        ol[j] = acc;
+      }
+    });
+    return;
   }
   for_each_word(dev, o, n, VEIL_LAMBDA(u32, u32 l, std::size_t j0, std::size_t j1) {
     const W* xl = xv.limb(0, l);
@@ -233,20 +232,18 @@ void multiply_accumulate(const Device& dev, const RnsBase& base, std::size_t n,
                          std::size_t npolys, const W* a, const W* b, W* out) {
   const RnsPolyView<const W> av = view(dev, a, npolys, base, n), bv = view(dev, b, npolys, base, n);
   const RnsPolyView<W> o = view(dev, out, npolys, base, n);
-  if constexpr (sizeof(W) == 8) {
-    if (dev.is_cpu()) {  // the IFMA kernel where the prime allows it
-      const u32 limbs = o.num_limbs;
-      cpu_row_chunks(std::size_t(o.num_polys) * limbs, n,
-                     [&](std::size_t r, std::size_t j0, std::size_t j1) {
-        const u32 p = static_cast<u32>(r / limbs), l = static_cast<u32>(r % limbs);
-        const u64 *x = av.limb(p, l) + j0, *y = bv.limb(p, l) + j0;
-        u64* ol = o.limb(p, l) + j0;
-        const Modulus mod = o.modulus(l);
-        if (detail::mul_add_mod_simd(ol, x, y, ol, j1 - j0, mod)) return;
-        for (std::size_t j = 0; j < j1 - j0; ++j) ol[j] = mul_add_mod(x[j], y[j], ol[j], mod);
-      });
-      return;
-    }
+  if (dev.is_cpu()) {  // the IFMA kernel where the prime allows it (32-bit words widened)
+    const u32 limbs = o.num_limbs;
+    cpu_row_chunks(std::size_t(o.num_polys) * limbs, n,
+                   [&](std::size_t r, std::size_t j0, std::size_t j1) {
+      const u32 p = static_cast<u32>(r / limbs), l = static_cast<u32>(r % limbs);
+      const W *x = av.limb(p, l) + j0, *y = bv.limb(p, l) + j0;
+      W* ol = o.limb(p, l) + j0;
+      const Modulus mod = o.modulus(l);
+      if (detail::mul_add_mod_simd(ol, x, y, ol, j1 - j0, mod)) return;
+      for (std::size_t j = 0; j < j1 - j0; ++j) ol[j] = mul_add_mod(x[j], y[j], ol[j], mod);
+    });
+    return;
   }
   for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j0, std::size_t j1) {
     const W* x = av.limb(p, l);
@@ -436,19 +433,17 @@ void tensor(const Device& dev, const RnsBase& base, std::size_t n, const W* a, s
   if (sa == 2 && sb == 2) {
     const RnsPolyView<const W> av = view(dev, a, 2, base, n), bv = view(dev, b, 2, base, n);
     const RnsPolyView<W> o = view(dev, out, 3, base, n);
-    if constexpr (sizeof(W) == 8) {
-      if (dev.is_cpu()) {  // the IFMA kernel where the prime allows it
-        cpu_row_chunks(o.num_limbs, n, [&](std::size_t r, std::size_t j0, std::size_t j1) {
-          const u32 l = static_cast<u32>(r);
-          const u64 *a0 = av.limb(0, l) + j0, *a1 = av.limb(1, l) + j0;
-          const u64 *b0 = bv.limb(0, l) + j0, *b1 = bv.limb(1, l) + j0;
-          u64 *o0 = o.limb(0, l) + j0, *o1 = o.limb(1, l) + j0, *o2 = o.limb(2, l) + j0;
-          const Modulus mod = o.modulus(l);
-          if (detail::tensor_simd(o0, o1, o2, a0, a1, b0, b1, j1 - j0, mod)) return;
-          for (std::size_t j = 0; j < j1 - j0; ++j) tensor_word(a0, a1, b0, b1, o0, o1, o2, j, mod);
-        });
-        return;
-      }
+    if (dev.is_cpu()) {  // the IFMA kernel where the prime allows it (32-bit words widened)
+      cpu_row_chunks(o.num_limbs, n, [&](std::size_t r, std::size_t j0, std::size_t j1) {
+        const u32 l = static_cast<u32>(r);
+        const W *a0 = av.limb(0, l) + j0, *a1 = av.limb(1, l) + j0;
+        const W *b0 = bv.limb(0, l) + j0, *b1 = bv.limb(1, l) + j0;
+        W *o0 = o.limb(0, l) + j0, *o1 = o.limb(1, l) + j0, *o2 = o.limb(2, l) + j0;
+        const Modulus mod = o.modulus(l);
+        if (detail::tensor_simd(o0, o1, o2, a0, a1, b0, b1, j1 - j0, mod)) return;
+        for (std::size_t j = 0; j < j1 - j0; ++j) tensor_word(a0, a1, b0, b1, o0, o1, o2, j, mod);
+      });
+      return;
     }
     for_each_word(dev, view(dev, out, 1, base, n), n,
                   VEIL_LAMBDA(u32, u32 l, std::size_t j0, std::size_t j1) {

@@ -107,18 +107,30 @@ void convert_one_prime_cpu(const ConvView& cv, const W* mat, std::size_t stride,
   }
 }
 
-/// A conversion from a few primes (2..14) on the CPU with 64-bit words and AVX-512 (ModDown of
-/// P and q_l together in the fused relinearize-rescale, BFV's conversions): the input rows once
-/// per polynomial, then each output limb as exact 128-bit sums (conv_cpu.h). The blocked
-/// kernel's words. False, touching nothing, where the vector kernel does not apply.
-bool convert_few_primes_cpu(const ConvView& cv, const u64* mat, std::size_t stride,
-                            const RnsPolyView<const u64>& in, const RnsPolyView<u64>& out) {
+/// A conversion from a few primes (2..14) on the CPU with AVX-512 (ModDown of P and q_l together
+/// in the fused relinearize-rescale, BFV's conversions): the input rows once per polynomial, then
+/// each output limb as exact 128-bit sums (conv_cpu.h). The blocked kernel's words. 32-bit words
+/// are widened into the rows and each output chunk is narrowed from 64-bit scratch (its values
+/// are below the output prime). False, touching nothing, where the vector kernel does not apply.
+template <class W>
+bool convert_few_primes_cpu(const ConvView& cv, const W* mat, std::size_t stride,
+                            const RnsPolyView<const W>& in, const RnsPolyView<W>& out) {
   ConversionRows rows(cv, out.n());
   if (!rows.applies()) return false;
+  const std::size_t terms = rows.terms();
   for (u32 p = 0; p < out.num_polys; ++p) {
     rows.load(in, p);
     cpu_row_chunks(cv.kt, out.n(), [&](std::size_t j, std::size_t c0, std::size_t c1) {
-      rows.dot(out.limb(p, static_cast<u32>(j)), mat + j * stride, cv.to[j], c0, c1);
+      W* o = out.limb(p, static_cast<u32>(j));
+      if constexpr (sizeof(W) == 8) {
+        rows.dot(o, mat + j * stride, cv.to[j], c0, c1);
+      } else {
+        u64 w[detail::kDotTermsSmall];  // terms <= 64 (applies())
+        for (std::size_t t = 0; t < terms; ++t) w[t] = mat[j * stride + t];
+        alignas(64) u64 wide[4096];  // cpu_row_chunks' chunks: at most 4096 coefficients
+        rows.dot_chunk(wide, w, cv.to[j], c0, c1 - c0);
+        for (std::size_t c = c0; c < c1; ++c) o[c] = static_cast<W>(wide[c - c0]);
+      }
     });
   }
   return true;
@@ -131,9 +143,7 @@ void convert_blocked(const Device& dev, const ConvView& cv, const W* mat, std::s
     convert_one_prime_cpu<W>(cv, mat, stride, in, out);
     return;
   }
-  if constexpr (sizeof(W) == 8) {
-    if (dev.is_cpu() && convert_few_primes_cpu(cv, mat, stride, in, out)) return;
-  }
+  if (dev.is_cpu() && convert_few_primes_cpu<W>(cv, mat, stride, in, out)) return;
   if (cv.kf < 4) {  // the kf inputs and v
     convert_blocked_k<W, 4>(dev, cv, mat, stride, in, out);
   } else if (cv.kf < 8) {

@@ -9,7 +9,13 @@ namespace veil::rns_detail {
 
 ConversionRows::ConversionRows(const ConvView& cv, std::size_t n)
     : cv_(cv), n_(n), terms_(cv.kf + (cv.frac ? 1 : 0)) {
-  applies_ = detail::cpu_simd() >= detail::CpuSimd::kAvx512 && n % 8 == 0 && terms_ <= 15 &&
+  // Below 2^32 everywhere: y_i < q_i, v <= kf and every table weight < p_j are all small.
+  const u64 small = u64(1) << 32;
+  small_ = terms_ <= small;
+  for (std::size_t i = 0; i < cv.kf; ++i) small_ = small_ && cv.from[i].value < small;
+  for (std::size_t j = 0; j < cv.kt; ++j) small_ = small_ && cv.to[j].value < small;
+  const std::size_t limit = small_ ? detail::kDotTermsSmall : detail::kDotTerms;
+  applies_ = detail::cpu_simd() >= detail::CpuSimd::kAvx512 && n % 8 == 0 && terms_ <= limit &&
              terms_ > 0;
   for (std::size_t j = 0; j < cv.kt && applies_; ++j) {
     applies_ = cv.to[j].value < (u64(1) << 62);
@@ -19,12 +25,16 @@ ConversionRows::ConversionRows(const ConvView& cv, std::size_t n)
   for (std::size_t t = 0; t < terms_; ++t) rows_.push_back(ys_.data() + t * n);
 }
 
-void ConversionRows::load(const RnsPolyView<const u64>& in, u32 poly) {
+void ConversionRows::load(const RnsPolyView<const u64>& in, u32 poly) { load_rows(in, poly); }
+void ConversionRows::load(const RnsPolyView<const u32>& in, u32 poly) { load_rows(in, poly); }
+
+template <class W>
+void ConversionRows::load_rows(const RnsPolyView<const W>& in, u32 poly) {
   const std::size_t kf = cv_.kf, n = n_;
   cpu_row_chunks(1, n, [&](std::size_t, std::size_t c0, std::size_t c1) {
     for (std::size_t i = 0; i < kf; ++i) {
       const u64 q = cv_.from[i].value;
-      const u64* x = in.limb(poly, static_cast<u32>(i));
+      const W* x = in.limb(poly, static_cast<u32>(i));
       u64* y = ys_.data() + i * n;
       for (std::size_t c = c0; c < c1; ++c) {
         u64 yi = x[c];
@@ -47,19 +57,17 @@ void ConversionRows::load(const RnsPolyView<const u64>& in, u32 poly) {
   });
 }
 
-void ConversionRows::dot(u64* r, const u64* w, const Modulus& m, std::size_t c0,
-                         std::size_t c1) const {
-  const u64* rows[16];  // terms <= 15 (applies())
+void ConversionRows::dot_chunk(u64* r, const u64* w, const Modulus& m, std::size_t c0,
+                               std::size_t len) const {
+  const u64* rows[detail::kDotTermsSmall];  // terms <= 64 (applies())
   for (std::size_t t = 0; t < terms_; ++t) rows[t] = rows_[t] + c0;
-  const std::size_t len = c1 - c0;
-  r += c0;
   // One input prime with (Q/q) mod p = 1: y mod p, plus w[1] where v is set (no products).
   if (cv_.kf == 1 && w[0] == 1 &&
       detail::reduce_rows_simd(r, rows[0], cv_.frac ? rows[1] : nullptr, len,
                                cv_.from[0].value, m, cv_.frac ? w[1] : 0)) {
     return;
   }
-  if (detail::dot_const_simd(r, rows, w, terms_, len, m)) return;
+  if (detail::dot_const_simd(r, rows, w, terms_, len, m, small_)) return;
   // The vector level was lowered since applies() (set_cpu_simd): the same sums, one at a time.
   for (std::size_t c = 0; c < len; ++c) {
     u64 hi = 0, lo = 0;
