@@ -85,6 +85,32 @@ TEST(CpuSimd, TensorMatchesTheWideProducts) {
   }
 }
 
+// With every row word and weight below 2^32 (`small`), up to 64 terms: 32 terms of 31-bit
+// values against 128-bit sums; more than 15 terms are refused without `small`.
+TEST(CpuSimd, DotConstTakesMoreTermsOfSmallWords) {
+  if (veil::detail::cpu_simd() < veil::detail::CpuSimd::kAvx512) GTEST_SKIP() << "no AVX-512";
+  std::mt19937_64 rng(64);
+  const std::size_t n = 64, terms = 32;
+  const u64 p = veil::generate_ntt_primes(31, 1024, 1, {})[0];
+  std::vector<std::vector<u64>> rows(terms);
+  std::vector<const u64*> y;
+  std::vector<u64> w(terms);
+  for (std::size_t t = 0; t < terms; ++t) {
+    rows[t] = residues(u64(1) << 31, n, rng);  // includes 2^31 - 1
+    y.push_back(rows[t].data());
+    w[t] = t == 0 ? p - 1 : rng() % p;
+  }
+  std::vector<u64> o(n);
+  EXPECT_FALSE(veil::detail::dot_const_simd(o.data(), y.data(), w.data(), terms, n, Modulus(p)));
+  ASSERT_TRUE(veil::detail::dot_const_simd(o.data(), y.data(), w.data(), terms, n, Modulus(p),
+                                           /*small=*/true));
+  for (std::size_t i = 0; i < n; ++i) {
+    u128 sum = 0;
+    for (std::size_t t = 0; t < terms; ++t) sum += u128(rows[t][i]) * w[t];
+    ASSERT_EQ(o[i], static_cast<u64>(sum % p)) << "i=" << i;
+  }
+}
+
 // The 32-bit overloads widen blocks of 512 words to the 64-bit kernels: several blocks and a
 // partial one (n = 1544), outputs aliasing inputs as the callers allow, primes of 17..31 bits.
 TEST(CpuSimd, ThirtyTwoBitWordsMatchTheWideProducts) {

@@ -11,6 +11,7 @@
 #include "test_util.h"
 #include "veil/api/encryptor.h"
 #include "veil/api/evaluator.h"
+#include "veil/bfv/bfv_tables.h"
 #include "veil/ring/ntt_simd.h"
 #include "veil/rlwe/plaintext.h"
 
@@ -169,12 +170,25 @@ namespace {
 // tensor, the conversions from a few primes): BFV HPS and BGV on ~30-bit primes give the same
 // words at the vector level as at the scalar one (set_cpu_simd(0)), and the products decrypt to
 // the schoolbook products mod t.
+// Restores the detected vector level even when an assertion fails.
+struct SimdLevelGuard {
+  ~SimdLevelGuard() { veil::detail::set_cpu_simd(-1); }
+};
+
 TEST(CpuWords32, VectorAndScalarLevelsGiveTheSameWords) {
-  for (SchemeType s : {SchemeType::bfv, SchemeType::bgv}) {
-    SCOPED_TRACE(veil::to_string(s));
+  if (veil::detail::cpu_simd_detected() == veil::detail::CpuSimd::kScalar) {
+    GTEST_SKIP() << "no AVX-512 here: the vector level is the scalar one";
+  }
+  const SimdLevelGuard guard;
+  // 5 primes: conversions of a few terms; 15 Q primes: BFV HPS's R -> Q conversion has more
+  // than 15 terms (16 ~30-bit R primes and v), the dot products' 32-bit-prime bound.
+  const std::vector<int> few{30, 30, 30, 30, 31}, many(16, 30);
+  for (const auto& [s, bits] : {std::pair{SchemeType::bfv, few}, std::pair{SchemeType::bgv, few},
+                                std::pair{SchemeType::bfv, many}}) {
+    SCOPED_TRACE(veil::to_string(s) + " with " + std::to_string(bits.size()) + " primes");
     veil::EncryptionParameters p(s);
     p.poly_modulus_degree = 4096;
-    p.coeff_modulus = veil::CoeffModulus::create(4096, {30, 30, 30, 30, 31});
+    p.coeff_modulus = veil::CoeffModulus::create(4096, bits);
     p.plain_modulus = veil::PlainModulus::batching(4096, 17);
     p.word_bits = 32;
     const auto ctx = veil::Context::create(p, veil::SecurityLevel::none);
@@ -199,6 +213,9 @@ TEST(CpuWords32, VectorAndScalarLevelsGiveTheSameWords) {
     }
     veil::detail::set_cpu_simd(-1);
     for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(got[i], got[4 + i]) << "result " << i;
+    if (s == SchemeType::bfv && bits.size() > 10) {  // the case the larger bound is for
+      EXPECT_GT(veil::bfv_tables(*ctx, ctx->max_level()).base_r.size() + 1, 15u);
+    }
     const u64 t = ctx->plain_modulus();
     EXPECT_EQ(got[2], schoolbook_sum({msg}, {msg}, t));
     EXPECT_EQ(got[3], schoolbook_sum({msg}, {plain}, t));

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "veil/backend/cuda_impl.h"
@@ -55,6 +56,9 @@ struct BlockCache {
   std::mutex mu;
   std::unordered_map<std::size_t, std::vector<void*>> free;
   std::atomic<std::size_t> bytes{0};
+  // Blocks allocated while the stream was captured (graph allocations): never cached, since a
+  // relaunch of their graph frees and maps them again.
+  std::unordered_set<void*> graph;
 };
 
 // Host-mapped flags for any_of: a kernel writes one directly, so a test costs a launch and a
@@ -82,8 +86,10 @@ struct DeviceState {
   Flags flags;
 };
 
-// Returns the cached blocks to the pool (stream-ordered).
+// Returns the cached blocks to the pool (stream-ordered). Not while the stream is captured: a
+// free captured into a graph must name a graph allocation, and the pool would not gain from it.
 void flush_cache(int index, DeviceState& st) noexcept {
+  if (st.capturing.load()) return;
   std::lock_guard<std::mutex> lock(st.cache.mu);
   if (st.cache.bytes == 0) return;
   cudaSetDevice(index);
@@ -92,6 +98,7 @@ void flush_cache(int index, DeviceState& st) noexcept {
     blocks.clear();
   }
   st.cache.bytes = 0;
+  cudaGetLastError();  // a failed free must not read as the next launch's error
 }
 
 std::mutex& graph_mutex() {
@@ -112,8 +119,9 @@ bool capturing(cudaStream_t s) {
 }
 
 std::array<DeviceState, kMaxDevices>& states() {
-  static std::array<DeviceState, kMaxDevices> s;
-  return s;
+  // Never destroyed: a Buffer freed during static destruction still finds its device's state.
+  static auto* s = new std::array<DeviceState, kMaxDevices>();
+  return *s;
 }
 
 void release_at_exit() noexcept;
@@ -240,6 +248,10 @@ void* allocate(int index, std::size_t bytes) {
                       std::to_string(bytes) + " bytes failed (" + std::to_string(used) +
                       " bytes in use through Veil): " + cudaGetErrorString(err));
   }
+  if (st.capturing.load()) {
+    std::lock_guard<std::mutex> lock(st.cache.mu);
+    st.cache.graph.insert(p);
+  }
   st.in_use += bytes;
   return p;
 }
@@ -247,16 +259,16 @@ void* allocate(int index, std::size_t bytes) {
 void deallocate(int index, void* ptr, std::size_t bytes) noexcept {
   DeviceState& st = states()[index];
   st.in_use -= bytes;
-  if (bytes <= kCacheMaxBlock && !st.capturing.load()) {
-    try {
-      std::lock_guard<std::mutex> lock(st.cache.mu);
-      if (st.cache.bytes + bytes <= kCacheMaxBytes) {
-        st.cache.free[bytes].push_back(ptr);
-        st.cache.bytes += bytes;
-        return;
-      }
-    } catch (...) {  // no memory for the bookkeeping: free the block instead
+  try {
+    std::lock_guard<std::mutex> lock(st.cache.mu);
+    const bool graph_block = !st.cache.graph.empty() && st.cache.graph.erase(ptr) > 0;
+    if (!graph_block && bytes <= kCacheMaxBlock && !st.capturing.load() &&
+        st.cache.bytes + bytes <= kCacheMaxBytes) {
+      st.cache.free[bytes].push_back(ptr);
+      st.cache.bytes += bytes;
+      return;
     }
+  } catch (...) {  // no memory for the bookkeeping: free the block instead
   }
   cudaSetDevice(index);
   cudaFreeAsync(ptr, st.stream);
@@ -269,7 +281,10 @@ std::uint32_t* flag_acquire(int index) {
   if (f.host == nullptr) {
     check(cudaSetDevice(index), "cudaSetDevice");
     void* p = nullptr;
-    check(cudaHostAlloc(&p, kFlags * sizeof(std::uint32_t), cudaHostAllocMapped), "cudaHostAlloc");
+    if (cudaHostAlloc(&p, kFlags * sizeof(std::uint32_t), cudaHostAllocMapped) != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;  // no pinned memory: any_of takes its device flag and copy
+    }
     f.host = static_cast<std::uint32_t*>(p);
     for (std::size_t i = kFlags; i-- > 0;) f.idle.push_back(i);
   }
