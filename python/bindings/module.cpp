@@ -902,11 +902,25 @@ NB_MODULE(_core, m) {
            }, "encrypted"_a, "plain"_a,
            "sum_i encrypted[i] * plain[i] in one pass (CKKS: linear transforms' inner sums; "
            "BFV/BGV: one NTT-form accumulator, plaintexts optionally from transform_to_ntt).")
-      .def("transform_to_ntt", &Evaluator::transform_to_ntt, "plain"_a, "level"_a,
-           nb::call_guard<Release>(),
+      .def("transform_to_ntt",
+           nb::overload_cast<const Plaintext&, std::size_t>(&Evaluator::transform_to_ntt,
+                                                            nb::const_),
+           "plain"_a, "level"_a, nb::call_guard<Release>(),
            "BFV/BGV: the plaintext lifted to Q_level and in NTT form, for multiply_plain and "
            "multiply_plain_sum at that level without per-call transforms (SEAL's "
            "transform_to_ntt(plain, parms_id)).")
+      .def("transform_to_ntt",
+           nb::overload_cast<const Ciphertext&>(&Evaluator::transform_to_ntt, nb::const_),
+           "encrypted"_a, nb::call_guard<Release>(),
+           "BFV: the ciphertext in NTT form (SEAL's transform_to_ntt(encrypted)); add, sub, "
+           "negate, multiply_plain and multiply_plain_sum keep it there, every other operation "
+           "asks for transform_from_ntt first.")
+      .def("transform_to_ntt_inplace", &Evaluator::transform_to_ntt_inplace, "encrypted"_a,
+           nb::call_guard<Release>())
+      .def("transform_from_ntt", &Evaluator::transform_from_ntt, "encrypted"_a,
+           nb::call_guard<Release>(), "BFV: the ciphertext back in coefficient form.")
+      .def("transform_from_ntt_inplace", &Evaluator::transform_from_ntt_inplace, "encrypted"_a,
+           nb::call_guard<Release>())
       .def("scalar_combination", [](const Evaluator& ev, nb::handle cts, nb::handle vals,
                                      nb::handle c, nb::handle s, nb::handle lv) {
              std::vector<nb::object> keep;  // alive while the GIL is released (see above)

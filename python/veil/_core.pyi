@@ -882,10 +882,24 @@ class Evaluator:
         sum_i encrypted[i] * plain[i] in one pass (CKKS: linear transforms' inner sums; BFV/BGV: one NTT-form accumulator, plaintexts optionally from transform_to_ntt).
         """
 
+    @overload
     def transform_to_ntt(self, plain: Plaintext, level: int) -> Plaintext:
         """
         BFV/BGV: the plaintext lifted to Q_level and in NTT form, for multiply_plain and multiply_plain_sum at that level without per-call transforms (SEAL's transform_to_ntt(plain, parms_id)).
         """
+
+    @overload
+    def transform_to_ntt(self, encrypted: Ciphertext) -> Ciphertext:
+        """
+        BFV: the ciphertext in NTT form (SEAL's transform_to_ntt(encrypted)); add, sub, negate, multiply_plain and multiply_plain_sum keep it there, every other operation asks for transform_from_ntt first.
+        """
+
+    def transform_to_ntt_inplace(self, encrypted: Ciphertext) -> None: ...
+
+    def transform_from_ntt(self, encrypted: Ciphertext) -> Ciphertext:
+        """BFV: the ciphertext back in coefficient form."""
+
+    def transform_from_ntt_inplace(self, encrypted: Ciphertext) -> None: ...
 
     def scalar_combination(self, encrypted: object, values: object, constant: object, scale: object, level: object) -> Ciphertext:
         """

@@ -11,6 +11,7 @@
 #include "test_util.h"
 #include "veil/api/encryptor.h"
 #include "veil/api/evaluator.h"
+#include "veil/io/serialize.h"
 #include "veil/bfv/bfv_tables.h"
 #include "veil/ring/ntt_simd.h"
 #include "veil/rlwe/plaintext.h"
@@ -220,6 +221,61 @@ TEST(CpuWords32, VectorAndScalarLevelsGiveTheSameWords) {
     EXPECT_EQ(got[2], schoolbook_sum({msg}, {msg}, t));
     EXPECT_EQ(got[3], schoolbook_sum({msg}, {plain}, t));
   }
+}
+
+}  // namespace
+
+namespace {
+
+// BFV ciphertexts in NTT form (Evaluator::transform_to_ntt, SEAL's): a plaintext-product chain
+// pays one transform each way; its words equal the coefficient-form chain's and decrypt to the
+// schoolbook sum; serialization keeps the form; other operations refuse it by name.
+TEST(BfvNttForm, PlainProductChainsMatchTheCoefficientChain) {
+  for (const Device& dev : veil::test::devices()) {
+    SCOPED_TRACE(dev.str());
+    const KeySet k(veil::test::small_context(SchemeType::bfv), dev, 21);
+    const Evaluator ev(k.ctx);
+    const Case c = make_case(k, 2, 17);
+    // Coefficient form: the reference chain.
+    const Ciphertext chain = ev.add(ev.multiply_plain(c.cts[0], c.pts[0]),
+                                    ev.multiply_plain(c.cts[1], c.pts[1]));
+    // NTT form: one plaintext prepared, one in coefficient form; no transform in between.
+    const Ciphertext a = ev.transform_to_ntt(c.cts[0]), b = ev.transform_to_ntt(c.cts[1]);
+    EXPECT_TRUE(a.is_ntt_form());
+    EXPECT_EQ(words(ev.transform_from_ntt(a)), words(c.cts[0])) << "round trip";
+    Ciphertext sum = ev.add(ev.multiply_plain(a, c.ntt_pts[0]), ev.multiply_plain(b, c.pts[1]));
+    EXPECT_TRUE(sum.is_ntt_form());
+    EXPECT_EQ(words(ev.transform_from_ntt(sum)), words(chain));
+    // The weighted sum on NTT-form inputs stays in NTT form and has the same words.
+    const Ciphertext wsum = ev.multiply_plain_sum({&a, &b}, ptrs(c.ntt_pts));
+    EXPECT_TRUE(wsum.is_ntt_form());
+    EXPECT_EQ(words(wsum), words(sum));
+    // sub and negate are linear too.
+    EXPECT_EQ(words(ev.transform_from_ntt(ev.sub(a, b))), words(ev.sub(c.cts[0], c.cts[1])));
+    EXPECT_EQ(words(ev.transform_from_ntt(ev.negate(a))), words(ev.negate(c.cts[0])));
+    ev.transform_from_ntt_inplace(sum);
+    const Plaintext dec = Decryptor(k.ctx, k.sk).decrypt(sum);
+    EXPECT_EQ(veil::plaintext_coefficients(dec.to(Device::cpu())),
+              schoolbook_sum(c.msgs, c.plains, k.ctx->plain_modulus()));
+    // Serialization keeps the form and the words.
+    const Ciphertext back = veil::io::load_ciphertext(veil::io::save(a), k.ctx, dev);
+    EXPECT_TRUE(back.is_ntt_form());
+    EXPECT_EQ(words(back), words(a));
+    // Everything else refuses NTT form, naming the way back.
+    const Decryptor decryptor(k.ctx, k.sk);
+    expect_invalid([&] { decryptor.decrypt(a); }, "transform_from_ntt");
+    expect_invalid([&] { ev.multiply(a, b); }, "transform_from_ntt");
+    expect_invalid([&] { ev.rotate_rows(a, 1, k.gk); }, "transform_from_ntt");
+    expect_invalid([&] { ev.add_plain(a, c.pts[0]); }, "transform_from_ntt");
+    expect_invalid([&] { ev.add(a, c.cts[1]); }, "coefficient form");
+    expect_invalid([&] { ev.multiply_plain_sum({&a, &c.cts[1]}, ptrs(c.pts)); }, "NTT and in");
+    expect_invalid([&] { ev.transform_to_ntt(a); }, "already in NTT form");
+    expect_invalid([&] { ev.transform_from_ntt(c.cts[0]); }, "already in coefficient form");
+  }
+  const KeySet g(veil::test::small_context(SchemeType::bgv), Device::cpu(), 3);
+  const Ciphertext x = Encryptor(g.ctx, g.pk, 1).encrypt(
+      veil::make_plaintext(g.ctx, std::vector<u64>{1, 2, 3}, Device::cpu()));
+  expect_invalid([&] { Evaluator(g.ctx).transform_to_ntt(x); }, "always in NTT form");
 }
 
 }  // namespace

@@ -20,8 +20,8 @@ Evaluator::Evaluator(ContextPtr ctx) : ctx_(std::move(ctx)) {
   if (!ctx_) throw InvalidArgument("context: is empty");
 }
 
-void Evaluator::check(const Ciphertext& a, const char* what) const {
-  check_ciphertext(*ctx_, a, what);
+void Evaluator::check(const Ciphertext& a, const char* what, bool bfv_ntt) const {
+  check_ciphertext(*ctx_, a, what, bfv_ntt);
 }
 
 namespace {
@@ -29,7 +29,7 @@ namespace {
 // when BGV needs it (nullopt: use b as it is). CKKS scales must agree within the tolerance.
 std::optional<Ciphertext> prepare_binary(const Context& ctx, const Ciphertext& a,
                                          const Ciphertext& b, u64& key_id) {
-  key_id = check_ciphertext_pair(ctx, a, b, "encrypted1", "encrypted2");
+  key_id = check_ciphertext_pair(ctx, a, b, "encrypted1", "encrypted2", /*bfv_ntt=*/true);
   if (ctx.scheme() == SchemeType::ckks) ckks::check_scales(a.scale(), b.scale(), "encrypted2");
   if (ctx.scheme() == SchemeType::bgv && a.correction_factor() != b.correction_factor()) {
     return bgv::align_correction(b, a.correction_factor());
@@ -126,12 +126,12 @@ Ciphertext Evaluator::sub(const Ciphertext& a, const Ciphertext& b) const {
 }
 
 void Evaluator::negate_inplace(Ciphertext& a) const {
-  check(a, "encrypted");
+  check(a, "encrypted", /*bfv_ntt=*/true);
   poly::negate(a.device(), ctx_->base_q(a.level()), ctx_->n(), a.size(), a.data(), a.data());
 }
 
 Ciphertext Evaluator::negate(const Ciphertext& a) const {
-  check(a, "encrypted");
+  check(a, "encrypted", /*bfv_ntt=*/true);
   Ciphertext r = shaped_like(ctx_, a);
   poly::negate(a.device(), ctx_->base_q(a.level()), ctx_->n(), a.size(), a.data(), r.data());
   r.set_key_id(a.key_id());
@@ -140,7 +140,7 @@ Ciphertext Evaluator::negate(const Ciphertext& a) const {
 
 Ciphertext Evaluator::add_many(const std::vector<Ciphertext>& cts) const {
   if (cts.empty()) throw InvalidArgument("encrypteds: expected at least one ciphertext");
-  for (const Ciphertext& c : cts) check(c, "encrypteds");  // all of them, even a single one
+  for (const Ciphertext& c : cts) check(c, "encrypteds", true);  // all, even a single one
   Ciphertext r(cts[0]);
   for (std::size_t i = 1; i < cts.size(); ++i) add_inplace(r, cts[i]);
   return r;
@@ -165,7 +165,7 @@ void Evaluator::sub_plain_inplace(Ciphertext& a, const Plaintext& p) const {
 }
 
 void Evaluator::multiply_plain_inplace(Ciphertext& a, const Plaintext& p) const {
-  check(a, "encrypted");
+  check(a, "encrypted", /*bfv_ntt=*/true);
   const u64 id = a.key_id();
   switch (ctx_->scheme()) {
     case SchemeType::bfv: bfv::multiply_plain_inplace(a, p); break;
@@ -375,10 +375,10 @@ Ciphertext Evaluator::mod_raise(const Ciphertext& a) const {
   return ckks::mod_raise(a);
 }
 
-u64 Evaluator::check_all(const std::vector<const Ciphertext*>& cts) const {
+u64 Evaluator::check_all(const std::vector<const Ciphertext*>& cts, bool bfv_ntt) const {
   u64 id = 0;
   for (const Ciphertext* c : cts) {
-    check(*c, "encrypted");
+    check(*c, "encrypted", bfv_ntt);
     id = join_key_sets(id, c->key_id(), "encrypted");
   }
   return id;
@@ -401,8 +401,15 @@ Ciphertext integer_plain_sum(const std::vector<const Ciphertext*>& cts,
   const Device& dev = first.device();
   const std::size_t level = first.level(), n = ctx->n();
   const bool bfv = ctx->scheme() == SchemeType::bfv;
+  // BFV ciphertexts in coefficient form enter the NTT-form accumulator one at a time and the sum
+  // leaves it; those in NTT form (transform_to_ntt) enter as they are and the sum stays there.
+  const bool to_ntt = bfv && !first.is_ntt_form();
   std::size_t size = 0;
   for (const Ciphertext* c : cts) {
+    if (c->is_ntt_form() != first.is_ntt_form()) {
+      throw InvalidArgument("encrypted: BFV ciphertexts in NTT and in coefficient form "
+                            "(transform_to_ntt or transform_from_ntt some of them)");
+    }
     if (c->level() != level) {
       throw InvalidArgument("encrypted: expected one level, got " + std::to_string(level) +
                             " and " + std::to_string(c->level()));
@@ -414,10 +421,10 @@ Ciphertext integer_plain_sum(const std::vector<const Ciphertext*>& cts,
     size = std::max(size, c->size());
   }
   const RnsBase& q = ctx->base_q(level);
-  Ciphertext acc(ctx, dev, size, level, !bfv);
+  Ciphertext acc(ctx, dev, size, level, true);
   acc.set_correction_factor(first.correction_factor());
   backend::fill_zero(dev, acc.data().get(), acc.data().bytes(acc.word_count()));
-  WordBuffer form(dev, bfv ? size * q.size() * n : 0, ctx->word_bits());
+  WordBuffer form(dev, to_ntt ? size * q.size() * n : 0, ctx->word_bits());
   for (std::size_t i = 0; i < cts.size(); ++i) {
     const Ciphertext& c = *cts[i];
     const Plaintext* pt = pts[i];
@@ -436,7 +443,7 @@ Ciphertext integer_plain_sum(const std::vector<const Ciphertext*>& cts,
       m = lifted.data();
     }
     ConstWordPtr x = c.data();
-    if (bfv) {
+    if (to_ntt) {
       copy_words(dev, form.data(), dev, c.data(), c.word_count());
       ntt_forward(dev, form.data(), c.size(), q, ctx->ntt());
       x = form.data();
@@ -446,7 +453,10 @@ Ciphertext integer_plain_sum(const std::vector<const Ciphertext*>& cts,
       poly::multiply_accumulate(dev, q, n, 1, x + p * pw, m, acc.data() + p * pw);
     }
   }
-  if (bfv) ntt_inverse(dev, acc.data(), acc.size(), q, ctx->ntt());
+  if (to_ntt) {
+    ntt_inverse(dev, acc.data(), acc.size(), q, ctx->ntt());
+    acc.set_ntt_form(false);
+  }
   return acc;
 }
 }  // namespace
@@ -456,13 +466,57 @@ Ciphertext Evaluator::multiply_plain_sum(const std::vector<const Ciphertext*>& c
   for (const Ciphertext* c : cts) {
     if (c == nullptr) throw InvalidArgument("encrypted: a ciphertext is null");
   }
-  const u64 id = check_all(cts);
+  const u64 id = check_all(cts, /*bfv_ntt=*/true);
   if (ctx_->scheme() != SchemeType::ckks) {  // as multiply_plain: no transparent result
     Ciphertext r = with_key(integer_plain_sum(cts, pts), id);
     check_not_transparent(r, "multiply_plain_sum");
     return r;
   }
   return with_key(ckks::multiply_plain_sum(cts, pts), id);
+}
+
+namespace {
+// BFV: every polynomial of `a` to (to_ntt) or from the NTT domain over Q_level, in place.
+void transform_bfv(const Context& ctx, Ciphertext& a, bool to_ntt) {
+  if (ctx.scheme() != SchemeType::bfv) {
+    throw InvalidArgument(std::string("encrypted: ") + to_string(ctx.scheme()) +
+                          " ciphertexts are always in NTT form (only BFV ciphertexts move)");
+  }
+  if (a.is_ntt_form() == to_ntt) {
+    throw InvalidArgument(std::string("encrypted: is already in ") +
+                          (to_ntt ? "NTT" : "coefficient") + " form");
+  }
+  const RnsBase& q = ctx.base_q(a.level());
+  if (to_ntt) {
+    ntt_forward(a.device(), a.data(), a.size(), q, ctx.ntt());
+  } else {
+    ntt_inverse(a.device(), a.data(), a.size(), q, ctx.ntt());
+  }
+  a.set_ntt_form(to_ntt);
+  a.set_uniform_seed(std::nullopt);  // the seed expands the coefficient form only
+}
+}  // namespace
+
+void Evaluator::transform_to_ntt_inplace(Ciphertext& a) const {
+  check(a, "encrypted", /*bfv_ntt=*/true);
+  transform_bfv(*ctx_, a, true);
+}
+
+Ciphertext Evaluator::transform_to_ntt(const Ciphertext& a) const {
+  Ciphertext r(a);
+  transform_to_ntt_inplace(r);
+  return r;
+}
+
+void Evaluator::transform_from_ntt_inplace(Ciphertext& a) const {
+  check(a, "encrypted", /*bfv_ntt=*/true);
+  transform_bfv(*ctx_, a, false);
+}
+
+Ciphertext Evaluator::transform_from_ntt(const Ciphertext& a) const {
+  Ciphertext r(a);
+  transform_from_ntt_inplace(r);
+  return r;
 }
 
 Plaintext Evaluator::transform_to_ntt(const Plaintext& plain, std::size_t level) const {

@@ -109,6 +109,24 @@ class Evaluator {
   /// @throws InvalidArgument naming `plain` (empty, CKKS, already in NTT form, other context)
   ///         or `level`.
   Plaintext transform_to_ntt(const Plaintext& plain, std::size_t level) const;
+  /// BFV: the ciphertext's polynomials in NTT form over Q_level (SEAL's
+  /// transform_to_ntt(encrypted)). add, sub, negate, multiply_plain (with a plaintext from
+  /// transform_to_ntt or in coefficient form) and multiply_plain_sum take NTT-form ciphertexts,
+  /// need no transform and return NTT-form results, so a chain of plaintext products and sums
+  /// pays one forward and one inverse transform. Serialization keeps the form; every other
+  /// operation (decryption included) refuses NTT form, naming transform_from_ntt. The words
+  /// transform back exactly (transform_from_ntt).
+  /// @param encrypted a BFV ciphertext of this context in coefficient form.
+  /// @throws InvalidArgument naming `encrypted`: another scheme (BGV and CKKS ciphertexts are
+  ///         always in NTT form), already in NTT form, empty or of another context.
+  Ciphertext transform_to_ntt(const Ciphertext& encrypted) const;
+  void transform_to_ntt_inplace(Ciphertext& encrypted) const;
+  /// BFV: back to coefficient form (SEAL's transform_from_ntt).
+  /// @param encrypted a BFV ciphertext of this context in NTT form.
+  /// @throws InvalidArgument naming `encrypted`: another scheme, already in coefficient form,
+  ///         empty or of another context.
+  Ciphertext transform_from_ntt(const Ciphertext& encrypted) const;
+  void transform_from_ntt_inplace(Ciphertext& encrypted) const;
   /// CKKS: plaintext-matrix products by baby-step giant-step with double hoisting (Bossuat et
   /// al., Eurocrypt 2021, §4, Alg. 6; ckks/bsgs.h): outputs[o] = rescale(sum_G rot_G(sum_t
   /// t.plain * rot_t.step(inputs[t.input]))). The baby rotations of an input share one ModUp and
@@ -146,9 +164,9 @@ class Evaluator {
   const ContextPtr& context() const { return ctx_; }
 
  private:
-  void check(const Ciphertext& a, const char* what) const;
+  void check(const Ciphertext& a, const char* what, bool bfv_ntt = false) const;
   /// Checks each operand (named `encrypted`) and returns their common key set.
-  u64 check_all(const std::vector<const Ciphertext*>& cts) const;
+  u64 check_all(const std::vector<const Ciphertext*>& cts, bool bfv_ntt = false) const;
   Ciphertext rotate_generic(const Ciphertext& a, int steps, const GaloisKeys& gk) const;
   Ciphertext galois_with_digits(const Ciphertext& a, const KeySwitchDigits& digits, u32 elt,
                                 const GaloisKeys& gk) const;

@@ -213,7 +213,11 @@ Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) {
 }
 
 void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
-  check_bfv(ct, "encrypted");
+  // Coefficient form, or NTT form from Evaluator::transform_to_ntt (no transforms here then).
+  if (ct.empty()) throw InvalidArgument("encrypted: is empty");
+  if (ct.context()->scheme() != SchemeType::bfv) {
+    throw InvalidArgument("encrypted: is not a BFV ciphertext");
+  }
   const Context& ctx = *ct.context();
   const Device& dev = ct.device();
   const std::size_t n = ctx.n();
@@ -228,9 +232,10 @@ void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
     lifted = lift_plain_ntt(ctx, dev, pt, ct.level());  // the centered lift, in NTT form
     m = lifted.data();
   }
-  ntt_forward(dev, ct.data(), ct.size(), q, ctx.ntt());
+  const bool coefficients = !ct.is_ntt_form();
+  if (coefficients) ntt_forward(dev, ct.data(), ct.size(), q, ctx.ntt());
   poly::multiply_broadcast(dev, q, n, ct.size(), ct.data(), m, ct.data());
-  ntt_inverse(dev, ct.data(), ct.size(), q, ctx.ntt());
+  if (coefficients) ntt_inverse(dev, ct.data(), ct.size(), q, ctx.ntt());
 }
 
 void add_plain_inplace(Ciphertext& ct, const Plaintext& pt) {

@@ -624,10 +624,12 @@ Ciphertext load_ciphertext(ByteView in, const ContextPtr& ctx, const Device& dev
   }
   const std::size_t level = check_level(r, *ctx);
   const std::uint8_t ntt = r.u8("is_ntt_form");
-  const bool want_ntt = ctx->scheme() != SchemeType::bfv;
-  if (ntt != (want_ntt ? 1 : 0)) {
-    r.fail("is_ntt_form", std::string(veil::to_string(ctx->scheme())) + " ciphertexts are in " +
-                              (want_ntt ? "NTT" : "coefficient") + " form");
+  if (ntt > 1) r.fail("is_ntt_form", "expected 0 or 1");
+  // BFV ciphertexts are in coefficient form, or in NTT form after Evaluator::transform_to_ntt;
+  // BGV and CKKS ciphertexts are always in NTT form.
+  if (ctx->scheme() != SchemeType::bfv && ntt != 1) {
+    r.fail("is_ntt_form", std::string(veil::to_string(ctx->scheme())) +
+                              " ciphertexts are in NTT form");
   }
   read_record(r, ctx->scheme(), ctx->n());
   const double scale = r.f64("scale");
@@ -648,6 +650,9 @@ Ciphertext load_ciphertext(ByteView in, const ContextPtr& ctx, const Device& dev
   std::optional<UniformSeed> seed;
   if (f.h.seeded) {
     if (size != 2) r.fail("size", "a seeded ciphertext has 2 polynomials");
+    if (ctx->scheme() == SchemeType::bfv && ntt) {
+      r.fail("is_ntt_form", "a seeded BFV ciphertext is in coefficient form");
+    }
     seed = read_seed(r);
   }
   r.expect_end();
@@ -655,10 +660,10 @@ Ciphertext load_ciphertext(ByteView in, const ContextPtr& ctx, const Device& dev
   const std::vector<u64> body = read_body(f, (seed ? 1 : size) * pw, o);
   const RnsBase& q = ctx->base_q(level);
   check_below_moduli(body.data(), seed ? 1 : size, q, n, "ciphertext");
-  Ciphertext ct(ctx, dev, size, level, want_ntt);
+  Ciphertext ct(ctx, dev, size, level, ntt == 1);
   copy_in(dev, ct.data(), body.data(), body.size());
   if (seed) {
-    expand_uniform(*ctx, dev, *seed, 0, q, !want_ntt, ct.poly(1));
+    expand_uniform(*ctx, dev, *seed, 0, q, ntt == 0, ct.poly(1));
     ct.set_uniform_seed(seed);
   }
   ct.set_scale(scale);

@@ -28,17 +28,22 @@ void check_compatible(const Context& ctx, const Device& dev, const ContextPtr& o
   }
 }
 
-void check_ciphertext(const Context& ctx, const Ciphertext& ct, const char* what) {
+void check_ciphertext(const Context& ctx, const Ciphertext& ct, const char* what, bool bfv_ntt) {
   if (ct.empty()) throw InvalidArgument(std::string(what) + ": is empty (not initialized)");
   check_compatible(ctx, ct.device(), ct.context(), ct.device(), what);
   if (ct.size() < 2) {
     throw InvalidArgument(std::string(what) + ": expected at least 2 polynomials, got " +
                           std::to_string(ct.size()));
   }
-  const bool want_ntt = ctx.scheme() != SchemeType::bfv;
-  if (ct.is_ntt_form() != want_ntt) {
+  const bool bfv = ctx.scheme() == SchemeType::bfv;
+  if (bfv && ct.is_ntt_form() && !bfv_ntt) {
+    throw InvalidArgument(std::string(what) +
+                          ": is a BFV ciphertext in NTT form (transform_to_ntt), which only add, "
+                          "sub, negate and multiply_plain take; transform_from_ntt first");
+  }
+  if (!bfv && !ct.is_ntt_form()) {
     throw InvalidArgument(std::string(what) + ": " + to_string(ctx.scheme()) +
-                          " ciphertexts are in " + (want_ntt ? "NTT" : "coefficient") + " form");
+                          " ciphertexts are in NTT form");
   }
 }
 
@@ -52,9 +57,14 @@ u64 join_key_sets(u64 ct_id, u64 other_id, const char* what) {
 }
 
 u64 check_ciphertext_pair(const Context& ctx, const Ciphertext& a, const Ciphertext& b,
-                          const char* what_a, const char* what_b) {
-  check_ciphertext(ctx, a, what_a);
-  check_ciphertext(ctx, b, what_b);
+                          const char* what_a, const char* what_b, bool bfv_ntt) {
+  check_ciphertext(ctx, a, what_a, bfv_ntt);
+  check_ciphertext(ctx, b, what_b, bfv_ntt);
+  if (a.is_ntt_form() != b.is_ntt_form()) {
+    throw InvalidArgument(std::string(what_b) + ": is in " +
+                          (b.is_ntt_form() ? "NTT" : "coefficient") + " form but " + what_a +
+                          " is not (transform_to_ntt or transform_from_ntt one of them)");
+  }
   if (b.device() != a.device()) {
     throw TypeMismatch(std::string(what_b) + ": lives on " + b.device().str() + " but " +
                        what_a + " lives on " + a.device().str());

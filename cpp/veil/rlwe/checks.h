@@ -19,13 +19,17 @@ void check_compatible(const Context& ctx, const Device& dev, const ContextPtr& o
                       const Device& other_dev, const char* what);
 
 /// A ciphertext operand: initialized, of `ctx`'s parameters, on its own device, size >= 2,
-/// in the scheme's form (BFV: coefficient form; BGV, CKKS: NTT form).
-void check_ciphertext(const Context& ctx, const Ciphertext& ct, const char* what);
+/// in the scheme's form (BFV: coefficient form; BGV, CKKS: NTT form). `bfv_ntt`: the operation
+/// also takes BFV ciphertexts in NTT form (Evaluator::transform_to_ntt): add, sub, negate,
+/// multiply_plain, multiply_plain_sum and transform_from_ntt; every other refuses them, naming
+/// transform_from_ntt.
+void check_ciphertext(const Context& ctx, const Ciphertext& ct, const char* what,
+                      bool bfv_ntt = false);
 
 /// Two ciphertext operands (each as check_ciphertext, then the same device, level, form and key
 /// set). Returns the key set of the result (rlwe/objects.h DataObject::key_id).
 u64 check_ciphertext_pair(const Context& ctx, const Ciphertext& a, const Ciphertext& b,
-                          const char* what_a, const char* what_b);
+                          const char* what_a, const char* what_b, bool bfv_ntt = false);
 
 /// Key-set identity of an object used with a ciphertext (a key, a second ciphertext): both known
 /// and different throws InvalidArgument naming `what`. Returns the joined identity (0 = unknown

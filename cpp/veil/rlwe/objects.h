@@ -119,6 +119,8 @@ class Ciphertext : public DataObject {
   std::size_t level() const { return level_; }
   std::size_t limbs() const { return level_ + 1; }
   bool is_ntt_form() const { return is_ntt_form_; }
+  /// Marks the words as being in NTT form or not; for the code that transforms them.
+  void set_ntt_form(bool ntt) { is_ntt_form_ = ntt; }
   double scale() const { return scale_; }
   void set_scale(double s) { scale_ = s; }
   u64 correction_factor() const { return correction_factor_; }
