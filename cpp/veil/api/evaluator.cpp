@@ -435,10 +435,7 @@ Ciphertext integer_plain_sum(const std::vector<const Ciphertext*>& cts,
       check_ntt_plain(*ctx, dev, *pt, level, "plain");
       m = pt->data();
     } else {
-      if (pt->empty() || pt->word_count() != n) {
-        throw InvalidArgument("plain: expected BFV/BGV plaintexts (from encode or plain_to_ntt)");
-      }
-      check_compatible(*ctx, dev, pt->context(), pt->device(), "plain");
+      check_coeff_plain(*ctx, dev, *pt, "plain");
       lifted = lift_plain_ntt(*ctx, dev, *pt, level);
       m = lifted.data();
     }

@@ -15,20 +15,15 @@ namespace veil::bfv {
 
 namespace {
 
-void check_plain(const Context& ctx, const Device& dev, const Plaintext& pt, const char* what) {
-  check_compatible(ctx, dev, pt.context(), pt.device(), what);
-  if (pt.is_ntt_form() || pt.word_count() != ctx.n()) {
-    throw InvalidArgument(std::string(what) +
-                          ": expected a BFV plaintext of N coefficients mod t (from encode)");
-  }
-}
-
-void check_bfv(const Ciphertext& ct, const char* what) {
+// `ntt_ok`: the operation also takes NTT-form ciphertexts (Evaluator::transform_to_ntt).
+void check_bfv(const Ciphertext& ct, const char* what, bool ntt_ok = false) {
   if (ct.empty()) throw InvalidArgument(std::string(what) + ": is empty");
   if (ct.context()->scheme() != SchemeType::bfv) {
     throw InvalidArgument(std::string(what) + ": is not a BFV ciphertext");
   }
-  if (ct.is_ntt_form()) throw InvalidArgument(std::string(what) + ": BFV ciphertexts must be in coefficient form");
+  if (ct.is_ntt_form() && !ntt_ok) {
+    throw InvalidArgument(std::string(what) + ": BFV ciphertexts must be in coefficient form");
+  }
 }
 
 }  // namespace
@@ -68,7 +63,7 @@ void add_scaled_plain(const Context& ctx, const Device& dev, const u64* m, WordP
 
 Ciphertext encrypt(const PublicKey& pk, const Plaintext& pt, const Prng& prng) {
   const Context& ctx = *pk.context();
-  check_plain(ctx, pk.device(), pt, "plain");
+  check_coeff_plain(ctx, pk.device(), pt, "plain");
   Ciphertext ct = encrypt_zero_asymmetric(pk, ctx.max_level(), prng, false);
   add_scaled_plain(ctx, pk.device(), pt.data<u64>(), ct.poly(0), false, ct.level());
   return ct;
@@ -76,7 +71,7 @@ Ciphertext encrypt(const PublicKey& pk, const Plaintext& pt, const Prng& prng) {
 
 Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prng& prng) {
   const Context& ctx = *sk.context();
-  check_plain(ctx, sk.device(), pt, "plain");
+  check_coeff_plain(ctx, sk.device(), pt, "plain");
   Ciphertext ct = encrypt_zero_symmetric(sk, ctx.max_level(), prng, false);
   add_scaled_plain(ctx, sk.device(), pt.data<u64>(), ct.poly(0), false, ct.level());
   return ct;
@@ -214,10 +209,7 @@ Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) {
 
 void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
   // Coefficient form, or NTT form from Evaluator::transform_to_ntt (no transforms here then).
-  if (ct.empty()) throw InvalidArgument("encrypted: is empty");
-  if (ct.context()->scheme() != SchemeType::bfv) {
-    throw InvalidArgument("encrypted: is not a BFV ciphertext");
-  }
+  check_bfv(ct, "encrypted", /*ntt_ok=*/true);
   const Context& ctx = *ct.context();
   const Device& dev = ct.device();
   const std::size_t n = ctx.n();
@@ -228,7 +220,7 @@ void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
     check_ntt_plain(ctx, dev, pt, ct.level(), "plain");
     m = pt.data();
   } else {
-    check_plain(ctx, dev, pt, "plain");
+    check_coeff_plain(ctx, dev, pt, "plain");
     lifted = lift_plain_ntt(ctx, dev, pt, ct.level());  // the centered lift, in NTT form
     m = lifted.data();
   }
@@ -240,13 +232,13 @@ void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
 
 void add_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
   check_bfv(ct, "encrypted");
-  check_plain(*ct.context(), ct.device(), pt, "plain");
+  check_coeff_plain(*ct.context(), ct.device(), pt, "plain");
   add_scaled_plain(*ct.context(), ct.device(), pt.data<u64>(), ct.poly(0), false, ct.level());
 }
 
 void sub_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
   check_bfv(ct, "encrypted");
-  check_plain(*ct.context(), ct.device(), pt, "plain");
+  check_coeff_plain(*ct.context(), ct.device(), pt, "plain");
   add_scaled_plain(*ct.context(), ct.device(), pt.data<u64>(), ct.poly(0), true, ct.level());
 }
 

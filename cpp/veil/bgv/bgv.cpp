@@ -16,14 +16,6 @@ namespace veil::bgv {
 
 namespace {
 
-void check_plain(const Context& ctx, const Device& dev, const Plaintext& pt, const char* what) {
-  check_compatible(ctx, dev, pt.context(), pt.device(), what);
-  if (pt.is_ntt_form() || pt.word_count() != ctx.n()) {
-    throw InvalidArgument(std::string(what) +
-                          ": expected a BGV plaintext of N coefficients mod t (from encode)");
-  }
-}
-
 void check_bgv(const Ciphertext& ct, const char* what) {
   if (ct.empty()) throw InvalidArgument(std::string(what) + ": is empty");
   if (ct.context()->scheme() != SchemeType::bgv) {
@@ -50,14 +42,14 @@ Ciphertext finish_encrypt(Ciphertext ct, const Plaintext& pt) {
 
 Ciphertext encrypt(const PublicKey& pk, const Plaintext& pt, const Prng& prng) {
   const Context& ctx = *pk.context();
-  check_plain(ctx, pk.device(), pt, "plain");
+  check_coeff_plain(ctx, pk.device(), pt, "plain");
   return finish_encrypt(
       encrypt_zero_asymmetric(pk, ctx.max_level(), prng, true, ctx.plain_modulus()), pt);
 }
 
 Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prng& prng) {
   const Context& ctx = *sk.context();
-  check_plain(ctx, sk.device(), pt, "plain");
+  check_coeff_plain(ctx, sk.device(), pt, "plain");
   return finish_encrypt(
       encrypt_zero_symmetric(sk, ctx.max_level(), prng, true, ctx.plain_modulus()), pt);
 }
@@ -118,7 +110,7 @@ void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
     check_ntt_plain(ctx, ct.device(), pt, ct.level(), "plain");
     m = pt.data();
   } else {
-    check_plain(ctx, ct.device(), pt, "plain");
+    check_coeff_plain(ctx, ct.device(), pt, "plain");
     lifted = lift_plain(ctx, ct.device(), pt, ct.level());
     m = lifted.data();
   }
@@ -129,7 +121,7 @@ void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
 void add_plain_inplace(Ciphertext& ct, const Plaintext& pt, bool subtract) {
   check_bgv(ct, "encrypted");
   const Context& ctx = *ct.context();
-  check_plain(ctx, ct.device(), pt, "plain");
+  check_coeff_plain(ctx, ct.device(), pt, "plain");
   WordBuffer m = lift_plain(ctx, ct.device(), pt, ct.level());
   const RnsBase& q = ctx.base_q(ct.level());
   const u64 f = ct.correction_factor() % ctx.plain_modulus();

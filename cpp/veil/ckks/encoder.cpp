@@ -439,21 +439,35 @@ Plaintext CKKSEncoder::encode_extended(const std::vector<std::complex<double>>& 
   return encode_impl(values, scale, level, dev, true);
 }
 
-Plaintext CKKSEncoder::encode_impl(const std::vector<std::complex<double>>& values, double scale,
-                                   std::size_t level, const Device& dev, bool extended) const {
-  const std::size_t half = slot_count();
-  if (values.size() > half) {
+namespace {
+Complex64 to_slot(double v) { return Complex64{v, 0.0}; }
+Complex64 to_slot(const std::complex<double>& v) { return Complex64{v.real(), v.imag()}; }
+
+/// The N/2 slots of `count` host values (real or complex), zero-padded, after the checks every
+/// encode makes: the count, the level and scale, each value finite (named `values`).
+template <class T>
+std::vector<Complex64> host_slots(const Context& ctx, const T* values, std::size_t count,
+                                  double scale, std::size_t level) {
+  const std::size_t half = ctx.n() / 2;
+  if (count > half) {
     throw InvalidArgument("values: expected at most " + std::to_string(half) +
-                          " slots (N/2), got " + std::to_string(values.size()));
+                          " slots (N/2), got " + std::to_string(count));
   }
-  check_level_scale(*ctx_, scale, level);
+  check_level_scale(ctx, scale, level);
   std::vector<Complex64> z(half);
-  for (std::size_t j = 0; j < values.size(); ++j) {
-    if (!std::isfinite(values[j].real()) || !std::isfinite(values[j].imag())) {
+  for (std::size_t j = 0; j < count; ++j) {
+    z[j] = to_slot(values[j]);
+    if (!std::isfinite(z[j].re) || !std::isfinite(z[j].im)) {
       throw InvalidArgument("values: slot " + std::to_string(j) + " is not finite");
     }
-    z[j] = Complex64{values[j].real(), values[j].imag()};
   }
+  return z;
+}
+}  // namespace
+
+Plaintext CKKSEncoder::encode_impl(const std::vector<std::complex<double>>& values, double scale,
+                                   std::size_t level, const Device& dev, bool extended) const {
+  const std::vector<Complex64> z = host_slots(*ctx_, values.data(), values.size(), scale, level);
   return encode_slots(ctx_, tables_, Buffer<Complex64>::upload(dev, z), scale, level, "values",
                       extended);
 }
@@ -465,19 +479,7 @@ Plaintext CKKSEncoder::encode(const std::vector<double>& values, double scale, s
 
 Plaintext CKKSEncoder::encode(const double* values, std::size_t count, double scale,
                               std::size_t level, const Device& dev) const {
-  const std::size_t half = slot_count();
-  if (count > half) {
-    throw InvalidArgument("values: expected at most " + std::to_string(half) +
-                          " slots (N/2), got " + std::to_string(count));
-  }
-  check_level_scale(*ctx_, scale, level);
-  std::vector<Complex64> z(half);
-  for (std::size_t j = 0; j < count; ++j) {
-    if (!std::isfinite(values[j])) {
-      throw InvalidArgument("values: slot " + std::to_string(j) + " is not finite");
-    }
-    z[j] = Complex64{values[j], 0.0};
-  }
+  const std::vector<Complex64> z = host_slots(*ctx_, values, count, scale, level);
   return encode_slots(ctx_, tables_, Buffer<Complex64>::upload(dev, z), scale, level, "values");
 }
 

@@ -67,11 +67,19 @@ Plaintext plain_to_ntt(const Plaintext& plain, std::size_t level) {
     throw InvalidArgument("level: expected 0.." + std::to_string(ctx->max_level()) + ", got " +
                           std::to_string(level));
   }
-  const Device& dev = plain.device();
-  Plaintext out(ctx, dev, (level + 1) * ctx->n(), level, true);
-  WordBuffer m = lift_plain_ntt(*ctx, dev, plain, level);
-  copy_words(dev, out.data(), dev, m.data(), out.word_count());
+  Plaintext out(ctx, plain.device(), 0, level, true);
+  out.buffer() = lift_plain_ntt(*ctx, plain.device(), plain, level);  // its words, no copy
   return out;
+}
+
+void check_coeff_plain(const Context& ctx, const Device& dev, const Plaintext& plain,
+                       const char* what) {
+  if (plain.empty()) throw InvalidArgument(std::string(what) + ": is empty");
+  check_compatible(ctx, dev, plain.context(), plain.device(), what);
+  if (plain.is_ntt_form() || plain.word_count() != ctx.n()) {
+    throw InvalidArgument(std::string(what) + ": expected a " + to_string(ctx.scheme()) +
+                          " plaintext of N coefficients mod t (from encode)");
+  }
 }
 
 void check_ntt_plain(const Context& ctx, const Device& dev, const Plaintext& plain,

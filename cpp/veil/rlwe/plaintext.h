@@ -40,5 +40,9 @@ Plaintext plain_to_ntt(const Plaintext& plain, std::size_t level);
 /// `level`; throws InvalidArgument naming `what` otherwise.
 void check_ntt_plain(const Context& ctx, const Device& dev, const Plaintext& plain,
                      std::size_t level, const char* what);
+/// Checks that `plain` is a BFV/BGV plaintext of N coefficients mod t (encode) of `ctx` on
+/// `dev`; throws InvalidArgument naming `what` otherwise.
+void check_coeff_plain(const Context& ctx, const Device& dev, const Plaintext& plain,
+                       const char* what);
 
 }  // namespace veil

@@ -11,7 +11,7 @@ ConversionRows::ConversionRows(const ConvView& cv, std::size_t n)
     : cv_(cv), n_(n), terms_(cv.kf + (cv.frac ? 1 : 0)) {
   // Below 2^32 everywhere: y_i < q_i, v <= kf and every table weight < p_j are all small.
   const u64 small = u64(1) << 32;
-  small_ = terms_ <= small;
+  small_ = true;
   for (std::size_t i = 0; i < cv.kf; ++i) small_ = small_ && cv.from[i].value < small;
   for (std::size_t j = 0; j < cv.kt; ++j) small_ = small_ && cv.to[j].value < small;
   const std::size_t limit = small_ ? detail::kDotTermsSmall : detail::kDotTerms;
