@@ -10,6 +10,7 @@
 #include <random>
 
 #include "test_util.h"
+#include "veil/backend/memory.h"
 #include "veil/bfv/batch_encoder.h"
 #include "veil/ckks/encoder.h"
 #include "veil/core/primes.h"
@@ -179,6 +180,16 @@ TEST_P(Hardening, DecryptionWithExhaustedNoiseRaises) {
         saw_zero = true;
         expect_invalid([&] { e.decrypt(c); }, "noise budget");
         EXPECT_NO_THROW(e.decrypt(c, /*check=*/false));
+        if (GetParam().is_cuda()) {
+          // Every host-mapped flag taken: the fused scaling-and-test pass falls back to a device
+          // flag and must give the same answers.
+          std::vector<std::uint32_t*> flags;
+          while (std::uint32_t* f = veil::backend::flag_acquire(GetParam())) flags.push_back(f);
+          expect_invalid([&] { e.decrypt(c); }, "noise budget");
+          const Vec x = random_slots(e.ctx->n(), e.ctx->plain_modulus(), 4);
+          EXPECT_EQ(e.decrypt(e.encrypt(x)), x) << "fresh ciphertext, no mapped flag free";
+          for (std::uint32_t* f : flags) veil::backend::flag_release(GetParam(), f);
+        }
       } else {
         EXPECT_NO_THROW(e.decrypt(c)) << "budget " << budget;
         c = e.ev.relinearize(e.ev.multiply(c, c), e.keys.rk);

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "veil/backend/device.h"
 #include "veil/backend/memory.h"
@@ -20,6 +21,7 @@ void flag_release(int index, std::uint32_t* flag) noexcept;
 // kind: 0 host->device, 1 device->host, 2 device->device (dst_index may differ from src_index)
 void copy(int dst_index, void* dst, int src_index, const void* src, std::size_t bytes, int kind);
 void upload(int index, void* dst, const void* src, std::size_t bytes);
+void upload_with(int index, void* dst, std::size_t bytes, const std::function<void(void*)>& fill);
 void fill_zero(int index, void* ptr, std::size_t bytes);
 void copy_rows(int index, void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
                std::size_t width, std::size_t rows);

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -337,22 +338,24 @@ void copy(int dst_index, void* dst, int src_index, const void* src, std::size_t 
   }
 }
 
-void upload(int index, void* dst, const void* src, std::size_t bytes) {
+void upload_with(int index, void* dst, std::size_t bytes, const std::function<void(void*)>& fill) {
   DeviceState& st = state(index);
-  if (bytes > kStageBytes || st.capturing.load()) {
-    copy(index, dst, -1, src, bytes, 0);
-    return;
-  }
+  auto unstaged = [&] {  // copy()'s path, from a pageable host copy
+    std::vector<unsigned char> host(bytes);
+    fill(host.data());
+    copy(index, dst, -1, host.data(), bytes, 0);
+  };
+  if (bytes > kStageBytes || st.capturing.load()) return unstaged();
   Staging& s = st.staging;
-  std::lock_guard<std::mutex> lock(s.mu);
+  std::unique_lock<std::mutex> lock(s.mu);
   const std::size_t i = s.next;
   check(cudaSetDevice(index), "cudaSetDevice");
   if (s.slot[i] == nullptr) {
     void* pin = nullptr;
-    if (cudaMallocHost(&pin, kStageBytes) != cudaSuccess) {  // no pinned memory: copy()'s path
+    if (cudaMallocHost(&pin, kStageBytes) != cudaSuccess) {  // no pinned memory
       cudaGetLastError();
-      copy(index, dst, -1, src, bytes, 0);
-      return;
+      lock.unlock();
+      return unstaged();
     }
     cudaEvent_t ev = nullptr;
     const cudaError_t err = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
@@ -363,10 +366,19 @@ void upload(int index, void* dst, const void* src, std::size_t bytes) {
   } else {
     check(cudaEventSynchronize(s.done[i]), "upload");  // the last copy that read this slot
   }
-  std::memcpy(s.slot[i], src, bytes);
+  fill(s.slot[i]);
   check(cudaMemcpyAsync(dst, s.slot[i], bytes, cudaMemcpyHostToDevice, st.stream), "upload");
   check(cudaEventRecord(s.done[i], st.stream), "upload");
   s.next = (i + 1) % kStageSlots;
+}
+
+void upload(int index, void* dst, const void* src, std::size_t bytes) {
+  DeviceState& st = state(index);
+  if (bytes > kStageBytes || st.capturing.load()) {
+    copy(index, dst, -1, src, bytes, 0);
+    return;
+  }
+  upload_with(index, dst, bytes, [&](void* host) { std::memcpy(host, src, bytes); });
 }
 
 void fill_zero(int index, void* ptr, std::size_t bytes) {

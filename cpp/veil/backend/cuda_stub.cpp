@@ -17,6 +17,7 @@ void* allocate(int, std::size_t) { no_cuda(); }
 void deallocate(int, void*, std::size_t) noexcept {}
 void copy(int, void*, int, const void*, std::size_t, int) { no_cuda(); }
 void upload(int, void*, const void*, std::size_t) { no_cuda(); }
+void upload_with(int, void*, std::size_t, const std::function<void(void*)>&) { no_cuda(); }
 std::uint32_t* flag_acquire(int) { no_cuda(); }
 void flag_release(int, std::uint32_t*) noexcept {}
 void fill_zero(int, void*, std::size_t) { no_cuda(); }

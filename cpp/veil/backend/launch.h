@@ -208,6 +208,51 @@ PendingAny any_of_async(const Device& dev, std::size_t n, P pred) {
 #endif
 }
 
+/// f(i) for every i in [0, n) - every one, with its side effects - and, queued like
+/// any_of_async, whether f returned true for some i: one pass that writes its outputs and checks
+/// them (decryption's scaling and its noise test). CPU: a parallel loop, its answer ready at once.
+/// CUDA: one kernel setting a host-mapped flag (with every such flag in use: a device flag, read
+/// back at once).
+template <class F>
+PendingAny for_each_any(const Device& dev, std::size_t n, F f) {
+  if (n == 0) return PendingAny(false);
+  if (dev.is_cpu()) {
+    const std::int64_t count = static_cast<std::int64_t>(n);
+    int hit = 0;
+    const bool parallel = !backend::forked_child() && count >= 8192;
+#pragma omp parallel for schedule(static) reduction(| : hit) if (parallel)
+    for (std::int64_t i = 0; i < count; ++i) hit |= f(static_cast<std::size_t>(i)) ? 1 : 0;
+    return PendingAny(hit != 0);
+  }
+#if defined(__CUDACC__)
+  backend::set_current(dev);
+  std::uint32_t* flag = backend::flag_acquire(dev);
+  if (flag == nullptr) {  // every mapped flag in use: the side effects, then any_of's test
+    auto* dflag = static_cast<std::uint32_t*>(backend::allocate(dev, sizeof(std::uint32_t)));
+    std::uint32_t host = 0;
+    try {
+      backend::fill_zero(dev, dflag, sizeof(std::uint32_t));
+      launch_any_of_kernel(dev, n, f, dflag);
+      backend::copy(Device::cpu(), &host, dev, dflag, sizeof(host));
+    } catch (...) {
+      backend::deallocate(dev, dflag, sizeof(std::uint32_t));
+      throw;
+    }
+    backend::deallocate(dev, dflag, sizeof(std::uint32_t));
+    return PendingAny(host != 0);
+  }
+  try {
+    launch_any_of_kernel(dev, n, f, flag);
+  } catch (...) {
+    backend::flag_release(dev, flag);
+    throw;
+  }
+  return PendingAny(dev, flag);
+#else
+  throw_cuda_not_in_this_unit(__FILE__);
+#endif
+}
+
 template <class P>
 bool any_of(const Device& dev, std::size_t n, P pred) {
   if (n == 0) return false;

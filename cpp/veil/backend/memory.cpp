@@ -272,6 +272,16 @@ void upload(const Device& dev, void* dst, const void* src, std::size_t bytes) {
   }
 }
 
+void upload_with(const Device& dev, void* dst, std::size_t bytes,
+                 const std::function<void(void*)>& fill) {
+  if (bytes == 0) return;
+  if (dev.is_cuda()) {
+    cuda::upload_with(dev.index, dst, bytes, fill);
+  } else {
+    fill(dst);
+  }
+}
+
 void fill_zero(const Device& dev, void* ptr, std::size_t bytes) {
   if (bytes == 0) return;
   if (dev.is_cuda()) {

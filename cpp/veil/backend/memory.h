@@ -8,6 +8,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "veil/backend/device.h"
 
@@ -33,6 +34,11 @@ void copy(const Device& dst_dev, void* dst, const Device& src_dev, const void* s
 /// graph, take copy()'s path. The staged bytes stay in pinned host memory until a later upload
 /// overwrites them, which is why secret material must use copy().
 void upload(const Device& dev, void* dst, const void* src, std::size_t bytes);
+/// upload() of bytes that `fill` writes into the host buffer it is given (the staging slot
+/// itself when one is used, `dst` on the CPU), so that producing the data - converting or
+/// checking it - and staging it are one pass over host memory. Public data only, as upload().
+void upload_with(const Device& dev, void* dst, std::size_t bytes,
+                 const std::function<void(void*)>& fill);
 void fill_zero(const Device& dev, void* ptr, std::size_t bytes);
 /// Overwrites secret memory with zeros before it is freed (never optimized away on the host;
 /// stream-ordered on a device, so the pool hands the block out again only after it). noexcept:

@@ -96,8 +96,21 @@ Plaintext BatchEncoder::encode(const std::uint64_t* values, std::size_t count,
     throw InvalidArgument("values: expected at most " + std::to_string(n) + " slots, got " +
                           std::to_string(count));
   }
-  bool bad = false;  // branch-free, so the compiler vectorizes the pass; the slot is found after
-  for (std::size_t i = 0; i < count; ++i) bad |= values[i] >= t;
+  Buffer<u64> slots(dev, n);
+  if (count < n) backend::fill_zero(dev, slots.data() + count, (n - count) * sizeof(u64));
+  // The range check and the staging copy in one branch-free pass (the compiler vectorizes it);
+  // the offending slot is looked for only after a hit, and the uploaded words are then dropped.
+  bool bad = false;
+  backend::upload_with(dev, slots.data(), count * sizeof(u64), [&](void* host) {
+    u64* o = static_cast<u64*>(host);
+    bool b = false;
+    for (std::size_t i = 0; i < count; ++i) {
+      const u64 v = values[i];
+      b |= v >= t;
+      o[i] = v;
+    }
+    bad = b;
+  });
   for (std::size_t i = 0; bad && i < count; ++i) {
     if (values[i] >= t) {
       throw InvalidArgument("values: slot " + std::to_string(i) + " holds " +
@@ -105,9 +118,6 @@ Plaintext BatchEncoder::encode(const std::uint64_t* values, std::size_t count,
                             std::to_string(t));
     }
   }
-  Buffer<u64> slots(dev, n);
-  if (count < n) backend::fill_zero(dev, slots.data() + count, (n - count) * sizeof(u64));
-  backend::upload(dev, slots.data(), values, count * sizeof(u64));
   return encode_words(ctx_, plain_base_, slots);
 }
 

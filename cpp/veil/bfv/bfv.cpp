@@ -80,20 +80,30 @@ Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prn
 Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
   check_bfv(ct, "encrypted");
   const ContextPtr& ctx = ct.context();
+  const Device& dev = ct.device();
+  const std::size_t n = ctx->n();
   WordBuffer phase = decrypt_phase(sk, ct);
-  // The noise test is read after the scaling is queued: one synchronization, at the end.
-  PendingAny exhausted = check_noise ? noise_exhausted_async(*ctx, ct.device(), phase.data(),
-                                                             ct.level())
-                                     : PendingAny();
-  Plaintext pt(ctx, ct.device(), ctx->n(), ctx->max_level(), false);
+  Plaintext pt(ctx, dev, n, ctx->max_level(), false);
   const BfvTables& tables = bfv_tables(*ctx, ct.level());
   if (ctx->params().mul_method == MulMethod::behz) {  // BEHZ: 64-bit words only
-    tables.behz->decrypt_scale_and_round(ct.device(), phase.data<u64>(), pt.data<u64>(), ctx->n());
-  } else {
-    VEIL_WITH_WORD(phase.word_bits(), tables.scale_q.apply<W>(ct.device(), phase.data<W>(),
-                                                              pt.data<u64>(), ctx->n()));
+    // The noise test is read after the scaling is queued: one synchronization, at the end.
+    PendingAny exhausted = check_noise ? noise_exhausted_async(*ctx, dev, phase.data(), ct.level())
+                                       : PendingAny();
+    tables.behz->decrypt_scale_and_round(dev, phase.data<u64>(), pt.data<u64>(), n);
+    if (exhausted.wait()) throw_noise_exhausted();
+    return pt;
   }
-  if (exhausted.wait()) throw_noise_exhausted();
+  if (!check_noise) {
+    VEIL_WITH_WORD(phase.word_bits(),
+                   tables.scale_q.apply<W>(dev, phase.data<W>(), pt.data<u64>(), n));
+    return pt;
+  }
+  // HPS: the scaling and the noise test in one pass over the phase, read once at the end.
+  const NoiseTest test = noise_test(*ctx, dev, ct.level());
+  const bool exhausted = VEIL_WITH_WORD(
+      phase.word_bits(),
+      return tables.scale_q.apply_checked<W>(dev, phase.data<W>(), pt.data<u64>(), n, test).wait());
+  if (exhausted) throw_noise_exhausted();
   return pt;
 }
 

@@ -99,43 +99,48 @@ WordBuffer decrypt_phase(const SecretKey& sk, const Ciphertext& ct) {
   // Horner: ((c_{k} s + c_{k-1}) s + ...) s + c0, in NTT form, one pass.
   if (ct.is_ntt_form()) {
     poly::horner(dev, q, n, ct.size(), ct.data(), sk.data(), acc.data());
-  } else {
-    WordBuffer polys = ct.buffer().clone();
-    ntt_forward(dev, polys.data(), ct.size(), q, ctx->ntt());
-    poly::horner(dev, q, n, ct.size(), polys.data(), sk.data(), acc.data());
-    ntt_inverse(dev, acc.data(), 1, q, ctx->ntt());
+    return acc;
   }
+  // Coefficient form (BFV): c0 + INTT(s * NTT-form Horner of c1..c_k). Only c1..c_k go through
+  // the NTT; c0 is added in coefficient form (the transforms are linear).
+  const std::size_t tail = ct.size() - 1, words = limbs * n;
+  if (tail == 0) {  // a size-1 ciphertext: its phase is c0
+    backend::copy(dev, acc.data().get(), dev, ct.data().get(), ct.data().bytes(words));
+    return acc;
+  }
+  WordBuffer polys(dev, tail * words, ctx->word_bits());
+  const ConstWordPtr c1 = ct.poly(1);
+  backend::copy(dev, polys.data().get(), dev, c1.get(), c1.bytes(tail * words));
+  ntt_forward(dev, polys.data(), tail, q, ctx->ntt());
+  if (tail == 1) {
+    poly::multiply(dev, q, n, 1, polys.data(), sk.data(), acc.data());
+  } else {
+    poly::horner(dev, q, n, tail, polys.data(), sk.data(), acc.data());
+    poly::multiply(dev, q, n, 1, acc.data(), sk.data(), acc.data());
+  }
+  ntt_inverse(dev, acc.data(), 1, q, ctx->ntt());
+  poly::add(dev, q, n, 1, acc.data(), ct.poly(0), acc.data());
   return acc;
 }
 
-namespace {
-// |x_j / Q| centered, for the noise test of coefficient j (see noise_exhausted).
-template <class W>
-VEIL_HD bool noise_fraction_exceeds(const W* x, std::size_t n, std::size_t j, std::size_t limbs,
-                                    const Modulus* mods, const u64* f, double thr) {
-  double s = 0;
-  for (std::size_t i = 0; i < limbs; ++i) {
-    const Modulus m = mods[i];
-    s += static_cast<double>(mul_mod(u64(x[i * n + j]), f[i], m)) / static_cast<double>(m.value);
-  }
-  s -= floor(s + 0.5);  // the centered fraction x/Q in [-1/2, 1/2]
-  return fabs(s) >= thr;
+NoiseTest noise_test(const Context& ctx, const Device& dev, std::size_t level) {
+  const LevelTables& lt = ctx.level_tables(level);
+  const RnsBase& q = ctx.base_q(level);
+  NoiseTest test;
+  test.mods = q.moduli(dev);
+  test.factor = lt.noise_factor.data(dev);
+  test.limbs = q.size();
+  test.threshold = lt.noise_threshold;
+  return test;
 }
-}  // namespace
 
 namespace {
 template <class W>
 PendingAny noise_exhausted_t(const Context& ctx, const Device& dev, const W* x,
                              std::size_t level) {
-  const LevelTables& lt = ctx.level_tables(level);
-  const RnsBase& q = ctx.base_q(level);
-  const std::size_t n = ctx.n(), limbs = q.size();
-  const Modulus* mods = q.moduli(dev);
-  const u64* f = lt.noise_factor.data(dev);
-  const double thr = lt.noise_threshold;
-  return any_of_async(dev, n, VEIL_LAMBDA(std::size_t j) {
-    return noise_fraction_exceeds(x, n, j, limbs, mods, f, thr);
-  });
+  const NoiseTest test = noise_test(ctx, dev, level);
+  const std::size_t n = ctx.n();
+  return any_of_async(dev, n, VEIL_LAMBDA(std::size_t j) { return test.exceeds(x, n, j); });
 }
 }  // namespace
 

@@ -3,6 +3,7 @@
 #pragma once
 #include "veil/backend/launch.h"
 #include "veil/ring/prng.h"
+#include "veil/rns/noise_test.h"
 #include "veil/rlwe/checks.h"
 #include "veil/rlwe/objects.h"
 
@@ -24,6 +25,9 @@ WordBuffer decrypt_phase(const SecretKey& sk, const Ciphertext& ct);
 /// SEAL's budget bits(Q) - bits(|x|) - 1 <= 0). One pass (LevelTables::noise_factor): the
 /// centered x/Q_l is sum_i [x_i (Q/q_i)^-1]_{q_i} / q_i mod 1 in double precision.
 bool noise_exhausted(const Context& ctx, const Device& dev, ConstWordPtr phase, std::size_t level);
+/// The test noise_exhausted makes, per coefficient, for a fused pass (NoiseTest::exceeds): its
+/// tables on `dev` for the phase at `level`.
+NoiseTest noise_test(const Context& ctx, const Device& dev, std::size_t level);
 /// Throws InvalidArgument naming `encrypted` if noise_exhausted (the decryption would be wrong).
 void check_noise_budget(const Context& ctx, const Device& dev, ConstWordPtr phase,
                         std::size_t level);

@@ -228,6 +228,49 @@ void BaseConverter::exact_convert(const Device& dev, const W* in, Wo* out, std::
   });
 }
 
+template <class W>
+PendingAny BaseConverter::exact_convert_checked(const Device& dev, const W* in, u64* out,
+                                                std::size_t n, u64 factor,
+                                                const NoiseTest& test) const {
+  using namespace rns_detail;
+  VEIL_REQUIRE(conv_.k_from > 0,
+               "BaseConverter::exact_convert_checked: converter is default-constructed");
+  for (std::size_t j = 0; j < to_.size(); ++j) {
+    if (factor >= to_[j].value) {
+      throw InvalidArgument("factor: " + std::to_string(factor) + " is not below the prime " +
+                            std::to_string(to_[j].value) + " of the target base");
+    }
+  }
+  if (test.on() && test.limbs != from_.size()) {
+    throw InvalidArgument("test: the noise test is over " + std::to_string(test.limbs) +
+                          " limbs, the conversion reads " + std::to_string(from_.size()));
+  }
+  const ConvView cv = rns_detail::make_view(dev, conv_, from_, to_, frac_.data(dev));
+  const std::size_t kt = cv.kt;
+  const Modulus* to = cv.to;
+  const u64* q_mod_p = conv_.q_mod_p.data(dev);
+  Buffer<u64> scratch = partial_scratch<u64>(dev, cv.kf, kt, n, 1);
+  u64* part = scratch.data();
+  auto body = VEIL_LAMBDA(std::size_t c) {
+    ExactEpi<u64> epi{out + c, n, to, q_mod_p};
+    convert_coeff<W, u64>(cv, in + c, part ? part + c : nullptr, n, epi);
+    if (factor != 1) {
+      for (std::size_t j = 0; j < kt; ++j) out[j * n + c] = mul_mod(out[j * n + c], factor, to[j]);
+    }
+    return test.on() && test.exceeds(in, n, c);
+  };
+  if (test.on()) return for_each_any(dev, n, body);
+  for_each(dev, n, body);
+  return PendingAny(false);
+}
+
+template PendingAny BaseConverter::exact_convert_checked<u32>(const Device&, const u32*, u64*,
+                                                              std::size_t, u64,
+                                                              const NoiseTest&) const;
+template PendingAny BaseConverter::exact_convert_checked<u64>(const Device&, const u64*, u64*,
+                                                              std::size_t, u64,
+                                                              const NoiseTest&) const;
+
 template void BaseConverter::fast_convert<u32>(const Device&, const u32*, u32*, std::size_t,
                                                std::size_t, std::size_t, std::size_t) const;
 template void BaseConverter::fast_convert<u64>(const Device&, const u64*, u64*, std::size_t,

@@ -13,9 +13,11 @@
 #include <cstddef>
 #include <vector>
 
+#include "veil/backend/launch.h"
 #include "veil/backend/table.h"
 #include "veil/backend/word_buffer.h"
 #include "veil/ring/rns_base.h"
+#include "veil/rns/noise_test.h"
 
 namespace veil {
 
@@ -78,6 +80,15 @@ class BaseConverter {
   void exact_convert(const Device& dev, const W* in, Wo* out, std::size_t n,
                      std::size_t num_polys = 1, std::size_t in_stride = 0,
                      std::size_t out_stride = 0) const;
+  /// exact_convert of one polynomial into 64-bit words, each output word then multiplied by
+  /// `factor` (< every p_j; 1: none) mod p_j, with `test` on `in` in the same pass when it is on
+  /// (BGV decryption: the conversion to t, the correction factor's inverse and the noise test
+  /// reading each coefficient's limbs once). Queued: wait() on the result says whether the test
+  /// held for some coefficient (false when it is off). Throws InvalidArgument if factor is not
+  /// below every p_j or the test is over another number of limbs.
+  template <class W>
+  PendingAny exact_convert_checked(const Device& dev, const W* in, u64* out, std::size_t n,
+                                   u64 factor, const NoiseTest& test) const;
   /// The same on words of a run-time size (in and out of the same size).
   void fast_convert(const Device& dev, ConstWordPtr in, WordPtr out, std::size_t n,
                     std::size_t num_polys = 1, std::size_t in_stride = 0,

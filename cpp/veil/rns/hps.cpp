@@ -61,17 +61,22 @@ void HpsScaleAndRoundQR::apply(const Device& dev, const W* in, W* out, std::size
   });
 }
 
-template <class W>
-void HpsScaleAndRoundQ::apply(const Device& dev, const W* in, u64* out, std::size_t n) const {
-  using namespace rns_detail;
+rns_detail::ConvView HpsScaleAndRoundQ::view(const Device& dev) const {
   VEIL_REQUIRE(q_.size() > 0, "HpsScaleAndRoundQ::apply: object is default-constructed");
-  ConvView cv;
+  rns_detail::ConvView cv;
   cv.kf = q_.size();
   cv.kt = 1;
   cv.from = q_.moduli(dev);
   cv.to = t_.data(dev);
   cv.mat = omega_.data(dev);
   cv.frac = theta_.data(dev);
+  return cv;
+}
+
+template <class W>
+void HpsScaleAndRoundQ::apply(const Device& dev, const W* in, u64* out, std::size_t n) const {
+  using namespace rns_detail;
+  const ConvView cv = view(dev);
   const Modulus* tm = cv.to;
   Buffer<W> scratch = partial_scratch<W>(dev, cv.kf, 1, n, 1);
   W* part = scratch.data();
@@ -81,11 +86,32 @@ void HpsScaleAndRoundQ::apply(const Device& dev, const W* in, u64* out, std::siz
   });
 }
 
+template <class W>
+PendingAny HpsScaleAndRoundQ::apply_checked(const Device& dev, const W* in, u64* out,
+                                            std::size_t n, const NoiseTest& test) const {
+  using namespace rns_detail;
+  const ConvView cv = view(dev);
+  VEIL_REQUIRE(test.on() && test.limbs == cv.kf,
+               "HpsScaleAndRoundQ::apply_checked: the noise test is not over this base");
+  const Modulus* tm = cv.to;
+  Buffer<W> scratch = partial_scratch<W>(dev, cv.kf, 1, n, 1);
+  W* part = scratch.data();
+  return for_each_any(dev, n, VEIL_LAMBDA(std::size_t c) {
+    HpsQEpi<W> epi{out + c, tm};
+    convert_coeff<W>(cv, in + c, part ? part + c : nullptr, n, epi);
+    return test.exceeds(in, n, c);
+  });
+}
+
 template void HpsScaleAndRoundQR::apply<u32>(const Device&, const u32*, u32*, std::size_t,
                                              std::size_t) const;
 template void HpsScaleAndRoundQR::apply<u64>(const Device&, const u64*, u64*, std::size_t,
                                              std::size_t) const;
 template void HpsScaleAndRoundQ::apply<u32>(const Device&, const u32*, u64*, std::size_t) const;
 template void HpsScaleAndRoundQ::apply<u64>(const Device&, const u64*, u64*, std::size_t) const;
+template PendingAny HpsScaleAndRoundQ::apply_checked<u32>(const Device&, const u32*, u64*,
+                                                          std::size_t, const NoiseTest&) const;
+template PendingAny HpsScaleAndRoundQ::apply_checked<u64>(const Device&, const u64*, u64*,
+                                                          std::size_t, const NoiseTest&) const;
 
 }  // namespace veil

@@ -17,10 +17,16 @@
 #pragma once
 #include <cstddef>
 
+#include "veil/backend/launch.h"
 #include "veil/backend/table.h"
 #include "veil/ring/rns_base.h"
+#include "veil/rns/noise_test.h"
 
 namespace veil {
+
+namespace rns_detail {
+struct ConvView;
+}
 
 class HpsScaleAndRoundQR {
  public:
@@ -48,8 +54,15 @@ class HpsScaleAndRoundQ {
   /// in: [|Q|][n] words W; out: [n] values in [0, t) (64-bit words, as plaintexts are stored).
   template <class W>
   void apply(const Device& dev, const W* in, u64* out, std::size_t n) const;
+  /// apply and, in the same pass (each coefficient's limbs read once), `test` on `in` (BFV
+  /// decryption's noise test, NoiseTest's factors for t * in): queued, wait() on the result says
+  /// whether it held for some coefficient. `out` is written in full either way.
+  template <class W>
+  PendingAny apply_checked(const Device& dev, const W* in, u64* out, std::size_t n,
+                           const NoiseTest& test) const;
 
  private:
+  rns_detail::ConvView view(const Device& dev) const;
   RnsBase q_;
   DeviceTable<Modulus> t_;  // [1]: t
   DeviceTable<u64> theta_;  // [Q][2]
