@@ -317,3 +317,45 @@ TEST(RescaleGroups, FusedRelinearizeRescaleMatchesTheTwoSteps) {
 
 }  // namespace
 }  // namespace veil::test
+
+
+namespace veil::test {
+namespace {
+// BatchEncoder stages the slots as 32-bit words when t < 2^32 and as 64-bit words otherwise:
+// both round trip (values above 2^32 included), short vectors are zero-filled on the device, the
+// GPU's plaintext words equal the CPU's, and an out-of-range slot is named.
+TEST(WordSize, BatchEncoderStagesSlotsInTheWordsTFits) {
+  for (int t_bits : {20, 40}) {
+    SCOPED_TRACE("t of " + std::to_string(t_bits) + " bits");
+    EncryptionParameters p = params_with(SchemeType::bfv, 4096, {50, 50, 51});
+    p.plain_modulus = PlainModulus::batching(4096, t_bits);
+    const ContextPtr ctx = Context::create(p, SecurityLevel::none);
+    const u64 t = ctx->plain_modulus();
+    BatchEncoder enc(ctx);
+    std::mt19937_64 rng(t_bits);
+    std::vector<u64> v(ctx->n());
+    for (u64& x : v) x = rng() % t;
+    v[5] = t - 1;
+    const std::vector<u64> part(v.begin(), v.begin() + 1000);
+    std::vector<u64> padded = part;
+    padded.resize(ctx->n(), 0);
+    std::vector<Plaintext> full, shortv;
+    for (const Device& dev : veil::test::devices()) {
+      SCOPED_TRACE(dev.str());
+      full.push_back(enc.encode(v, dev));
+      shortv.push_back(enc.encode(part, dev));
+      EXPECT_EQ(enc.decode(full.back()), v);
+      EXPECT_EQ(enc.decode(shortv.back()), padded);
+      std::vector<u64> bad = v;
+      bad[77] = t;
+      expect_invalid([&] { enc.encode(bad, dev); }, "slot 77");
+    }
+    if (full.size() == 2) {
+      EXPECT_EQ(full[0].buffer().to_host(), full[1].buffer().to_host());
+      EXPECT_EQ(shortv[0].buffer().to_host(), shortv[1].buffer().to_host());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace veil::test

@@ -11,16 +11,21 @@ namespace veil {
 namespace {
 // Slots -> plaintext: place slot i at NTT index map[i], then inverse NTT mod t. `src`: N slots
 // in [0, t) on the plaintext's device.
-Plaintext encode_words(const ContextPtr& ctx_, const RnsBase& base, const Buffer<u64>& src) {
+// `count` <= N slots at `s` (words S, u32 or u64) on `dev`; the slots after them are zero.
+template <class S>
+Plaintext encode_words(const ContextPtr& ctx_, const RnsBase& base, const S* s, std::size_t count,
+                       const Device& dev) {
   const std::size_t n = ctx_->n();
-  const Device& dev = src.device();
   Plaintext pt(ctx_, dev, n, ctx_->max_level(), false);
-  const u64* s = src.data();
   const u32* map = ctx_->slot_index_map().data(dev);
   u64* out = pt.data<u64>();
-  for_each(dev, n, VEIL_LAMBDA(std::size_t i) { out[map[i]] = s[i]; });
+  for_each(dev, n, VEIL_LAMBDA(std::size_t i) { out[map[i]] = i < count ? u64(s[i]) : 0; });
   ntt_inverse(dev, out, 1, base, ctx_->plain_ntt());
   return pt;
+}
+
+Plaintext encode_words(const ContextPtr& ctx_, const RnsBase& base, const Buffer<u64>& src) {
+  return encode_words(ctx_, base, src.data(), src.size(), src.device());
 }
 
 // The N slots of a batched plaintext in [0, t), on its device (decode's steps; `pt` checked).
@@ -96,21 +101,35 @@ Plaintext BatchEncoder::encode(const std::uint64_t* values, std::size_t count,
     throw InvalidArgument("values: expected at most " + std::to_string(n) + " slots, got " +
                           std::to_string(count));
   }
-  Buffer<u64> slots(dev, n);
-  if (count < n) backend::fill_zero(dev, slots.data() + count, (n - count) * sizeof(u64));
   // The range check and the staging copy in one branch-free pass (the compiler vectorizes it);
   // the offending slot is looked for only after a hit, and the uploaded words are then dropped.
+  // With t < 2^32 (every practical plain modulus) the slots travel as 32-bit words: half the
+  // bytes to stage on the host and to copy to the device.
   bool bad = false;
-  backend::upload_with(dev, slots.data(), count * sizeof(u64), [&](void* host) {
-    u64* o = static_cast<u64*>(host);
-    bool b = false;
+  auto stage = [&](auto* host) {
+    using S = std::remove_pointer_t<decltype(host)>;
+    const u64* __restrict in = values;
+    S* __restrict o = host;
+    u64 b = 0;
     for (std::size_t i = 0; i < count; ++i) {
-      const u64 v = values[i];
-      b |= v >= t;
-      o[i] = v;
+      const u64 v = in[i];
+      b |= u64(v >= t);
+      o[i] = static_cast<S>(v);
     }
-    bad = b;
-  });
+    bad = b != 0;
+  };
+  Plaintext pt;
+  if (t <= 0xffffffffu) {
+    Buffer<u32> slots(dev, count);
+    backend::upload_with(dev, slots.data(), count * sizeof(u32),
+                         [&](void* host) { stage(static_cast<u32*>(host)); });
+    if (!bad) pt = encode_words(ctx_, plain_base_, slots.data(), count, dev);
+  } else {
+    Buffer<u64> slots(dev, count);
+    backend::upload_with(dev, slots.data(), count * sizeof(u64),
+                         [&](void* host) { stage(static_cast<u64*>(host)); });
+    if (!bad) pt = encode_words(ctx_, plain_base_, slots.data(), count, dev);
+  }
   for (std::size_t i = 0; bad && i < count; ++i) {
     if (values[i] >= t) {
       throw InvalidArgument("values: slot " + std::to_string(i) + " holds " +
@@ -118,7 +137,7 @@ Plaintext BatchEncoder::encode(const std::uint64_t* values, std::size_t count,
                             std::to_string(t));
     }
   }
-  return encode_words(ctx_, plain_base_, slots);
+  return pt;
 }
 
 Plaintext BatchEncoder::encode_signed(const std::vector<std::int64_t>& values,

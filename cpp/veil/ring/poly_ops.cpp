@@ -131,7 +131,32 @@ void binary_op(const Device& dev, const RnsPolyView<const W>& a, const RnsPolyVi
   }
   const std::size_t n = out.n();
   constexpr u32 kV = kGroup<W>;
-  if (n % kV == 0 && aligned16(a.data) && aligned16(b.data) && aligned16(out.data)) {
+  const bool grouped =
+      n % kV == 0 && aligned16(a.data) && aligned16(b.data) && aligned16(out.data);
+  if (grouped && b.num_polys == 1 && out.num_polys > 1) {
+    // Broadcast (a ciphertext times a plaintext): one thread per limb group for every
+    // polynomial, so each word of b is read once instead of once per polynomial (5 of 6
+    // polynomial passes for a ciphertext of two; bench/NOTES.md).
+    RnsPolyView<W> rows = out;
+    rows.num_polys = 1;
+    const u32 polys = out.num_polys;
+    for_each_word(dev, rows, n / kV, VEIL_LAMBDA(u32, u32 l, std::size_t g0, std::size_t g1) {
+      const W* y = b.limb(0, l);
+      const Modulus mod = out.modulus(l);
+      for (std::size_t j = g0 * kV; j < g1 * kV; j += kV) {
+        const Group<W> yg = load_group(y + j);
+        for (u32 p = 0; p < polys; ++p) {
+          const Group<W> xg = load_group(a.limb(p, l) + j);
+          Group<W> r;
+#pragma unroll
+          for (u32 k = 0; k < kV; ++k) r.w[k] = op(xg.w[k], yg.w[k], mod);
+          store_group(out.limb(p, l) + j, r);
+        }
+      }
+    });
+    return;
+  }
+  if (grouped) {
     for_each_word(dev, out, n / kV, VEIL_LAMBDA(u32 p, u32 l, std::size_t g0, std::size_t g1) {
       const W* x = a.limb(p, l);
       const W* y = b.limb(b.num_polys == 1 ? 0 : p, l);
