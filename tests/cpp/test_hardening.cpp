@@ -199,6 +199,36 @@ TEST_P(Hardening, DecryptionWithExhaustedNoiseRaises) {
   }
 }
 
+// Decryption over more limbs than one conversion chunk (32) and than the GPU's lanes per
+// coefficient divide evenly (37 = 4 x 9 + 1): the words equal the CPU's decryption of the same
+// ciphertext and the values are right (BGV after a modulus switch: correction factor != 1).
+TEST_P(Hardening, DecryptionOverManyLimbsMatchesTheCpu) {
+  for (SchemeType s : {SchemeType::bfv, SchemeType::bgv}) {
+    SCOPED_TRACE(to_string(s));
+    EncryptionParameters p(s);
+    p.poly_modulus_degree = 4096;
+    p.coeff_modulus = CoeffModulus::create(4096, std::vector<int>(38, 30));
+    p.plain_modulus = PlainModulus::batching(4096, 20);
+    const ContextPtr ctx = Context::create(p, SecurityLevel::none);
+    IntEnv e(s, GetParam(), 61, ctx);
+    const Vec x = random_slots(ctx->n(), ctx->plain_modulus(), 7);
+    Ciphertext c = e.encrypt(x);
+    const Decryptor on_cpu(ctx, e.keys.sk.to(Device::cpu()));
+    Vec want = x;
+    for (int round = 0; round < 2; ++round) {
+      const Plaintext here = e.decryptor.decrypt(c), there = on_cpu.decrypt(c.to(Device::cpu()));
+      EXPECT_EQ(here.buffer().to_host(), there.buffer().to_host()) << "round " << round;
+      EXPECT_EQ(e.enc.decode(here), want) << "round " << round;
+      if (s == SchemeType::bgv) {
+        c = e.ev.mod_switch_to_next(c);  // correction factor != 1
+      } else {
+        c = e.ev.add(c, c);
+        for (u64& w : want) w = (2 * w) % ctx->plain_modulus();
+      }
+    }
+  }
+}
+
 // ---- BFV modulus switching (SEAL's mod_switch_to_next) -----------------------------------------
 
 TEST_P(Hardening, BfvModSwitchKeepsTheMessageAndOperationsWorkBelowTheTop) {

@@ -56,6 +56,20 @@ struct FixedAcc {
     w2 += s;
     w3 += w2 < s ? 1 : 0;
   }
+  /// Adds another accumulator's exact sum (256-bit addition; the sums never overflow).
+  VEIL_HD void merge(u64 o0, u64 o1, u64 o2, u64 o3) {
+    w0 += o0;
+    u64 c = w0 < o0 ? 1 : 0;
+    w1 += c;
+    c = w1 < c ? 1 : 0;
+    w1 += o1;
+    c += w1 < o1 ? 1 : 0;
+    w2 += c;
+    c = w2 < c ? 1 : 0;
+    w2 += o2;
+    c += w2 < o2 ? 1 : 0;
+    w3 += o3 + c;
+  }
   /// v = round(sum) = floor(sum + 1/2), as (hi, lo).
   VEIL_HD void round(u64& hi, u64& lo) const {
     lo = w2 + (w1 >> 63);
@@ -143,6 +157,58 @@ VEIL_HD void convert_coeff(const ConvView& c, const W* in, Wo* partial, std::siz
       }
     }
   }
+}
+
+/// Sum of `v` over the kLanes consecutive lanes of a warp that share a coefficient (a butterfly:
+/// lane 0 ends with (v0 + v1) + (v2 + v3) for four lanes, every lane with the same value).
+/// CUDA device code only; on the host (one lane) it returns v.
+template <u32 kLanes, class T>
+VEIL_HD T lanes_sum(T v) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+  for (u32 m = 1; m < kLanes; m <<= 1) v += __shfl_xor_sync(0xffffffffu, v, m, kLanes);
+#endif
+  return v;
+}
+
+/// convert_coeff for one target limb (kt == 1, 64-bit output), split over kLanes consecutive
+/// threads of a warp (CUDA): lane `lane` takes input limbs lane, lane + kLanes, ..., and the
+/// partial sums are combined by shuffles (the dot product mod p_0 and the exact fixed-point
+/// fraction sum), so every lane ends with the r and v that convert_coeff gives. A one-thread
+/// conversion of a coefficient walks all kf limbs in sequence; at N = 2^16 that is one thread
+/// per coefficient, a quarter of an H100's thread slots, and the kernel waits on its loads
+/// (bench/NOTES.md). The sums are exact, so the split changes no word. Host: kLanes must be 1.
+template <u32 kLanes, class W>
+VEIL_HD void convert_coeff_to_one(const ConvView& c, const W* in, std::size_t n, u32 lane, u64& r,
+                                  u64& v_hi, u64& v_lo) {
+  FixedAcc acc;
+  WideAcc<u64> dot;
+  for (std::size_t l = lane; l < c.kf; l += kLanes) {
+    const W q = static_cast<W>(c.from[l].value);
+    W x = in[l * n];
+    if (c.offset) x = add_mod(x, static_cast<W>(c.offset[l]), q);
+    const W y = c.scale ? mul_shoup(x, static_cast<W>(c.scale[l]),
+                                    shoup_for<W>(c.scale_shoup[l]), q)
+                        : x;
+    if (c.frac) acc.add(y, c.frac[2 * l], c.frac[2 * l + 1]);
+    dot.add(static_cast<u64>(y), c.mat[l]);
+  }
+  const Modulus& p = c.to[0];
+  u64 part = dot.reduce(p);
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+  for (u32 m = 1; m < kLanes; m <<= 1) {
+    part = add_mod(part, __shfl_xor_sync(0xffffffffu, part, m, kLanes), p.value);
+    const u64 o0 = __shfl_xor_sync(0xffffffffu, acc.w0, m, kLanes);
+    const u64 o1 = __shfl_xor_sync(0xffffffffu, acc.w1, m, kLanes);
+    const u64 o2 = __shfl_xor_sync(0xffffffffu, acc.w2, m, kLanes);
+    const u64 o3 = __shfl_xor_sync(0xffffffffu, acc.w3, m, kLanes);
+    acc.merge(o0, o1, o2, o3);
+  }
+#endif
+  r = part;
+  v_hi = v_lo = 0;
+  if (c.frac) acc.round(v_hi, v_lo);
 }
 
 /// r = p[0..3]. On the GPU one 16-byte load when W = u32, two when W = u64 (p must be aligned

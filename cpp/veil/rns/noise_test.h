@@ -21,17 +21,34 @@ struct NoiseTest {
 
   VEIL_HD bool on() const { return mods != nullptr; }
 
-  /// Coefficient j of x ([limbs][n] words W).
+  /// The test's limbs are summed in kLanes interleaved partial sums (limbs g, g + kLanes, ...),
+  /// combined as ((s0 + s1) + (s2 + s3)): the order the GPU's lanes use (lanes_sum), so the
+  /// double-precision answer is the same on every device.
+  static constexpr unsigned kLanes = 4;
+
+  /// Partial sum of lane g: sum over limbs i = g mod kLanes of [x_i * factor_i]_{q_i} / q_i.
   template <class W>
-  VEIL_HD bool exceeds(const W* x, std::size_t n, std::size_t j) const {
+  VEIL_HD double partial(const W* x, std::size_t n, std::size_t j, unsigned g) const {
     double s = 0;
-    for (std::size_t i = 0; i < limbs; ++i) {
+    for (std::size_t i = g; i < limbs; i += kLanes) {
       const Modulus m = mods[i];
       s += static_cast<double>(mul_mod(u64(x[i * n + j]), factor[i], m)) /
            static_cast<double>(m.value);
     }
+    return s;
+  }
+  /// Whether the fraction sum s (mod 1) is at least the threshold away from an integer.
+  VEIL_HD bool exceeds_sum(double s) const {
     s -= floor(s + 0.5);  // the centered fraction x/Q in [-1/2, 1/2]
     return fabs(s) >= threshold;
+  }
+  /// Coefficient j of x ([limbs][n] words W).
+  template <class W>
+  VEIL_HD bool exceeds(const W* x, std::size_t n, std::size_t j) const {
+    static_assert(kLanes == 4, "the combination below is written for four lanes");
+    const double s = (partial(x, n, j, 0) + partial(x, n, j, 1)) +
+                     (partial(x, n, j, 2) + partial(x, n, j, 3));
+    return exceeds_sum(s);
   }
 };
 
