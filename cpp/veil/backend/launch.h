@@ -179,89 +179,12 @@ void launch_any_of_kernel(const Device& dev, std::size_t n, P pred, std::uint32_
   veil_any_of_kernel<<<unsigned(blocks), threads, 0, backend::stream(dev)>>>(n, pred, flag);
   backend::check_last_launch("any_of");
 }
-#endif
 
-/// True when pred(i) holds for some i in [0, n). CPU: a serial loop that stops at the first hit.
-/// CUDA: one kernel setting a host-mapped flag, then a synchronization (no allocation or copy;
-/// with every mapped flag in use, a device flag and a 4-byte copy).
+/// pred(i) for every i in [0, n) in one kernel that sets a flag: a host-mapped flag, read later
+/// through the PendingAny (no allocation or copy), or, with every mapped flag in use, a device
+/// flag read back at once (an allocation and a 4-byte copy).
 template <class P>
-bool any_of(const Device& dev, std::size_t n, P pred);
-
-/// The same test, queued: wait() on the result gives pred's answer (see PendingAny).
-template <class P>
-PendingAny any_of_async(const Device& dev, std::size_t n, P pred) {
-  if (n == 0) return PendingAny(false);
-  if (dev.is_cpu()) return PendingAny(any_of(dev, n, pred));
-#if defined(__CUDACC__)
-  backend::set_current(dev);
-  std::uint32_t* flag = backend::flag_acquire(dev);
-  if (flag == nullptr) return PendingAny(any_of(dev, n, pred));
-  try {
-    launch_any_of_kernel(dev, n, pred, flag);
-  } catch (...) {
-    backend::flag_release(dev, flag);
-    throw;
-  }
-  return PendingAny(dev, flag);
-#else
-  throw_cuda_not_in_this_unit(__FILE__);
-#endif
-}
-
-/// f(i) for every i in [0, n) - every one, with its side effects - and, queued like
-/// any_of_async, whether f returned true for some i: one pass that writes its outputs and checks
-/// them (decryption's scaling and its noise test). CPU: a parallel loop, its answer ready at once.
-/// CUDA: one kernel setting a host-mapped flag (with every such flag in use: a device flag, read
-/// back at once).
-template <class F>
-PendingAny for_each_any(const Device& dev, std::size_t n, F f) {
-  if (n == 0) return PendingAny(false);
-  if (dev.is_cpu()) {
-    const std::int64_t count = static_cast<std::int64_t>(n);
-    int hit = 0;
-    const bool parallel = !backend::forked_child() && count >= 8192;
-#pragma omp parallel for schedule(static) reduction(| : hit) if (parallel)
-    for (std::int64_t i = 0; i < count; ++i) hit |= f(static_cast<std::size_t>(i)) ? 1 : 0;
-    return PendingAny(hit != 0);
-  }
-#if defined(__CUDACC__)
-  backend::set_current(dev);
-  std::uint32_t* flag = backend::flag_acquire(dev);
-  if (flag == nullptr) {  // every mapped flag in use: the side effects, then any_of's test
-    auto* dflag = static_cast<std::uint32_t*>(backend::allocate(dev, sizeof(std::uint32_t)));
-    std::uint32_t host = 0;
-    try {
-      backend::fill_zero(dev, dflag, sizeof(std::uint32_t));
-      launch_any_of_kernel(dev, n, f, dflag);
-      backend::copy(Device::cpu(), &host, dev, dflag, sizeof(host));
-    } catch (...) {
-      backend::deallocate(dev, dflag, sizeof(std::uint32_t));
-      throw;
-    }
-    backend::deallocate(dev, dflag, sizeof(std::uint32_t));
-    return PendingAny(host != 0);
-  }
-  try {
-    launch_any_of_kernel(dev, n, f, flag);
-  } catch (...) {
-    backend::flag_release(dev, flag);
-    throw;
-  }
-  return PendingAny(dev, flag);
-#else
-  throw_cuda_not_in_this_unit(__FILE__);
-#endif
-}
-
-template <class P>
-bool any_of(const Device& dev, std::size_t n, P pred) {
-  if (n == 0) return false;
-  if (dev.is_cpu()) {
-    for (std::size_t i = 0; i < n; ++i)
-      if (pred(i)) return true;
-    return false;
-  }
-#if defined(__CUDACC__)
+PendingAny launch_any(const Device& dev, std::size_t n, P pred) {
   backend::set_current(dev);
   if (std::uint32_t* mapped = backend::flag_acquire(dev)) {
     try {
@@ -270,7 +193,7 @@ bool any_of(const Device& dev, std::size_t n, P pred) {
       backend::flag_release(dev, mapped);
       throw;
     }
-    return PendingAny(dev, mapped).wait();
+    return PendingAny(dev, mapped);
   }
   auto* flag = static_cast<std::uint32_t*>(backend::allocate(dev, sizeof(std::uint32_t)));
   std::uint32_t host = 0;
@@ -283,7 +206,56 @@ bool any_of(const Device& dev, std::size_t n, P pred) {
     throw;
   }
   backend::deallocate(dev, flag, sizeof(std::uint32_t));
-  return host != 0;
+  return PendingAny(host != 0);
+}
+#endif
+
+/// True when pred(i) holds for some i in [0, n). CPU: a serial loop that stops at the first hit.
+/// CUDA: one kernel setting a host-mapped flag, then a synchronization (launch_any).
+template <class P>
+bool any_of(const Device& dev, std::size_t n, P pred) {
+  if (n == 0) return false;
+  if (dev.is_cpu()) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (pred(i)) return true;
+    return false;
+  }
+#if defined(__CUDACC__)
+  return launch_any(dev, n, pred).wait();
+#else
+  throw_cuda_not_in_this_unit(__FILE__);
+#endif
+}
+
+/// The same test, queued: wait() on the result gives pred's answer (see PendingAny).
+template <class P>
+PendingAny any_of_async(const Device& dev, std::size_t n, P pred) {
+  if (n == 0) return PendingAny(false);
+  if (dev.is_cpu()) return PendingAny(any_of(dev, n, pred));
+#if defined(__CUDACC__)
+  return launch_any(dev, n, pred);
+#else
+  throw_cuda_not_in_this_unit(__FILE__);
+#endif
+}
+
+/// f(i) for every i in [0, n) - every one, with its side effects - and, queued like
+/// any_of_async, whether f returned true for some i: one pass that writes its outputs and checks
+/// them (decryption's scaling and its noise test). CPU: a parallel loop, its answer ready at once.
+/// CUDA: launch_any (the kernel evaluates every i; it never stops at a hit).
+template <class F>
+PendingAny for_each_any(const Device& dev, std::size_t n, F f) {
+  if (n == 0) return PendingAny(false);
+  if (dev.is_cpu()) {
+    const std::int64_t count = static_cast<std::int64_t>(n);
+    int hit = 0;
+    const bool parallel = !backend::forked_child() && count >= 8192;
+#pragma omp parallel for schedule(static) reduction(| : hit) if (parallel)
+    for (std::int64_t i = 0; i < count; ++i) hit |= f(static_cast<std::size_t>(i)) ? 1 : 0;
+    return PendingAny(hit != 0);
+  }
+#if defined(__CUDACC__)
+  return launch_any(dev, n, f);
 #else
   throw_cuda_not_in_this_unit(__FILE__);
 #endif

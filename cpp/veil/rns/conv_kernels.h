@@ -114,6 +114,16 @@ Buffer<W> partial_scratch(const Device& dev, std::size_t kf, std::size_t kt, std
   return Buffer<W>(dev, num_polys * kt * n);
 }
 
+/// y_l of the view for input limb l of one coefficient (`in` at its limb 0, limb stride n):
+/// x_l (+ offset_l) (* scale_l) mod q_l.
+template <class W>
+VEIL_HD W conv_input(const ConvView& c, const W* in, std::size_t n, std::size_t l) {
+  const W q = static_cast<W>(c.from[l].value);
+  W x = in[l * n];
+  if (c.offset) x = add_mod(x, static_cast<W>(c.offset[l]), q);
+  return c.scale ? mul_shoup(x, static_cast<W>(c.scale[l]), shoup_for<W>(c.scale_shoup[l]), q) : x;
+}
+
 /// Converts one coefficient. `in` points at limb 0 of the coefficient (limb stride n); `partial`
 /// at limb 0 of its scratch column (only used when kf > kChunk). For every output limb j, calls
 /// epi(j, r_j, v_hi, v_lo) with r_j = out_j in [0, p_j) (a word W) and v the rounded fraction sum
@@ -133,12 +143,7 @@ VEIL_HD void convert_coeff(const ConvView& c, const W* in, Wo* partial, std::siz
     for (std::size_t i = 0; i < kChunk; ++i) {  // unrolled: y stays in registers
       if (i >= cn) break;
       const std::size_t l = c0 + i;
-      const W q = static_cast<W>(c.from[l].value);
-      W x = in[l * n];
-      if (c.offset) x = add_mod(x, static_cast<W>(c.offset[l]), q);
-      const W v = c.scale ? mul_shoup(x, static_cast<W>(c.scale[l]),
-                                      shoup_for<W>(c.scale_shoup[l]), q)
-                          : x;
+      const W v = conv_input(c, in, n, l);
       y[i] = v;
       if (c.frac) acc.add(v, c.frac[2 * l], c.frac[2 * l + 1]);
     }
@@ -184,12 +189,7 @@ VEIL_HD void convert_coeff_to_one(const ConvView& c, const W* in, std::size_t n,
   FixedAcc acc;
   WideAcc<u64> dot;
   for (std::size_t l = lane; l < c.kf; l += kLanes) {
-    const W q = static_cast<W>(c.from[l].value);
-    W x = in[l * n];
-    if (c.offset) x = add_mod(x, static_cast<W>(c.offset[l]), q);
-    const W y = c.scale ? mul_shoup(x, static_cast<W>(c.scale[l]),
-                                    shoup_for<W>(c.scale_shoup[l]), q)
-                        : x;
+    const W y = conv_input(c, in, n, l);
     if (c.frac) acc.add(y, c.frac[2 * l], c.frac[2 * l + 1]);
     dot.add(static_cast<u64>(y), c.mat[l]);
   }
