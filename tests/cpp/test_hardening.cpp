@@ -183,12 +183,19 @@ TEST_P(Hardening, DecryptionWithExhaustedNoiseRaises) {
         if (GetParam().is_cuda()) {
           // Every host-mapped flag taken: the fused scaling-and-test pass falls back to a device
           // flag and must give the same answers.
-          std::vector<std::uint32_t*> flags;
-          while (std::uint32_t* f = veil::backend::flag_acquire(GetParam())) flags.push_back(f);
+          struct Flags {  // released even when an assertion below fails
+            Device dev;
+            std::vector<std::uint32_t*> held;
+            ~Flags() {
+              for (std::uint32_t* f : held) veil::backend::flag_release(dev, f);
+            }
+          } flags{GetParam(), {}};
+          while (std::uint32_t* f = veil::backend::flag_acquire(GetParam())) {
+            flags.held.push_back(f);
+          }
           expect_invalid([&] { e.decrypt(c); }, "noise budget");
           const Vec x = random_slots(e.ctx->n(), e.ctx->plain_modulus(), 4);
           EXPECT_EQ(e.decrypt(e.encrypt(x)), x) << "fresh ciphertext, no mapped flag free";
-          for (std::uint32_t* f : flags) veil::backend::flag_release(GetParam(), f);
         }
       } else {
         EXPECT_NO_THROW(e.decrypt(c)) << "budget " << budget;
@@ -200,14 +207,16 @@ TEST_P(Hardening, DecryptionWithExhaustedNoiseRaises) {
 }
 
 // Decryption over more limbs than one conversion chunk (32) and than the GPU's lanes per
-// coefficient divide evenly (37 = 4 x 9 + 1): the words equal the CPU's decryption of the same
-// ciphertext and the values are right (BGV after a modulus switch: correction factor != 1).
+// coefficient divide evenly (37 = 4 x 9 + 1), with 32-bit (30-bit primes) and 64-bit words (50):
+// the words equal the CPU's decryption of the same ciphertext and the values are right (BGV
+// after a modulus switch: correction factor != 1).
 TEST_P(Hardening, DecryptionOverManyLimbsMatchesTheCpu) {
-  for (SchemeType s : {SchemeType::bfv, SchemeType::bgv}) {
-    SCOPED_TRACE(to_string(s));
+  for (const auto& [s, bits] : {std::pair{SchemeType::bfv, 30}, std::pair{SchemeType::bgv, 30},
+                                std::pair{SchemeType::bfv, 50}, std::pair{SchemeType::bgv, 50}}) {
+    SCOPED_TRACE(to_string(s) + ", primes of " + std::to_string(bits) + " bits");
     EncryptionParameters p(s);
     p.poly_modulus_degree = 4096;
-    p.coeff_modulus = CoeffModulus::create(4096, std::vector<int>(38, 30));
+    p.coeff_modulus = CoeffModulus::create(4096, std::vector<int>(38, bits));
     p.plain_modulus = PlainModulus::batching(4096, 20);
     const ContextPtr ctx = Context::create(p, SecurityLevel::none);
     IntEnv e(s, GetParam(), 61, ctx);

@@ -93,13 +93,8 @@ Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
     if (exhausted.wait()) throw_noise_exhausted();
     return pt;
   }
-  if (!check_noise) {
-    VEIL_WITH_WORD(phase.word_bits(),
-                   tables.scale_q.apply<W>(dev, phase.data<W>(), pt.data<u64>(), n));
-    return pt;
-  }
   // HPS: the scaling and the noise test in one pass over the phase, read once at the end.
-  const NoiseTest test = noise_test(*ctx, dev, ct.level());
+  const NoiseTest test = check_noise ? noise_test(*ctx, dev, ct.level()) : NoiseTest();
   const bool exhausted = VEIL_WITH_WORD(
       phase.word_bits(),
       return tables.scale_q.apply_checked<W>(dev, phase.data<W>(), pt.data<u64>(), n, test).wait());

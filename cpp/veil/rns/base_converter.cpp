@@ -251,6 +251,8 @@ PendingAny BaseConverter::exact_convert_checked(const Device& dev, const W* in, 
   const u64* q_mod_p = conv_.q_mod_p.data(dev);
   if (dev.is_cuda() && kt == 1) {  // NoiseTest::kLanes threads per coefficient
     constexpr u32 kLanes = NoiseTest::kLanes;
+    VEIL_REQUIRE(n % (32 / kLanes) == 0,
+                 "BaseConverter::exact_convert_checked: n must fill whole warps of lanes");
     auto lanes = VEIL_LAMBDA(std::size_t i) {
       const std::size_t c = i / kLanes;
       const u32 lane = static_cast<u32>(i % kLanes);

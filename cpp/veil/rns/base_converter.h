@@ -83,7 +83,8 @@ class BaseConverter {
   /// exact_convert of one polynomial into 64-bit words, each output word then multiplied by
   /// `factor` (< every p_j; 1: none) mod p_j, with `test` on `in` in the same pass when it is on
   /// (BGV decryption: the conversion to t, the correction factor's inverse and the noise test
-  /// reading each coefficient's limbs once). Queued: wait() on the result says whether the test
+  /// in one pass, by the threads that convert the coefficient; on a GPU with one target prime,
+  /// NoiseTest::kLanes threads per coefficient, so n must be a multiple of 8 there). Queued: wait() on the result says whether the test
   /// held for some coefficient (false when it is off). Throws InvalidArgument if factor is not
   /// below every p_j or the test is over another number of limbs.
   template <class W>

@@ -186,14 +186,21 @@ VEIL_HD T lanes_sum(T v) {
 template <u32 kLanes, class W>
 VEIL_HD void convert_coeff_to_one(const ConvView& c, const W* in, std::size_t n, u32 lane, u64& r,
                                   u64& v_hi, u64& v_lo) {
+  const Modulus& p = c.to[0];
   FixedAcc acc;
   WideAcc<u64> dot;
+  u32 terms = 0;
   for (std::size_t l = lane; l < c.kf; l += kLanes) {
     const W y = conv_input(c, in, n, l);
     if (c.frac) acc.add(y, c.frac[2 * l], c.frac[2 * l + 1]);
+    if (++terms == 16) {  // products below 2^124: fold before the 128-bit sum can overflow
+      const u64 folded = dot.reduce(p);
+      dot = WideAcc<u64>();
+      dot.add_word(folded);
+      terms = 1;
+    }
     dot.add(static_cast<u64>(y), c.mat[l]);
   }
-  const Modulus& p = c.to[0];
   u64 part = dot.reduce(p);
 #if defined(__CUDA_ARCH__)
 #pragma unroll

@@ -54,9 +54,11 @@ class HpsScaleAndRoundQ {
   /// in: [|Q|][n] words W; out: [n] values in [0, t) (64-bit words, as plaintexts are stored).
   template <class W>
   void apply(const Device& dev, const W* in, u64* out, std::size_t n) const;
-  /// apply and, in the same pass (each coefficient's limbs read once), `test` on `in` (BFV
-  /// decryption's noise test, NoiseTest's factors for t * in): queued, wait() on the result says
-  /// whether it held for some coefficient. `out` is written in full either way.
+  /// apply and, in the same pass (the thread that converts a coefficient also tests it),
+  /// `test` on `in` when it is on (BFV decryption's noise test, NoiseTest's factors for t * in):
+  /// queued, wait() on the result says whether it held for some coefficient (false when the
+  /// test is off). `out` is written in full either way. On a GPU each coefficient takes
+  /// NoiseTest::kLanes threads (convert_coeff_to_one), so n must be a multiple of 8 there.
   template <class W>
   PendingAny apply_checked(const Device& dev, const W* in, u64* out, std::size_t n,
                            const NoiseTest& test) const;
