@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "veil/backend/buffer.h"
@@ -233,6 +234,62 @@ TEST(BaseConv, ExactConvertIsCenteredX) {
   }
 }
 
+// exact_convert_checked (BGV decryption's one pass) against the centered CRT value: 70 limbs of
+// 61-bit primes into one ~40-bit prime, times a factor, on the CPU and (when present) the GPU,
+// whose four lanes per coefficient fold their 128-bit dot products (more than 16 terms each
+// after 64 limbs). The noise test (|x/Q| >= 1/4) is off, on for values below Q/8 (never fires),
+// and on for uniform values (fires).
+TEST(BaseConv, ExactConvertCheckedIsCenteredXTimesTheFactor) {
+  constexpr std::size_t n = 64, k = 70;
+  const auto qf = primes(61, n, k);
+  const auto pt = primes(40, n, 1, qf);
+  const Crt crt(qf);
+  const u64 factor = 12345678901ULL % pt[0];
+  std::mt19937_64 rng(9);
+  const auto uniform = random_residues(rng, qf, n, 1);
+  std::vector<u64> small(k * n);
+  for (std::size_t c = 0; c < n; ++c) {
+    cpp_int x = random_big(rng, 0, crt.Q / 8);
+    if (c % 2) x = crt.Q - x;  // negative values too
+    put_residues(x, qf, small.data(), n, c);
+  }
+  std::vector<Device> devs{kCpu};
+  if (veil::cuda_device_count() > 0) devs.emplace_back(Device::Kind::cuda, 0);
+  for (const Device& dev : devs) {
+    SCOPED_TRACE(dev.str());
+    const RnsBase from = make_base(qf);
+    BaseConverter conv(from, make_base(pt));
+    const veil::Buffer<u64> noise_factor = veil::Buffer<u64>::from_host(dev, crt.qhat_inv);
+    veil::NoiseTest test;
+    test.mods = from.moduli(dev);
+    test.factor = noise_factor.data();
+    test.limbs = k;
+    test.threshold = 0.25;
+    for (const std::vector<u64>* in : {&uniform, static_cast<const std::vector<u64>*>(&small)}) {
+      const veil::Buffer<u64> d_in = veil::Buffer<u64>::from_host(dev, *in);
+      std::vector<u64> want(n);
+      for (std::size_t c = 0; c < n; ++c) {
+        cpp_int x = crt.compose(in->data() + c, n);
+        if (x > crt.Q / 2) x -= crt.Q;
+        want[c] = static_cast<u64>((cpp_int(mod_u(x, pt[0])) * factor) % pt[0]);
+      }
+      for (bool on : {false, true}) {
+        veil::Buffer<u64> out(dev, n);
+        const bool hit =
+            conv.exact_convert_checked<u64>(dev, d_in.data(), out.data(), n, factor,
+                                            on ? test : veil::NoiseTest())
+                .wait();
+        EXPECT_TRUE(same(out.to_host(), want)) << (on ? "test on" : "test off");
+        EXPECT_EQ(hit, on && in == &uniform) << (on ? "test on" : "test off");
+      }
+    }
+    veil::Buffer<u64> out(dev, n);
+    EXPECT_THROW(conv.exact_convert_checked<u64>(dev, uniform.data(), out.data(), n, pt[0],
+                                                 veil::NoiseTest()),
+                 veil::InvalidArgument);  // the factor must be below the target prime
+  }
+}
+
 TEST(BaseConv, RejectsEmptyAndOverlappingBases) {
   const auto q = primes(50, 16, 3);
   EXPECT_THROW(BaseConverter(make_base(q), make_base({q[1]})), veil::InvalidArgument);
@@ -310,6 +367,48 @@ TEST(Hps, ScaleAndRoundQMatchesRoundTXOverQ) {
     for (std::size_t c = 0; c < cs.n; ++c)
       want[c] = mod_u(round_div(cpp_int(cs.t) * crt.compose(in.data() + c, cs.n), crt.Q), cs.t);
     EXPECT_TRUE(same(out, want));
+  }
+}
+
+// apply_checked (BFV decryption's one pass) gives apply's words on the CPU and (when present) the
+// GPU, with the noise test off and on, over more limbs than the GPU's lanes fold at once (70);
+// a threshold of 0 makes the test fire, one above 1/2 never does.
+TEST(Hps, ApplyCheckedGivesRoundTXOverQOnEveryDevice) {
+  constexpr std::size_t n = 64;
+  std::mt19937_64 rng(5);
+  std::vector<Device> devs{kCpu};
+  if (veil::cuda_device_count() > 0) devs.emplace_back(Device::Kind::cuda, 0);
+  for (const auto& [bits, k, t] : {std::tuple{61, std::size_t(70), (u64(1) << 60) + 33},
+                                   std::tuple{30, std::size_t(37), u64(786433)}}) {
+    SCOPED_TRACE("k_q=" + std::to_string(k));
+    const auto q = primes(bits, n, k);
+    const Crt crt(q);
+    const RnsBase base = make_base(q);
+    HpsScaleAndRoundQ hps(base, t);
+    const auto in = random_residues(rng, q, n, 1);
+    std::vector<u64> want(n), f(k);
+    for (std::size_t c = 0; c < n; ++c)
+      want[c] = mod_u(round_div(cpp_int(t) * crt.compose(in.data() + c, n), crt.Q), t);
+    for (std::size_t i = 0; i < k; ++i)
+      f[i] = static_cast<u64>((cpp_int(crt.qhat_inv[i]) * t) % q[i]);
+    for (const Device& dev : devs) {
+      SCOPED_TRACE(dev.str());
+      const veil::Buffer<u64> d_in = veil::Buffer<u64>::from_host(dev, in);
+      const veil::Buffer<u64> d_f = veil::Buffer<u64>::from_host(dev, f);
+      for (double threshold : {-1.0, 0.0, 0.75}) {  // -1: the test off
+        veil::NoiseTest test;
+        if (threshold >= 0) {
+          test.mods = base.moduli(dev);
+          test.factor = d_f.data();
+          test.limbs = k;
+          test.threshold = threshold;
+        }
+        veil::Buffer<u64> out(dev, n);
+        const bool hit = hps.apply_checked<u64>(dev, d_in.data(), out.data(), n, test).wait();
+        EXPECT_TRUE(same(out.to_host(), want)) << "threshold " << threshold;
+        EXPECT_EQ(hit, threshold == 0.0) << "threshold " << threshold;
+      }
+    }
   }
 }
 
