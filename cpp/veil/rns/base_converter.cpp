@@ -250,24 +250,13 @@ PendingAny BaseConverter::exact_convert_checked(const Device& dev, const W* in, 
   const Modulus* to = cv.to;
   const u64* q_mod_p = conv_.q_mod_p.data(dev);
   if (dev.is_cuda() && kt == 1) {  // NoiseTest::kLanes threads per coefficient
-    constexpr u32 kLanes = NoiseTest::kLanes;
-    VEIL_REQUIRE(n % (32 / kLanes) == 0,
-                 "BaseConverter::exact_convert_checked: n must fill whole warps of lanes");
-    auto lanes = VEIL_LAMBDA(std::size_t i) {
-      const std::size_t c = i / kLanes;
-      const u32 lane = static_cast<u32>(i % kLanes);
-      u64 r, v_hi, v_lo;
-      convert_coeff_to_one<kLanes>(cv, in + c, n, lane, r, v_hi, v_lo);
-      const double s = test.on() ? lanes_sum<kLanes>(test.partial(in, n, c, lane)) : 0.0;
-      if (lane != 0) return false;
+    auto finish = VEIL_LAMBDA(std::size_t c, u64 r, u64 v_hi, u64 v_lo) {
       ExactEpi<u64> epi{out + c, n, to, q_mod_p};
       epi(0, r, v_hi, v_lo);
       if (factor != 1) out[c] = mul_mod(out[c], factor, to[0]);
-      return test.on() && test.exceeds_sum(s);
     };
-    if (test.on()) return for_each_any(dev, n * kLanes, lanes);
-    for_each(dev, n * kLanes, lanes);
-    return PendingAny(false);
+    return convert_to_one_lanes(dev, cv, in, n, test, finish,
+                                "BaseConverter::exact_convert_checked");
   }
   Buffer<u64> scratch = partial_scratch<u64>(dev, cv.kf, kt, n, 1);
   u64* part = scratch.data();

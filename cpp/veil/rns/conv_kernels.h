@@ -15,13 +15,16 @@
 // integer v; only v mod p_j is ever needed. No floating point, so CPU and GPU agree bit for bit.
 #pragma once
 #include <cstddef>
+#include <string>
 
 #include "veil/backend/buffer.h"
 #include "veil/backend/launch.h"
+#include "veil/core/error.h"
 #include "veil/core/modarith.h"
 #include "veil/core/primes.h"
 #include "veil/ring/rns_poly_view.h"
 #include "veil/rns/base_converter.h"
+#include "veil/rns/noise_test.h"
 
 namespace veil::rns_detail {
 
@@ -216,6 +219,33 @@ VEIL_HD void convert_coeff_to_one(const ConvView& c, const W* in, std::size_t n,
   r = part;
   v_hi = v_lo = 0;
   if (c.frac) acc.round(v_hi, v_lo);
+}
+
+/// The GPU's one-target conversion of n coefficients with decryption's noise test in the same
+/// pass: NoiseTest::kLanes threads per coefficient (convert_coeff_to_one), and lane 0 calls
+/// finish(c, r, v_hi, v_lo) to write coefficient c. Queued like for_each_any; false when the test
+/// is off. Throws (naming `who`) unless n fills whole warps of lanes (n % 8 == 0).
+template <class W, class Finish>
+PendingAny convert_to_one_lanes(const Device& dev, const ConvView& cv, const W* in, std::size_t n,
+                                const NoiseTest& test, Finish finish, const char* who) {
+  constexpr u32 kLanes = NoiseTest::kLanes;
+  if (n % (32 / kLanes) != 0) {
+    throw InvalidArgument(std::string(who) + ": n must fill whole warps of lanes (a multiple of " +
+                          std::to_string(32 / kLanes) + "), got " + std::to_string(n));
+  }
+  auto lanes = VEIL_LAMBDA(std::size_t i) {
+    const std::size_t c = i / kLanes;
+    const u32 lane = static_cast<u32>(i % kLanes);
+    u64 r, v_hi, v_lo;
+    convert_coeff_to_one<kLanes>(cv, in + c, n, lane, r, v_hi, v_lo);
+    const double s = test.on() ? lanes_sum<kLanes>(test.partial(in, n, c, lane)) : 0.0;
+    if (lane != 0) return false;
+    finish(c, r, v_hi, v_lo);
+    return test.on() && test.exceeds_sum(s);
+  };
+  if (test.on()) return for_each_any(dev, n * kLanes, lanes);
+  for_each(dev, n * kLanes, lanes);
+  return PendingAny(false);
 }
 
 /// r = p[0..3]. On the GPU one 16-byte load when W = u32, two when W = u64 (p must be aligned

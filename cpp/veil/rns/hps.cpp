@@ -94,23 +94,11 @@ PendingAny HpsScaleAndRoundQ::apply_checked(const Device& dev, const W* in, u64*
   VEIL_REQUIRE(!test.on() || test.limbs == cv.kf,
                "HpsScaleAndRoundQ::apply_checked: the noise test is not over this base");
   const Modulus* tm = cv.to;
-  if (dev.is_cuda()) {  // NoiseTest::kLanes threads per coefficient (convert_coeff_to_one)
-    constexpr u32 kLanes = NoiseTest::kLanes;
-    VEIL_REQUIRE(n % (32 / kLanes) == 0,
-                 "HpsScaleAndRoundQ::apply_checked: n must fill whole warps of lanes");
-    auto lanes = VEIL_LAMBDA(std::size_t i) {
-      const std::size_t c = i / kLanes;
-      const u32 lane = static_cast<u32>(i % kLanes);
-      u64 r, v_hi, v_lo;
-      convert_coeff_to_one<kLanes>(cv, in + c, n, lane, r, v_hi, v_lo);
-      const double s = test.on() ? lanes_sum<kLanes>(test.partial(in, n, c, lane)) : 0.0;
-      if (lane != 0) return false;
+  if (dev.is_cuda()) {  // NoiseTest::kLanes threads per coefficient
+    auto finish = VEIL_LAMBDA(std::size_t c, u64 r, u64 v_hi, u64 v_lo) {
       out[c] = add_mod(r, reduce_rounded(v_hi, v_lo, *tm), tm->value);
-      return test.on() && test.exceeds_sum(s);
     };
-    if (test.on()) return for_each_any(dev, n * kLanes, lanes);
-    for_each(dev, n * kLanes, lanes);
-    return PendingAny(false);
+    return convert_to_one_lanes(dev, cv, in, n, test, finish, "HpsScaleAndRoundQ::apply_checked");
   }
   if (!test.on()) {
     apply(dev, in, out, n);
