@@ -106,29 +106,27 @@ Plaintext BatchEncoder::encode(const std::uint64_t* values, std::size_t count,
   // With t < 2^32 (every practical plain modulus) the slots travel as 32-bit words: half the
   // bytes to stage on the host and to copy to the device.
   bool bad = false;
-  auto stage = [&](auto* host) {
-    using S = std::remove_pointer_t<decltype(host)>;
-    const u64* __restrict in = values;
-    S* __restrict o = host;
-    u64 b = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-      const u64 v = in[i];
-      b |= u64(v >= t);
-      o[i] = static_cast<S>(v);
-    }
-    bad = b != 0;
-  };
   Plaintext pt;
+  auto encode_as = [&](auto word) {  // slots staged as words of word's type
+    using S = decltype(word);
+    Buffer<S> slots(dev, count);
+    backend::upload_with(dev, slots.data(), count * sizeof(S), [&](void* host) {
+      const u64* __restrict in = values;
+      S* __restrict o = static_cast<S*>(host);
+      u64 b = 0;
+      for (std::size_t i = 0; i < count; ++i) {
+        const u64 v = in[i];
+        b |= u64(v >= t);
+        o[i] = static_cast<S>(v);
+      }
+      bad = b != 0;
+    });
+    if (!bad) pt = encode_words(ctx_, plain_base_, slots.data(), count, dev);
+  };
   if (t <= 0xffffffffu) {
-    Buffer<u32> slots(dev, count);
-    backend::upload_with(dev, slots.data(), count * sizeof(u32),
-                         [&](void* host) { stage(static_cast<u32*>(host)); });
-    if (!bad) pt = encode_words(ctx_, plain_base_, slots.data(), count, dev);
+    encode_as(u32{});
   } else {
-    Buffer<u64> slots(dev, count);
-    backend::upload_with(dev, slots.data(), count * sizeof(u64),
-                         [&](void* host) { stage(static_cast<u64*>(host)); });
-    if (!bad) pt = encode_words(ctx_, plain_base_, slots.data(), count, dev);
+    encode_as(u64{});
   }
   for (std::size_t i = 0; bad && i < count; ++i) {
     if (values[i] >= t) {

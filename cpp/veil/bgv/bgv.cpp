@@ -62,25 +62,12 @@ Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
   WordBuffer phase = decrypt_phase(sk, ct);
   ntt_inverse(dev, phase.data(), 1, ctx->base_q(ct.level()), ctx->ntt());
   Plaintext pt(ctx, dev, n, ct.level(), false);
-  // One pass: the exact centered conversion Q_l -> {t} gives [phase]_Q mod t (into 64-bit
-  // plaintext words), times the inverse of the correction factor, and the noise test.
+  // The exact centered conversion Q_l -> {t} gives [phase]_Q mod t (into 64-bit plaintext
+  // words), times the inverse of the correction factor, with the noise test (one pass on a GPU).
   const BaseConverter& to_plain = bgv_tables(*ctx, ct.level()).to_plain;
   const u64 t = ctx->plain_modulus();
   const u64 f = ct.correction_factor() % t;
   const u64 finv = f == 1 ? 1 : inv_mod(f, t);
-  if (dev.is_cpu()) {  // the CPU's vector conversion, then the test: no launches to save here
-    PendingAny exhausted =
-        check_noise ? noise_exhausted_async(*ctx, dev, phase.data(), ct.level()) : PendingAny();
-    VEIL_WITH_WORD(phase.word_bits(),
-                   to_plain.exact_convert<W, u64>(dev, phase.data<W>(), pt.data<u64>(), n, 1));
-    if (finv != 1) {
-      u64* d = pt.data<u64>();
-      const Modulus tm = ctx->plain_mod();
-      for_each(dev, n, VEIL_LAMBDA(std::size_t i) { d[i] = mul_mod(d[i], finv, tm); });
-    }
-    if (exhausted.wait()) throw_noise_exhausted();
-    return pt;
-  }
   const NoiseTest test = check_noise ? noise_test(*ctx, dev, ct.level()) : NoiseTest();
   const bool exhausted = VEIL_WITH_WORD(
       phase.word_bits(),

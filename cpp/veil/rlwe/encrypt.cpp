@@ -103,11 +103,8 @@ WordBuffer decrypt_phase(const SecretKey& sk, const Ciphertext& ct) {
   }
   // Coefficient form (BFV): c0 + INTT(s * NTT-form Horner of c1..c_k). Only c1..c_k go through
   // the NTT; c0 is added in coefficient form (the transforms are linear).
+  VEIL_REQUIRE(ct.size() >= 2, "decrypt_phase: ciphertexts have at least 2 polynomials");
   const std::size_t tail = ct.size() - 1, words = limbs * n;
-  if (tail == 0) {  // a size-1 ciphertext: its phase is c0
-    backend::copy(dev, acc.data().get(), dev, ct.data().get(), ct.data().bytes(words));
-    return acc;
-  }
   WordBuffer polys(dev, tail * words, ctx->word_bits());
   const ConstWordPtr c1 = ct.poly(1);
   backend::copy(dev, polys.data().get(), dev, c1.get(), c1.bytes(tail * words));

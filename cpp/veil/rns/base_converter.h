@@ -81,12 +81,13 @@ class BaseConverter {
                      std::size_t num_polys = 1, std::size_t in_stride = 0,
                      std::size_t out_stride = 0) const;
   /// exact_convert of one polynomial into 64-bit words, each output word then multiplied by
-  /// `factor` (< every p_j; 1: none) mod p_j, with `test` on `in` in the same pass when it is on
-  /// (BGV decryption: the conversion to t, the correction factor's inverse and the noise test
-  /// in one pass, by the threads that convert the coefficient; on a GPU with one target prime,
-  /// NoiseTest::kLanes threads per coefficient, so n must be a multiple of 8 there). Queued: wait() on the result says whether the test
-  /// held for some coefficient (false when it is off). Throws InvalidArgument if factor is not
-  /// below every p_j or the test is over another number of limbs.
+  /// `factor` (< every p_j; 1: none) mod p_j, and `test` on `in` when it is on (BGV decryption:
+  /// the conversion to t, the correction factor's inverse and the noise test). On a GPU with one
+  /// target prime that is one pass, NoiseTest::kLanes threads per coefficient (n must be a
+  /// multiple of 8 there); elsewhere the test, then exact_convert, then the factor. Queued:
+  /// wait() on the result says whether the test held for some coefficient (false when it is
+  /// off). Throws InvalidArgument if factor is not below every p_j or the test is over another
+  /// number of limbs.
   template <class W>
   PendingAny exact_convert_checked(const Device& dev, const W* in, u64* out, std::size_t n,
                                    u64 factor, const NoiseTest& test) const;
