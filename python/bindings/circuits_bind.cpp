@@ -338,14 +338,10 @@ void def_transforms(nb::module_& m) {
       .def_prop_ro("baby_step", &LinearTransform::baby_step)
       .def_prop_ro("plaintext_scale", &LinearTransform::plaintext_scale)
       .def_prop_ro("plaintext_bytes", &LinearTransform::plaintext_bytes)
-      .def(
-          "plaintexts",
-          [](const LinearTransform& t) {
-            std::vector<Plaintext> out;
-            for (const Plaintext* p : t.plaintexts()) out.push_back(*p);
-            return out;
-          },
-          "Copies of the encoded diagonals, in the order apply() uses them.");
+      .def("plaintexts", &LinearTransform::plaintexts,
+           "Copies of the encoded diagonals in their full form, in the order apply() uses them.")
+      .def_prop_ro("plaintext_shifts", &LinearTransform::plaintext_shifts,
+                   "Per diagonal, the shift it is stored with as one period (0: full form).");
 
   m.def(
       "coeff_to_slot_levels",

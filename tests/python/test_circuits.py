@@ -297,7 +297,20 @@ def test_linear_transform_equals_numpy_product(monkeypatch):
           f"{single.plaintext_bytes} -> {lt.plaintext_bytes} bytes")
     assert p["min_bits"] > 20 and p["min_bits"] > p1["min_bits"] - 0.3
     assert (out.level, out.scale) == (out1.level, out1.scale)
-    assert lt.plaintext_bytes * 2 == single.plaintext_bytes * 3  # (l+1+k)/(l+1) = 3/2
+    # over Q_l ∪ P: (l+1+k)/(l+1) = 3/2 times single's words, stored as one period of 32 slots
+    # (the 32-slot diagonals tiled to N/2 = 1024 slots: shift 5, 1/32 of the words)
+    assert lt.plaintext_shifts == [5] * len(lt.plaintext_shifts)
+    assert lt.plaintext_bytes * 2 * 32 == single.plaintext_bytes * 3
+    # in full form (VEIL_PERIODIC_DIAGONALS=0) the same words, less the FFT noise dropped
+    monkeypatch.setenv("VEIL_PERIODIC_DIAGONALS", "0")
+    full = C.LinearTransform(ctx.encoder, mats, n, 1, ctx.scale, ctx.scale)
+    monkeypatch.delenv("VEIL_PERIODIC_DIAGONALS")
+    assert full.plaintext_bytes * 2 == single.plaintext_bytes * 3
+    assert full.plaintext_shifts == [0] * len(full.plaintext_shifts)
+    out2 = full.apply(ctx.evaluator, [ct], gk)[0]
+    p2 = veil.ckks.precision(np.tile(dense @ xd, ctx.slot_count // n),
+                             ctx.encoder.decode(ctx.decryptor.decrypt(out2)))
+    assert abs(p2["min_bits"] - p["min_bits"]) < 0.3
     with pytest.raises(ValueError, match="matrices: expected diagonals of 32 entries"):
         C.LinearTransform(ctx.encoder, [[{0: np.ones(8, dtype=np.complex128)}]], n, 1, 1.0, 1.0)
 

@@ -271,6 +271,11 @@ std::vector<int> LinearTransform::rotation_steps_of(
   return {steps.begin(), steps.end()};
 }
 
+bool LinearTransform::periodic_diagonals() {
+  const char* v = std::getenv("VEIL_PERIODIC_DIAGONALS");
+  return v == nullptr || std::string(v) != "0";
+}
+
 Hoisting LinearTransform::default_hoisting() {
   const char* v = std::getenv("VEIL_DOUBLE_HOIST");
   return v != nullptr && std::string(v) == "0" ? Hoisting::single : Hoisting::double_hoisted;
@@ -310,6 +315,7 @@ LinearTransform::LinearTransform(const CKKSEncoder& encoder,
     block.push_back(ctx.base_q(level)[i].value);
   pt_scale_ = scale_out * detail::exact_product(block) / scale_in;
   const std::size_t reps = ctx.n() / 2 / slots;
+  const bool periodic = periodic_diagonals();
   std::vector<std::set<long long>> babies(inputs);
   std::vector<std::complex<double>> tiled(slots * reps);
   for (const auto& row : matrices) {
@@ -325,10 +331,15 @@ LinearTransform::LinearTransform(const CKKSEncoder& encoder,
             const std::complex<double> v = d[mod_n(static_cast<long long>(j) - g, slots)];
             for (std::size_t r = 0; r < reps; ++r) tiled[r * slots + j] = v;
           }
-          terms.push_back(Term{i, b,
-                               hoisting == Hoisting::double_hoisted
-                                   ? encoder.encode_extended(tiled, pt_scale_, level, dev)
-                                   : encoder.encode(tiled, pt_scale_, level, dev)});
+          if (hoisting == Hoisting::double_hoisted) {
+            const unsigned shift = periodic ? encoder.periodic_shift(tiled) : 0;
+            terms.push_back(Term{i, b,
+                                 encoder.encode_extended_periodic(tiled, pt_scale_, level,
+                                                                  shift, dev),
+                                 shift});
+          } else {
+            terms.push_back(Term{i, b, encoder.encode(tiled, pt_scale_, level, dev), 0});
+          }
           babies[i].insert(b);
         }
       }
@@ -364,11 +375,23 @@ std::size_t LinearTransform::plaintext_bytes() const {
   return total;
 }
 
-std::vector<const Plaintext*> LinearTransform::plaintexts() const {
-  std::vector<const Plaintext*> out;
+std::vector<Plaintext> LinearTransform::plaintexts() const {
+  std::vector<Plaintext> out;
   for (const auto& o : plan_) {
     for (const auto& [g, terms] : o) {
-      for (const Term& t : terms) out.push_back(&t.plain);
+      for (const Term& t : terms) {
+        out.push_back(t.shift != 0 ? CKKSEncoder::expand_periodic(t.plain, t.shift) : t.plain);
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<unsigned> LinearTransform::plaintext_shifts() const {
+  std::vector<unsigned> out;
+  for (const auto& o : plan_) {
+    for (const auto& [g, terms] : o) {
+      for (const Term& t : terms) out.push_back(t.shift);
     }
   }
   return out;
@@ -401,7 +424,7 @@ std::vector<Ciphertext> LinearTransform::apply(const Evaluator& ev,
         ckks::BsgsGiant giant{signed_step(g, slots_), {}};
         keys = keys && has(g);
         for (const Term& t : terms) {
-          giant.terms.push_back({t.input, signed_step(t.baby, slots_), &t.plain});
+          giant.terms.push_back({t.input, signed_step(t.baby, slots_), &t.plain, t.shift});
         }
         giants.push_back(std::move(giant));
       }
@@ -433,9 +456,12 @@ std::vector<Ciphertext> LinearTransform::apply_single(const Evaluator& ev,
     for (const auto& [g, terms] : out) {
       std::vector<const Ciphertext*> cts;
       std::vector<const Plaintext*> pts;
+      std::vector<Plaintext> full;  // diagonals stored as one period, expanded for this sum
+      full.reserve(terms.size());
       for (const Term& t : terms) {
         cts.push_back(&rotated[t.input].at(t.baby));
-        pts.push_back(&t.plain);
+        if (t.shift != 0) full.push_back(CKKSEncoder::expand_periodic(t.plain, t.shift));
+        pts.push_back(t.shift != 0 ? &full.back() : &t.plain);
       }
       Ciphertext acc = ev.multiply_plain_sum(cts, pts);
       if (mod_n(g, slots_) != 0) acc = ev.rotate_vector(acc, signed_step(g, slots_), galois_keys);

@@ -127,7 +127,10 @@ class LinearTransform {
   /// @param scale_in, scale_out scales (finite, > 0).
   /// @param dev where the plaintexts live.
   /// @param hoisting the evaluation. double_hoisted encodes the diagonals over Q_l ∪ P
-  ///        (CKKSEncoder::encode_extended: (l+1+k)/(l+1) times the memory of single's).
+  ///        (CKKSEncoder::encode_extended: (l+1+k)/(l+1) times the memory of single's), each
+  ///        that repeats with a period p < N/2 (CKKSEncoder::periodic_shift) stored as one
+  ///        period: 2p/N of the memory, and of the bytes the inner sums read (Cerium, SOSP 2026;
+  ///        the DFT factors' diagonals repeat with their block size).
   /// @throws InvalidArgument naming `matrices` (empty, ragged, wrong size, or an output with no
   ///         diagonal), `slots`, `level` or `scale_in`/`scale_out`; `hoisting` for
   ///         double_hoisted without special primes.
@@ -169,9 +172,20 @@ class LinearTransform {
   Hoisting hoisting() const { return hoisting_; }
   /// Bytes of the encoded diagonals on their device.
   std::size_t plaintext_bytes() const;
-  /// The encoded diagonals in the order apply() uses them: by output, giant step, then term
-  /// (double_hoisted: over Q_l ∪ P, [l+1+k][N] words, the first l+1 limbs single's words).
-  std::vector<const Plaintext*> plaintexts() const;
+  /// Copies of the encoded diagonals in their full form ([limbs][N] words), in the order
+  /// apply() uses them: by output, giant step, then term. double_hoisted: over Q_l ∪ P, each
+  /// diagonal stored as one period where it repeats (plaintext_shifts(); expanded here by
+  /// CKKSEncoder::expand_periodic). Its first l+1 limbs are single's words for a diagonal that
+  /// does not repeat; one that does has the coefficients off the multiples of 2^shift set to
+  /// 0 (single keeps the FFT's rounding noise there).
+  std::vector<Plaintext> plaintexts() const;
+  /// Per diagonal, in plaintexts()' order, the shift it is stored with
+  /// (CKKSEncoder::encode_extended_periodic; 0: the full form; single: always 0).
+  std::vector<unsigned> plaintext_shifts() const;
+  /// Whether double-hoisted transforms store repeating diagonals as one period: yes unless the
+  /// environment variable VEIL_PERIODIC_DIAGONALS is "0" (read at each construction; the A/B
+  /// switch).
+  static bool periodic_diagonals();
   /// A step of the n-slot vector as a signed step of the N/2 slots (k mod n, in (-n/2, n/2]).
   static int signed_step(long long k, std::size_t slots);
 
@@ -180,6 +194,7 @@ class LinearTransform {
     std::size_t input;
     long long baby;
     Plaintext plain;
+    unsigned shift = 0;  // plain is stored as one period (CKKSEncoder::encode_extended_periodic)
   };
   std::vector<Ciphertext> apply_single(const Evaluator& ev,
                                        const std::vector<const Ciphertext*>& inputs,

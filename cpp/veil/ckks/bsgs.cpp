@@ -1,5 +1,6 @@
 #include "veil/ckks/bsgs.h"
 
+#include <bit>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -75,11 +76,16 @@ Shape check_operands(const std::vector<const Ciphertext*>& inputs,
         if (t.plain == nullptr || t.plain->empty()) throw InvalidArgument("plain: is empty");
         const Plaintext& p = *t.plain;
         check_compatible(ctx, s.dev, p.context(), p.device(), "plain");
-        if (!p.is_ntt_form() || p.level() != s.level || p.word_count() != ext_words) {
+        if (t.shift + 2 > static_cast<unsigned>(std::countr_zero(ctx.n()))) {
+          throw InvalidArgument("plain: a term's shift must be at most log2(N) - 2, got " +
+                                std::to_string(t.shift));
+        }
+        if (!p.is_ntt_form() || p.level() != s.level || p.word_count() != ext_words >> t.shift) {
           throw InvalidArgument(
               "plain: expected a plaintext over Q_l ∪ P at level " + std::to_string(s.level) +
-              " (CKKSEncoder::encode_extended), got level " + std::to_string(p.level()) + " with " +
-              std::to_string(p.word_count()) + " words");
+              " with " + std::to_string(ext_words >> t.shift) + " words (shift " +
+              std::to_string(t.shift) + ", CKKSEncoder::encode_extended[_periodic]), got level " +
+              std::to_string(p.level()) + " with " + std::to_string(p.word_count()) + " words");
         }
         const double prod = inputs[t.input]->scale() * p.scale();
         if (!have_scale) {
@@ -149,14 +155,20 @@ std::vector<Ciphertext> multiply_diagonals_bsgs(const std::vector<const Cipherte
       // 3. The inner sum over Q_l ∪ P in one pass; straight into the accumulator when it is
       //    the first giant step and needs no rotation.
       std::vector<u64> a, b;
+      std::vector<u32> shifts;
+      bool periodic = false;
       for (const BsgsTerm& t : g.terms) {
         a.push_back(reinterpret_cast<u64>(babies[t.input].at(t.step).data().get()));
         b.push_back(reinterpret_cast<u64>(t.plain->data().get()));
+        shifts.push_back(t.shift);
+        periodic = periodic || t.shift != 0;
       }
       const DeviceTable<u64> at(std::move(a)), bt(std::move(b));
+      const DeviceTable<u32> st(periodic ? std::move(shifts) : std::vector<u32>{});
       const u32 e = s.elts.at(g.step);
       WordBuffer& sum = (e == 1 && first) ? acc : u;
-      poly::dot_broadcast(dev, qp, n, 2, at.data(dev), bt.data(dev), g.terms.size(), sum.data());
+      poly::dot_broadcast(dev, qp, n, 2, at.data(dev), bt.data(dev), g.terms.size(), sum.data(),
+                          periodic ? st.data(dev) : nullptr);
       if (e == 1) {
         if (!first) poly::add(dev, qp, n, 2, acc.data(), u.data(), acc.data());
       } else {

@@ -34,6 +34,9 @@ struct BsgsTerm {
   std::size_t input = 0;
   int step = 0;                      ///< baby step: a rotation of the N/2 slots (|step| < N/2)
   const Plaintext* plain = nullptr;  ///< over Q_l ∪ P (CKKSEncoder::encode_extended)
+  /// plain is stored as one period (CKKSEncoder::encode_extended_periodic with this shift):
+  /// limbs of N >> shift words; 0: the full form.
+  unsigned shift = 0;
 };
 
 /// One giant step: rot_step(sum of its terms).
@@ -52,7 +55,8 @@ struct BsgsGiant {
 /// @param galois_keys a key for every nonzero baby and giant step (no composition).
 /// @throws InvalidArgument naming `inputs` (empty, null, not CKKS, size, level, device, form),
 ///         `outputs` (empty, an empty giant step, a term's input out of range), `plain` (null,
-///         not extended, level, device, scale), `galois_keys` (another context or device, a
+///         not extended, level, device, scale, a word count other than its shift's, a shift
+///         above log2(N) - 2), `galois_keys` (another context or device, a
 ///         missing key), `steps` (|step| >= N/2), or `encrypted` (a level in q_0's block, an
 ///         output scale out of range).
 std::vector<Ciphertext> multiply_diagonals_bsgs(const std::vector<const Ciphertext*>& inputs,

@@ -9,6 +9,7 @@
 
 #include "veil/rlwe/checks.h"
 
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -316,9 +317,31 @@ void check_fits(double max_abs, double log2_q, std::size_t level, const char* ar
 /// Slots -> bit-reversed positions -> inverse special FFT -> scaled, rounded coefficients ->
 /// exact residues mod each q_i -> NTT. `z` holds N/2 finite slots; `arg` names the argument.
 /// `extended`: over Q_level ∪ P (CKKSEncoder::encode_extended), the same coefficients.
+/// Word i of the compact form is word i << shift of the full one (whole limbs of N words, N a
+/// multiple of 2^shift), after checking that every run of 2^shift words is constant (the NTT
+/// order that encode_extended_periodic relies on; an internal error if it ever fails).
+template <class W>
+void gather_period(const Device& dev, const W* full, std::size_t full_words, unsigned shift,
+                   W* out) {
+  const std::size_t mask = (std::size_t(1) << shift) - 1;
+  if (any_of(dev, full_words,
+             VEIL_LAMBDA(std::size_t i) { return full[i] != full[i & ~mask]; })) {
+    throw RuntimeError("encode_extended_periodic: the NTT values of m(X^k) are not in runs of k "
+                       "(internal error: the NTT order changed)");
+  }
+  for_each(dev, full_words >> shift, VEIL_LAMBDA(std::size_t i) { out[i] = full[i << shift]; });
+}
+
+/// The inverse of gather_period: word i of the full form is word i >> shift of the compact one.
+template <class W>
+void repeat_period(const Device& dev, const W* compact, std::size_t full_words, unsigned shift,
+                   W* out) {
+  for_each(dev, full_words, VEIL_LAMBDA(std::size_t i) { out[i] = compact[i >> shift]; });
+}
+
 Plaintext encode_slots(const ContextPtr& ctx, const CkksEncoderTables& t,
                        const Buffer<Complex64>& zin, double scale, std::size_t level,
-                       const char* arg, bool extended = false) {
+                       const char* arg, bool extended = false, unsigned shift = 0) {
   const std::size_t n = ctx->n(), half = n / 2;
   const Device& dev = zin.device();
   Buffer<Complex64> v(dev, half);
@@ -326,6 +349,13 @@ Plaintext encode_slots(const ContextPtr& ctx, const CkksEncoderTables& t,
   fft_inverse(dev, v.data(), half, t.roots.data(dev));
   Buffer<double> coeffs(dev, n);
   round_coefficients(dev, v.data(), scale / static_cast<double>(half), coeffs.data(), half);
+  if (shift != 0) {  // m(X^k): the coefficients off the multiples of k are 0 exactly
+    double* c = coeffs.data();
+    const std::size_t mask = (std::size_t(1) << shift) - 1;
+    for_each(dev, n, VEIL_LAMBDA(std::size_t i) {
+      if ((i & mask) != 0) c[i] = 0.0;
+    });
+  }
 
   double max_abs = 0.0;
   for (double b : block_max_abs(dev, coeffs.data(), n)) max_abs = b > max_abs ? b : max_abs;
@@ -336,7 +366,12 @@ Plaintext encode_slots(const ContextPtr& ctx, const CkksEncoderTables& t,
   VEIL_WITH_WORD(pt.word_bits(), reduce_coefficients<W>(dev, coeffs.data(), base, n, pt.data<W>()));
   ntt_forward(dev, pt.data(), 1, base, ctx->ntt());
   pt.set_scale(scale);
-  return pt;
+  if (shift == 0) return pt;
+  Plaintext compact(ctx, dev, (base.size() * n) >> shift, level, /*ntt=*/true);
+  VEIL_WITH_WORD(pt.word_bits(), gather_period<W>(dev, pt.data<W>(), base.size() * n, shift,
+                                                  compact.data<W>()));
+  compact.set_scale(scale);
+  return compact;
 }
 
 /// N/2 slots on values.device from a view of `count` <= N/2 doubles (`parts` = 1: real values)
@@ -439,6 +474,57 @@ Plaintext CKKSEncoder::encode_extended(const std::vector<std::complex<double>>& 
   return encode_impl(values, scale, level, dev, true);
 }
 
+unsigned CKKSEncoder::periodic_shift(const std::vector<std::complex<double>>& values) const {
+  const std::size_t half = ctx_->n() / 2;
+  if (values.size() != half) return 0;
+  std::size_t period = half;  // the smallest power-of-two period >= 2
+  while (period > 2) {
+    const std::size_t p = period / 2;
+    bool same = true;
+    for (std::size_t j = p; j < half && same; ++j) same = values[j] == values[j - p];
+    if (!same) break;
+    period = p;
+  }
+  return static_cast<unsigned>(std::countr_zero(half / period));
+}
+
+Plaintext CKKSEncoder::encode_extended_periodic(const std::vector<std::complex<double>>& values,
+                                                double scale, std::size_t level, unsigned shift,
+                                                const Device& dev) const {
+  if (ctx_->num_p() == 0) {
+    throw InvalidArgument("context: encode_extended needs special primes (the basis Q_l ∪ P)");
+  }
+  if (shift != 0 && periodic_shift(values) < shift) {
+    throw InvalidArgument("shift: the values do not repeat with period N/2^(shift+1) = " +
+                          std::to_string((ctx_->n() / 2) >> shift) + " (periodic_shift gives " +
+                          std::to_string(periodic_shift(values)) + ", shift is " +
+                          std::to_string(shift) + ")");
+  }
+  return encode_impl(values, scale, level, dev, true, shift);
+}
+
+Plaintext CKKSEncoder::expand_periodic(const Plaintext& compact, unsigned shift) {
+  if (compact.empty()) throw InvalidArgument("compact: is empty");
+  const std::size_t n = compact.context()->n();
+  if (shift + 2 > static_cast<unsigned>(std::countr_zero(n))) {
+    throw InvalidArgument("shift: expected at most log2(N) - 2 = " +
+                          std::to_string(std::countr_zero(n) - 2) + ", got " +
+                          std::to_string(shift));
+  }
+  const std::size_t per_limb = n >> shift, words = compact.word_count();
+  if (!compact.is_ntt_form() || words % per_limb != 0) {
+    throw InvalidArgument("compact: expected NTT-form limbs of N/2^shift = " +
+                          std::to_string(per_limb) + " words, got " + std::to_string(words) +
+                          " words");
+  }
+  const Device& dev = compact.device();
+  Plaintext full(compact.context(), dev, words << shift, compact.level(), /*ntt=*/true);
+  VEIL_WITH_WORD(compact.word_bits(),
+                 repeat_period<W>(dev, compact.data<W>(), words << shift, shift, full.data<W>()));
+  full.set_scale(compact.scale());
+  return full;
+}
+
 namespace {
 Complex64 to_slot(double v) { return Complex64{v, 0.0}; }
 Complex64 to_slot(const std::complex<double>& v) { return Complex64{v.real(), v.imag()}; }
@@ -466,10 +552,11 @@ std::vector<Complex64> host_slots(const Context& ctx, const T* values, std::size
 }  // namespace
 
 Plaintext CKKSEncoder::encode_impl(const std::vector<std::complex<double>>& values, double scale,
-                                   std::size_t level, const Device& dev, bool extended) const {
+                                   std::size_t level, const Device& dev, bool extended,
+                                   unsigned shift) const {
   const std::vector<Complex64> z = host_slots(*ctx_, values.data(), values.size(), scale, level);
   return encode_slots(ctx_, tables_, Buffer<Complex64>::upload(dev, z), scale, level, "values",
-                      extended);
+                      extended, shift);
 }
 
 Plaintext CKKSEncoder::encode(const std::vector<double>& values, double scale, std::size_t level,

@@ -99,6 +99,32 @@ class CKKSEncoder {
   /// @throws InvalidArgument as encode, and naming `context` without special primes.
   Plaintext encode_extended(const std::vector<std::complex<double>>& values, double scale,
                             std::size_t level, const Device& dev = Device::cpu()) const;
+  /// The largest shift s such that `values` (exactly N/2 slots) repeat with period
+  /// N/2^(s+1) >= 2 in Veil's slot order (slot j at the root zeta^(3^j), as SEAL), compared as
+  /// doubles for equality; 0 for any other length. Slots of period p are fixed by the
+  /// automorphism X -> X^(3^p), whose fixed polynomials are those in X^(N/2p) (for p >= 2 the
+  /// powers 3^p generate the units = 1 mod 4p), so the encoded polynomial is m(X^(2^s)).
+  unsigned periodic_shift(const std::vector<std::complex<double>>& values) const;
+  /// encode_extended for slots of period N/2^(shift+1) (periodic_shift(values) >= shift), stored
+  /// as one period: [level+1+k][N/2^shift] words, word i of a limb being word i * 2^shift of
+  /// the full limb. In Veil's bit-reversed NTT order (value j at the root psi^(2 brev(j) + 1))
+  /// the values of m(X^(2^shift)) come in runs of 2^shift equal words, so nothing is lost; the
+  /// diagonals of CKKS bootstrapping's DFT factors repeat with the factors' block size (Cerium,
+  /// SOSP 2026: diagonals stored as one period). The coefficients are encode_extended's with
+  /// those off the multiples of 2^shift set to 0 (0 in exact arithmetic; the FFT's rounding
+  /// noise otherwise). shift 0 gives encode_extended's plaintext. Operand of
+  /// Evaluator::multiply_diagonals_bsgs (ckks::BsgsTerm::shift); expand_periodic restores the
+  /// full form.
+  /// @throws InvalidArgument as encode_extended, and naming `shift` when the values do not
+  ///         repeat with that period.
+  Plaintext encode_extended_periodic(const std::vector<std::complex<double>>& values,
+                                     double scale, std::size_t level, unsigned shift,
+                                     const Device& dev = Device::cpu()) const;
+  /// The full form of a plaintext stored as one period with `shift` (encode_extended_periodic):
+  /// limbs of N/2^shift words -> limbs of N words, on compact's device, same level and scale.
+  /// @throws InvalidArgument naming `compact` (empty, not NTT form, or a word count that is not
+  ///         whole limbs of N/2^shift words) or `shift` (above log2(N) - 2).
+  static Plaintext expand_periodic(const Plaintext& compact, unsigned shift);
   /// Real values: the decoded slots are real (imaginary parts ~ 0). Same shapes and errors.
   Plaintext encode(const std::vector<double>& values, double scale, std::size_t level,
                    const Device& dev = Device::cpu()) const;
@@ -139,7 +165,8 @@ class CKKSEncoder {
 
  private:
   Plaintext encode_impl(const std::vector<std::complex<double>>& values, double scale,
-                        std::size_t level, const Device& dev, bool extended) const;
+                        std::size_t level, const Device& dev, bool extended,
+                        unsigned shift = 0) const;
   ContextPtr ctx_;
   detail::CkksEncoderTables tables_;
 };

@@ -303,12 +303,15 @@ void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::s
 // sum_i a_i * b_i for P polynomials of every a_i against one b_i per term, V words per thread
 // (V = kGroup<W>: 16-byte vector loads). Each b_i word is read once for all P polynomials, and
 // the products are summed in a wide accumulator (WideAcc: one IMAD.WIDE per 32-bit product) and
-// reduced once per output word instead of once per term.
+// reduced once per output word instead of once per term. A b_i stored as one period (shift s:
+// word j of the full polynomial at (l N + j) >> s) is read once per run of 2^s words when the
+// run covers a thread's V words (the shift is the same for every thread: no divergence).
 template <class W, u32 P, u32 V>
 struct DotBroadcast {
   RnsPolyView<W> o;
   const u64* a_ptrs;
   const u64* b_ptrs;
+  const u32* b_shifts;
   std::size_t count, pw, n;
   VEIL_HD void operator()(u32, u32 l, std::size_t g0, std::size_t g1) const {
     const Modulus mod = o.modulus(l);
@@ -319,13 +322,22 @@ struct DotBroadcast {
       WideAcc<W> acc[P][V];
       for (std::size_t i = 0; i < count; ++i) {
         const W* a = reinterpret_cast<const W*>(a_ptrs[i]) + off + j;
-        const W* b = reinterpret_cast<const W*>(b_ptrs[i]) + off + j;
+        const W* b0 = reinterpret_cast<const W*>(b_ptrs[i]);
+        const u32 s = b_shifts != nullptr ? b_shifts[i] : 0;
         W bw[V];
-        if constexpr (V == kGroup<W>) {
-          const Group<W> bg = load_group(b);
-          for (u32 k = 0; k < V; ++k) bw[k] = bg.w[k];
+        if (s == 0) {
+          const W* b = b0 + off + j;
+          if constexpr (V == kGroup<W>) {
+            const Group<W> bg = load_group(b);
+            for (u32 k = 0; k < V; ++k) bw[k] = bg.w[k];
+          } else {
+            for (u32 k = 0; k < V; ++k) bw[k] = b[k];
+          }
+        } else if ((std::size_t(1) << s) >= V) {  // one word covers the thread's V words
+          const W w = b0[(off + j) >> s];
+          for (u32 k = 0; k < V; ++k) bw[k] = w;
         } else {
-          for (u32 k = 0; k < V; ++k) bw[k] = b[k];
+          for (u32 k = 0; k < V; ++k) bw[k] = b0[(off + j + k) >> s];
         }
         for (u32 p = 0; p < P; ++p) {
           if constexpr (V == kGroup<W>) {
@@ -351,18 +363,20 @@ struct DotBroadcast {
 
 template <class W, u32 P>
 void dot_broadcast_p(const Device& dev, const RnsPolyView<W>& o, std::size_t n, std::size_t pw,
-                     const u64* a_ptrs, const u64* b_ptrs, std::size_t count, bool vector) {
+                     const u64* a_ptrs, const u64* b_ptrs, const u32* b_shifts,
+                     std::size_t count, bool vector) {
   if (vector && n % kGroup<W> == 0) {
     for_each_word(dev, o, n / kGroup<W>,
-                  DotBroadcast<W, P, kGroup<W>>{o, a_ptrs, b_ptrs, count, pw, n});
+                  DotBroadcast<W, P, kGroup<W>>{o, a_ptrs, b_ptrs, b_shifts, count, pw, n});
   } else {
-    for_each_word(dev, o, n, DotBroadcast<W, P, 1>{o, a_ptrs, b_ptrs, count, pw, n});
+    for_each_word(dev, o, n, DotBroadcast<W, P, 1>{o, a_ptrs, b_ptrs, b_shifts, count, pw, n});
   }
 }
 
 template <class W>
 void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-                   const u64* a_ptrs, const u64* b_ptrs, std::size_t count, W* out) {
+                   const u64* a_ptrs, const u64* b_ptrs, std::size_t count, W* out,
+                   const u32* b_shifts) {
   VEIL_REQUIRE(npolys >= 1 && npolys <= 3, "dot_broadcast: 1 to 3 polynomials per operand");
   // Iterate over the limbs of one polynomial; the kernel covers the others at the same words.
   const RnsPolyView<W> o = view(dev, out, 1, base, n);
@@ -371,9 +385,11 @@ void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::s
   // are safe; the CPU reads word by word either way.
   const bool vector = aligned16(out);
   switch (npolys) {
-    case 1: dot_broadcast_p<W, 1>(dev, o, n, pw, a_ptrs, b_ptrs, count, vector); break;
-    case 2: dot_broadcast_p<W, 2>(dev, o, n, pw, a_ptrs, b_ptrs, count, vector); break;
-    default: dot_broadcast_p<W, 3>(dev, o, n, pw, a_ptrs, b_ptrs, count, vector); break;
+    case 1: dot_broadcast_p<W, 1>(dev, o, n, pw, a_ptrs, b_ptrs, b_shifts, count, vector);
+      break;
+    case 2: dot_broadcast_p<W, 2>(dev, o, n, pw, a_ptrs, b_ptrs, b_shifts, count, vector);
+      break;
+    default: dot_broadcast_p<W, 3>(dev, o, n, pw, a_ptrs, b_ptrs, b_shifts, count, vector);
   }
 }
 
@@ -528,7 +544,7 @@ void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std
                                       const u64*, const u64*, const u64*, std::size_t,          \
                                       const u64*, W*);                                          \
   template void dot_broadcast<W>(const Device&, const RnsBase&, std::size_t, std::size_t,       \
-                                 const u64*, const u64*, std::size_t, W*);                      \
+                                 const u64*, const u64*, std::size_t, W*, const u32*);          \
   template void automorphism_coeff<W>(const Device&, const RnsBase&, std::size_t, std::size_t,  \
                                       u32, const W*, W*);                                       \
   template void automorphism_ntt<W>(const Device&, const RnsBase&, std::size_t, std::size_t,    \
@@ -579,8 +595,10 @@ void scalar_combination(const Device& dev, const RnsBase& base, std::size_t n, s
                                            count, constant, out.as<W>()));
 }
 void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
-                   const u64* a_ptrs, const u64* b_ptrs, std::size_t count, WordPtr out) {
-  VEIL_DISPATCH(out, dot_broadcast<W>(dev, base, n, npolys, a_ptrs, b_ptrs, count, out.as<W>()));
+                   const u64* a_ptrs, const u64* b_ptrs, std::size_t count, WordPtr out,
+                   const u32* b_shifts) {
+  VEIL_DISPATCH(out, dot_broadcast<W>(dev, base, n, npolys, a_ptrs, b_ptrs, count, out.as<W>(),
+                                      b_shifts));
 }
 void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    ConstWordPtr a, u64 s, WordPtr out) {

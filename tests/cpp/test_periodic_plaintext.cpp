@@ -1,0 +1,158 @@
+// Plaintexts stored as one period (CKKSEncoder::periodic_shift, encode_extended_periodic,
+// expand_periodic; the diagonals of CKKS bootstrapping's DFT factors). Oracles:
+// - the period of a slot vector built here with a known period (numpy-style tiling);
+// - the coefficient form (inverse NTT of the expanded words): every coefficient off the
+//   multiples of 2^shift is 0 in every limb, and every one on them equals encode_extended's
+//   coefficient there (the same rounded double), word for word;
+// - the compact words are word i * 2^shift of the expanded ones;
+// - CPU and GPU words agree when a GPU is visible; the errors name their argument.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <vector>
+
+#include "circuits_util.h"
+#include "veil/ring/ntt.h"
+
+namespace {
+
+using namespace veil;
+using veil::test::CVec;
+using veil::test::random_values;
+
+ContextPtr ext_context(int word_bits) {
+  EncryptionParameters p(SchemeType::ckks);
+  p.poly_modulus_degree = 2048;
+  p.coeff_modulus = word_bits == 64 ? CoeffModulus::create(2048, {60, 45, 45, 55, 55})
+                                    : CoeffModulus::create(2048, {30, 30, 30, 30, 31, 31});
+  p.special_primes = 2;
+  return Context::create(p, SecurityLevel::none);
+}
+
+/// N/2 slots repeating `period` random values.
+CVec periodic(std::size_t half, std::size_t period, std::uint64_t seed) {
+  return veil::test::tile(random_values(period, seed), half);
+}
+
+/// The coefficient-form words of an extended NTT-form plaintext (a copy).
+std::vector<std::uint64_t> coefficients(const ContextPtr& ctx, const Plaintext& pt) {
+  WordBuffer w = pt.buffer().clone();
+  ntt_inverse(pt.device(), w.data(), 1, ctx->key_switch(pt.level()).base_qp, ctx->ntt());
+  return w.to_host();
+}
+
+TEST(PeriodicPlaintext, ShiftIsTheLog2OfTheRepetitions) {
+  ContextPtr ctx = ext_context(64);
+  const CKKSEncoder enc(ctx);
+  const std::size_t half = ctx->n() / 2;  // 1024
+  for (std::size_t period = 2; period <= half; period *= 2) {
+    const unsigned want = static_cast<unsigned>(std::log2(double(half / period)));
+    EXPECT_EQ(enc.periodic_shift(periodic(half, period, period)), want) << "period " << period;
+  }
+  // a constant vector repeats with period 1, counted as 2 (period 1 is not m(X^k) in SEAL's
+  // slot order: X^(N/2) alternates +-i over the powers of 3)
+  EXPECT_EQ(enc.periodic_shift(CVec(half, {0.25, -0.5})), 9u);
+  CVec broken = periodic(half, 8, 3);
+  broken[half - 1] += 1e-12;  // equality, not closeness
+  EXPECT_EQ(enc.periodic_shift(broken), 0u);
+  EXPECT_EQ(enc.periodic_shift(periodic(half / 2, 8, 3)), 0u);  // not N/2 values
+}
+
+TEST(PeriodicPlaintext, EncodeKeepsTheMultiplesOfKAndZeroesTheRest) {
+  for (int bits : {64, 32}) {
+    ContextPtr ctx = ext_context(bits);
+    const CKKSEncoder enc(ctx);
+    const std::size_t n = ctx->n(), half = n / 2, level = ctx->max_level();
+    const std::size_t limbs = level + 1 + ctx->num_p();
+    const double scale = std::ldexp(1.0, bits == 64 ? 50 : 40);
+    for (const Device& dev : veil::test::devices()) {
+      for (std::size_t period : {2, 16, 256, 512}) {
+        const CVec v = periodic(half, period, 7 * period + bits);
+        const unsigned shift = enc.periodic_shift(v);
+        const std::size_t k = std::size_t(1) << shift;
+        ASSERT_EQ(k, half / period);
+        const Plaintext full = enc.encode_extended(v, scale, level, dev);
+        const Plaintext compact = enc.encode_extended_periodic(v, scale, level, shift, dev);
+        EXPECT_EQ(compact.word_count(), limbs * n / k);
+        EXPECT_EQ(compact.level(), level);
+        EXPECT_EQ(compact.scale(), scale);
+        EXPECT_TRUE(compact.is_ntt_form());
+        const Plaintext expanded = CKKSEncoder::expand_periodic(compact, shift);
+        ASSERT_EQ(expanded.word_count(), limbs * n);
+        const auto cw = veil::test::words(compact), ew = veil::test::words(expanded);
+        for (std::size_t i = 0; i < cw.size(); ++i) ASSERT_EQ(cw[i], ew[i * k]) << "word " << i;
+        const auto got = coefficients(ctx, expanded), want = coefficients(ctx, full);
+        std::size_t noise = 0;  // encode_extended's nonzero coefficients off the multiples of k
+        for (std::size_t l = 0; l < limbs; ++l) {
+          for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t w = l * n + i;
+            if (i % k == 0) {
+              ASSERT_EQ(got[w], want[w]) << dev.str() << " limb " << l << " coefficient " << i;
+            } else {
+              ASSERT_EQ(got[w], 0u) << dev.str() << " limb " << l << " coefficient " << i;
+              noise += want[w] != 0;
+            }
+          }
+        }
+        std::printf("[ periodic  ] %s, %d-bit words, period %zu: %zu of %zu words (1/%zu); "
+                    "encode_extended had %zu nonzero words off the multiples of %zu\n",
+                    dev.str().c_str(), bits, period, cw.size(), ew.size(), k, noise, k);
+      }
+    }
+  }
+}
+
+TEST(PeriodicPlaintext, ShiftZeroIsEncodeExtended) {
+  ContextPtr ctx = ext_context(64);
+  const CKKSEncoder enc(ctx);
+  const CVec v = random_values(ctx->n() / 2, 5);
+  const double s = std::ldexp(1.0, 45);
+  EXPECT_EQ(veil::test::words(enc.encode_extended_periodic(v, s, 2, 0)),
+            veil::test::words(enc.encode_extended(v, s, 2)));
+}
+
+TEST(PeriodicPlaintext, GpuWordsEqualTheCpus) {
+  if (!veil::test::have_gpu()) GTEST_SKIP() << "no CUDA device";
+  for (int bits : {64, 32}) {
+    ContextPtr ctx = ext_context(bits);
+    const CKKSEncoder enc(ctx);
+    const std::size_t half = ctx->n() / 2, level = ctx->max_level();
+    const CVec v = periodic(half, 32, 11);
+    const unsigned shift = enc.periodic_shift(v);
+    const double s = std::ldexp(1.0, 40);
+    const Plaintext c = enc.encode_extended_periodic(v, s, level, shift);
+    const Plaintext g = enc.encode_extended_periodic(v, s, level, shift, veil::test::gpu());
+    EXPECT_EQ(veil::test::words(c), veil::test::words(g)) << bits;
+    EXPECT_EQ(veil::test::words(CKKSEncoder::expand_periodic(c, shift)),
+              veil::test::words(CKKSEncoder::expand_periodic(g, shift)))
+        << bits;
+  }
+}
+
+TEST(PeriodicPlaintext, ErrorsNameTheArgument) {
+  ContextPtr ctx = ext_context(64);
+  const CKKSEncoder enc(ctx);
+  const std::size_t half = ctx->n() / 2;
+  const double s = std::ldexp(1.0, 40);
+  const CVec v = periodic(half, 64, 1);  // shift 4
+  veil::test::expect_invalid([&] { enc.encode_extended_periodic(v, s, 2, 5); },
+                             "shift: the values do not repeat with period N/2^(shift+1) = 32");
+  veil::test::expect_invalid([&] { enc.encode_extended_periodic(v, -1.0, 2, 4); }, "scale");
+  const Plaintext c = enc.encode_extended_periodic(v, s, 2, 4);
+  veil::test::expect_invalid([&] { CKKSEncoder::expand_periodic(c, 10); }, "shift");
+  veil::test::expect_invalid([&] { CKKSEncoder::expand_periodic(Plaintext(), 1); },
+                             "compact: is empty");
+  // 5 limbs of 128 words are not whole limbs of 2048 / 2^3 = 256 words
+  veil::test::expect_invalid([&] { CKKSEncoder::expand_periodic(c, 3); },
+                             "compact: expected NTT-form limbs of N/2^shift = 256 words");
+  EncryptionParameters p(SchemeType::ckks);
+  p.poly_modulus_degree = 2048;
+  p.coeff_modulus = CoeffModulus::create(2048, {60, 45, 60});
+  p.special_primes = 0;
+  const CKKSEncoder plain_enc(Context::create(p, SecurityLevel::none));
+  veil::test::expect_invalid([&] { plain_enc.encode_extended_periodic(v, s, 1, 4); },
+                             "context: encode_extended needs special primes");
+}
+
+}  // namespace
