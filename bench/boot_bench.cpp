@@ -44,9 +44,10 @@ int main(int argc, char** argv) {
   const Ciphertext x = enc.encrypt(encoder.encode(z, params.scale(), params.input_level(), dev));
   const double us = bench::median_us(dev, runs, [&] { (void)bt.bootstrap(x); });
   std::printf("C++ bootstrap: N = 2^%d, %d-bit words, %zu slots%s, %s: median %.3f ms over %d "
-              "runs (graph: %s), %zu levels left\n", log_n, word_bits, params.slots(),
-              config.pack_sparse ? " (pack_sparse)" : "",
+              "runs (graph: %s), %zu levels left; keys %.3f GiB + diagonals %.3f GiB\n", log_n,
+              word_bits, params.slots(), config.pack_sparse ? " (pack_sparse)" : "",
               dev.str().c_str(), us / 1000.0, runs, bt.uses_graph() ? "yes" : "no",
-              params.levels_left());
+              params.levels_left(), double(bt.keys().bytes()) / double(1 << 30),
+              double(bt.plaintext_bytes()) / double(1 << 30));
   return 0;
 }
