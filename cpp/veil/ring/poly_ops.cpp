@@ -306,7 +306,7 @@ void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::s
 // reduced once per output word instead of once per term. A b_i stored as one period (shift s:
 // word j of the full polynomial at (l N + j) >> s) is read once per run of 2^s words when the
 // run covers a thread's V words (the shift is the same for every thread: no divergence).
-template <class W, u32 P, u32 V>
+template <class W, u32 P, u32 V, bool Shifted>
 struct DotBroadcast {
   RnsPolyView<W> o;
   const u64* a_ptrs;
@@ -323,9 +323,9 @@ struct DotBroadcast {
       for (std::size_t i = 0; i < count; ++i) {
         const W* a = reinterpret_cast<const W*>(a_ptrs[i]) + off + j;
         const W* b0 = reinterpret_cast<const W*>(b_ptrs[i]);
-        const u32 s = b_shifts != nullptr ? b_shifts[i] : 0;
+        const u32 s = Shifted ? b_shifts[i] : 0;
         W bw[V];
-        if (s == 0) {
+        if (!Shifted || s == 0) {
           const W* b = b0 + off + j;
           if constexpr (V == kGroup<W>) {
             const Group<W> bg = load_group(b);
@@ -361,15 +361,29 @@ struct DotBroadcast {
   }
 };
 
-template <class W, u32 P>
-void dot_broadcast_p(const Device& dev, const RnsPolyView<W>& o, std::size_t n, std::size_t pw,
+template <class W, u32 P, bool Shifted>
+void dot_broadcast_s(const Device& dev, const RnsPolyView<W>& o, std::size_t n, std::size_t pw,
                      const u64* a_ptrs, const u64* b_ptrs, const u32* b_shifts,
                      std::size_t count, bool vector) {
   if (vector && n % kGroup<W> == 0) {
     for_each_word(dev, o, n / kGroup<W>,
-                  DotBroadcast<W, P, kGroup<W>>{o, a_ptrs, b_ptrs, b_shifts, count, pw, n});
+                  DotBroadcast<W, P, kGroup<W>, Shifted>{o, a_ptrs, b_ptrs, b_shifts, count, pw,
+                                                         n});
   } else {
-    for_each_word(dev, o, n, DotBroadcast<W, P, 1>{o, a_ptrs, b_ptrs, b_shifts, count, pw, n});
+    for_each_word(dev, o, n,
+                  DotBroadcast<W, P, 1, Shifted>{o, a_ptrs, b_ptrs, b_shifts, count, pw, n});
+  }
+}
+
+// Without shifts the kernel has no shift branch (the plain inner sums keep their registers).
+template <class W, u32 P>
+void dot_broadcast_p(const Device& dev, const RnsPolyView<W>& o, std::size_t n, std::size_t pw,
+                     const u64* a_ptrs, const u64* b_ptrs, const u32* b_shifts,
+                     std::size_t count, bool vector) {
+  if (b_shifts != nullptr) {
+    dot_broadcast_s<W, P, true>(dev, o, n, pw, a_ptrs, b_ptrs, b_shifts, count, vector);
+  } else {
+    dot_broadcast_s<W, P, false>(dev, o, n, pw, a_ptrs, b_ptrs, b_shifts, count, vector);
   }
 }
 
