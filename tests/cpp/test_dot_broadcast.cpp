@@ -60,10 +60,12 @@ void check(const Device& dev, int bits, std::size_t npolys, std::size_t count,
     pb.push_back(reinterpret_cast<u64>(db.back().data()));
   }
   const veil::DeviceTable<u64> ta(pa), tb(pb);
-  const veil::DeviceTable<veil::u32> ts(shifts);
+  const veil::DeviceTable<u64> ts(std::vector<u64>(shifts.begin(), shifts.end()));
   veil::Buffer<W> out(dev, npolys * pw);
+  // shifted: the first term (shift 0) read as full form, the others at their shifts (a term
+  // of shift 0 among them included: i = 6)
   veil::poly::dot_broadcast<W>(dev, base, n, npolys, ta.data(dev), tb.data(dev), count,
-                               out.data(), shifted ? ts.data(dev) : nullptr);
+                               out.data(), shifted ? ts.data(dev) : nullptr, 1);
   const std::vector<W> got = out.to_host();
   for (std::size_t p = 0; p < npolys; ++p) {
     for (std::size_t l = 0; l < limbs; ++l) {

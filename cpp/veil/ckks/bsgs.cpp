@@ -1,5 +1,6 @@
 #include "veil/ckks/bsgs.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <map>
@@ -154,21 +155,28 @@ std::vector<Ciphertext> multiply_diagonals_bsgs(const std::vector<const Cipherte
     for (const BsgsGiant& g : out) {
       // 3. The inner sum over Q_l ∪ P in one pass; straight into the accumulator when it is
       //    the first giant step and needs no rotation.
-      std::vector<u64> a, b;
-      std::vector<u32> shifts;
-      bool periodic = false;
-      for (const BsgsTerm& t : g.terms) {
-        a.push_back(reinterpret_cast<u64>(babies[t.input].at(t.step).data().get()));
-        b.push_back(reinterpret_cast<u64>(t.plain->data().get()));
-        shifts.push_back(t.shift);
-        periodic = periodic || t.shift != 0;
+      //    Full-form diagonals first, then those stored as one period; b's table holds the
+      //    plaintext pointers, then the shifts (one upload).
+      std::vector<u64> a, b, shifts;
+      for (int pass = 0; pass < 2; ++pass) {
+        for (const BsgsTerm& t : g.terms) {
+          if ((t.shift != 0) != (pass == 1)) continue;
+          a.push_back(reinterpret_cast<u64>(babies[t.input].at(t.step).data().get()));
+          b.push_back(reinterpret_cast<u64>(t.plain->data().get()));
+          shifts.push_back(t.shift);
+        }
       }
+      const std::size_t count = a.size();
+      const std::size_t unshifted = static_cast<std::size_t>(
+          std::find_if(shifts.begin(), shifts.end(), [](u64 x) { return x != 0; }) -
+          shifts.begin());
+      b.insert(b.end(), shifts.begin(), shifts.end());
       const DeviceTable<u64> at(std::move(a)), bt(std::move(b));
-      const DeviceTable<u32> st(periodic ? std::move(shifts) : std::vector<u32>{});
       const u32 e = s.elts.at(g.step);
       WordBuffer& sum = (e == 1 && first) ? acc : u;
-      poly::dot_broadcast(dev, qp, n, 2, at.data(dev), bt.data(dev), g.terms.size(), sum.data(),
-                          periodic ? st.data(dev) : nullptr);
+      const u64* bp = bt.data(dev);
+      poly::dot_broadcast(dev, qp, n, 2, at.data(dev), bp, count, sum.data(), bp + count,
+                          unshifted);
       if (e == 1) {
         if (!first) poly::add(dev, qp, n, 2, acc.data(), u.data(), acc.data());
       } else {

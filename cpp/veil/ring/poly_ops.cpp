@@ -303,49 +303,60 @@ void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::s
 // sum_i a_i * b_i for P polynomials of every a_i against one b_i per term, V words per thread
 // (V = kGroup<W>: 16-byte vector loads). Each b_i word is read once for all P polynomials, and
 // the products are summed in a wide accumulator (WideAcc: one IMAD.WIDE per 32-bit product) and
-// reduced once per output word instead of once per term. A b_i stored as one period (shift s:
-// word j of the full polynomial at (l N + j) >> s) is read once per run of 2^s words when the
-// run covers a thread's V words (the shift is the same for every thread: no divergence).
+// reduced once per output word instead of once per term. Terms from `unshifted` on (Shifted)
+// read a b_i stored as one period (shift s: word j of the full polynomial at (l N + j) >> s),
+// once per run of 2^s words when the run covers a thread's V words; the full-form terms come
+// first in a loop of their own, without the shift's branch (the shift is the same for every
+// thread: no divergence either way).
 template <class W, u32 P, u32 V, bool Shifted>
 struct DotBroadcast {
   RnsPolyView<W> o;
   const u64* a_ptrs;
   const u64* b_ptrs;
-  const u32* b_shifts;
-  std::size_t count, pw, n;
+  const u64* b_shifts;
+  std::size_t count, unshifted, pw, n;
+  VEIL_HD static void accumulate(WideAcc<W> (&acc)[P][V], const W* a, std::size_t pw,
+                                 const W (&bw)[V]) {
+    for (u32 p = 0; p < P; ++p) {
+      if constexpr (V == kGroup<W>) {
+        const Group<W> ag = load_group(a + p * pw);
+        for (u32 k = 0; k < V; ++k) acc[p][k].add(ag.w[k], bw[k]);
+      } else {
+        for (u32 k = 0; k < V; ++k) acc[p][k].add(a[p * pw + k], bw[k]);
+      }
+    }
+  }
   VEIL_HD void operator()(u32, u32 l, std::size_t g0, std::size_t g1) const {
     const Modulus mod = o.modulus(l);
     W* ol = o.limb(0, l);
     const std::size_t off = l * n;
+    const std::size_t full = Shifted ? unshifted : count;
     for (std::size_t g = g0; g < g1; ++g) {
       const std::size_t j = g * V;
       WideAcc<W> acc[P][V];
-      for (std::size_t i = 0; i < count; ++i) {
-        const W* a = reinterpret_cast<const W*>(a_ptrs[i]) + off + j;
-        const W* b0 = reinterpret_cast<const W*>(b_ptrs[i]);
-        const u32 s = Shifted ? b_shifts[i] : 0;
+      for (std::size_t i = 0; i < full; ++i) {
+        const W* b = reinterpret_cast<const W*>(b_ptrs[i]) + off + j;
         W bw[V];
-        if (!Shifted || s == 0) {
-          const W* b = b0 + off + j;
-          if constexpr (V == kGroup<W>) {
-            const Group<W> bg = load_group(b);
-            for (u32 k = 0; k < V; ++k) bw[k] = bg.w[k];
-          } else {
-            for (u32 k = 0; k < V; ++k) bw[k] = b[k];
-          }
-        } else if ((std::size_t(1) << s) >= V) {  // one word covers the thread's V words
-          const W w = b0[(off + j) >> s];
-          for (u32 k = 0; k < V; ++k) bw[k] = w;
+        if constexpr (V == kGroup<W>) {
+          const Group<W> bg = load_group(b);
+          for (u32 k = 0; k < V; ++k) bw[k] = bg.w[k];
         } else {
-          for (u32 k = 0; k < V; ++k) bw[k] = b0[(off + j + k) >> s];
+          for (u32 k = 0; k < V; ++k) bw[k] = b[k];
         }
-        for (u32 p = 0; p < P; ++p) {
-          if constexpr (V == kGroup<W>) {
-            const Group<W> ag = load_group(a + p * pw);
-            for (u32 k = 0; k < V; ++k) acc[p][k].add(ag.w[k], bw[k]);
+        accumulate(acc, reinterpret_cast<const W*>(a_ptrs[i]) + off + j, pw, bw);
+      }
+      if constexpr (Shifted) {
+        for (std::size_t i = full; i < count; ++i) {
+          const W* b0 = reinterpret_cast<const W*>(b_ptrs[i]);
+          const u32 s = static_cast<u32>(b_shifts[i]);
+          W bw[V];
+          if ((std::size_t(1) << s) >= V) {  // one word covers the thread's V words
+            const W w = b0[(off + j) >> s];
+            for (u32 k = 0; k < V; ++k) bw[k] = w;
           } else {
-            for (u32 k = 0; k < V; ++k) acc[p][k].add(a[p * pw + k], bw[k]);
+            for (u32 k = 0; k < V; ++k) bw[k] = b0[(off + j + k) >> s];
           }
+          accumulate(acc, reinterpret_cast<const W*>(a_ptrs[i]) + off + j, pw, bw);
         }
       }
       for (u32 p = 0; p < P; ++p) {
@@ -363,34 +374,38 @@ struct DotBroadcast {
 
 template <class W, u32 P, bool Shifted>
 void dot_broadcast_s(const Device& dev, const RnsPolyView<W>& o, std::size_t n, std::size_t pw,
-                     const u64* a_ptrs, const u64* b_ptrs, const u32* b_shifts,
-                     std::size_t count, bool vector) {
+                     const u64* a_ptrs, const u64* b_ptrs, const u64* b_shifts,
+                     std::size_t count, std::size_t unshifted, bool vector) {
   if (vector && n % kGroup<W> == 0) {
     for_each_word(dev, o, n / kGroup<W>,
-                  DotBroadcast<W, P, kGroup<W>, Shifted>{o, a_ptrs, b_ptrs, b_shifts, count, pw,
-                                                         n});
+                  DotBroadcast<W, P, kGroup<W>, Shifted>{o, a_ptrs, b_ptrs, b_shifts, count,
+                                                         unshifted, pw, n});
   } else {
     for_each_word(dev, o, n,
-                  DotBroadcast<W, P, 1, Shifted>{o, a_ptrs, b_ptrs, b_shifts, count, pw, n});
+                  DotBroadcast<W, P, 1, Shifted>{o, a_ptrs, b_ptrs, b_shifts, count, unshifted,
+                                                 pw, n});
   }
 }
 
-// Without shifts the kernel has no shift branch (the plain inner sums keep their registers).
+// Without shifted terms the kernel is the plain inner sums' (no second loop).
 template <class W, u32 P>
 void dot_broadcast_p(const Device& dev, const RnsPolyView<W>& o, std::size_t n, std::size_t pw,
-                     const u64* a_ptrs, const u64* b_ptrs, const u32* b_shifts,
-                     std::size_t count, bool vector) {
-  if (b_shifts != nullptr) {
-    dot_broadcast_s<W, P, true>(dev, o, n, pw, a_ptrs, b_ptrs, b_shifts, count, vector);
+                     const u64* a_ptrs, const u64* b_ptrs, const u64* b_shifts,
+                     std::size_t count, std::size_t unshifted, bool vector) {
+  if (b_shifts != nullptr && unshifted < count) {
+    dot_broadcast_s<W, P, true>(dev, o, n, pw, a_ptrs, b_ptrs, b_shifts, count, unshifted,
+                                vector);
   } else {
-    dot_broadcast_s<W, P, false>(dev, o, n, pw, a_ptrs, b_ptrs, b_shifts, count, vector);
+    dot_broadcast_s<W, P, false>(dev, o, n, pw, a_ptrs, b_ptrs, b_shifts, count, count, vector);
   }
 }
 
 template <class W>
 void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    const u64* a_ptrs, const u64* b_ptrs, std::size_t count, W* out,
-                   const u32* b_shifts) {
+                   const u64* b_shifts, std::size_t unshifted) {
+  VEIL_REQUIRE(b_shifts == nullptr || unshifted <= count,
+               "dot_broadcast: unshifted must not exceed count");
   VEIL_REQUIRE(npolys >= 1 && npolys <= 3, "dot_broadcast: 1 to 3 polynomials per operand");
   // Iterate over the limbs of one polynomial; the kernel covers the others at the same words.
   const RnsPolyView<W> o = view(dev, out, 1, base, n);
@@ -398,12 +413,13 @@ void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::s
   // Operands come from the pool (256-byte aligned) and limbs are N words: 16-byte vector loads
   // are safe; the CPU reads word by word either way.
   const bool vector = aligned16(out);
+  const std::size_t u = b_shifts != nullptr ? unshifted : count;
   switch (npolys) {
-    case 1: dot_broadcast_p<W, 1>(dev, o, n, pw, a_ptrs, b_ptrs, b_shifts, count, vector);
+    case 1: dot_broadcast_p<W, 1>(dev, o, n, pw, a_ptrs, b_ptrs, b_shifts, count, u, vector);
       break;
-    case 2: dot_broadcast_p<W, 2>(dev, o, n, pw, a_ptrs, b_ptrs, b_shifts, count, vector);
+    case 2: dot_broadcast_p<W, 2>(dev, o, n, pw, a_ptrs, b_ptrs, b_shifts, count, u, vector);
       break;
-    default: dot_broadcast_p<W, 3>(dev, o, n, pw, a_ptrs, b_ptrs, b_shifts, count, vector);
+    default: dot_broadcast_p<W, 3>(dev, o, n, pw, a_ptrs, b_ptrs, b_shifts, count, u, vector);
   }
 }
 
@@ -558,7 +574,8 @@ void automorphism_ntt(const Device& dev, const RnsBase& base, std::size_t n, std
                                       const u64*, const u64*, const u64*, std::size_t,          \
                                       const u64*, W*);                                          \
   template void dot_broadcast<W>(const Device&, const RnsBase&, std::size_t, std::size_t,       \
-                                 const u64*, const u64*, std::size_t, W*, const u32*);          \
+                                 const u64*, const u64*, std::size_t, W*, const u64*,           \
+                                 std::size_t);                                                  \
   template void automorphism_coeff<W>(const Device&, const RnsBase&, std::size_t, std::size_t,  \
                                       u32, const W*, W*);                                       \
   template void automorphism_ntt<W>(const Device&, const RnsBase&, std::size_t, std::size_t,    \
@@ -610,9 +627,9 @@ void scalar_combination(const Device& dev, const RnsBase& base, std::size_t n, s
 }
 void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    const u64* a_ptrs, const u64* b_ptrs, std::size_t count, WordPtr out,
-                   const u32* b_shifts) {
+                   const u64* b_shifts, std::size_t unshifted) {
   VEIL_DISPATCH(out, dot_broadcast<W>(dev, base, n, npolys, a_ptrs, b_ptrs, count, out.as<W>(),
-                                      b_shifts));
+                                      b_shifts, unshifted));
 }
 void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    ConstWordPtr a, u64 s, WordPtr out) {

@@ -50,13 +50,16 @@ void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::s
 /// polynomials each and single polynomials b_i, given as tables of device pointers ([count] on
 /// `dev`); one pass reads each operand once (the plaintext-matrix products of CKKS linear
 /// transforms, Halevi-Shoup BSGS). out must not alias any a_i or b_i.
-/// b_shifts ([count] on `dev`, or null: all 0): b_i is stored as one period with shift s_i
-/// (CKKSEncoder::encode_extended_periodic): limbs of N >> s_i words, word j of the full limb
-/// read at j >> s_i.
+/// b_shifts ([count] on `dev`, or null: every b_i in full form): terms i >= `unshifted` read
+/// b_i stored as one period with shift b_shifts[i] (CKKSEncoder::encode_extended_periodic):
+/// limbs of N >> s_i words, word j of the full limb read at j >> s_i; terms below `unshifted`
+/// are read in full form (their shifts unread: put the full-form terms first, they keep the
+/// vector loads). The sum is exact, so the terms' order does not change a word.
+/// @throws InvalidArgument when unshifted > count (with b_shifts).
 template <class W>
 void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    const u64* a_ptrs, const u64* b_ptrs, std::size_t count, W* out,
-                   const u32* b_shifts = nullptr);
+                   const u64* b_shifts = nullptr, std::size_t unshifted = 0);
 /// out[p] = sum_i a_i[p] * r_i + c (constant term only in polynomial 0, slot-wise in NTT form):
 /// operand i is read at a_ptrs[i] with a_strides[i] words between its polynomials (so operands
 /// of any level >= out's read only out's limbs), r_i's residues are residues[i * limbs + l],
@@ -110,7 +113,7 @@ void lift_small(const Device& dev, const RnsBase& base, std::size_t n, const u64
                 bool centered, WordPtr out);
 void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    const u64* a_ptrs, const u64* b_ptrs, std::size_t count, WordPtr out,
-                   const u32* b_shifts = nullptr);
+                   const u64* b_shifts = nullptr, std::size_t unshifted = 0);
 void scalar_combination(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                         const u64* a_ptrs, const u64* a_strides, const u64* residues,
                         std::size_t count, const u64* constant, WordPtr out);
