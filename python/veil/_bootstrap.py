@@ -208,7 +208,8 @@ class Bootstrapper:
     the first such input.
 
     Memory at N = 2^16 (full slots): about 6.3 GiB of keys with 32-bit words, 15 GiB with 64-bit
-    words (``key_bytes``), plus 3.3-3.9 GiB of plaintext matrices (``plaintext_bytes``).
+    words (``key_bytes``), plus 1.2-1.4 GiB of plaintext matrices (``plaintext_bytes``; their
+    diagonals repeat with the DFT factors' block size and are stored as one period).
 
     Raises:
         ValueError naming the setting when the chain is too short or the slots invalid, or
