@@ -272,6 +272,19 @@ TEST(DoubleHoistEvaluator, ChecksItsOperands) {
       },
       "outputs: a term reads input 1");
   veil::test::expect_invalid([&] { k.ev.multiply_diagonals_bsgs({&ct}, {{}}, gk); }, "outputs");
+  // a diagonal stored as one period (64 values tiled: shift 4) gives the words of its full form
+  // (the sums are exact); its word count must match its shift
+  const CVec per = veil::test::tile(random_values(64, 9), half);
+  const Plaintext compact = k.encoder.encode_extended_periodic(per, s, level, 4);
+  const Plaintext expanded = CKKSEncoder::expand_periodic(compact, 4);
+  auto run_s = [&](const Plaintext& pt, unsigned shift) {
+    return k.ev.multiply_diagonals_bsgs(
+        {&ct}, {{BsgsGiant{1, {{0, 1, &pt, shift}, {0, 0, &ext, 0}}}}}, gk)[0];
+  };
+  EXPECT_EQ(veil::test::words(run_s(compact, 4)), veil::test::words(run_s(expanded, 0)));
+  veil::test::expect_invalid([&] { run_s(compact, 0); }, "plain: expected a plaintext over Q_l");
+  veil::test::expect_invalid([&] { run_s(compact, 3); }, "(shift 3");
+  veil::test::expect_invalid([&] { run_s(expanded, 10); }, "plain: a term's shift must be at most");
   const Ciphertext low = k.ev.mod_switch_to(ct, 0);
   const Plaintext ext0 = k.encoder.encode_extended(random_values(half, 2), s, 0);
   veil::test::expect_invalid([&] { run({&low}, ext0, 1, 0); }, "encrypted");
