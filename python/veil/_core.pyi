@@ -1042,7 +1042,15 @@ class LinearTransform:
     def plaintext_bytes(self) -> int: ...
 
     def plaintexts(self) -> list[Plaintext]:
-        """Copies of the encoded diagonals, in the order apply() uses them."""
+        """
+        Copies of the encoded diagonals in their full form, in the order apply() uses them.
+        """
+
+    @property
+    def plaintext_shifts(self) -> list[int]:
+        """
+        Per diagonal, the shift it is stored with as one period (0: full form).
+        """
 
 def coeff_to_slot_levels(n: object, levels: object, top_level: object, c: object, context: Context) -> list:
     """

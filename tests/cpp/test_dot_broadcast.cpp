@@ -22,11 +22,12 @@ using veil::RnsBase;
 using veil::u64;
 
 /// shifted: b_i stored as one period with shift i % 6 (0..5: runs of 1 to 32 words, below and
-/// above the kernel's 16-byte groups), limbs of n >> shift words; the oracle reads word j of
-/// limb l at l * (n >> shift) + (j >> shift).
+/// above the kernel's 16-byte groups), or 8 (log2(n) - 2, the largest) for i = 7, limbs of
+/// n >> shift words; the oracle reads word j of limb l at l * (n >> shift) + (j >> shift).
+/// `unshifted` terms are read as full form (their shifts are 0).
 template <class W>
 void check(const Device& dev, int bits, std::size_t npolys, std::size_t count,
-           bool shifted = false) {
+           bool shifted = false, std::size_t unshifted = 1) {
   const std::size_t n = 1024;
   const std::vector<u64> primes = veil::CoeffModulus::create(n, {bits, bits, bits});
   std::vector<Modulus> mods;
@@ -36,7 +37,8 @@ void check(const Device& dev, int bits, std::size_t npolys, std::size_t count,
   std::mt19937_64 rng(bits * 100 + npolys * 10 + count);
   std::vector<veil::u32> shifts(count, 0);
   if (shifted) {
-    for (std::size_t i = 0; i < count; ++i) shifts[i] = static_cast<veil::u32>(i % 6);
+    for (std::size_t i = unshifted; i < count; ++i)
+      shifts[i] = static_cast<veil::u32>(i == 7 ? 8 : i % 6);
   }
   std::vector<std::vector<W>> a(count, std::vector<W>(npolys * pw)), b(count);
   for (std::size_t i = 0; i < count; ++i) {
@@ -62,10 +64,10 @@ void check(const Device& dev, int bits, std::size_t npolys, std::size_t count,
   const veil::DeviceTable<u64> ta(pa), tb(pb);
   const veil::DeviceTable<u64> ts(std::vector<u64>(shifts.begin(), shifts.end()));
   veil::Buffer<W> out(dev, npolys * pw);
-  // shifted: the first term (shift 0) read as full form, the others at their shifts (a term
-  // of shift 0 among them included: i = 6)
+  // shifted: the first `unshifted` terms read as full form, the others at their shifts (a
+  // term of shift 0 among them included: i = 6, or i = 0 with unshifted = 0)
   veil::poly::dot_broadcast<W>(dev, base, n, npolys, ta.data(dev), tb.data(dev), count,
-                               out.data(), shifted ? ts.data(dev) : nullptr, 1);
+                               out.data(), shifted ? ts.data(dev) : nullptr, unshifted);
   const std::vector<W> got = out.to_host();
   for (std::size_t p = 0; p < npolys; ++p) {
     for (std::size_t l = 0; l < limbs; ++l) {
@@ -98,10 +100,12 @@ TEST(DotBroadcast, EqualsTheSchoolbookSum) {
 
 TEST(DotBroadcast, PlaintextsStoredAsOnePeriodEqualTheSchoolbookSum) {
   for (const Device& dev : veil::test::devices()) {
-    for (std::size_t npolys : {1, 2}) {
+    for (std::size_t npolys : {1, 2, 3}) {
       for (std::size_t count : {1, 6, 9}) {
-        check<veil::u32>(dev, 30, npolys, count, true);
-        check<veil::u64>(dev, 60, npolys, count, true);
+        for (std::size_t unshifted : {0, 1}) {
+          check<veil::u32>(dev, 30, npolys, count, true, unshifted);
+          check<veil::u64>(dev, 60, npolys, count, true, unshifted);
+        }
       }
     }
   }

@@ -3,7 +3,8 @@
 // replace (Hoisting::single, VEIL_DOUBLE_HOIST=0) and a float64 oracle: precision in bits for
 // both (printed; the new path within 0.2-0.3 bits of the old or better), the same level and
 // scale, the extended diagonals' memory ((l+1+k)/(l+1) times in full, 2^-shift of that when
-// stored as one period), the fallback without a key per step, the errors. GPU parity (word for word with the CPU) runs when a CUDA device is visible.
+// stored as one period), the fallback without a key per step, the errors. GPU parity (word for
+// word with the CPU) runs when a CUDA device is visible.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -84,6 +85,7 @@ TEST_P(DoubleHoist, LinearTransformMatchesTheSingleHoistedPrecision) {
   const auto m = two_by_two(n);
   const double s_in = std::ldexp(1.0, 40), s_out = std::ldexp(1.0, 38);
   const LinearTransform one(k.encoder, m, n, level, s_in, s_out, Device::cpu(), Hoisting::single);
+  const ScopedEnv periodic("VEIL_PERIODIC_DIAGONALS", "1");  // whatever the caller set
   std::optional<ScopedEnv> full(std::in_place, "VEIL_PERIODIC_DIAGONALS", "0");
   const LinearTransform two(k.encoder, m, n, level, s_in, s_out, Device::cpu(),
                             Hoisting::double_hoisted);
@@ -95,6 +97,12 @@ TEST_P(DoubleHoist, LinearTransformMatchesTheSingleHoistedPrecision) {
   EXPECT_EQ(three.plaintext_shifts(), std::vector<unsigned>(two.plaintext_shifts().size(), 4));
   EXPECT_EQ(three.plaintext_bytes() * 16, two.plaintext_bytes());
   EXPECT_EQ(three.rotation_steps(), two.rotation_steps());
+  {  // expanded, the same words: this FFT leaves exact zeros off the multiples of 16
+    const auto p2 = two.plaintexts(), p3 = three.plaintexts();
+    ASSERT_EQ(p2.size(), p3.size());
+    for (std::size_t i = 0; i < p2.size(); ++i)
+      ASSERT_EQ(veil::test::words(p2[i]), veil::test::words(p3[i])) << "diagonal " << i;
+  }
   EXPECT_EQ(one.hoisting(), Hoisting::single);
   EXPECT_EQ(two.hoisting(), Hoisting::double_hoisted);
   EXPECT_EQ(one.rotation_steps(), two.rotation_steps());
@@ -144,6 +152,7 @@ TEST_P(DoubleHoist, LinearTransformMatchesTheSingleHoistedPrecision) {
     EXPECT_GT(e3.mean_bits, e1.mean_bits - 0.2);
     EXPECT_EQ(r3[o].level(), r2[o].level());
     EXPECT_EQ(r3[o].scale(), r2[o].scale());
+    EXPECT_EQ(veil::test::words(r3[o]), veil::test::words(r2[o]));  // the same diagonals' words
     EXPECT_NE(veil::test::words(r1[o]), veil::test::words(r2[o]));  // other roundings
   }
   // Without a key per step the double-hoisted transform composes rotations single-hoisted:
@@ -168,12 +177,14 @@ TEST_P(DoubleHoist, LinearTransformMatchesTheSingleHoistedPrecision) {
     const auto e3 = precision(veil::test::tile(want, half), k.decrypt(f3[o]));
     EXPECT_GT(e3.min_bits, e1.min_bits - 0.3) << "fallback output " << o;
     EXPECT_EQ(f3[o].level(), f1[o].level());
+    EXPECT_EQ(veil::test::words(f3[o]), veil::test::words(f2[o]));  // expanded: the same words
   }
 }
 
 // The homomorphic DFT's factors (CoeffToSlot then SlotToCoeff, full slots, two inputs on the
 // first level and two outputs on the last) in both evaluations, as CircuitsDft's round trip.
 TEST_P(DoubleHoist, DftRoundTripMatchesTheSingleHoistedPrecision) {
+  const ScopedEnv periodic("VEIL_PERIODIC_DIAGONALS", "1");  // whatever the caller set
   const std::size_t N = 2048, slots = 1024, levels = 3;
   EncryptionParameters p(SchemeType::ckks);
   p.poly_modulus_degree = N;
@@ -301,6 +312,7 @@ TEST(DoubleHoistEvaluator, ChecksItsOperands) {
 // the input, averaged over three key sets (at N = 2^11 EvalMod's error dominates and one run
 // varies by a few tenths of a bit either way).
 TEST(DoubleHoistBootstrap, PrecisionMatchesTheSingleHoistedPath) {
+  const ScopedEnv periodic("VEIL_PERIODIC_DIAGONALS", "1");
   for (int word_bits : {64, 32}) {
     BootstrapConfig cfg;
     if (word_bits == 32) cfg.slots = 64;
@@ -352,6 +364,7 @@ TEST(DoubleHoistBootstrap, PrecisionMatchesTheSingleHoistedPath) {
 
 TEST(DoubleHoistGpu, LinearTransformMatchesTheCpuWordForWord) {
   if (!veil::test::have_gpu()) GTEST_SKIP() << "no CUDA device";
+  const ScopedEnv periodic("VEIL_PERIODIC_DIAGONALS", "1");  // whatever the caller set
   for (int bits : {64, 32}) {
     ContextPtr ctx = lt_context(bits);
     const std::size_t n = 64, half = ctx->n() / 2, level = ctx->max_level();
@@ -379,6 +392,7 @@ TEST(DoubleHoistGpu, LinearTransformMatchesTheCpuWordForWord) {
 
 TEST(DoubleHoistGpu, BootstrapMatchesTheCpuWordForWordInBothEvaluations) {
   if (!veil::test::have_gpu()) GTEST_SKIP() << "no CUDA device";
+  const ScopedEnv periodic("VEIL_PERIODIC_DIAGONALS", "1");  // whatever the caller set
   for (int word_bits : {64, 32}) {
     BootstrapConfig cfg;
     if (word_bits == 32) cfg.slots = 64;

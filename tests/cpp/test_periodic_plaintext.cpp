@@ -8,6 +8,7 @@
 // - CPU and GPU words agree when a GPU is visible; the errors name their argument.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <vector>
@@ -98,6 +99,18 @@ TEST(PeriodicPlaintext, EncodeKeepsTheMultiplesOfKAndZeroesTheRest) {
         std::printf("[ periodic  ] %s, %d-bit words, period %zu: %zu of %zu words (1/%zu); "
                     "encode_extended had %zu nonzero words off the multiples of %zu\n",
                     dev.str().c_str(), bits, period, cw.size(), ew.size(), k, noise, k);
+        // the claim itself: periodic slots are m(X^k), so encode_extended's coefficients off
+        // the multiples of k are at most the FFT's rounding (here exactly 0)
+        EXPECT_EQ(noise, 0u) << dev.str() << " period " << period;
+        // and the expanded Q limbs decode to the values (the ordinary plaintext's words)
+        Plaintext q(ctx, dev, (level + 1) * n, level, /*ntt=*/true);
+        const auto qw = std::vector<std::uint64_t>(ew.begin(), ew.begin() + (level + 1) * n);
+        copy_words_from_host(dev, q.data(), qw.data(), qw.size());
+        q.set_scale(scale);
+        const CVec back = enc.decode(q);
+        double worst = 0;
+        for (std::size_t j = 0; j < half; ++j) worst = std::max(worst, std::abs(back[j] - v[j]));
+        EXPECT_LT(worst, 1e-9) << dev.str() << " period " << period;
       }
     }
   }
@@ -141,11 +154,33 @@ TEST(PeriodicPlaintext, ErrorsNameTheArgument) {
   veil::test::expect_invalid([&] { enc.encode_extended_periodic(v, -1.0, 2, 4); }, "scale");
   const Plaintext c = enc.encode_extended_periodic(v, s, 2, 4);
   veil::test::expect_invalid([&] { CKKSEncoder::expand_periodic(c, 10); }, "shift");
+  veil::test::expect_invalid([&] { CKKSEncoder::expand_periodic(c, ~0u); }, "shift");
   veil::test::expect_invalid([&] { CKKSEncoder::expand_periodic(Plaintext(), 1); },
                              "compact: is empty");
-  // 5 limbs of 128 words are not whole limbs of 2048 / 2^3 = 256 words
+  // 5 limbs of 128 words are not 5 limbs of 2048 / 2^3 = 256 words, nor of 2^5 = 64
   veil::test::expect_invalid([&] { CKKSEncoder::expand_periodic(c, 3); },
-                             "compact: expected NTT-form limbs of N/2^shift = 256 words");
+                             "compact: expected an NTT-form plaintext over Q_l ∪ P of");
+  veil::test::expect_invalid([&] { CKKSEncoder::expand_periodic(c, 5); }, "= 320 words");
+  // an even number of limbs (level 1: 2 + 2 special) with a shift too small or too large
+  const Plaintext c1 = enc.encode_extended_periodic(v, s, 1, 4);
+  EXPECT_EQ(CKKSEncoder::expand_periodic(c1, 4).word_count(), 4u * 2048);
+  veil::test::expect_invalid([&] { CKKSEncoder::expand_periodic(c1, 3); }, "= 1024 words");
+  veil::test::expect_invalid([&] { CKKSEncoder::expand_periodic(c1, 5); }, "= 256 words");
+  // shift checked first, and values of another length than N/2 never repeat
+  veil::test::expect_invalid([&] { enc.encode_extended_periodic(v, s, 2, 40); },
+                             "shift: expected at most log2(N) - 2 = 9, got 40");
+  veil::test::expect_invalid(
+      [&] { enc.encode_extended_periodic(CVec(half + 1, 1.0), s, 2, 1); }, "values");
+  veil::test::expect_invalid([&] { enc.encode_extended_periodic(CVec(64, 1.0), s, 2, 1); },
+                             "for 64 values, shift is 1");
+  // the ordinary plaintext operations refuse a plaintext stored as one period
+  {
+    const veil::test::CkksKeys k(ctx, Device::cpu(), 3);
+    const Ciphertext ct = k.encrypt(v, s, 2);
+    veil::test::expect_invalid([&] { k.ev.multiply_plain(ct, c); },
+                               "plain: expected at least (level + 1) * N = 6144 words, got 640");
+    veil::test::expect_invalid([&] { k.encryptor.encrypt(c); }, "plain: expected at least");
+  }
   EncryptionParameters p(SchemeType::ckks);
   p.poly_modulus_degree = 2048;
   p.coeff_modulus = CoeffModulus::create(2048, {60, 45, 60});

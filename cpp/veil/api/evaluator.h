@@ -137,12 +137,14 @@ class Evaluator {
   /// (not word for word), with fewer ModDowns.
   /// @param inputs size-2 ciphertexts at one level l that can rescale (one key set).
   /// @param outputs per output, its giant steps; each term's plaintext over Q_l ∪ P at level l
-  ///        (CKKSEncoder::encode_extended), all products at one scale.
+  ///        (CKKSEncoder::encode_extended, or encode_extended_periodic with the term's
+  ///        `shift`: stored as one period, read at j >> shift), all products at one scale.
   /// @param galois_keys a key for every nonzero baby and giant step (no NAF composition).
   /// @return one ciphertext per output, at Context::rescale_target(l), with the first term's
   ///         product scale divided by the rescale block's primes.
-  /// @throws InvalidArgument naming `inputs`, `outputs`, `plain`, `galois_keys` (another
-  ///         context, device or key set; a missing key), `steps` or `encrypted`
+  /// @throws InvalidArgument naming `inputs`, `outputs`, `plain` (also a word count other
+  ///         than its shift's, or a shift above log2(N) - 2), `galois_keys` (another context,
+  ///         device or key set; a missing key), `steps` or `encrypted`
   ///         (ckks::multiply_diagonals_bsgs), or `encrypted` for an invalid ciphertext.
   std::vector<Ciphertext> multiply_diagonals_bsgs(
       const std::vector<const Ciphertext*>& inputs,

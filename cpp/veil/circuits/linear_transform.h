@@ -172,7 +172,8 @@ class LinearTransform {
   Hoisting hoisting() const { return hoisting_; }
   /// Bytes of the encoded diagonals on their device.
   std::size_t plaintext_bytes() const;
-  /// Copies of the encoded diagonals in their full form ([limbs][N] words), in the order
+  /// Copies of the encoded diagonals in their full form ([limbs][N] words: new buffers on the
+  /// plaintexts' device, the full form's memory; for tests and inspection), in the order
   /// apply() uses them: by output, giant step, then term. double_hoisted: over Q_l ∪ P, each
   /// diagonal stored as one period where it repeats (plaintext_shifts(); expanded here by
   /// CKKSEncoder::expand_periodic). Its first l+1 limbs are single's words for a diagonal that

@@ -77,7 +77,7 @@ Shape check_operands(const std::vector<const Ciphertext*>& inputs,
         if (t.plain == nullptr || t.plain->empty()) throw InvalidArgument("plain: is empty");
         const Plaintext& p = *t.plain;
         check_compatible(ctx, s.dev, p.context(), p.device(), "plain");
-        if (t.shift + 2 > static_cast<unsigned>(std::countr_zero(ctx.n()))) {
+        if (t.shift > static_cast<unsigned>(std::countr_zero(ctx.n())) - 2) {
           throw InvalidArgument("plain: a term's shift must be at most log2(N) - 2, got " +
                                 std::to_string(t.shift));
         }

@@ -33,7 +33,8 @@ namespace veil::ckks {
 struct BsgsTerm {
   std::size_t input = 0;
   int step = 0;                      ///< baby step: a rotation of the N/2 slots (|step| < N/2)
-  const Plaintext* plain = nullptr;  ///< over Q_l ∪ P (CKKSEncoder::encode_extended)
+  /// over Q_l ∪ P (CKKSEncoder::encode_extended, or encode_extended_periodic with `shift`)
+  const Plaintext* plain = nullptr;
   /// plain is stored as one period (CKKSEncoder::encode_extended_periodic with this shift):
   /// limbs of N >> shift words; 0: the full form.
   unsigned shift = 0;

@@ -26,9 +26,23 @@ void check_ckks(const Ciphertext& ct, const char* what) {
   }
 }
 
+/// Throws naming `what` unless pt holds every word of its level's Q limbs ([level+1][N] or more:
+/// an extended plaintext's first limbs are the ordinary ones). A plaintext stored as one period
+/// (CKKSEncoder::encode_extended_periodic) has fewer and is refused.
+void check_plain_words(const Context& ctx, const Plaintext& pt, const char* what) {
+  const std::size_t need = (pt.level() + 1) * ctx.n();
+  if (pt.word_count() < need) {
+    throw InvalidArgument(std::string(what) + ": expected at least (level + 1) * N = " +
+                          std::to_string(need) + " words, got " +
+                          std::to_string(pt.word_count()) +
+                          " (a plaintext stored as one period: CKKSEncoder::expand_periodic)");
+  }
+}
+
 void check_plain(const Context& ctx, const Ciphertext& ct, const Plaintext& pt, const char* what) {
   check_compatible(ctx, ct.device(), pt.context(), pt.device(), what);
   if (!pt.is_ntt_form()) throw InvalidArgument(std::string(what) + ": expected a CKKS plaintext (NTT form)");
+  check_plain_words(ctx, pt, what);
   if (pt.level() != ct.level()) {
     throw InvalidArgument(std::string(what) + ": is at level " + std::to_string(pt.level()) +
                           " but the ciphertext is at level " + std::to_string(ct.level()) +
@@ -52,6 +66,7 @@ Ciphertext finish_encrypt(Ciphertext ct, const Plaintext& pt) {
 void check_encryptable(const Context& ctx, const Device& dev, const Plaintext& pt) {
   check_compatible(ctx, dev, pt.context(), pt.device(), "plain");
   if (!pt.is_ntt_form()) throw InvalidArgument("plain: expected a CKKS plaintext (NTT form)");
+  check_plain_words(ctx, pt, "plain");
 }
 
 }  // namespace

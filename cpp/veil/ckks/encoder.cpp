@@ -314,9 +314,6 @@ void check_fits(double max_abs, double log2_q, std::size_t level, const char* ar
   }
 }
 
-/// Slots -> bit-reversed positions -> inverse special FFT -> scaled, rounded coefficients ->
-/// exact residues mod each q_i -> NTT. `z` holds N/2 finite slots; `arg` names the argument.
-/// `extended`: over Q_level ∪ P (CKKSEncoder::encode_extended), the same coefficients.
 /// Word i of the compact form is word i << shift of the full one (whole limbs of N words, N a
 /// multiple of 2^shift), after checking that every run of 2^shift words is constant (the NTT
 /// order that encode_extended_periodic relies on; an internal error if it ever fails).
@@ -339,6 +336,12 @@ void repeat_period(const Device& dev, const W* compact, std::size_t full_words, 
   for_each(dev, full_words, VEIL_LAMBDA(std::size_t i) { out[i] = compact[i >> shift]; });
 }
 
+/// Slots -> bit-reversed positions -> inverse special FFT -> scaled, rounded coefficients ->
+/// exact residues mod each q_i -> NTT. `z` holds N/2 finite slots; `arg` names the argument.
+/// `extended`: over Q_level ∪ P (CKKSEncoder::encode_extended), the same coefficients.
+/// `shift` > 0 (extended only; the slots repeat with period N/2^(shift+1), checked by the
+/// caller): the coefficients off the multiples of 2^shift set to 0 and the plaintext stored as
+/// one period (CKKSEncoder::encode_extended_periodic).
 Plaintext encode_slots(const ContextPtr& ctx, const CkksEncoderTables& t,
                        const Buffer<Complex64>& zin, double scale, std::size_t level,
                        const char* arg, bool extended = false, unsigned shift = 0) {
@@ -474,57 +477,6 @@ Plaintext CKKSEncoder::encode_extended(const std::vector<std::complex<double>>& 
   return encode_impl(values, scale, level, dev, true);
 }
 
-unsigned CKKSEncoder::periodic_shift(const std::vector<std::complex<double>>& values) const {
-  const std::size_t half = ctx_->n() / 2;
-  if (values.size() != half) return 0;
-  std::size_t period = half;  // the smallest power-of-two period >= 2
-  while (period > 2) {
-    const std::size_t p = period / 2;
-    bool same = true;
-    for (std::size_t j = p; j < half && same; ++j) same = values[j] == values[j - p];
-    if (!same) break;
-    period = p;
-  }
-  return static_cast<unsigned>(std::countr_zero(half / period));
-}
-
-Plaintext CKKSEncoder::encode_extended_periodic(const std::vector<std::complex<double>>& values,
-                                                double scale, std::size_t level, unsigned shift,
-                                                const Device& dev) const {
-  if (ctx_->num_p() == 0) {
-    throw InvalidArgument("context: encode_extended needs special primes (the basis Q_l ∪ P)");
-  }
-  if (shift != 0 && periodic_shift(values) < shift) {
-    throw InvalidArgument("shift: the values do not repeat with period N/2^(shift+1) = " +
-                          std::to_string((ctx_->n() / 2) >> shift) + " (periodic_shift gives " +
-                          std::to_string(periodic_shift(values)) + ", shift is " +
-                          std::to_string(shift) + ")");
-  }
-  return encode_impl(values, scale, level, dev, true, shift);
-}
-
-Plaintext CKKSEncoder::expand_periodic(const Plaintext& compact, unsigned shift) {
-  if (compact.empty()) throw InvalidArgument("compact: is empty");
-  const std::size_t n = compact.context()->n();
-  if (shift + 2 > static_cast<unsigned>(std::countr_zero(n))) {
-    throw InvalidArgument("shift: expected at most log2(N) - 2 = " +
-                          std::to_string(std::countr_zero(n) - 2) + ", got " +
-                          std::to_string(shift));
-  }
-  const std::size_t per_limb = n >> shift, words = compact.word_count();
-  if (!compact.is_ntt_form() || words % per_limb != 0) {
-    throw InvalidArgument("compact: expected NTT-form limbs of N/2^shift = " +
-                          std::to_string(per_limb) + " words, got " + std::to_string(words) +
-                          " words");
-  }
-  const Device& dev = compact.device();
-  Plaintext full(compact.context(), dev, words << shift, compact.level(), /*ntt=*/true);
-  VEIL_WITH_WORD(compact.word_bits(),
-                 repeat_period<W>(dev, compact.data<W>(), words << shift, shift, full.data<W>()));
-  full.set_scale(compact.scale());
-  return full;
-}
-
 namespace {
 Complex64 to_slot(double v) { return Complex64{v, 0.0}; }
 Complex64 to_slot(const std::complex<double>& v) { return Complex64{v.real(), v.imag()}; }
@@ -551,12 +503,77 @@ std::vector<Complex64> host_slots(const Context& ctx, const T* values, std::size
 }
 }  // namespace
 
+unsigned CKKSEncoder::periodic_shift(const std::vector<std::complex<double>>& values) const {
+  const std::size_t half = ctx_->n() / 2;
+  if (values.size() != half) return 0;
+  std::size_t period = half;  // the smallest power-of-two period >= 2 (periods nest)
+  while (period > 2) {
+    const std::size_t p = period / 2;
+    bool same = true;
+    for (std::size_t j = p; j < half && same; ++j) same = values[j] == values[j - p];
+    if (!same) break;
+    period = p;
+  }
+  return static_cast<unsigned>(std::countr_zero(half / period));
+}
+
+namespace {
+/// Throws naming `shift` unless it is at most log2(N) - 2 (a period of at least 2 slots).
+void check_shift(std::size_t n, unsigned shift) {
+  const unsigned top = static_cast<unsigned>(std::countr_zero(n)) - 2;
+  if (shift > top) {
+    throw InvalidArgument("shift: expected at most log2(N) - 2 = " + std::to_string(top) +
+                          ", got " + std::to_string(shift));
+  }
+}
+}  // namespace
+
+Plaintext CKKSEncoder::encode_extended_periodic(const std::vector<std::complex<double>>& values,
+                                                double scale, std::size_t level, unsigned shift,
+                                                const Device& dev) const {
+  if (ctx_->num_p() == 0) {
+    throw InvalidArgument("context: encode_extended needs special primes (the basis Q_l ∪ P)");
+  }
+  check_shift(ctx_->n(), shift);
+  const std::vector<Complex64> z = host_slots(*ctx_, values.data(), values.size(), scale, level);
+  if (shift != 0 && periodic_shift(values) < shift) {
+    throw InvalidArgument("shift: the values do not repeat with period N/2^(shift+1) = " +
+                          std::to_string((ctx_->n() / 2) >> shift) + " (periodic_shift gives " +
+                          std::to_string(periodic_shift(values)) + " for " +
+                          std::to_string(values.size()) + " values, shift is " +
+                          std::to_string(shift) + ")");
+  }
+  return encode_slots(ctx_, tables_, Buffer<Complex64>::upload(dev, z), scale, level, "values",
+                      /*extended=*/true, shift);
+}
+
+Plaintext CKKSEncoder::expand_periodic(const Plaintext& compact, unsigned shift) {
+  if (compact.empty()) throw InvalidArgument("compact: is empty");
+  const Context& ctx = *compact.context();
+  const std::size_t n = ctx.n();
+  check_shift(n, shift);
+  const std::size_t limbs = compact.level() + 1 + ctx.num_p(), per_limb = n >> shift;
+  const std::size_t words = compact.word_count();
+  if (!compact.is_ntt_form() || words != limbs * per_limb) {
+    throw InvalidArgument("compact: expected an NTT-form plaintext over Q_l ∪ P of (level + 1 + "
+                          "|P|) * N/2^shift = " + std::to_string(limbs * per_limb) +
+                          " words, got " + std::to_string(words) + " words" +
+                          (compact.is_ntt_form() ? "" : " in coefficient form"));
+  }
+  const Device& dev = compact.device();
+  Plaintext full(compact.context(), dev, limbs * n, compact.level(), /*ntt=*/true);
+  VEIL_WITH_WORD(compact.word_bits(),
+                 repeat_period<W>(dev, compact.data<W>(), limbs * n, shift, full.data<W>()));
+  full.set_scale(compact.scale());
+  return full;
+}
+
+
 Plaintext CKKSEncoder::encode_impl(const std::vector<std::complex<double>>& values, double scale,
-                                   std::size_t level, const Device& dev, bool extended,
-                                   unsigned shift) const {
+                                   std::size_t level, const Device& dev, bool extended) const {
   const std::vector<Complex64> z = host_slots(*ctx_, values.data(), values.size(), scale, level);
   return encode_slots(ctx_, tables_, Buffer<Complex64>::upload(dev, z), scale, level, "values",
-                      extended, shift);
+                      extended);
 }
 
 Plaintext CKKSEncoder::encode(const std::vector<double>& values, double scale, std::size_t level,

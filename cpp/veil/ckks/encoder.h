@@ -106,7 +106,7 @@ class CKKSEncoder {
   /// powers 3^p generate the units = 1 mod 4p), so the encoded polynomial is m(X^(2^s)).
   unsigned periodic_shift(const std::vector<std::complex<double>>& values) const;
   /// encode_extended for slots of period N/2^(shift+1) (periodic_shift(values) >= shift), stored
-  /// as one period: [level+1+k][N/2^shift] words, word i of a limb being word i * 2^shift of
+  /// as one period: [level+1+|P|][N/2^shift] words, word i of a limb being word i * 2^shift of
   /// the full limb. In Veil's bit-reversed NTT order (value j at the root psi^(2 brev(j) + 1))
   /// the values of m(X^(2^shift)) come in runs of 2^shift equal words, so nothing is lost; the
   /// diagonals of CKKS bootstrapping's DFT factors repeat with the factors' block size (Cerium,
@@ -115,15 +115,18 @@ class CKKSEncoder {
   /// noise otherwise). shift 0 gives encode_extended's plaintext. Operand of
   /// Evaluator::multiply_diagonals_bsgs (ckks::BsgsTerm::shift); expand_periodic restores the
   /// full form.
-  /// @throws InvalidArgument as encode_extended, and naming `shift` when the values do not
-  ///         repeat with that period.
+  /// @throws InvalidArgument naming `shift` (above log2(N) - 2, or values that do not repeat
+  ///         with that period: shift > 0 needs exactly N/2 values), and as encode_extended.
+  /// @throws RuntimeError if a run of the NTT values is not constant (an internal error: the
+  ///         NTT order this layout relies on changed).
   Plaintext encode_extended_periodic(const std::vector<std::complex<double>>& values,
                                      double scale, std::size_t level, unsigned shift,
                                      const Device& dev = Device::cpu()) const;
   /// The full form of a plaintext stored as one period with `shift` (encode_extended_periodic):
-  /// limbs of N/2^shift words -> limbs of N words, on compact's device, same level and scale.
-  /// @throws InvalidArgument naming `compact` (empty, not NTT form, or a word count that is not
-  ///         whole limbs of N/2^shift words) or `shift` (above log2(N) - 2).
+  /// [level+1+|P|][N/2^shift] words -> [level+1+|P|][N], on compact's device, same level and
+  /// scale (a new buffer: the full form's memory).
+  /// @throws InvalidArgument naming `compact` (empty, not NTT form, or not (level+1+|P|) *
+  ///         N/2^shift words) or `shift` (above log2(N) - 2).
   static Plaintext expand_periodic(const Plaintext& compact, unsigned shift);
   /// Real values: the decoded slots are real (imaginary parts ~ 0). Same shapes and errors.
   Plaintext encode(const std::vector<double>& values, double scale, std::size_t level,
@@ -165,8 +168,7 @@ class CKKSEncoder {
 
  private:
   Plaintext encode_impl(const std::vector<std::complex<double>>& values, double scale,
-                        std::size_t level, const Device& dev, bool extended,
-                        unsigned shift = 0) const;
+                        std::size_t level, const Device& dev, bool extended) const;
   ContextPtr ctx_;
   detail::CkksEncoderTables tables_;
 };

@@ -54,7 +54,8 @@ void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::s
 /// b_i stored as one period with shift b_shifts[i] (CKKSEncoder::encode_extended_periodic):
 /// limbs of N >> s_i words, word j of the full limb read at j >> s_i; terms below `unshifted`
 /// are read in full form (their shifts unread: put the full-form terms first, they keep the
-/// vector loads). The sum is exact, so the terms' order does not change a word.
+/// vector loads). The sum is exact, so the terms' order does not change a word. Every shift is
+/// at most log2(N) - 2 (so 2^s divides N; Evaluator::multiply_diagonals_bsgs checks it).
 /// @throws InvalidArgument when unshifted > count (with b_shifts).
 template <class W>
 void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
