@@ -1,6 +1,7 @@
 // Stage-by-stage timing of BFV multiply + relinearize on one device (CUDA events on the GPU),
 // next to a device-to-device copy of the same bytes: the numbers behind bench/NOTES.md.
 // Usage: veil_profile [device] [N] [bits...]   e.g. veil_profile cuda 16384 54 54 54 54 54 54 54 60
+// VEIL_WORD_BITS=32 or 64 fixes the word size (default: the context's automatic choice).
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -33,6 +34,8 @@ int main(int argc, char** argv) {
     p.coeff_modulus = CoeffModulus::create(n, bits);
     p.plain_modulus = PlainModulus::batching(n, 20);
     p.mul_method = mul_method_from_string(method);
+    if (const char* wb = std::getenv("VEIL_WORD_BITS")) p.word_bits = std::atoi(wb);  // 32 / 64
+    if (p.word_bits == 32 && std::string(method) == "behz") continue;  // BEHZ: 64-bit words only
     auto ctx = Context::create(p, SecurityLevel::none);
     KeyGenerator kg(ctx, dev, 1);
     auto pk = kg.create_public_key();

@@ -109,6 +109,15 @@ TEST(CpuSimd, DotConstTakesMoreTermsOfSmallWords) {
     for (std::size_t t = 0; t < terms; ++t) sum += u128(rows[t][i]) * w[t];
     ASSERT_EQ(o[i], static_cast<u64>(sum % p)) << "i=" << i;
   }
+  // The extremes of `small`: 64 terms of (2^32 - 1) (p - 1) for a 32-bit p, a carry into the
+  // high word at almost every term (the one-multiply kernel's carries).
+  const u64 p32 = veil::generate_ntt_primes(32, 1024, 1, {})[0];
+  std::vector<u64> top(n, (u64(1) << 32) - 1), w64(64, p32 - 1);
+  std::vector<const u64*> y64(64, top.data());
+  ASSERT_TRUE(veil::detail::dot_const_simd(o.data(), y64.data(), w64.data(), 64, n,
+                                           Modulus(p32), /*small=*/true));
+  const u128 want = u128(64) * top[0] * (p32 - 1);
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(o[i], static_cast<u64>(want % p32)) << i;
 }
 
 // The 32-bit overloads widen blocks of 512 words to the 64-bit kernels: several blocks and a

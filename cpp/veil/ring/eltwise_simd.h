@@ -53,6 +53,11 @@ bool dot_const_simd(u64* o, const u64* const* y, const u64* w, std::size_t terms
 /// or more).
 bool bgv_correct_simd(u64* o, const u64* k, std::size_t n, u64 t, const Modulus& m, u64 dk);
 
+/// d[i] = s[i] (zero-extended) / d[i] = the low 32 bits of s[i], for i < len: the widening of
+/// 32-bit words to the 64-bit kernels and back (AVX-512 conversions where present).
+void widen_words(u64* d, const u32* s, std::size_t len);
+void narrow_words(u32* d, const u64* s, std::size_t len);
+
 /// The same three on 32-bit words (primes below 2^31): widened per block of 512 words to the
 /// 64-bit kernels, with the same results and the same false where those do not apply.
 bool mul_mod_simd(u32* o, const u32* x, const u32* y, std::size_t n, const Modulus& q);

@@ -10,6 +10,7 @@
 #include "veil/backend/device.h"
 #include "veil/core/error.h"
 #include "veil/core/primes.h"
+#include "veil/ring/eltwise_simd.h"
 #include "veil/ring/ntt_simd.h"
 
 namespace veil {
@@ -206,7 +207,7 @@ bool cpu_transform_widened(bool forward, const RnsPolyView<u32>& v, const NttTab
     const u64 q = tables.prime(id).value;
     const u64* t = tw + id * 4 * n;
     u32* a = v.limb(static_cast<u32>(k));
-    for (std::size_t j = 0; j < n; ++j) b[j] = a[j];
+    detail::widen_words(b, a, n);
     if (forward) {
       if (!detail::ntt_forward_limb_simd(b, t, t + n, n, q)) {
         detail::ntt_forward_limb<u64>(b, t, t + n, n, q);
@@ -215,7 +216,7 @@ bool cpu_transform_widened(bool forward, const RnsPolyView<u32>& v, const NttTab
                                               inv[2 * id + 1])) {
       detail::ntt_inverse_limb<u64>(b, t + 2 * n, t + 3 * n, n, q, inv[2 * id], inv[2 * id + 1]);
     }
-    for (std::size_t j = 0; j < n; ++j) a[j] = static_cast<u32>(b[j]);
+    detail::narrow_words(a, b, n);
   }
   return true;
 }
