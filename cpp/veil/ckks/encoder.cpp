@@ -568,7 +568,6 @@ Plaintext CKKSEncoder::expand_periodic(const Plaintext& compact, unsigned shift)
   return full;
 }
 
-
 Plaintext CKKSEncoder::encode_impl(const std::vector<std::complex<double>>& values, double scale,
                                    std::size_t level, const Device& dev, bool extended) const {
   const std::vector<Complex64> z = host_slots(*ctx_, values.data(), values.size(), scale, level);
