@@ -1,5 +1,5 @@
 """Reproduces Table 10 of Al Badawi, Polyakov et al., "Implementation and Performance Evaluation
-of RNS Variants of the BFV Scheme" (IEEE TETC 2021; seed 002): the largest multiplicative depth
+of RNS Variants of the BFV Scheme" (IEEE TETC 2021): the largest multiplicative depth
 each RNS variant of BFV actually reaches.
 
 Procedure (the paper's §V-E): encrypt a plaintext mu (a uniformly random polynomial mod t, in

@@ -28,7 +28,8 @@
 #   nttq    the NTT tests at the default variants and the NTT benchmark with $NTT_ARGS
 #           (e.g. NTT_ARGS=u32)
 #   xgboost `veil demo --model xgboost --peer seal --device cuda`: encrypted XGBoost on SEAL (1
-#           thread), Veil CPU (1 and all threads) and the GPU, seed 000's Table 6 (xgboost.log)
+#           thread), Veil CPU (1 and all threads) and the GPU, Table 6 of Özcan et al. (IEEE
+#           Access 2023; xgboost.log)
 #   load    `veil serve --device cuda` on 127.0.0.1 (free port), then `veil demo --server` (the
 #           single 143-sample request latency) and `veil loadtest` (8 clients x 25 requests);
 #           logs serve.log, load.log, load.json; a wrong or failed answer fails the call

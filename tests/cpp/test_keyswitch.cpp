@@ -1,8 +1,8 @@
-// Hybrid key switching (Han-Ki 2020; seed 001 §III-C) for every alpha (primes per digit) in
-// {1, 2, 3, 6} and k (special primes) in {1, 2, 6}, for CKKS and BGV: relinearization and
-// rotations at the top level and at lower levels (after rescale / mod switch, including levels
-// with fewer primes than one digit), against oracles computed here (float64 slots for CKKS,
-// arithmetic mod t for BGV), with the key-switching error bounded.
+// Hybrid key switching (Han-Ki 2020; Phantom, Yang et al. 2024 §III-C) for every alpha (primes per
+// digit) in {1, 2, 3, 6} and k (special primes) in {1, 2, 6}, for CKKS and BGV: relinearization and
+// rotations at the top level and at lower levels (after rescale / mod switch, including levels with
+// fewer primes than one digit), against oracles computed here (float64 slots for CKKS, arithmetic
+// mod t for BGV), with the key-switching error bounded.
 //
 // Parameters: N = 2^13, Q = 12 x 40-bit primes, P = k x 60-bit primes. The context requires
 // P >= every digit D_j (2^(40 alpha) <= 2^(60 k)): (alpha, k) = (2, 1), (3, 1), (6, 1), (6, 2)

@@ -48,12 +48,12 @@ class Evaluator {
   /// BFV/BGV: swaps the two rows.
   Ciphertext rotate_columns(const Ciphertext& a, const GaloisKeys& gk) const;
   /// Hoisted rotations: one decomposition (ModUp) shared by every step (Halevi-Shoup 2018,
-  /// seed 001 §III-C); each result equals rotate_rows(a, step) bit for bit.
+  /// Phantom, Yang et al. 2024 §III-C); each result equals rotate_rows(a, step) bit for bit.
   std::vector<Ciphertext> rotate_many(const Ciphertext& a, const std::vector<int>& steps,
                                       const GaloisKeys& gk) const;
 
-  /// BGV: modulus switching to the next level (seed 001 eq. 3); CKKS: drops the last prime
-  /// without rescaling (level alignment). Throws at level 0.
+  /// BGV: modulus switching to the next level (Phantom, Yang et al. 2024 eq. 3); CKKS: drops the
+  /// last prime without rescaling (level alignment). Throws at level 0.
   Ciphertext mod_switch_to_next(const Ciphertext& a) const;
   void mod_switch_to_next_inplace(Ciphertext& a) const;
   /// Switches down to `level` (<= the current level).

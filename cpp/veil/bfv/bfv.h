@@ -1,6 +1,6 @@
-// BFV (Fan-Vercauteren 2012) in full RNS: ciphertexts in coefficient form over Q.
-// Multiplication by HPS (Halevi-Polyakov-Shoup 2019; seed 002 §IV) or BEHZ (Bajard et al. 2016;
-// seed 000 §III, SEAL's pipeline), chosen by EncryptionParameters::mul_method.
+// BFV (Fan-Vercauteren 2012) in full RNS: ciphertexts in coefficient form over Q. Multiplication by
+// HPS (Halevi-Polyakov-Shoup 2019; Al Badawi et al. 2021 §IV) or BEHZ (Bajard et al. 2016; Özcan et
+// al. 2023 §III, SEAL's pipeline), chosen by EncryptionParameters::mul_method.
 #pragma once
 #include "veil/ring/prng.h"
 #include "veil/rlwe/objects.h"

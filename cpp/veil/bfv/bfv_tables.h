@@ -32,13 +32,13 @@ struct BfvTables : SchemeLevelTables {
 };
 
 /// BFV's tables at `level` of `ctx` (Q_level = q_0..q_level): delta [level+1] and q_mod_t always;
-/// scale_q (HPS decryption, Q_level -> {t}) always; with mul_method hps, base_r = R (the
-/// context's HPS primes, sized for the top level, so large enough at every level), base_qr =
-/// Q_level ∪ R, q_to_r, r_to_q and scale_qr (Halevi-Polyakov-Shoup 2019; seed 002 §IV); with
-/// behz, base_q_bsk = Q_level ∪ Bsk (|Q_level| + 1 primes of Bsk) and behz (Bajard et al. 2016;
-/// seed 000 §III, SEAL's sizes). Built on the first request for a level and cached in the
-/// context (thread-safe). Throws InvalidArgument naming `context` if ctx is not a BFV context,
-/// and naming `level` if level > ctx.max_level().
+/// scale_q (HPS decryption, Q_level -> {t}) always; with mul_method hps, base_r = R (the context's
+/// HPS primes, sized for the top level, so large enough at every level), base_qr = Q_level ∪ R,
+/// q_to_r, r_to_q and scale_qr (Halevi-Polyakov-Shoup 2019; Al Badawi et al. 2021 §IV); with behz,
+/// base_q_bsk = Q_level ∪ Bsk (|Q_level| + 1 primes of Bsk) and behz (Bajard et al. 2016; Özcan et
+/// al. 2023 §III, SEAL's sizes). Built on the first request for a level and cached in the context
+/// (thread-safe). Throws InvalidArgument naming `context` if ctx is not a BFV context, and naming
+/// `level` if level > ctx.max_level().
 const BfvTables& bfv_tables(const Context& ctx, std::size_t level);
 /// The top level's tables (level ctx.max_level()), those of every fresh ciphertext.
 inline const BfvTables& bfv_tables(const Context& ctx) { return bfv_tables(ctx, ctx.max_level()); }

@@ -1,6 +1,7 @@
 // BGV (Brakerski-Gentry-Vaikuntanathan 2012) in full RNS with SEAL's conventions: ciphertexts in
 // NTT form, phase = correction_factor * m + t * e, modulus switching with the plaintext-modulus
-// correction (Kim-Polyakov-Zucca 2021 §3; seed 001 §II-C eq. 3), keys with errors t * e.
+// correction (Kim-Polyakov-Zucca 2021 §3; Phantom, Yang et al. 2024 §II-C eq. 3), keys with errors
+// t * e.
 #pragma once
 #include "veil/ring/prng.h"
 #include "veil/rlwe/objects.h"

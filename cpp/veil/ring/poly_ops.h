@@ -30,7 +30,7 @@ void multiply(const Device& dev, const RnsBase& base, std::size_t n, std::size_t
               const W* a, const W* b, W* out);
 /// out = sum_{k < npolys} polys[k] * x^k coefficient-wise (NTT form), by Horner's rule in one
 /// pass: polys is [npolys][base.size()][n], x and out [base.size()][n] (out may not alias polys).
-/// Decryption's phase c_0 + c_1 s + c_2 s^2 + ... (seed 003 §2; Fan-Vercauteren 2012).
+/// Decryption's phase c_0 + c_1 s + c_2 s^2 + ... (Dong 2016 §2; Fan-Vercauteren 2012).
 template <class W>
 void horner(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
             const W* polys, const W* x, W* out);

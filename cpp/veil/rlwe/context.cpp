@@ -194,7 +194,7 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
   }
 
   // P large enough for the digit size: P must dominate every digit D_j, or ModDown no longer
-  // removes the key-switching error (Han-Ki 2020 §3; seed 001 §III-C).
+  // removes the key-switching error (Han-Ki 2020 §3; Phantom, Yang et al. 2024 §III-C).
   if (num_p_ > 0) {
     int p_bits = 0;
     for (std::size_t i = num_q_; i < p.coeff_modulus.size(); ++i)

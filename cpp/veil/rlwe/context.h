@@ -20,8 +20,8 @@
 
 namespace veil {
 
-/// Key-switching tables for one level l (ciphertext base Q_l = q_0..q_l).
-/// Digit j covers primes [j*alpha, min((j+1)*alpha, l+1)) of Q_l (seed 001 §III-C; Han-Ki 2020).
+/// Key-switching tables for one level l (ciphertext base Q_l = q_0..q_l). Digit j covers primes
+/// [j*alpha, min((j+1)*alpha, l+1)) of Q_l (Phantom, Yang et al. 2024 §III-C; Han-Ki 2020).
 struct KeySwitchLevel {
   std::size_t level = 0;
   std::size_t dnum = 0;

@@ -133,12 +133,12 @@ void mod_up_one_prime_cpu(const Context& ctx, std::size_t level, const W* src, W
   }
 }
 
-// ModUp of every digit in one pass (Han-Ki 2020; seed 001 §III-C): digit j = c's residues on its
-// own primes D_j, fast-converted to every other prime of Q_l ∪ P. Only those other limbs are
-// written ([j][complement of D_j], digit by digit) and transformed (prime by prime:
-// KeySwitchLevel::modup_base); the own limbs are c's, whose NTT form is known (the input itself
-// for NTT-form schemes). (A conversion fused into the NTT's column pass was measured slower on
-// the H100: bench/NOTES.md, "Fused NTT passes".)
+// ModUp of every digit in one pass (Han-Ki 2020; Phantom, Yang et al. 2024 §III-C): digit j = c's
+// residues on its own primes D_j, fast-converted to every other prime of Q_l ∪ P. Only those other
+// limbs are written ([j][complement of D_j], digit by digit) and transformed (prime by prime:
+// KeySwitchLevel::modup_base); the own limbs are c's, whose NTT form is known (the input itself for
+// NTT-form schemes). (A conversion fused into the NTT's column pass was measured slower on the
+// H100: bench/NOTES.md, "Fused NTT passes".)
 template <class W>
 KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t level, const W* c,
                          bool c_ntt) {
@@ -476,8 +476,8 @@ void inner_t(const Context& ctx, const Device& dev, std::size_t level,
   check_disjoint<W>(acc0, digits.own.as<W>(), words, "acc0");
   check_disjoint<W>(acc1, digits.own.as<W>(), words, "acc1");
   if (acc_ntt) {
-    // NTT-form schemes: only P's limbs leave the NTT domain (seed 001 "NTT + ModDown"), and the
-    // Q limbs' inner product is finished and accumulated in one pass.
+    // NTT-form schemes: only P's limbs leave the NTT domain (Phantom, Yang et al. 2024 "NTT +
+    // ModDown"), and the Q limbs' inner product is finished and accumulated in one pass.
     inner_mod_down<W, true>(ctx, dev, level, digits, key, galois_elt, Addend<W>{},
                             ks.mod_down_ntt, acc0, acc1);
     return;

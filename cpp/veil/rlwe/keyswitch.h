@@ -1,4 +1,4 @@
-// Hybrid key switching (Han-Ki, CT-RSA 2020; seed 001 §III-C).
+// Hybrid key switching (Han-Ki, CT-RSA 2020; Phantom, Yang et al. 2024 §III-C).
 //
 // For a polynomial c over Q_l encrypted "under" s' (i.e. a phase term c * s'), returns (d0, d1)
 // over Q_l with d0 + d1 s ~= c s'. Steps: decompose c into dnum digits of alpha primes

@@ -15,7 +15,8 @@
 namespace veil {
 
 namespace rns_detail {
-/// Exact conversion epilogue: out_j = r_j - v * Q mod p_j (HPS 2019, §2.2 / seed 002 §II-D.2).
+/// Exact conversion epilogue: out_j = r_j - v * Q mod p_j (HPS 2019, §2.2 / Al Badawi et al. 2021
+/// §II-D.2).
 template <class Wo>
 struct ExactEpi {
   Wo* out;

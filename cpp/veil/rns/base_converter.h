@@ -1,13 +1,13 @@
-// RNS base conversion (seed 002 §II-D; seed 001 §III-B).
+// RNS base conversion (Al Badawi et al. 2021 §II-D; Phantom, Yang et al. 2024 §III-B).
 //
 // FastBaseConv (Bajard et al. 2016): for x given by residues x_i modulo the primes q_i of base
 // `from` (product Q), returns  sum_i [x_i * (Q/q_i)^-1]_{q_i} * (Q/q_i)  mod p_j  for every p_j of
 // base `to`. The result equals x + u*Q with 0 <= u < |from| (approximate).
 //
-// Exact conversion (Halevi-Polyakov-Shoup 2019, seed 002 §II-D.2): subtracts v*Q where
-// v = round(sum_i [x_i (Q/q_i)^-1]_{q_i} / q_i), giving the centered representative of x in
-// (-Q/2, Q/2]. The fractions are held in 0.128 fixed point rather than double: with 61-bit primes
-// double precision (nu = 53) only supports q_i <= 2^(nu-3)/k (seed 002 Table 1), while 128
+// Exact conversion (Halevi-Polyakov-Shoup 2019, Al Badawi et al. 2021 §II-D.2): subtracts v*Q where
+// v = round(sum_i [x_i (Q/q_i)^-1]_{q_i} / q_i), giving the centered representative of x in (-Q/2,
+// Q/2]. The fractions are held in 0.128 fixed point rather than double: with 61-bit primes double
+// precision (nu = 53) only supports q_i <= 2^(nu-3)/k (Al Badawi et al. 2021 Table 1), while 128
 // fractional bits keep the total error below k * 2^-67, far inside the 1/4 margin.
 #pragma once
 #include <cstddef>

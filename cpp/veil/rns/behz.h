@@ -1,5 +1,5 @@
-// BEHZ tools (Bajard-Eynard-Hasan-Zucca 2016; SEAL's RNSTool; seed 000 §III: fastbconv, sm_mrq,
-// fast_floor, fastbconv_sk; seed 002 §III).
+// BEHZ tools (Bajard-Eynard-Hasan-Zucca 2016; SEAL's RNSTool; Özcan et al. 2023 §III: fastbconv,
+// sm_mrq, fast_floor, fastbconv_sk; Al Badawi et al. 2021 §III).
 //
 // Bases: Q (ciphertext primes), B (|Q| auxiliary NTT primes), m_sk (one more NTT prime),
 // Bsk = B ∪ {m_sk} (stored as [B..., m_sk]), m_tilde = 2^32, gamma (an NTT prime for decryption).

@@ -1,7 +1,8 @@
-// HPS (Halevi-Polyakov-Shoup 2019; seed 002 §IV) scale-and-round with fixed-point correction.
+// HPS (Halevi-Polyakov-Shoup 2019; Al Badawi et al. 2021 §IV) scale-and-round with fixed-point
+// correction.
 //
 // ScaleAndRoundQR: given x by its residues over Q ∪ R, returns round(t * x / Q) mod r_j for
-// every r_j in R (the tensor-product rescaling of HPS multiplication, seed 002 eq. for
+// every r_j in R (the tensor-product rescaling of HPS multiplication, Al Badawi et al. 2021 eq. for
 // "ScaleAndRound"):
 //   round(t x / Q) = round(sum_{i in Q} x_i * theta_i) + sum_{i in Q} x_i * omega_ij
 //                    + x_j * lambda_j   (mod r_j),

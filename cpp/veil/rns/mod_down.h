@@ -1,11 +1,12 @@
-// Divide-and-round by a product of trailing primes (seed 001 §III-C "ModDown"; CKKS rescale when
-// one prime is dropped; SEAL's divide_and_round_q_last_inplace for one prime).
+// Divide-and-round by a product of trailing primes (Phantom, Yang et al. 2024 §III-C "ModDown";
+// CKKS rescale when one prime is dropped; SEAL's divide_and_round_q_last_inplace for one prime).
 //
 // Input x over base K ∪ D (K kept, D dropped, D's limbs last), coefficient form.
 // Output over K: round(x / D) = (x + floor(D/2) - FastBaseConv_{D->K}([x + floor(D/2)]_D))
 //                                * D^-1 mod k_i.
 // With |D| > 1 the fast conversion is approximate (adds u*D, u < |D|), so the result is within
-// |D| of the rounded quotient, which key switching absorbs into its error (seed 001 §III-C).
+// |D| of the rounded quotient, which key switching absorbs into its error (Phantom, Yang et al.
+// 2024 §III-C).
 #pragma once
 #include <cstddef>
 
@@ -31,7 +32,8 @@ class ModDown {
   void apply(const Device& dev, const W* in, W* out, std::size_t n,
              std::size_t num_polys = 1) const;
   /// acc[p] += round(in[p] / D) for each polynomial (acc: [num_polys] pointers to K-limb
-  /// polynomials, each [|K|][n]); the fused epilogue of key switching (seed 001 §IV fusion).
+  /// polynomials, each [|K|][n]); the fused epilogue of key switching (Phantom, Yang et al. 2024
+  /// §IV fusion).
   template <class W>
   void apply_accumulate(const Device& dev, const W* in, W* acc0, W* acc1, std::size_t n,
                         std::size_t num_polys) const;

@@ -16,10 +16,11 @@ namespace veil {
 
 namespace {
 // BGV's correction in one pass: the exact conversion drop -> K ∪ {t} (register-blocked,
-// conv_kernels.h: for_each_blocked) with delta = r + D k, k = [-r_t D^-1]_t centered (seed 001
-// §II-C, eq. 3) applied as each kept limb is produced: every thread converts its coefficients to
-// t first (one more dot product per group of output limbs), then writes r_l + k D mod k_l for its
-// kept limbs. The t limb itself is not stored (nothing reads it after the correction).
+// conv_kernels.h: for_each_blocked) with delta = r + D k, k = [-r_t D^-1]_t centered (Phantom, Yang
+// et al. 2024 §II-C, eq. 3) applied as each kept limb is produced: every thread converts its
+// coefficients to t first (one more dot product per group of output limbs), then writes r_l + k D
+// mod k_l for its kept limbs. The t limb itself is not stored (nothing reads it after the
+// correction).
 template <class W, u32 kMax>
 void convert_t_corrected(const Device& dev, const rns_detail::ConvView& cv, const W* mat,
                          std::size_t stride, const RnsPolyView<const W>& in,

@@ -1,6 +1,7 @@
-// Divide-and-round by trailing primes on NTT-form data (CKKS rescale, ModDown after key
-// switching for NTT-form schemes; seed 001 §III-C "NTT + ModDown" fusion), with the BGV
-// plaintext-modulus correction when t != 0 (seed 001 §II-C, eq. 3; Kim-Polyakov-Zucca 2021):
+// Divide-and-round by trailing primes on NTT-form data (CKKS rescale, ModDown after key switching
+// for NTT-form schemes; Phantom, Yang et al. 2024 §III-C "NTT + ModDown" fusion), with the BGV
+// plaintext-modulus correction when t != 0 (Phantom, Yang et al. 2024 §II-C, eq. 3;
+// Kim-Polyakov-Zucca 2021):
 //
 //   CKKS / plain:  out = (x - r) * D^-1,   r = [x]_D lifted to K, centered (exact conversion)
 //   BGV (t != 0):  out = (x - delta) * D^-1, delta = r + D * [-r * D^-1]_t (centered), so that
