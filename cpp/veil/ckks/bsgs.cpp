@@ -1,6 +1,5 @@
 #include "veil/ckks/bsgs.h"
 
-#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <map>
@@ -158,6 +157,7 @@ std::vector<Ciphertext> multiply_diagonals_bsgs(const std::vector<const Cipherte
       //    Full-form diagonals first, then those stored as one period; b's table holds the
       //    plaintext pointers, then the shifts (one upload).
       std::vector<u64> a, b, shifts;
+      std::size_t unshifted = 0;
       for (int pass = 0; pass < 2; ++pass) {
         for (const BsgsTerm& t : g.terms) {
           if ((t.shift != 0) != (pass == 1)) continue;
@@ -165,11 +165,9 @@ std::vector<Ciphertext> multiply_diagonals_bsgs(const std::vector<const Cipherte
           b.push_back(reinterpret_cast<u64>(t.plain->data().get()));
           shifts.push_back(t.shift);
         }
+        if (pass == 0) unshifted = a.size();
       }
       const std::size_t count = a.size();
-      const std::size_t unshifted = static_cast<std::size_t>(
-          std::find_if(shifts.begin(), shifts.end(), [](u64 x) { return x != 0; }) -
-          shifts.begin());
       b.insert(b.end(), shifts.begin(), shifts.end());
       const DeviceTable<u64> at(std::move(a)), bt(std::move(b));
       const u32 e = s.elts.at(g.step);

@@ -361,46 +361,42 @@ namespace {
 constexpr std::size_t kWide = 512;
 
 #if VEIL_X86_SIMD
-__attribute__((target("avx512f"))) void widen_avx512(u64* d, const u32* s, std::size_t len) {
+// The whole groups of eight words; each returns how many words it converted.
+__attribute__((target("avx512f"))) std::size_t widen_avx512(u64* d, const u32* s,
+                                                             std::size_t len) {
   std::size_t i = 0;
   for (; i + 8 <= len; i += 8) {
     _mm512_storeu_si512(d + i, _mm512_cvtepu32_epi64(_mm256_loadu_si256(
                                    reinterpret_cast<const __m256i*>(s + i))));
   }
-  for (; i < len; ++i) d[i] = s[i];
+  return i;
 }
-__attribute__((target("avx512f"))) void narrow_avx512(u32* d, const u64* s, std::size_t len) {
+__attribute__((target("avx512f"))) std::size_t narrow_avx512(u32* d, const u64* s,
+                                                              std::size_t len) {
   std::size_t i = 0;
   for (; i + 8 <= len; i += 8) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i),
                         _mm512_cvtepi64_epi32(_mm512_loadu_si512(s + i)));
   }
-  for (; i < len; ++i) d[i] = static_cast<u32>(s[i]);
+  return i;
 }
 #endif
-
-void widen(u64* d, const u32* s, std::size_t len) { widen_words(d, s, len); }
-void narrow(u32* d, const u64* s, std::size_t len) { narrow_words(d, s, len); }
 }  // namespace
 
 void widen_words(u64* d, const u32* s, std::size_t len) {
+  std::size_t i = 0;
 #if VEIL_X86_SIMD
-  if (cpu_simd() >= CpuSimd::kAvx512) {
-    widen_avx512(d, s, len);
-    return;
-  }
+  if (cpu_simd() >= CpuSimd::kAvx512) i = widen_avx512(d, s, len);
 #endif
-  for (std::size_t i = 0; i < len; ++i) d[i] = s[i];
+  for (; i < len; ++i) d[i] = s[i];
 }
 
 void narrow_words(u32* d, const u64* s, std::size_t len) {
+  std::size_t i = 0;
 #if VEIL_X86_SIMD
-  if (cpu_simd() >= CpuSimd::kAvx512) {
-    narrow_avx512(d, s, len);
-    return;
-  }
+  if (cpu_simd() >= CpuSimd::kAvx512) i = narrow_avx512(d, s, len);
 #endif
-  for (std::size_t i = 0; i < len; ++i) d[i] = static_cast<u32>(s[i]);
+  for (; i < len; ++i) d[i] = static_cast<u32>(s[i]);
 }
 
 bool mul_mod_simd(u32* o, const u32* x, const u32* y, std::size_t n, const Modulus& q) {
@@ -408,10 +404,10 @@ bool mul_mod_simd(u32* o, const u32* x, const u32* y, std::size_t n, const Modul
   alignas(64) u64 wx[kWide], wy[kWide];
   for (std::size_t i = 0; i < n; i += kWide) {
     const std::size_t len = n - i < kWide ? n - i : kWide;
-    widen(wx, x + i, len);
-    widen(wy, y + i, len);
+    widen_words(wx, x + i, len);
+    widen_words(wy, y + i, len);
     if (!mul_mod_simd(wx, wx, wy, len, q)) return false;
-    narrow(o + i, wx, len);
+    narrow_words(o + i, wx, len);
   }
   return true;
 }
@@ -422,11 +418,11 @@ bool mul_add_mod_simd(u32* o, const u32* x, const u32* y, const u32* z, std::siz
   alignas(64) u64 wx[kWide], wy[kWide], wz[kWide];
   for (std::size_t i = 0; i < n; i += kWide) {
     const std::size_t len = n - i < kWide ? n - i : kWide;
-    widen(wx, x + i, len);
-    widen(wy, y + i, len);
-    widen(wz, z + i, len);
+    widen_words(wx, x + i, len);
+    widen_words(wy, y + i, len);
+    widen_words(wz, z + i, len);
     if (!mul_add_mod_simd(wx, wx, wy, wz, len, q)) return false;
-    narrow(o + i, wx, len);
+    narrow_words(o + i, wx, len);
   }
   return true;
 }
@@ -437,14 +433,14 @@ bool tensor_simd(u32* o0, u32* o1, u32* o2, const u32* a0, const u32* a1, const 
   alignas(64) u64 w0[kWide], w1[kWide], v0[kWide], v1[kWide], r0[kWide], r1[kWide], r2[kWide];
   for (std::size_t i = 0; i < n; i += kWide) {
     const std::size_t len = n - i < kWide ? n - i : kWide;
-    widen(w0, a0 + i, len);
-    widen(w1, a1 + i, len);
-    widen(v0, b0 + i, len);
-    widen(v1, b1 + i, len);
+    widen_words(w0, a0 + i, len);
+    widen_words(w1, a1 + i, len);
+    widen_words(v0, b0 + i, len);
+    widen_words(v1, b1 + i, len);
     if (!tensor_simd(r0, r1, r2, w0, w1, v0, v1, len, q)) return false;
-    narrow(o0 + i, r0, len);
-    narrow(o1 + i, r1, len);
-    narrow(o2 + i, r2, len);
+    narrow_words(o0 + i, r0, len);
+    narrow_words(o1 + i, r1, len);
+    narrow_words(o2 + i, r2, len);
   }
   return true;
 }
