@@ -293,16 +293,16 @@ def batch(a) -> list[dict]:
     rows = [{"gpus": "1 (in-process loop)", "s": base, "per_s": a.count / base,
              "bits": worst_bits(local)}]
     del local
-    for n in a.gpus:
+    for conc, n in [(c, n) for c in a.concurrency for n in a.gpus]:
         t0 = time.perf_counter()
-        with distributed.WorkerPool(ctx, n, device="cuda") as pool:
+        with distributed.WorkerPool(ctx, n, device="cuda", concurrency=conc) as pool:
             pool.bootstrap(cts[:2 * n])  # keys loaded, warm
             setup = time.perf_counter() - t0
             t1 = time.perf_counter()
             outs = pool.bootstrap(cts)
             wall = time.perf_counter() - t1
             stats = pool.last_stats
-            print(f"{n} GPUs, where the time went (s):",
+            print(f"{n} GPUs, concurrency {conc}, where the time went (s):",
                   {k: round(v, 3) for k, v in stats.items()}, flush=True)
             # the same pool again with other driver thread counts and per-actor queue depths
             variants = [("fetch_threads", v) for v in a.fetch_threads] + \
@@ -316,16 +316,18 @@ def batch(a) -> list[dict]:
                       f"{a.count / (time.perf_counter() - t2):.1f} bootstraps/s",
                       {k: round(v, 3) for k, v in pool.last_stats.items()}, flush=True)
                 setattr(pool, attr, defaults[attr])
-        rows.append({"gpus": n, "s": wall, "per_s": a.count / wall, "setup_s": setup,
-                     "bits": worst_bits(outs), "stats": stats})
+        rows.append({"gpus": n, "concurrency": conc, "s": wall, "per_s": a.count / wall,
+                     "setup_s": setup, "bits": worst_bits(outs), "stats": stats})
         print(json.dumps(rows[-1]), flush=True)
-    one = next(r["per_s"] for r in rows if r["gpus"] == min(a.gpus))
-    print("\n| GPUs | bootstraps | wall s | bootstraps/s | speed-up | worst bits | pool setup s |")
-    print("|---|---|---|---|---|---|---|")
+    print("\n| GPUs | concurrency | bootstraps | wall s | bootstraps/s | speed-up | worst bits "
+          "| pool setup s |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        sp = f"{r['per_s'] / one:.2f}" if isinstance(r["gpus"], int) else "-"
-        print(f"| {r['gpus']} | {a.count} | {r['s']:.2f} | {r['per_s']:.1f} | {sp} | "
-              f"{r['bits']:.1f} | {r.get('setup_s', 0):.1f} |")
+        one = next((o["per_s"] for o in rows if o.get("concurrency") == r.get("concurrency")
+                    and o["gpus"] == min(a.gpus)), None)
+        sp = f"{r['per_s'] / one:.2f}" if isinstance(r["gpus"], int) and one else "-"
+        print(f"| {r['gpus']} | {r.get('concurrency', '-')} | {a.count} | {r['s']:.2f} | "
+              f"{r['per_s']:.1f} | {sp} | {r['bits']:.1f} | {r.get('setup_s', 0):.1f} |")
     return rows
 
 
@@ -341,6 +343,8 @@ def main() -> None:
     p.add_argument("--fetch-threads", default=[], dest="fetch_threads",
                    type=lambda v: [int(x) for x in v.split(",")],
                    help="batch: also run each pool with these driver thread counts")
+    p.add_argument("--concurrency", default=[2], type=lambda v: [int(x) for x in v.split(",")],
+                   help="batch: the pools' actor concurrency values (each with every --gpus)")
     p.add_argument("--in-flight", default=[], dest="in_flight",
                    type=lambda v: [int(x) for x in v.split(",")],
                    help="batch: also time the same pool with these max_in_flight values")

@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import pickle
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._base import KeyedContext
+from ._base import CiphertextBase, KeyedContext
 
 if TYPE_CHECKING:
     from ._ckks import CKKSContext
@@ -94,6 +95,25 @@ def _unpack(packed: tuple[bytes, list]):
     return pickle.loads(stream, buffers=buffers)
 
 
+def _to_host(obj) -> tuple[Any, bool]:
+    """``(copy, complete)``: ``obj`` with each ciphertext in it (also inside lists, tuples and
+    dicts) copied to the host (``ct.to("cpu")``), and whether nothing else in it can hold
+    device memory (numbers, strings, bytes, numpy arrays, None). Pickling the copy then reads
+    no device memory, so a worker can pickle it while another call of the same actor uses the
+    device. (Unpickled on the driver, a ciphertext goes to the driver's context's device.)"""
+    if isinstance(obj, CiphertextBase):
+        return (obj if obj.device == "cpu" else obj.to("cpu")), True
+    if isinstance(obj, (list, tuple)):
+        parts = [_to_host(x) for x in obj]
+        items = [c for c, _ in parts]
+        return (items if isinstance(obj, list) else tuple(items)), all(ok for _, ok in parts)
+    if isinstance(obj, dict):
+        parts2 = {k: _to_host(v) for k, v in obj.items()}
+        return {k: c for k, (c, _) in parts2.items()}, all(ok for _, ok in parts2.values())
+    return obj, obj is None or isinstance(obj, (bool, int, float, complex, str, bytes,
+                                                 np.ndarray, np.generic))
+
+
 class _Evaluate:
     """``model.evaluate(ctx, cts)`` for one item (a ciphertext or a list of them); picklable."""
 
@@ -107,7 +127,15 @@ class _Evaluate:
 
 
 class _Worker:
-    """The Ray actor: the session's public context, loaded once; ``run`` evaluates one item."""
+    """The Ray actor: the session's public context, loaded once; ``run`` evaluates one item.
+
+    The actor runs ``concurrency`` calls at once (a threaded Ray actor), but only one of them
+    uses the device at a time (a lock): it loads its item onto the device, runs fn and copies
+    the result back to the host. Outside the lock a call pickles its result and Ray stores it in
+    the object store (and fetches the next call's argument), so that host work overlaps the
+    next item's device work instead of following it. Nothing touches the device outside the
+    lock: while one call captures a CUDA graph (a bootstrapper's first call), a copy queued on
+    the device's stream by another thread would be captured into it instead of running."""
 
     def __init__(self, material: list, device: str) -> None:
         ray = _ray()
@@ -119,6 +147,7 @@ class _Worker:
         self.device = resolve_device(usable_device(device) if device != "auto" else device)
         self.ctx = KeyedContext.from_bytes(memoryview(data), self.device)
         self.calls = 0
+        self._device_lock = threading.Lock()
 
     def where(self) -> dict:
         ray = _ray()
@@ -126,17 +155,26 @@ class _Worker:
                 "pid": os.getpid(), "device": self.device,
                 "gpu_ids": [str(g) for g in ray.get_gpu_ids()]}
 
-    def run(self, fn: Callable, item):
-        """``(seconds, _pack(fn(ctx, item)))``: called with ``num_returns=2``, so the driver
-        learns that an item finished (or why it failed) from the small first value, the seconds
-        fn took, without touching the result, which a fetch thread takes and unpacks."""
-        self.calls += 1
-        t0 = time.perf_counter()
-        result = fn(self.ctx, item)
+    def run(self, fn: Callable, packed: tuple[bytes, list]):
+        """``(seconds, _pack(fn(ctx, _unpack(packed))))``, called with ``num_returns=2``, so the
+        driver learns that an item finished (or why it failed) from the small first value
+        without touching the result, which a fetch thread takes and unpacks. ``seconds``: a
+        dict of where the call's time went (``lock``: waiting for the device, ``device``:
+        loading the item, fn and the copy to the host, ``pack``: pickling the result)."""
         from . import _core
 
-        _core.synchronize(self.ctx.device)
-        return time.perf_counter() - t0, _pack(result)
+        t0 = time.perf_counter()
+        with self._device_lock:
+            t1 = time.perf_counter()
+            self.calls += 1
+            result = fn(self.ctx, _unpack(packed))
+            _core.synchronize(self.ctx.device)
+            result, complete = _to_host(result)
+            out = None if complete else _pack(result)  # unknown objects: pickled here
+            t2 = time.perf_counter()
+        if out is None:
+            out = _pack(result)
+        return {"lock": t1 - t0, "device": t2 - t1, "pack": time.perf_counter() - t2}, out
 
 
 class _Dispatch:
@@ -167,8 +205,10 @@ class _Dispatch:
         self.retried = 0
         # Seconds spent where (WorkerPool.last_stats): the driver's loop waiting for workers,
         # for items still being put, submitting calls; the fetch and put threads' work (summed
-        # over threads); the workers' fn time (summed over workers).
-        self.stats = dict.fromkeys(("wait", "put_wait", "submit", "fetch", "put", "worker"), 0.0)
+        # over threads); the workers' time waiting for their device, on it (fn, with loading
+        # the item and copying the result to the host) and pickling (summed over workers).
+        self.stats = dict.fromkeys(("wait", "put_wait", "submit", "fetch", "put", "worker_lock",
+                                    "worker_device", "worker_pack"), 0.0)
 
     def _timed(self, key: str, fn: Callable, *args, **kwargs):
         t0 = time.perf_counter()
@@ -179,8 +219,14 @@ class _Dispatch:
 
     def _put(self, i: int) -> Future:
         if i not in self.puts:
-            self.puts[i] = self.threads.submit(self._timed, "put", self.ray.put, self.items[i])
+            self.puts[i] = self.threads.submit(self._timed, "put", self._put_packed, i)
         return self.puts[i]
+
+    def _put_packed(self, i: int):
+        # Packed here (pickled into a stream and buffers), unpickled by the worker under its
+        # device lock: Ray's own argument unpickling would load a ciphertext onto the device
+        # outside it.
+        return self.ray.put(_pack(self.items[i]))
 
     def _feed(self) -> None:
         for actor in self.live:
@@ -202,7 +248,8 @@ class _Dispatch:
         i, actor, value = self.running.pop(ref)
         self.load[id(actor)] -= 1
         try:
-            self.stats["worker"] += self.ray.get(ref)
+            for key, seconds in self.ray.get(ref).items():
+                self.stats["worker_" + key] += seconds
         except RayActorError as e:
             if isinstance(e, unavailable) and self.tries.get(i, 0) < 5:
                 # Unreachable for a moment (a restart, a loaded node), not dead: the item goes
@@ -253,6 +300,9 @@ class WorkerPool:
             cluster has GPUs (and 1 CPU), else ``num_cpus`` = 1.
         max_in_flight: most items queued on one actor at a time (2 keeps a GPU busy while the
             next item travels).
+        concurrency: calls an actor runs at once (Ray's ``max_concurrency``): one uses the
+            device while the others move their items and results in and out of the object
+            store (see ``_Worker``); 1 runs the calls one after another.
         fetch_threads: the driver's threads that put items into Ray's object store and take
             results out of it (deserializing them into ``ctx``); default min(8, CPU cores).
         retain_memory: call :func:`retain_freed_memory` in the driver too (the workers always
@@ -264,14 +314,14 @@ class WorkerPool:
 
     Raises:
         ImportError: Ray is not installed.
-        ValueError: a bad ``workers``, ``max_in_flight`` or ``device``; a cluster without the
-            resources asked for.
+        ValueError: a bad ``workers``, ``max_in_flight``, ``concurrency``, ``fetch_threads`` or
+            ``device``; a cluster without the resources asked for.
     """
 
     def __init__(self, ctx: KeyedContext, workers: int | None = None, *, device: str = "auto",
                  num_gpus: float | None = None, num_cpus: float | None = None,
                  resources: dict | None = None, max_in_flight: int = 2,
-                 fetch_threads: int | None = None, retain_memory: bool = True,
+                 concurrency: int = 2, fetch_threads: int | None = None, retain_memory: bool = True,
                  max_restarts: int = -1,
                  max_task_retries: int = -1, address: str | None = None,
                  spread: bool = True) -> None:
@@ -282,6 +332,8 @@ class WorkerPool:
             raise ValueError(f"device: expected 'auto', 'cpu' or 'cuda', got {device!r}")
         if not isinstance(max_in_flight, int) or max_in_flight < 1:
             raise ValueError(f"max_in_flight: expected a positive integer, got {max_in_flight!r}")
+        if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
+            raise ValueError(f"concurrency: expected a positive integer, got {concurrency!r}")
         if fetch_threads is None:
             fetch_threads = min(8, os.cpu_count() or 1)
         if not isinstance(fetch_threads, int) or isinstance(fetch_threads, bool) \
@@ -311,6 +363,7 @@ class WorkerPool:
         # Uncompressed: zstd barely shrinks uniformly random key residues (seeding halves them).
         self._material = ray.put(ctx.public().to_bytes(compression="none"))
         opts: dict[str, Any] = {"num_gpus": num_gpus, "num_cpus": num_cpus,
+                                "max_concurrency": concurrency,
                                 "max_restarts": max_restarts,
                                 "max_task_retries": max_task_retries}
         if resources:
@@ -324,7 +377,9 @@ class WorkerPool:
         #: Where the last map's time went, in seconds: wall; the driver's loop waiting for
         #: workers and results ("wait"), for items still being put ("put_wait"), submitting
         #: ("submit"); the threads' fetching and putting ("fetch", "put": summed over threads);
-        #: the workers' fn ("worker": summed over workers). For tuning; not a stable format.
+        #: the workers' waiting for their device, their device work (loading each item, fn,
+        #: copying the result to the host) and pickling ("worker_lock", "worker_device",
+        #: "worker_pack": summed over workers). For tuning; not a stable format.
         self.last_stats: dict[str, float] = {}
 
     # -- information --

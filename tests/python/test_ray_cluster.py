@@ -145,11 +145,67 @@ def test_pool_one_fetch_thread_keeps_input_order_and_raises_fn_errors(cluster, b
             pool.map(FailOn(4), list(enumerate(cts)))
 
 
+class Opaque:
+    """A result type the pool does not know: pickled under the worker's device lock."""
+
+    def __init__(self, ct) -> None:
+        self.ct = ct
+
+
+def timed_square(ctx, item):
+    """(pid, start, end, {"sq": ct * ct, "meta": ...}, Opaque(ct + 1)): fn's interval on its
+    worker, and results of several shapes."""
+    i, ct = item
+    t0 = time.time()
+    out = ct * ct
+    time.sleep(0.05)
+    return os.getpid(), t0, time.time(), {"sq": out, "meta": (i, np.arange(3) + i)}, Opaque(ct + 1)
+
+
+def test_pool_runs_one_call_at_a_time_on_the_device_and_returns_any_shape(cluster, bfv) -> None:
+    """With calls running concurrently in an actor (concurrency 3), fn still runs one at a
+    time per worker (its device lock), and results of any shape (dicts, tuples, numpy arrays,
+    unknown objects holding ciphertexts) come back in input order with the right values."""
+    xs = [np.arange(16) * 5 + i for i in range(9)]
+    cts = [bfv.encrypt(x) for x in xs]
+    with distributed.WorkerPool(bfv, 2, device="cpu", resources={"veil_slot": 1},
+                                concurrency=3, max_in_flight=3) as pool:
+        out = pool.map(timed_square, list(enumerate(cts)))
+        stats = pool.last_stats
+    assert len(out) == len(xs)
+    for i, (x, (_, _, _, d, opaque)) in enumerate(zip(xs, out)):
+        assert d["meta"][0] == i
+        np.testing.assert_array_equal(d["meta"][1], np.arange(3) + i)
+        np.testing.assert_array_equal(np.mod(bfv.decrypt(d["sq"])[:16], T), (x * x) % T)
+        np.testing.assert_array_equal(np.mod(bfv.decrypt(opaque.ct)[:16], T), (x + 1) % T)
+    by_worker: dict[int, list] = {}
+    for pid, t0, t1, _, _ in out:
+        by_worker.setdefault(pid, []).append((t0, t1))
+    for spans in by_worker.values():
+        spans.sort()
+        for (_, end), (start, _) in zip(spans, spans[1:]):
+            assert start >= end, f"two calls of one worker used the device at once: {spans}"
+    assert stats["items"] == len(xs) and stats["worker_device"] >= 0.05 * len(xs)
+
+
+def test_to_host_copies_ciphertexts_and_flags_unknown_objects(bfv) -> None:
+    ct = bfv.encrypt([1, 2, 3])
+    copy, complete = distributed._to_host({"a": [ct, (1, 2.5, "s", b"b", None)],
+                                          "n": np.arange(2)})
+    assert complete and copy["a"][0].device == "cpu"
+    assert copy["a"][1] == (1, 2.5, "s", b"b", None)
+    np.testing.assert_array_equal(bfv.decrypt(copy["a"][0])[:3], [1, 2, 3])
+    assert distributed._to_host([ct, Opaque(ct)])[1] is False
+
+
 def test_pool_errors(cluster, bfv) -> None:
     with pytest.raises(ValueError, match="workers: expected a positive integer"):
         distributed.WorkerPool(bfv, 0, device="cpu")
     with pytest.raises(ValueError, match="fetch_threads: expected a positive integer"):
         distributed.WorkerPool(bfv, 1, device="cpu", fetch_threads=0)
+    for bad in (0, True, 1.5):
+        with pytest.raises(ValueError, match="concurrency: expected a positive integer"):
+            distributed.WorkerPool(bfv, 1, device="cpu", concurrency=bad)
     with pytest.raises(ValueError, match="device"):
         distributed.WorkerPool(bfv, 1, device="tpu")
     with pytest.raises(ValueError, match="ctx: expected a veil context"):
