@@ -202,3 +202,42 @@ def test_pickle_protocol_5_hands_the_ciphertext_bytes_out_of_band(scheme):
         else:
             np.testing.assert_array_equal(got, x)
         np.testing.assert_array_equal(back.raw.data(), ct.raw.data())
+
+
+@pytest.mark.parametrize("word_bits", [32, 64])
+def test_words_saved_as_stored_and_loaded_in_place(word_bits, device):
+    """The body of a ciphertext is its words as 4-byte little-endian integers (the words fit 32
+    bits), with the CRC-32 of descriptor and body in the header: checked against numpy and zlib,
+    not against the loader. Loading takes them from any alignment, into either word size."""
+    import struct
+    import zlib
+
+    def make(bits):
+        return veil.ckks(poly_modulus_degree=N, coeff_modulus=[30, 25, 30], scale=2.0**25,
+                         galois_steps=None, device=device, seed=5, word_bits=bits)
+
+    ctx = make(word_bits)
+    x = np.linspace(-1, 1, 40)
+    ct = (ctx.encrypt(x) * 2.0).raw  # no longer a fresh encryption: never seeded
+    data = ct.to_bytes("none")
+    (magic, _, _, _, compression, flags, _, crc, _, desc_len, _, body_len,
+     stored_len) = struct.unpack_from("<4sHBBBBHIQIIQQ", data, 0)
+    assert magic == b"VEIL"
+    assert compression == 0 and flags & 4  # 'none', 4-byte words
+    desc, body = data[48:48 + desc_len], data[48 + desc_len:]
+    assert body_len == stored_len == len(body) == ct.data().size * 4
+    assert body == ct.data().astype("<u4").tobytes()
+    assert crc == zlib.crc32(desc + body)
+    for bits in (32, 64):
+        target = ctx if bits == word_bits else make(bits)
+        for shift in range(4):  # the body at every alignment
+            buf = bytearray(shift) + data
+            back = _core.Ciphertext.from_bytes(memoryview(buf)[shift:], target.context, device)
+            np.testing.assert_array_equal(back.data(), ct.data())
+    bad = bytearray(data)
+    bad[-1] ^= 1
+    with pytest.raises(ValueError, match="crc32"):
+        _core.Ciphertext.from_bytes(bytes(bad), ctx.context, device)
+    y = ctx.encrypt(x)
+    with pytest.raises(ValueError, match="transparent"):  # at c - c on the CPU, at saving on a GPU
+        (y - y).raw.to_bytes("none")

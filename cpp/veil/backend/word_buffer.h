@@ -111,6 +111,15 @@ class WordBuffer {
   void set_secure(bool on = true) { bytes_.set_secure(on); }
   bool secure() const { return bytes_.secure(); }
 
+  /// The words as stored, on the host, for word_bits() == 32 (no widening: serialization
+  /// writes 4-byte words). Throws InvalidArgument for 64-bit words.
+  std::vector<u32> to_host32() const {
+    if (word_bytes_ != 4) throw InvalidArgument("to_host32: the buffer holds 64-bit words");
+    std::vector<u32> h(size());
+    if (!h.empty()) backend::copy(Device::cpu(), h.data(), device(), bytes_.data(), bytes());
+    return h;
+  }
+
   /// Every word widened to u64, on the host.
   std::vector<u64> to_host() const {
     if (word_bytes_ == 8) {

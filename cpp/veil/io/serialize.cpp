@@ -44,12 +44,14 @@ Bytes frame(const Encoded& e, const SaveOptions& o) {
   // 4-byte words (flag kFlagWords32) whenever every word fits: the bytes follow from the words
   // alone, so contexts with either word size save the same words as the same bytes.
   std::vector<std::uint32_t> narrow;
-  const bool words32 = !e.body.empty() && std::all_of(e.body.begin(), e.body.end(), [](u64 v) {
-    return v <= 0xFFFFFFFFull;
-  });
-  if (words32) narrow.assign(e.body.begin(), e.body.end());
+  const bool words32 = !e.body32.empty() ||
+      (!e.body.empty() && std::all_of(e.body.begin(), e.body.end(), [](u64 v) {
+        return v <= 0xFFFFFFFFull;
+      }));
+  if (words32 && e.body32.empty()) narrow.assign(e.body.begin(), e.body.end());
+  const std::vector<std::uint32_t>& words = e.body32.empty() ? narrow : e.body32;
   const ByteView body = words32
-      ? ByteView(reinterpret_cast<const std::uint8_t*>(narrow.data()), narrow.size() * 4)
+      ? ByteView(reinterpret_cast<const std::uint8_t*>(words.data()), words.size() * 4)
       : ByteView(reinterpret_cast<const std::uint8_t*>(e.body.data()), e.body.size() * 8);
   const std::uint32_t crc = crc32(body, crc32(e.descriptor));
   Bytes compressed;
@@ -151,7 +153,7 @@ bool kswitch_seeded(const KSwitchKey& k, const SaveOptions& o, const std::vector
 // begins with N (the loader's first shape check).
 Encoded start(ObjectType t, const ContextPtr& ctx, const char* what, u64 key_id) {
   if (!ctx) throw InvalidArgument(std::string(what) + ": is empty (not initialized)");
-  Encoded e{t, ctx->scheme(), ctx->parameter_hash(), false, {}, {}};
+  Encoded e{t, ctx->scheme(), ctx->parameter_hash(), false, {}, {}, false, {}};
   ByteWriter w(e.descriptor);
   w.u64(ctx->n());
   if (key_id) {  // key-set identity (rlwe/checks.h): flag bit 1, then the id after N
@@ -168,7 +170,7 @@ Bytes save(const EncryptionParameters& p, const SaveOptions& o) {
   if (p.coeff_modulus.size() > kMaxPrimes) {
     throw InvalidArgument("coeff_modulus: at most " + std::to_string(kMaxPrimes) + " primes");
   }
-  Encoded e{ObjectType::parameters, p.scheme, parameter_hash(p), false, {}, {}};
+  Encoded e{ObjectType::parameters, p.scheme, parameter_hash(p), false, {}, {}, false, {}};
   ByteWriter w(e.descriptor);
   w.u8(static_cast<std::uint8_t>(p.scheme));
   w.u8(static_cast<std::uint8_t>(p.mul_method));
@@ -219,9 +221,18 @@ Bytes save(const Ciphertext& ct, const SaveOptions& o, const CiphertextInfo& inf
     }
   }
   const Context& ctx = *ct.context();
-  std::vector<u64> host = ct.buffer().to_host();
   const std::size_t pw = ct.poly_words();
-  check_not_transparent_words(host.data(), ct.size(), pw, "encrypted");
+  // 32-bit words go out as they are stored (one host copy, no widening) unless the ciphertext
+  // may be saved seeded, which compares its words with its seed's expansion in 64-bit words.
+  const bool may_seed = o.seeded != Seeding::never && ct.uniform_seed() && ct.size() == 2;
+  std::vector<u64> host;
+  if (ct.buffer().word_bits() == 32 && !may_seed) {
+    e.body32 = ct.buffer().to_host32();
+    check_not_transparent_words(e.body32.data(), ct.size(), pw, "encrypted");
+  } else {
+    host = ct.buffer().to_host();
+    check_not_transparent_words(host.data(), ct.size(), pw, "encrypted");
+  }
   e.seeded = decide_seeded(o, ct.uniform_seed(), ct.size() == 2, [&] {
     return seed_still_matches(ctx, ct.device(), *ct.uniform_seed(), ctx.base_q(ct.level()),
                               !ct.is_ntt_form(), host.data(), {pw});
@@ -240,7 +251,7 @@ Bytes save(const Ciphertext& ct, const SaveOptions& o, const CiphertextInfo& inf
     write_seed(w, *ct.uniform_seed());
     host.resize(pw);  // c0 only
   }
-  e.body = std::move(host);
+  e.body = std::move(host);  // empty when body32 holds the words
   return frame(e, o);
 }
 
@@ -433,6 +444,62 @@ std::vector<u64> read_body(const Framed& f, std::size_t words, const LoadOptions
   return body;
 }
 
+BodyWords read_body_words(const Framed& f, std::size_t words, const LoadOptions& o) {
+  const std::size_t wb = f.h.words32 ? 4 : 8;  // bytes per stored word
+  if (f.h.body_size != words * wb) {
+    throw InvalidArgument("body_size: " + std::to_string(f.h.body_size) + " bytes, but the " +
+                          to_string(f.h.type) + "'s shape needs " + std::to_string(words * wb) +
+                          (f.h.words32 ? " (4-byte words)" : ""));
+  }
+  if (f.h.body_size > o.max_bytes) {
+    throw InvalidArgument("body_size: " + std::to_string(f.h.body_size) +
+                          " bytes exceeds the load limit of " + std::to_string(o.max_bytes) +
+                          " (raise max_bytes to load larger objects)");
+  }
+  BodyWords b;
+  b.words_ = words;
+  b.word_bytes_ = wb;
+  if (f.h.compression == Compression::zstd) {
+    b.owned_.resize(words * wb);
+    zstd_decompress_exact(f.stored, b.owned_.data(), words * wb, "body");
+    b.data_ = b.owned_.data();
+  } else {
+    b.data_ = f.stored.data;
+  }
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION  // fuzzing skips it to reach the checks behind
+  if (crc32(ByteView(b.data_, words * wb), crc32(f.descriptor)) != f.h.crc32) {
+    throw InvalidArgument("crc32: checksum mismatch (the bytes were corrupted)");
+  }
+#endif
+  return b;
+}
+
+void check_below_moduli(const BodyWords& b, std::size_t first, std::size_t polys,
+                        const RnsBase& base, std::size_t n, const std::string& what) {
+  io::check_below_moduli(b.bytes(first), b.word_bytes(), polys, base, n, what);
+}
+
+void copy_in(const Device& dev, WordPtr dst, const BodyWords& b, std::size_t first,
+             std::size_t count) {
+  if (count == 0) return;
+  if (static_cast<std::size_t>(dst.word_bits()) == 8 * b.word_bytes()) {
+    backend::copy(dev, dst.get(), Device::cpu(), b.bytes(first), count * b.word_bytes());
+    return;
+  }
+  std::vector<u64> wide(count);
+  const std::uint8_t* p = b.bytes(first);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (b.word_bytes() == 4) {
+      std::uint32_t v;
+      std::memcpy(&v, p + 4 * i, 4);
+      wide[i] = v;
+    } else {
+      std::memcpy(&wide[i], p + 8 * i, 8);
+    }
+  }
+  copy_words_from_host(dev, dst, wide.data(), count);  // narrowed with its check, or copied
+}
+
 // The key-set id after N when the header's flag says so (0: none; a flagged 0 is malformed).
 u64 read_key_id(ByteReader& r, const HeaderInfo& h) {
   if (!h.key_set) return 0;
@@ -471,14 +538,15 @@ void copy_in(const Device& dev, WordPtr dst, const u64* src, std::size_t words) 
 
 // Builds a key-switching key on `dev` from body words (b_j, or (b_j, a_j) when not seeded).
 KSwitchKey build_kswitch(const ContextPtr& ctx, const Device& dev, std::size_t dnum,
-                         const u64* body, const std::optional<UniformSeed>& seed) {
+                         const BodyWords& body, std::size_t first,
+                         const std::optional<UniformSeed>& seed) {
   KSwitchKey k(ctx, dev, dnum);
   const std::size_t pw = k.poly_words();
   if (!seed) {
-    copy_in(dev, k.data(), body, 2 * dnum * pw);
+    copy_in(dev, k.data(), body, first, 2 * dnum * pw);
   } else {
     for (std::size_t j = 0; j < dnum; ++j) {
-      copy_in(dev, k.data() + 2 * j * pw, body + j * pw, pw);
+      copy_in(dev, k.data() + 2 * j * pw, body, first + j * pw, pw);
       expand_uniform(*ctx, dev, *seed, j, ctx->base_qp_full(), false, k.data() + (2 * j + 1) * pw);
     }
     k.set_uniform_seed(seed);
@@ -562,15 +630,17 @@ Plaintext load_plaintext(ByteView in, const ContextPtr& ctx, const Device& dev, 
   }
   const std::size_t n = ctx->n();
   const std::size_t words = ntt ? (level + 1) * n : n;
-  std::vector<u64> body = read_body(f, words, o);
-  if (ntt) {
-    check_below_moduli(body.data(), 1, ctx->base_q(level), n, "plaintext");
-  } else {
-    check_below_modulus(body.data(), n, ctx->plain_modulus(), "plaintext");
-  }
   Plaintext pt(ctx, dev, words, level, ntt);
   pt.set_scale(scale);
-  copy_in(dev, pt.data(), body.data(), words);
+  if (ntt) {
+    const BodyWords body = read_body_words(f, words, o);
+    check_below_moduli(body, 0, 1, ctx->base_q(level), n, "plaintext");
+    copy_in(dev, pt.data(), body, 0, words);
+  } else {
+    const std::vector<u64> body = read_body(f, words, o);
+    check_below_modulus(body.data(), n, ctx->plain_modulus(), "plaintext");
+    copy_in(dev, pt.data(), body.data(), words);
+  }
   return pt;
 }
 
@@ -657,11 +727,11 @@ Ciphertext load_ciphertext(ByteView in, const ContextPtr& ctx, const Device& dev
   }
   r.expect_end();
   const std::size_t n = ctx->n(), pw = (level + 1) * n;
-  const std::vector<u64> body = read_body(f, (seed ? 1 : size) * pw, o);
+  const BodyWords body = read_body_words(f, (seed ? 1 : size) * pw, o);
   const RnsBase& q = ctx->base_q(level);
-  check_below_moduli(body.data(), seed ? 1 : size, q, n, "ciphertext");
+  check_below_moduli(body, 0, seed ? 1 : size, q, n, "ciphertext");
   Ciphertext ct(ctx, dev, size, level, ntt == 1);
-  copy_in(dev, ct.data(), body.data(), body.size());
+  copy_in(dev, ct.data(), body, 0, body.size());
   if (seed) {
     expand_uniform(*ctx, dev, *seed, 0, q, ntt == 0, ct.poly(1));
     ct.set_uniform_seed(seed);
@@ -681,10 +751,10 @@ SecretKey load_secret_key(ByteView in, const ContextPtr& ctx, const Device& dev,
   const RnsBase& qp = ctx->base_qp_full();
   check_limbs(r, r.u32("limbs"), qp.size());
   r.expect_end();
-  const std::vector<u64> body = read_body(f, qp.size() * ctx->n(), o);
-  check_below_moduli(body.data(), 1, qp, ctx->n(), "secret key");
+  const BodyWords body = read_body_words(f, qp.size() * ctx->n(), o);
+  check_below_moduli(body, 0, 1, qp, ctx->n(), "secret key");
   SecretKey sk(ctx, dev, body.size());
-  copy_in(dev, sk.data(), body.data(), body.size());
+  copy_in(dev, sk.data(), body, 0, body.size());
   const u64 actual = key_set_id(sk);
   if (key_id && key_id != actual) {
     throw InvalidArgument("key_set_id: does not match the secret key's words");
@@ -704,10 +774,10 @@ PublicKey load_public_key(ByteView in, const ContextPtr& ctx, const Device& dev,
   if (f.h.seeded) seed = read_seed(r);
   r.expect_end();
   const std::size_t pw = qp.size() * ctx->n();
-  const std::vector<u64> body = read_body(f, (seed ? 1 : 2) * pw, o);
-  check_below_moduli(body.data(), seed ? 1 : 2, qp, ctx->n(), "public key");
+  const BodyWords body = read_body_words(f, (seed ? 1 : 2) * pw, o);
+  check_below_moduli(body, 0, seed ? 1 : 2, qp, ctx->n(), "public key");
   PublicKey pk(ctx, dev, 2 * pw);
-  copy_in(dev, pk.data(), body.data(), body.size());
+  copy_in(dev, pk.data(), body, 0, body.size());
   if (seed) {
     expand_uniform(*ctx, dev, *seed, 0, qp, false, pk.data() + pw);
     pk.set_uniform_seed(seed);
@@ -747,9 +817,9 @@ RelinKeys load_relin_keys(ByteView in, const ContextPtr& ctx, const Device& dev,
   r.expect_end();
   const std::size_t pw = qp.size() * ctx->n();
   const std::size_t polys = dnum * (seed ? 1 : 2);
-  const std::vector<u64> body = read_body(f, polys * pw, o);
-  check_below_moduli(body.data(), polys, qp, ctx->n(), "relinearization keys");
-  KSwitchKey k = build_kswitch(ctx, dev, dnum, body.data(), seed);
+  const BodyWords body = read_body_words(f, polys * pw, o);
+  check_below_moduli(body, 0, polys, qp, ctx->n(), "relinearization keys");
+  KSwitchKey k = build_kswitch(ctx, dev, dnum, body, 0, seed);
   k.set_key_id(key_id);
   return RelinKeys(std::move(k));
 }
@@ -787,13 +857,16 @@ GaloisKeys load_galois_keys(ByteView in, const ContextPtr& ctx, const Device& de
   r.expect_end();
   const std::size_t pw = qp.size() * ctx->n();
   const std::size_t per_key = dnum * (f.h.seeded ? 1 : 2) * pw;
-  const std::vector<u64> body = read_body(f, count * per_key, o);
-  if (count) check_below_moduli(body.data(), count * dnum * (f.h.seeded ? 1 : 2), qp, ctx->n(), "Galois keys");
+  const BodyWords body = read_body_words(f, count * per_key, o);
+  if (count) {
+    check_below_moduli(body, 0, count * dnum * (f.h.seeded ? 1 : 2), qp, ctx->n(),
+                       "Galois keys");
+  }
   GaloisKeys gk(ctx, dev);
   for (std::uint32_t i = 0; i < count; ++i) {
     std::optional<UniformSeed> seed;
     if (f.h.seeded) seed = seeds[i];
-    KSwitchKey k = build_kswitch(ctx, dev, dnum, body.data() + i * per_key, seed);
+    KSwitchKey k = build_kswitch(ctx, dev, dnum, body, i * per_key, seed);
     k.set_key_id(key_id);
     gk.insert(elts[i], std::move(k));
   }

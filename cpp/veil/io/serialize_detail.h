@@ -37,6 +37,9 @@ struct Encoded {
   Bytes descriptor;
   std::vector<u64> body;
   bool key_set = false;
+  /// 4-byte words, used instead of `body` when not empty: an object of a 32-bit-word context,
+  /// copied from its buffer without widening (frame() writes 4-byte words either way).
+  std::vector<std::uint32_t> body32;
 };
 
 /// Header, descriptor and (compressed) body.
@@ -71,15 +74,50 @@ struct Framed {
 Framed open(ByteView in, ObjectType want, const Context* ctx);
 /// Reads the body after checking its size against the shape (`words`) and the limit.
 std::vector<u64> read_body(const Framed& f, std::size_t words, const LoadOptions& o);
+
+/// A body's words as stored, its size and CRC checked (read_body_words): a view of the input
+/// when it is uncompressed (no copy), else the decompressed bytes; word_bytes() (4 or 8)
+/// little-endian bytes per word, at any alignment. Views `f.stored`: the input must outlive it.
+class BodyWords {
+ public:
+  BodyWords() = default;
+  BodyWords(BodyWords&&) = default;
+  BodyWords& operator=(BodyWords&&) = default;
+  BodyWords(const BodyWords&) = delete;
+  BodyWords& operator=(const BodyWords&) = delete;
+
+  std::size_t size() const { return words_; }
+  std::size_t word_bytes() const { return word_bytes_; }
+  /// The stored bytes from word `first` on.
+  const std::uint8_t* bytes(std::size_t first = 0) const { return data_ + first * word_bytes_; }
+
+ private:
+  friend BodyWords read_body_words(const Framed& f, std::size_t words, const LoadOptions& o);
+  const std::uint8_t* data_ = nullptr;
+  std::size_t words_ = 0, word_bytes_ = 8;
+  std::vector<std::uint8_t> owned_;  // the decompressed body (zstd)
+};
+
+/// read_body without widening or copying: what loaders of large objects use.
+BodyWords read_body_words(const Framed& f, std::size_t words, const LoadOptions& o);
+/// Every word of `polys` polynomials from word `first` is below its limb's modulus.
+void check_below_moduli(const BodyWords& b, std::size_t first, std::size_t polys,
+                        const RnsBase& base, std::size_t n, const std::string& what);
 /// The key-set id after N when the header's flag says so (0: none).
 u64 read_key_id(ByteReader& r, const HeaderInfo& h);
 std::uint64_t check_n(ByteReader& r, const Context& ctx);
 std::size_t check_level(ByteReader& r, const Context& ctx);
 void check_limbs(ByteReader& r, std::uint32_t got, std::size_t want);
 void copy_in(const Device& dev, WordPtr dst, const u64* src, std::size_t words);
-/// A key-switching key on `dev` from body words (b_j, or (b_j, a_j) when not seeded).
+/// Copies `count` stored words from word `first` of `b` into `dst` (a direct copy when the
+/// word sizes agree; else widened, or narrowed with a check that every word fits 32 bits).
+void copy_in(const Device& dev, WordPtr dst, const BodyWords& b, std::size_t first,
+             std::size_t count);
+/// A key-switching key on `dev` from the body's words from word `first` on (b_j, or (b_j, a_j)
+/// when not seeded).
 KSwitchKey build_kswitch(const ContextPtr& ctx, const Device& dev, std::size_t dnum,
-                         const u64* body, const std::optional<UniformSeed>& seed);
+                         const BodyWords& body, std::size_t first,
+                         const std::optional<UniformSeed>& seed);
 /// The context's digit count; throws without special primes.
 std::size_t expected_dnum(const Context& ctx);
 void check_dnum(ByteReader& r, std::uint32_t got, std::size_t want);

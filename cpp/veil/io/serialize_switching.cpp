@@ -10,6 +10,7 @@
 // Q_max_level ∪ P are stored (at N = 2^16: a few MiB instead of a full key), and the loader
 // rebuilds the zeros. Such a key has no seed (its a_j no longer match it); a full key is seeded
 // as a relinearization key is.
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -108,14 +109,17 @@ SwitchingKey load_switching_key(ByteView in, const ContextPtr& ctx, const Device
   r.expect_end();
   const std::size_t n = ctx->n();
   const std::size_t polys = digits * (seed ? 1 : 2);
-  const std::vector<u64> body = read_body(f, polys * limbs.size() * n, o);
+  const BodyWords body = read_body_words(f, polys * limbs.size() * n, o);
   const RnsBase& qp = ctx->base_qp_full();
+  const std::size_t wb = body.word_bytes();
   for (std::size_t p = 0; p < polys; ++p) {  // every stored limb below its own prime
     for (std::size_t i = 0; i < limbs.size(); ++i) {
       const u64 q = qp[limbs[i]].value;
-      const u64* w = body.data() + (p * limbs.size() + i) * n;
+      const std::uint8_t* w = body.bytes((p * limbs.size() + i) * n);
       for (std::size_t c = 0; c < n; ++c) {
-        if (w[c] >= q) {
+        u64 v = 0;
+        std::memcpy(&v, w + c * wb, wb);  // little-endian, as every reader here
+        if (v >= q) {
           throw InvalidArgument("switching key: coefficient " + std::to_string(c) + " of limb " +
                                 std::to_string(limbs[i]) + " of polynomial " + std::to_string(p) +
                                 " is not below its modulus " + std::to_string(q));
@@ -125,16 +129,16 @@ SwitchingKey load_switching_key(ByteView in, const ContextPtr& ctx, const Device
   }
   KSwitchKey k;
   if (full) {
-    k = build_kswitch(ctx, dev, dnum, body.data(), seed);
+    k = build_kswitch(ctx, dev, dnum, body, 0, seed);
   } else {  // the stored limbs in place, zeros elsewhere: [dnum][2][L + K][N]
     k = KSwitchKey(ctx, dev, dnum);
     fill_zero_words(dev, k.data(), k.word_count());
     for (std::size_t j = 0; j < digits; ++j) {
       for (std::size_t c = 0; c < 2; ++c) {
         const WordPtr poly = k.data() + (2 * j + c) * k.poly_words();
-        const u64* src = body.data() + (2 * j + c) * limbs.size() * n;
+        const std::size_t src = (2 * j + c) * limbs.size() * n;
         for (std::size_t i = 0; i < limbs.size(); ++i)
-          copy_in(dev, poly + limbs[i] * n, src + i * n, n);
+          copy_in(dev, poly + limbs[i] * n, body, src + i * n, n);
       }
     }
   }

@@ -14,6 +14,10 @@ namespace veil::io {
 /// Throws InvalidArgument naming `what`, the polynomial, limb and coefficient index otherwise.
 void check_below_moduli(const std::uint64_t* words, std::size_t polys, const RnsBase& base,
                         std::size_t n, const std::string& what);
+/// The same over words stored as `word_bytes` (4 or 8) little-endian bytes each, at any
+/// alignment (a serialized body read in place).
+void check_below_moduli(const std::uint8_t* words, std::size_t word_bytes, std::size_t polys,
+                        const RnsBase& base, std::size_t n, const std::string& what);
 /// Every one of `count` words is below `modulus`.
 void check_below_modulus(const std::uint64_t* words, std::size_t count, std::uint64_t modulus,
                          const std::string& what);

@@ -102,10 +102,13 @@ void check_not_transparent(const Ciphertext& ct, const char* op) {
   }
 }
 
-void check_not_transparent_words(const u64* words, std::size_t size, std::size_t poly_words,
-                                 const char* what) {
+namespace {
+
+template <class W>
+void not_transparent_words(const W* words, std::size_t size, std::size_t poly_words,
+                           const char* what) {
   if (!g_transparent_check.load() || size < 2) return;
-  const u64* c1 = words + poly_words;
+  const W* c1 = words + poly_words;
   for (std::size_t i = 0; i < (size - 1) * poly_words; ++i) {
     if (c1[i] != 0) return;
   }
@@ -114,6 +117,18 @@ void check_not_transparent_words(const u64* words, std::size_t size, std::size_t
                         "anyone who reads these bytes), e.g. the result of a multiplication by "
                         "a zero plaintext or c - c; not saved (set_transparent_check(false) "
                         "allows it)");
+}
+
+}  // namespace
+
+void check_not_transparent_words(const u64* words, std::size_t size, std::size_t poly_words,
+                                 const char* what) {
+  not_transparent_words(words, size, poly_words, what);
+}
+
+void check_not_transparent_words(const u32* words, std::size_t size, std::size_t poly_words,
+                                 const char* what) {
+  not_transparent_words(words, size, poly_words, what);
 }
 
 void check_ckks_scale(const Context& ctx, double scale, std::size_t level, const char* what) {

@@ -54,6 +54,9 @@ void check_not_transparent(const Ciphertext& ct, const char* op);
 /// (host memory). Throws InvalidArgument naming `what` when size >= 2 and c1.. are all zero.
 void check_not_transparent_words(const u64* words, std::size_t size, std::size_t poly_words,
                                  const char* what);
+/// The same over 4-byte words (a 32-bit-word ciphertext's host copy, not widened).
+void check_not_transparent_words(const u32* words, std::size_t size, std::size_t poly_words,
+                                 const char* what);
 void set_transparent_check(bool on);
 bool transparent_check();
 
