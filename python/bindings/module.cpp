@@ -296,7 +296,10 @@ NB_MODULE(_core, m) {
         "device"_a, "Bytes of secret memory zeroized on free so far (tests).");
   m.def("forked_child", &backend::forked_child,
         "True in a process forked after Veil was loaded (the CPU backend then runs serially).");
-  m.def("synchronize", [](const std::string& d) { backend::synchronize(dev_of(d)); }, "device"_a);
+  // Without the GIL: a thread waiting for its device must not stop the process's other threads
+  // (a Ray worker pickles one result while the next bootstrap runs).
+  m.def("synchronize", [](const std::string& d) { backend::synchronize(dev_of(d)); }, "device"_a,
+        nb::call_guard<Release>());
   m.def("set_pool_limit", [](const std::string& d, nb::handle b) { backend::set_pool_limit(dev_of(d), size_arg(b, "bytes")); },
         "device"_a, "bytes"_a, "Caps Veil's memory pool on a CUDA device (0: no cap).");
   m.def("bytes_in_use", [](const std::string& d) { return backend::bytes_in_use(dev_of(d)); }, "device"_a);
@@ -492,7 +495,8 @@ NB_MODULE(_core, m) {
           })
       .def_prop_ro("level", &Plaintext::level)
       .def_prop_ro("is_ntt_form", &Plaintext::is_ntt_form)
-      .def("to", [](const Plaintext& p, const std::string& d) { return p.to(dev_of(d)); }, "device"_a)
+      .def("to", [](const Plaintext& p, const std::string& d) { return p.to(dev_of(d)); }, "device"_a,
+           nb::call_guard<Release>())
       .def("data", [](const Plaintext& p) { return to_numpy(p.buffer().to_host()); },
            "Raw words (copy to the host).")
       .def_static("from_coefficients", [](const Ctx& c, const U64Array& v, const std::string& d) {
@@ -533,7 +537,8 @@ NB_MODULE(_core, m) {
       .def_prop_ro("correction_factor", &Ciphertext::correction_factor)
       .def_prop_ro("device", [](const Ciphertext& c) { return c.device().str(); })
       .def_prop_ro("parameter_hash", [](const Ciphertext& c) { return c.context()->parameter_hash(); })
-      .def("to", [](const Ciphertext& c, const std::string& d) { return c.to(dev_of(d)); }, "device"_a)
+      .def("to", [](const Ciphertext& c, const std::string& d) { return c.to(dev_of(d)); }, "device"_a,
+           nb::call_guard<Release>())
       .def("data", [](const Ciphertext& c) { return to_numpy(c.buffer().to_host()); },
            "Raw words [size][level+1][N] (copy to the host).");
   bind::def_serialization<Ciphertext>(ct_cls, "ciphertext", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
