@@ -618,8 +618,9 @@ void def_bootstrap(nb::module_& m) {
           [](nb::handle data, const Ctx& ctx, std::optional<std::uint64_t> max_bytes) {
             if (!ctx) throw InvalidArgument("context: expected a Context, got None");
             PyBytes bytes(data, "data");
+            const io::ByteView in = bytes.stable_view();
             Release r;
-            return io::load_bootstrap_parameters(bytes.view(), ctx, load_options(max_bytes));
+            return io::load_bootstrap_parameters(in, ctx, load_options(max_bytes));
           },
           "data"_a, "context"_a, "max_bytes"_a.none() = nb::none(),
           "Loads bytes written by to_bytes onto `context` (every field checked; ValueError "

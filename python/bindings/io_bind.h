@@ -37,9 +37,23 @@ class PyBytes {
   io::ByteView view() const {
     return {static_cast<const std::uint8_t*>(view_.buf), static_cast<std::size_t>(view_.len)};
   }
+  /// view(), or a private copy of the bytes when the buffer is writable: what a loader takes
+  /// after releasing the GIL. It reads its input in place more than once (the CRC, the range
+  /// check, the copy to the device), and another thread could change a writable buffer
+  /// (bytearray, numpy array) between the reads. Read-only buffers (bytes, Ray's object store)
+  /// are read in place.
+  io::ByteView stable_view() {
+    if (view_.readonly) return view();
+    if (copy_.empty() && view_.len > 0) {
+      const io::ByteView v = view();
+      copy_.assign(v.data, v.data + v.size);
+    }
+    return {copy_.data(), copy_.size()};
+  }
 
  private:
   Py_buffer view_{};
+  std::vector<std::uint8_t> copy_;
 };
 
 inline nb::bytes to_py(const io::Bytes& b) {
@@ -118,8 +132,9 @@ void def_serialization(Cls& cls, const char* kind, LoadFn load_fn, bool picklabl
             if (!ctx) throw InvalidArgument("context: expected a Context, got None");
             PyBytes bytes(data, "data");
             const Device dev = Device::parse(device);
+            const io::ByteView in = bytes.stable_view();
             nb::gil_scoped_release release;
-            return load_fn(bytes.view(), ctx, dev, load_options(max_bytes));
+            return load_fn(in, ctx, dev, load_options(max_bytes));
           },
           nb::arg("data"), nb::arg("context"), nb::arg("device") = "cpu",
           nb::arg("max_bytes").none() = nb::none(), kFromBytesDoc)
@@ -207,8 +222,9 @@ inline void def_seal(nb::module_& m) {
       if (!ctx) throw InvalidArgument("context: expected a Context, got None");
       PyBytes b(data, "data");
       const Device dev = Device::parse(device);
+      const io::ByteView in = b.stable_view();
       nb::gil_scoped_release release;
-      return fn(b.view(), ctx, dev, load_options(max_bytes));
+      return fn(in, ctx, dev, load_options(max_bytes));
     }, nb::arg("data"), nb::arg("context"), nb::arg("device") = "cpu",
        nb::arg("max_bytes").none() = nb::none(),
        "Loads a SEAL 4.x object into `context` on `device`; ValueError naming the field for bad "

@@ -495,8 +495,8 @@ NB_MODULE(_core, m) {
           })
       .def_prop_ro("level", &Plaintext::level)
       .def_prop_ro("is_ntt_form", &Plaintext::is_ntt_form)
-      .def("to", [](const Plaintext& p, const std::string& d) { return p.to(dev_of(d)); }, "device"_a,
-           nb::call_guard<Release>())
+      .def("to", [](const Plaintext& p, const std::string& d) { return p.to(dev_of(d)); },
+           "device"_a, nb::call_guard<Release>())
       .def("data", [](const Plaintext& p) { return to_numpy(p.buffer().to_host()); },
            "Raw words (copy to the host).")
       .def_static("from_coefficients", [](const Ctx& c, const U64Array& v, const std::string& d) {
@@ -537,8 +537,8 @@ NB_MODULE(_core, m) {
       .def_prop_ro("correction_factor", &Ciphertext::correction_factor)
       .def_prop_ro("device", [](const Ciphertext& c) { return c.device().str(); })
       .def_prop_ro("parameter_hash", [](const Ciphertext& c) { return c.context()->parameter_hash(); })
-      .def("to", [](const Ciphertext& c, const std::string& d) { return c.to(dev_of(d)); }, "device"_a,
-           nb::call_guard<Release>())
+      .def("to", [](const Ciphertext& c, const std::string& d) { return c.to(dev_of(d)); },
+           "device"_a, nb::call_guard<Release>())
       .def("data", [](const Ciphertext& c) { return to_numpy(c.buffer().to_host()); },
            "Raw words [size][level+1][N] (copy to the host).");
   bind::def_serialization<Ciphertext>(ct_cls, "ciphertext", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {

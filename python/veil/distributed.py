@@ -32,6 +32,7 @@ import pickle
 import socket
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -95,23 +96,35 @@ def _unpack(packed: tuple[bytes, list]):
     return pickle.loads(stream, buffers=buffers)
 
 
-def _to_host(obj) -> tuple[Any, bool]:
+def _to_host(obj, memo: dict | None = None) -> tuple[Any, bool]:
     """``(copy, complete)``: ``obj`` with each ciphertext in it (also inside lists, tuples and
-    dicts) copied to the host (``ct.to("cpu")``), and whether nothing else in it can hold
-    device memory (numbers, strings, bytes, numpy arrays, None). Pickling the copy then reads
-    no device memory, so a worker can pickle it while another call of the same actor uses the
-    device. (Unpickled on the driver, a ciphertext goes to the driver's context's device.)"""
+    dicts, exactly those types) copied to the host (``ct.to("cpu")``), and whether nothing else
+    in it can hold device memory (numbers, strings, bytes, numeric numpy arrays, None). Pickling
+    the copy then reads no device memory, so a worker can pickle it while another call of the
+    same actor uses the device. An object met twice is copied once (``memo``, as pickle's).
+    Anything else (subclasses, namedtuples, other objects) is left as it is and makes the
+    result incomplete: the worker pickles that under its device lock. (Unpickled on the driver,
+    a ciphertext goes to the driver's context's device.)"""
+    memo = {} if memo is None else memo
+    if id(obj) in memo:
+        return memo[id(obj)]
     if isinstance(obj, CiphertextBase):
-        return (obj if obj.device == "cpu" else obj.to("cpu")), True
-    if isinstance(obj, (list, tuple)):
-        parts = [_to_host(x) for x in obj]
+        out: tuple[Any, bool] = (obj if obj.device == "cpu" else obj.to("cpu")), True
+    elif type(obj) in (list, tuple):
+        memo[id(obj)] = (obj, False)  # a container that holds itself stays as it is
+        parts = [_to_host(x, memo) for x in obj]
         items = [c for c, _ in parts]
-        return (items if isinstance(obj, list) else tuple(items)), all(ok for _, ok in parts)
-    if isinstance(obj, dict):
-        parts2 = {k: _to_host(v) for k, v in obj.items()}
-        return {k: c for k, (c, _) in parts2.items()}, all(ok for _, ok in parts2.values())
-    return obj, obj is None or isinstance(obj, (bool, int, float, complex, str, bytes,
-                                                 np.ndarray, np.generic))
+        out = (items if type(obj) is list else tuple(items)), all(ok for _, ok in parts)
+    elif type(obj) is dict:
+        memo[id(obj)] = (obj, False)
+        kv = {k: _to_host(v, memo) for k, v in obj.items()}
+        out = {k: c for k, (c, _) in kv.items()}, all(ok for _, ok in kv.values())
+    else:
+        plain = obj is None or type(obj) in (bool, int, float, complex, str, bytes) or (
+            isinstance(obj, (np.ndarray, np.generic)) and not obj.dtype.hasobject)
+        out = obj, plain
+    memo[id(obj)] = out
+    return out
 
 
 class _Evaluate:
@@ -148,6 +161,7 @@ class _Worker:
         self.ctx = KeyedContext.from_bytes(memoryview(data), self.device)
         self.calls = 0
         self._device_lock = threading.Lock()
+        self._fn: tuple[str, Callable] | None = None  # (ObjectRef hex, fn): the last map's
 
     def where(self) -> dict:
         ray = _ray()
@@ -155,22 +169,42 @@ class _Worker:
                 "pid": os.getpid(), "device": self.device,
                 "gpu_ids": [str(g) for g in ray.get_gpu_ids()]}
 
-    def run(self, fn: Callable, packed: tuple[bytes, list]):
-        """``(seconds, _pack(fn(ctx, _unpack(packed))))``, called with ``num_returns=2``, so the
-        driver learns that an item finished (or why it failed) from the small first value
-        without touching the result, which a fetch thread takes and unpacks. ``seconds``: a
-        dict of where the call's time went (``lock``: waiting for the device, ``device``:
-        loading the item, fn and the copy to the host, ``pack``: pickling the result)."""
+    def _function(self, fn_ref: list) -> Callable:
+        """The map's function, unpickled once per map (under the device lock: it may hold
+        device objects, such as a served model's encoded weights, which then stay loaded for
+        the map's items and are freed under the lock when the next map replaces it)."""
+        ray = _ray()
+        key = fn_ref[0].hex()
+        if self._fn is None or self._fn[0] != key:
+            self._fn = None
+            self._fn = (key, _unpack(ray.get(fn_ref[0])))
+        return self._fn[1]
+
+    def run(self, fn_ref: list, packed: tuple[bytes, list]):
+        """``(seconds, _pack(fn(ctx, _unpack(packed))))`` for the packed function in
+        ``fn_ref[0]`` (an ObjectRef in a list, so that Ray passes the reference), called with
+        ``num_returns=2``: the driver learns that an item finished (or why it failed) from the
+        small first value without touching the result, which a fetch thread takes and unpacks.
+        ``seconds``: a dict of where the call's time went (``lock``: waiting for the device,
+        ``device``: loading the item, fn and the copy to the host, ``pack``: pickling the
+        result). Every object that may hold device memory is made, used and freed under the
+        lock: an exception of fn leaves it with its frames cleared."""
         from . import _core
 
         t0 = time.perf_counter()
         with self._device_lock:
             t1 = time.perf_counter()
             self.calls += 1
-            result = fn(self.ctx, _unpack(packed))
-            _core.synchronize(self.ctx.device)
-            result, complete = _to_host(result)
-            out = None if complete else _pack(result)  # unknown objects: pickled here
+            try:
+                result = self._function(fn_ref)(self.ctx, _unpack(packed))
+                _core.synchronize(self.ctx.device)
+                result, complete = _to_host(result)
+                out = None if complete else _pack(result)  # unknown objects: pickled here
+                if out is not None:
+                    result = None  # its device objects freed under the lock
+            except BaseException as e:
+                traceback.clear_frames(e.__traceback__)  # the frames' device objects, here
+                raise
             t2 = time.perf_counter()
         if out is None:
             out = _pack(result)
@@ -190,7 +224,10 @@ class _Dispatch:
 
     def __init__(self, pool: WorkerPool, fn: Callable, items: list) -> None:
         self.ray = _ray()
-        self.fn, self.items, self.max_in_flight = fn, items, pool.max_in_flight
+        self.items, self.max_in_flight = items, pool.max_in_flight
+        # The function travels packed, once per map: a worker unpickles it under its device
+        # lock (it may hold device objects) and keeps it for the map's items.
+        self.fn_ref = [self.ray.put(_pack(fn))]
         self.todo = list(range(len(items)))[::-1]  # popped from the end: input order
         self.live = list(pool.actors)
         self.load = {id(a): 0 for a in self.live}
@@ -234,7 +271,7 @@ class _Dispatch:
                 i = self.todo.pop()
                 ref = self._timed("put_wait", self._put(i).result)
                 ok, value = self._timed("submit", actor.run.options(num_returns=2).remote,
-                                        self.fn, ref)
+                                        self.fn_ref, ref)
                 self.running[ok] = (i, actor, value)
                 self.load[id(actor)] += 1
         for i in self.todo[-self.ahead:]:  # the next items, serialized while the workers run

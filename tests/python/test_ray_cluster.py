@@ -189,13 +189,43 @@ def test_pool_runs_one_call_at_a_time_on_the_device_and_returns_any_shape(cluste
 
 
 def test_to_host_copies_ciphertexts_and_flags_unknown_objects(bfv) -> None:
+    import collections
+
     ct = bfv.encrypt([1, 2, 3])
     copy, complete = distributed._to_host({"a": [ct, (1, 2.5, "s", b"b", None)],
-                                          "n": np.arange(2)})
+                                          "n": np.arange(2), "again": ct})
     assert complete and copy["a"][0].device == "cpu"
+    assert copy["again"] is copy["a"][0]  # one object, one copy (as pickle's memo)
     assert copy["a"][1] == (1, 2.5, "s", b"b", None)
     np.testing.assert_array_equal(bfv.decrypt(copy["a"][0])[:3], [1, 2, 3])
-    assert distributed._to_host([ct, Opaque(ct)])[1] is False
+    # Anything but exact lists, tuples and dicts is left as it is, and pickled under the lock.
+    point = collections.namedtuple("point", "x y")(ct, 1)
+    loop: list = [ct]
+    loop.append(loop)
+    for unknown in ([ct, Opaque(ct)], point, collections.OrderedDict(a=ct), loop,
+                    np.array([ct, None], dtype=object)):
+        copy, complete = distributed._to_host(unknown)
+        assert complete is False
+        assert type(copy) is type(unknown)
+    assert distributed._to_host(point)[0] is point
+
+
+class FakeDeviceCiphertext(veil.Ciphertext):
+    """A ciphertext that says it lives on a GPU: _to_host must ask it for a host copy."""
+
+    @property
+    def device(self) -> str:
+        return "cuda:0"
+
+    def to(self, device):
+        self.asked = device
+        return "host copy"
+
+
+def test_to_host_asks_device_ciphertexts_for_a_host_copy() -> None:
+    fake = object.__new__(FakeDeviceCiphertext)
+    copy, complete = distributed._to_host((fake, [fake]))
+    assert complete and copy == ("host copy", ["host copy"]) and fake.asked == "cpu"
 
 
 def test_pool_errors(cluster, bfv) -> None:

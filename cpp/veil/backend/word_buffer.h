@@ -1,8 +1,9 @@
 // WordBuffer: the storage of an RNS object whose word size is chosen at run time (DESIGN.md: u32
 // words for primes below 2^31, u64 otherwise, per context). It owns a Buffer of bytes and knows
 // its word size; kernels reach the words through data<W>(), which checks that W is that size.
-// Host copies (serialization, Python, tests) are word-independent: to_host() widens to u64 and
-// copy_words_from_host() narrows, so every saved format keeps 64-bit words.
+// Host copies (Python, tests) are word-independent: to_host() widens to u64 and
+// copy_words_from_host() narrows. Serialization writes 4-byte words whenever every word fits,
+// whatever the buffer's size (to_host32 copies a 32-bit buffer without widening).
 #pragma once
 #include <cstddef>
 #include <cstring>

@@ -630,17 +630,19 @@ Plaintext load_plaintext(ByteView in, const ContextPtr& ctx, const Device& dev, 
   }
   const std::size_t n = ctx->n();
   const std::size_t words = ntt ? (level + 1) * n : n;
-  Plaintext pt(ctx, dev, words, level, ntt);
-  pt.set_scale(scale);
+  Plaintext pt;
   if (ntt) {
     const BodyWords body = read_body_words(f, words, o);
     check_below_moduli(body, 0, 1, ctx->base_q(level), n, "plaintext");
+    pt = Plaintext(ctx, dev, words, level, ntt);
     copy_in(dev, pt.data(), body, 0, words);
   } else {
     const std::vector<u64> body = read_body(f, words, o);
     check_below_modulus(body.data(), n, ctx->plain_modulus(), "plaintext");
+    pt = Plaintext(ctx, dev, words, level, ntt);
     copy_in(dev, pt.data(), body.data(), words);
   }
+  pt.set_scale(scale);
   return pt;
 }
 
