@@ -407,43 +407,6 @@ Framed open(ByteView in, ObjectType want, const Context* ctx) {
 }
 
 // Reads the body after its size was checked against the shape and the limit.
-std::vector<u64> read_body(const Framed& f, std::size_t words, const LoadOptions& o) {
-  const std::size_t wb = f.h.words32 ? 4 : 8;  // bytes per stored word
-  if (f.h.body_size != words * wb) {
-    throw InvalidArgument("body_size: " + std::to_string(f.h.body_size) + " bytes, but the " +
-                          to_string(f.h.type) + "'s shape needs " + std::to_string(words * wb) +
-                          (f.h.words32 ? " (4-byte words)" : ""));
-  }
-  if (f.h.body_size > o.max_bytes) {
-    throw InvalidArgument("body_size: " + std::to_string(f.h.body_size) +
-                          " bytes exceeds the load limit of " + std::to_string(o.max_bytes) +
-                          " (raise max_bytes to load larger objects)");
-  }
-  std::vector<u64> body(words);
-  // 4-byte words land in the upper half of the buffer and are widened in place from the front:
-  // widened word i ends at byte 8 i + 8 <= 4 words + 4 (i + 1), where stored word i + 1 starts.
-  auto* bytes = reinterpret_cast<std::uint8_t*>(body.data()) + (wb == 4 ? words * 4 : 0);
-  if (f.h.compression == Compression::zstd) {
-    zstd_decompress_exact(f.stored, bytes, words * wb, "body");
-  } else if (words) {
-    std::memcpy(bytes, f.stored.data, words * wb);
-  }
-  const ByteView bv(bytes, words * wb);
-#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION  // fuzzing skips it to reach the checks behind
-  if (crc32(bv, crc32(f.descriptor)) != f.h.crc32) {
-    throw InvalidArgument("crc32: checksum mismatch (the bytes were corrupted)");
-  }
-#endif
-  if (wb == 4) {
-    for (std::size_t i = 0; i < words; ++i) {
-      std::uint32_t v;
-      std::memcpy(&v, bytes + i * 4, 4);
-      body[i] = v;
-    }
-  }
-  return body;
-}
-
 BodyWords read_body_words(const Framed& f, std::size_t words, const LoadOptions& o) {
   const std::size_t wb = f.h.words32 ? 4 : 8;  // bytes per stored word
   if (f.h.body_size != words * wb) {
@@ -474,6 +437,30 @@ BodyWords read_body_words(const Framed& f, std::size_t words, const LoadOptions&
   return b;
 }
 
+namespace {
+
+// Stored words [first, first + count) of `b` as u64.
+std::vector<u64> widened(const BodyWords& b, std::size_t first, std::size_t count) {
+  std::vector<u64> wide(count);
+  const std::uint8_t* p = b.bytes(first);
+  if (b.word_bytes() == 8) {
+    if (count) std::memcpy(wide.data(), p, count * 8);
+    return wide;
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint32_t v;
+    std::memcpy(&v, p + 4 * i, 4);
+    wide[i] = v;
+  }
+  return wide;
+}
+
+}  // namespace
+
+std::vector<u64> read_body(const Framed& f, std::size_t words, const LoadOptions& o) {
+  return widened(read_body_words(f, words, o), 0, words);
+}
+
 void check_below_moduli(const BodyWords& b, std::size_t first, std::size_t polys,
                         const RnsBase& base, std::size_t n, const std::string& what) {
   io::check_below_moduli(b.bytes(first), b.word_bytes(), polys, base, n, what);
@@ -486,17 +473,7 @@ void copy_in(const Device& dev, WordPtr dst, const BodyWords& b, std::size_t fir
     backend::copy(dev, dst.get(), Device::cpu(), b.bytes(first), count * b.word_bytes());
     return;
   }
-  std::vector<u64> wide(count);
-  const std::uint8_t* p = b.bytes(first);
-  for (std::size_t i = 0; i < count; ++i) {
-    if (b.word_bytes() == 4) {
-      std::uint32_t v;
-      std::memcpy(&v, p + 4 * i, 4);
-      wide[i] = v;
-    } else {
-      std::memcpy(&wide[i], p + 8 * i, 8);
-    }
-  }
+  const std::vector<u64> wide = widened(b, first, count);
   copy_words_from_host(dev, dst, wide.data(), count);  // narrowed with its check, or copied
 }
 
