@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._base import CiphertextBase, KeyedContext
+from ._base import CiphertextBase as _CiphertextBase
+from ._base import KeyedContext
 
 if TYPE_CHECKING:
     from ._ckks import CKKSContext
@@ -108,7 +109,7 @@ def _to_host(obj, memo: dict | None = None) -> tuple[Any, bool]:
     memo = {} if memo is None else memo
     if id(obj) in memo:
         return memo[id(obj)]
-    if isinstance(obj, CiphertextBase):
+    if isinstance(obj, _CiphertextBase):
         out: tuple[Any, bool] = (obj if obj.device == "cpu" else obj.to("cpu")), True
     elif type(obj) in (list, tuple):
         memo[id(obj)] = (obj, False)  # a container that holds itself stays as it is
