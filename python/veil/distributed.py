@@ -204,7 +204,10 @@ class _Worker:
                 if out is not None:
                     result = None  # its device objects freed under the lock
             except BaseException as e:
-                traceback.clear_frames(e.__traceback__)  # the frames' device objects, here
+                # The traceback keeps its frames' locals (device objects) alive after the lock:
+                # clear fn's frames here (this one is still running, so drop its result).
+                result = None
+                traceback.clear_frames(e.__traceback__)
                 raise
             t2 = time.perf_counter()
         if out is None:
