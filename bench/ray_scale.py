@@ -73,6 +73,47 @@ def stop_server(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
+def cpu_ticks() -> dict:
+    """CPU time (clock ticks, user + system) of every thread of every process on this host:
+    {(pid, tid): (ticks, process name, thread name)} from /proc (Linux)."""
+    seen = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()[:90]
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                st = open(f"/proc/{pid}/task/{tid}/stat").read()
+                name = st[st.index("(") + 1:st.rindex(")")]
+                f = st[st.rindex(")") + 2:].split()
+                seen[(int(pid), int(tid))] = (int(f[11]) + int(f[12]), cmd, name)
+        except (OSError, ValueError, IndexError):
+            continue
+    return seen
+
+
+def cpu_report(before: dict, after: dict, seconds: float, top: int = 12) -> dict:
+    """Cores used over ``seconds`` per process (the busiest ``top``) and, for the busiest
+    processes, per thread name; with the host's total."""
+    hz = os.sysconf("SC_CLK_TCK")
+    per_proc: Counter = Counter()
+    per_thread: dict[int, Counter] = {}
+    names = {}
+    for key, (t, cmd, name) in after.items():
+        d = (t - before.get(key, (0,))[0]) / hz / seconds
+        if d <= 0:
+            continue
+        per_proc[key[0]] += d
+        names[key[0]] = cmd
+        per_thread.setdefault(key[0], Counter())[name] += d
+    busiest = per_proc.most_common(top)
+    return {"host_cores": round(sum(per_proc.values()), 2),
+            "processes": [{"pid": pid, "cores": round(c, 2), "cmd": names[pid],
+                           "threads": {n: round(v, 2) for n, v in
+                                       per_thread[pid].most_common(6)}}
+                          for pid, c in busiest]}
+
+
 def loadtests(urls: list[str], clients: int, requests: int, out: str, tag: str) -> dict:
     procs, paths = [], []
     for i, url in enumerate(urls):
@@ -82,7 +123,15 @@ def loadtests(urls: list[str], clients: int, requests: int, out: str, tag: str) 
             [sys.executable, "-m", "veil", "loadtest", "--server", url, "--clients",
              str(clients), "--requests", str(requests), "--json", path],
             stdout=open(path + ".log", "w"), stderr=subprocess.STDOUT))
+    # Host CPU while the generators run (their setup included: the report is for comparing
+    # the server processes of two runs, not for absolute numbers).
+    t0, ticks0 = time.perf_counter(), cpu_ticks()
     codes = [p.wait() for p in procs]
+    cpu = cpu_report(ticks0, cpu_ticks(), time.perf_counter() - t0)
+    with open(os.path.join(out, f"cpu_{tag}.json"), "w") as f:
+        json.dump(cpu, f, indent=1)
+    print(f"{tag}: host {cpu['host_cores']} cores; busiest:",
+          [(p["cores"], p["cmd"][:40], p["threads"]) for p in cpu["processes"][:8]], flush=True)
     rs = [json.load(open(p)) for p in paths]
     return {"rps": sum(r["throughput_rps"] for r in rs),
             "p50_ms": max(r["latency_ms"]["p50"] for r in rs),
