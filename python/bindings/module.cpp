@@ -590,7 +590,8 @@ NB_MODULE(_core, m) {
       .def_prop_ro("nbytes", [](const SecretKey& k) { return k.buffer().bytes(); })
       .def("__repr__", [](const SecretKey& k) { return key_repr("SecretKey", k, k.buffer().bytes()); })
       .def_prop_ro("key_set_id", &SecretKey::key_id)
-      .def("to", [](const SecretKey& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a)
+      .def("to", [](const SecretKey& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a,
+           nb::call_guard<Release>())
       .def("data", [](const SecretKey& k) { return to_numpy(k.buffer().to_host()); });
   bind::def_serialization<SecretKey>(sk_cls, "secret_key", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
     return io::load_secret_key(v, c, d, o);
@@ -600,7 +601,8 @@ NB_MODULE(_core, m) {
       .def_prop_ro("nbytes", [](const PublicKey& k) { return k.buffer().bytes(); })
       .def("__repr__", [](const PublicKey& k) { return key_repr("PublicKey", k, k.buffer().bytes()); })
       .def_prop_ro("key_set_id", &PublicKey::key_id)
-      .def("to", [](const PublicKey& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a)
+      .def("to", [](const PublicKey& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a,
+           nb::call_guard<Release>())
       .def("data", [](const PublicKey& k) { return to_numpy(k.buffer().to_host()); });
   bind::def_serialization<PublicKey>(pk_cls, "public_key", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
     return io::load_public_key(v, c, d, o);
@@ -610,7 +612,8 @@ NB_MODULE(_core, m) {
       .def_prop_ro("nbytes", [](const RelinKeys& k) { return k.key().buffer().bytes(); })
       .def("__repr__", [](const RelinKeys& k) { return key_repr("RelinKeys", k, k.key().buffer().bytes()); })
       .def_prop_ro("key_set_id", &RelinKeys::key_id)
-      .def("to", [](const RelinKeys& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a)
+      .def("to", [](const RelinKeys& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a,
+           nb::call_guard<Release>())
       .def("data", [](const RelinKeys& k) { return to_numpy(k.key().buffer().to_host()); });
   bind::def_serialization<RelinKeys>(rk_cls, "relin_keys", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
     return io::load_relin_keys(v, c, d, o);
@@ -645,7 +648,8 @@ NB_MODULE(_core, m) {
             for (const auto& [g, _] : k.keys()) e.push_back(g);
             return e;
           })
-      .def("to", [](const GaloisKeys& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a);
+      .def("to", [](const GaloisKeys& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a,
+           nb::call_guard<Release>());
   bind::def_serialization<GaloisKeys>(gk_cls, "galois_keys", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
     return io::load_galois_keys(v, c, d, o);
   });
@@ -666,7 +670,8 @@ NB_MODULE(_core, m) {
       .def("__repr__", [](const SwitchingKey& k) {
              return key_repr("SwitchingKey", k, k.key().buffer().bytes(), ", max_level=" + std::to_string(k.max_level()));
            })
-      .def("to", [](const SwitchingKey& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a);
+      .def("to", [](const SwitchingKey& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a,
+           nb::call_guard<Release>());
 
   // ---- key generation, encoding, encryption ---------------------------------------------
   nb::class_<KeyGenerator>(m, "KeyGenerator",

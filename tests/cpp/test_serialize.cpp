@@ -147,6 +147,42 @@ TEST(Serialize, ModifiedSeededObjectIsSavedUnseededOrRejected) {
   EXPECT_EQ(words(back), words(ct));
 }
 
+TEST(Serialize, ModifiedSeededKeyIsSavedUnseededOrRejected) {
+  // A key fresh from KeyGenerator (or loaded seeded) is known to match its seed, and saving
+  // skips expanding the seed again; writing its words must forget that.
+  for (int word_bits : {32, 64}) {
+    SCOPED_TRACE(word_bits);
+    EncryptionParameters p = small_params(SchemeType::ckks, 4096);
+    p.coeff_modulus = CoeffModulus::create(4096, {30, 30, 30, 30});
+    p.word_bits = word_bits;
+    const ContextPtr ctx = Context::create(p, SecurityLevel::none);
+    KeySet keys(ctx, Device::cpu(), 6);
+    ASSERT_TRUE(keys.rk.key().seed_known_to_match());
+    const RelinKeys loaded = io::load_relin_keys(io::save(keys.rk), ctx, Device::cpu());
+    EXPECT_TRUE(loaded.key().seed_known_to_match());
+    EXPECT_TRUE(io::read_header(io::save(loaded)).seeded);
+    for (const bool via_buffer : {false, true}) {
+      KSwitchKey k = keys.rk.key();
+      EXPECT_TRUE(k.seed_known_to_match());  // copies keep it
+      // a_0's first word changes (on the CPU; 0 <-> 1 stays below q_0)
+      const std::size_t a0 = k.poly_words();
+      auto flip = [&](auto* w) { w[a0] = w[a0] == 0 ? 1 : 0; };
+      if (word_bits == 32) {
+        flip(via_buffer ? k.buffer().data<std::uint32_t>() : k.data<std::uint32_t>());
+      } else {
+        flip(via_buffer ? k.buffer().data<u64>() : k.data<u64>());
+      }
+      EXPECT_FALSE(k.seed_known_to_match());
+      const RelinKeys changed(std::move(k));
+      const Bytes b = io::save(changed);  // automatic: the check runs and fails
+      EXPECT_FALSE(io::read_header(b).seeded);
+      EXPECT_EQ(words(io::load_relin_keys(b, ctx, Device::cpu())), words(changed));
+      expect_invalid([&] { io::save(changed, opts(Compression::none, Seeding::always)); },
+                     "seeded");
+    }
+  }
+}
+
 TEST(Serialize, LoadedKeysComputeLikeTheOriginals) {
   for (SchemeType s : kSchemes) {
     SCOPED_TRACE(to_string(s));
@@ -249,6 +285,65 @@ TEST(Serialize, SmallPrimesStoreFourByteWords) {
       EXPECT_EQ(io::read_header(k).words32, narrow);
       EXPECT_EQ(io::load_relin_keys(k, ctx, Device::cpu()).key().buffer().to_host(),
                 keys.rk.key().buffer().to_host());
+    }
+  }
+}
+
+// The body of a saved key (compression none) against an oracle built from the key's words
+// widened to u64 (WordBuffer::to_host, not the saving path): 4-byte little-endian words of
+// every polynomial, or of the b_j polynomials only when seeded. Keys of 32-bit-word contexts
+// are saved from their words as stored (no widening); the bytes must not depend on it.
+std::vector<std::uint8_t> key_body_oracle(const KSwitchKey& k, bool seeded) {
+  const std::vector<u64> all = k.buffer().to_host();
+  const std::size_t pw = k.poly_words();
+  std::vector<std::uint8_t> out;
+  for (std::size_t p = 0; p < 2 * k.dnum(); ++p) {
+    if (seeded && p % 2 == 1) continue;  // a_j: regenerated from the seed
+    for (std::size_t i = 0; i < pw; ++i) {
+      const u64 v = all[p * pw + i];
+      EXPECT_LT(v, u64(1) << 32);
+      for (int b = 0; b < 4; ++b) out.push_back(static_cast<std::uint8_t>(v >> (8 * b)));
+    }
+  }
+  return out;
+}
+
+void expect_body(const Bytes& b, const std::vector<std::uint8_t>& body) {
+  const io::HeaderInfo h = io::read_header(b);
+  EXPECT_TRUE(h.words32);
+  ASSERT_EQ(h.body_size, body.size());
+  ASSERT_GE(b.size(), body.size());
+  EXPECT_TRUE(std::equal(body.begin(), body.end(), b.end() - static_cast<long>(body.size())));
+}
+
+TEST(Serialize, KeysOfEitherWordSizeSaveTheirWordsAsFourByteWords) {
+  for (int word_bits : {32, 64}) {
+    SCOPED_TRACE(word_bits);
+    EncryptionParameters p = small_params(SchemeType::ckks, 4096);
+    p.coeff_modulus = CoeffModulus::create(4096, {30, 30, 30, 30});
+    p.word_bits = word_bits;
+    const ContextPtr ctx = Context::create(p, SecurityLevel::none);
+    KeySet keys(ctx, Device::cpu(), 4);
+    const SwitchingKey swk = KeyGenerator(ctx, Device::cpu(), 8).create_switching_key(keys.sk);
+    for (Seeding sd : {Seeding::automatic, Seeding::never}) {
+      const bool seeded = sd == Seeding::automatic;
+      const io::SaveOptions o = opts(Compression::none, sd);
+      const Bytes rk = io::save(keys.rk, o);
+      expect_body(rk, key_body_oracle(keys.rk.key(), seeded));
+      EXPECT_EQ(words(io::load_relin_keys(rk, ctx, Device::cpu())), words(keys.rk));
+      const Bytes sb = io::save(swk, o);
+      expect_body(sb, key_body_oracle(swk.key(), seeded));
+      EXPECT_EQ(words(io::load_switching_key(sb, ctx, Device::cpu()).key()), words(swk.key()));
+      std::vector<std::uint8_t> gk_body;
+      for (const auto& [elt, k] : keys.gk.keys()) {
+        const std::vector<std::uint8_t> part = key_body_oracle(k, seeded);
+        gk_body.insert(gk_body.end(), part.begin(), part.end());
+      }
+      const Bytes gb = io::save(keys.gk, o);
+      expect_body(gb, gk_body);
+      const GaloisKeys gk = io::load_galois_keys(gb, ctx, Device::cpu());
+      ASSERT_EQ(gk.keys().size(), keys.gk.keys().size());
+      for (const auto& [elt, k] : keys.gk.keys()) EXPECT_EQ(words(gk.key(elt)), words(k)) << elt;
     }
   }
 }

@@ -99,16 +99,21 @@ void expand_uniform(const Context& ctx, const Device& dev, const UniformSeed& se
   if (coefficient_form) ntt_inverse(dev, out, 1, base, ctx.ntt());
 }
 
+void set_body(Encoded& e, std::vector<u64>&& words) { e.body = std::move(words); }
+void set_body(Encoded& e, std::vector<std::uint32_t>&& words) { e.body32 = std::move(words); }
+
 // True when the object's uniform polynomials (host words at `host + offset_j`, one per
-// index j) equal what its seed regenerates: seeded saving is only honest then.
+// index j, as host_words<W> gives them) equal what its seed regenerates: seeded saving is only
+// honest then.
+template <class W>
 bool seed_still_matches(const Context& ctx, const Device& dev, const UniformSeed& seed,
-                        const RnsBase& base, bool coefficient_form, const u64* host,
+                        const RnsBase& base, bool coefficient_form, const W* host,
                         const std::vector<std::size_t>& offsets) {
   WordBuffer tmp(dev, base.size() * ctx.n(), ctx.word_bits());
   for (std::size_t j = 0; j < offsets.size(); ++j) {
     expand_uniform(ctx, dev, seed, j, base, coefficient_form, tmp.data());
-    const std::vector<u64> regen = tmp.to_host();
-    if (std::memcmp(regen.data(), host + offsets[j], regen.size() * 8) != 0) return false;
+    const std::vector<W> regen = host_words<W>(tmp);
+    if (std::memcmp(regen.data(), host + offsets[j], regen.size() * sizeof(W)) != 0) return false;
   }
   return true;
 }
@@ -129,25 +134,39 @@ bool decide_seeded(const SaveOptions& o, const std::optional<UniformSeed>& seed,
 }
 
 
-// A key-switching key's host words `all` ([dnum][2][limbs][N]) without the a_j polynomials.
-std::vector<u64> kswitch_body_seeded(const KSwitchKey& k, const std::vector<u64>& all) {
+template <class W>
+void append_kswitch_seeded(const KSwitchKey& k, const std::vector<W>& all, std::vector<W>& out) {
   const std::size_t pw = k.poly_words();
-  std::vector<u64> out(k.dnum() * pw);
-  for (std::size_t j = 0; j < k.dnum(); ++j)
-    std::memcpy(out.data() + j * pw, all.data() + 2 * j * pw, pw * 8);
-  return out;
+  for (std::size_t j = 0; j < k.dnum(); ++j) {
+    const W* b = all.data() + 2 * j * pw;
+    out.insert(out.end(), b, b + pw);
+  }
 }
 
-bool kswitch_seeded(const KSwitchKey& k, const SaveOptions& o, const std::vector<u64>& host,
+template <class W>
+bool kswitch_seeded(const KSwitchKey& k, const SaveOptions& o, const std::vector<W>& host,
                     const char* what) {
   const Context& ctx = *k.context();
   return decide_seeded(o, k.uniform_seed(), true, [&] {
+    // Sampled or loaded from the seed and not writable since: no need to expand it again (at
+    // N = 2^16 the expansion of a bootstrapping key set is most of its saving time).
+    if (k.seed_known_to_match()) return true;
     std::vector<std::size_t> offsets;
     for (std::size_t j = 0; j < k.dnum(); ++j) offsets.push_back((2 * j + 1) * k.poly_words());
     return seed_still_matches(ctx, k.device(), *k.uniform_seed(), ctx.base_qp_full(), false,
                               host.data(), offsets);
   }, what);
 }
+
+template void append_kswitch_seeded<u64>(const KSwitchKey&, const std::vector<u64>&,
+                                         std::vector<u64>&);
+template void append_kswitch_seeded<std::uint32_t>(const KSwitchKey&,
+                                                   const std::vector<std::uint32_t>&,
+                                                   std::vector<std::uint32_t>&);
+template bool kswitch_seeded<u64>(const KSwitchKey&, const SaveOptions&, const std::vector<u64>&,
+                                  const char*);
+template bool kswitch_seeded<std::uint32_t>(const KSwitchKey&, const SaveOptions&,
+                                            const std::vector<std::uint32_t>&, const char*);
 
 // Checks that the object is initialized and starts its encoding; every object's descriptor
 // begins with N (the loader's first shape check).
@@ -285,30 +304,73 @@ Bytes save(const RelinKeys& rk, const SaveOptions& o) {
   Encoded e = start(ObjectType::relin_keys, rk.context(), "relin_keys", rk.key_id());
   const KSwitchKey& k = rk.key();
   const Context& ctx = *k.context();
-  std::vector<u64> host = k.buffer().to_host();
-  e.seeded = kswitch_seeded(k, o, host, "relinearization key");
+  // The words as stored (4-byte words are not widened): one host copy, then the body.
+  with_word_type(k.buffer(), [&](auto word) {
+    using W = decltype(word);
+    std::vector<W> host = host_words<W>(k.buffer());
+    e.seeded = kswitch_seeded(k, o, host, "relinearization key");
+    if (!e.seeded) return set_body(e, std::move(host));
+    std::vector<W> body;
+    body.reserve(k.dnum() * k.poly_words());
+    append_kswitch_seeded(k, host, body);
+    set_body(e, std::move(body));
+  });
   ByteWriter w(e.descriptor);
   w.u32(static_cast<std::uint32_t>(k.dnum()));
   w.u32(static_cast<std::uint32_t>(ctx.base_qp_full().size()));
   if (e.seeded) write_seed(w, *k.uniform_seed());
-  e.body = e.seeded ? kswitch_body_seeded(k, host) : std::move(host);
   return frame(e, o);
 }
+
+namespace {
+
+// The body of a Galois key set in words W: each key's b_j polynomials when every key still
+// matches its seed (`seeded` comes back true), else every key whole. One key's host copy at a
+// time besides the body, each allocated once: a bootstrapping key set is gigabytes, and every
+// fresh allocation is paid again in page faults.
+template <class W>
+std::vector<W> galois_body(const GaloisKeys& gk, const SaveOptions& o, bool& seeded) {
+  std::size_t words = 0;
+  for (const auto& [elt, k] : gk.keys()) words += k.buffer().size();
+  std::vector<W> body;
+  seeded = o.seeded != Seeding::never && !gk.keys().empty();
+  std::vector<W> host;  // one key's words, the same allocation for every key
+  if (seeded) {
+    body.reserve(words / 2);
+    for (const auto& [elt, k] : gk.keys()) {
+      host_words_into(k.buffer(), host);
+      // `automatic` gives up at the first key that cannot be seeded; `always` throws there.
+      if (!kswitch_seeded(k, o, host, "Galois key")) {
+        seeded = false;
+        break;
+      }
+      append_kswitch_seeded(k, host, body);
+    }
+    if (seeded) return body;
+    body = std::vector<W>();
+  }
+  body.reserve(words);
+  for (const auto& [elt, k] : gk.keys()) {
+    host_words_into(k.buffer(), host);
+    body.insert(body.end(), host.begin(), host.end());
+  }
+  return body;
+}
+
+}  // namespace
 
 Bytes save(const GaloisKeys& gk, const SaveOptions& o) {
   Encoded e = start(ObjectType::galois_keys, gk.context(), "galois_keys", gk.key_id());
   const Context& ctx = *gk.context();
   const std::size_t limbs = ctx.base_qp_full().size();
   const std::size_t dnum = ctx.dnum();
-  // Seeded only if every key can be (one flag for the object).
-  std::vector<std::vector<u64>> hosts;
-  bool all_seeded = o.seeded != Seeding::never;
-  for (const auto& [elt, k] : gk.keys()) {
-    hosts.push_back(k.buffer().to_host());
-    // `automatic` gives up at the first key that cannot be seeded; `always` throws there.
-    if (all_seeded) all_seeded = kswitch_seeded(k, o, hosts.back(), "Galois key");
+  // Seeded only if every key can be (one flag for the object). The words as stored: 4-byte
+  // words are not widened (all keys of a set share the context's word size).
+  if (!gk.keys().empty()) {
+    with_word_type(gk.keys().begin()->second.buffer(), [&](auto word) {
+      set_body(e, galois_body<decltype(word)>(gk, o, e.seeded));
+    });
   }
-  e.seeded = all_seeded && !gk.keys().empty();
   ByteWriter w(e.descriptor);
   w.u32(static_cast<std::uint32_t>(gk.keys().size()));
   w.u32(static_cast<std::uint32_t>(dnum));
@@ -316,12 +378,6 @@ Bytes save(const GaloisKeys& gk, const SaveOptions& o) {
   for (const auto& [elt, k] : gk.keys()) {
     w.u32(elt);
     if (e.seeded) write_seed(w, *k.uniform_seed());
-  }
-  std::size_t i = 0;
-  for (const auto& [elt, k] : gk.keys()) {
-    std::vector<u64> part = e.seeded ? kswitch_body_seeded(k, hosts[i]) : std::move(hosts[i]);
-    e.body.insert(e.body.end(), part.begin(), part.end());
-    ++i;
   }
   return frame(e, o);
 }
@@ -527,6 +583,7 @@ KSwitchKey build_kswitch(const ContextPtr& ctx, const Device& dev, std::size_t d
       expand_uniform(*ctx, dev, *seed, j, ctx->base_qp_full(), false, k.data() + (2 * j + 1) * pw);
     }
     k.set_uniform_seed(seed);
+    k.note_seed_matches();  // every a_j was just expanded from the seed
   }
   return k;
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "veil/io/bytes.h"
@@ -52,10 +53,49 @@ void expand_uniform(const Context& ctx, const Device& dev, const UniformSeed& se
 /// Decides whether to write seeded; throws when Seeding::always cannot be honoured.
 bool decide_seeded(const SaveOptions& o, const std::optional<UniformSeed>& seed, bool shape_ok,
                    const std::function<bool()>& matches, const char* what);
-/// A key-switching key's host words `all` ([dnum][2][limbs][N]) without the a_j polynomials.
-std::vector<u64> kswitch_body_seeded(const KSwitchKey& k, const std::vector<u64>& all);
-/// Whether to save the key seeded (its seed still regenerates every a_j).
-bool kswitch_seeded(const KSwitchKey& k, const SaveOptions& o, const std::vector<u64>& host,
+/// A buffer's words on the host as stored: W = std::uint32_t for a 32-bit-word buffer (no
+/// widening), u64 for either word size (widened).
+template <class W>
+std::vector<W> host_words(const WordBuffer& b) {
+  if constexpr (std::is_same_v<W, std::uint32_t>) {
+    return b.to_host32();
+  } else {
+    static_assert(std::is_same_v<W, u64>, "host_words: 4- or 8-byte words");
+    return b.to_host();
+  }
+}
+/// host_words into `out`, reusing its allocation when it has the room.
+template <class W>
+void host_words_into(const WordBuffer& b, std::vector<W>& out) {
+  if (b.word_bits() != 8 * static_cast<int>(sizeof(W))) {
+    out = host_words<W>(b);  // widened (or the word-size error of to_host32)
+    return;
+  }
+  out.resize(b.size());
+  if (!out.empty()) {
+    backend::copy(Device::cpu(), out.data(), b.device(), b.template data<W>(), b.bytes());
+  }
+}
+/// Calls f(W{}) with W the buffer's stored word type (std::uint32_t or u64).
+template <class F>
+void with_word_type(const WordBuffer& b, F&& f) {
+  if (b.word_bits() == 32) {
+    f(std::uint32_t{});
+  } else {
+    f(u64{});
+  }
+}
+/// Moves `words` into the encoding's body (`body32` for 4-byte words, `body` for 8-byte ones).
+void set_body(Encoded& e, std::vector<u64>&& words);
+void set_body(Encoded& e, std::vector<std::uint32_t>&& words);
+/// Appends a key-switching key's host words `all` ([dnum][2][limbs][N], word type W) to `out`
+/// without the a_j polynomials.
+template <class W>
+void append_kswitch_seeded(const KSwitchKey& k, const std::vector<W>& all, std::vector<W>& out);
+/// Whether to save the key seeded (its seed still regenerates every a_j; `host`: its words as
+/// host_words<W> gives them).
+template <class W>
+bool kswitch_seeded(const KSwitchKey& k, const SaveOptions& o, const std::vector<W>& host,
                     const char* what);
 /// Checks that the object is initialized and starts its encoding; every object's descriptor
 /// begins with N (then the key-set id when key_id is not 0).

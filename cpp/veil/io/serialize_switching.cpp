@@ -49,33 +49,40 @@ Bytes save(const SwitchingKey& sk, const SaveOptions& o) {
   Encoded e = start(ObjectType::switching_key, sk.context(), "switching_key", sk.key_id());
   const KSwitchKey& k = sk.key();
   const Context& ctx = *k.context();
-  const std::vector<u64> host = k.buffer().to_host();
   const bool full = sk.max_level() >= ctx.max_level();
-  e.seeded = full && kswitch_seeded(k, o, host, "switching key");
   if (!full && o.seeded == Seeding::always) {
     throw InvalidArgument("seeded: a switching key trimmed to levels <= " +
                           std::to_string(sk.max_level()) + " has no seed; save it unseeded");
   }
   const std::vector<std::size_t> limbs = stored_limbs(ctx, sk.max_level());
   const std::size_t digits = stored_digits(ctx, sk.max_level());
+  // The words as stored (4-byte words are not widened).
+  with_word_type(k.buffer(), [&](auto word) {
+    using W = decltype(word);
+    const std::vector<W> host = host_words<W>(k.buffer());
+    e.seeded = full && kswitch_seeded(k, o, host, "switching key");
+    std::vector<W> body;
+    if (e.seeded) {
+      body.reserve(k.dnum() * k.poly_words());
+      append_kswitch_seeded(k, host, body);
+      return set_body(e, std::move(body));
+    }
+    const std::size_t n = ctx.n(), pw = k.poly_words();
+    body.reserve(digits * 2 * limbs.size() * n);
+    for (std::size_t j = 0; j < digits; ++j) {
+      for (std::size_t c = 0; c < 2; ++c) {
+        const W* poly = host.data() + (2 * j + c) * pw;
+        for (std::size_t l : limbs) body.insert(body.end(), poly + l * n, poly + (l + 1) * n);
+      }
+    }
+    set_body(e, std::move(body));
+  });
   ByteWriter w(e.descriptor);
   w.u64(sk.from_key_id());
   w.u32(static_cast<std::uint32_t>(sk.max_level()));
   w.u32(static_cast<std::uint32_t>(digits));
   w.u32(static_cast<std::uint32_t>(limbs.size()));
-  if (e.seeded) {
-    write_seed(w, *k.uniform_seed());
-    e.body = kswitch_body_seeded(k, host);
-    return frame(e, o);
-  }
-  const std::size_t n = ctx.n(), pw = k.poly_words();
-  e.body.reserve(digits * 2 * limbs.size() * n);
-  for (std::size_t j = 0; j < digits; ++j) {
-    for (std::size_t c = 0; c < 2; ++c) {
-      const u64* poly = host.data() + (2 * j + c) * pw;
-      for (std::size_t l : limbs) e.body.insert(e.body.end(), poly + l * n, poly + (l + 1) * n);
-    }
-  }
+  if (e.seeded) write_seed(w, *k.uniform_seed());
   return frame(e, o);
 }
 

@@ -107,6 +107,7 @@ KSwitchKey KeyGenerator::create_kswitch_key(ConstWordPtr target) const {
     VEIL_WITH_WORD(b.word_bits(), add_digit_indicator<W>(dev_, b.as<W>(), target.as<W>(), pq_d,
                                                           mods, first, last, n));
   }
+  key.note_seed_matches();  // every a_j was sampled from `seed` above and not written since
   key.set_key_id(sk_.key_id());
   return key;
 }

@@ -24,12 +24,17 @@ class DataObject {
   DataObject(ContextPtr ctx, const Device& dev, std::size_t words, int word_bits)
       : ctx_(std::move(ctx)), data_(dev, words, word_bits) {}
   DataObject(const DataObject& o)
-      : ctx_(o.ctx_), data_(o.data_.clone()), seed_(o.seed_), key_id_(o.key_id_) {}
+      : ctx_(o.ctx_),
+        data_(o.data_.clone()),
+        seed_(o.seed_),
+        seed_matches_(o.seed_matches_),
+        key_id_(o.key_id_) {}
   DataObject& operator=(const DataObject& o) {
     if (this != &o) {
       ctx_ = o.ctx_;
       data_ = o.data_.clone();
       seed_ = o.seed_;
+      seed_matches_ = o.seed_matches_;
       key_id_ = o.key_id_;
     }
     return *this;
@@ -40,8 +45,10 @@ class DataObject {
   const ContextPtr& context() const { return ctx_; }
   const Device& device() const { return data_.device(); }
   /// The words as W (u32 or u64); throws InvalidArgument if W is not the stored word size.
+  // Every non-const access to the words forgets that they matched the seed (below).
   template <class W>
   W* data() {
+    seed_matches_ = false;
     return data_.data<W>();
   }
   template <class W>
@@ -49,11 +56,17 @@ class DataObject {
     return data_.data<W>();
   }
   /// The words as a run-time-sized pointer (kernels dispatch on its size).
-  WordPtr data() { return data_.data(); }
+  WordPtr data() {
+    seed_matches_ = false;
+    return data_.data();
+  }
   ConstWordPtr data() const { return data_.data(); }
   int word_bits() const { return data_.word_bits(); }
   std::size_t word_count() const { return data_.size(); }
-  WordBuffer& buffer() { return data_; }
+  WordBuffer& buffer() {
+    seed_matches_ = false;
+    return data_;
+  }
   const WordBuffer& buffer() const { return data_; }
   bool empty() const { return !ctx_; }
 
@@ -61,7 +74,18 @@ class DataObject {
   /// key-switching keys fresh from their generator), or nothing. Seeded serialization writes it
   /// instead of that part and checks first that the part still matches (io/serialize.h).
   const std::optional<UniformSeed>& uniform_seed() const { return seed_; }
-  void set_uniform_seed(const std::optional<UniformSeed>& s) { seed_ = s; }
+  void set_uniform_seed(const std::optional<UniformSeed>& s) {
+    seed_ = s;
+    seed_matches_ = false;
+  }
+  /// True when the uniform part is known to be the seed's expansion: its sampler (KeyGenerator)
+  /// or loader wrote it from the seed and said so (note_seed_matches), and the words have not
+  /// been reachable for writing since (non-const data()/buffer() and set_uniform_seed forget
+  /// it). Seeded serialization then skips regenerating the part to compare it.
+  bool seed_known_to_match() const { return seed_.has_value() && seed_matches_; }
+  /// Records that the uniform part was just written from uniform_seed() (call after the
+  /// writes).
+  void note_seed_matches() { seed_matches_ = seed_.has_value(); }
 
   /// Key-set identity: which secret key this object belongs to (rlwe/checks.h key_set_id; a
   /// one-way digest of the secret key). 0 = unknown (plaintexts, objects read from SEAL's
@@ -74,6 +98,7 @@ class DataObject {
   ContextPtr ctx_;
   WordBuffer data_;
   std::optional<UniformSeed> seed_;
+  bool seed_matches_ = false;
   u64 key_id_ = 0;
 };
 
