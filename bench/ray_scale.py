@@ -357,8 +357,14 @@ def batch(a) -> list[dict]:
     for conc, n in [(c, n) for c in a.concurrency for n in a.gpus]:
         t0 = time.perf_counter()
         with distributed.WorkerPool(ctx, n, device="cuda", concurrency=conc) as pool:
+            started = [w["setup"] for w in pool.workers()]
+            t_ready = time.perf_counter() - t0
             pool.bootstrap(cts[:2 * n])  # keys loaded, warm
             setup = time.perf_counter() - t0
+            print(f"{n} GPUs: pool start {t_ready:.1f} s:",
+                  {k: round(v, 2) for k, v in pool.setup_stats.items()}, "workers (fetch, load):",
+                  [(round(w["get"], 2), round(w["load"], 2)) for w in started],
+                  f"first map (warm-up) {setup - t_ready:.1f} s", flush=True)
             runs = []  # (wall, stats, results) of --repeat maps of the whole batch
             for _ in range(a.repeat):
                 t1 = time.perf_counter()

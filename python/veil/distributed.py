@@ -156,10 +156,16 @@ class _Worker:
         from ._device import resolve_device
         from ._serialize import usable_device
 
+        t0 = time.perf_counter()
         retain_freed_memory()
+        # A numpy view into the object store (no copy out of it): loaded where it lies.
         data = ray.get(material[0])
+        t1 = time.perf_counter()
         self.device = resolve_device(usable_device(device) if device != "auto" else device)
         self.ctx = KeyedContext.from_bytes(memoryview(data), self.device)
+        del data
+        #: Seconds this worker's start took: fetching the material, loading it.
+        self.setup = {"get": t1 - t0, "load": time.perf_counter() - t1}
         self.calls = 0
         self._device_lock = threading.Lock()
         self._fn: tuple[str, Callable] | None = None  # (ObjectRef hex, fn): the last map's
@@ -168,7 +174,7 @@ class _Worker:
         ray = _ray()
         return {"node_id": ray.get_runtime_context().get_node_id(), "host": socket.gethostname(),
                 "pid": os.getpid(), "device": self.device,
-                "gpu_ids": [str(g) for g in ray.get_gpu_ids()]}
+                "gpu_ids": [str(g) for g in ray.get_gpu_ids()], "setup": self.setup}
 
     def _function(self, fn_ref: list) -> Callable:
         """The map's function, unpickled once per map (under the device lock: it may hold
@@ -401,8 +407,15 @@ class WorkerPool:
         self.fetch_threads = fetch_threads
         if retain_memory:
             retain_freed_memory()
+        t0 = time.perf_counter()
         # Uncompressed: zstd barely shrinks uniformly random key residues (seeding halves them).
-        self._material = ray.put(ctx.public().to_bytes(compression="none"))
+        material = ctx.public().to_bytes(compression="none")
+        t1 = time.perf_counter()
+        # As a numpy array, which Ray stores and hands to the workers without pickling it: each
+        # worker reads it in place in the object store instead of copying gigabytes out.
+        self._material = ray.put(np.frombuffer(material, dtype=np.uint8))
+        del material
+        t2 = time.perf_counter()
         opts: dict[str, Any] = {"num_gpus": num_gpus, "num_cpus": num_cpus,
                                 "max_concurrency": concurrency,
                                 "max_restarts": max_restarts,
@@ -414,6 +427,12 @@ class WorkerPool:
         cls = ray.remote(**opts)(_Worker)
         dev = ("cuda" if num_gpus else "cpu") if device == "auto" else device
         self.actors = [cls.remote([self._material], dev) for _ in range(workers)]
+        #: Where the pool's start went, in seconds: saving the public material ("save"), putting
+        #: it into the object store ("put"), and the workers' start until each answered
+        #: ("workers", set by the first :meth:`workers` call; it gives each one's fetch and
+        #: load).
+        self.setup_stats: dict[str, float] = {"save": t1 - t0, "put": t2 - t1}
+        self._started = time.perf_counter()
         self.retried = 0  # items handed to another actor after theirs died for good
         #: Where the last map's time went, in seconds: wall; the driver's loop waiting for
         #: workers and results ("wait"), for items still being put ("put_wait"), submitting
@@ -425,9 +444,12 @@ class WorkerPool:
 
     # -- information --
     def workers(self) -> list[dict]:
-        """Each actor's node id, host, process id, device and Ray GPU ids."""
+        """Each actor's node id, host, process id, device, Ray GPU ids and start ("setup":
+        seconds fetching and loading the material)."""
         ray = _ray()
-        return ray.get([a.where.remote() for a in self.actors])
+        out = ray.get([a.where.remote() for a in self.actors])
+        self.setup_stats.setdefault("workers", time.perf_counter() - self._started)
+        return out
 
     # -- work --
     def map(self, fn: Callable[[KeyedContext, Any], Any], items: Iterable) -> list:

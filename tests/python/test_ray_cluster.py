@@ -74,6 +74,10 @@ def test_pool_spreads_over_nodes_in_input_order(cluster, bfv) -> None:
     with distributed.WorkerPool(bfv, 2, device="cpu", resources={"veil_slot": 1}) as pool:
         where = pool.workers()
         assert len({w["node_id"] for w in where}) == 2  # one actor per simulated node
+        # where the start went: the driver's save and put, each worker's fetch and load
+        assert set(pool.setup_stats) == {"save", "put", "workers"}
+        assert all(v >= 0 for v in pool.setup_stats.values())
+        assert pool.setup_stats["workers"] >= max(w["setup"]["load"] for w in where)
         out = pool.map(square_plus, cts)
     assert len(out) == len(xs)
     for x, ct in zip(xs, out):
