@@ -158,6 +158,18 @@ bool kswitch_seeded(const KSwitchKey& k, const SaveOptions& o, const std::vector
   }, what);
 }
 
+template <class W>
+void append_kswitch_b(const KSwitchKey& k, std::vector<W>& out) {
+  const std::size_t pw = k.poly_words();
+  for (std::size_t j = 0; j < k.dnum(); ++j) {
+    const std::size_t at = out.size();
+    out.resize(at + pw);
+    backend::copy(Device::cpu(), out.data() + at, k.device(), k.template b<W>(j), pw * sizeof(W));
+  }
+}
+
+template void append_kswitch_b<u64>(const KSwitchKey&, std::vector<u64>&);
+template void append_kswitch_b<std::uint32_t>(const KSwitchKey&, std::vector<std::uint32_t>&);
 template void append_kswitch_seeded<u64>(const KSwitchKey&, const std::vector<u64>&,
                                          std::vector<u64>&);
 template void append_kswitch_seeded<std::uint32_t>(const KSwitchKey&,
@@ -307,6 +319,13 @@ Bytes save(const RelinKeys& rk, const SaveOptions& o) {
   // The words as stored (4-byte words are not widened): one host copy, then the body.
   with_word_type(k.buffer(), [&](auto word) {
     using W = decltype(word);
+    if (o.seeded != Seeding::never && k.seed_known_to_match()) {  // only the b_j are read
+      e.seeded = true;
+      std::vector<W> body;
+      body.reserve(k.dnum() * k.poly_words());
+      append_kswitch_b(k, body);
+      return set_body(e, std::move(body));
+    }
     std::vector<W> host = host_words<W>(k.buffer());
     e.seeded = kswitch_seeded(k, o, host, "relinearization key");
     if (!e.seeded) return set_body(e, std::move(host));
@@ -338,6 +357,10 @@ std::vector<W> galois_body(const GaloisKeys& gk, const SaveOptions& o, bool& see
   if (seeded) {
     body.reserve(words / 2);
     for (const auto& [elt, k] : gk.keys()) {
+      if (k.seed_known_to_match()) {  // only its b_j are read, straight into the body
+        append_kswitch_b(k, body);
+        continue;
+      }
       host_words_into(k.buffer(), host);
       // `automatic` gives up at the first key that cannot be seeded; `always` throws there.
       if (!kswitch_seeded(k, o, host, "Galois key")) {

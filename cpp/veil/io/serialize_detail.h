@@ -92,6 +92,10 @@ void set_body(Encoded& e, std::vector<std::uint32_t>&& words);
 /// without the a_j polynomials.
 template <class W>
 void append_kswitch_seeded(const KSwitchKey& k, const std::vector<W>& all, std::vector<W>& out);
+/// Appends a key-switching key's b_j polynomials to `out`, copied from its buffer (on any
+/// device) with no host copy of the whole key; W is its stored word type.
+template <class W>
+void append_kswitch_b(const KSwitchKey& k, std::vector<W>& out);
 /// Whether to save the key seeded (its seed still regenerates every a_j; `host`: its words as
 /// host_words<W> gives them).
 template <class W>

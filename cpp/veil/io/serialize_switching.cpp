@@ -59,9 +59,15 @@ Bytes save(const SwitchingKey& sk, const SaveOptions& o) {
   // The words as stored (4-byte words are not widened).
   with_word_type(k.buffer(), [&](auto word) {
     using W = decltype(word);
+    std::vector<W> body;
+    if (full && o.seeded != Seeding::never && k.seed_known_to_match()) {  // only the b_j read
+      e.seeded = true;
+      body.reserve(k.dnum() * k.poly_words());
+      append_kswitch_b(k, body);
+      return set_body(e, std::move(body));
+    }
     const std::vector<W> host = host_words<W>(k.buffer());
     e.seeded = full && kswitch_seeded(k, o, host, "switching key");
-    std::vector<W> body;
     if (e.seeded) {
       body.reserve(k.dnum() * k.poly_words());
       append_kswitch_seeded(k, host, body);
