@@ -147,15 +147,20 @@ TEST(Serialize, ModifiedSeededObjectIsSavedUnseededOrRejected) {
   EXPECT_EQ(words(back), words(ct));
 }
 
+// A CKKS context with four 30-bit primes in `word_bits`-bit words: every residue fits 4 bytes.
+ContextPtr thirty_bit_context(int word_bits) {
+  EncryptionParameters p = small_params(SchemeType::ckks, 4096);
+  p.coeff_modulus = CoeffModulus::create(4096, {30, 30, 30, 30});
+  p.word_bits = word_bits;
+  return Context::create(p, SecurityLevel::none);
+}
+
 TEST(Serialize, ModifiedSeededKeyIsSavedUnseededOrRejected) {
   // A key fresh from KeyGenerator (or loaded seeded) is known to match its seed, and saving
   // skips expanding the seed again; writing its words must forget that.
   for (int word_bits : {32, 64}) {
     SCOPED_TRACE(word_bits);
-    EncryptionParameters p = small_params(SchemeType::ckks, 4096);
-    p.coeff_modulus = CoeffModulus::create(4096, {30, 30, 30, 30});
-    p.word_bits = word_bits;
-    const ContextPtr ctx = Context::create(p, SecurityLevel::none);
+    const ContextPtr ctx = thirty_bit_context(word_bits);
     KeySet keys(ctx, Device::cpu(), 6);
     ASSERT_TRUE(keys.rk.key().seed_known_to_match());
     const RelinKeys loaded = io::load_relin_keys(io::save(keys.rk), ctx, Device::cpu());
@@ -319,10 +324,7 @@ void expect_body(const Bytes& b, const std::vector<std::uint8_t>& body) {
 TEST(Serialize, KeysOfEitherWordSizeSaveTheirWordsAsFourByteWords) {
   for (int word_bits : {32, 64}) {
     SCOPED_TRACE(word_bits);
-    EncryptionParameters p = small_params(SchemeType::ckks, 4096);
-    p.coeff_modulus = CoeffModulus::create(4096, {30, 30, 30, 30});
-    p.word_bits = word_bits;
-    const ContextPtr ctx = Context::create(p, SecurityLevel::none);
+    const ContextPtr ctx = thirty_bit_context(word_bits);
     KeySet keys(ctx, Device::cpu(), 4);
     const SwitchingKey swk = KeyGenerator(ctx, Device::cpu(), 8).create_switching_key(keys.sk);
     for (Seeding sd : {Seeding::automatic, Seeding::never}) {
