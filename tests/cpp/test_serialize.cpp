@@ -298,11 +298,12 @@ TEST(Serialize, SmallPrimesStoreFourByteWords) {
 // widened to u64 (WordBuffer::to_host, not the saving path): 4-byte little-endian words of
 // every polynomial, or of the b_j polynomials only when seeded. Keys of 32-bit-word contexts
 // are saved from their words as stored (no widening); the bytes must not depend on it.
-std::vector<std::uint8_t> key_body_oracle(const KSwitchKey& k, bool seeded) {
-  const std::vector<u64> all = k.buffer().to_host();
-  const std::size_t pw = k.poly_words();
+// The same rule covers public keys (b, a) and symmetric ciphertexts (c0, c1): the odd
+// polynomials are the seed's.
+std::vector<std::uint8_t> body_oracle(const WordBuffer& buffer, std::size_t pw, bool seeded) {
+  const std::vector<u64> all = buffer.to_host();
   std::vector<std::uint8_t> out;
-  for (std::size_t p = 0; p < 2 * k.dnum(); ++p) {
+  for (std::size_t p = 0; p < all.size() / pw; ++p) {
     if (seeded && p % 2 == 1) continue;  // a_j: regenerated from the seed
     for (std::size_t i = 0; i < pw; ++i) {
       const u64 v = all[p * pw + i];
@@ -321,7 +322,7 @@ void expect_body(const Bytes& b, const std::vector<std::uint8_t>& body) {
   EXPECT_TRUE(std::equal(body.begin(), body.end(), b.end() - static_cast<long>(body.size())));
 }
 
-TEST(Serialize, KeysOfEitherWordSizeSaveTheirWordsAsFourByteWords) {
+TEST(Serialize, KeysAndCiphertextsOfEitherWordSizeSaveFourByteWords) {
   for (int word_bits : {32, 64}) {
     SCOPED_TRACE(word_bits);
     const ContextPtr ctx = thirty_bit_context(word_bits);
@@ -331,16 +332,24 @@ TEST(Serialize, KeysOfEitherWordSizeSaveTheirWordsAsFourByteWords) {
       const bool seeded = sd == Seeding::automatic;
       const io::SaveOptions o = opts(Compression::none, sd);
       const Bytes rk = io::save(keys.rk, o);
-      expect_body(rk, key_body_oracle(keys.rk.key(), seeded));
+      expect_body(rk, body_oracle(keys.rk.key().buffer(), keys.rk.key().poly_words(), seeded));
       EXPECT_EQ(words(io::load_relin_keys(rk, ctx, Device::cpu())), words(keys.rk));
       const Bytes sb = io::save(swk, o);
-      expect_body(sb, key_body_oracle(swk.key(), seeded));
+      expect_body(sb, body_oracle(swk.key().buffer(), swk.key().poly_words(), seeded));
       EXPECT_EQ(words(io::load_switching_key(sb, ctx, Device::cpu()).key()), words(swk.key()));
       std::vector<std::uint8_t> gk_body;
       for (const auto& [elt, k] : keys.gk.keys()) {
-        const std::vector<std::uint8_t> part = key_body_oracle(k, seeded);
+        const std::vector<std::uint8_t> part = body_oracle(k.buffer(), k.poly_words(), seeded);
         gk_body.insert(gk_body.end(), part.begin(), part.end());
       }
+      const std::size_t qp_words = ctx->base_qp_full().size() * ctx->n();
+      const Bytes pb = io::save(keys.pk, o);
+      expect_body(pb, body_oracle(keys.pk.buffer(), qp_words, seeded));
+      EXPECT_EQ(words(io::load_public_key(pb, ctx, Device::cpu())), words(keys.pk));
+      const Ciphertext ct = Encryptor(ctx, keys.sk, 3).encrypt(encode_some(ctx, Device::cpu(), 2));
+      const Bytes cb = io::save(ct, o);
+      expect_body(cb, body_oracle(ct.buffer(), ct.poly_words(), seeded));
+      EXPECT_EQ(words(io::load_ciphertext(cb, ctx, Device::cpu())), words(ct));
       const Bytes gb = io::save(keys.gk, o);
       expect_body(gb, gk_body);
       const GaloisKeys gk = io::load_galois_keys(gb, ctx, Device::cpu());

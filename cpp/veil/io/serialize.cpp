@@ -253,21 +253,18 @@ Bytes save(const Ciphertext& ct, const SaveOptions& o, const CiphertextInfo& inf
   }
   const Context& ctx = *ct.context();
   const std::size_t pw = ct.poly_words();
-  // 32-bit words go out as they are stored (one host copy, no widening) unless the ciphertext
-  // may be saved seeded, which compares its words with its seed's expansion in 64-bit words.
-  const bool may_seed = o.seeded != Seeding::never && ct.uniform_seed() && ct.size() == 2;
-  std::vector<u64> host;
-  if (ct.buffer().word_bits() == 32 && !may_seed) {
-    e.body32 = ct.buffer().to_host32();
-    check_not_transparent_words(e.body32.data(), ct.size(), pw, "encrypted");
-  } else {
-    host = ct.buffer().to_host();
+  // The words as stored (4-byte words are not widened): one host copy, then the body.
+  with_word_type(ct.buffer(), [&](auto word) {
+    using W = decltype(word);
+    std::vector<W> host = host_words<W>(ct.buffer());
     check_not_transparent_words(host.data(), ct.size(), pw, "encrypted");
-  }
-  e.seeded = decide_seeded(o, ct.uniform_seed(), ct.size() == 2, [&] {
-    return seed_still_matches(ctx, ct.device(), *ct.uniform_seed(), ctx.base_q(ct.level()),
-                              !ct.is_ntt_form(), host.data(), {pw});
-  }, "ciphertext");
+    e.seeded = decide_seeded(o, ct.uniform_seed(), ct.size() == 2, [&] {
+      return seed_still_matches(ctx, ct.device(), *ct.uniform_seed(), ctx.base_q(ct.level()),
+                                !ct.is_ntt_form(), host.data(), {pw});
+    }, "ciphertext");
+    if (e.seeded) host.resize(pw);  // c0 only
+    set_body(e, std::move(host));
+  });
   ByteWriter w(e.descriptor);
   w.u32(static_cast<std::uint32_t>(ct.size()));
   w.u32(static_cast<std::uint32_t>(ct.level()));
@@ -278,11 +275,7 @@ Bytes save(const Ciphertext& ct, const SaveOptions& o, const CiphertextInfo& inf
   w.u32(info.recorded ? info.length : 0);
   w.f64(ct.scale());
   w.u64(ct.correction_factor());
-  if (e.seeded) {
-    write_seed(w, *ct.uniform_seed());
-    host.resize(pw);  // c0 only
-  }
-  e.body = std::move(host);  // empty when body32 holds the words
+  if (e.seeded) write_seed(w, *ct.uniform_seed());
   return frame(e, o);
 }
 
@@ -296,19 +289,20 @@ Bytes save(const SecretKey& sk, const SaveOptions& o) {
 Bytes save(const PublicKey& pk, const SaveOptions& o) {
   Encoded e = start(ObjectType::public_key, pk.context(), "public_key", pk.key_id());
   const Context& ctx = *pk.context();
-  std::vector<u64> host = pk.buffer().to_host();
   const std::size_t pw = ctx.base_qp_full().size() * ctx.n();
-  e.seeded = decide_seeded(o, pk.uniform_seed(), true, [&] {
-    return seed_still_matches(ctx, pk.device(), *pk.uniform_seed(), ctx.base_qp_full(), false,
-                              host.data(), {pw});
-  }, "public key");
+  with_word_type(pk.buffer(), [&](auto word) {
+    using W = decltype(word);
+    std::vector<W> host = host_words<W>(pk.buffer());
+    e.seeded = decide_seeded(o, pk.uniform_seed(), true, [&] {
+      return seed_still_matches(ctx, pk.device(), *pk.uniform_seed(), ctx.base_qp_full(), false,
+                                host.data(), {pw});
+    }, "public key");
+    if (e.seeded) host.resize(pw);  // b only
+    set_body(e, std::move(host));
+  });
   ByteWriter w(e.descriptor);
   w.u32(static_cast<std::uint32_t>(ctx.base_qp_full().size()));
-  if (e.seeded) {
-    write_seed(w, *pk.uniform_seed());
-    host.resize(pw);
-  }
-  e.body = std::move(host);
+  if (e.seeded) write_seed(w, *pk.uniform_seed());
   return frame(e, o);
 }
 
