@@ -2,14 +2,24 @@
 // veil.ckks(poly_modulus_degree=N, bootstrapping=...), median of CUDA-event timings after warm-up
 // (bench_util.h). Beside bench/profile_boot_gpu.py, which times the same bootstrap through the
 // Python API, it checks that bootstrapping costs the same from both (issue 23: within 3 %).
-// Usage: veil_boot_bench DEVICE [WORD_BITS=32] [SLOTS=0 (full)] [RUNS=10] [LOG_N=16]
+// Usage: veil_boot_bench DEVICE [WORD_BITS=32] [SLOTS=0 (full)] [RUNS=10] [LOG_N=16] [pack]
+// BOOT_AB="g0b1 g1b2 ..." times one bootstrapper per configuration in the same process, on the
+// same keys and input (an A/B without a second key generation): gX turns the graph's concurrent
+// branches off or on (backend::set_graph_branches), bY sets the BSGS branches
+// (ckks::set_bsgs_branches). Every configuration's output words are compared with the first's:
+// they must be equal (the branches change the schedule, not the arithmetic).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include <sstream>
+#include <vector>
+
 #include "bench_util.h"
 #include "veil/api/encryptor.h"
+#include "veil/backend/graph.h"
+#include "veil/ckks/bsgs.h"
 #include "veil/circuits/bootstrapper.h"
 #include "veil/ckks/encoder.h"
 #include "veil/rlwe/keygen.h"
@@ -36,18 +46,53 @@ int main(int argc, char** argv) {
   KeyGenerator kg(ctx, dev, 1);
   const SecretKey sk = kg.secret_key();
   const circuits::BootstrapParameters params(ctx, config, chain.scale);
-  circuits::Bootstrapper bt(params, circuits::BootstrapKeys::generate(params, sk, std::nullopt, 2));
+  const circuits::BootstrapKeys keys = circuits::BootstrapKeys::generate(params, sk, std::nullopt, 2);
   const CKKSEncoder encoder(ctx);
   Encryptor enc(ctx, sk, 3);
   std::vector<std::complex<double>> z(n / 2);
   for (std::size_t i = 0; i < z.size(); ++i) z[i] = std::sin(0.001 * double(i));
   const Ciphertext x = enc.encrypt(encoder.encode(z, params.scale(), params.input_level(), dev));
-  const double us = bench::median_us(dev, runs, [&] { (void)bt.bootstrap(x); });
-  std::printf("C++ bootstrap: N = 2^%d, %d-bit words, %zu slots%s, %s: median %.3f ms over %d "
-              "runs (graph: %s), %zu levels left; keys %.3f GiB + diagonals %.3f GiB\n", log_n,
-              word_bits, params.slots(), config.pack_sparse ? " (pack_sparse)" : "",
-              dev.str().c_str(), us / 1000.0, runs, bt.uses_graph() ? "yes" : "no",
-              params.levels_left(), double(bt.keys().bytes()) / double(1 << 30),
-              double(bt.plaintext_bytes()) / double(1 << 30));
-  return 0;
+  std::vector<std::string> configs;
+  {
+    const char* ab = std::getenv("BOOT_AB");
+    std::istringstream in(ab ? ab : "");
+    for (std::string t; in >> t;) configs.push_back(t);
+    if (configs.empty()) configs.push_back("");  // the process's settings
+  }
+  std::vector<std::uint64_t> first_words;
+  int status = 0;
+  for (const std::string& cfg : configs) {
+    if (!cfg.empty()) {
+      int g = 1, b = 1;
+      if (std::sscanf(cfg.c_str(), "g%db%d", &g, &b) != 2) {
+        std::fprintf(stderr, "BOOT_AB: expected tokens gXbY, got %s\n", cfg.c_str());
+        return 2;
+      }
+      backend::set_graph_branches(g != 0);
+      ckks::set_bsgs_branches(static_cast<std::size_t>(b));
+    }
+    circuits::Bootstrapper bt(params, keys);
+    const double us = bench::median_us(dev, runs, [&] { (void)bt.bootstrap(x); });
+    const Ciphertext y = bt.bootstrap(x);
+    std::vector<std::uint64_t> words = y.buffer().to_host();
+    const char* same = "first";
+    if (first_words.empty()) {
+      first_words = std::move(words);
+    } else if (words == first_words) {
+      same = "equal";
+    } else {
+      same = "DIFFERENT";
+      status = 1;
+    }
+    std::printf("C++ bootstrap%s%s: N = 2^%d, %d-bit words, %zu slots%s, %s: median %.3f ms over "
+                "%d runs (graph: %s, branches %s, bsgs %zu), %zu levels left; keys %.3f GiB + "
+                "diagonals %.3f GiB; output words vs the first configuration: %s\n",
+                cfg.empty() ? "" : " ", cfg.c_str(), log_n, word_bits, params.slots(),
+                config.pack_sparse ? " (pack_sparse)" : "", dev.str().c_str(), us / 1000.0, runs,
+                bt.uses_graph() ? "yes" : "no", backend::graph_branches() ? "on" : "off",
+                ckks::bsgs_branches(), params.levels_left(), double(bt.keys().bytes()) / double(1 << 30),
+                double(bt.plaintext_bytes()) / double(1 << 30), same);
+    std::fflush(stdout);
+  }
+  return status;
 }

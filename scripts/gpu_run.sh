@@ -20,7 +20,13 @@
 #           phases and precision for 32- and 64-bit words and 4096 slots, then one traced
 #           bootstrap under Nsight Compute (kernel time against wall time: the idle GPU);
 #           BOOT_IMPL=cpp times the C++ bootstrapper (bootprof_*.json, ncu_boot.txt)
-#   cheddar the peer in the same call: peers/cheddar_run.sh (peers/ carried; PARAMS, BUDGET_S)
+#   cheddar the peer in the same call: peers/cheddar_run.sh (peers/ carried; PARAMS, BUDGET_S);
+#           its build starts in the background at the start of the call (6 jobs) and its
+#           benchmark runs after Veil's, once the GPU is free
+#   bootab  A/B of the bootstrap's schedule in one process per shape (bench/boot_bench.cpp):
+#           BOOT_AB configurations (default "g0b1 g1b1 g1b2 g1b4": graph branches off/on, BSGS
+#           branches) on the same keys and input, over BOOTAB_SLOTS (default "0 4096:pack");
+#           every configuration's output words must equal the first's (bootab.log)
 # VEIL_SITE=dir installs the build into dir instead of site-packages (two commits side by side).
 #   ray     scale-out on Ray (bench/ray_scale.py): batch bootstraps, online serving against
 #           independent servers and a replica killed under load, over RAY_GPUS (default 1,2)
@@ -124,6 +130,12 @@ fi
 if [ -f .ray312/ray312.tar.xz ] && ! python3 -c "import ray" 2>/dev/null; then
   mkdir -p "$PRIV/raysite" && tar -xJf .ray312/ray312.tar.xz -C "$PRIV/raysite" \
     && export PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$PRIV/raysite" && echo "installed ray"
+fi
+
+if has cheddar; then  # the peer's build overlaps Veil's (its benchmark waits for the GPU)
+  (OUT="$OUT/cheddar_build" PARAMS=" " UPSTREAM_TEST=0 BUDGET_S=500 JOBS=6 \
+    bash peers/cheddar_run.sh > "$OUT/cheddar_prebuild.log" 2>&1) &
+  CHEDDAR_BUILD_PID=$!
 fi
 
 BUILD=build/gpu
@@ -273,7 +285,8 @@ if has bootprof; then
       "$OUT/bootprof_$tag.log" | tr -s ' ' | tr '\n' ' '; echo
   done
   # The same bootstraps timed from C++ alone (bench/boot_bench.cpp): Python's cost beside it.
-  for spec in ${BOOTPROF_CPP_SLOTS:-0 4096 4096:pack}; do  # slots[:pack] (pack_sparse)
+  for spec in ${BOOTPROF_CPP_SLOTS:-0 4096 4096:pack}; do  # slots[:pack] (pack_sparse); skip
+    [ "$spec" = skip ] && continue
     IFS=: read -r slots pack <<< "$spec"
     # shellcheck disable=SC2086
     "$BUILD/veil_boot_bench" cuda 32 "$slots" 10 16 $pack | tee -a "$OUT/boot_bench_cpp.log"
@@ -290,7 +303,18 @@ if has bootprof; then
       | tee "$OUT/ncu_boot_${impl}_summary.txt" | head -45
   done
 fi
+if has bootab; then
+  for spec in ${BOOTAB_SLOTS:-0 4096:pack}; do  # slots[:pack]
+    IFS=: read -r slots pack <<< "$spec"
+    # shellcheck disable=SC2086
+    BOOT_AB="${BOOT_AB:-g0b1 g1b1 g1b2 g1b4}" timeout "${BOOTAB_TIMEOUT:-240}" \
+      "$BUILD/veil_boot_bench" cuda 32 "$slots" "${BOOTAB_RUNS:-15}" 16 $pack 2>&1 \
+      | tee -a "$OUT/bootab.log"
+    echo "bootab $spec rc=${PIPESTATUS[0]}"
+  done
+fi
 if has cheddar; then  # the peer, same machine, same call (peers/ must be carried)
+  wait "${CHEDDAR_BUILD_PID:-}" 2> /dev/null
   OUT="$OUT" BUDGET_S="${BUDGET_S:-300}" PARAMS="${PARAMS:-bootparam_40}" UPSTREAM_TEST=0 \
     bash peers/cheddar_run.sh > "$OUT/cheddar.log" 2>&1
   echo "cheddar rc=$?"; tail -25 "$OUT/cheddar.log"

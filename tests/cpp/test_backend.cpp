@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -12,6 +13,7 @@
 
 #include "veil/backend/buffer.h"
 #include "veil/backend/device.h"
+#include "veil/backend/graph.h"
 #include "veil/backend/memory.h"
 #include "veil/core/error.h"
 
@@ -443,6 +445,71 @@ TEST(BackendCuda, PoolLimitMakesAllocationThrowOutOfMemory) {
   EXPECT_EQ(big.size(), count);
   big.zero();
   EXPECT_EQ(big.to_host()[count - 1], 0u);
+}
+
+}  // namespace
+
+// ---- Concurrent branches of a captured graph (backend/graph.h: run_branches) -----------------
+namespace {
+
+TEST(Backend, RunBranchesRunsEveryBranchInOrderWithoutACapture) {
+  for (bool on : {true, false}) {
+    const bool was = veil::backend::graph_branches();
+    veil::backend::set_graph_branches(on);
+    std::vector<int> order;
+    veil::backend::run_branches(Device::cpu(), {[&] { order.push_back(0); },
+                                                [&] { order.push_back(1); },
+                                                [&] { order.push_back(2); }});
+    EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+    // An exception leaves at once: no later branch runs.
+    order.clear();
+    EXPECT_THROW(veil::backend::run_branches(
+                     Device::cpu(), {[&] { order.push_back(0); },
+                                     [&] { throw veil::InvalidArgument("x: branch 1 failed"); },
+                                     [&] { order.push_back(2); }}),
+                 veil::InvalidArgument);
+    EXPECT_EQ(order, (std::vector<int>{0}));
+    veil::backend::set_graph_branches(was);
+  }
+}
+
+// Branches captured into a graph: each replay runs every branch (its copies read the sources'
+// words at replay time), with branches forked and joined, and without.
+TEST(BackendCuda, BranchesOfACapturedGraphRunAtEveryReplay) {
+  if (!has_gpu()) GTEST_SKIP() << "no CUDA device";
+  const Device dev(Device::Kind::cuda, 0);
+  const bool was = veil::backend::graph_branches();
+  constexpr std::size_t kWays = 11, n = 4096;  // more branches than side streams (8)
+  for (bool on : {true, false}) {
+    veil::backend::set_graph_branches(on);
+    std::vector<Buffer<u64>> src, dst;
+    for (std::size_t k = 0; k < kWays; ++k) {
+      src.push_back(Buffer<u64>::from_host(dev, pattern(n, k)));
+      dst.push_back(Buffer<u64>::from_host(dev, std::vector<u64>(n, 0)));
+    }
+    veil::backend::Graph graph;
+    graph.begin_capture(dev);
+    std::vector<std::function<void()>> work;
+    for (std::size_t k = 0; k < kWays; ++k) {
+      work.emplace_back([&, k] {
+        Buffer<u64> tmp(dev, n);  // allocated and freed inside the branch
+        veil::backend::copy(dev, tmp.data(), dev, src[k].data(), n * sizeof(u64));
+        veil::backend::copy(dev, dst[k].data(), dev, tmp.data(), n * sizeof(u64));
+      });
+    }
+    veil::backend::run_branches(dev, work);
+    graph.end_capture();
+    for (u64 salt : {100u, 200u}) {
+      for (std::size_t k = 0; k < kWays; ++k) {
+        const std::vector<u64> v = pattern(n, salt + k);
+        veil::backend::copy(dev, src[k].data(), Device::cpu(), v.data(), n * sizeof(u64));
+      }
+      graph.launch();
+      for (std::size_t k = 0; k < kWays; ++k)
+        EXPECT_EQ(dst[k].to_host(), pattern(n, salt + k)) << "branch " << k << ", forked " << on;
+    }
+  }
+  veil::backend::set_graph_branches(was);
 }
 
 }  // namespace

@@ -6,10 +6,13 @@
 
 #include <cmath>
 #include <numbers>
+#include <string>
 #include <vector>
 
 #include "circuits_util.h"
+#include "veil/backend/graph.h"
 #include "veil/circuits/bootstrapper.h"
+#include "veil/ckks/bsgs.h"
 
 namespace {
 
@@ -401,4 +404,46 @@ TEST(BootstrapperGpu, GraphReplayEqualsTheDirectRun) {
   // A ciphertext above input_level() is switched down first, so it replays the same graph.
   const Ciphertext up = a.keys.encrypt(yv, a.params.scale(), a.params.input_level() + 1);
   EXPECT_GT(precision(yv, a.keys.decrypt(a.bt.bootstrap(up))).mean_bits, 20);
+}
+
+// Concurrent branches (backend::run_branches: the two EvalMods of full slots, the BSGS baby
+// steps and giant-step groups) change the graph's schedule, not the words: for full and sparse
+// slots, graphs captured with branches on and off and with 1 or 4 BSGS branches all replay the
+// CPU's words (the CPU runs the same grouping one branch after another).
+TEST(BootstrapperGpu, ConcurrentBranchesKeepTheWords) {
+  if (!veil::test::have_gpu()) GTEST_SKIP() << "no CUDA device";
+  if (!veil::circuits::GraphReplay::enabled()) GTEST_SKIP() << "VEIL_GRAPHS=0";
+  const bool branches = veil::backend::graph_branches();
+  const std::size_t ways = veil::ckks::bsgs_branches();
+  for (std::size_t slots : {std::size_t{0}, std::size_t{64}}) {
+    BootstrapConfig cfg;
+    cfg.slots = slots;
+    const int bits = slots == 0 ? 64 : 32;  // as MatchesTheCpuWordForWord
+    std::vector<std::uint64_t> want;
+    {
+      BootSetup c(cfg, bits, Device::cpu(), 24);
+      const CVec xv = veil::test::tile(random_values(c.params.slots(), 13), kN / 2);
+      want = veil::test::words(c.bt.bootstrap(
+          c.keys.encrypt(xv, c.params.scale(), c.params.input_level())));
+    }
+    for (bool g : {true, false}) {
+      for (std::size_t b : {std::size_t{1}, std::size_t{4}}) {
+        veil::backend::set_graph_branches(g);
+        veil::ckks::set_bsgs_branches(b);
+        BootSetup a(cfg, bits, veil::test::gpu(), 24);
+        const CVec xv = veil::test::tile(random_values(a.params.slots(), 13), kN / 2);
+        const Ciphertext x = a.keys.encrypt(xv, a.params.scale(), a.params.input_level());
+        const Ciphertext first = a.bt.bootstrap(x);  // direct, then captured
+        const Ciphertext again = a.bt.bootstrap(x);  // replayed
+        EXPECT_TRUE(a.bt.uses_graph()) << a.bt.graph_failure();
+        const std::string what = std::to_string(slots) + " slots, branches " +
+                                 std::to_string(g) + ", bsgs " + std::to_string(b);
+        EXPECT_EQ(veil::test::words(first), want) << what;
+        EXPECT_EQ(veil::test::words(again), want) << what;
+        EXPECT_GT(precision(xv, a.keys.decrypt(again)).mean_bits, 20);
+      }
+    }
+  }
+  veil::backend::set_graph_branches(branches);
+  veil::ckks::set_bsgs_branches(ways);
 }

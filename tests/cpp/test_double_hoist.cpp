@@ -18,6 +18,7 @@
 #include "veil/circuits/dft.h"
 #include "veil/circuits/linear_transform.h"
 #include "veil/circuits/rescale_chain.h"
+#include "veil/ckks/bsgs.h"
 
 namespace {
 
@@ -415,6 +416,44 @@ TEST(DoubleHoistGpu, BootstrapMatchesTheCpuWordForWordInBothEvaluations) {
       EXPECT_EQ(out[0], out[1]) << word_bits << "-bit words, VEIL_DOUBLE_HOIST=" << env;
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+// The BSGS branches (ckks::set_bsgs_branches: baby steps dealt round robin, giant steps in
+// groups with their own accumulators) give the same words as one branch, whatever their number:
+// the groups' sums are exact. Two inputs, two outputs, several giant steps per output.
+TEST(DoubleHoistBranches, AnyNumberOfBranchesGivesTheSameWords) {
+  const std::size_t ways = veil::ckks::bsgs_branches();
+  for (int bits : {64, 32}) {
+    ContextPtr ctx = lt_context(bits);
+    const std::size_t n = 64, half = ctx->n() / 2, level = ctx->max_level();
+    const double s = std::ldexp(1.0, 40);
+    CkksKeys k(ctx, Device::cpu(), 31);
+    const Ciphertext c0 = k.encrypt(veil::test::tile(random_values(n, 5), half), s, level);
+    const Ciphertext c1 = k.encrypt(veil::test::tile(random_values(n, 6), half), s, level);
+    const LinearTransform lt(k.encoder, two_by_two(n), n, level, s, s, Device::cpu(),
+                             Hoisting::double_hoisted);
+    const GaloisKeys gk = k.galois(lt.rotation_steps());
+    std::vector<std::vector<std::uint64_t>> want;
+    for (std::size_t b : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{16}}) {
+      veil::ckks::set_bsgs_branches(b);
+      std::vector<std::vector<std::uint64_t>> got;
+      for (const Ciphertext& r : lt.apply(k.ev, {&c0, &c1}, gk)) got.push_back(veil::test::words(r));
+      if (want.empty()) {
+        want = got;
+        ASSERT_EQ(want.size(), 2u);
+      } else {
+        EXPECT_EQ(got, want) << bits << "-bit words, " << b << " branches";
+      }
+    }
+  }
+  veil::ckks::set_bsgs_branches(ways);
+  veil::test::expect_invalid([] { veil::ckks::set_bsgs_branches(0); }, "n: expected 1..16, got 0");
+  veil::test::expect_invalid([] { veil::ckks::set_bsgs_branches(17); }, "n: expected 1..16, got 17");
+  EXPECT_EQ(veil::ckks::bsgs_branches(), ways);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "veil/backend/device.h"
 #include "veil/backend/memory.h"
@@ -44,5 +45,7 @@ void* graph_end(int index);  // the instantiated graph (cudaGraphExec_t)
 void graph_abort(int index) noexcept;
 void graph_launch(int index, void* exec);
 void graph_destroy(void* exec) noexcept;
+// Concurrent branches while the device's stream is captured (backend/graph.h: run_branches).
+void run_branches(int index, const std::vector<std::function<void()>>& branches);
 
 }  // namespace veil::backend::cuda

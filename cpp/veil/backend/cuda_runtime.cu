@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -85,7 +86,22 @@ struct DeviceState {
   BlockCache cache;
   std::atomic<bool> capturing{false};  // between graph_begin and graph_end/graph_abort
   Flags flags;
+  // Concurrent branches of a capture (run_branches): side streams joined into the capture at a
+  // fork and back into `stream` after their branch, and the events that express both.
+  std::mutex branch_mu;
+  std::vector<cudaStream_t> side;
+  std::vector<cudaEvent_t> branch_events;
+  std::size_t next_branch_event = 0;  // reset at each graph_begin
 };
+
+// The stream this thread's work on a device goes to: a side stream inside a branch of
+// run_branches, else the device's stream.
+thread_local int t_branch_index = -1;
+thread_local cudaStream_t t_branch_stream = nullptr;
+
+cudaStream_t active_stream(int index, const DeviceState& st) {
+  return t_branch_stream != nullptr && t_branch_index == index ? t_branch_stream : st.stream;
+}
 
 // Returns the cached blocks to the pool (stream-ordered). Not while the stream is captured: a
 // free captured into a graph must name a graph allocation, and the pool would not gain from it.
@@ -237,11 +253,11 @@ void* allocate(int index, std::size_t bytes) {
   }
   check(cudaSetDevice(index), "cudaSetDevice");
   void* p = nullptr;
-  cudaError_t err = cudaMallocFromPoolAsync(&p, bytes, st.pool, st.stream);
+  cudaError_t err = cudaMallocFromPoolAsync(&p, bytes, st.pool, active_stream(index, st));
   if (err != cudaSuccess && st.cache.bytes > 0) {  // the cached blocks first, then once more
     cudaGetLastError();
     flush_cache(index, st);
-    err = cudaMallocFromPoolAsync(&p, bytes, st.pool, st.stream);
+    err = cudaMallocFromPoolAsync(&p, bytes, st.pool, active_stream(index, st));
   }
   if (err != cudaSuccess) {
     cudaGetLastError();
@@ -272,7 +288,7 @@ void deallocate(int index, void* ptr, std::size_t bytes) noexcept {
   } catch (...) {  // no memory for the bookkeeping: free the block instead
   }
   cudaSetDevice(index);
-  cudaFreeAsync(ptr, st.stream);
+  cudaFreeAsync(ptr, active_stream(index, st));
 }
 
 std::uint32_t* flag_acquire(int index) {
@@ -307,19 +323,20 @@ void copy(int dst_index, void* dst, int src_index, const void* src, std::size_t 
   if (kind == 0) {
     DeviceState& st = state(dst_index);
     check(cudaSetDevice(dst_index), "cudaSetDevice");
-    if (capturing(st.stream)) {
+    const cudaStream_t s = active_stream(dst_index, st);
+    if (capturing(s)) {
       // Inside a graph capture (backend/graph.h): no synchronization; the upload reads a pinned
       // copy that the graph keeps for its replays.
       void* pin = nullptr;
       check(cudaMallocHost(&pin, bytes), "cudaMallocHost");
       std::memcpy(pin, src, bytes);
       st.capture_pins.push_back(pin);
-      check(cudaMemcpyAsync(dst, pin, bytes, cudaMemcpyHostToDevice, st.stream), "copy to device");
+      check(cudaMemcpyAsync(dst, pin, bytes, cudaMemcpyHostToDevice, s), "copy to device");
       return;
     }
-    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, st.stream), "copy to device");
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s), "copy to device");
     // The host source may be freed right after return: wait for the copy.
-    check(cudaStreamSynchronize(st.stream), "copy to device");
+    check(cudaStreamSynchronize(s), "copy to device");
   } else if (kind == 1) {
     DeviceState& st = state(src_index);
     check(cudaSetDevice(src_index), "cudaSetDevice");
@@ -328,7 +345,8 @@ void copy(int dst_index, void* dst, int src_index, const void* src, std::size_t 
   } else if (dst_index == src_index) {
     DeviceState& st = state(dst_index);
     check(cudaSetDevice(dst_index), "cudaSetDevice");
-    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st.stream), "device copy");
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, active_stream(dst_index, st)),
+          "device copy");
   } else {
     // Different GPUs: order after both streams' work.
     synchronize(src_index);
@@ -367,8 +385,9 @@ void upload_with(int index, void* dst, std::size_t bytes, const std::function<vo
     check(cudaEventSynchronize(s.done[i]), "upload");  // the last copy that read this slot
   }
   fill(s.slot[i]);
-  check(cudaMemcpyAsync(dst, s.slot[i], bytes, cudaMemcpyHostToDevice, st.stream), "upload");
-  check(cudaEventRecord(s.done[i], st.stream), "upload");
+  const cudaStream_t stream = active_stream(index, st);
+  check(cudaMemcpyAsync(dst, s.slot[i], bytes, cudaMemcpyHostToDevice, stream), "upload");
+  check(cudaEventRecord(s.done[i], stream), "upload");
   s.next = (i + 1) % kStageSlots;
 }
 
@@ -384,7 +403,7 @@ void upload(int index, void* dst, const void* src, std::size_t bytes) {
 void fill_zero(int index, void* ptr, std::size_t bytes) {
   DeviceState& st = state(index);
   check(cudaSetDevice(index), "cudaSetDevice");
-  check(cudaMemsetAsync(ptr, 0, bytes, st.stream), "cudaMemsetAsync");
+  check(cudaMemsetAsync(ptr, 0, bytes, active_stream(index, st)), "cudaMemsetAsync");
 }
 
 void copy_rows(int index, void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
@@ -392,7 +411,7 @@ void copy_rows(int index, void* dst, std::size_t dst_pitch, const void* src, std
   DeviceState& st = state(index);
   check(cudaSetDevice(index), "cudaSetDevice");
   check(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows, cudaMemcpyDeviceToDevice,
-                          st.stream),
+                          active_stream(index, st)),
         "cudaMemcpy2DAsync");
 }
 
@@ -407,7 +426,10 @@ void synchronize_device(int index) {
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
-StreamHandle stream(int index) { return state(index).stream; }
+StreamHandle stream(int index) {
+  const DeviceState& st = state(index);
+  return active_stream(index, st);
+}
 
 void set_current(int index) {
   state(index);
@@ -442,7 +464,8 @@ void event_destroy(void* ev) noexcept {
 }
 
 void event_record(int index, void* ev) {
-  check(cudaEventRecord(static_cast<cudaEvent_t>(ev), state(index).stream), "cudaEventRecord");
+  const DeviceState& st = state(index);
+  check(cudaEventRecord(static_cast<cudaEvent_t>(ev), active_stream(index, st)), "cudaEventRecord");
 }
 
 double event_elapsed_ms(void* start, void* stop) {
@@ -453,12 +476,78 @@ double event_elapsed_ms(void* start, void* stop) {
   return ms;
 }
 
+// ---- concurrent branches of a capture (graph.h: run_branches) -------------------------------
+namespace {
+
+constexpr std::size_t kSideStreams = 8;
+
+// An event for one fork or join of the capture in progress (a pool per device, reused from the
+// start at each graph_begin: an event only carries the dependency it had when it was waited on).
+cudaEvent_t branch_event(DeviceState& st) {
+  std::lock_guard<std::mutex> lock(st.branch_mu);
+  if (st.next_branch_event == st.branch_events.size()) {
+    cudaEvent_t ev = nullptr;
+    check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreate");
+    st.branch_events.push_back(ev);
+  }
+  return st.branch_events[st.next_branch_event++];
+}
+
+cudaStream_t side_stream(DeviceState& st, std::size_t k) {
+  std::lock_guard<std::mutex> lock(st.branch_mu);
+  while (st.side.size() <= k) {
+    cudaStream_t s = nullptr;
+    check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+    st.side.push_back(s);
+  }
+  return st.side[k];
+}
+
+}  // namespace
+
+void run_branches(int index, const std::vector<std::function<void()>>& branches) {
+  DeviceState& st = state(index);
+  const bool fork = branches.size() > 1 && st.capturing.load() && t_branch_stream == nullptr &&
+                    capturing(st.stream);
+  if (!fork) {  // one after another on the stream in use (nested branches stay on theirs)
+    for (const auto& f : branches) f();
+    return;
+  }
+  check(cudaSetDevice(index), "cudaSetDevice");
+  const cudaEvent_t start = branch_event(st);
+  check(cudaEventRecord(start, st.stream), "cudaEventRecord (fork)");
+  branches[0]();  // on the device's stream
+  std::exception_ptr error;
+  for (std::size_t k = 1; k < branches.size() && !error; ++k) {
+    const cudaStream_t side = side_stream(st, (k - 1) % kSideStreams);
+    check(cudaStreamWaitEvent(side, start, 0), "cudaStreamWaitEvent (fork)");
+    t_branch_index = index;
+    t_branch_stream = side;
+    try {
+      branches[k]();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    t_branch_index = -1;
+    t_branch_stream = nullptr;
+    // Joined back even after an error, so that the capture can end (and be discarded).
+    const cudaEvent_t done = branch_event(st);
+    check(cudaEventRecord(done, side), "cudaEventRecord (join)");
+    check(cudaStreamWaitEvent(st.stream, done, 0), "cudaStreamWaitEvent (join)");
+  }
+  if (error) std::rethrow_exception(error);
+}
+
 // ---- graphs -----------------------------------------------------------------------------------
 void graph_begin(int index) {
   DeviceState& st = state(index);
   check(cudaSetDevice(index), "cudaSetDevice");
   // Relaxed: other threads' unrelated CUDA calls (and this one's allocations) stay legal.
   st.capture_pins.clear();
+  {
+    std::lock_guard<std::mutex> lock(st.branch_mu);
+    st.next_branch_event = 0;
+  }
   st.capturing = true;
   const cudaError_t err = cudaStreamBeginCapture(st.stream, cudaStreamCaptureModeRelaxed);
   if (err != cudaSuccess) st.capturing = false;

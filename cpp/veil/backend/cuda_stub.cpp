@@ -41,5 +41,6 @@ void* graph_end(int) { no_cuda(); }
 void graph_abort(int) noexcept {}
 void graph_launch(int, void*) { no_cuda(); }
 void graph_destroy(void*) noexcept {}
+void run_branches(int, const std::vector<std::function<void()>>&) { no_cuda(); }
 
 }  // namespace veil::backend::cuda

@@ -1,5 +1,8 @@
 #include "veil/backend/graph.h"
 
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <utility>
 
 #include "veil/backend/cuda_impl.h"
@@ -50,6 +53,27 @@ void Graph::abort_capture() noexcept {
   if (!capturing_) return;
   capturing_ = false;
   cuda::graph_abort(dev_.index);
+}
+
+namespace {
+std::atomic<bool>& branches_flag() {
+  static std::atomic<bool> on{[] {
+    const char* v = std::getenv("VEIL_GRAPH_BRANCHES");
+    return !(v && std::strcmp(v, "0") == 0);
+  }()};
+  return on;
+}
+}  // namespace
+
+bool graph_branches() { return branches_flag().load(); }
+void set_graph_branches(bool on) { branches_flag().store(on); }
+
+void run_branches(const Device& dev, const std::vector<std::function<void()>>& branches) {
+  if (dev.is_cuda() && cuda::built() && graph_branches()) {
+    cuda::run_branches(dev.index, branches);
+    return;
+  }
+  for (const auto& f : branches) f();
 }
 
 void Graph::launch() const {

@@ -4,6 +4,9 @@
 // recorded, stream-ordered allocations included (they become the graph's own memory nodes).
 // The CPU has no graphs: supported() is false there and the caller runs its work directly.
 #pragma once
+#include <functional>
+#include <vector>
+
 #include "veil/backend/device.h"
 
 namespace veil::backend {
@@ -40,5 +43,27 @@ class Graph {
   void* exec_ = nullptr;
   bool capturing_ = false;
 };
+
+/// Runs each of `branches` once, in order. While `dev`'s stream is being captured into a graph
+/// (Graph::begin_capture) and graph branches are on (graph_branches()), branch 0 is recorded on
+/// the device's stream and every other one on a side stream forked from it here and joined back
+/// after it, so that the graph's replays run the branches concurrently: independent operations
+/// side by side fill the gaps between a branch's dependent kernels (Cerium, SOSP 2026, schedules
+/// its bootstrap graph's independent operations so). Otherwise (no capture, the CPU, a call
+/// inside a branch, or branches off) they run one after another on the stream in use. The
+/// words computed are the same either way.
+/// The caller guarantees independence: no branch may write what another reads or writes, nor
+/// free what another still uses (objects shared by branches must outlive the call). Data that a
+/// branch makes lazily (tables built on first use) must already exist: captures follow a
+/// warm-up run (circuits::GraphReplay).
+/// @param dev the device the branches queue work on.
+/// @param branches the work; an exception leaves after its branch is joined back (the capture
+///        can then be discarded), and no later branch runs.
+void run_branches(const Device& dev, const std::vector<std::function<void()>>& branches);
+/// Whether run_branches forks inside captures: yes unless the environment variable
+/// VEIL_GRAPH_BRANCHES is "0" when first asked (the A/B switch), or as set_graph_branches set it.
+bool graph_branches();
+/// Turns run_branches' forking on or off for the whole process (tests compare both).
+void set_graph_branches(bool on);
 
 }  // namespace veil::backend

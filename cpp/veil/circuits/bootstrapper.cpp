@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "veil/backend/graph.h"
 #include "veil/circuits/dft.h"
 #include "veil/circuits/scale_ops.h"
 #include "veil/core/error.h"
@@ -228,8 +229,13 @@ Ciphertext Bootstrapper::eval_mod(const Ciphertext& ct) const {
     out.set_scale(params_.scale());
     return out;
   }
-  const Ciphertext fre = evalmod_.evaluate(ev_, keys_.relin_keys, params_.chain(), re, out_scale);
-  const Ciphertext fim = evalmod_.evaluate(ev_, keys_.relin_keys, params_.chain(), im, out_scale);
+  // The two halves are independent: concurrent branches of the captured graph (the same words
+  // as one after the other; Cerium, SOSP 2026, evaluates them as one batched pair).
+  Ciphertext fre, fim;
+  backend::run_branches(
+      device(),
+      {[&] { fre = evalmod_.evaluate(ev_, keys_.relin_keys, params_.chain(), re, out_scale); },
+       [&] { fim = evalmod_.evaluate(ev_, keys_.relin_keys, params_.chain(), im, out_scale); }});
   // f(Re) + i f(Im) = f(re) - X^(N/2) f(im'); its scale Delta gamma read as Delta
   Ciphertext out = ev_.sub(fre, ev_.multiply_monomial(fim, half));
   out.set_scale(params_.scale());

@@ -1,12 +1,17 @@
 #include "veil/ckks/bsgs.h"
 
+#include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "veil/backend/graph.h"
 #include "veil/backend/table.h"
 #include "veil/ckks/ckks.h"
 #include "veil/core/error.h"
@@ -109,7 +114,29 @@ Shape check_operands(const std::vector<const Ciphertext*>& inputs,
   return s;
 }
 
+std::atomic<std::size_t>& branches_setting() {
+  static std::atomic<std::size_t> ways{[] {
+    std::size_t v = kDefaultBsgsBranches;
+    if (const char* env = std::getenv("VEIL_BSGS_BRANCHES")) {
+      const long long x = std::atoll(env);
+      if (x >= 1 && x <= static_cast<long long>(kMaxBsgsBranches)) v = static_cast<std::size_t>(x);
+    }
+    return v;
+  }()};
+  return ways;
+}
+
 }  // namespace
+
+std::size_t bsgs_branches() { return branches_setting().load(); }
+
+void set_bsgs_branches(std::size_t n) {
+  if (n < 1 || n > kMaxBsgsBranches) {
+    throw InvalidArgument("n: expected 1.." + std::to_string(kMaxBsgsBranches) + ", got " +
+                          std::to_string(n));
+  }
+  branches_setting().store(n);
+}
 
 std::vector<Ciphertext> multiply_diagonals_bsgs(const std::vector<const Ciphertext*>& inputs,
                                                 const std::vector<std::vector<BsgsGiant>>& outputs,
@@ -123,72 +150,127 @@ std::vector<Ciphertext> multiply_diagonals_bsgs(const std::vector<const Cipherte
   const RnsBase& qp = ks.base_qp;
   const std::size_t ext = qp.size(), ext_words = 2 * ext * n;
   const int bits = ctx.word_bits();
+  const std::size_t ways = bsgs_branches();
 
-  // 1-2. The baby steps each input needs, in Q_l ∪ P; one ModUp per input, shared.
+  // 1. The baby steps each input needs; one ModUp per input that rotates, shared by its babies
+  //    (one branch per input).
   std::vector<std::map<int, WordBuffer>> babies(inputs.size());
   for (const auto& out : outputs) {
     for (const BsgsGiant& g : out) {
       for (const BsgsTerm& t : g.terms) babies[t.input].try_emplace(t.step);
     }
   }
+  std::vector<std::optional<KeySwitchDigits>> digits(inputs.size());
+  std::vector<std::function<void()>> work;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const Ciphertext& c = *inputs[i];
-    std::optional<KeySwitchDigits> digits;
+    bool rotates = false;
+    for (const auto& [step, buf] : babies[i]) rotates = rotates || s.elts.at(step) != 1;
+    if (!rotates) continue;
+    work.emplace_back([&, i] { digits[i] = key_switch_mod_up(ctx, dev, l, inputs[i]->poly(1), true); });
+  }
+  backend::run_branches(dev, work);
+
+  // 2. Each baby rotation in Q_l ∪ P, the babies dealt round robin to `ways` branches.
+  struct Baby {
+    std::size_t input;
+    int step;
+    WordBuffer* buf;
+  };
+  std::vector<Baby> list;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
     for (auto& [step, buf] : babies[i]) {
       buf = WordBuffer(dev, ext_words, bits);
-      const u32 e = s.elts.at(step);
-      if (e == 1) {
-        key_switch_lift(ctx, dev, l, c.data(), buf.data(), 2);
-        continue;
-      }
-      if (!digits) digits = key_switch_mod_up(ctx, dev, l, c.poly(1), true);
-      key_switch_inner_ext(ctx, dev, l, *digits, gk.key(e), c.poly(0), ExtAddend::lift, buf.data(),
-                           false, e);
+      list.push_back({i, step, &buf});
     }
   }
-
-  std::vector<Ciphertext> results;
-  WordBuffer acc(dev, ext_words, bits), u(dev, ext_words, bits);
-  for (const auto& out : outputs) {
-    bool first = true;
-    for (const BsgsGiant& g : out) {
-      // 3. The inner sum over Q_l ∪ P in one pass; straight into the accumulator when it is
-      //    the first giant step and needs no rotation.
-      //    Full-form diagonals first, then those stored as one period; b's table holds the
-      //    plaintext pointers, then the shifts (one upload).
-      std::vector<u64> a, b, shifts;
-      std::size_t unshifted = 0;
-      for (int pass = 0; pass < 2; ++pass) {
-        for (const BsgsTerm& t : g.terms) {
-          if ((t.shift != 0) != (pass == 1)) continue;
-          a.push_back(reinterpret_cast<u64>(babies[t.input].at(t.step).data().get()));
-          b.push_back(reinterpret_cast<u64>(t.plain->data().get()));
-          shifts.push_back(t.shift);
+  work.clear();
+  for (std::size_t w = 0; w < std::min(ways, list.size()); ++w) {
+    work.emplace_back([&, w] {
+      for (std::size_t j = w; j < list.size(); j += ways) {
+        const Baby& b = list[j];
+        const Ciphertext& c = *inputs[b.input];
+        const u32 e = s.elts.at(b.step);
+        if (e == 1) {
+          key_switch_lift(ctx, dev, l, c.data(), b.buf->data(), 2);
+        } else {
+          key_switch_inner_ext(ctx, dev, l, *digits[b.input], gk.key(e), c.poly(0),
+                               ExtAddend::lift, b.buf->data(), false, e);
         }
-        if (pass == 0) unshifted = a.size();
       }
-      const std::size_t count = a.size();
-      b.insert(b.end(), shifts.begin(), shifts.end());
-      const DeviceTable<u64> at(std::move(a)), bt(std::move(b));
-      const u32 e = s.elts.at(g.step);
-      WordBuffer& sum = (e == 1 && first) ? acc : u;
-      const u64* bp = bt.data(dev);
-      poly::dot_broadcast(dev, qp, n, 2, at.data(dev), bp, count, sum.data(), bp + count,
-                          unshifted);
-      if (e == 1) {
-        if (!first) poly::add(dev, qp, n, 2, acc.data(), u.data(), acc.data());
-      } else {
-        // 4. u1 down to Q_l in place (its first l+1 limbs), its ModUp, and the key switch by
-        //    sigma_G into the accumulator with sigma_G(u0) added over Q_l ∪ P.
-        const WordPtr u1 = u.data() + ext * n;
-        key_switch_mod_down(ctx, dev, l, u1, u1, 1);
-        const KeySwitchDigits dg = key_switch_mod_up(ctx, dev, l, u1, true);
-        key_switch_inner_ext(ctx, dev, l, dg, gk.key(e), u.data(), ExtAddend::extended, acc.data(),
-                             !first, e);
-      }
-      first = false;
+    });
+  }
+  backend::run_branches(dev, work);
+
+  // 3-4. Each output's giant steps, dealt in contiguous groups to up to `ways` branches (over
+  //      all outputs), each summing its group into its own accumulator over Q_l ∪ P. The sums
+  //      are exact (mod each prime), so the grouping changes no word of the result.
+  struct Group {
+    std::size_t output, begin, end;
+    WordBuffer acc;
+  };
+  std::vector<Group> groups;
+  const std::size_t per_output = std::max<std::size_t>(1, ways / outputs.size());
+  for (std::size_t o = 0; o < outputs.size(); ++o) {
+    const std::size_t count = outputs[o].size(), parts = std::min(per_output, count);
+    for (std::size_t k = 0; k < parts; ++k) {
+      groups.push_back({o, k * count / parts, (k + 1) * count / parts,
+                        WordBuffer(dev, ext_words, bits)});
     }
-    // 5. One ModDown, fused with the rescale.
+  }
+  work.clear();
+  for (Group& grp : groups) {
+    work.emplace_back([&] {
+      WordBuffer& acc = grp.acc;
+      WordBuffer u(dev, ext_words, bits);
+      for (std::size_t gi = grp.begin; gi < grp.end; ++gi) {
+        const BsgsGiant& g = outputs[grp.output][gi];
+        const bool first = gi == grp.begin;
+        // 3. The inner sum over Q_l ∪ P in one pass; straight into the accumulator when it is
+        //    the group's first giant step and needs no rotation. Full-form diagonals first, then
+        //    those stored as one period; b's table holds the plaintext pointers, then the shifts
+        //    (one upload).
+        std::vector<u64> a, b, shifts;
+        std::size_t unshifted = 0;
+        for (int pass = 0; pass < 2; ++pass) {
+          for (const BsgsTerm& t : g.terms) {
+            if ((t.shift != 0) != (pass == 1)) continue;
+            a.push_back(reinterpret_cast<u64>(babies[t.input].at(t.step).data().get()));
+            b.push_back(reinterpret_cast<u64>(t.plain->data().get()));
+            shifts.push_back(t.shift);
+          }
+          if (pass == 0) unshifted = a.size();
+        }
+        const std::size_t count = a.size();
+        b.insert(b.end(), shifts.begin(), shifts.end());
+        const DeviceTable<u64> at(std::move(a)), bt(std::move(b));
+        const u32 e = s.elts.at(g.step);
+        WordBuffer& sum = (e == 1 && first) ? acc : u;
+        const u64* bp = bt.data(dev);
+        poly::dot_broadcast(dev, qp, n, 2, at.data(dev), bp, count, sum.data(), bp + count,
+                            unshifted);
+        if (e == 1) {
+          if (!first) poly::add(dev, qp, n, 2, acc.data(), u.data(), acc.data());
+        } else {
+          // 4. u1 down to Q_l in place (its first l+1 limbs), its ModUp, and the key switch by
+          //    sigma_G into the accumulator with sigma_G(u0) added over Q_l ∪ P.
+          const WordPtr u1 = u.data() + ext * n;
+          key_switch_mod_down(ctx, dev, l, u1, u1, 1);
+          const KeySwitchDigits dg = key_switch_mod_up(ctx, dev, l, u1, true);
+          key_switch_inner_ext(ctx, dev, l, dg, gk.key(e), u.data(), ExtAddend::extended,
+                               acc.data(), !first, e);
+        }
+      }
+    });
+  }
+  backend::run_branches(dev, work);
+
+  // 5. Per output, its groups' sums added, and one ModDown fused with the rescale.
+  std::vector<Ciphertext> results;
+  for (std::size_t o = 0, gi = 0; o < outputs.size(); ++o) {
+    WordBuffer& acc = groups[gi++].acc;
+    for (; gi < groups.size() && groups[gi].output == o; ++gi) {
+      poly::add(dev, qp, n, 2, acc.data(), groups[gi].acc.data(), acc.data());
+    }
     Ciphertext r(cp, dev, 2, s.target, true);
     key_switch_rescale_down(ctx, dev, l, acc.data(), r.data(), 2);
     r.set_scale(s.scale);

@@ -46,6 +46,20 @@ struct BsgsGiant {
   std::vector<BsgsTerm> terms;
 };
 
+/// The branches multiply_diagonals_bsgs deals its work to (backend::run_branches): up to this
+/// many baby-step rotations and groups of giant steps run side by side in a captured graph
+/// (Cerium, SOSP 2026, runs independent operations of its bootstrap graph concurrently). Each
+/// group of giant steps sums into its own accumulator, added before the ModDown: one more
+/// addition per group, and the same words (the sums are exact).
+inline constexpr std::size_t kDefaultBsgsBranches = 2;
+inline constexpr std::size_t kMaxBsgsBranches = 16;
+/// The setting in use: kDefaultBsgsBranches, VEIL_BSGS_BRANCHES (1..16) when set at the first
+/// call, or set_bsgs_branches'.
+std::size_t bsgs_branches();
+/// @param n 1 (no grouping: the order of the single-branch evaluation) to kMaxBsgsBranches.
+/// @throws InvalidArgument naming `n` outside 1..kMaxBsgsBranches.
+void set_bsgs_branches(std::size_t n);
+
 /// outputs[o] = rescale(sum_{G in outputs[o]} rot_G.step(sum_{t in G.terms} t.plain *
 /// rot_t.step(inputs[t.input]))), by double hoisting (file comment). Every input: CKKS, size
 /// 2, NTT form, at one level l that can rescale, on one device; every plaintext: extended at
