@@ -552,6 +552,29 @@ TEST(CircuitsEvalMod, ApproximatesTheScaledSine) {
   const auto p = precision(want, got_re);
   report("EvalMod sin(2 pi 13 x), degree 31, 3 double angles", p);
   EXPECT_GT(p.min_bits, 14);
+  // The even form: P(T_2(y - 1/(4 K1))) equals the interpolant in y over bootstrapping's
+  // |y| <= (K + 1/2) / K1, both near cos(2 pi (K1 y - 1/4) / 8) (evaluated here in double).
+  ASSERT_EQ(em.even_coefficients().size(), 16u);
+  auto cheb = [](const std::vector<double>& c, double t) {
+    double sum = 0, prev = 1, cur = t;
+    for (std::size_t k = 0; k < c.size(); ++k) {
+      const double tk = k == 0 ? 1.0 : (k == 1 ? t : 2 * t * cur - prev);
+      if (k >= 2) {
+        prev = cur;
+        cur = tk;
+      }
+      sum += c[k] * tk;
+    }
+    return sum;
+  };
+  double worst = 0;
+  for (int i = -1000; i <= 1000; ++i) {
+    const double yv = 12.5 / 13.0 * i / 1000.0, v = yv - 0.25 / 13.0;
+    const double want_cos = std::cos(2 * std::numbers::pi * (13.0 * yv - 0.25) / 8.0);
+    const double even = cheb(em.even_coefficients(), 2 * v * v - 1);
+    worst = std::max({worst, std::fabs(even - want_cos), std::fabs(even - cheb(em.coefficients(), yv))});
+  }
+  EXPECT_LT(worst, 1e-9) << "even form against cos and the interpolant in y";
   veil::test::expect_invalid([] { EvalMod(0, 31, 3); }, "k_range");
   veil::test::expect_invalid([] { EvalMod(12, 1, 3); }, "degree");
   veil::test::expect_invalid([] { EvalMod(12, 31, 17); }, "double_angle");

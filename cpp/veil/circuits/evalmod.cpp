@@ -1,6 +1,8 @@
 #include "veil/circuits/evalmod.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <numbers>
 #include <string>
 
@@ -25,6 +27,14 @@ EvalMod::EvalMod(std::size_t k_range, std::size_t degree, std::size_t double_ang
   const double div = std::ldexp(1.0, static_cast<int>(double_angle));
   coeffs_ = chebyshev_interpolate(
       [&](double y) { return std::cos(2.0 * std::numbers::pi * (k1 * y - 0.25) / div); }, degree);
+  // The even form: g(v) = cos(2 pi K1 v / 2^r) at v = y - 1/(4 K1). Its interpolant at the
+  // Chebyshev nodes is even (odd coefficients 0 up to rounding, dropped), and since
+  // T_2k(v) = T_k(T_2(v)) it is P(T_2(v)) with P's coefficient k = g's coefficient 2k.
+  const std::vector<double> g = chebyshev_interpolate(
+      [&](double v) { return std::cos(2.0 * std::numbers::pi * k1 * v / div); }, degree);
+  for (std::size_t k = 0; 2 * k <= degree; ++k) even_coeffs_.push_back(g[2 * k]);
+  const char* env = std::getenv("VEIL_EVALMOD_EVEN");
+  even_ = !(env && std::strcmp(env, "0") == 0);
 }
 
 std::size_t EvalMod::depth() const {
@@ -36,7 +46,19 @@ OperandPtr EvalMod::evaluate(const ScaleOps& ops, OperandPtr x, double output_sc
   if (!std::isfinite(output_scale) || output_scale <= 0) {
     throw InvalidArgument("output_scale: expected a finite scale > 0");
   }
-  ChebyshevEvaluation cheb(ops, std::move(x), coeffs_, ChebyshevEvaluation::BabySteps::few);
+  OperandPtr arg = std::move(x);
+  const std::vector<double>* coeffs = &coeffs_;
+  if (even_) {
+    // u = T_2(v) = 2 v^2 - 1 with v = x - 1/(4 K1): one product; the factor 2 is taken by the
+    // square's scale (declared half of it: no operation), then P(u) of degree floor(d / 2).
+    const double k1 = static_cast<double>(k_range_ + 1);
+    OperandPtr sq = ops.square(ops.add_const(arg, -0.25 / k1));
+    sq->scale /= 2.0;
+    if (sq->ct) sq->ct->set_scale(sq->scale);  // sq's ciphertext is its own (ScaleOps::mul)
+    arg = ops.add_const(sq, -1.0);
+    coeffs = &even_coeffs_;
+  }
+  ChebyshevEvaluation cheb(ops, std::move(arg), *coeffs, ChebyshevEvaluation::BabySteps::few);
   std::size_t level = cheb.output_level();
   std::vector<std::size_t> levels;
   for (std::size_t i = 0; i < double_angle_; ++i) {

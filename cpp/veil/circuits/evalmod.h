@@ -7,6 +7,14 @@
 // Eurocrypt 2021, §4), the interpolant evaluated by polynomial.h. The double angles square the
 // scale (S -> S^2 / D), so the interpolant's target scale is found from the end backwards,
 // S = sqrt(S' D), and the result lands exactly on the requested output scale.
+// The even form (the default): cos(2 pi (K1 y - 1/4) / 2^r) is even in v = y - 1/(4 K1), so
+// its interpolant is a polynomial in T_2(v) = 2 v^2 - 1 of half the degree; one product makes
+// T_2(v) and the polynomial of degree floor(d / 2) needs fewer products than the one of degree
+// d (degree 31: 10 key switches per EvalMod instead of 13, the same depth; Cheddar, arXiv
+// 2407.13055, evaluates an even cosine so). It interpolates over v in [-1, 1], i.e. for
+// x in [-1 + 1/(4 K1), 1 + 1/(4 K1)], which holds bootstrapping's |x| <= (K + 1/2) / K1.
+// VEIL_EVALMOD_EVEN=0 (read at construction) keeps the interpolant in y (the A/B switch, and
+// the form of the Python oracle, tests/python/oracles).
 // Python: veil._bootstrap.Bootstrapper._evalmod / _evalmod_plan.
 #pragma once
 #include <cstddef>
@@ -31,11 +39,17 @@ class EvalMod {
   std::size_t double_angle() const { return double_angle_; }
   /// The interpolant's Chebyshev coefficients c_0..c_d of cos(2 pi (K1 y - 1/4) / 2^r).
   const std::vector<double>& coefficients() const { return coeffs_; }
+  /// The even form's coefficients: P(u) = sum_k p_k T_k(u), P(T_2(v)) = the interpolant of
+  /// cos(2 pi K1 v / 2^r) (k = 0..floor(d / 2)).
+  const std::vector<double>& even_coefficients() const { return even_coeffs_; }
+  /// Whether evaluate() uses the even form (file comment; VEIL_EVALMOD_EVEN=0 turns it off).
+  bool even() const { return even_; }
   /// Rescale levels consumed: ceil(log2(d + 1)) (the Chebyshev evaluation) + r.
   std::size_t depth() const;
 
   /// sin(2 pi K1 x) on an operand x (at a rescale-block top), landing exactly on
-  /// `output_scale`, depth() blocks below x (planned or evaluated, as `ops`).
+  /// `output_scale`, depth() blocks below x (planned or evaluated, as `ops`). Approximates for
+  /// x in [-1, 1] (the even form: x in [-1 + 1/(4 K1), 1]).
   /// @param ops the arithmetic; @param x the input; @param output_scale finite, > 0.
   /// @throws InvalidArgument naming `x` (empty), `output_scale`, or as ScaleOps when the chain
   ///         below x has fewer than depth() blocks.
@@ -53,7 +67,8 @@ class EvalMod {
 
  private:
   std::size_t k_range_, degree_, double_angle_;
-  std::vector<double> coeffs_;
+  std::vector<double> coeffs_, even_coeffs_;
+  bool even_ = true;
 };
 
 }  // namespace veil::circuits
