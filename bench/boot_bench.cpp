@@ -6,14 +6,18 @@
 // BOOT_AB="g0b1 g1b2 ..." times one bootstrapper per configuration in the same process, on the
 // same keys and input (an A/B without a second key generation): gX turns the graph's concurrent
 // branches off or on (backend::set_graph_branches), bY sets the BSGS branches
-// (ckks::set_bsgs_branches). Every configuration's output words are compared with the first's:
-// they must be equal (the branches change the schedule, not the arithmetic).
+// (ckks::set_bsgs_branches), an optional eZ sets VEIL_EVALMOD_EVEN=Z for the bootstrapper built
+// (EvalMod's even form). Every configuration's output words are compared with the first
+// configuration of the same EvalMod form: they must be equal (the branches change the schedule,
+// not the arithmetic). BOOT_PHASES=1 also times each public step (SlotToCoeff, ModRaise,
+// CoeffToSlot, EvalMod) replayed as its own graph (circuits::GraphReplay), median of RUNS.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "bench_util.h"
@@ -59,39 +63,63 @@ int main(int argc, char** argv) {
     for (std::string t; in >> t;) configs.push_back(t);
     if (configs.empty()) configs.push_back("");  // the process's settings
   }
-  std::vector<std::uint64_t> first_words;
+  std::vector<std::uint64_t> first_words[2];
   int status = 0;
+  const char* phases_env = std::getenv("BOOT_PHASES");
+  const bool phases = phases_env && std::string(phases_env) == "1";
   for (const std::string& cfg : configs) {
     if (!cfg.empty()) {
-      int g = 1, b = 1;
-      if (std::sscanf(cfg.c_str(), "g%db%d", &g, &b) != 2) {
-        std::fprintf(stderr, "BOOT_AB: expected tokens gXbY, got %s\n", cfg.c_str());
+      int g = 1, b = 1, e = -1;
+      if (std::sscanf(cfg.c_str(), "g%db%de%d", &g, &b, &e) < 2) {
+        std::fprintf(stderr, "BOOT_AB: expected tokens gXbY[eZ], got %s\n", cfg.c_str());
         return 2;
       }
       backend::set_graph_branches(g != 0);
       ckks::set_bsgs_branches(static_cast<std::size_t>(b));
+      if (e >= 0) setenv("VEIL_EVALMOD_EVEN", e ? "1" : "0", 1);
     }
     circuits::Bootstrapper bt(params, keys);
     const double us = bench::median_us(dev, runs, [&] { (void)bt.bootstrap(x); });
     const Ciphertext y = bt.bootstrap(x);
     std::vector<std::uint64_t> words = y.buffer().to_host();
     const char* same = "first";
-    if (first_words.empty()) {
-      first_words = std::move(words);
-    } else if (words == first_words) {
+    std::vector<std::uint64_t>& first = first_words[bt.evalmod().even() ? 1 : 0];
+    if (first.empty()) {
+      first = std::move(words);
+    } else if (words == first) {
       same = "equal";
     } else {
       same = "DIFFERENT";
       status = 1;
     }
     std::printf("C++ bootstrap%s%s: N = 2^%d, %d-bit words, %zu slots%s, %s: median %.3f ms over "
-                "%d runs (graph: %s, branches %s, bsgs %zu), %zu levels left; keys %.3f GiB + "
-                "diagonals %.3f GiB; output words vs the first configuration: %s\n",
+                "%d runs (graph: %s, branches %s, bsgs %zu, EvalMod %s), %zu levels left; keys "
+                "%.3f GiB + diagonals %.3f GiB; output words vs the first configuration: %s\n",
                 cfg.empty() ? "" : " ", cfg.c_str(), log_n, word_bits, params.slots(),
                 config.pack_sparse ? " (pack_sparse)" : "", dev.str().c_str(), us / 1000.0, runs,
                 bt.uses_graph() ? "yes" : "no", backend::graph_branches() ? "on" : "off",
-                ckks::bsgs_branches(), params.levels_left(), double(bt.keys().bytes()) / double(1 << 30),
+                ckks::bsgs_branches(), bt.evalmod().even() ? "even" : "in y", params.levels_left(),
+                double(bt.keys().bytes()) / double(1 << 30),
                 double(bt.plaintext_bytes()) / double(1 << 30), same);
+    if (phases) {  // each public step replayed as its own graph
+      const Ciphertext s0 = bt.slot_to_coeff(x), s1 = bt.mod_raise(s0), s2 = bt.coeff_to_slot(s1);
+      const std::pair<const char*, std::pair<const Ciphertext*, circuits::GraphReplay::Computation>>
+          steps[] = {
+              {"SlotToCoeff", {&x, [&](const Ciphertext& c) { return bt.slot_to_coeff(c); }}},
+              {"ModRaise", {&s0, [&](const Ciphertext& c) { return bt.mod_raise(c); }}},
+              {"CoeffToSlot", {&s1, [&](const Ciphertext& c) { return bt.coeff_to_slot(c); }}},
+              {"EvalMod", {&s2, [&](const Ciphertext& c) { return bt.eval_mod(c); }}}};
+      double sum = 0;
+      std::printf("  phases (each its own graph, median ms):");
+      for (const auto& [name, step] : steps) {
+        circuits::GraphReplay replay;
+        const double ms =
+            bench::median_us(dev, runs, [&] { (void)replay.run(*step.first, step.second); }) / 1000.0;
+        sum += ms;
+        std::printf(" %s %.3f%s", name, ms, replay.active() ? "" : " (no graph)");
+      }
+      std::printf("; sum %.3f\n", sum);
+    }
     std::fflush(stdout);
   }
   return status;

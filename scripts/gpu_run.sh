@@ -26,7 +26,9 @@
 #   bootab  A/B of the bootstrap's schedule in one process per shape (bench/boot_bench.cpp):
 #           BOOT_AB configurations (default "g0b1 g1b1 g1b2 g1b4": graph branches off/on, BSGS
 #           branches) on the same keys and input, over BOOTAB_SLOTS (default "0 4096:pack");
-#           every configuration's output words must equal the first's (bootab.log)
+#           every configuration's output words must equal the first's (bootab.log);
+#           BOOT_PHASES=1 adds each step's graph-replayed time; BOOTAB_SPARSE, when set, is the
+#           list for the sparse shapes
 # VEIL_SITE=dir installs the build into dir instead of site-packages (two commits side by side).
 #   ray     scale-out on Ray (bench/ray_scale.py): batch bootstraps, online serving against
 #           independent servers and a replica killed under load, over RAY_GPUS (default 1,2)
@@ -276,6 +278,7 @@ if has bootprof; then
   # tag:impl:word bits:extra args:environment
   for spec in ${BOOTPROF_SPECS:-py32:py:32:: cpp32:cpp:32:: cpp32nograph:cpp:32::VEIL_GRAPHS=0 \
               cpp64:cpp:64:: cpp32s4096:cpp:32:--slots=4096:}; do
+    [ "$spec" = skip ] && continue
     IFS=: read -r tag impl wb extra envs <<< "$spec"
     # shellcheck disable=SC2086
     (cd "$PRIV" && env $envs python3 "$OLDPWD/bench/profile_boot_gpu.py" --word-bits "$wb" \
@@ -307,7 +310,9 @@ if has bootab; then
   for spec in ${BOOTAB_SLOTS:-0 4096:pack}; do  # slots[:pack]
     IFS=: read -r slots pack <<< "$spec"
     # shellcheck disable=SC2086
-    BOOT_AB="${BOOT_AB:-g0b1 g1b1 g1b2 g1b4}" timeout "${BOOTAB_TIMEOUT:-240}" \
+    cfgs=${BOOT_AB:-g0b1 g1b1 g1b2 g1b4}
+    [ "$slots" != 0 ] && cfgs=${BOOTAB_SPARSE:-$cfgs}
+    BOOT_AB="$cfgs" timeout "${BOOTAB_TIMEOUT:-240}" \
       "$BUILD/veil_boot_bench" cuda 32 "$slots" "${BOOTAB_RUNS:-15}" 16 $pack 2>&1 \
       | tee -a "$OUT/bootab.log"
     echo "bootab $spec rc=${PIPESTATUS[0]}"
