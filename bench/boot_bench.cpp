@@ -11,8 +11,10 @@
 // configuration of the same EvalMod form: they must be equal (the branches change the schedule,
 // not the arithmetic). BOOT_PHASES=1 also times each public step (SlotToCoeff, ModRaise,
 // CoeffToSlot, EvalMod) replayed as its own graph (circuits::GraphReplay), median of RUNS.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <random>
 #include <cstdlib>
 #include <string>
 
@@ -53,9 +55,27 @@ int main(int argc, char** argv) {
   const circuits::BootstrapKeys keys = circuits::BootstrapKeys::generate(params, sk, std::nullopt, 2);
   const CKKSEncoder encoder(ctx);
   Encryptor enc(ctx, sk, 3);
+  // Uniform real values in [-1, 1] (bench/profile_boot_gpu.py's input), tiled for sparse slots.
   std::vector<std::complex<double>> z(n / 2);
-  for (std::size_t i = 0; i < z.size(); ++i) z[i] = std::sin(0.001 * double(i));
+  {
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (std::size_t i = 0; i < params.slots(); ++i) z[i] = u(rng);
+    for (std::size_t i = params.slots(); i < z.size(); ++i) z[i] = z[i % params.slots()];
+  }
   const Ciphertext x = enc.encrypt(encoder.encode(z, params.scale(), params.input_level(), dev));
+  const Decryptor dec(ctx, sk);
+  // Worst slot and mean error in bits (veil.ckks.precision: -log2 of the max / mean |error|).
+  auto precision = [&](const Ciphertext& y) {
+    const std::vector<std::complex<double>> got = encoder.decode(dec.decrypt(y));
+    double worst = 0, sum = 0;
+    for (std::size_t i = 0; i < z.size(); ++i) {
+      const double e = std::abs(got[i] - z[i]);
+      worst = std::max(worst, e);
+      sum += e;
+    }
+    return std::make_pair(-std::log2(worst), -std::log2(sum / double(z.size())));
+  };
   std::vector<std::string> configs;
   {
     const char* ab = std::getenv("BOOT_AB");
@@ -82,6 +102,7 @@ int main(int argc, char** argv) {
     const double us = bench::median_us(dev, runs, [&] { (void)bt.bootstrap(x); });
     const Ciphertext y = bt.bootstrap(x);
     std::vector<std::uint64_t> words = y.buffer().to_host();
+    const auto [min_bits, mean_bits] = precision(y);
     const char* same = "first";
     std::vector<std::uint64_t>& first = first_words[bt.evalmod().even() ? 1 : 0];
     if (first.empty()) {
@@ -93,13 +114,14 @@ int main(int argc, char** argv) {
       status = 1;
     }
     std::printf("C++ bootstrap%s%s: N = 2^%d, %d-bit words, %zu slots%s, %s: median %.3f ms over "
-                "%d runs (graph: %s, branches %s, bsgs %zu, EvalMod %s), %zu levels left; keys "
-                "%.3f GiB + diagonals %.3f GiB; output words vs the first configuration: %s\n",
+                "%d runs (graph: %s, branches %s, bsgs %zu, EvalMod %s), %zu levels left, "
+                "precision %.2f / %.2f bits (worst / mean); keys %.3f GiB + diagonals %.3f GiB; "
+                "output words vs the first configuration: %s\n",
                 cfg.empty() ? "" : " ", cfg.c_str(), log_n, word_bits, params.slots(),
                 config.pack_sparse ? " (pack_sparse)" : "", dev.str().c_str(), us / 1000.0, runs,
                 bt.uses_graph() ? "yes" : "no", backend::graph_branches() ? "on" : "off",
                 ckks::bsgs_branches(), bt.evalmod().even() ? "even" : "in y", params.levels_left(),
-                double(bt.keys().bytes()) / double(1 << 30),
+                min_bits, mean_bits, double(bt.keys().bytes()) / double(1 << 30),
                 double(bt.plaintext_bytes()) / double(1 << 30), same);
     if (phases) {  // each public step replayed as its own graph
       const Ciphertext s0 = bt.slot_to_coeff(x), s1 = bt.mod_raise(s0), s2 = bt.coeff_to_slot(s1);
