@@ -6,8 +6,9 @@
 // BOOT_AB="g0b1 g1b2 ..." times one bootstrapper per configuration in the same process, on the
 // same keys and input (an A/B without a second key generation): gX turns the graph's concurrent
 // branches off or on (backend::set_graph_branches), bY sets the BSGS branches
-// (ckks::set_bsgs_branches), an optional eZ sets VEIL_EVALMOD_EVEN=Z for the bootstrapper built
-// (EvalMod's even form). Every configuration's output words are compared with the first
+// (ckks::set_bsgs_branches), eZ sets VEIL_EVALMOD_EVEN=Z for the bootstrapper built (EvalMod's
+// even form), mS ModUp's conversion splits (set_mod_up_splits), dD the fused ModDown's most
+// dropped primes (set_fused_mod_down_max_drop); settings not named keep their last value. Every configuration's output words are compared with the first
 // configuration of the same EvalMod form: they must be equal (the branches change the schedule,
 // not the arithmetic). BOOT_PHASES=1 also times each public step (SlotToCoeff, ModRaise,
 // CoeffToSlot, EvalMod) replayed as its own graph (circuits::GraphReplay), median of RUNS.
@@ -26,6 +27,8 @@
 #include "veil/api/encryptor.h"
 #include "veil/backend/graph.h"
 #include "veil/ckks/bsgs.h"
+#include "veil/rlwe/keyswitch.h"
+#include "veil/rns/mod_down_ntt.h"
 #include "veil/circuits/bootstrapper.h"
 #include "veil/ckks/encoder.h"
 #include "veil/rlwe/keygen.h"
@@ -49,16 +52,19 @@ int main(int argc, char** argv) {
   const SecurityLevel security = log_n == 16 ? SecurityLevel::tc128 : SecurityLevel::none;
   const circuits::BootstrapChain chain = circuits::preset_chain(n, security, config, word_bits);
   const ContextPtr ctx = Context::create(chain.parameters(n, word_bits), security);
-  KeyGenerator kg(ctx, dev, 1);
+  // BOOT_SEED (default 1) seeds the keys, the encryption and the input values.
+  const char* seed_env = std::getenv("BOOT_SEED");
+  const std::uint64_t seed = seed_env ? std::strtoull(seed_env, nullptr, 10) : 1;
+  KeyGenerator kg(ctx, dev, seed);
   const SecretKey sk = kg.secret_key();
   const circuits::BootstrapParameters params(ctx, config, chain.scale);
-  const circuits::BootstrapKeys keys = circuits::BootstrapKeys::generate(params, sk, std::nullopt, 2);
+  const circuits::BootstrapKeys keys = circuits::BootstrapKeys::generate(params, sk, std::nullopt, seed + 1);
   const CKKSEncoder encoder(ctx);
-  Encryptor enc(ctx, sk, 3);
+  Encryptor enc(ctx, sk, seed + 2);
   // Uniform real values in [-1, 1] (bench/profile_boot_gpu.py's input), tiled for sparse slots.
   std::vector<std::complex<double>> z(n / 2);
   {
-    std::mt19937_64 rng(7);
+    std::mt19937_64 rng(seed + 6);
     std::uniform_real_distribution<double> u(-1.0, 1.0);
     for (std::size_t i = 0; i < params.slots(); ++i) z[i] = u(rng);
     for (std::size_t i = params.slots(); i < z.size(); ++i) z[i] = z[i % params.slots()];
@@ -89,14 +95,30 @@ int main(int argc, char** argv) {
   const bool phases = phases_env && std::string(phases_env) == "1";
   for (const std::string& cfg : configs) {
     if (!cfg.empty()) {
-      int g = 1, b = 1, e = -1;
-      if (std::sscanf(cfg.c_str(), "g%db%de%d", &g, &b, &e) < 2) {
-        std::fprintf(stderr, "BOOT_AB: expected tokens gXbY[eZ], got %s\n", cfg.c_str());
-        return 2;
+      // letter-number pairs: g (graph branches 0/1), b (BSGS branches), e (EvalMod's even form
+      // 0/1), m (ModUp conversion splits), d (fused ModDown's most dropped primes)
+      std::size_t pos = 0;
+      while (pos < cfg.size()) {
+        const char key = cfg[pos++];
+        std::size_t used = 0;
+        long v = 0;
+        try {
+          v = std::stol(cfg.substr(pos), &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || std::string("gbemd").find(key) == std::string::npos) {
+          std::fprintf(stderr, "BOOT_AB: expected letter-number pairs (g, b, e, m, d), got %s\n",
+                       cfg.c_str());
+          return 2;
+        }
+        pos += used;
+        if (key == 'g') backend::set_graph_branches(v != 0);
+        if (key == 'b') ckks::set_bsgs_branches(static_cast<std::size_t>(v));
+        if (key == 'e') setenv("VEIL_EVALMOD_EVEN", v ? "1" : "0", 1);
+        if (key == 'm') set_mod_up_splits(static_cast<std::size_t>(v));
+        if (key == 'd') set_fused_mod_down_max_drop(static_cast<std::size_t>(v));
       }
-      backend::set_graph_branches(g != 0);
-      ckks::set_bsgs_branches(static_cast<std::size_t>(b));
-      if (e >= 0) setenv("VEIL_EVALMOD_EVEN", e ? "1" : "0", 1);
     }
     circuits::Bootstrapper bt(params, keys);
     const double us = bench::median_us(dev, runs, [&] { (void)bt.bootstrap(x); });
@@ -114,13 +136,15 @@ int main(int argc, char** argv) {
       status = 1;
     }
     std::printf("C++ bootstrap%s%s: N = 2^%d, %d-bit words, %zu slots%s, %s: median %.3f ms over "
-                "%d runs (graph: %s, branches %s, bsgs %zu, EvalMod %s), %zu levels left, "
+                "%d runs (graph: %s, branches %s, bsgs %zu, EvalMod %s, modup splits %zu, fused ModDown "
+                "<= %zu drops), %zu levels left, "
                 "precision %.2f / %.2f bits (worst / mean); keys %.3f GiB + diagonals %.3f GiB; "
                 "output words vs the first configuration: %s\n",
                 cfg.empty() ? "" : " ", cfg.c_str(), log_n, word_bits, params.slots(),
                 config.pack_sparse ? " (pack_sparse)" : "", dev.str().c_str(), us / 1000.0, runs,
                 bt.uses_graph() ? "yes" : "no", backend::graph_branches() ? "on" : "off",
-                ckks::bsgs_branches(), bt.evalmod().even() ? "even" : "in y", params.levels_left(),
+                ckks::bsgs_branches(), bt.evalmod().even() ? "even" : "in y", mod_up_splits(),
+                fused_mod_down_max_drop(), params.levels_left(),
                 min_bits, mean_bits, double(bt.keys().bytes()) / double(1 << 30),
                 double(bt.plaintext_bytes()) / double(1 << 30), same);
     if (phases) {  // each public step replayed as its own graph

@@ -20,6 +20,7 @@
 #include "circuits_util.h"
 #include "veil/ring/ntt.h"
 #include "veil/rlwe/keyswitch.h"
+#include "veil/rns/mod_down_ntt.h"
 
 namespace {
 
@@ -384,6 +385,62 @@ TEST(KeySwitchExtGpu, PrimitivesMatchTheCpuWordForWord) {
     for (std::size_t i = 0; i < got[0].size(); ++i)
       EXPECT_EQ(got[0][i], got[1][i]) << bits << "-bit words, result " << i;
   }
+}
+
+}  // namespace
+
+namespace {
+
+// ModUp's conversion split over threads (set_mod_up_splits) and the fused ModDown's reach
+// (set_fused_mod_down_max_drop; GPU only) change the schedule, not the words: the digits, the
+// extended rotation's ModDown, the fused rescale and a relinearize-rescale are the same for every
+// setting, and the GPU's equal the CPU's.
+TEST(KeySwitchSettings, SplitsAndFusedModDownKeepTheWords) {
+  const std::size_t splits0 = mod_up_splits(), drop0 = fused_mod_down_max_drop();
+  std::vector<Device> devs{Device::cpu()};
+  if (veil::test::have_gpu()) devs.push_back(veil::test::gpu());
+  for (int bits : {64, 32}) {
+    ContextPtr ctx = ext_context(bits);
+    const std::size_t n = ctx->n(), level = ctx->max_level(), limbs = level + 1;
+    const KeySwitchLevel& ks = ctx->key_switch(level);
+    const std::size_t ext = ks.base_qp.size(), target = ctx->rescale_target(level);
+    std::vector<std::vector<u64>> want;
+    for (const Device& dev : devs) {
+      CkksKeys k(ctx, dev, 41);
+      const GaloisKeys gk = k.galois({5});
+      const u32 e = ctx->galois_elt_from_step(5);
+      const Ciphertext a = k.encrypt(random_values(n / 2, 9), std::ldexp(1.0, 40), level);
+      const Ciphertext b = k.encrypt(random_values(n / 2, 10), std::ldexp(1.0, 40), level);
+      for (std::size_t splits : {std::size_t{1}, std::size_t{3}, std::size_t{5}}) {
+        for (std::size_t drops : {std::size_t{0}, std::size_t{2}, std::size_t{15}}) {
+          set_mod_up_splits(splits);
+          set_fused_mod_down_max_drop(drops);
+          std::vector<std::vector<u64>> got;
+          const KeySwitchDigits dg = key_switch_mod_up(*ctx, dev, level, a.poly(1), true);
+          got.push_back(dg.complement.to_host());
+          WordBuffer x(dev, 2 * ext * n, bits), z(dev, 2 * limbs * n, bits);
+          WordBuffer w(dev, 2 * (target + 1) * n, bits);
+          key_switch_inner_ext(*ctx, dev, level, dg, gk.key(e), a.poly(0), ExtAddend::lift,
+                               x.data(), false, e);
+          key_switch_mod_down(*ctx, dev, level, x.data(), z.data(), 2);
+          key_switch_rescale_down(*ctx, dev, level, x.data(), w.data(), 2);
+          got.push_back(z.to_host());
+          got.push_back(w.to_host());
+          got.push_back(veil::test::words(k.ev.relinearize_rescale(k.ev.multiply(a, b), k.rk)));
+          if (want.empty()) {
+            want = got;
+          } else {
+            EXPECT_EQ(got, want) << bits << "-bit words on " << dev.str() << ", " << splits
+                                 << " splits, fused ModDown up to " << drops << " drops";
+          }
+        }
+      }
+    }
+  }
+  set_mod_up_splits(splits0);
+  set_fused_mod_down_max_drop(drop0);
+  veil::test::expect_invalid([] { set_mod_up_splits(0); }, "splits: expected 1..64, got 0");
+  veil::test::expect_invalid([] { set_fused_mod_down_max_drop(16); }, "drops: expected 0..15");
 }
 
 }  // namespace

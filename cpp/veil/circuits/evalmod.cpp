@@ -49,13 +49,13 @@ OperandPtr EvalMod::evaluate(const ScaleOps& ops, OperandPtr x, double output_sc
   OperandPtr arg = std::move(x);
   const std::vector<double>* coeffs = &coeffs_;
   if (even_) {
-    // u = T_2(v) = 2 v^2 - 1 with v = x - 1/(4 K1): one product; the factor 2 is taken by the
-    // square's scale (declared half of it: no operation), then P(u) of degree floor(d / 2).
+    // u = T_2(v) = 2 v^2 - 1 with v = x - 1/(4 K1): one product, then P(u) of degree
+    // floor(d / 2). The factor 2 is an addition, not a halved scale: u keeps x's scale (~ the
+    // block product), so the powers T_2^j(u) keep theirs too (a scale s / 2 would fall to
+    // s / 2^(2^j) at T_2^j(u) and cost about a bit of precision per squaring at N = 2^16).
     const double k1 = static_cast<double>(k_range_ + 1);
     OperandPtr sq = ops.square(ops.add_const(arg, -0.25 / k1));
-    sq->scale /= 2.0;
-    if (sq->ct) sq->ct->set_scale(sq->scale);  // sq's ciphertext is its own (ScaleOps::mul)
-    arg = ops.add_const(sq, -1.0);
+    arg = ops.add_const(ops.add(sq, sq), -1.0);
     coeffs = &even_coeffs_;
   }
   ChebyshevEvaluation cheb(ops, std::move(arg), *coeffs, ChebyshevEvaluation::BabySteps::few);

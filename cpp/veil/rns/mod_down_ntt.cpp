@@ -1,5 +1,8 @@
 #include "veil/rns/mod_down_ntt.h"
 
+#include <atomic>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "veil/backend/launch.h"
@@ -189,10 +192,34 @@ struct FinishInto {
 #endif
 }  // namespace
 
+namespace {
+std::atomic<std::size_t>& max_drop_setting() {
+  static std::atomic<std::size_t> v{[] {
+    std::size_t d = kFusedModDownMaxDrop;
+    if (const char* env = std::getenv("VEIL_FUSED_MODDOWN_MAX_DROP")) {
+      const long long x = std::atoll(env);
+      if (x >= 0 && x <= 15) d = static_cast<std::size_t>(x);
+    }
+    return d;
+  }()};
+  return v;
+}
+}  // namespace
+
+std::size_t fused_mod_down_max_drop() { return max_drop_setting().load(); }
+
+void set_fused_mod_down_max_drop(std::size_t drops) {
+  if (drops > 15) {
+    throw InvalidArgument("drops: expected 0..15 (the fused column pass takes at most 15), got " +
+                          std::to_string(drops));
+  }
+  max_drop_setting().store(drops);
+}
+
 template <class W>
 bool ModDownNtt::fused_applies(const Device& dev, int log_n) const {
-  return dev.is_cuda() && t_ == 0 && drop_.size() < 16 && keep_.size() > 0 &&
-         detail::fused_ntt_applies<W>(log_n);
+  return dev.is_cuda() && t_ == 0 && drop_.size() <= fused_mod_down_max_drop() &&
+         keep_.size() > 0 && detail::fused_ntt_applies<W>(log_n);
 }
 
 template <class W>

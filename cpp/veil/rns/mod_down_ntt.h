@@ -21,6 +21,19 @@
 
 namespace veil {
 
+/// The most dropped primes for which ModDownNtt::apply computes its correction inside the forward
+/// NTT's column pass (ring/ntt_fused.cuh) instead of a separate conversion and NTT. The fused
+/// column pass keeps 4 coefficients x |D| inputs per thread in registers, one 512-thread block per
+/// SM: with the 1-2 dropped primes of a rescale it is the faster one (bench/NOTES.md, "Fused NTT
+/// passes"), with the 12-14 of a key switch's ModDown (P, or P and the rescale block) it is the
+/// slower one. kFusedModDownMaxDrop is the default; VEIL_FUSED_MODDOWN_MAX_DROP (read once) or
+/// set_fused_mod_down_max_drop override it (A/B; the words are the same either way).
+inline constexpr std::size_t kFusedModDownMaxDrop = 4;
+std::size_t fused_mod_down_max_drop();
+/// @param drops 0 (never fused) to 15.
+/// @throws InvalidArgument naming `drops` above 15.
+void set_fused_mod_down_max_drop(std::size_t drops);
+
 class ModDownNtt {
  public:
   ModDownNtt() = default;
@@ -64,7 +77,8 @@ class ModDownNtt {
 
  private:
   /// Whether correction_first_pass serves this ModDown on `dev` at degree 2^log_n: a CUDA
-  /// device, 32-bit words, no BGV t-correction, at most 15 dropped primes, a degree the fused
+  /// device, 32-bit words, no BGV t-correction, at most fused_mod_down_max_drop() dropped
+  /// primes, a degree the fused
   /// NTT passes serve (ring/ntt_fused.cuh) and the fused passes enabled.
   template <class W>
   bool fused_applies(const Device& dev, int log_n) const;
