@@ -7,8 +7,8 @@
 // same keys and input (an A/B without a second key generation): gX turns the graph's concurrent
 // branches off or on (backend::set_graph_branches), bY sets the BSGS branches
 // (ckks::set_bsgs_branches), eZ sets VEIL_EVALMOD_EVEN=Z for the bootstrapper built (EvalMod's
-// even form), mS ModUp's conversion splits (set_mod_up_splits), dD the fused ModDown's most
-// dropped primes (set_fused_mod_down_max_drop); settings not named keep their last value. Every configuration's output words are compared with the first
+// even form), dD the fused ModDown's most dropped primes (set_fused_mod_down_max_drop); settings
+// not named keep their last value. Every configuration's output words are compared with the first
 // configuration of the same EvalMod form: they must be equal (the branches change the schedule,
 // not the arithmetic). BOOT_PHASES=1 also times each public step (SlotToCoeff, ModRaise,
 // CoeffToSlot, EvalMod) replayed as its own graph (circuits::GraphReplay), median of RUNS.
@@ -27,7 +27,6 @@
 #include "veil/api/encryptor.h"
 #include "veil/backend/graph.h"
 #include "veil/ckks/bsgs.h"
-#include "veil/rlwe/keyswitch.h"
 #include "veil/rns/mod_down_ntt.h"
 #include "veil/circuits/bootstrapper.h"
 #include "veil/ckks/encoder.h"
@@ -96,7 +95,7 @@ int main(int argc, char** argv) {
   for (const std::string& cfg : configs) {
     if (!cfg.empty()) {
       // letter-number pairs: g (graph branches 0/1), b (BSGS branches), e (EvalMod's even form
-      // 0/1), m (ModUp conversion splits), d (fused ModDown's most dropped primes)
+      // 0/1), d (fused ModDown's most dropped primes)
       std::size_t pos = 0;
       while (pos < cfg.size()) {
         const char key = cfg[pos++];
@@ -107,8 +106,8 @@ int main(int argc, char** argv) {
         } catch (const std::exception&) {
           used = 0;
         }
-        if (used == 0 || std::string("gbemd").find(key) == std::string::npos) {
-          std::fprintf(stderr, "BOOT_AB: expected letter-number pairs (g, b, e, m, d), got %s\n",
+        if (used == 0 || std::string("gbed").find(key) == std::string::npos) {
+          std::fprintf(stderr, "BOOT_AB: expected letter-number pairs (g, b, e, d), got %s\n",
                        cfg.c_str());
           return 2;
         }
@@ -116,7 +115,6 @@ int main(int argc, char** argv) {
         if (key == 'g') backend::set_graph_branches(v != 0);
         if (key == 'b') ckks::set_bsgs_branches(static_cast<std::size_t>(v));
         if (key == 'e') setenv("VEIL_EVALMOD_EVEN", v ? "1" : "0", 1);
-        if (key == 'm') set_mod_up_splits(static_cast<std::size_t>(v));
         if (key == 'd') set_fused_mod_down_max_drop(static_cast<std::size_t>(v));
       }
     }
@@ -136,14 +134,14 @@ int main(int argc, char** argv) {
       status = 1;
     }
     std::printf("C++ bootstrap%s%s: N = 2^%d, %d-bit words, %zu slots%s, %s: median %.3f ms over "
-                "%d runs (graph: %s, branches %s, bsgs %zu, EvalMod %s, modup splits %zu, fused ModDown "
-                "<= %zu drops), %zu levels left, "
+                "%d runs (graph: %s, branches %s, bsgs %zu, EvalMod %s, fused ModDown <= %zu drops), "
+                "%zu levels left, "
                 "precision %.2f / %.2f bits (worst / mean); keys %.3f GiB + diagonals %.3f GiB; "
                 "output words vs the first configuration: %s\n",
                 cfg.empty() ? "" : " ", cfg.c_str(), log_n, word_bits, params.slots(),
                 config.pack_sparse ? " (pack_sparse)" : "", dev.str().c_str(), us / 1000.0, runs,
                 bt.uses_graph() ? "yes" : "no", backend::graph_branches() ? "on" : "off",
-                ckks::bsgs_branches(), bt.evalmod().even() ? "even" : "in y", mod_up_splits(),
+                ckks::bsgs_branches(), bt.evalmod().even() ? "even" : "in y",
                 fused_mod_down_max_drop(), params.levels_left(),
                 min_bits, mean_bits, double(bt.keys().bytes()) / double(1 << 30),
                 double(bt.plaintext_bytes()) / double(1 << 30), same);

@@ -391,12 +391,11 @@ TEST(KeySwitchExtGpu, PrimitivesMatchTheCpuWordForWord) {
 
 namespace {
 
-// ModUp's conversion split over threads (set_mod_up_splits) and the fused ModDown's reach
-// (set_fused_mod_down_max_drop; GPU only) change the schedule, not the words: the digits, the
-// extended rotation's ModDown, the fused rescale and a relinearize-rescale are the same for every
-// setting, and the GPU's equal the CPU's.
-TEST(KeySwitchSettings, SplitsAndFusedModDownKeepTheWords) {
-  const std::size_t splits0 = mod_up_splits(), drop0 = fused_mod_down_max_drop();
+// The fused ModDown's reach (set_fused_mod_down_max_drop; GPU only) changes the kernels, not the
+// words: the extended rotation's ModDown, the fused rescale and a relinearize-rescale are the
+// same for every setting, and the GPU's equal the CPU's.
+TEST(KeySwitchSettings, FusedModDownKeepsTheWords) {
+  const std::size_t drop0 = fused_mod_down_max_drop();
   std::vector<Device> devs{Device::cpu()};
   if (veil::test::have_gpu()) devs.push_back(veil::test::gpu());
   for (int bits : {64, 32}) {
@@ -411,13 +410,11 @@ TEST(KeySwitchSettings, SplitsAndFusedModDownKeepTheWords) {
       const u32 e = ctx->galois_elt_from_step(5);
       const Ciphertext a = k.encrypt(random_values(n / 2, 9), std::ldexp(1.0, 40), level);
       const Ciphertext b = k.encrypt(random_values(n / 2, 10), std::ldexp(1.0, 40), level);
-      for (std::size_t splits : {std::size_t{1}, std::size_t{3}, std::size_t{5}}) {
-        for (std::size_t drops : {std::size_t{0}, std::size_t{2}, std::size_t{15}}) {
-          set_mod_up_splits(splits);
+      {
+        for (std::size_t drops : {std::size_t{0}, std::size_t{2}, std::size_t{4}, std::size_t{15}}) {
           set_fused_mod_down_max_drop(drops);
           std::vector<std::vector<u64>> got;
           const KeySwitchDigits dg = key_switch_mod_up(*ctx, dev, level, a.poly(1), true);
-          got.push_back(dg.complement.to_host());
           WordBuffer x(dev, 2 * ext * n, bits), z(dev, 2 * limbs * n, bits);
           WordBuffer w(dev, 2 * (target + 1) * n, bits);
           key_switch_inner_ext(*ctx, dev, level, dg, gk.key(e), a.poly(0), ExtAddend::lift,
@@ -430,16 +427,14 @@ TEST(KeySwitchSettings, SplitsAndFusedModDownKeepTheWords) {
           if (want.empty()) {
             want = got;
           } else {
-            EXPECT_EQ(got, want) << bits << "-bit words on " << dev.str() << ", " << splits
-                                 << " splits, fused ModDown up to " << drops << " drops";
+            EXPECT_EQ(got, want) << bits << "-bit words on " << dev.str()
+                                 << ", fused ModDown up to " << drops << " drops";
           }
         }
       }
     }
   }
-  set_mod_up_splits(splits0);
   set_fused_mod_down_max_drop(drop0);
-  veil::test::expect_invalid([] { set_mod_up_splits(0); }, "splits: expected 1..64, got 0");
   veil::test::expect_invalid([] { set_fused_mod_down_max_drop(16); }, "drops: expected 0..15");
 }
 

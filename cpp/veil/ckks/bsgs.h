@@ -50,8 +50,10 @@ struct BsgsGiant {
 /// many baby-step rotations and groups of giant steps run side by side in a captured graph
 /// (Cerium, SOSP 2026, runs independent operations of its bootstrap graph concurrently). Each
 /// group of giant steps sums into its own accumulator, added before the ModDown: one more
-/// addition per group, and the same words (the sums are exact).
-inline constexpr std::size_t kDefaultBsgsBranches = 2;
+/// addition per group, and the same words (the sums are exact). 4: on an H200 the full-slot
+/// bootstrap at N = 2^16 took 25.25 / 24.98 / 24.88 ms with 2 / 4 / 8 in one call, 24.84 with
+/// both 4 and 8 in another (bench/NOTES.md, "Concurrent branches").
+inline constexpr std::size_t kDefaultBsgsBranches = 4;
 inline constexpr std::size_t kMaxBsgsBranches = 16;
 /// The setting in use: kDefaultBsgsBranches, VEIL_BSGS_BRANCHES (1..16) when set at the first
 /// call, or set_bsgs_branches'.

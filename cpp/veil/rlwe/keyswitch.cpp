@@ -1,8 +1,6 @@
 #include "veil/rlwe/keyswitch.h"
 
-#include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -19,31 +17,6 @@
 #include "veil/rns/mod_down_ntt.h"
 
 namespace veil {
-
-namespace {
-
-std::atomic<std::size_t>& mod_up_splits_setting() {
-  static std::atomic<std::size_t> v{[] {
-    std::size_t d = kDefaultModUpSplits;
-    if (const char* env = std::getenv("VEIL_MODUP_SPLITS")) {
-      const long long x = std::atoll(env);
-      if (x >= 1 && x <= 64) d = static_cast<std::size_t>(x);
-    }
-    return d;
-  }()};
-  return v;
-}
-
-}  // namespace
-
-std::size_t mod_up_splits() { return mod_up_splits_setting().load(); }
-
-void set_mod_up_splits(std::size_t splits) {
-  if (splits < 1 || splits > 64) {
-    throw InvalidArgument("splits: expected 1..64, got " + std::to_string(splits));
-  }
-  mod_up_splits_setting().store(splits);
-}
 
 namespace {
 
@@ -103,9 +76,6 @@ struct ModUpTables {
 // KeySwitchLevel. One thread per (digit, kC coefficients n/kC apart, so a warp's accesses stay
 // consecutive): the inputs y are scaled once into registers, and each table row (kMax >= the
 // row stride, four words per load) serves kC coefficients (register blocking; bench/NOTES.md).
-// With mod_up_splits() = S > 1 each (digit, coefficients) is S threads, each converting 1/S of
-// the output rows (the inputs loaded by each): S times the threads for the few (dnum x n / kC)
-// that one row loop per thread leaves at high levels.
 template <class W, u32 kMax, u32 kC = rns_detail::kBlockCoeffs<W, kMax>>
 void mod_up_convert(const Context& ctx, const Device& dev, std::size_t level, const W* src,
                     W* o) {
@@ -115,19 +85,16 @@ void mod_up_convert(const Context& ctx, const Device& dev, std::size_t level, co
   const u32 groups = static_cast<u32>(t.stride / 4);
   const std::size_t part = n / kC;  // coefficient t of a thread is c + t * part
   const int log_part = log2_exact(part);
-  const std::size_t splits = mod_up_splits();
   // In: c in coefficient form over Q_l. Out: the digits' complement limbs in storage order
   // (digit by digit: ModUpTables::out_limb; modup_base lists them prime by prime).
   const RnsPolyView<const W> in = make_view<const W>(dev, src, 1, ctx.base_q(level), n);
-  for_each(dev, ks.dnum * splits * part, VEIL_LAMBDA(std::size_t idx) {
-    const std::size_t c = idx & (part - 1), js = idx >> log_part;
-    const std::size_t j = js / splits, s = js - j * splits;
+  for_each(dev, ks.dnum * part, VEIL_LAMBDA(std::size_t idx) {
+    const std::size_t c = idx & (part - 1), j = idx >> log_part;
     W y[kC][kMax];
     rns_detail::block_inputs<W, kMax, kC>(t.view(j), in, 0, static_cast<u32>(t.first(j)), c, part,
                                           groups, y);
-    const std::size_t rows = t.rows(j), per = (rows + splits - 1) / splits;
-    const std::size_t r1 = (s + 1) * per < rows ? (s + 1) * per : rows;
-    for (std::size_t r = s * per; r < r1; ++r) {
+    const std::size_t rows = t.rows(j);
+    for (std::size_t r = 0; r < rows; ++r) {
       W v[kC];
       rns_detail::block_row<W, kMax, kC>(y, t.row(j, r), groups, t.mods[t.prime(j, r)], v);
       W* dst = o + t.out_limb(j, r) * n + c;

@@ -13,14 +13,6 @@
 
 namespace veil {
 
-/// The thread split of ModUp's base conversion on a GPU: each (digit, coefficients) is converted
-/// by this many threads, each writing its share of the output limbs (the same words for any
-/// value). kDefaultModUpSplits, VEIL_MODUP_SPLITS (1..64, read once) or set_mod_up_splits.
-inline constexpr std::size_t kDefaultModUpSplits = 1;
-std::size_t mod_up_splits();
-/// @throws InvalidArgument naming `splits` outside 1..64.
-void set_mod_up_splits(std::size_t splits);
-
 /// acc0 += d0, acc1 += d1 (over Q_level; NTT form iff acc_ntt). `c` is over Q_level, in NTT form
 /// iff c_ntt. acc0/acc1 must not overlap c: with NTT-form accumulators one kernel reads c's
 /// limbs (the digits' own limbs) while it writes the accumulators. Throws InvalidArgument if the
