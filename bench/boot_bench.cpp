@@ -57,7 +57,8 @@ int main(int argc, char** argv) {
   KeyGenerator kg(ctx, dev, seed);
   const SecretKey sk = kg.secret_key();
   const circuits::BootstrapParameters params(ctx, config, chain.scale);
-  const circuits::BootstrapKeys keys = circuits::BootstrapKeys::generate(params, sk, std::nullopt, seed + 1);
+  const circuits::BootstrapKeys keys =
+      circuits::BootstrapKeys::generate(params, sk, std::nullopt, seed + 1);
   const CKKSEncoder encoder(ctx);
   Encryptor enc(ctx, sk, seed + 2);
   // Uniform real values in [-1, 1] (bench/profile_boot_gpu.py's input), tiled for sparse slots.
@@ -112,10 +113,15 @@ int main(int argc, char** argv) {
           return 2;
         }
         pos += used;
-        if (key == 'g') backend::set_graph_branches(v != 0);
-        if (key == 'b') ckks::set_bsgs_branches(static_cast<std::size_t>(v));
-        if (key == 'e') setenv("VEIL_EVALMOD_EVEN", v ? "1" : "0", 1);
-        if (key == 'd') set_fused_mod_down_max_drop(static_cast<std::size_t>(v));
+        try {
+          if (key == 'g') backend::set_graph_branches(v != 0);
+          if (key == 'b') ckks::set_bsgs_branches(static_cast<std::size_t>(v));
+          if (key == 'e') setenv("VEIL_EVALMOD_EVEN", v ? "1" : "0", 1);
+          if (key == 'd') set_fused_mod_down_max_drop(static_cast<std::size_t>(v));
+        } catch (const std::exception& ex) {
+          std::fprintf(stderr, "BOOT_AB: %s (in %s)\n", ex.what(), cfg.c_str());
+          return 2;
+        }
       }
     }
     circuits::Bootstrapper bt(params, keys);
@@ -134,7 +140,8 @@ int main(int argc, char** argv) {
       status = 1;
     }
     std::printf("C++ bootstrap%s%s: N = 2^%d, %d-bit words, %zu slots%s, %s: median %.3f ms over "
-                "%d runs (graph: %s, branches %s, bsgs %zu, EvalMod %s, fused ModDown <= %zu drops), "
+                "%d runs (graph: %s, branches %s, bsgs %zu, EvalMod %s, fused ModDown <= %zu "
+                "drops), "
                 "%zu levels left, "
                 "precision %.2f / %.2f bits (worst / mean); keys %.3f GiB + diagonals %.3f GiB; "
                 "output words vs the first configuration: %s\n",
@@ -157,8 +164,9 @@ int main(int argc, char** argv) {
       std::printf("  phases (each its own graph, median ms):");
       for (const auto& [name, step] : steps) {
         circuits::GraphReplay replay;
-        const double ms =
-            bench::median_us(dev, runs, [&] { (void)replay.run(*step.first, step.second); }) / 1000.0;
+        const double us =
+            bench::median_us(dev, runs, [&] { (void)replay.run(*step.first, step.second); });
+        const double ms = us / 1000.0;
         sum += ms;
         std::printf(" %s %.3f%s", name, ms, replay.active() ? "" : " (no graph)");
       }

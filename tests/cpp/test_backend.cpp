@@ -512,4 +512,29 @@ TEST(BackendCuda, BranchesOfACapturedGraphRunAtEveryReplay) {
   veil::backend::set_graph_branches(was);
 }
 
+// A branch that throws inside a capture: its own exception leaves (not a join failure), no later
+// branch runs, the capture can be discarded, and the device works on.
+TEST(BackendCuda, AThrowingBranchLeavesWithItsOwnException) {
+  if (!has_gpu()) GTEST_SKIP() << "no CUDA device";
+  const Device dev(Device::Kind::cuda, 0);
+  const bool was = veil::backend::graph_branches();
+  veil::backend::set_graph_branches(true);
+  Buffer<u64> a = Buffer<u64>::from_host(dev, pattern(256, 1));
+  Buffer<u64> b = Buffer<u64>::from_host(dev, std::vector<u64>(256, 0));
+  bool ran_after = false;
+  veil::backend::Graph graph;
+  graph.begin_capture(dev);
+  auto copy = [&] { veil::backend::copy(dev, b.data(), dev, a.data(), 256 * sizeof(u64)); };
+  EXPECT_THROW(veil::backend::run_branches(
+                   dev, {copy, [&] { throw veil::InvalidArgument("x: branch 1 failed"); },
+                         [&] { ran_after = true; }}),
+               veil::InvalidArgument);
+  EXPECT_FALSE(ran_after);
+  graph.abort_capture();
+  EXPECT_FALSE(graph.ready());
+  veil::backend::copy(dev, b.data(), dev, a.data(), 256 * sizeof(u64));
+  EXPECT_EQ(b.to_host(), pattern(256, 1));
+  veil::backend::set_graph_branches(was);
+}
+
 }  // namespace

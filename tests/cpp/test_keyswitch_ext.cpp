@@ -410,26 +410,24 @@ TEST(KeySwitchSettings, FusedModDownKeepsTheWords) {
       const u32 e = ctx->galois_elt_from_step(5);
       const Ciphertext a = k.encrypt(random_values(n / 2, 9), std::ldexp(1.0, 40), level);
       const Ciphertext b = k.encrypt(random_values(n / 2, 10), std::ldexp(1.0, 40), level);
-      {
-        for (std::size_t drops : {std::size_t{0}, std::size_t{2}, std::size_t{4}, std::size_t{15}}) {
-          set_fused_mod_down_max_drop(drops);
-          std::vector<std::vector<u64>> got;
-          const KeySwitchDigits dg = key_switch_mod_up(*ctx, dev, level, a.poly(1), true);
-          WordBuffer x(dev, 2 * ext * n, bits), z(dev, 2 * limbs * n, bits);
-          WordBuffer w(dev, 2 * (target + 1) * n, bits);
-          key_switch_inner_ext(*ctx, dev, level, dg, gk.key(e), a.poly(0), ExtAddend::lift,
-                               x.data(), false, e);
-          key_switch_mod_down(*ctx, dev, level, x.data(), z.data(), 2);
-          key_switch_rescale_down(*ctx, dev, level, x.data(), w.data(), 2);
-          got.push_back(z.to_host());
-          got.push_back(w.to_host());
-          got.push_back(veil::test::words(k.ev.relinearize_rescale(k.ev.multiply(a, b), k.rk)));
-          if (want.empty()) {
-            want = got;
-          } else {
-            EXPECT_EQ(got, want) << bits << "-bit words on " << dev.str()
-                                 << ", fused ModDown up to " << drops << " drops";
-          }
+      for (std::size_t drops : {0u, 2u, 4u, 15u}) {
+        set_fused_mod_down_max_drop(drops);
+        std::vector<std::vector<u64>> got;
+        const KeySwitchDigits dg = key_switch_mod_up(*ctx, dev, level, a.poly(1), true);
+        WordBuffer x(dev, 2 * ext * n, bits), z(dev, 2 * limbs * n, bits);
+        WordBuffer w(dev, 2 * (target + 1) * n, bits);
+        key_switch_inner_ext(*ctx, dev, level, dg, gk.key(e), a.poly(0), ExtAddend::lift,
+                             x.data(), false, e);
+        key_switch_mod_down(*ctx, dev, level, x.data(), z.data(), 2);
+        key_switch_rescale_down(*ctx, dev, level, x.data(), w.data(), 2);
+        got.push_back(z.to_host());
+        got.push_back(w.to_host());
+        got.push_back(veil::test::words(k.ev.relinearize_rescale(k.ev.multiply(a, b), k.rk)));
+        if (want.empty()) {
+          want = got;
+        } else {
+          EXPECT_EQ(got, want) << bits << "-bit words on " << dev.str()
+                               << ", fused ModDown up to " << drops << " drops";
         }
       }
     }

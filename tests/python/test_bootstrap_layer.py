@@ -46,7 +46,7 @@ def words(ct):
 @pytest.mark.parametrize("word_bits,slots", [(64, None), (32, 64)])
 def test_pythonic_bootstrapper_equals_the_oracle(word_bits, slots, monkeypatch):
     monkeypatch.setenv("VEIL_DOUBLE_HOIST", "0")  # the oracle's (single-hoisted) evaluation
-    monkeypatch.setenv("VEIL_EVALMOD_EVEN", "0")  # and its EvalMod (the interpolant in y)
+    monkeypatch.setenv("VEIL_EVALMOD_EVEN", "0")  # and its EvalMod (in y)
     ctx = make_ctx(word_bits, slots, seed=5)
     bt = ctx.bootstrapper
     assert isinstance(bt, veil.Bootstrapper) and isinstance(bt.parameters, _core.BootstrapParameters)

@@ -11,10 +11,11 @@ bootstrap to a few hundredths of a bit. Precision against numpy in bits, as ever
 
 The word-for-word comparisons run the C++ transforms single-hoisted (VEIL_DOUBLE_HOIST=0, the
 Python implementation's evaluation) and EvalMod's interpolant in y (VEIL_EVALMOD_EVEN=0; the
-default evaluates the even cosine as a polynomial in T_2, circuits/evalmod.h); the default double-hoisted evaluation (Bossuat et al.,
-Eurocrypt 2021: baby and giant steps in Q_l ∪ P, one ModDown per transform fused with its
-rescale) rounds differently, so beside each comparison it is checked by precision (and its
-diagonals by their first l+1 limbs, which are the Python words)."""
+default evaluates the even cosine as a polynomial in T_2, circuits/evalmod.h); the default
+double-hoisted evaluation (Bossuat et al., Eurocrypt 2021: baby and giant steps in Q_l ∪ P, one
+ModDown per transform fused with its rescale) rounds differently, so beside each comparison it
+is checked by precision (and its diagonals by their first l+1 limbs, which are the Python
+words)."""
 
 import math
 
@@ -96,7 +97,7 @@ def python_plaintexts(py_level):
 @pytest.mark.parametrize("word_bits,slots", [(64, None), (64, 32), (32, 64)])
 def test_bootstrapper_equals_python(word_bits, slots, monkeypatch):
     monkeypatch.setenv("VEIL_DOUBLE_HOIST", "0")  # the C++ transforms built below: single-hoisted
-    monkeypatch.setenv("VEIL_EVALMOD_EVEN", "0")  # and EvalMod's interpolant in y, as the oracle's
+    monkeypatch.setenv("VEIL_EVALMOD_EVEN", "0")  # and EvalMod in y, as the oracle's
     ctx = small_ctx(word_bits=word_bits, slots=slots)
     bt = ctx.bootstrapper
     cb = cpp_bootstrapper(ctx)
@@ -331,7 +332,7 @@ def test_bootstrapper_gpu_equals_cpu_and_python(word_bits, slots, monkeypatch):
         ctx = small_ctx(device=dev, word_bits=word_bits, slots=slots, seed=21)
         bt = ctx.bootstrapper
         monkeypatch.setenv("VEIL_DOUBLE_HOIST", "0")  # single-hoisted: the Python words
-        monkeypatch.setenv("VEIL_EVALMOD_EVEN", "0")  # EvalMod's interpolant in y, as the oracle's
+        monkeypatch.setenv("VEIL_EVALMOD_EVEN", "0")  # EvalMod in y, as the oracle's
         cb = cpp_bootstrapper(ctx, seed=21)
         monkeypatch.delenv("VEIL_DOUBLE_HOIST")
         monkeypatch.delenv("VEIL_EVALMOD_EVEN")

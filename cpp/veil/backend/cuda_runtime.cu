@@ -45,12 +45,13 @@ struct Staging {
   std::size_t next = 0;
 };
 
-// Freed blocks kept by exact size for the next allocation of that size. Every use of a block is
-// queued on the device's one stream, so a block freed after its last queued use may serve the
-// next allocation at once, exactly as cudaFreeAsync + cudaMallocFromPoolAsync on that stream
-// would, without the two driver calls (an HE operation allocates the same few sizes on every
-// call). Bypassed while the stream is captured into a graph (its allocations become graph
-// nodes); bounded, and flushed to the pool when an allocation fails or nears the pool limit.
+// Freed blocks kept by exact size for the next allocation of that size. Outside a graph capture
+// every use of a block is queued on the device's one stream (the side streams of run_branches
+// exist only inside captures), so a block freed after its last queued use may serve the next
+// allocation at once, exactly as cudaFreeAsync + cudaMallocFromPoolAsync on that stream would,
+// without the two driver calls (an HE operation allocates the same few sizes on every call).
+// Bypassed while the stream is captured into a graph (its allocations become graph nodes);
+// bounded, and flushed to the pool when an allocation fails or nears the pool limit.
 constexpr std::size_t kCacheMaxBlock = std::size_t(64) << 20;
 constexpr std::size_t kCacheMaxBytes = std::size_t(256) << 20;
 
@@ -98,6 +99,7 @@ struct DeviceState {
 // run_branches, else the device's stream.
 thread_local int t_branch_index = -1;
 thread_local cudaStream_t t_branch_stream = nullptr;
+thread_local int t_branch_depth = 0;  // > 0 while this thread runs a branch of run_branches
 
 cudaStream_t active_stream(int index, const DeviceState& st) {
   return t_branch_stream != nullptr && t_branch_index == index ? t_branch_stream : st.stream;
@@ -507,33 +509,54 @@ cudaStream_t side_stream(DeviceState& st, std::size_t k) {
 
 void run_branches(int index, const std::vector<std::function<void()>>& branches) {
   DeviceState& st = state(index);
-  const bool fork = branches.size() > 1 && st.capturing.load() && t_branch_stream == nullptr &&
+  const bool fork = branches.size() > 1 && st.capturing.load() && t_branch_depth == 0 &&
                     capturing(st.stream);
-  if (!fork) {  // one after another on the stream in use (nested branches stay on theirs)
+  // Any run_branches inside a branch (branch 0 included) runs its branches one after another on
+  // the stream in use.
+  struct Depth {
+    Depth() { ++t_branch_depth; }
+    ~Depth() { --t_branch_depth; }
+  };
+  if (!fork) {
+    const Depth depth;
     for (const auto& f : branches) f();
     return;
   }
   check(cudaSetDevice(index), "cudaSetDevice");
   const cudaEvent_t start = branch_event(st);
   check(cudaEventRecord(start, st.stream), "cudaEventRecord (fork)");
-  branches[0]();  // on the device's stream
+  {
+    const Depth depth;
+    branches[0]();  // on the device's stream
+  }
   std::exception_ptr error;
   for (std::size_t k = 1; k < branches.size() && !error; ++k) {
+    check(cudaSetDevice(index), "cudaSetDevice");  // a branch may have made another current
     const cudaStream_t side = side_stream(st, (k - 1) % kSideStreams);
     check(cudaStreamWaitEvent(side, start, 0), "cudaStreamWaitEvent (fork)");
     t_branch_index = index;
     t_branch_stream = side;
     try {
+      const Depth depth;
       branches[k]();
     } catch (...) {
       error = std::current_exception();
     }
     t_branch_index = -1;
     t_branch_stream = nullptr;
-    // Joined back even after an error, so that the capture can end (and be discarded).
+    cudaSetDevice(index);
+    // Joined back even after an error, so that the capture can end (and be discarded). After an
+    // error the capture may already be invalidated, so these calls may fail too: the branch's
+    // own exception is the one that leaves.
     const cudaEvent_t done = branch_event(st);
-    check(cudaEventRecord(done, side), "cudaEventRecord (join)");
-    check(cudaStreamWaitEvent(st.stream, done, 0), "cudaStreamWaitEvent (join)");
+    const cudaError_t rec = cudaEventRecord(done, side);
+    const cudaError_t wait = rec == cudaSuccess ? cudaStreamWaitEvent(st.stream, done, 0) : rec;
+    if (error) {
+      cudaGetLastError();
+    } else {
+      check(rec, "cudaEventRecord (join)");
+      check(wait, "cudaStreamWaitEvent (join)");
+    }
   }
   if (error) std::rethrow_exception(error);
 }

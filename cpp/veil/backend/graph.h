@@ -49,9 +49,10 @@ class Graph {
 /// the device's stream and every other one on a side stream forked from it here and joined back
 /// after it, so that the graph's replays run the branches concurrently: independent operations
 /// side by side fill the gaps between a branch's dependent kernels (Cerium, SOSP 2026, schedules
-/// its bootstrap graph's independent operations so). Otherwise (no capture, the CPU, a call
-/// inside a branch, or branches off) they run one after another on the stream in use. The
-/// words computed are the same either way.
+/// its bootstrap graph's independent operations so). Side streams are reused round robin (8 per
+/// device): branch k and k + 8 share one and run one after the other. Otherwise (no capture, the
+/// CPU, a call made from inside any branch, or branches off) they run one after another on the
+/// stream in use. The words computed are the same either way.
 /// The caller guarantees independence: no branch may write what another reads or writes, nor
 /// free what another still uses (objects shared by branches must outlive the call). Data that a
 /// branch makes lazily (tables built on first use) must already exist: captures follow a
@@ -59,11 +60,14 @@ class Graph {
 /// @param dev the device the branches queue work on.
 /// @param branches the work; an exception leaves after its branch is joined back (the capture
 ///        can then be discarded), and no later branch runs.
+/// @throws whatever a branch throws (the first one; the fork and join calls' own failures after
+///         it are dropped); RuntimeError when a fork or join call fails otherwise.
 void run_branches(const Device& dev, const std::vector<std::function<void()>>& branches);
 /// Whether run_branches forks inside captures: yes unless the environment variable
 /// VEIL_GRAPH_BRANCHES is "0" when first asked (the A/B switch), or as set_graph_branches set it.
 bool graph_branches();
 /// Turns run_branches' forking on or off for the whole process (tests compare both).
+/// @param on true: fork inside captures; false: always one branch after another.
 void set_graph_branches(bool on);
 
 }  // namespace veil::backend

@@ -60,7 +60,9 @@ void synchronize(const Device& dev);
 /// Waits for all work on `dev` on every stream, also other libraries' (before reading memory
 /// that another framework wrote, e.g. a CuPy or torch array reached through DLPack).
 void synchronize_device(const Device& dev);
-/// The stream Veil queues work on for a CUDA device (nullptr for the CPU).
+/// The stream Veil queues work on for a CUDA device (nullptr for the CPU): the device's one
+/// stream, except for the calling thread inside a branch of run_branches during a graph capture
+/// (backend/graph.h), where it is that branch's side stream.
 StreamHandle stream(const Device& dev);
 /// Makes `dev` current for the calling thread (no-op for CPU).
 void set_current(const Device& dev);

@@ -46,7 +46,9 @@ class EvalMod {
   const std::vector<double>& even_coefficients() const { return even_coeffs_; }
   /// Whether evaluate() uses the even form (file comment; VEIL_EVALMOD_EVEN=0 turns it off).
   bool even() const { return even_; }
-  /// Rescale levels consumed: ceil(log2(d + 1)) (the Chebyshev evaluation) + r.
+  /// Rescale levels consumed: ceil(log2(d + 1)) (the Chebyshev evaluation; in the even form
+  /// 1 + ceil(log2(floor(d / 2) + 1)), T_2 then the half-degree polynomial, which is the same
+  /// for every d >= 2) + r.
   std::size_t depth() const;
 
   /// sin(2 pi K1 x) on an operand x (at a rescale-block top), landing exactly on

@@ -117,9 +117,11 @@ Shape check_operands(const std::vector<const Ciphertext*>& inputs,
 std::atomic<std::size_t>& branches_setting() {
   static std::atomic<std::size_t> ways{[] {
     std::size_t v = kDefaultBsgsBranches;
-    if (const char* env = std::getenv("VEIL_BSGS_BRANCHES")) {
-      const long long x = std::atoll(env);
-      if (x >= 1 && x <= static_cast<long long>(kMaxBsgsBranches)) v = static_cast<std::size_t>(x);
+    if (const char* env = std::getenv("VEIL_BSGS_BRANCHES")) {  // 1..16, else ignored
+      char* end = nullptr;
+      const long long x = std::strtoll(env, &end, 10);
+      if (end != env && *end == '\0' && x >= 1 && x <= static_cast<long long>(kMaxBsgsBranches))
+        v = static_cast<std::size_t>(x);
     }
     return v;
   }()};
@@ -166,7 +168,8 @@ std::vector<Ciphertext> multiply_diagonals_bsgs(const std::vector<const Cipherte
     bool rotates = false;
     for (const auto& [step, buf] : babies[i]) rotates = rotates || s.elts.at(step) != 1;
     if (!rotates) continue;
-    work.emplace_back([&, i] { digits[i] = key_switch_mod_up(ctx, dev, l, inputs[i]->poly(1), true); });
+    work.emplace_back(
+        [&, i] { digits[i] = key_switch_mod_up(ctx, dev, l, inputs[i]->poly(1), true); });
   }
   backend::run_branches(dev, work);
 

@@ -46,11 +46,14 @@ struct BsgsGiant {
   std::vector<BsgsTerm> terms;
 };
 
-/// The branches multiply_diagonals_bsgs deals its work to (backend::run_branches): up to this
-/// many baby-step rotations and groups of giant steps run side by side in a captured graph
-/// (Cerium, SOSP 2026, runs independent operations of its bootstrap graph concurrently). Each
+/// The branches multiply_diagonals_bsgs deals its work to (backend::run_branches), which run side
+/// by side in a captured graph (Cerium, SOSP 2026, runs independent operations of its bootstrap
+/// graph concurrently): the ModUps of the inputs that rotate (one branch each, whatever this
+/// setting), the baby steps (dealt round robin to this many branches) and the giant steps (in
+/// contiguous groups, max(1, setting / outputs) per output, so at least one per output). Each
 /// group of giant steps sums into its own accumulator, added before the ModDown: one more
-/// addition per group, and the same words (the sums are exact). 4: on an H200 the full-slot
+/// addition per group, and the same words (the sums are exact). Side streams are shared beyond 8
+/// (backend::run_branches). 4: on an H200 the full-slot
 /// bootstrap at N = 2^16 took 25.25 / 24.98 / 24.88 ms with 2 / 4 / 8 in one call, 24.84 with
 /// both 4 and 8 in another (bench/NOTES.md, "Concurrent branches").
 inline constexpr std::size_t kDefaultBsgsBranches = 4;

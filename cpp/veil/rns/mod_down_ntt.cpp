@@ -196,9 +196,10 @@ namespace {
 std::atomic<std::size_t>& max_drop_setting() {
   static std::atomic<std::size_t> v{[] {
     std::size_t d = kFusedModDownMaxDrop;
-    if (const char* env = std::getenv("VEIL_FUSED_MODDOWN_MAX_DROP")) {
-      const long long x = std::atoll(env);
-      if (x >= 0 && x <= 15) d = static_cast<std::size_t>(x);
+    if (const char* env = std::getenv("VEIL_FUSED_MODDOWN_MAX_DROP")) {  // 0..15, else ignored
+      char* end = nullptr;
+      const long long x = std::strtoll(env, &end, 10);
+      if (end != env && *end == '\0' && x >= 0 && x <= 15) d = static_cast<std::size_t>(x);
     }
     return d;
   }()};
