@@ -1,15 +1,19 @@
-// Tests for veil/core: word modular arithmetic (modarith.h) and prime helpers (primes.h).
+// Tests for veil/core: word modular arithmetic (modarith.h), prime helpers (primes.h) and integer
+// settings from the environment (env.h).
 // Oracle: exact unsigned __int128 arithmetic and trial division, independent of the Barrett /
 // Shoup / Miller-Rabin code under test.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "veil/core/env.h"
 #include "veil/core/error.h"
 #include "veil/core/modarith.h"
 #include "veil/core/primes.h"
@@ -708,3 +712,18 @@ TEST(CoreTest, Log2AndPowerOfTwo) {
 }
 
 }  // namespace
+
+// env_integer (core/env.h): a whole decimal integer in range, else the fallback.
+TEST(CoreEnv, IntegerSettingsIgnoreWhatIsNotAnIntegerInRange) {
+  const char* name = "VEIL_TEST_ENV_INTEGER";
+  unsetenv(name);
+  EXPECT_EQ(veil::env_integer(name, 0, 15, 4), 4);
+  const std::pair<const char*, long long> cases[] = {
+      {"7", 7}, {"0", 0}, {"15", 15}, {"16", 4}, {"-1", 4}, {"", 4}, {"off", 4}, {"3x", 4},
+      {" 3", 3}};
+  for (const auto& [text, want] : cases) {
+    setenv(name, text, 1);
+    EXPECT_EQ(veil::env_integer(name, 0, 15, 4), want) << "'" << text << "'";
+  }
+  unsetenv(name);
+}

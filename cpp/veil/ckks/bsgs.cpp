@@ -14,6 +14,7 @@
 #include "veil/backend/graph.h"
 #include "veil/backend/table.h"
 #include "veil/ckks/ckks.h"
+#include "veil/core/env.h"
 #include "veil/core/error.h"
 #include "veil/ring/poly_ops.h"
 #include "veil/rlwe/checks.h"
@@ -115,16 +116,9 @@ Shape check_operands(const std::vector<const Ciphertext*>& inputs,
 }
 
 std::atomic<std::size_t>& branches_setting() {
-  static std::atomic<std::size_t> ways{[] {
-    std::size_t v = kDefaultBsgsBranches;
-    if (const char* env = std::getenv("VEIL_BSGS_BRANCHES")) {  // 1..16, else ignored
-      char* end = nullptr;
-      const long long x = std::strtoll(env, &end, 10);
-      if (end != env && *end == '\0' && x >= 1 && x <= static_cast<long long>(kMaxBsgsBranches))
-        v = static_cast<std::size_t>(x);
-    }
-    return v;
-  }()};
+  static std::atomic<std::size_t> ways{static_cast<std::size_t>(
+      env_integer("VEIL_BSGS_BRANCHES", 1, static_cast<long long>(kMaxBsgsBranches),
+                  static_cast<long long>(kDefaultBsgsBranches)))};
   return ways;
 }
 

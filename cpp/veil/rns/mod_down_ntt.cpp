@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "veil/backend/launch.h"
+#include "veil/core/env.h"
 #include "veil/core/error.h"
 #include "veil/core/primes.h"
 #include "veil/ring/eltwise_simd.h"
@@ -194,15 +195,8 @@ struct FinishInto {
 
 namespace {
 std::atomic<std::size_t>& max_drop_setting() {
-  static std::atomic<std::size_t> v{[] {
-    std::size_t d = kFusedModDownMaxDrop;
-    if (const char* env = std::getenv("VEIL_FUSED_MODDOWN_MAX_DROP")) {  // 0..15, else ignored
-      char* end = nullptr;
-      const long long x = std::strtoll(env, &end, 10);
-      if (end != env && *end == '\0' && x >= 0 && x <= 15) d = static_cast<std::size_t>(x);
-    }
-    return d;
-  }()};
+  static std::atomic<std::size_t> v{static_cast<std::size_t>(env_integer(
+      "VEIL_FUSED_MODDOWN_MAX_DROP", 0, 15, static_cast<long long>(kFusedModDownMaxDrop)))};
   return v;
 }
 }  // namespace

@@ -1,0 +1,18 @@
+// Integer settings read from the environment (A/B switches of benchmarks: VEIL_BSGS_BRANCHES,
+// VEIL_FUSED_MODDOWN_MAX_DROP, ...).
+#pragma once
+#include <cstdlib>
+
+namespace veil {
+
+/// The environment variable `name` as an integer in [lo, hi], or `fallback` when it is unset, not
+/// a whole decimal integer, or out of range (a malformed setting is ignored, never read as 0).
+inline long long env_integer(const char* name, long long lo, long long hi, long long fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return fallback;
+  char* end = nullptr;
+  const long long x = std::strtoll(v, &end, 10);
+  return end != v && *end == '\0' && x >= lo && x <= hi ? x : fallback;
+}
+
+}  // namespace veil
