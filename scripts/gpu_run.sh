@@ -167,6 +167,8 @@ if has test || has pytest; then
   echo "pytest rc=$? in $(( $(date +%s) - t0 )) s"
   grep -E "passed|failed|FAILED|SKIPPED" "$OUT/pytest.log" | tail -15
 fi
+# Timings below: the peer's background build must not load the host while they run.
+[ -n "${CHEDDAR_BUILD_PID:-}" ] && wait "$CHEDDAR_BUILD_PID" 2> /dev/null
 if has depth; then
   t0=$(date +%s)
   (cd "$PRIV" && python3 "$OLDPWD/bench/depth_table10.py" --device cuda --runs "${RUNS:-16}" \

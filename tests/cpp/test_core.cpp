@@ -727,3 +727,17 @@ TEST(CoreEnv, IntegerSettingsIgnoreWhatIsNotAnIntegerInRange) {
   }
   unsetenv(name);
 }
+
+// env_flag_on: off only for exactly "0".
+TEST(CoreEnv, FlagsAreOnUnlessExactlyZero) {
+  const char* name = "VEIL_TEST_ENV_FLAG";
+  unsetenv(name);
+  EXPECT_TRUE(veil::env_flag_on(name));
+  const std::pair<const char*, bool> cases[] = {{"0", false}, {"1", true}, {"", true},
+                                                {"00", true}, {"off", true}};
+  for (const auto& [text, want] : cases) {
+    setenv(name, text, 1);
+    EXPECT_EQ(veil::env_flag_on(name), want) << "'" << text << "'";
+  }
+  unsetenv(name);
+}

@@ -1,11 +1,10 @@
 #include "veil/backend/graph.h"
 
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 #include <utility>
 
 #include "veil/backend/cuda_impl.h"
+#include "veil/core/env.h"
 #include "veil/core/error.h"
 
 namespace veil::backend {
@@ -57,10 +56,7 @@ void Graph::abort_capture() noexcept {
 
 namespace {
 std::atomic<bool>& branches_flag() {
-  static std::atomic<bool> on{[] {
-    const char* v = std::getenv("VEIL_GRAPH_BRANCHES");
-    return !(v && std::strcmp(v, "0") == 0);
-  }()};
+  static std::atomic<bool> on{env_flag_on("VEIL_GRAPH_BRANCHES")};
   return on;
 }
 }  // namespace

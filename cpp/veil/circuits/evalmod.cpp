@@ -1,12 +1,11 @@
 #include "veil/circuits/evalmod.h"
 
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <numbers>
 #include <string>
 
 #include "veil/circuits/numeric.h"
+#include "veil/core/env.h"
 #include "veil/core/error.h"
 
 namespace veil::circuits {
@@ -33,8 +32,7 @@ EvalMod::EvalMod(std::size_t k_range, std::size_t degree, std::size_t double_ang
   const std::vector<double> g = chebyshev_interpolate(
       [&](double v) { return std::cos(2.0 * std::numbers::pi * k1 * v / div); }, degree);
   for (std::size_t k = 0; 2 * k <= degree; ++k) even_coeffs_.push_back(g[2 * k]);
-  const char* env = std::getenv("VEIL_EVALMOD_EVEN");
-  even_ = !(env && std::strcmp(env, "0") == 0);
+  even_ = env_flag_on("VEIL_EVALMOD_EVEN");
 }
 
 std::size_t EvalMod::depth() const {

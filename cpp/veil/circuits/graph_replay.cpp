@@ -1,10 +1,9 @@
 #include "veil/circuits/graph_replay.h"
 
-#include <cstdlib>
-#include <cstring>
 #include <exception>
 
 #include "veil/backend/memory.h"
+#include "veil/core/env.h"
 #include "veil/core/error.h"
 
 namespace veil::circuits {
@@ -28,8 +27,7 @@ bool same_shape(const Ciphertext& a, const Ciphertext& b) {
 
 bool GraphReplay::enabled() {
   static const bool on = [] {
-    const char* v = std::getenv("VEIL_GRAPHS");
-    return !(v && std::strcmp(v, "0") == 0);
+    return env_flag_on("VEIL_GRAPHS");
   }();
   return on;
 }

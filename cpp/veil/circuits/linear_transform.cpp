@@ -10,6 +10,7 @@
 #include <string>
 
 #include "veil/circuits/numeric.h"
+#include "veil/core/env.h"
 #include "veil/core/error.h"
 
 namespace veil::circuits {
@@ -272,13 +273,11 @@ std::vector<int> LinearTransform::rotation_steps_of(
 }
 
 bool LinearTransform::periodic_diagonals() {
-  const char* v = std::getenv("VEIL_PERIODIC_DIAGONALS");
-  return v == nullptr || std::string(v) != "0";
+  return env_flag_on("VEIL_PERIODIC_DIAGONALS");
 }
 
 Hoisting LinearTransform::default_hoisting() {
-  const char* v = std::getenv("VEIL_DOUBLE_HOIST");
-  return v != nullptr && std::string(v) == "0" ? Hoisting::single : Hoisting::double_hoisted;
+  return env_flag_on("VEIL_DOUBLE_HOIST") ? Hoisting::double_hoisted : Hoisting::single;
 }
 
 LinearTransform::LinearTransform(const CKKSEncoder& encoder,

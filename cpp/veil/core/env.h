@@ -1,9 +1,17 @@
-// Integer settings read from the environment (A/B switches of benchmarks: VEIL_BSGS_BRANCHES,
-// VEIL_FUSED_MODDOWN_MAX_DROP, ...).
+// Settings read from the environment (A/B switches of benchmarks: VEIL_GRAPHS, VEIL_DOUBLE_HOIST,
+// VEIL_BSGS_BRANCHES, VEIL_FUSED_MODDOWN_MAX_DROP, ...).
 #pragma once
 #include <cstdlib>
+#include <cstring>
 
 namespace veil {
+
+/// An on/off switch that is on by default: false only when the environment variable `name` is
+/// exactly "0".
+inline bool env_flag_on(const char* name) {
+  const char* v = std::getenv(name);
+  return !(v != nullptr && std::strcmp(v, "0") == 0);
+}
 
 /// The environment variable `name` as an integer in [lo, hi], or `fallback` when it is unset, not
 /// a whole decimal integer, or out of range (a malformed setting is ignored, never read as 0).
