@@ -436,4 +436,53 @@ TEST(KeySwitchSettings, FusedModDownKeepsTheWords) {
   veil::test::expect_invalid([] { set_fused_mod_down_max_drop(16); }, "drops: expected 0..15");
 }
 
+// The inner products' batched loads (set_key_switch_batched_loads) change the order of the loads
+// and the grouping of exact sums, not the words: a hoisted rotation left in Q_l ∪ P (stored and
+// accumulated), an ordinary rotation and a relinearize-rescale are the same either way, on the
+// CPU and the GPU, for 64- and 32-bit words. (Their correctness against independent oracles is
+// AlphaK/KeySwitch's and Words/KeySwitchExt's; this checks that the two kernels agree.)
+TEST(KeySwitchSettings, BatchedLoadsKeepTheWords) {
+  const bool batched0 = key_switch_batched_loads();
+  std::vector<Device> devs{Device::cpu()};
+  if (veil::test::have_gpu()) devs.push_back(veil::test::gpu());
+  for (int bits : {64, 32}) {
+    ContextPtr ctx = ext_context(bits);
+    const std::size_t n = ctx->n(), level = ctx->max_level();
+    const std::size_t ext = ctx->key_switch(level).base_qp.size();
+    ASSERT_LE(ctx->key_switch(level).dnum, 8u) << "the batched kernel takes up to 8 digits";
+    ASSERT_GE(ctx->key_switch(level).dnum, 2u) << "one digit would not test the grouping";
+    for (const Device& dev : devs) {
+      CkksKeys k(ctx, dev, 43);
+      const GaloisKeys gk = k.galois({7});
+      const u32 e = ctx->galois_elt_from_step(7);
+      const Ciphertext a = k.encrypt(random_values(n / 2, 11), std::ldexp(1.0, 40), level);
+      const Ciphertext b = k.encrypt(random_values(n / 2, 12), std::ldexp(1.0, 40), level);
+      std::vector<std::vector<u64>> want;
+      for (bool batched : {false, true}) {
+        set_key_switch_batched_loads(batched);
+        std::vector<std::vector<u64>> got;
+        const KeySwitchDigits dg = key_switch_mod_up(*ctx, dev, level, a.poly(1), true);
+        WordBuffer x(dev, 2 * ext * n, bits);
+        key_switch_inner_ext(*ctx, dev, level, dg, gk.key(e), a.poly(0), ExtAddend::lift,
+                             x.data(), false, e);
+        got.push_back(x.to_host());
+        key_switch_inner_ext(*ctx, dev, level, dg, gk.key(e), ConstWordPtr{}, ExtAddend::none, x.data(),
+                             true, 0);
+        got.push_back(x.to_host());
+        got.push_back(veil::test::words(k.ev.rotate_vector(a, 7, gk)));
+        got.push_back(veil::test::words(k.ev.relinearize_rescale(k.ev.multiply(a, b), k.rk)));
+        if (want.empty()) {
+          want = got;
+          continue;
+        }
+        ASSERT_EQ(got.size(), want.size());
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          EXPECT_EQ(got[i], want[i]) << bits << "-bit words on " << dev.str() << ", result " << i;
+        }
+      }
+    }
+  }
+  set_key_switch_batched_loads(batched0);
+}
+
 }  // namespace

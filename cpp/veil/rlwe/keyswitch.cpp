@@ -1,11 +1,13 @@
 #include "veil/rlwe/keyswitch.h"
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "veil/backend/launch.h"
+#include "veil/core/env.h"
 #include "veil/core/error.h"
 #include "veil/core/primes.h"
 #include "veil/ring/eltwise_simd.h"
@@ -17,6 +19,16 @@
 #include "veil/rns/mod_down_ntt.h"
 
 namespace veil {
+
+namespace {
+std::atomic<bool>& batched_loads_setting() {
+  static std::atomic<bool> on{env_flag_on("VEIL_KS_BATCHED_LOADS")};
+  return on;
+}
+}  // namespace
+
+bool key_switch_batched_loads() { return batched_loads_setting().load(); }
+void set_key_switch_batched_loads(bool on) { batched_loads_setting().store(on); }
 
 namespace {
 
@@ -279,6 +291,7 @@ struct InnerProduct {
   std::size_t n, limbs, ext_limbs, num_q, alpha, dnum, key_poly, level;
   u64 g, mask;
   int log_n;
+  bool batched;  // dot_fixed for dnum <= 8 (key_switch_batched_loads()), else dot_loop
 
   InnerProduct(const Context& ctx, const Device& dev, std::size_t level_,
                const KeySwitchDigits& digits, const KSwitchKey& key, u32 galois_elt,
@@ -307,6 +320,7 @@ struct InnerProduct {
     g = galois_elt;
     mask = 2 * n - 1;
     log_n = ctx.log_n();
+    batched = key_switch_batched_loads();
   }
 
   /// The slot whose digits coefficient `coeff` reads: sigma_g's source (or coeff itself).
@@ -319,16 +333,39 @@ struct InnerProduct {
     return lp <= level ? lp : num_q + (lp - limbs);
   }
   /// Digit j's limb lp (the own limbs of c, or the complement ModUp wrote).
+  /// (Branch-free: a select, so that dot_fixed's loads of all digits issue together.)
   VEIL_HD const W* digit_row(std::size_t j, std::size_t lp) const {
     const std::size_t first = j * alpha;
     const std::size_t size = (limbs - first) < alpha ? (limbs - first) : alpha;
-    if (lp >= first && lp < first + size) return own + lp * n;
     const std::size_t idx = lp < first ? lp : lp - size;
-    return dg + (j * (ext_limbs - alpha) + idx) * n;
+    const bool mine = lp >= first && lp < first + size;
+    return mine ? own + lp * n : dg + (j * (ext_limbs - alpha) + idx) * n;
   }
 
   VEIL_HD void operator()(std::size_t lp, std::size_t coeff, W& r0, W& r1) const {
-    const std::size_t from = source(coeff), kl = key_limb(lp);
+    const std::size_t from = source(coeff);
+    if (batched) {
+      switch (dnum) {  // uniform across the grid: one branch, no divergence
+        case 1: dot_fixed<1>(lp, from, coeff, r0, r1); break;
+        case 2: dot_fixed<2>(lp, from, coeff, r0, r1); break;
+        case 3: dot_fixed<3>(lp, from, coeff, r0, r1); break;
+        case 4: dot_fixed<4>(lp, from, coeff, r0, r1); break;
+        case 5: dot_fixed<5>(lp, from, coeff, r0, r1); break;
+        case 6: dot_fixed<6>(lp, from, coeff, r0, r1); break;
+        case 7: dot_fixed<7>(lp, from, coeff, r0, r1); break;
+        case 8: dot_fixed<8>(lp, from, coeff, r0, r1); break;
+        default: dot_loop(lp, from, coeff, r0, r1); break;
+      }
+    } else {
+      dot_loop(lp, from, coeff, r0, r1);
+    }
+    add_addend(lp, from, r0, r1);
+  }
+
+  /// The dot products of any number of digits, one digit after another.
+  VEIL_HD void dot_loop(std::size_t lp, std::size_t from, std::size_t coeff, W& r0,
+                        W& r1) const {
+    const std::size_t kl = key_limb(lp);
     WideAcc<W> d0, d1;
     for (std::size_t j = 0; j < dnum; ++j) {
       const W d = digit_row(j, lp)[from];
@@ -338,7 +375,48 @@ struct InnerProduct {
     const Modulus m = mods[lp];
     r0 = d0.reduce(m);
     r1 = d1.reduce(m);
-    add_addend(lp, from, r0, r1);
+  }
+
+  /// The dot products of D = dnum digits with every load issued before the first product: the
+  /// loop above waits for one digit's three words before it asks for the next digit's (the
+  /// branch choosing the digit's row sits between them), so a thread had one load in flight per
+  /// digit and the kernel ran at ~2.5x its byte floor (bench/NOTES.md). 32-bit words: up to four
+  /// products of residues below 2^31 sum in one 64-bit word (dot_accumulate's grouping). The
+  /// sums are exact, so the words equal dot_loop's.
+  template <int D>
+  VEIL_HD void dot_fixed(std::size_t lp, std::size_t from, std::size_t coeff, W& r0,
+                         W& r1) const {
+    const W* key = kd + key_limb(lp) * n + coeff;
+    W d[D], a[D], b[D];
+#pragma unroll
+    for (int j = 0; j < D; ++j) {
+      d[j] = digit_row(std::size_t(j), lp)[from];
+      a[j] = key[(2 * std::size_t(j)) * key_poly];
+      b[j] = key[(2 * std::size_t(j) + 1) * key_poly];
+    }
+    WideAcc<W> d0, d1;
+    if constexpr (sizeof(W) == 4) {
+#pragma unroll
+      for (int g0 = 0; g0 < D; g0 += 4) {
+        u64 s0 = 0, s1 = 0;
+#pragma unroll
+        for (int j = g0; j < g0 + 4 && j < D; ++j) {
+          s0 = mad_wide(d[j], a[j], s0);
+          s1 = mad_wide(d[j], b[j], s1);
+        }
+        d0.add_word(s0);
+        d1.add_word(s1);
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < D; ++j) {
+        d0.add(d[j], a[j]);
+        d1.add(d[j], b[j]);
+      }
+    }
+    const Modulus m = mods[lp];
+    r0 = d0.reduce(m);
+    r1 = d1.reduce(m);
   }
 
   /// r += the addend's words at slot `from` of limb lp (nothing without an addend).

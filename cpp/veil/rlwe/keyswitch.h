@@ -13,6 +13,13 @@
 
 namespace veil {
 
+/// Whether the inner products with a key issue every digit's loads before the first product
+/// (dnum <= 8; the words are the same either way). On by default; VEIL_KS_BATCHED_LOADS=0 (read
+/// once) or set_key_switch_batched_loads(false) gives the loop that loads one digit at a time
+/// (A/B in bench/boot_bench.cpp).
+bool key_switch_batched_loads();
+void set_key_switch_batched_loads(bool on);
+
 /// acc0 += d0, acc1 += d1 (over Q_level; NTT form iff acc_ntt). `c` is over Q_level, in NTT form
 /// iff c_ntt. acc0/acc1 must not overlap c: with NTT-form accumulators one kernel reads c's
 /// limbs (the digits' own limbs) while it writes the accumulators. Throws InvalidArgument if the
