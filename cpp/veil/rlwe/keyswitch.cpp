@@ -291,7 +291,7 @@ struct InnerProduct {
   std::size_t n, limbs, ext_limbs, num_q, alpha, dnum, key_poly, level;
   u64 g, mask;
   int log_n;
-  bool batched;  // dot_fixed for dnum <= 8 (key_switch_batched_loads()), else dot_loop
+  bool batched;  // inner_product_fixed for dnum <= 8 (key_switch_batched_loads()), else the loop
 
   InnerProduct(const Context& ctx, const Device& dev, std::size_t level_,
                const KeySwitchDigits& digits, const KSwitchKey& key, u32 galois_elt,
@@ -344,21 +344,7 @@ struct InnerProduct {
 
   VEIL_HD void operator()(std::size_t lp, std::size_t coeff, W& r0, W& r1) const {
     const std::size_t from = source(coeff);
-    if (batched) {
-      switch (dnum) {  // uniform across the grid: one branch, no divergence
-        case 1: dot_fixed<1>(lp, from, coeff, r0, r1); break;
-        case 2: dot_fixed<2>(lp, from, coeff, r0, r1); break;
-        case 3: dot_fixed<3>(lp, from, coeff, r0, r1); break;
-        case 4: dot_fixed<4>(lp, from, coeff, r0, r1); break;
-        case 5: dot_fixed<5>(lp, from, coeff, r0, r1); break;
-        case 6: dot_fixed<6>(lp, from, coeff, r0, r1); break;
-        case 7: dot_fixed<7>(lp, from, coeff, r0, r1); break;
-        case 8: dot_fixed<8>(lp, from, coeff, r0, r1); break;
-        default: dot_loop(lp, from, coeff, r0, r1); break;
-      }
-    } else {
-      dot_loop(lp, from, coeff, r0, r1);
-    }
+    dot_loop(lp, from, coeff, r0, r1);
     add_addend(lp, from, r0, r1);
   }
 
@@ -377,12 +363,9 @@ struct InnerProduct {
     r1 = d1.reduce(m);
   }
 
-  /// The dot products of D = dnum digits with every load issued before the first product: the
-  /// loop above waits for one digit's three words before it asks for the next digit's (the
-  /// branch choosing the digit's row sits between them), so a thread had one load in flight per
-  /// digit and the kernel ran at ~2.5x its byte floor (bench/NOTES.md). 32-bit words: up to four
-  /// products of residues below 2^31 sum in one 64-bit word (dot_accumulate's grouping). The
-  /// sums are exact, so the words equal dot_loop's.
+  /// The dot products of D = dnum digits with every load issued before the first product (the
+  /// CPU's form of ks_inner_kernel): the loop above waits for one digit's words before it asks
+  /// for the next digit's (the branch choosing the digit's row sits between them).
   template <int D>
   VEIL_HD void dot_fixed(std::size_t lp, std::size_t from, std::size_t coeff, W& r0,
                          W& r1) const {
@@ -394,6 +377,15 @@ struct InnerProduct {
       a[j] = key[(2 * std::size_t(j)) * key_poly];
       b[j] = key[(2 * std::size_t(j) + 1) * key_poly];
     }
+    combine<D>(d, a, b, mods[lp], r0, r1);
+  }
+
+  /// r0 = sum_j d[j] a[j] mod m, r1 = sum_j d[j] b[j] mod m. 32-bit words: up to four products
+  /// of residues below 2^31 sum in one 64-bit word (dot_accumulate's grouping). The sums are
+  /// exact, so the words equal dot_loop's.
+  template <int D>
+  VEIL_HD static void combine(const W (&d)[D], const W (&a)[D], const W (&b)[D],
+                              const Modulus& m, W& r0, W& r1) {
     WideAcc<W> d0, d1;
     if constexpr (sizeof(W) == 4) {
 #pragma unroll
@@ -414,9 +406,16 @@ struct InnerProduct {
         d1.add(d[j], b[j]);
       }
     }
-    const Modulus m = mods[lp];
     r0 = d0.reduce(m);
     r1 = d1.reduce(m);
+  }
+
+  /// source() in 32-bit arithmetic (N <= 2^31): e is needed mod 2N only, so the product may wrap.
+  VEIL_HD u32 source32(u32 coeff) const {
+    if (g == 0) return coeff;
+    const u32 e = ((2 * bit_reverse(coeff, log_n) + 1) * static_cast<u32>(g)) &
+                  static_cast<u32>(mask);
+    return bit_reverse((e - 1) >> 1, log_n);
   }
 
   /// r += the addend's words at slot `from` of limb lp (nothing without an addend).
@@ -490,6 +489,86 @@ void inner_product_cpu(const InnerProduct<u64>& ip, std::size_t lo, std::size_t 
   });
 }
 
+inline constexpr unsigned kInnerThreads = 256;
+inline constexpr int kInnerCoeffs = 2;  // coefficients per thread
+
+#if defined(__CUDACC__)
+// The inner product of D digits on the GPU (Han-Ki 2020's key switching; the loads batched as
+// Cheddar's and Phantom's kernels do): one grid row per limb lp of Q_l ∪ P (blockIdx.y), whose
+// digit rows, key rows and modulus each thread looks up once; K coefficients per thread, each
+// 256 apart (coalesced), with all 3 D loads of every coefficient issued before the first product.
+// The per-coefficient indexing is 32-bit. For the generic kernel (for_each_limb with
+// InnerProduct::operator()) the index arithmetic of each word cost more instructions than its
+// products: ~770 issued per word at the top level of a bootstrap (Nsight Compute), 2.5-3.8x the
+// byte floor (bench/NOTES.md).
+template <class W, int D, int K, class Epi>
+__global__ void __launch_bounds__(kInnerThreads)
+    ks_inner_kernel(const InnerProduct<W> ip, u32 lo, Epi epi) {
+  const u32 lp = lo + blockIdx.y;
+  const u32 n = static_cast<u32>(ip.n);
+  const W* row[D];
+  const W* key0[D];
+  const W* key1[D];
+  const W* key = ip.kd + std::size_t(ip.key_limb(lp)) * n;
+#pragma unroll
+  for (int j = 0; j < D; ++j) {
+    row[j] = ip.digit_row(std::size_t(j), lp);
+    key0[j] = key + (2 * std::size_t(j)) * ip.key_poly;
+    key1[j] = key + (2 * std::size_t(j) + 1) * ip.key_poly;
+  }
+  const u32 first = blockIdx.x * (kInnerThreads * K) + threadIdx.x;
+  W d[K][D], a[K][D], b[K][D];
+  u32 from[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const u32 c = first + k * kInnerThreads;
+    from[k] = ip.source32(c);
+#pragma unroll
+    for (int j = 0; j < D; ++j) {
+      d[k][j] = row[j][from[k]];
+      a[k][j] = key0[j][c];
+      b[k][j] = key1[j][c];
+    }
+  }
+  const Modulus m = ip.mods[lp];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    W r0, r1;
+    InnerProduct<W>::template combine<D>(d[k], a[k], b[k], m, r0, r1);
+    ip.add_addend(lp, from[k], r0, r1);
+    epi(lp, first + k * kInnerThreads, r0, r1);
+  }
+}
+#endif
+
+// The inner product of D = ip.dnum digits over limbs [lo, hi): ks_inner_kernel on the GPU
+// (N a multiple of its 512 coefficients per block), InnerProduct::dot_fixed per word otherwise.
+template <class W, int D, class Epi>
+void inner_product_fixed(const Device& dev, const InnerProduct<W>& ip, std::size_t lo,
+                         std::size_t hi, Epi epi) {
+  const std::size_t n = ip.n;
+  if (dev.is_cuda() && n % (kInnerThreads * kInnerCoeffs) == 0 && hi - lo <= 65535) {
+#if defined(__CUDACC__)
+    backend::set_current(dev);
+    const dim3 grid(unsigned(n / (kInnerThreads * kInnerCoeffs)), unsigned(hi - lo), 1);
+    ks_inner_kernel<W, D, kInnerCoeffs><<<grid, kInnerThreads, 0, backend::stream(dev)>>>(
+        ip, static_cast<u32>(lo), epi);
+    backend::check_last_launch("key switching inner product");
+    return;
+#else
+    throw_cuda_not_in_this_unit(__FILE__);
+#endif
+  }
+  for_each_limb(dev, 1, hi - lo, n, VEIL_LAMBDA(std::size_t i, u32 row) {
+    const std::size_t lp = lo + row, coeff = i & (n - 1);
+    const std::size_t from = ip.source(coeff);
+    W r0, r1;
+    ip.template dot_fixed<D>(lp, from, coeff, r0, r1);
+    ip.add_addend(lp, from, r0, r1);
+    epi(lp, coeff, r0, r1);
+  });
+}
+
 // The inner product over limbs [lo, hi) of Q_l ∪ P; epi(lp, coeff, r0, r1) consumes limb lp's
 // results.
 template <class W, class Epi>
@@ -499,6 +578,19 @@ void inner_product(const Device& dev, const InnerProduct<W>& ip, std::size_t lo,
     if (dev.is_cpu() && detail::cpu_simd() >= detail::CpuSimd::kAvx512) {
       inner_product_cpu(ip, lo, hi, epi);
       return;
+    }
+  }
+  if (ip.batched) {
+    switch (ip.dnum) {  // one kernel per digit count: each keeps only its own registers
+      case 1: return inner_product_fixed<W, 1>(dev, ip, lo, hi, epi);
+      case 2: return inner_product_fixed<W, 2>(dev, ip, lo, hi, epi);
+      case 3: return inner_product_fixed<W, 3>(dev, ip, lo, hi, epi);
+      case 4: return inner_product_fixed<W, 4>(dev, ip, lo, hi, epi);
+      case 5: return inner_product_fixed<W, 5>(dev, ip, lo, hi, epi);
+      case 6: return inner_product_fixed<W, 6>(dev, ip, lo, hi, epi);
+      case 7: return inner_product_fixed<W, 7>(dev, ip, lo, hi, epi);
+      case 8: return inner_product_fixed<W, 8>(dev, ip, lo, hi, epi);
+      default: break;
     }
   }
   const std::size_t n = ip.n;
