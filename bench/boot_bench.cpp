@@ -8,7 +8,8 @@
 // branches off or on (backend::set_graph_branches), bY sets the BSGS branches
 // (ckks::set_bsgs_branches), eZ sets VEIL_EVALMOD_EVEN=Z for the bootstrapper built (EvalMod's
 // even form), dD the fused ModDown's most dropped primes (set_fused_mod_down_max_drop), kK the
-// key-switching inner products' batched loads 0/1 (set_key_switch_batched_loads); settings
+// key-switching inner products' batched loads 0/1 (set_key_switch_batched_loads), mM ModUp's
+// conversion kernel 0..2 (set_mod_up_kernel); settings
 // not named keep their last value. Every configuration's output words are compared with the first
 // configuration of the same EvalMod form: they must be equal (the branches change the schedule,
 // not the arithmetic). BOOT_PHASES=1 also times each public step (SlotToCoeff, ModRaise,
@@ -98,7 +99,8 @@ int main(int argc, char** argv) {
   for (const std::string& cfg : configs) {
     if (!cfg.empty()) {
       // letter-number pairs: g (graph branches 0/1), b (BSGS branches), e (EvalMod's even form
-      // 0/1), d (fused ModDown's most dropped primes), k (batched inner-product loads 0/1)
+      // 0/1), d (fused ModDown's most dropped primes), k (batched inner-product loads 0/1),
+      // m (ModUp's conversion kernel 0..2)
       std::size_t pos = 0;
       while (pos < cfg.size()) {
         const char key = cfg[pos++];
@@ -109,8 +111,8 @@ int main(int argc, char** argv) {
         } catch (const std::exception&) {
           used = 0;
         }
-        if (used == 0 || std::string("gbedk").find(key) == std::string::npos) {
-          std::fprintf(stderr, "BOOT_AB: expected letter-number pairs (g, b, e, d, k), got %s\n",
+        if (used == 0 || std::string("gbedkm").find(key) == std::string::npos) {
+          std::fprintf(stderr, "BOOT_AB: expected letter-number pairs (g, b, e, d, k, m), got %s\n",
                        cfg.c_str());
           return 2;
         }
@@ -121,6 +123,7 @@ int main(int argc, char** argv) {
           if (key == 'e') setenv("VEIL_EVALMOD_EVEN", v ? "1" : "0", 1);
           if (key == 'd') set_fused_mod_down_max_drop(static_cast<std::size_t>(v));
           if (key == 'k') set_key_switch_batched_loads(v != 0);
+          if (key == 'm') set_mod_up_kernel(static_cast<int>(v));
         } catch (const std::exception& ex) {
           std::fprintf(stderr, "BOOT_AB: %s (in %s)\n", ex.what(), cfg.c_str());
           return 2;

@@ -485,4 +485,33 @@ TEST(KeySwitchSettings, BatchedLoadsKeepTheWords) {
   set_key_switch_batched_loads(batched0);
 }
 
+// ModUp's conversion kernels on the GPU (set_mod_up_kernel: generic, tables in shared memory,
+// the same with half the coefficients per thread) give the CPU's digits, for both word sizes,
+// at the top level and one below (another digit count and a shorter last digit).
+TEST(KeySwitchSettings, ModUpKernelsKeepTheWords) {
+  veil::test::expect_invalid([] { set_mod_up_kernel(3); }, "kernel: expected 0");
+  if (!veil::test::have_gpu()) GTEST_SKIP() << "no CUDA device";
+  const int kernel0 = mod_up_kernel();
+  for (int bits : {64, 32}) {
+    ContextPtr ctx = ext_context(bits);
+    const std::size_t n = ctx->n();
+    for (std::size_t level : {ctx->max_level(), ctx->max_level() - 1}) {
+      const RnsBase& q = ctx->base_q(level);
+      const std::vector<u64> c = random_words(q, n, 1, 50 + level);
+      const WordBuffer on_cpu = upload(*ctx, Device::cpu(), c);
+      const std::vector<u64> want =
+          key_switch_mod_up(*ctx, Device::cpu(), level, on_cpu.data(), false).complement.to_host();
+      const WordBuffer on_gpu = upload(*ctx, veil::test::gpu(), c);
+      for (int kernel : {0, 1, 2}) {
+        set_mod_up_kernel(kernel);
+        const KeySwitchDigits d =
+            key_switch_mod_up(*ctx, veil::test::gpu(), level, on_gpu.data(), false);
+        EXPECT_EQ(d.complement.to_host(), want)
+            << bits << "-bit words, level " << level << ", kernel " << kernel;
+      }
+    }
+  }
+  set_mod_up_kernel(kernel0);
+}
+
 }  // namespace

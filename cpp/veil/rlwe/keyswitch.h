@@ -19,6 +19,13 @@ namespace veil {
 /// (A/B in bench/boot_bench.cpp).
 bool key_switch_batched_loads();
 void set_key_switch_batched_loads(bool on);
+/// ModUp's conversion kernel on the GPU (the words are the same for each; default 1): 0 the generic one
+/// (tables read from global memory), 1 digit j's table rows and the moduli in shared memory, 2
+/// the same with half the coefficients per thread (twice the threads). VEIL_MODUP_KERNEL (0..2,
+/// read once) or set_mod_up_kernel choose it (A/B in bench/boot_bench.cpp).
+int mod_up_kernel();
+/// @throws InvalidArgument naming `kernel` outside 0..2.
+void set_mod_up_kernel(int kernel);
 
 /// acc0 += d0, acc1 += d1 (over Q_level; NTT form iff acc_ntt). `c` is over Q_level, in NTT form
 /// iff c_ntt. acc0/acc1 must not overlap c: with NTT-form accumulators one kernel reads c's
