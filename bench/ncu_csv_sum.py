@@ -22,7 +22,9 @@ def short(name: str) -> str:
     """A kernel's name without template arguments and parameter lists, with the functor that
     a generic launcher runs (veil_limb_kernel<...poly::tensor...> -> 'limb:tensor')."""
     m = re.search(r"(?:poly|rns|ntt|keyswitch|ckks|rlwe)::(?:<unnamed>::)?(\w+)<", name)
-    base = re.match(r"(?:void )?([\w:]+)", name)
+    # kernels in an anonymous namespace (ks_inner_kernel, mod_up_smem_kernel) keep their own name
+    clean = re.sub(r"(?:<unnamed>|\(anonymous namespace\))::", "", name)
+    base = re.match(r"(?:void )?([\w:]+)", clean)
     head = base.group(1) if base else name[:40]
     if m and head.startswith("veil_limb_kernel"):
         return f"limb:{m.group(1)}"
