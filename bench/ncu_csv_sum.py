@@ -23,7 +23,7 @@ def short(name: str) -> str:
     a generic launcher runs (veil_limb_kernel<...poly::tensor...> -> 'limb:tensor')."""
     m = re.search(r"(?:poly|rns|ntt|keyswitch|ckks|rlwe)::(?:<unnamed>::)?(\w+)<", name)
     # kernels in an anonymous namespace (ks_inner_kernel, mod_up_smem_kernel) keep their own name
-    clean = re.sub(r"(?:<unnamed>|\(anonymous namespace\))::", "", name)
+    clean = re.sub(r"(?:<unnamed>|\(anonymous namespace\)|^(?:void )?unnamed>)::", "", name)
     base = re.match(r"(?:void )?([\w:]+)", clean)
     head = base.group(1) if base else name[:40]
     if m and head.startswith("veil_limb_kernel"):

@@ -490,10 +490,22 @@ TEST(KeySwitchSettings, BatchedLoadsKeepTheWords) {
 // at the top level and one below (another digit count and a shorter last digit).
 TEST(KeySwitchSettings, ModUpKernelsKeepTheWords) {
   veil::test::expect_invalid([] { set_mod_up_kernel(3); }, "kernel: expected 0");
+  // Digits of 2 primes (both word sizes), and of 12 and 20 with 32-bit words: table rows of 4,
+  // 12 and 20 words (the kernels' kMax 8, 16 and 32; 12 is the bootstrap's).
+  std::vector<ContextPtr> ctxs{ext_context(64), ext_context(32)};
+  for (std::size_t alpha : {12u, 20u}) {
+    EncryptionParameters p(SchemeType::ckks);
+    p.poly_modulus_degree = 4096;
+    p.coeff_modulus = CoeffModulus::create(4096, std::vector<int>(alpha + 26, 30));
+    p.special_primes = alpha;
+    ctxs.push_back(Context::create(p, SecurityLevel::none));
+    ASSERT_EQ(ctxs.back()->alpha(), alpha);
+    ASSERT_EQ(ctxs.back()->word_bits(), 32);
+  }
   if (!veil::test::have_gpu()) GTEST_SKIP() << "no CUDA device";
   const int kernel0 = mod_up_kernel();
-  for (int bits : {64, 32}) {
-    ContextPtr ctx = ext_context(bits);
+  for (const ContextPtr& ctx : ctxs) {
+    const int bits = ctx->word_bits();
     const std::size_t n = ctx->n();
     for (std::size_t level : {ctx->max_level(), ctx->max_level() - 1}) {
       const RnsBase& q = ctx->base_q(level);
@@ -507,7 +519,8 @@ TEST(KeySwitchSettings, ModUpKernelsKeepTheWords) {
         const KeySwitchDigits d =
             key_switch_mod_up(*ctx, veil::test::gpu(), level, on_gpu.data(), false);
         EXPECT_EQ(d.complement.to_host(), want)
-            << bits << "-bit words, level " << level << ", kernel " << kernel;
+            << bits << "-bit words, alpha " << ctx->alpha() << ", level " << level << ", kernel "
+            << kernel;
       }
     }
   }
