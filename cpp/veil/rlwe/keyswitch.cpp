@@ -147,9 +147,10 @@ bool mod_up_convert_smem(const Context& ctx, const Device& dev, std::size_t leve
   const KeySwitchLevel& ks = ctx.key_switch(level);
   const ModUpTables<W> t(ctx, dev, level);
   const std::size_t n = ctx.n(), part = n / kC;
-  if (part % kModUpThreads != 0 || ks.dnum > 65535) return false;
-  const RnsPolyView<const W> in = make_view<const W>(dev, src, 1, ctx.base_q(level), n);
   const std::size_t bytes = t.ext * t.stride * sizeof(W) + t.ext * sizeof(Modulus);
+  // (Within the 48 KiB a block gets without opting in: the generic kernel takes larger bases.)
+  if (part % kModUpThreads != 0 || bytes > 48 * 1024) return false;
+  const RnsPolyView<const W> in = make_view<const W>(dev, src, 1, ctx.base_q(level), n);
   backend::set_current(dev);
   const dim3 grid(unsigned(part / kModUpThreads), unsigned(ks.dnum), 1);
   mod_up_smem_kernel<W, kMax, kC><<<grid, kModUpThreads, bytes, backend::stream(dev)>>>(
