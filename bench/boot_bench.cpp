@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
     }
     std::printf("C++ bootstrap%s%s: N = 2^%d, %d-bit words, %zu slots%s, %s: median %.3f ms over "
                 "%d runs (graph: %s, branches %s, bsgs %zu, EvalMod %s, fused ModDown <= %zu "
-                "drops), "
+                "drops, inner product %s, ModUp kernel %d), "
                 "%zu levels left, "
                 "precision %.2f / %.2f bits (worst / mean); keys %.3f GiB + diagonals %.3f GiB; "
                 "output words vs the first configuration: %s\n",
@@ -155,7 +155,8 @@ int main(int argc, char** argv) {
                 config.pack_sparse ? " (pack_sparse)" : "", dev.str().c_str(), us / 1000.0, runs,
                 bt.uses_graph() ? "yes" : "no", backend::graph_branches() ? "on" : "off",
                 ckks::bsgs_branches(), bt.evalmod().even() ? "even" : "in y",
-                fused_mod_down_max_drop(), params.levels_left(),
+                fused_mod_down_max_drop(), key_switch_batched_loads() ? "batched" : "loop",
+                mod_up_kernel(), params.levels_left(),
                 min_bits, mean_bits, double(bt.keys().bytes()) / double(1 << 30),
                 double(bt.plaintext_bytes()) / double(1 << 30), same);
     if (phases) {  // each public step replayed as its own graph

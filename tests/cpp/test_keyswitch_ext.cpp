@@ -19,6 +19,7 @@
 
 #include "circuits_util.h"
 #include "veil/ring/ntt.h"
+#include "veil/ring/ntt_simd.h"
 #include "veil/rlwe/keyswitch.h"
 #include "veil/rns/mod_down_ntt.h"
 
@@ -436,74 +437,111 @@ TEST(KeySwitchSettings, FusedModDownKeepsTheWords) {
   veil::test::expect_invalid([] { set_fused_mod_down_max_drop(16); }, "drops: expected 0..15");
 }
 
+// Restores the process-wide settings the tests below change, also when an ASSERT leaves early.
+struct RestoreSettings {
+  bool batched = key_switch_batched_loads();
+  int modup = mod_up_kernel();
+  ~RestoreSettings() {
+    set_key_switch_batched_loads(batched);
+    set_mod_up_kernel(modup);
+    detail::set_cpu_simd(-1);
+  }
+};
+
+// A CKKS context at N with `q_primes` primes of `bits` bits and `special` special primes
+// (digits of `special` primes).
+ContextPtr settings_context(std::size_t n, std::size_t q_primes, int bits, std::size_t special) {
+  EncryptionParameters p(SchemeType::ckks);
+  p.poly_modulus_degree = n;
+  p.coeff_modulus = CoeffModulus::create(n, std::vector<int>(q_primes + special, bits));
+  p.special_primes = special;
+  return Context::create(p, SecurityLevel::none);
+}
+
 // The inner products' batched loads (set_key_switch_batched_loads) change the order of the loads
 // and the grouping of exact sums, not the words: a hoisted rotation left in Q_l ∪ P (stored and
-// accumulated), an ordinary rotation and a relinearize-rescale are the same either way, on the
-// CPU and the GPU, for 64- and 32-bit words. (Their correctness against independent oracles is
-// AlphaK/KeySwitch's and Words/KeySwitchExt's; this checks that the two kernels agree.)
+// accumulated), an ordinary rotation and a relinearization are the same either way. Every level
+// of digits of one prime (dnum 1..8: the GPU's ks_inner_kernel<D> and the CPU's dot_fixed<D> for
+// each D, 32-bit words grouping four products and then a second group), digits of 2 primes,
+// both word sizes; the CPU with and without its vector kernels (64-bit words take the IFMA inner
+// product where the processor has it); the GPU. (Correctness against independent oracles is
+// AlphaK/KeySwitch's and Words/KeySwitchExt's; this checks that the kernels agree.)
 TEST(KeySwitchSettings, BatchedLoadsKeepTheWords) {
-  const bool batched0 = key_switch_batched_loads();
-  std::vector<Device> devs{Device::cpu()};
-  if (veil::test::have_gpu()) devs.push_back(veil::test::gpu());
-  for (int bits : {64, 32}) {
-    ContextPtr ctx = ext_context(bits);
-    const std::size_t n = ctx->n(), level = ctx->max_level();
-    const std::size_t ext = ctx->key_switch(level).base_qp.size();
-    ASSERT_LE(ctx->key_switch(level).dnum, 8u) << "the batched kernel takes up to 8 digits";
-    ASSERT_GE(ctx->key_switch(level).dnum, 2u) << "one digit would not test the grouping";
-    for (const Device& dev : devs) {
+  const RestoreSettings restore;
+  const std::vector<ContextPtr> ctxs{ext_context(64), ext_context(32),
+                                     settings_context(4096, 8, 30, 1),
+                                     settings_context(4096, 8, 50, 1)};
+  ASSERT_EQ(ctxs[2]->key_switch(ctxs[2]->max_level()).dnum, 8u);
+  ASSERT_EQ(ctxs[3]->word_bits(), 64);
+  struct Where {
+    Device dev;
+    int simd;  // set_cpu_simd's cap (-1: what the processor has)
+  };
+  std::vector<Where> wheres{{Device::cpu(), 0}, {Device::cpu(), -1}};
+  if (veil::test::have_gpu()) wheres.push_back({veil::test::gpu(), -1});
+  for (const ContextPtr& ctx : ctxs) {
+    const std::size_t n = ctx->n();
+    const int bits = ctx->word_bits();
+    const double scale = std::ldexp(1.0, 12);  // a product at level 0 stays below q_0
+    for (const Where& w : wheres) {
+      detail::set_cpu_simd(w.simd);
+      const Device& dev = w.dev;
       CkksKeys k(ctx, dev, 43);
       const GaloisKeys gk = k.galois({7});
       const u32 e = ctx->galois_elt_from_step(7);
-      const Ciphertext a = k.encrypt(random_values(n / 2, 11), std::ldexp(1.0, 40), level);
-      const Ciphertext b = k.encrypt(random_values(n / 2, 12), std::ldexp(1.0, 40), level);
-      std::vector<std::vector<u64>> want;
-      for (bool batched : {false, true}) {
-        set_key_switch_batched_loads(batched);
-        std::vector<std::vector<u64>> got;
-        const KeySwitchDigits dg = key_switch_mod_up(*ctx, dev, level, a.poly(1), true);
-        WordBuffer x(dev, 2 * ext * n, bits);
-        key_switch_inner_ext(*ctx, dev, level, dg, gk.key(e), a.poly(0), ExtAddend::lift,
-                             x.data(), false, e);
-        got.push_back(x.to_host());
-        key_switch_inner_ext(*ctx, dev, level, dg, gk.key(e), ConstWordPtr{}, ExtAddend::none, x.data(),
-                             true, 0);
-        got.push_back(x.to_host());
-        got.push_back(veil::test::words(k.ev.rotate_vector(a, 7, gk)));
-        got.push_back(veil::test::words(k.ev.relinearize_rescale(k.ev.multiply(a, b), k.rk)));
-        if (want.empty()) {
-          want = got;
-          continue;
-        }
-        ASSERT_EQ(got.size(), want.size());
-        for (std::size_t i = 0; i < got.size(); ++i) {
-          EXPECT_EQ(got[i], want[i]) << bits << "-bit words on " << dev.str() << ", result " << i;
+      for (std::size_t level = 0; level <= ctx->max_level(); ++level) {
+        const std::size_t ext = ctx->key_switch(level).base_qp.size();
+        const Ciphertext a = k.encrypt(random_values(n / 2, 11), scale, level);
+        const Ciphertext b = k.encrypt(random_values(n / 2, 12), scale, level);
+        std::vector<std::vector<u64>> want;
+        for (bool batched : {false, true}) {
+          set_key_switch_batched_loads(batched);
+          std::vector<std::vector<u64>> got;
+          const KeySwitchDigits dg = key_switch_mod_up(*ctx, dev, level, a.poly(1), true);
+          WordBuffer x(dev, 2 * ext * n, bits);
+          key_switch_inner_ext(*ctx, dev, level, dg, gk.key(e), a.poly(0), ExtAddend::lift,
+                               x.data(), false, e);
+          got.push_back(x.to_host());
+          key_switch_inner_ext(*ctx, dev, level, dg, gk.key(e), ConstWordPtr{}, ExtAddend::none,
+                               x.data(), true, 0);
+          got.push_back(x.to_host());
+          got.push_back(veil::test::words(k.ev.rotate_vector(a, 7, gk)));
+          got.push_back(veil::test::words(k.ev.relinearize(k.ev.multiply(a, b), k.rk)));
+          if (want.empty()) {
+            want = got;
+            continue;
+          }
+          ASSERT_EQ(got.size(), want.size());
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            EXPECT_EQ(got[i], want[i])
+                << bits << "-bit words, N = " << n << ", alpha " << ctx->alpha() << ", level "
+                << level << " (dnum " << ctx->key_switch(level).dnum << ") on " << dev.str()
+                << " (CPU vector cap " << w.simd << "), result " << i;
+          }
         }
       }
     }
   }
-  set_key_switch_batched_loads(batched0);
 }
 
 // ModUp's conversion kernels on the GPU (set_mod_up_kernel: generic, tables in shared memory,
-// the same with half the coefficients per thread) give the CPU's digits, for both word sizes,
-// at the top level and one below (another digit count and a shorter last digit).
+// the same with half the coefficients per thread) give the CPU's digits, at the top level and
+// one below (another digit count and a shorter last digit): digits of 2, 12 and 20 primes, both
+// word sizes (table rows of 4, 12 and 20 words: the kernels' kMax 8, 16 and 32; 12 is the
+// bootstrap's). (N >= 1024, so N / coefficients per thread is always a multiple of the shared-
+// memory kernel's 256 threads, and these tables fit its 48 KiB: the generic fallback is a guard.)
 TEST(KeySwitchSettings, ModUpKernelsKeepTheWords) {
   veil::test::expect_invalid([] { set_mod_up_kernel(3); }, "kernel: expected 0");
-  // Digits of 2 primes (both word sizes), and of 12 and 20 with 32-bit words: table rows of 4,
-  // 12 and 20 words (the kernels' kMax 8, 16 and 32; 12 is the bootstrap's).
   std::vector<ContextPtr> ctxs{ext_context(64), ext_context(32)};
   for (std::size_t alpha : {12u, 20u}) {
-    EncryptionParameters p(SchemeType::ckks);
-    p.poly_modulus_degree = 4096;
-    p.coeff_modulus = CoeffModulus::create(4096, std::vector<int>(alpha + 26, 30));
-    p.special_primes = alpha;
-    ctxs.push_back(Context::create(p, SecurityLevel::none));
-    ASSERT_EQ(ctxs.back()->alpha(), alpha);
-    ASSERT_EQ(ctxs.back()->word_bits(), 32);
+    for (int bits : {30, 50}) {
+      ctxs.push_back(settings_context(4096, alpha + 26, bits, alpha));
+      ASSERT_EQ(ctxs.back()->alpha(), alpha);
+      ASSERT_EQ(ctxs.back()->word_bits(), bits == 30 ? 32 : 64);
+    }
   }
   if (!veil::test::have_gpu()) GTEST_SKIP() << "no CUDA device";
-  const int kernel0 = mod_up_kernel();
+  const RestoreSettings restore;
   for (const ContextPtr& ctx : ctxs) {
     const int bits = ctx->word_bits();
     const std::size_t n = ctx->n();
@@ -524,7 +562,6 @@ TEST(KeySwitchSettings, ModUpKernelsKeepTheWords) {
       }
     }
   }
-  set_mod_up_kernel(kernel0);
 }
 
 }  // namespace

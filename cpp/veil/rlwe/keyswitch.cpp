@@ -99,16 +99,11 @@ struct ModUpTables {
   }
 };
 
-// The conversion of ModUp: for each digit j, the complement limbs of Q_l ∪ P from the digit's
-// limbs of `src` (coefficient form), FastBaseConv (Bajard et al., SAC 2016) with the tables of
-// KeySwitchLevel. One thread per (digit, kC coefficients n/kC apart, so a warp's accesses stay
-// consecutive): the inputs y are scaled once into registers, and each table row (kMax >= the
-// row stride, four words per load) serves kC coefficients (register blocking; bench/NOTES.md).
 #if defined(__CUDACC__)
 inline constexpr unsigned kModUpThreads = 256;
 
-// The same conversion on the GPU with digit j's table rows and the moduli of Q_l ∪ P staged in
-// shared memory (blockIdx.y = j, a block's threads all convert digit j). Read from global memory,
+// ModUp's conversion (mod_up_convert below) on the GPU with digit j's table rows and the moduli of
+// Q_l ∪ P staged in shared memory (blockIdx.y = j, a block's threads all convert digit j). Read from global memory,
 // the generic kernel's row loads missed L1 three times in four (Nsight Compute: L1 hit rate 26 %,
 // 0.45 instructions issued per scheduler and cycle at 25 % occupancy), so each output row waited
 // on L2 (bench/NOTES.md).
@@ -163,6 +158,11 @@ bool mod_up_convert_smem(const Context& ctx, const Device& dev, std::size_t leve
 #endif
 }
 
+// The conversion of ModUp: for each digit j, the complement limbs of Q_l ∪ P from the digit's
+// limbs of `src` (coefficient form), FastBaseConv (Bajard et al., SAC 2016) with the tables of
+// KeySwitchLevel. One thread per (digit, kC coefficients n/kC apart, so a warp's accesses stay
+// consecutive): the inputs y are scaled once into registers, and each table row (kMax >= the
+// row stride, four words per load) serves kC coefficients (register blocking; bench/NOTES.md).
 template <class W, u32 kMax, u32 kC = rns_detail::kBlockCoeffs<W, kMax>>
 void mod_up_convert(const Context& ctx, const Device& dev, std::size_t level, const W* src,
                     W* o) {
@@ -574,14 +574,14 @@ inline constexpr unsigned kInnerThreads = 256;
 inline constexpr int kInnerCoeffs = 2;  // coefficients per thread
 
 #if defined(__CUDACC__)
-// The inner product of D digits on the GPU (Han-Ki 2020's key switching; the loads batched as
-// Cheddar's and Phantom's kernels do): one grid row per limb lp of Q_l ∪ P (blockIdx.y), whose
-// digit rows, key rows and modulus each thread looks up once; K coefficients per thread, each
-// 256 apart (coalesced), with all 3 D loads of every coefficient issued before the first product.
-// The per-coefficient indexing is 32-bit. For the generic kernel (for_each_limb with
-// InnerProduct::operator()) the index arithmetic of each word cost more instructions than its
-// products: ~770 issued per word at the top level of a bootstrap (Nsight Compute), 2.5-3.8x the
-// byte floor (bench/NOTES.md).
+// The inner product of D digits on the GPU (Han-Ki 2020's key switching): one grid row per limb
+// lp of Q_l ∪ P (blockIdx.y), whose digit rows, key rows and modulus each thread looks up once;
+// K coefficients per thread, each 256 apart (coalesced), with all 3 D loads of every coefficient
+// issued before the first product; 32-bit coefficient indexing. The generic kernel (for_each_limb
+// over InnerProduct::operator()) ran at 2.5x its byte floor at the top level of a bootstrap: its
+// 64-bit index arithmetic per word outweighed the products (~770 instructions issued per word
+// pair in a build where it also held the eight dot_fixed paths; Nsight Compute, bench/NOTES.md).
+// N >= 1024, so N is always a multiple of the 512 coefficients of a block.
 template <class W, int D, int K, class Epi>
 __global__ void __launch_bounds__(kInnerThreads)
     ks_inner_kernel(const InnerProduct<W> ip, u32 lo, Epi epi) {

@@ -21,10 +21,12 @@ bool key_switch_batched_loads();
 void set_key_switch_batched_loads(bool on);
 /// ModUp's conversion kernel on the GPU (the words are the same for each): 0 the generic one
 /// (tables read from global memory), 1 digit j's table rows and the moduli in shared memory, 2
-/// (the default) the same with half the coefficients per thread (twice the threads, half the
-/// registers: a full-slot bootstrap at N = 2^16 on an H200 took 19.86 / 19.38 / 19.33 ms with
-/// 0 / 1 / 2; bench/NOTES.md). VEIL_MODUP_KERNEL (0..2, read once) or set_mod_up_kernel choose it
-/// (A/B in bench/boot_bench.cpp).
+/// (the default) the same with half the coefficients per thread where the generic kernel blocks
+/// two or more (twice the threads, about half the registers; with one, as 64-bit words with
+/// digits of more than 16 primes, 2 is 1). Measured with 32-bit words and digits of 12 primes
+/// only (a full-slot bootstrap at N = 2^16 on an H200: 19.86 / 19.38 / 19.33 ms with 0 / 1 / 2;
+/// bench/NOTES.md); 64-bit words take 2 unmeasured. VEIL_MODUP_KERNEL (0..2, read once) or
+/// set_mod_up_kernel choose it (A/B in bench/boot_bench.cpp).
 int mod_up_kernel();
 /// @throws InvalidArgument naming `kernel` outside 0..2.
 void set_mod_up_kernel(int kernel);
