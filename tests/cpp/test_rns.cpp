@@ -788,6 +788,56 @@ TEST_F(RnsCuda, BaseConverterMatchesCpu) {
   }
 }
 
+// The conversions with their tables in shared memory (set_conversion_shared_tables) give the
+// CPU's words: every case above with 64-bit words (the kernel takes those whose N / coefficients
+// per thread is a multiple of 256: N = 512..4096; the rest fall back), and 32-bit words at
+// ModDown's bootstrap shape (12 primes -> 46, 2 polynomials), fast and exact.
+TEST_F(RnsCuda, SharedTableConversionKeepsTheWords) {
+  const bool shared0 = veil::conversion_shared_tables();
+  std::mt19937_64 rng(22);
+  for (bool shared : {false, true}) {
+    veil::set_conversion_shared_tables(shared);
+    SCOPED_TRACE(shared ? "shared tables" : "global tables");
+    for (const auto& cs : kConvCases) {
+      SCOPED_TRACE(describe(cs));
+      const auto qf = primes(cs.bits_from, cs.n, cs.k_from);
+      const auto pt = primes(cs.bits_to, cs.n, cs.k_to, qf);
+      BaseConverter conv(make_base(qf), make_base(pt));
+      const auto in = random_residues(rng, qf, cs.n, cs.num_polys);
+      const std::size_t out_size = cs.num_polys * pt.size() * cs.n;
+      compare(in, out_size, [&](const Device& d, const u64* i, u64* o) {
+        conv.fast_convert(d, i, o, cs.n, cs.num_polys);
+      });
+      compare(in, out_size, [&](const Device& d, const u64* i, u64* o) {
+        conv.exact_convert(d, i, o, cs.n, cs.num_polys);
+      });
+    }
+    const std::size_t n = 4096, polys = 2;
+    const auto qf = primes(30, n, 12);
+    const auto pt = primes(31, n, 46, qf);
+    BaseConverter conv(make_base(qf), make_base(pt));
+    const auto in64 = random_residues(rng, qf, n, polys);
+    const std::vector<u32> in(in64.begin(), in64.end());
+    for (bool exact : {false, true}) {
+      std::vector<u32> want(polys * pt.size() * n);
+      if (exact) {
+        conv.exact_convert(kCpu, in.data(), want.data(), n, polys);
+      } else {
+        conv.fast_convert(kCpu, in.data(), want.data(), n, polys);
+      }
+      auto din = veil::Buffer<u32>::from_host(gpu_, in);
+      veil::Buffer<u32> dout(gpu_, want.size());
+      if (exact) {
+        conv.exact_convert(gpu_, din.data(), dout.data(), n, polys);
+      } else {
+        conv.fast_convert(gpu_, din.data(), dout.data(), n, polys);
+      }
+      EXPECT_EQ(dout.to_host(), want) << "32-bit words, " << (exact ? "exact" : "fast");
+    }
+  }
+  veil::set_conversion_shared_tables(shared0);
+}
+
 TEST_F(RnsCuda, HpsMatchesCpu) {
   std::mt19937_64 rng(21);
   for (std::size_t k : {1, 5, 20, 36}) {

@@ -1,11 +1,13 @@
 // BaseConverter hot paths (one for_each thread per coefficient of each polynomial).
 #include "veil/rns/base_converter.h"
 
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "veil/core/env.h"
 #include "veil/ring/eltwise_simd.h"
 #include "veil/ring/ntt_simd.h"
 #include "veil/ring/rns_poly_view.h"
@@ -13,6 +15,16 @@
 #include "veil/rns/conv_kernels.h"
 
 namespace veil {
+
+namespace {
+std::atomic<bool>& shared_tables_setting() {
+  static std::atomic<bool> on{env_integer("VEIL_CONV_SHARED_TABLES", 0, 1, 0) == 1};
+  return on;
+}
+}  // namespace
+
+bool conversion_shared_tables() { return shared_tables_setting().load(); }
+void set_conversion_shared_tables(bool on) { shared_tables_setting().store(on); }
 
 namespace rns_detail {
 /// Exact conversion epilogue: out_j = r_j - v * Q mod p_j (HPS 2019, §2.2 / Al Badawi et al. 2021
@@ -31,12 +43,63 @@ struct ExactEpi {
   }
 };
 
+inline constexpr unsigned kConvThreads = 256;
+
+#if defined(__CUDACC__)
+// convert_blocked_k on the GPU with the table rows and the target moduli staged in shared memory
+// (ModUp's mod_up_smem_kernel does the same: from global memory the row loads mostly missed L1
+// and waited on L2). for_each_blocked's threads: blockIdx.y = (polynomial, group of output
+// limbs), blockIdx.x * 256 + threadIdx.x = the first of the thread's kC coefficients.
+template <class W, u32 kMax, u32 kC>
+__global__ void __launch_bounds__(kConvThreads)
+    convert_smem_kernel(const ConvView cv, const W* mat, u32 stride, const RnsPolyView<const W> in,
+                        const RnsPolyView<W> out, u32 part, u32 log_splits, u32 per) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const u32 kt = static_cast<u32>(cv.kt);
+  W* smat = reinterpret_cast<W*>(smem);  // [kt][stride], 16-byte rows (stride % 4 == 0)
+  Modulus* sto = reinterpret_cast<Modulus*>(smem + std::size_t(kt) * stride * sizeof(W));
+  for (u32 i = threadIdx.x; i < kt * stride; i += blockDim.x) smat[i] = mat[i];
+  for (u32 i = threadIdx.x; i < kt; i += blockDim.x) sto[i] = cv.to[i];
+  __syncthreads();
+  const u32 g = blockIdx.y & ((1u << log_splits) - 1), p = blockIdx.y >> log_splits;
+  const u32 c = blockIdx.x * kConvThreads + threadIdx.x;
+  const u32 j0 = g * per, j1 = j0 + per < kt ? j0 + per : kt;
+  ConvView v = cv;
+  v.to = sto;
+  auto store = [&](u32 t, std::size_t j, W r) {
+    out.at(p, static_cast<u32>(j), c + std::size_t(t) * part) = r;
+  };
+  convert_block<W, kMax, kC>(v, smat, stride, in, p, c, part, j0, j1, store);
+}
+#endif
+
 /// The blocked conversion's threads (for_each_blocked): kC coefficients and a group of output
-/// limbs each.
+/// limbs each; on the GPU with conversion_shared_tables(), convert_smem_kernel (the same
+/// threads, the same words).
 template <class W, u32 kMax>
 void convert_blocked_k(const Device& dev, const ConvView& cv, const W* mat, std::size_t stride,
                        const RnsPolyView<const W>& in, const RnsPolyView<W>& out) {
   constexpr u32 kC = kBlockCoeffs<W, kMax>;
+  if (dev.is_cuda() && conversion_shared_tables()) {
+    const std::size_t n = out.n(), part = n / kC, kt = cv.kt;
+    const std::size_t bytes = kt * stride * sizeof(W) + kt * sizeof(Modulus);
+    const int log_splits = blocked_log_splits(out.num_polys, part, kt);
+    const std::size_t splits = std::size_t(1) << log_splits, per = (kt + splits - 1) / splits;
+    // (Within the 48 KiB a block gets without opting in; else the generic kernel below.)
+    if (part % kConvThreads == 0 && bytes <= 48 * 1024 && out.num_polys * splits <= 65535) {
+#if defined(__CUDACC__)
+      backend::set_current(dev);
+      const dim3 grid(unsigned(part / kConvThreads), unsigned(out.num_polys * splits), 1);
+      convert_smem_kernel<W, kMax, kC><<<grid, kConvThreads, bytes, backend::stream(dev)>>>(
+          cv, mat, static_cast<u32>(stride), in, out, static_cast<u32>(part),
+          static_cast<u32>(log_splits), static_cast<u32>(per));
+      backend::check_last_launch("BaseConverter: blocked conversion");
+      return;
+#else
+      throw_cuda_not_in_this_unit(__FILE__);
+#endif
+    }
+  }
   for_each_blocked<kC>(dev, out.num_polys, out.n(), cv.kt,
                        VEIL_LAMBDA(u32 p, std::size_t c, std::size_t part, std::size_t j0,
                                    std::size_t j1) {

@@ -105,4 +105,12 @@ class BaseConverter {
   DeviceTable<u64> frac_;        // [from][2]: 0.128 fixed point of 1/q_i (hi, lo)
 };
 
+/// Whether the GPU's register-blocked conversions (BaseConverter's fast and exact conversions,
+/// hence CKKS key switching's ModDown) stage their table rows and target moduli in shared memory,
+/// as ModUp's conversion does (set_mod_up_kernel); the words are the same either way. Off by
+/// default: not yet measured (bench/NOTES.md). VEIL_CONV_SHARED_TABLES=1 (read once) or
+/// set_conversion_shared_tables(true) turn it on (A/B in bench/boot_bench.cpp).
+bool conversion_shared_tables();
+void set_conversion_shared_tables(bool on);
+
 }  // namespace veil

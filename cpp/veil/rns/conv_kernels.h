@@ -401,16 +401,22 @@ const W* padded_table(const Device& dev, const detail::FastConvTables& t, std::s
 /// coefficients per thread, a conversion of one or two polynomials otherwise has too few warps to
 /// hide latency (12 % occupancy); each group recomputes its inputs. Measured on the H100 at
 /// bootparam_40 (bench/NOTES.md): 2^16 threads beat 2^15 (no split), 2^17 and 2^18.
-template <u32 kC, class Body>
-void for_each_blocked(const Device& dev, std::size_t num_polys, std::size_t n, std::size_t kt,
-                      Body body) {
-  const std::size_t part = n / kC;
-  const int log_part = log2_exact(part);
+/// log2 of for_each_blocked's groups of output limbs for `part` coefficients per polynomial.
+inline int blocked_log_splits(std::size_t num_polys, std::size_t part, std::size_t kt) {
   int log_splits = 0;
   while ((std::size_t(2) << log_splits) <= kt &&
          (num_polys * part << log_splits) < (std::size_t(1) << 16)) {
     ++log_splits;
   }
+  return log_splits;
+}
+
+template <u32 kC, class Body>
+void for_each_blocked(const Device& dev, std::size_t num_polys, std::size_t n, std::size_t kt,
+                      Body body) {
+  const std::size_t part = n / kC;
+  const int log_part = log2_exact(part);
+  const int log_splits = blocked_log_splits(num_polys, part, kt);
   const std::size_t splits = std::size_t(1) << log_splits, per = (kt + splits - 1) / splits;
   for_each(dev, (num_polys * part) << log_splits, VEIL_LAMBDA(std::size_t idx) {
     const std::size_t c = idx & (part - 1), rest = idx >> log_part;
