@@ -770,31 +770,18 @@ class RnsCuda : public ::testing::Test {
   Device gpu_;
 };
 
-TEST_F(RnsCuda, BaseConverterMatchesCpu) {
-  std::mt19937_64 rng(20);
-  for (const auto& cs : kConvCases) {
-    SCOPED_TRACE(describe(cs));
-    const auto qf = primes(cs.bits_from, cs.n, cs.k_from);
-    const auto pt = primes(cs.bits_to, cs.n, cs.k_to, qf);
-    BaseConverter conv(make_base(qf), make_base(pt));
-    const auto in = random_residues(rng, qf, cs.n, cs.num_polys);
-    const std::size_t out_size = cs.num_polys * pt.size() * cs.n;
-    compare(in, out_size, [&](const Device& d, const u64* i, u64* o) {
-      conv.fast_convert(d, i, o, cs.n, cs.num_polys);
-    });
-    compare(in, out_size, [&](const Device& d, const u64* i, u64* o) {
-      conv.exact_convert(d, i, o, cs.n, cs.num_polys);
-    });
-  }
-}
+// Restores set_conversion_shared_tables when a test leaves.
+struct RestoreSharedTables {
+  bool on = veil::conversion_shared_tables();
+  ~RestoreSharedTables() { veil::set_conversion_shared_tables(on); }
+};
 
-// The conversions with their tables in shared memory (set_conversion_shared_tables) give the
-// CPU's words: every case above with 64-bit words (the kernel takes those whose N / coefficients
-// per thread is a multiple of 256: N = 512..4096; the rest fall back), and 32-bit words at
-// ModDown's bootstrap shape (12 primes -> 46, 2 polynomials), fast and exact.
-TEST_F(RnsCuda, SharedTableConversionKeepsTheWords) {
-  const bool shared0 = veil::conversion_shared_tables();
-  std::mt19937_64 rng(22);
+// Every case with the conversions' tables read from global memory and staged in shared memory
+// (set_conversion_shared_tables: the kernel takes the cases whose N / coefficients per thread is a
+// multiple of 256, N = 512..4096; the rest fall back).
+TEST_F(RnsCuda, BaseConverterMatchesCpu) {
+  const RestoreSharedTables restore;
+  std::mt19937_64 rng(20);
   for (bool shared : {false, true}) {
     veil::set_conversion_shared_tables(shared);
     SCOPED_TRACE(shared ? "shared tables" : "global tables");
@@ -812,6 +799,17 @@ TEST_F(RnsCuda, SharedTableConversionKeepsTheWords) {
         conv.exact_convert(d, i, o, cs.n, cs.num_polys);
       });
     }
+  }
+}
+
+// 32-bit words at ModDown's bootstrap shape (12 primes -> 46, 2 polynomials), fast and exact, with
+// the tables in global and in shared memory.
+TEST_F(RnsCuda, BaseConverter32MatchesCpu) {
+  const RestoreSharedTables restore;
+  std::mt19937_64 rng(22);
+  for (bool shared : {false, true}) {
+    veil::set_conversion_shared_tables(shared);
+    SCOPED_TRACE(shared ? "shared tables" : "global tables");
     const std::size_t n = 4096, polys = 2;
     const auto qf = primes(30, n, 12);
     const auto pt = primes(31, n, 46, qf);
@@ -835,7 +833,6 @@ TEST_F(RnsCuda, SharedTableConversionKeepsTheWords) {
       EXPECT_EQ(dout.to_host(), want) << "32-bit words, " << (exact ? "exact" : "fast");
     }
   }
-  veil::set_conversion_shared_tables(shared0);
 }
 
 TEST_F(RnsCuda, HpsMatchesCpu) {
