@@ -394,13 +394,6 @@ const W* padded_table(const Device& dev, const detail::FastConvTables& t, std::s
   }
 }
 
-/// The threads of a register-blocked conversion of num_polys polynomials of n coefficients to kt
-/// output limbs: body(p, c, part, j0, j1) for polynomial p, coefficients c + t * part (t < kC,
-/// part = n / kC, so a warp's accesses stay consecutive) and output limbs [j0, j1). The output
-/// limbs are split into groups (a power of two) until about 2^16 threads run: with four
-/// coefficients per thread, a conversion of one or two polynomials otherwise has too few warps to
-/// hide latency (12 % occupancy); each group recomputes its inputs. Measured on the H100 at
-/// bootparam_40 (bench/NOTES.md): 2^16 threads beat 2^15 (no split), 2^17 and 2^18.
 /// log2 of for_each_blocked's groups of output limbs for `part` coefficients per polynomial.
 inline int blocked_log_splits(std::size_t num_polys, std::size_t part, std::size_t kt) {
   int log_splits = 0;
@@ -411,6 +404,13 @@ inline int blocked_log_splits(std::size_t num_polys, std::size_t part, std::size
   return log_splits;
 }
 
+/// The threads of a register-blocked conversion of num_polys polynomials of n coefficients to kt
+/// output limbs: body(p, c, part, j0, j1) for polynomial p, coefficients c + t * part (t < kC,
+/// part = n / kC, so a warp's accesses stay consecutive) and output limbs [j0, j1). The output
+/// limbs are split into groups (a power of two) until about 2^16 threads run: with four
+/// coefficients per thread, a conversion of one or two polynomials otherwise has too few warps to
+/// hide latency (12 % occupancy); each group recomputes its inputs. Measured on the H100 at
+/// bootparam_40 (bench/NOTES.md): 2^16 threads beat 2^15 (no split), 2^17 and 2^18.
 template <u32 kC, class Body>
 void for_each_blocked(const Device& dev, std::size_t num_polys, std::size_t n, std::size_t kt,
                       Body body) {
