@@ -114,7 +114,8 @@ int main(int argc, char** argv) {
           used = 0;
         }
         if (used == 0 || std::string("gbedkmc").find(key) == std::string::npos) {
-          std::fprintf(stderr, "BOOT_AB: expected letter-number pairs (g, b, e, d, k, m, c), got %s\n",
+          std::fprintf(stderr,
+                       "BOOT_AB: expected letter-number pairs (g, b, e, d, k, m, c), got %s\n",
                        cfg.c_str());
           return 2;
         }

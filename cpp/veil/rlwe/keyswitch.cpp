@@ -103,10 +103,10 @@ struct ModUpTables {
 inline constexpr unsigned kModUpThreads = 256;
 
 // ModUp's conversion (mod_up_convert below) on the GPU with digit j's table rows and the moduli of
-// Q_l ∪ P staged in shared memory (blockIdx.y = j, a block's threads all convert digit j). Read from global memory,
-// the generic kernel's row loads missed L1 three times in four (Nsight Compute: L1 hit rate 26 %,
-// 0.45 instructions issued per scheduler and cycle at 25 % occupancy), so each output row waited
-// on L2 (bench/NOTES.md).
+// Q_l ∪ P staged in shared memory (blockIdx.y = j: a block's threads all convert digit j). Read
+// from global memory, the generic kernel's row loads missed L1 three times in four (Nsight
+// Compute: L1 hit rate 26 %, 0.45 instructions issued per scheduler and cycle at 25 % occupancy),
+// so each output row waited on L2 (bench/NOTES.md).
 template <class W, u32 kMax, u32 kC>
 __global__ void __launch_bounds__(kModUpThreads)
     mod_up_smem_kernel(const ModUpTables<W> t, const RnsPolyView<const W> in, W* o, u32 n,
@@ -445,8 +445,9 @@ struct InnerProduct {
   }
 
   /// The dot products of D = dnum digits with every load issued before the first product (the
-  /// CPU's form of ks_inner_kernel): the loop above waits for one digit's words before it asks
-  /// for the next digit's (the branch choosing the digit's row sits between them).
+  /// CPU's form of ks_inner_kernel). The loop above, with its run-time trip count, had a branch
+  /// choosing each digit's row between one digit's loads and the next (now a select), and on the
+  /// GPU waited for each digit in turn.
   template <int D>
   VEIL_HD void dot_fixed(std::size_t lp, std::size_t from, std::size_t coeff, W& r0,
                          W& r1) const {
