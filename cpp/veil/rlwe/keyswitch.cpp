@@ -404,11 +404,13 @@ struct InnerProduct {
     batched = key_switch_batched_loads();
   }
 
-  /// The slot whose digits coefficient `coeff` reads: sigma_g's source (or coeff itself).
-  VEIL_HD std::size_t source(std::size_t coeff) const {
+  /// The slot whose digits coefficient `coeff` reads: sigma_g's source (or coeff itself). 32-bit
+  /// arithmetic (N <= 2^17): the exponent is needed mod 2N only, so the product may wrap.
+  VEIL_HD u32 source(u32 coeff) const {
     if (g == 0) return coeff;
-    const u64 e = ((2 * u64(bit_reverse(u32(coeff), log_n)) + 1) * g) & mask;
-    return bit_reverse(u32((e - 1) >> 1), log_n);
+    const u32 e = ((2 * bit_reverse(coeff, log_n) + 1) * static_cast<u32>(g)) &
+                  static_cast<u32>(mask);
+    return bit_reverse((e - 1) >> 1, log_n);
   }
   VEIL_HD std::size_t key_limb(std::size_t lp) const {
     return lp <= level ? lp : num_q + (lp - limbs);
@@ -424,7 +426,7 @@ struct InnerProduct {
   }
 
   VEIL_HD void operator()(std::size_t lp, std::size_t coeff, W& r0, W& r1) const {
-    const std::size_t from = source(coeff);
+    const std::size_t from = source(static_cast<u32>(coeff));
     dot_loop(lp, from, coeff, r0, r1);
     add_addend(lp, from, r0, r1);
   }
@@ -492,13 +494,6 @@ struct InnerProduct {
     r1 = d1.reduce(m);
   }
 
-  /// source() in 32-bit arithmetic (N <= 2^31): e is needed mod 2N only, so the product may wrap.
-  VEIL_HD u32 source32(u32 coeff) const {
-    if (g == 0) return coeff;
-    const u32 e = ((2 * bit_reverse(coeff, log_n) + 1) * static_cast<u32>(g)) &
-                  static_cast<u32>(mask);
-    return bit_reverse((e - 1) >> 1, log_n);
-  }
 
   /// r += the addend's words at slot `from` of limb lp (nothing without an addend).
   VEIL_HD void add_addend(std::size_t lp, std::size_t from, W& r0, W& r1) const {
@@ -528,7 +523,7 @@ void inner_product_cpu(const InnerProduct<u64>& ip, std::size_t lo, std::size_t 
   std::vector<u64> perm(ip.g != 0 ? n : 0);
   if (ip.g != 0) {
     cpu_row_chunks(1, n, [&](std::size_t, std::size_t c0, std::size_t c1) {
-      for (std::size_t c = c0; c < c1; ++c) perm[c] = ip.source(c);
+      for (std::size_t c = c0; c < c1; ++c) perm[c] = ip.source(static_cast<u32>(c));
     });
   }
   std::vector<const u64*> ptrs(3 * dnum * count);
@@ -604,7 +599,7 @@ __global__ void __launch_bounds__(kInnerThreads)
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const u32 c = first + k * kInnerThreads;
-    from[k] = ip.source32(c);
+    from[k] = ip.source(c);
 #pragma unroll
     for (int j = 0; j < D; ++j) {
       d[k][j] = row[j][from[k]];
@@ -643,7 +638,7 @@ void inner_product_fixed(const Device& dev, const InnerProduct<W>& ip, std::size
   }
   for_each_limb(dev, 1, hi - lo, n, VEIL_LAMBDA(std::size_t i, u32 row) {
     const std::size_t lp = lo + row, coeff = i & (n - 1);
-    const std::size_t from = ip.source(coeff);
+    const std::size_t from = ip.source(static_cast<u32>(coeff));
     W r0, r1;
     ip.template dot_fixed<D>(lp, from, coeff, r0, r1);
     ip.add_addend(lp, from, r0, r1);
