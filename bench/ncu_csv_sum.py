@@ -4,7 +4,9 @@ busy time, and the kernels grouped by name (launches, total µs, share), largest
     python3 bench/ncu_csv_sum.py ncu_boot.csv [--top 30] [--wall-ms 46.8]
 
 With --wall-ms (the asynchronous run's time), the idle time (launch gaps and host work) is
-wall - busy.
+wall - busy. With --launches, one line per launch in order with every metric the CSV holds
+(DRAM bytes as MB and the achieved bandwidth when dram__bytes.sum was collected, pipe
+utilizations as percentages): the per-kernel tables of bench/NOTES.md.
 """
 from __future__ import annotations
 
@@ -34,17 +36,59 @@ def short(name: str) -> str:
     return head
 
 
+def print_launches(rows: list[dict[str, str]]) -> None:
+    """One line per launch (ID order): kernel, grid, block, then its metrics."""
+    by_id: dict[int, dict[str, object]] = {}
+    for r in rows:
+        if not r.get("ID", "").isdigit():
+            continue
+        e = by_id.setdefault(int(r["ID"]), {"name": short(r["Kernel Name"]), "grid": r["Grid Size"],
+                                             "block": r["Block Size"], "m": {}})
+        try:
+            v = float(r["Metric Value"].replace(",", ""))
+        except ValueError:
+            continue
+        e["m"][r["Metric Name"]] = (v, r["Metric Unit"])  # type: ignore[index]
+    for i in sorted(by_id):
+        e = by_id[i]
+        m = e["m"]
+        cols = [f"{i:4d} {str(e['name'])[:40]:40s} {str(e['grid']):>14s} {str(e['block']):>12s}"]
+        us = None
+        if "gpu__time_duration.sum" in m:
+            v, unit = m["gpu__time_duration.sum"]
+            us = v * UNITS.get(unit, 1.0)
+            cols.append(f"{us:8.1f} us")
+        if "dram__bytes.sum" in m:
+            v, unit = m["dram__bytes.sum"]
+            scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}.get(unit, 1)
+            mb = v * scale / 1e6
+            cols.append(f"{mb:8.1f} MB")
+            if us:
+                cols.append(f"{mb / us:6.2f} TB/s")
+        for k, (v, unit) in sorted(m.items()):
+            if k in ("gpu__time_duration.sum", "dram__bytes.sum"):
+                continue
+            label = k.replace("sm__inst_executed_pipe_", "").replace("sm__pipe_", "")
+            label = label.replace(".avg.pct_of_peak_sustained_active", "%")
+            label = label.replace("launch__registers_per_thread", "regs")
+            cols.append(f"{label}={v:g}")
+        print("  ".join(cols))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("path")
     p.add_argument("--top", type=int, default=30)
     p.add_argument("--wall-ms", type=float, default=None)
+    p.add_argument("--launches", action="store_true", help="one line per launch, every metric")
     a = p.parse_args()
     text = open(a.path, encoding="utf-8", errors="replace").read()
     start = text.find('"ID"')
     if start < 0:
         raise SystemExit("no ncu CSV table found")
-    rows = csv.DictReader(io.StringIO(text[start:]))
+    rows = list(csv.DictReader(io.StringIO(text[start:])))
+    if a.launches:
+        print_launches(rows)
     total, groups = 0.0, defaultdict(lambda: [0, 0.0])
     for r in rows:
         if r.get("Metric Name") != "gpu__time_duration.sum":

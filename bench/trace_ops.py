@@ -1,4 +1,4 @@
-"""Kernels of one multiply + relinearize, for Nsight Compute (bench/NOTES.md).
+"""Kernels of one multiply + relinearize (or rotate, or rescale), for Nsight Compute (bench/NOTES.md).
 
 Runs multiply + relinearize on the GPU for one `veil bench` row (the row's name as `veil bench`
 prints it, or a unique part of it), ``--iters`` times after a warm-up, between
@@ -33,8 +33,9 @@ def main() -> None:
     ap.add_argument("scheme", choices=["bfv", "bgv", "ckks"])
     ap.add_argument("row", help="a unique part of the row name, e.g. 'N=16384 BFVDefault'")
     ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--op", choices=["mul_relin", "rescale"], default="mul_relin",
-                    help="the operation traced (rescale: CKKS rescale_to_next of the product)")
+    ap.add_argument("--op", choices=["mul_relin", "rotate", "rescale"], default="mul_relin",
+                    help="the operation traced (rotate: by one step, rotate_vector for CKKS and "
+                    "rotate_rows for BFV/BGV; rescale: CKKS rescale_to_next of the product)")
     a = ap.parse_args()
     rows = [r for r in _bench_rows.select_rows("all", scheme=a.scheme) if a.row in r.name]
     if len(rows) != 1:
@@ -61,6 +62,12 @@ def main() -> None:
 
         def op():
             ev.rescale_to_next(prod)
+    elif a.op == "rotate":
+        gk = kg.create_galois_keys([1], False)
+        rot = ev.rotate_vector if a.scheme == "ckks" else ev.rotate_rows
+
+        def op():
+            rot(x, 1, gk)
     else:
         def op():
             ev.relinearize(ev.multiply(x, y), rlk)

@@ -10,9 +10,10 @@
 #   ntt     NTT variant benchmark and per-variant parity tests
 #   ab      veil bench (SCHEME, extra arguments after the modes) twice on the same machine: the
 #           fused NTT passes on, then off (VEIL_FUSED_NTT=1/0; bench_ab_1.*, bench_ab_0.*)
-#   ncu     Nsight Compute per-kernel times of one multiply+relinearize (NCU_OP=rescale: one
-#           rescale) of bench row $NCU_ROW (SCHEME; default the bootparam_40 top row), fused passes
-#           on and off (ncu_1/0.txt)
+#   ncu     Nsight Compute, one line per kernel launch (time, DRAM bytes and bandwidth, ALU/FMA
+#           pipe utilization, registers) of one operation per NCU_OPS entry (mul_relin, rotate,
+#           rescale; default mul_relin) of bench row $NCU_ROW (SCHEME; default the bootparam_40
+#           top row), fused passes NCU_FUSED (default "1 0") (ncu_<op>_<fused>.csv/.txt)
 #   boot    CKKS bootstrapping: tests/python/test_bootstrap.py, then `veil bench --scheme ckks
 #           --bootstrap` (N = 2^16, full and 4096 slots, 64- and 32-bit words; boot.json/.md)
 #   train   `veil demo --scheme ckks --train` on the GPU (train.log)
@@ -208,13 +209,21 @@ if has ab; then
   done
 fi
 if has ncu; then
+  # One launch per line: time, DRAM bytes, the ALU and FMA pipes' utilization (integer adds and
+  # logic run on the ALU pipe, integer multiplies on the FMA pipe), registers.
   NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
-  for f in 1 0; do
-    (cd "$PRIV" && VEIL_FUSED_NTT=$f timeout 300 "$NCU" --profile-from-start off --print-summary \
-      per-kernel --metrics gpu__time_duration.sum,dram__bytes.sum,launch__registers_per_thread \
-      python3 "$OLDPWD/bench/trace_ops.py" "${SCHEME:-ckks}" "${NCU_ROW:-bootparam_40 N=65536 47}" \
-      --iters 1 --op "${NCU_OP:-mul_relin}") > "$OUT/ncu_$f.txt" 2>&1
-    echo "ncu (fused=$f) rc=$?"; python3 bench/ncu_summary.py "$OUT/ncu_$f.txt"
+  METRICS=gpu__time_duration.sum,dram__bytes.sum,launch__registers_per_thread
+  METRICS+=,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active
+  METRICS+=,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active
+  METRICS+=,sm__warps_active.avg.pct_of_peak_sustained_active
+  for op in ${NCU_OPS:-mul_relin}; do
+    for f in ${NCU_FUSED:-1 0}; do
+      (cd "$PRIV" && VEIL_FUSED_NTT=$f timeout 300 "$NCU" --profile-from-start off --csv \
+        --metrics "$METRICS" python3 "$OLDPWD/bench/trace_ops.py" "${SCHEME:-ckks}" \
+        "${NCU_ROW:-bootparam_40 N=65536 47}" --iters 1 --op "$op") > "$OUT/ncu_${op}_$f.csv" 2>&1
+      echo "ncu ($op, fused=$f) rc=$?"
+      python3 bench/ncu_csv_sum.py "$OUT/ncu_${op}_$f.csv" --launches | tee "$OUT/ncu_${op}_$f.txt"
+    done
   done
 fi
 if has nttq; then  # quick: the NTT tests at the default variants, then the bench ($NTT_ARGS)
