@@ -309,6 +309,25 @@ TEST(Word32Test, WideAccumulatorBothWords) {
   }
 }
 
+// The 32-bit accumulator's reduction at the ends of its range: lo at 0, 2^32 - 1 and 2^64 - 1, hi
+// up to 2^30 (2^32 products of words below 2^31), primes of 20, 25, 30 and 31 bits, against
+// __int128.
+TEST(Word32Test, WideAccumulatorReducesItsWholeRange) {
+  std::mt19937_64 rng(25);
+  for (u64 q : {u64(1038337), u64(30539777), u64(1073479681), u64(2147352577)}) {
+    const veil::Modulus m(q);
+    for (u64 lo : {u64(0), u64(0xFFFFFFFF), ~u64(0), rng(), rng()}) {
+      for (u32 hi : {0u, 1u, 3u, 1u << 30, static_cast<u32>(rng() >> 34)}) {
+        veil::WideAcc<u32> a;
+        a.lo = lo;
+        a.hi = hi;
+        const u128 v = (u128(hi) << 64) | lo;
+        ASSERT_EQ(u64(a.reduce(m)), static_cast<u64>(v % q)) << q << " hi " << hi << " lo " << lo;
+      }
+    }
+  }
+}
+
 // dot_accumulate: every length 0..40 (all remainders of the groups of four) with extreme and
 // random 31-bit values, for both accumulators, against __int128.
 TEST(Word32Test, DotAccumulateMatchesTheOracle) {

@@ -770,21 +770,22 @@ class RnsCuda : public ::testing::Test {
   Device gpu_;
 };
 
-// Restores set_conversion_shared_tables when a test leaves.
-struct RestoreSharedTables {
-  bool on = veil::conversion_shared_tables();
-  ~RestoreSharedTables() { veil::set_conversion_shared_tables(on); }
+// Restores set_conversion_kernel when a test leaves.
+struct RestoreConversionKernel {
+  int kernel = veil::conversion_kernel();
+  ~RestoreConversionKernel() { veil::set_conversion_kernel(kernel); }
 };
 
-// Every case with the conversions' tables read from global memory and staged in shared memory
-// (set_conversion_shared_tables: the kernel takes the cases whose N / coefficients per thread is a
-// multiple of 256, N = 512..4096; the rest fall back).
+// Every case with each conversion kernel: tables read from global memory, staged in shared
+// memory, and staged with half the coefficients per thread (set_conversion_kernel: the shared
+// kernels take the cases whose N / coefficients per thread is a multiple of 256, N = 512..4096;
+// the rest fall back).
 TEST_F(RnsCuda, BaseConverterMatchesCpu) {
-  const RestoreSharedTables restore;
+  const RestoreConversionKernel restore;
   std::mt19937_64 rng(20);
-  for (bool shared : {false, true}) {
-    veil::set_conversion_shared_tables(shared);
-    SCOPED_TRACE(shared ? "shared tables" : "global tables");
+  for (int kernel : {0, 1, 2}) {
+    veil::set_conversion_kernel(kernel);
+    SCOPED_TRACE("conversion kernel " + std::to_string(kernel));
     for (const auto& cs : kConvCases) {
       SCOPED_TRACE(describe(cs));
       const auto qf = primes(cs.bits_from, cs.n, cs.k_from);
@@ -803,13 +804,13 @@ TEST_F(RnsCuda, BaseConverterMatchesCpu) {
 }
 
 // 32-bit words at ModDown's bootstrap shape (12 primes -> 46, 2 polynomials), fast and exact, with
-// the tables in global and in shared memory.
+// each conversion kernel (set_conversion_kernel).
 TEST_F(RnsCuda, BaseConverter32MatchesCpu) {
-  const RestoreSharedTables restore;
+  const RestoreConversionKernel restore;
   std::mt19937_64 rng(22);
-  for (bool shared : {false, true}) {
-    veil::set_conversion_shared_tables(shared);
-    SCOPED_TRACE(shared ? "shared tables" : "global tables");
+  for (int kernel : {0, 1, 2}) {
+    veil::set_conversion_kernel(kernel);
+    SCOPED_TRACE("conversion kernel " + std::to_string(kernel));
     const std::size_t n = 4096, polys = 2;
     const auto qf = primes(30, n, 12);
     const auto pt = primes(31, n, 46, qf);

@@ -80,6 +80,58 @@ TEST(PolyHorner, MatchesDirectEvaluationForBothWordSizes) {
   check_horner<u64>(60);
 }
 
+// ---- poly::tensor (the ciphertext product) against __int128 products ----------------------------
+
+// Every device: the grouped GPU kernel (n a multiple of the group, aligned rows) and the word-by-word
+// one (n = 2, below a 16-byte group of 32-bit words), residues up to q - 1 on primes just under
+// 2^31 (the 32-bit Barrett reduction's largest inputs) and of 30 and 60 bits.
+template <class W>
+void check_tensor(int bits, std::size_t n) {
+  const std::size_t limbs = 3;
+  std::vector<Modulus> mods;
+  for (u64 q : generate_ntt_primes(bits, n < 64 ? 64 : n, limbs)) mods.emplace_back(q);
+  const RnsBase base(mods);
+  std::mt19937_64 rng(11 + bits + n);
+  const std::size_t pw = limbs * n;
+  std::vector<W> a(2 * pw), b(2 * pw);
+  for (std::size_t k = 0; k < 2; ++k) {
+    for (std::size_t l = 0; l < limbs; ++l) {
+      const u64 q = mods[l].value;
+      for (std::size_t c = 0; c < n; ++c) {
+        a[k * pw + l * n + c] = static_cast<W>(c % 3 == 0 ? q - 1 : rng() % q);
+        b[k * pw + l * n + c] = static_cast<W>(c % 5 == 0 ? q - 1 : rng() % q);
+      }
+    }
+  }
+  for (const Device& dev : devices()) {
+    SCOPED_TRACE(dev.str() + ", " + std::to_string(bits) + "-bit primes, n = " + std::to_string(n));
+    auto da = Buffer<W>::from_host(dev, a), db = Buffer<W>::from_host(dev, b);
+    Buffer<W> dout(dev, 3 * pw);
+    poly::tensor(dev, base, n, da.data(), 2, db.data(), 2, dout.data());
+    const std::vector<W> out = dout.to_host();
+    for (std::size_t l = 0; l < limbs; ++l) {
+      const unsigned __int128 q = mods[l].value;
+      for (std::size_t c = 0; c < n; ++c) {
+        const std::size_t i = l * n + c;
+        const unsigned __int128 a0 = a[i], a1 = a[pw + i], b0 = b[i], b1 = b[pw + i];
+        ASSERT_EQ(static_cast<u64>(out[i]), static_cast<u64>(a0 * b0 % q)) << "limb " << l << ", coeff " << c;
+        ASSERT_EQ(static_cast<u64>(out[pw + i]), static_cast<u64>((a0 * b1 + a1 * b0) % q))
+            << "limb " << l << ", coeff " << c;
+        ASSERT_EQ(static_cast<u64>(out[2 * pw + i]), static_cast<u64>(a1 * b1 % q))
+            << "limb " << l << ", coeff " << c;
+      }
+    }
+  }
+}
+
+TEST(PolyTensor, MatchesInt128ProductsOnEveryDevice) {
+  for (std::size_t n : {std::size_t(2), std::size_t(1024)}) {
+    check_tensor<u32>(31, n);
+    check_tensor<u32>(30, n);
+    check_tensor<u64>(60, n);
+  }
+}
+
 // ---- choice and validation of the word size ----------------------------------------------------
 
 TEST(WordSize, ChosenFromThePrimes) {

@@ -267,16 +267,19 @@ struct WideAcc<u32> {
     lo += c;
     hi += lo < c ? 1u : 0u;
   }
-  /// hi * 2^64 + lo mod q: one single-word Barrett reduction of lo, and when a carry happened
-  /// (hi > 0, at most the number of terms) a second one of r + hi * (2^64 mod q) < 2^64. The
-  /// two-word Barrett of reduce_wide costs about three times as many instructions on a GPU.
+  /// hi * 2^64 + lo mod q (q < 2^31; hi < 2^31, as 2^32 products of words below 2^31 leave
+  /// it below 2^30): one fold, hi (2^64 mod q) + (lo >> 32)(2^32 mod q) + (lo mod 2^32) < 2^62 +
+  /// 2^63 + 2^32 < 2^64 (two 32 x 32 -> 64-bit multiply-adds; both constants below q come from
+  /// the Barrett ratio floor(2^64 / q) with one 32-bit multiply each), then one single-word
+  /// Barrett reduction, with no branch. (Before: a Barrett reduction of lo and, when a carry
+  /// had happened, a second one: twice the 64-bit multiplies and a branch, in every
+  /// conversion's inner loop.)
   VEIL_HD u32 reduce(const Modulus& m) const {
-    u64 r = reduce_word(lo, m);
-    if (hi != 0) {
-      const u64 r64 = u64(0) - m.value * m.ratio_hi;  // 2^64 mod q (q is not a power of two)
-      r = reduce_word(r + static_cast<u64>(hi) * r64, m);
-    }
-    return static_cast<u32>(r);
+    const u32 q = static_cast<u32>(m.value);
+    const u32 r32 = 0u - q * static_cast<u32>(m.ratio_hi >> 32);  // 2^32 - q floor(2^32 / q)
+    const u32 r64 = 0u - q * static_cast<u32>(m.ratio_hi);        // 2^64 mod q, below 2^31
+    const u64 w = mad_wide(hi, r64, mad_wide(static_cast<u32>(lo >> 32), r32, lo & 0xFFFFFFFFull));
+    return static_cast<u32>(reduce_word(w, m));
   }
 };
 

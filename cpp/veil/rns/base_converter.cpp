@@ -17,14 +17,19 @@
 namespace veil {
 
 namespace {
-std::atomic<bool>& shared_tables_setting() {
-  static std::atomic<bool> on{env_integer("VEIL_CONV_SHARED_TABLES", 0, 1, 0) == 1};
-  return on;
+std::atomic<int>& conversion_kernel_setting() {
+  static std::atomic<int> kernel{static_cast<int>(env_integer("VEIL_CONV_KERNEL", 0, 2, 0))};
+  return kernel;
 }
 }  // namespace
 
-bool conversion_shared_tables() { return shared_tables_setting().load(); }
-void set_conversion_shared_tables(bool on) { shared_tables_setting().store(on); }
+int conversion_kernel() { return conversion_kernel_setting().load(); }
+void set_conversion_kernel(int kernel) {
+  if (kernel < 0 || kernel > 2) {
+    throw InvalidArgument("kernel: expected 0, 1 or 2, got " + std::to_string(kernel));
+  }
+  conversion_kernel_setting().store(kernel);
+}
 
 namespace rns_detail {
 /// Exact conversion epilogue: out_j = r_j - v * Q mod p_j (HPS 2019, §2.2 / Al Badawi et al. 2021
@@ -73,32 +78,47 @@ __global__ void __launch_bounds__(kConvThreads)
 }
 #endif
 
+/// convert_blocked_k on the GPU through convert_smem_kernel with kC coefficients per thread and
+/// the output limbs split until about 2^log_threads threads run; false (nothing launched) where
+/// it does not apply (the tables beyond the 48 KiB a block gets without opting in, or n / kC not
+/// a multiple of 256).
+template <class W, u32 kMax, u32 kC>
+bool convert_smem(const Device& dev, const ConvView& cv, const W* mat, std::size_t stride,
+                  const RnsPolyView<const W>& in, const RnsPolyView<W>& out, int log_threads) {
+  const std::size_t n = out.n(), part = n / kC, kt = cv.kt;
+  const std::size_t bytes = kt * stride * sizeof(W) + kt * sizeof(Modulus);
+  const int log_splits = blocked_log_splits(out.num_polys, part, kt, log_threads);
+  const std::size_t splits = std::size_t(1) << log_splits, per = (kt + splits - 1) / splits;
+  if (part % kConvThreads != 0 || bytes > 48 * 1024 || out.num_polys * splits > 65535) {
+    return false;
+  }
+#if defined(__CUDACC__)
+  backend::set_current(dev);
+  const dim3 grid(unsigned(part / kConvThreads), unsigned(out.num_polys * splits), 1);
+  convert_smem_kernel<W, kMax, kC><<<grid, kConvThreads, bytes, backend::stream(dev)>>>(
+      cv, mat, static_cast<u32>(stride), in, out, static_cast<u32>(part),
+      static_cast<u32>(log_splits), static_cast<u32>(per));
+  backend::check_last_launch("BaseConverter: blocked conversion");
+  return true;
+#else
+  (void)dev, (void)cv, (void)mat, (void)in, (void)per;
+  throw_cuda_not_in_this_unit(__FILE__);
+#endif
+}
+
 /// The blocked conversion's threads (for_each_blocked): kC coefficients and a group of output
-/// limbs each; on the GPU with conversion_shared_tables(), convert_smem_kernel (the same
-/// threads, the same words).
+/// limbs each. On the GPU, conversion_kernel() 1 runs the same threads through
+/// convert_smem_kernel (tables in shared memory), and 2 runs it with half the coefficients per
+/// thread and twice the threads (the same words each way).
 template <class W, u32 kMax>
 void convert_blocked_k(const Device& dev, const ConvView& cv, const W* mat, std::size_t stride,
                        const RnsPolyView<const W>& in, const RnsPolyView<W>& out) {
   constexpr u32 kC = kBlockCoeffs<W, kMax>;
-  if (dev.is_cuda() && conversion_shared_tables()) {
-    const std::size_t n = out.n(), part = n / kC, kt = cv.kt;
-    const std::size_t bytes = kt * stride * sizeof(W) + kt * sizeof(Modulus);
-    const int log_splits = blocked_log_splits(out.num_polys, part, kt);
-    const std::size_t splits = std::size_t(1) << log_splits, per = (kt + splits - 1) / splits;
-    // (Within the 48 KiB a block gets without opting in; else the generic kernel below.)
-    if (part % kConvThreads == 0 && bytes <= 48 * 1024 && out.num_polys * splits <= 65535) {
-#if defined(__CUDACC__)
-      backend::set_current(dev);
-      const dim3 grid(unsigned(part / kConvThreads), unsigned(out.num_polys * splits), 1);
-      convert_smem_kernel<W, kMax, kC><<<grid, kConvThreads, bytes, backend::stream(dev)>>>(
-          cv, mat, static_cast<u32>(stride), in, out, static_cast<u32>(part),
-          static_cast<u32>(log_splits), static_cast<u32>(per));
-      backend::check_last_launch("BaseConverter: blocked conversion");
-      return;
-#else
-      throw_cuda_not_in_this_unit(__FILE__);
-#endif
-    }
+  if (dev.is_cuda()) {
+    constexpr u32 kHalf = kC > 1 ? kC / 2 : 1;
+    const int kernel = conversion_kernel();
+    if (kernel == 1 && convert_smem<W, kMax, kC>(dev, cv, mat, stride, in, out, 16)) return;
+    if (kernel == 2 && convert_smem<W, kMax, kHalf>(dev, cv, mat, stride, in, out, 17)) return;
   }
   for_each_blocked<kC>(dev, out.num_polys, out.n(), cv.kt,
                        VEIL_LAMBDA(u32 p, std::size_t c, std::size_t part, std::size_t j0,

@@ -105,12 +105,15 @@ class BaseConverter {
   DeviceTable<u64> frac_;        // [from][2]: 0.128 fixed point of 1/q_i (hi, lo)
 };
 
-/// Whether the GPU's register-blocked conversions (BaseConverter's fast and exact conversions,
-/// hence CKKS key switching's ModDown) stage their table rows and target moduli in shared memory,
-/// as ModUp's conversion does (set_mod_up_kernel); the words are the same either way. Off by
-/// default: not yet measured (bench/NOTES.md). VEIL_CONV_SHARED_TABLES=1 (read once) or
-/// set_conversion_shared_tables(true) turn it on (A/B in bench/boot_bench.cpp).
-bool conversion_shared_tables();
-void set_conversion_shared_tables(bool on);
+/// The GPU kernel of the register-blocked conversions (BaseConverter's fast and exact
+/// conversions, hence CKKS key switching's ModDown P -> Q); the words are the same for each.
+/// 0 (the default) the generic one (tables read from global memory, about 2^16 threads); 1 the
+/// table rows and target moduli staged in shared memory, as ModUp's conversion does
+/// (set_mod_up_kernel); 2 the same with half the coefficients per thread and about 2^17 threads.
+/// VEIL_CONV_KERNEL (0..2, read once) or set_conversion_kernel choose it (A/B in
+/// bench/boot_bench.cpp, bench/NOTES.md).
+int conversion_kernel();
+/// @throws InvalidArgument naming `kernel` outside 0..2.
+void set_conversion_kernel(int kernel);
 
 }  // namespace veil

@@ -394,11 +394,13 @@ const W* padded_table(const Device& dev, const detail::FastConvTables& t, std::s
   }
 }
 
-/// log2 of for_each_blocked's groups of output limbs for `part` coefficients per polynomial.
-inline int blocked_log_splits(std::size_t num_polys, std::size_t part, std::size_t kt) {
+/// log2 of for_each_blocked's groups of output limbs for `part` coefficients per polynomial:
+/// split until about 2^log_threads threads run (or one output limb per group).
+inline int blocked_log_splits(std::size_t num_polys, std::size_t part, std::size_t kt,
+                              int log_threads = 16) {
   int log_splits = 0;
   while ((std::size_t(2) << log_splits) <= kt &&
-         (num_polys * part << log_splits) < (std::size_t(1) << 16)) {
+         (num_polys * part << log_splits) < (std::size_t(1) << log_threads)) {
     ++log_splits;
   }
   return log_splits;
