@@ -10,7 +10,8 @@
 // even form), dD the fused ModDown's most dropped primes (set_fused_mod_down_max_drop), kK the
 // key-switching inner products' batched loads 0/1 (set_key_switch_batched_loads), mM ModUp's
 // conversion kernel 0..2 (set_mod_up_kernel), cC the blocked conversions' kernel 0..2
-// (set_conversion_kernel); settings not named keep their last value. Every configuration's output words are compared with the first
+// (set_conversion_kernel), fF the conversions' branch-free full rows 0/1
+// (set_conversion_full_rows); settings not named keep their last value. Every configuration's output words are compared with the first
 // configuration of the same EvalMod form: they must be equal (the branches change the schedule,
 // not the arithmetic). BOOT_PHASES=1 also times each public step (SlotToCoeff, ModRaise,
 // CoeffToSlot, EvalMod) replayed as its own graph (circuits::GraphReplay), median of RUNS.
@@ -127,6 +128,7 @@ int main(int argc, char** argv) {
           if (key == 'k') set_key_switch_batched_loads(v != 0);
           if (key == 'm') set_mod_up_kernel(static_cast<int>(v));
           if (key == 'c') set_conversion_kernel(static_cast<int>(v));
+          if (key == 'f') set_conversion_full_rows(v != 0);
         } catch (const std::exception& ex) {
           std::fprintf(stderr, "BOOT_AB: %s (in %s)\n", ex.what(), cfg.c_str());
           return 2;
@@ -150,7 +152,7 @@ int main(int argc, char** argv) {
     }
     std::printf("C++ bootstrap%s%s: N = 2^%d, %d-bit words, %zu slots%s, %s: median %.3f ms over "
                 "%d runs (graph: %s, branches %s, bsgs %zu, EvalMod %s, fused ModDown <= %zu "
-                "drops, inner product %s, ModUp kernel %d, conversion kernel %d), "
+                "drops, inner product %s, ModUp kernel %d, conversion kernel %d, full rows %s), "
                 "%zu levels left, "
                 "precision %.2f / %.2f bits (worst / mean); keys %.3f GiB + diagonals %.3f GiB; "
                 "output words vs the first configuration: %s\n",
@@ -159,7 +161,7 @@ int main(int argc, char** argv) {
                 bt.uses_graph() ? "yes" : "no", backend::graph_branches() ? "on" : "off",
                 ckks::bsgs_branches(), bt.evalmod().even() ? "even" : "in y",
                 fused_mod_down_max_drop(), key_switch_batched_loads() ? "batched" : "loop",
-                mod_up_kernel(), conversion_kernel(),
+                mod_up_kernel(), conversion_kernel(), conversion_full_rows() ? "on" : "off",
                 params.levels_left(),
                 min_bits, mean_bits, double(bt.keys().bytes()) / double(1 << 30),
                 double(bt.plaintext_bytes()) / double(1 << 30), same);

@@ -441,9 +441,11 @@ TEST(KeySwitchSettings, FusedModDownKeepsTheWords) {
 struct RestoreSettings {
   bool batched = key_switch_batched_loads();
   int modup = mod_up_kernel();
+  bool full_rows = veil::conversion_full_rows();
   ~RestoreSettings() {
     set_key_switch_batched_loads(batched);
     set_mod_up_kernel(modup);
+    veil::set_conversion_full_rows(full_rows);
     detail::set_cpu_simd(-1);
   }
 };
@@ -533,7 +535,7 @@ TEST(KeySwitchSettings, BatchedLoadsKeepTheWords) {
 TEST(KeySwitchSettings, ModUpKernelsKeepTheWords) {
   veil::test::expect_invalid([] { set_mod_up_kernel(3); }, "kernel: expected 0");
   std::vector<ContextPtr> ctxs{ext_context(64), ext_context(32)};
-  for (std::size_t alpha : {12u, 20u}) {
+  for (std::size_t alpha : {10u, 12u, 20u}) {
     for (int bits : {30, 50}) {
       ctxs.push_back(settings_context(4096, alpha + 26, bits, alpha));
       ASSERT_EQ(ctxs.back()->alpha(), alpha);
@@ -553,12 +555,15 @@ TEST(KeySwitchSettings, ModUpKernelsKeepTheWords) {
           key_switch_mod_up(*ctx, Device::cpu(), level, on_cpu.data(), false).complement.to_host();
       const WordBuffer on_gpu = upload(*ctx, veil::test::gpu(), c);
       for (int kernel : {0, 1, 2}) {
-        set_mod_up_kernel(kernel);
-        const KeySwitchDigits d =
-            key_switch_mod_up(*ctx, veil::test::gpu(), level, on_gpu.data(), false);
-        EXPECT_EQ(d.complement.to_host(), want)
-            << bits << "-bit words, alpha " << ctx->alpha() << ", level " << level << ", kernel "
-            << kernel;
+        for (bool full : {false, true}) {  // the branch-free rows (set_conversion_full_rows)
+          set_mod_up_kernel(kernel);
+          veil::set_conversion_full_rows(full);
+          const KeySwitchDigits d =
+              key_switch_mod_up(*ctx, veil::test::gpu(), level, on_gpu.data(), false);
+          EXPECT_EQ(d.complement.to_host(), want)
+              << bits << "-bit words, alpha " << ctx->alpha() << ", level " << level
+              << ", kernel " << kernel << ", full rows " << full;
+        }
       }
     }
   }

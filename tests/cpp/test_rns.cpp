@@ -770,10 +770,14 @@ class RnsCuda : public ::testing::Test {
   Device gpu_;
 };
 
-// Restores set_conversion_kernel when a test leaves.
+// Restores set_conversion_kernel and set_conversion_full_rows when a test leaves.
 struct RestoreConversionKernel {
   int kernel = veil::conversion_kernel();
-  ~RestoreConversionKernel() { veil::set_conversion_kernel(kernel); }
+  bool full = veil::conversion_full_rows();
+  ~RestoreConversionKernel() {
+    veil::set_conversion_kernel(kernel);
+    veil::set_conversion_full_rows(full);
+  }
 };
 
 // Every case with each conversion kernel: tables read from global memory, staged in shared
@@ -783,8 +787,9 @@ struct RestoreConversionKernel {
 TEST_F(RnsCuda, BaseConverterMatchesCpu) {
   const RestoreConversionKernel restore;
   std::mt19937_64 rng(20);
-  for (int kernel : {0, 1, 2}) {
-    veil::set_conversion_kernel(kernel);
+  for (int kernel : {0, 1, 2, 3}) {  // 3: kernel 2 without the branch-free rows
+    veil::set_conversion_kernel(kernel == 3 ? 2 : kernel);
+    veil::set_conversion_full_rows(kernel != 3);
     SCOPED_TRACE("conversion kernel " + std::to_string(kernel));
     for (const auto& cs : kConvCases) {
       SCOPED_TRACE(describe(cs));
@@ -808,8 +813,9 @@ TEST_F(RnsCuda, BaseConverterMatchesCpu) {
 TEST_F(RnsCuda, BaseConverter32MatchesCpu) {
   const RestoreConversionKernel restore;
   std::mt19937_64 rng(22);
-  for (int kernel : {0, 1, 2}) {
-    veil::set_conversion_kernel(kernel);
+  for (int kernel : {0, 1, 2, 3}) {  // 3: kernel 2 without the branch-free rows
+    veil::set_conversion_kernel(kernel == 3 ? 2 : kernel);
+    veil::set_conversion_full_rows(kernel != 3);
     SCOPED_TRACE("conversion kernel " + std::to_string(kernel));
     const std::size_t n = 4096, polys = 2;
     const auto qf = primes(30, n, 12);

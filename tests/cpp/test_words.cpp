@@ -132,6 +132,81 @@ TEST(PolyTensor, MatchesInt128ProductsOnEveryDevice) {
   }
 }
 
+// ---- poly::scalar_combination (EvalMod's linear combinations) against __int128 --------------------
+
+// out = constant + sum_i a_i * r_i over two polynomials, three operands with their own strides, on
+// every device and both word sizes: 16-byte aligned operands (the GPU's grouped kernel), an
+// operand one word off alignment (its word-by-word branch), and the output written in place over
+// an operand.
+template <class W>
+void check_scalar_combination(int bits) {
+  const std::size_t n = 256, limbs = 3, npolys = 2, count = 3;
+  std::vector<Modulus> mods;
+  for (u64 q : generate_ntt_primes(bits, n, limbs)) mods.emplace_back(q);
+  const RnsBase base(mods);
+  const std::size_t pw = limbs * n;
+  std::mt19937_64 rng(31 + bits);
+  for (bool misaligned : {false, true}) {
+    for (bool in_place : {false, true}) {
+      // operand i lives at offset off[i] of one buffer, polynomials stride[i] words apart
+      const std::vector<std::size_t> stride{pw, pw + 64, 2 * pw};
+      const std::vector<std::size_t> off{0, 2 * pw + (misaligned ? 1 : 0), 4 * pw + 256};
+      const std::size_t words = off[2] + stride[2] + pw;
+      std::vector<W> buf(words);
+      std::vector<u64> residues(count * limbs), constant(limbs);
+      for (std::size_t i = 0; i < count; ++i) {
+        for (std::size_t p = 0; p < npolys; ++p) {
+          for (std::size_t l = 0; l < limbs; ++l) {
+            const u64 q = mods[l].value;
+            for (std::size_t c = 0; c < n; ++c) {
+              buf[off[i] + p * stride[i] + l * n + c] = static_cast<W>(c % 7 == 0 ? q - 1 : rng() % q);
+            }
+          }
+        }
+        for (std::size_t l = 0; l < limbs; ++l) residues[i * limbs + l] = i == 0 ? mods[l].value - 1 : rng() % mods[l].value;
+      }
+      for (std::size_t l = 0; l < limbs; ++l) constant[l] = rng() % mods[l].value;
+      // the oracle, from the inputs before any in-place write
+      std::vector<u64> want(npolys * pw);
+      for (std::size_t p = 0; p < npolys; ++p) {
+        for (std::size_t l = 0; l < limbs; ++l) {
+          const unsigned __int128 q = mods[l].value;
+          for (std::size_t c = 0; c < n; ++c) {
+            unsigned __int128 v = p == 0 ? constant[l] : 0;
+            for (std::size_t i = 0; i < count; ++i) {
+              v += static_cast<unsigned __int128>(buf[off[i] + p * stride[i] + l * n + c]) * residues[i * limbs + l];
+            }
+            want[p * pw + l * n + c] = static_cast<u64>(v % q);
+          }
+        }
+      }
+      for (const Device& dev : devices()) {
+        SCOPED_TRACE(dev.str() + ", " + std::to_string(bits) + "-bit primes" +
+                     (misaligned ? ", misaligned operand" : "") + (in_place ? ", in place" : ""));
+        auto dbuf = Buffer<W>::from_host(dev, buf);
+        Buffer<W> dout(dev, npolys * pw);
+        W* out = in_place ? dbuf.data() + off[0] : dout.data();  // operand 0: stride pw, aligned
+        std::vector<u64> ptrs, strides(stride.begin(), stride.end());
+        for (std::size_t i = 0; i < count; ++i) ptrs.push_back(reinterpret_cast<u64>(dbuf.data() + off[i]));
+        auto dp = Buffer<u64>::from_host(dev, ptrs), ds = Buffer<u64>::from_host(dev, strides);
+        auto dr = Buffer<u64>::from_host(dev, residues), dc = Buffer<u64>::from_host(dev, constant);
+        poly::scalar_combination(dev, base, n, npolys, dp.data(), ds.data(), dr.data(), count,
+                                 dc.data(), out);
+        const std::vector<W> got = in_place ? dbuf.to_host() : dout.to_host();
+        const std::size_t at = in_place ? off[0] : 0;
+        for (std::size_t w = 0; w < npolys * pw; ++w) {
+          ASSERT_EQ(static_cast<u64>(got[at + w]), want[w]) << "word " << w;
+        }
+      }
+    }
+  }
+}
+
+TEST(PolyScalarCombination, MatchesInt128SumsOnEveryDevice) {
+  check_scalar_combination<u32>(31);
+  check_scalar_combination<u64>(60);
+}
+
 // ---- choice and validation of the word size ----------------------------------------------------
 
 TEST(WordSize, ChosenFromThePrimes) {

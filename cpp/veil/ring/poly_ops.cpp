@@ -429,6 +429,38 @@ void scalar_combination(const Device& dev, const RnsBase& base, std::size_t n, s
                         std::size_t count, const u64* constant, W* out) {
   const RnsPolyView<W> o = view(dev, out, npolys, base, n);
   const std::size_t limbs = base.size();
+  constexpr u32 kV = kGroup<W>;
+  if (dev.is_cuda() && n % kV == 0 && aligned16(out)) {
+    // One 16-byte group per thread: each operand's pointer, stride and residue are read once
+    // per kV words (the binary operations' groups). An operand not 16-byte aligned (a pointer
+    // the pool did not hand out) is read word by word; the branch is the same for every thread.
+    for_each_word(dev, o, n / kV, VEIL_LAMBDA(u32 p, u32 l, std::size_t g0, std::size_t g1) {
+      W* ol = o.limb(p, l);
+      const Modulus mod = o.modulus(l);
+      const W q = static_cast<W>(mod.value);
+      const W c = (constant != nullptr && p == 0) ? static_cast<W>(constant[l]) : W(0);
+      for (std::size_t j = g0 * kV; j < g1 * kV; j += kV) {
+        Group<W> acc;
+#pragma unroll
+        for (u32 k = 0; k < kV; ++k) acc.w[k] = c;
+        for (std::size_t i = 0; i < count; ++i) {
+          const W* a = reinterpret_cast<const W*>(a_ptrs[i]) + p * a_strides[i] + l * n + j;
+          const W r = static_cast<W>(residues[i * limbs + l]);
+          Group<W> x;
+          if ((reinterpret_cast<std::uintptr_t>(a) & 15) == 0) {
+            x = load_group(a);
+          } else {
+#pragma unroll
+            for (u32 k = 0; k < kV; ++k) x.w[k] = a[k];
+          }
+#pragma unroll
+          for (u32 k = 0; k < kV; ++k) acc.w[k] = add_mod(acc.w[k], mul_mod(x.w[k], r, mod), q);
+        }
+        store_group(ol + j, acc);
+      }
+    });
+    return;
+  }
   for_each_word(dev, o, n, VEIL_LAMBDA(u32 p, u32 l, std::size_t j0, std::size_t j1) {
     W* ol = o.limb(p, l);
     const Modulus mod = o.modulus(l);

@@ -15,6 +15,7 @@
 #include "veil/ring/ntt_simd.h"
 #include "veil/ring/poly_ops.h"
 #include "veil/ring/rns_poly_view.h"
+#include "veil/rns/base_converter.h"
 #include "veil/rns/conv_kernels.h"
 #include "veil/rns/mod_down_ntt.h"
 
@@ -107,7 +108,9 @@ inline constexpr unsigned kModUpThreads = 256;
 // from global memory, the generic kernel's row loads missed L1 three times in four (Nsight
 // Compute: L1 hit rate 26 %, 0.45 instructions issued per scheduler and cycle at 25 % occupancy),
 // so each output row waited on L2 (bench/NOTES.md).
-template <class W, u32 kMax, u32 kC>
+// kFull: every row has kMax / 4 groups of four words, so a row is one branch-free block and two
+// rows are interleaved (unrolled by two): about twice the independent work in flight per warp.
+template <class W, u32 kMax, u32 kC, bool kFull>
 __global__ void __launch_bounds__(kModUpThreads)
     mod_up_smem_kernel(const ModUpTables<W> t, const RnsPolyView<const W> in, W* o, u32 n,
                        u32 part) {
@@ -125,10 +128,11 @@ __global__ void __launch_bounds__(kModUpThreads)
   W y[kC][kMax];
   rns_detail::block_inputs<W, kMax, kC>(t.view(j), in, 0, first, c, part, groups, y);
   W* dst = o + t.out_limb(j, 0) * n + c;
+#pragma unroll(kFull ? 2 : 1)
   for (u32 r = 0; r < rows; ++r, dst += n) {
     const u32 p = r < first ? r : r + size;
     W v[kC];
-    rns_detail::block_row<W, kMax, kC>(y, srow + p * stride, groups, sm[p], v);
+    rns_detail::block_row<W, kMax, kC, kFull>(y, srow + p * stride, groups, sm[p], v);
 #pragma unroll
     for (u32 k = 0; k < kC; ++k) dst[std::size_t(k) * part] = v[k];
   }
@@ -148,8 +152,13 @@ bool mod_up_convert_smem(const Context& ctx, const Device& dev, std::size_t leve
   const RnsPolyView<const W> in = make_view<const W>(dev, src, 1, ctx.base_q(level), n);
   backend::set_current(dev);
   const dim3 grid(unsigned(part / kModUpThreads), unsigned(ks.dnum), 1);
-  mod_up_smem_kernel<W, kMax, kC><<<grid, kModUpThreads, bytes, backend::stream(dev)>>>(
-      t, in, o, static_cast<u32>(n), static_cast<u32>(part));
+  if (conversion_full_rows() && t.stride == kMax) {
+    mod_up_smem_kernel<W, kMax, kC, true><<<grid, kModUpThreads, bytes, backend::stream(dev)>>>(
+        t, in, o, static_cast<u32>(n), static_cast<u32>(part));
+  } else {
+    mod_up_smem_kernel<W, kMax, kC, false><<<grid, kModUpThreads, bytes, backend::stream(dev)>>>(
+        t, in, o, static_cast<u32>(n), static_cast<u32>(part));
+  }
   backend::check_last_launch("ModUp conversion");
   return true;
 #else
@@ -262,6 +271,10 @@ KeySwitchDigits mod_up_t(const Context& ctx, const Device& dev, std::size_t leve
     mod_up_one_prime_cpu<W>(ctx, level, src, o);
   } else if (ks.modup_stride <= 8) {
     mod_up_convert<W, 8>(ctx, dev, level, src, o);
+  } else if (ks.modup_stride == 12 && dev.is_cuda()) {
+    // Digits of 9-12 primes (Cheddar's bootparam_40 shape): rows of exactly three groups, so
+    // the GPU's shared-memory kernel takes its branch-free form (mod_up_smem_kernel, kFull).
+    mod_up_convert<W, 12>(ctx, dev, level, src, o);
   } else if (ks.modup_stride <= 16) {
     mod_up_convert<W, 16>(ctx, dev, level, src, o);
   } else {

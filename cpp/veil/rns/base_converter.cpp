@@ -18,10 +18,17 @@ namespace veil {
 
 namespace {
 std::atomic<int>& conversion_kernel_setting() {
-  static std::atomic<int> kernel{static_cast<int>(env_integer("VEIL_CONV_KERNEL", 0, 2, 0))};
+  static std::atomic<int> kernel{static_cast<int>(env_integer("VEIL_CONV_KERNEL", 0, 2, 2))};
   return kernel;
 }
+std::atomic<bool>& full_rows_setting() {
+  static std::atomic<bool> on{env_integer("VEIL_CONV_FULL_ROWS", 0, 1, 1) == 1};
+  return on;
+}
 }  // namespace
+
+bool conversion_full_rows() { return full_rows_setting().load(); }
+void set_conversion_full_rows(bool on) { full_rows_setting().store(on); }
 
 int conversion_kernel() { return conversion_kernel_setting().load(); }
 void set_conversion_kernel(int kernel) {
@@ -55,7 +62,9 @@ inline constexpr unsigned kConvThreads = 256;
 // (ModUp's mod_up_smem_kernel does the same: from global memory the row loads mostly missed L1
 // and waited on L2). for_each_blocked's threads: blockIdx.y = (polynomial, group of output
 // limbs), blockIdx.x * 256 + threadIdx.x = the first of the thread's kC coefficients.
-template <class W, u32 kMax, u32 kC>
+// kFull: every row has kMax / 4 groups (convert_block), so each output limb is one branch-free
+// block and two of them are interleaved (unrolled by two).
+template <class W, u32 kMax, u32 kC, bool kFull>
 __global__ void __launch_bounds__(kConvThreads)
     convert_smem_kernel(const ConvView cv, const W* mat, u32 stride, const RnsPolyView<const W> in,
                         const RnsPolyView<W> out, u32 part, u32 log_splits, u32 per) {
@@ -74,7 +83,7 @@ __global__ void __launch_bounds__(kConvThreads)
   auto store = [&](u32 t, std::size_t j, W r) {
     out.at(p, static_cast<u32>(j), c + std::size_t(t) * part) = r;
   };
-  convert_block<W, kMax, kC>(v, smat, stride, in, p, c, part, j0, j1, store);
+  convert_block<W, kMax, kC, decltype(store), kFull>(v, smat, stride, in, p, c, part, j0, j1, store);
 }
 #endif
 
@@ -95,9 +104,15 @@ bool convert_smem(const Device& dev, const ConvView& cv, const W* mat, std::size
 #if defined(__CUDACC__)
   backend::set_current(dev);
   const dim3 grid(unsigned(part / kConvThreads), unsigned(out.num_polys * splits), 1);
-  convert_smem_kernel<W, kMax, kC><<<grid, kConvThreads, bytes, backend::stream(dev)>>>(
-      cv, mat, static_cast<u32>(stride), in, out, static_cast<u32>(part),
-      static_cast<u32>(log_splits), static_cast<u32>(per));
+  if (conversion_full_rows() && (cv.kf + 4) / 4 == kMax / 4) {
+    convert_smem_kernel<W, kMax, kC, true><<<grid, kConvThreads, bytes, backend::stream(dev)>>>(
+        cv, mat, static_cast<u32>(stride), in, out, static_cast<u32>(part),
+        static_cast<u32>(log_splits), static_cast<u32>(per));
+  } else {
+    convert_smem_kernel<W, kMax, kC, false><<<grid, kConvThreads, bytes, backend::stream(dev)>>>(
+        cv, mat, static_cast<u32>(stride), in, out, static_cast<u32>(part),
+        static_cast<u32>(log_splits), static_cast<u32>(per));
+  }
   backend::check_last_launch("BaseConverter: blocked conversion");
   return true;
 #else

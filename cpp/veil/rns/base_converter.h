@@ -107,13 +107,22 @@ class BaseConverter {
 
 /// The GPU kernel of the register-blocked conversions (BaseConverter's fast and exact
 /// conversions, hence CKKS key switching's ModDown P -> Q); the words are the same for each.
-/// 0 (the default) the generic one (tables read from global memory, about 2^16 threads); 1 the
-/// table rows and target moduli staged in shared memory, as ModUp's conversion does
-/// (set_mod_up_kernel); 2 the same with half the coefficients per thread and about 2^17 threads.
-/// VEIL_CONV_KERNEL (0..2, read once) or set_conversion_kernel choose it (A/B in
-/// bench/boot_bench.cpp, bench/NOTES.md).
+/// 0 the generic one (tables read from global memory, about 2^16 threads); 1 the table rows and
+/// target moduli staged in shared memory, as ModUp's conversion does (set_mod_up_kernel); 2 (the
+/// default) the same with half the coefficients per thread and about 2^17 threads. Measured with
+/// 32-bit words at N = 2^16 (a full-slot bootstrap on an H200: 18.80 / 18.72 / 18.58 ms with
+/// 0 / 1 / 2; bench/NOTES.md); 64-bit words take 2 unmeasured. VEIL_CONV_KERNEL (0..2, read once)
+/// or set_conversion_kernel choose it (A/B in bench/boot_bench.cpp).
 int conversion_kernel();
 /// @throws InvalidArgument naming `kernel` outside 0..2.
 void set_conversion_kernel(int kernel);
+/// Whether the shared-memory conversion kernels (set_conversion_kernel 1-2, set_mod_up_kernel
+/// 1-2) take their branch-free form where every table row has exactly the kernel's groups of
+/// four words (ModDown from 12 special primes, ModUp of digits of 9-12 primes): the group count
+/// is then a compile-time constant, each output row one block, and two rows interleave. The
+/// words are the same. On by default; VEIL_CONV_FULL_ROWS=0 (read once) or
+/// set_conversion_full_rows(false) turn it off (A/B in bench/boot_bench.cpp).
+bool conversion_full_rows();
+void set_conversion_full_rows(bool on);
 
 }  // namespace veil

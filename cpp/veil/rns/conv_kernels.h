@@ -272,12 +272,14 @@ VEIL_HD void load4(const W* p, W (&r)[4]) {
 /// product a base conversion is); with 32-bit words the four products of a group sum in one
 /// 64-bit word (each below 2^62) before entering the wide accumulator, and no product is
 /// predicated, so each is one IMAD.WIDE.U32 with accumulation.
-template <u32 kMax, u32 kC, class W>
+/// kFull: the caller guarantees groups == kMax / 4, so the row is one branch-free block (the
+/// scheduler can interleave consecutive rows).
+template <u32 kMax, u32 kC, class W, bool kFull = false>
 VEIL_HD void dot_rows4(WideAcc<W> (&acc)[kC], const W (&y)[kC][kMax], const W* row, u32 groups) {
   static_assert(kMax % 4 == 0, "groups of four");
 #pragma unroll
   for (u32 g = 0; g < kMax / 4; ++g) {
-    if (g >= groups) break;
+    if (!kFull && g >= groups) break;
     W r[4];
     load4(row + 4 * g, r);
 #pragma unroll
@@ -350,11 +352,11 @@ VEIL_HD void block_inputs(const ConvView& c, const RnsPolyView<const W>& in, u32
 
 /// One output limb of a register-blocked conversion: r[t] = sum_{i < 4 groups} y[t][i] * row[i]
 /// mod m for each of the kC coefficients (one dot product and one reduction each).
-template <class W, u32 kMax, u32 kC>
+template <class W, u32 kMax, u32 kC, bool kFull = false>
 VEIL_HD void block_row(const W (&y)[kC][kMax], const W* row, u32 groups, const Modulus& m,
                        W (&r)[kC]) {
   WideAcc<W> dot[kC];
-  dot_rows4(dot, y, row, groups);
+  dot_rows4<kMax, kC, W, kFull>(dot, y, row, groups);
 #pragma unroll
   for (u32 t = 0; t < kC; ++t) r[t] = dot[t].reduce(m);
 }
@@ -366,17 +368,18 @@ VEIL_HD void block_row(const W (&y)[kC][kMax], const W* row, u32 groups, const M
 /// conversion, HPS 2019 §2.2), zero otherwise, so r_j = sum_i y_i (Q/q_i) - v Q mod p_j comes
 /// out of one dot product and one reduction. For every output limb j in [j0, j1) and coefficient
 /// t, calls epi(t, j, r_j). Each group of four table words is loaded once for the kC
-/// coefficients (dot_rows4); kf + 1 <= kMax.
-template <class W, u32 kMax, u32 kC, class Epi>
+/// coefficients (dot_rows4); kf + 1 <= kMax. kFull: (kf + 4) / 4 == kMax / 4 (dot_rows4).
+template <class W, u32 kMax, u32 kC, class Epi, bool kFull = false>
 VEIL_HD void convert_block(const ConvView& c, const W* mat, std::size_t stride,
                            const RnsPolyView<const W>& in, u32 poly, std::size_t c0,
                            std::size_t part, std::size_t j0, std::size_t j1, Epi& epi) {
   const u32 groups = static_cast<u32>((c.kf + 4) / 4);  // the kf inputs and v
   W y[kC][kMax];
   block_inputs<W, kMax, kC>(c, in, poly, 0, c0, part, groups, y);
+#pragma unroll(kFull ? 2 : 1)
   for (std::size_t j = j0; j < j1; ++j) {
     W r[kC];
-    block_row<W, kMax, kC>(y, mat + j * stride, groups, c.to[j], r);
+    block_row<W, kMax, kC, kFull>(y, mat + j * stride, groups, c.to[j], r);
 #pragma unroll
     for (u32 t = 0; t < kC; ++t) epi(t, j, r[t]);
   }
