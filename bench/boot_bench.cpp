@@ -102,7 +102,8 @@ int main(int argc, char** argv) {
     if (!cfg.empty()) {
       // letter-number pairs: g (graph branches 0/1), b (BSGS branches), e (EvalMod's even form
       // 0/1), d (fused ModDown's most dropped primes), k (batched inner-product loads 0/1),
-      // m (ModUp's conversion kernel 0..2), c (the conversions' shared tables 0/1)
+      // m (ModUp's conversion kernel 0..2), c (the blocked conversions' kernel 0..2), f (the
+      // conversions' branch-free full rows 0/1)
       std::size_t pos = 0;
       while (pos < cfg.size()) {
         const char key = cfg[pos++];
@@ -113,9 +114,9 @@ int main(int argc, char** argv) {
         } catch (const std::exception&) {
           used = 0;
         }
-        if (used == 0 || std::string("gbedkmc").find(key) == std::string::npos) {
+        if (used == 0 || std::string("gbedkmcf").find(key) == std::string::npos) {
           std::fprintf(stderr,
-                       "BOOT_AB: expected letter-number pairs (g, b, e, d, k, m, c), got %s\n",
+                       "BOOT_AB: expected letter-number pairs (g, b, e, d, k, m, c, f), got %s\n",
                        cfg.c_str());
           return 2;
         }
