@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "veil/backend/launch.h"
@@ -152,12 +153,15 @@ bool mod_up_convert_smem(const Context& ctx, const Device& dev, std::size_t leve
   const RnsPolyView<const W> in = make_view<const W>(dev, src, 1, ctx.base_q(level), n);
   backend::set_current(dev);
   const dim3 grid(unsigned(part / kModUpThreads), unsigned(ks.dnum), 1);
+  auto launch = [&](auto full) {  // full: std::bool_constant, the kernel's kFull
+    mod_up_smem_kernel<W, kMax, kC, decltype(full)::value>
+        <<<grid, kModUpThreads, bytes, backend::stream(dev)>>>(t, in, o, static_cast<u32>(n),
+                                                               static_cast<u32>(part));
+  };
   if (conversion_full_rows() && t.stride == kMax) {
-    mod_up_smem_kernel<W, kMax, kC, true><<<grid, kModUpThreads, bytes, backend::stream(dev)>>>(
-        t, in, o, static_cast<u32>(n), static_cast<u32>(part));
+    launch(std::true_type{});
   } else {
-    mod_up_smem_kernel<W, kMax, kC, false><<<grid, kModUpThreads, bytes, backend::stream(dev)>>>(
-        t, in, o, static_cast<u32>(n), static_cast<u32>(part));
+    launch(std::false_type{});
   }
   backend::check_last_launch("ModUp conversion");
   return true;

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -104,14 +105,16 @@ bool convert_smem(const Device& dev, const ConvView& cv, const W* mat, std::size
 #if defined(__CUDACC__)
   backend::set_current(dev);
   const dim3 grid(unsigned(part / kConvThreads), unsigned(out.num_polys * splits), 1);
+  auto launch = [&](auto full) {  // full: std::bool_constant, the kernel's kFull
+    convert_smem_kernel<W, kMax, kC, decltype(full)::value>
+        <<<grid, kConvThreads, bytes, backend::stream(dev)>>>(
+            cv, mat, static_cast<u32>(stride), in, out, static_cast<u32>(part),
+            static_cast<u32>(log_splits), static_cast<u32>(per));
+  };
   if (conversion_full_rows() && (cv.kf + 4) / 4 == kMax / 4) {
-    convert_smem_kernel<W, kMax, kC, true><<<grid, kConvThreads, bytes, backend::stream(dev)>>>(
-        cv, mat, static_cast<u32>(stride), in, out, static_cast<u32>(part),
-        static_cast<u32>(log_splits), static_cast<u32>(per));
+    launch(std::true_type{});
   } else {
-    convert_smem_kernel<W, kMax, kC, false><<<grid, kConvThreads, bytes, backend::stream(dev)>>>(
-        cv, mat, static_cast<u32>(stride), in, out, static_cast<u32>(part),
-        static_cast<u32>(log_splits), static_cast<u32>(per));
+    launch(std::false_type{});
   }
   backend::check_last_launch("BaseConverter: blocked conversion");
   return true;
