@@ -310,14 +310,14 @@ TEST(Word32Test, WideAccumulatorBothWords) {
 }
 
 // The 32-bit accumulator's reduction at the ends of its range: lo at 0, 2^32 - 1 and 2^64 - 1, hi
-// up to 2^30 (2^32 products of words below 2^31), primes of 20, 25, 30 and 31 bits, against
-// __int128.
+// up to 2^31 - 1 (the bound reduce() documents; 2^32 products of words below 2^31 stay under
+// 2^30), primes of 20, 25, 30 and 31 bits, against __int128.
 TEST(Word32Test, WideAccumulatorReducesItsWholeRange) {
   std::mt19937_64 rng(25);
   for (u64 q : {u64(1038337), u64(30539777), u64(1073479681), u64(2147352577)}) {
     const veil::Modulus m(q);
     for (u64 lo : {u64(0), u64(0xFFFFFFFF), ~u64(0), rng(), rng()}) {
-      for (u32 hi : {0u, 1u, 3u, 1u << 30, static_cast<u32>(rng() >> 34)}) {
+      for (u32 hi : {0u, 1u, 3u, 1u << 30, (1u << 31) - 1, static_cast<u32>(rng() >> 34)}) {
         veil::WideAcc<u32> a;
         a.lo = lo;
         a.hi = hi;

@@ -527,15 +527,17 @@ TEST(KeySwitchSettings, BatchedLoadsKeepTheWords) {
 }
 
 // ModUp's conversion kernels on the GPU (set_mod_up_kernel: generic, tables in shared memory,
-// the same with half the coefficients per thread) give the CPU's digits, at the top level and
-// one below (another digit count and a shorter last digit): digits of 2, 12 and 20 primes, both
-// word sizes (table rows of 4, 12 and 20 words: the kernels' kMax 8, 16 and 32; 12 is the
-// bootstrap's). (N >= 1024, so N / coefficients per thread is always a multiple of the shared-
-// memory kernel's 256 threads, and these tables fit its 48 KiB: the generic fallback is a guard.)
+// the same with half the coefficients per thread), each with and without the branch-free rows
+// (set_conversion_full_rows), give the CPU's digits, at the top level and one below (another
+// digit count and a shorter last digit): digits of 2, 8, 10, 12, 16 and 20 primes, both word
+// sizes (table rows of 4, 8, 12, 12, 16 and 20 words: the GPU's kMax 8, 8, 12, 12, 16 and 32, so
+// full rows at 8, 12 and 16 and padded rows at 4, 10 and 20; 12 is the bootstrap's). (N >= 1024,
+// so N / coefficients per thread is always a multiple of the shared-memory kernel's 256 threads,
+// and these tables fit its 48 KiB: the generic fallback is a guard.)
 TEST(KeySwitchSettings, ModUpKernelsKeepTheWords) {
   veil::test::expect_invalid([] { set_mod_up_kernel(3); }, "kernel: expected 0");
   std::vector<ContextPtr> ctxs{ext_context(64), ext_context(32)};
-  for (std::size_t alpha : {10u, 12u, 20u}) {
+  for (std::size_t alpha : {8u, 10u, 12u, 16u, 20u}) {
     for (int bits : {30, 50}) {
       ctxs.push_back(settings_context(4096, alpha + 26, bits, alpha));
       ASSERT_EQ(ctxs.back()->alpha(), alpha);

@@ -787,10 +787,12 @@ struct RestoreConversionKernel {
 TEST_F(RnsCuda, BaseConverterMatchesCpu) {
   const RestoreConversionKernel restore;
   std::mt19937_64 rng(20);
-  for (int kernel : {0, 1, 2, 3}) {  // 3: kernel 2 without the branch-free rows
-    veil::set_conversion_kernel(kernel == 3 ? 2 : kernel);
-    veil::set_conversion_full_rows(kernel != 3);
-    SCOPED_TRACE("conversion kernel " + std::to_string(kernel));
+  for (int setting = 0; setting < 6; ++setting) {  // kernels 0..2, branch-free rows on and off
+    const int kernel = setting / 2;
+    veil::set_conversion_kernel(kernel);
+    veil::set_conversion_full_rows(setting % 2 == 1);
+    SCOPED_TRACE("conversion kernel " + std::to_string(kernel) +
+                 (setting % 2 == 1 ? ", full rows" : ", no full rows"));
     for (const auto& cs : kConvCases) {
       SCOPED_TRACE(describe(cs));
       const auto qf = primes(cs.bits_from, cs.n, cs.k_from);
@@ -813,10 +815,12 @@ TEST_F(RnsCuda, BaseConverterMatchesCpu) {
 TEST_F(RnsCuda, BaseConverter32MatchesCpu) {
   const RestoreConversionKernel restore;
   std::mt19937_64 rng(22);
-  for (int kernel : {0, 1, 2, 3}) {  // 3: kernel 2 without the branch-free rows
-    veil::set_conversion_kernel(kernel == 3 ? 2 : kernel);
-    veil::set_conversion_full_rows(kernel != 3);
-    SCOPED_TRACE("conversion kernel " + std::to_string(kernel));
+  for (int setting = 0; setting < 6; ++setting) {  // kernels 0..2, branch-free rows on and off
+    const int kernel = setting / 2;
+    veil::set_conversion_kernel(kernel);
+    veil::set_conversion_full_rows(setting % 2 == 1);
+    SCOPED_TRACE("conversion kernel " + std::to_string(kernel) +
+                 (setting % 2 == 1 ? ", full rows" : ", no full rows"));
     const std::size_t n = 4096, polys = 2;
     const auto qf = primes(30, n, 12);
     const auto pt = primes(31, n, 46, qf);

@@ -83,10 +83,11 @@ TEST(PolyHorner, MatchesDirectEvaluationForBothWordSizes) {
 // ---- poly::tensor (the ciphertext product) against __int128 products ----------------------------
 
 // Every device: the grouped GPU kernel (n a multiple of the group, aligned rows) and the word-by-word
-// one (n = 2, below a 16-byte group of 32-bit words), residues up to q - 1 on primes just under
-// 2^31 (the 32-bit Barrett reduction's largest inputs) and of 30 and 60 bits.
+// one (the first operand one word off 16-byte alignment, or n = 2 with 32-bit words: below a
+// group), residues up to q - 1 on primes just under 2^31 (the 32-bit Barrett reduction's largest
+// inputs) and of 30 and 60 bits.
 template <class W>
-void check_tensor(int bits, std::size_t n) {
+void check_tensor(int bits, std::size_t n, bool misaligned) {
   const std::size_t limbs = 3;
   std::vector<Modulus> mods;
   for (u64 q : generate_ntt_primes(bits, n < 64 ? 64 : n, limbs)) mods.emplace_back(q);
@@ -104,10 +105,13 @@ void check_tensor(int bits, std::size_t n) {
     }
   }
   for (const Device& dev : devices()) {
-    SCOPED_TRACE(dev.str() + ", " + std::to_string(bits) + "-bit primes, n = " + std::to_string(n));
-    auto da = Buffer<W>::from_host(dev, a), db = Buffer<W>::from_host(dev, b);
+    SCOPED_TRACE(dev.str() + ", " + std::to_string(bits) + "-bit primes, n = " + std::to_string(n) +
+                 (misaligned ? ", misaligned" : ""));
+    std::vector<W> a_off(misaligned ? 1 : 0, W(0));  // a one word into its buffer when misaligned
+    a_off.insert(a_off.end(), a.begin(), a.end());
+    auto da = Buffer<W>::from_host(dev, a_off), db = Buffer<W>::from_host(dev, b);
     Buffer<W> dout(dev, 3 * pw);
-    poly::tensor(dev, base, n, da.data(), 2, db.data(), 2, dout.data());
+    poly::tensor(dev, base, n, da.data() + (misaligned ? 1 : 0), 2, db.data(), 2, dout.data());
     const std::vector<W> out = dout.to_host();
     for (std::size_t l = 0; l < limbs; ++l) {
       const unsigned __int128 q = mods[l].value;
@@ -126,9 +130,11 @@ void check_tensor(int bits, std::size_t n) {
 
 TEST(PolyTensor, MatchesInt128ProductsOnEveryDevice) {
   for (std::size_t n : {std::size_t(2), std::size_t(1024)}) {
-    check_tensor<u32>(31, n);
-    check_tensor<u32>(30, n);
-    check_tensor<u64>(60, n);
+    for (bool misaligned : {false, true}) {
+      check_tensor<u32>(31, n, misaligned);
+      check_tensor<u32>(30, n, misaligned);
+      check_tensor<u64>(60, n, misaligned);
+    }
   }
 }
 
