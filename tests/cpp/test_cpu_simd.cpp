@@ -16,6 +16,7 @@ namespace {
 
 using veil::Modulus;
 using veil::u64;
+using veil::u32;
 using u128 = unsigned __int128;
 
 u64 oracle_mul(u64 a, u64 b, u64 q) { return static_cast<u64>((u128(a) * b) % q); }
@@ -124,7 +125,6 @@ TEST(CpuSimd, DotConstTakesMoreTermsOfSmallWords) {
 // partial one (n = 1544), outputs aliasing inputs as the callers allow, primes of 17..31 bits.
 TEST(CpuSimd, ThirtyTwoBitWordsMatchTheWideProducts) {
   if (!have_ifma()) GTEST_SKIP() << "no AVX512-IFMA52 on this processor";
-  using veil::u32;
   std::mt19937_64 rng(32);
   const std::size_t n = 1544;  // 3 x 512 + 8
   const auto narrow = [](const std::vector<u64>& v) { return std::vector<u32>(v.begin(), v.end()); };
@@ -199,6 +199,68 @@ TEST(CpuSimd, DotModMatchesTheWideSums) {
     }
   }
   veil::detail::set_cpu_simd(-1);
+}
+
+// The same on 32-bit words (widened per block of kDotWide32 coefficients to the 64-bit kernels):
+// 20- to 31-bit primes, up to kDotTerms32 digits, with and without the permutation, n not a
+// multiple of the block; refused with nothing written above kDotTerms32 digits or for n % 8 != 0.
+TEST(CpuSimd, DotMod32MatchesTheWideSums) {
+  const int top = static_cast<int>(veil::detail::cpu_simd_detected());
+  if (top == 0) GTEST_SKIP() << "no AVX-512 on this processor";
+  std::mt19937_64 rng(19);
+  const std::size_t n = 520;  // 16 blocks of 32 and one of 8
+  std::vector<u64> perm(n);
+  for (std::size_t i = 0; i < n; ++i) perm[i] = (i * 7 + 5) % n;  // a permutation (7 prime to n)
+  for (int level = 1; level <= top; ++level) {
+    veil::detail::set_cpu_simd(level);
+    for (int bits : {20, 30, 31}) {
+      const u64 q = veil::generate_ntt_primes(bits, 8, 1, {})[0];
+      for (std::size_t terms : {std::size_t(1), std::size_t(13), veil::detail::kDotTerms32}) {
+        if (level == 1 && terms > 15) continue;  // AVX512F/DQ's exact sums take up to 15 terms
+        std::vector<std::vector<u32>> dv, k0v, k1v;
+        std::vector<const u32*> d, k0, k1;
+        for (std::size_t j = 0; j < terms; ++j) {
+          std::vector<u32> a(n), b(n), c(n);
+          for (std::size_t i = 0; i < n; ++i) {
+            a[i] = static_cast<u32>(i == 0 ? q - 1 : rng() % q);
+            b[i] = static_cast<u32>(i == 0 ? q - 1 : rng() % q);
+            c[i] = static_cast<u32>(rng() % q);
+          }
+          dv.push_back(a), k0v.push_back(b), k1v.push_back(c);
+        }
+        for (std::size_t j = 0; j < terms; ++j) {
+          d.push_back(dv[j].data()), k0.push_back(k0v[j].data()), k1.push_back(k1v[j].data());
+        }
+        for (const u64* pp : {static_cast<const u64*>(nullptr), static_cast<const u64*>(perm.data())}) {
+          std::vector<u32> r0(n), r1(n);
+          ASSERT_TRUE(veil::detail::dot_mod_simd(r0.data(), r1.data(), d.data(), k0.data(),
+                                                 k1.data(), terms, pp, n, Modulus(q)))
+              << "level " << level << " bits " << bits << " terms " << terms;
+          for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t from = pp ? pp[i] : i;
+            u128 s0 = 0, s1 = 0;
+            for (std::size_t j = 0; j < terms; ++j) {
+              s0 += u128(dv[j][from]) * k0v[j][i];
+              s1 += u128(dv[j][from]) * k1v[j][i];
+            }
+            ASSERT_EQ(r0[i], static_cast<u32>(s0 % q)) << "level " << level << " q=" << q << " i " << i;
+            ASSERT_EQ(r1[i], static_cast<u32>(s1 % q)) << "level " << level << " q=" << q << " i " << i;
+          }
+        }
+      }
+    }
+  }
+  veil::detail::set_cpu_simd(-1);
+  // refusals: nothing written
+  const u64 q = veil::generate_ntt_primes(30, 8, 1, {})[0];
+  std::vector<u32> row(16, 1u), r0(16, 7u), r1(16, 7u);
+  std::vector<const u32*> rows(veil::detail::kDotTerms32 + 1, row.data());
+  EXPECT_FALSE(veil::detail::dot_mod_simd(r0.data(), r1.data(), rows.data(), rows.data(),
+                                          rows.data(), rows.size(), nullptr, 16, Modulus(q)));
+  EXPECT_FALSE(veil::detail::dot_mod_simd(r0.data(), r1.data(), rows.data(), rows.data(),
+                                          rows.data(), 2, nullptr, 12, Modulus(q)));
+  EXPECT_EQ(r0, std::vector<u32>(16, 7u));
+  EXPECT_EQ(r1, std::vector<u32>(16, 7u));
 }
 
 // A base conversion's output limb from a few primes: sum_t y[t][i] w[t] mod p, y up to 61 bits

@@ -98,8 +98,28 @@ VEIL_TF void tensor_ifma(u64* o0, u64* o1, u64* o2, const u64* a0, const u64* a1
   }
 }
 
-VEIL_TF void dot_mod_ifma(u64* r0, u64* r1, const u64* const* d, const u64* const* k0,
-                          const u64* const* k1, std::size_t terms, const u64* perm,
+// Eight words of a row as 64-bit lanes (32-bit words zero-extended in the register), the gather
+// of eight through perm, and the store of eight lanes as words W.
+VEIL_TI V load8(const u64* p) { return _mm512_loadu_si512(p); }
+VEIL_TI V load8(const u32* p) {
+  return _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+VEIL_TI V gather8(V idx, const u64* row) {
+  return _mm512_i64gather_epi64(idx, reinterpret_cast<const long long*>(row), 8);
+}
+VEIL_TI V gather8(V idx, const u32* row) {
+  return _mm512_cvtepu32_epi64(_mm512_i64gather_epi32(idx, reinterpret_cast<const int*>(row), 4));
+}
+VEIL_TI void store8(u64* p, V v) { _mm512_storeu_si512(p, v); }
+VEIL_TI void store8(u32* p, V v) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi64_epi32(v));
+}
+
+// W = u64, or u32 read and written as 32-bit words (the same arithmetic on the zero-extended
+// lanes, so the same results as the widened rows).
+template <class W>
+VEIL_TF void dot_mod_ifma(W* r0, W* r1, const W* const* d, const W* const* k0,
+                          const W* const* k1, std::size_t terms, const u64* perm,
                           std::size_t n, const BarrettConst& c) {
   const Barrett52 b = vectors(c);
   const V mask = b.mask;
@@ -107,16 +127,13 @@ VEIL_TF void dot_mod_ifma(u64* r0, u64* r1, const u64* const* d, const u64* cons
     V acc0 = _mm512_setzero_si512(), acc1 = _mm512_setzero_si512();
     const V idx = perm ? _mm512_loadu_si512(perm + i) : _mm512_setzero_si512();
     for (std::size_t j = 0; j < terms; ++j) {
-      const V dv = perm ? _mm512_i64gather_epi64(idx, reinterpret_cast<const long long*>(d[j]), 8)
-                        : _mm512_loadu_si512(d[j] + i);
-      acc0 = _mm512_add_epi64(acc0, mul_mod(dv, _mm512_loadu_si512(k0[j] + i), b));
-      acc1 = _mm512_add_epi64(acc1, mul_mod(dv, _mm512_loadu_si512(k1[j] + i), b));
+      const V dv = perm ? gather8(idx, d[j]) : load8(d[j] + i);
+      acc0 = _mm512_add_epi64(acc0, mul_mod(dv, load8(k0[j] + i), b));
+      acc1 = _mm512_add_epi64(acc1, mul_mod(dv, load8(k1[j] + i), b));
     }
     // sums below terms q < 2^(2k): one more reduction, the sum as its two 52-bit halves
-    _mm512_storeu_si512(r0 + i, reduce104(_mm512_and_si512(acc0, mask),
-                                          _mm512_srli_epi64(acc0, 52), b));
-    _mm512_storeu_si512(r1 + i, reduce104(_mm512_and_si512(acc1, mask),
-                                          _mm512_srli_epi64(acc1, 52), b));
+    store8(r0 + i, reduce104(_mm512_and_si512(acc0, mask), _mm512_srli_epi64(acc0, 52), b));
+    store8(r1 + i, reduce104(_mm512_and_si512(acc1, mask), _mm512_srli_epi64(acc1, 52), b));
   }
 }
 
@@ -257,6 +274,15 @@ bool ifma_applies(std::size_t n, const Modulus& m) {
          cpu_simd() == CpuSimd::kAvx512Ifma;
 }
 
+// dot_mod_ifma's condition: the sum of `terms` reduced products below 2^(2k) for the final
+// Barrett reduction, and within a 64-bit word.
+bool dot_mod_ifma_applies(std::size_t terms, std::size_t n, const Modulus& q) {
+  if (!ifma_applies(n, q)) return false;
+  const BarrettConst c = barrett_for(q);
+  const u128 sum_bound = static_cast<u128>(terms) * q.value;
+  return (sum_bound >> (2 * c.k)) == 0 && (sum_bound >> 64) == 0;
+}
+
 }  // namespace
 
 bool mul_mod_simd(u64* o, const u64* x, const u64* y, std::size_t n, const Modulus& q) {
@@ -283,14 +309,9 @@ bool dot_mod_simd(u64* r0, u64* r1, const u64* const* d, const u64* const* k0,
                   const u64* const* k1, std::size_t terms, const u64* perm, std::size_t n,
                   const Modulus& q) {
   if (terms == 0 || n % 8 != 0) return false;
-  if (ifma_applies(n, q)) {
-    const BarrettConst c = barrett_for(q);
-    // the sum of reduced products: below 2^(2k) for the final Barrett, and within a 64-bit word
-    const u128 sum_bound = static_cast<u128>(terms) * q.value;
-    if ((sum_bound >> (2 * c.k)) == 0 && (sum_bound >> 64) == 0) {
-      dot_mod_ifma(r0, r1, d, k0, k1, terms, perm, n, c);
-      return true;
-    }
+  if (dot_mod_ifma_applies(terms, n, q)) {
+    dot_mod_ifma(r0, r1, d, k0, k1, terms, perm, n, barrett_for(q));
+    return true;
   }
   // the sum of terms products below 2^128: terms < 2^(128 - 2 bitlen(q)), with q < 2^62
   if (cpu_simd() < CpuSimd::kAvx512 || q.value >= (u64(1) << 62) || terms > 15) return false;
@@ -441,6 +462,44 @@ bool tensor_simd(u32* o0, u32* o1, u32* o2, const u32* a0, const u32* a1, const 
     narrow_words(o0 + i, r0, len);
     narrow_words(o1 + i, r1, len);
     narrow_words(o2 + i, r2, len);
+  }
+  return true;
+}
+
+bool dot_mod_simd(u32* r0, u32* r1, const u32* const* d, const u32* const* k0,
+                  const u32* const* k1, std::size_t terms, const u64* perm, std::size_t n,
+                  const Modulus& q) {
+  if (terms == 0 || terms > kDotTerms32 || n % 8 != 0) return false;
+#if VEIL_X86_SIMD
+  if (dot_mod_ifma_applies(terms, n, q)) {  // the IFMA kernel reads 32-bit rows itself
+    dot_mod_ifma(r0, r1, d, k0, k1, terms, perm, n, barrett_for(q));
+    return true;
+  }
+#endif
+  // [terms][kDotWide32] rows of each operand, and the rows' pointers for the 64-bit kernel
+  alignas(64) u64 wd[kDotTerms32 * kDotWide32], w0[kDotTerms32 * kDotWide32],
+      w1[kDotTerms32 * kDotWide32], o0[kDotWide32], o1[kDotWide32];
+  const u64* pd[kDotTerms32];
+  const u64* p0[kDotTerms32];
+  const u64* p1[kDotTerms32];
+  for (std::size_t j = 0; j < terms; ++j) {
+    pd[j] = wd + j * kDotWide32, p0[j] = w0 + j * kDotWide32, p1[j] = w1 + j * kDotWide32;
+  }
+  for (std::size_t i = 0; i < n; i += kDotWide32) {
+    const std::size_t len = n - i < kDotWide32 ? n - i : kDotWide32;
+    for (std::size_t j = 0; j < terms; ++j) {
+      u64* dj = wd + j * kDotWide32;
+      if (perm != nullptr) {
+        for (std::size_t t = 0; t < len; ++t) dj[t] = d[j][perm[i + t]];
+      } else {
+        widen_words(dj, d[j] + i, len);
+      }
+      widen_words(w0 + j * kDotWide32, k0[j] + i, len);
+      widen_words(w1 + j * kDotWide32, k1[j] + i, len);
+    }
+    if (!dot_mod_simd(o0, o1, pd, p0, p1, terms, nullptr, len, q)) return false;
+    narrow_words(r0 + i, o0, len);
+    narrow_words(r1 + i, o1, len);
   }
   return true;
 }

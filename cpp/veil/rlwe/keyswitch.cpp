@@ -528,11 +528,12 @@ struct InnerProduct {
   }
 };
 
-// The inner product on the CPU with 64-bit words, limb by limb: the dot products of a limb in
-// one pass of the IFMA kernel (eltwise_simd.h) where its prime allows, then the addend and the
-// epilogue per coefficient; the scalar InnerProduct elsewhere.
-template <class Epi>
-void inner_product_cpu(const InnerProduct<u64>& ip, std::size_t lo, std::size_t hi,
+// The inner product on the CPU, limb by limb: the dot products of a limb in one pass of the IFMA
+// kernel (eltwise_simd.h) where its prime allows (32-bit words widened to it per block of
+// kDotWide32 coefficients), then the addend and the epilogue per coefficient; the scalar
+// InnerProduct elsewhere.
+template <class W, class Epi>
+void inner_product_cpu(const InnerProduct<W>& ip, std::size_t lo, std::size_t hi,
                        const Epi& epi) {
   const std::size_t n = ip.n, dnum = ip.dnum, count = hi - lo;
   // All scratch up front (an allocation failure inside a parallel loop would end the process):
@@ -543,7 +544,7 @@ void inner_product_cpu(const InnerProduct<u64>& ip, std::size_t lo, std::size_t 
       for (std::size_t c = c0; c < c1; ++c) perm[c] = ip.source(static_cast<u32>(c));
     });
   }
-  std::vector<const u64*> ptrs(3 * dnum * count);
+  std::vector<const W*> ptrs(3 * dnum * count);
   for (std::size_t li = 0; li < count; ++li) {
     const std::size_t lp = lo + li, kl = ip.key_limb(lp);
     for (std::size_t j = 0; j < dnum; ++j) {
@@ -552,21 +553,21 @@ void inner_product_cpu(const InnerProduct<u64>& ip, std::size_t lo, std::size_t 
       ptrs[3 * dnum * li + 2 * dnum + j] = ip.kd + (2 * j + 1) * ip.key_poly + kl * n;
     }
   }
-  Buffer<u64> results(Device::cpu(), 2 * n * count);
+  Buffer<W> results(Device::cpu(), 2 * n * count);
   const u64* table = perm.empty() ? nullptr : perm.data();
   cpu_row_chunks(count, n, [&](std::size_t li, std::size_t c0, std::size_t c1) {
     const std::size_t lp = lo + li;
-    const u64* const* rows = ptrs.data() + 3 * dnum * li;
-    const u64* d[kMaxKeySwitchDigits];  // a chunk's rows (gathered digits keep whole rows)
-    const u64* k0[kMaxKeySwitchDigits];
-    const u64* k1[kMaxKeySwitchDigits];
+    const W* const* rows = ptrs.data() + 3 * dnum * li;
+    const W* d[kMaxKeySwitchDigits];  // a chunk's rows (gathered digits keep whole rows)
+    const W* k0[kMaxKeySwitchDigits];
+    const W* k1[kMaxKeySwitchDigits];
     for (std::size_t j = 0; j < dnum; ++j) {
       d[j] = table ? rows[j] : rows[j] + c0;
       k0[j] = rows[dnum + j] + c0;
       k1[j] = rows[2 * dnum + j] + c0;
     }
-    u64* r0 = results.data() + 2 * n * li;
-    u64* r1 = r0 + n;
+    W* r0 = results.data() + 2 * n * li;
+    W* r1 = r0 + n;
     if (detail::dot_mod_simd(r0 + c0, r1 + c0, d, k0, k1, dnum, table ? table + c0 : nullptr,
                              c1 - c0, ip.mods[lp])) {
       for (std::size_t c = c0; c < c1; ++c) {
@@ -575,7 +576,7 @@ void inner_product_cpu(const InnerProduct<u64>& ip, std::size_t lo, std::size_t 
       }
     } else {
       for (std::size_t c = c0; c < c1; ++c) {
-        u64 a, b;
+        W a, b;
         ip(lp, c, a, b);
         epi(lp, c, a, b);
       }
@@ -668,11 +669,9 @@ void inner_product_fixed(const Device& dev, const InnerProduct<W>& ip, std::size
 template <class W, class Epi>
 void inner_product(const Device& dev, const InnerProduct<W>& ip, std::size_t lo, std::size_t hi,
                    Epi epi) {
-  if constexpr (sizeof(W) == 8) {
-    if (dev.is_cpu() && detail::cpu_simd() >= detail::CpuSimd::kAvx512) {
-      inner_product_cpu(ip, lo, hi, epi);
-      return;
-    }
+  if (dev.is_cpu() && detail::cpu_simd() >= detail::CpuSimd::kAvx512) {
+    inner_product_cpu(ip, lo, hi, epi);
+    return;
   }
   if (ip.batched) {
     switch (ip.dnum) {  // one kernel per digit count: each keeps only its own registers
