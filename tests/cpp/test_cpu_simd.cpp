@@ -154,6 +154,24 @@ TEST(CpuSimd, ThirtyTwoBitWordsMatchTheWideProducts) {
   EXPECT_EQ(o, std::vector<u32>(12, 7u));
 }
 
+// r0[i] = sum_j d[j][from(i)] k0[j][i] mod q and r1 likewise with k1 (from(i) = perm[i], or i),
+// checked against __int128 sums.
+template <class W>
+void expect_dot_mod(const std::vector<W>& r0, const std::vector<W>& r1,
+                    const std::vector<std::vector<W>>& dv, const std::vector<std::vector<W>>& k0v,
+                    const std::vector<std::vector<W>>& k1v, const u64* perm, u64 q, int level) {
+  for (std::size_t i = 0; i < r0.size(); ++i) {
+    const std::size_t from = perm ? perm[i] : i;
+    u128 s0 = 0, s1 = 0;
+    for (std::size_t j = 0; j < dv.size(); ++j) {
+      s0 += u128(dv[j][from]) * k0v[j][i];
+      s1 += u128(dv[j][from]) * k1v[j][i];
+    }
+    ASSERT_EQ(u64(r0[i]), static_cast<u64>(s0 % q)) << "level " << level << " q=" << q << " i " << i;
+    ASSERT_EQ(u64(r1[i]), static_cast<u64>(s1 % q)) << "level " << level << " q=" << q << " i " << i;
+  }
+}
+
 // The key-switching inner product, with and without a permutation of the digits' slots, at
 // both vector levels (IFMA below 2^50; AVX512F/DQ's exact 128-bit sums up to 61-bit primes).
 TEST(CpuSimd, DotModMatchesTheWideSums) {
@@ -184,16 +202,7 @@ TEST(CpuSimd, DotModMatchesTheWideSums) {
           ASSERT_TRUE(veil::detail::dot_mod_simd(r0.data(), r1.data(), d.data(), k0.data(),
                                                  k1.data(), terms, pp, n, Modulus(q)))
               << "level " << level << " bits " << bits;
-          for (std::size_t i = 0; i < n; ++i) {
-            const std::size_t from = pp ? pp[i] : i;
-            u128 s0 = 0, s1 = 0;
-            for (std::size_t j = 0; j < terms; ++j) {
-              s0 += u128(dv[j][from]) * k0v[j][i];
-              s1 += u128(dv[j][from]) * k1v[j][i];
-            }
-            ASSERT_EQ(r0[i], static_cast<u64>(s0 % q)) << "level " << level << " q=" << q;
-            ASSERT_EQ(r1[i], static_cast<u64>(s1 % q)) << "level " << level << " q=" << q;
-          }
+          expect_dot_mod(r0, r1, dv, k0v, k1v, pp, q, level);
         }
       }
     }
@@ -236,16 +245,7 @@ TEST(CpuSimd, DotMod32MatchesTheWideSums) {
           ASSERT_TRUE(veil::detail::dot_mod_simd(r0.data(), r1.data(), d.data(), k0.data(),
                                                  k1.data(), terms, pp, n, Modulus(q)))
               << "level " << level << " bits " << bits << " terms " << terms;
-          for (std::size_t i = 0; i < n; ++i) {
-            const std::size_t from = pp ? pp[i] : i;
-            u128 s0 = 0, s1 = 0;
-            for (std::size_t j = 0; j < terms; ++j) {
-              s0 += u128(dv[j][from]) * k0v[j][i];
-              s1 += u128(dv[j][from]) * k1v[j][i];
-            }
-            ASSERT_EQ(r0[i], static_cast<u32>(s0 % q)) << "level " << level << " q=" << q << " i " << i;
-            ASSERT_EQ(r1[i], static_cast<u32>(s1 % q)) << "level " << level << " q=" << q << " i " << i;
-          }
+          expect_dot_mod(r0, r1, dv, k0v, k1v, pp, q, level);
         }
       }
     }

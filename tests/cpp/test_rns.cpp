@@ -780,19 +780,28 @@ struct RestoreConversionKernel {
   }
 };
 
-// Every case with each conversion kernel: tables read from global memory, staged in shared
-// memory, and staged with half the coefficients per thread (set_conversion_kernel: the shared
-// kernels take the cases whose N / coefficients per thread is a multiple of 256, N = 512..4096;
-// the rest fall back).
-TEST_F(RnsCuda, BaseConverterMatchesCpu) {
+// Runs body() under every conversion setting: kernels 0..2, branch-free rows on and off (the
+// settings restored afterwards).
+template <class Body>
+void for_each_conversion_setting(Body body) {
   const RestoreConversionKernel restore;
-  std::mt19937_64 rng(20);
-  for (int setting = 0; setting < 6; ++setting) {  // kernels 0..2, branch-free rows on and off
+  for (int setting = 0; setting < 6; ++setting) {
     const int kernel = setting / 2;
     veil::set_conversion_kernel(kernel);
     veil::set_conversion_full_rows(setting % 2 == 1);
     SCOPED_TRACE("conversion kernel " + std::to_string(kernel) +
                  (setting % 2 == 1 ? ", full rows" : ", no full rows"));
+    body();
+  }
+}
+
+// Every case with each conversion kernel: tables read from global memory, staged in shared
+// memory, and staged with half the coefficients per thread (set_conversion_kernel: the shared
+// kernels take the cases whose N / coefficients per thread is a multiple of 256, N = 512..4096;
+// the rest fall back).
+TEST_F(RnsCuda, BaseConverterMatchesCpu) {
+  std::mt19937_64 rng(20);
+  for_each_conversion_setting([&] {
     for (const auto& cs : kConvCases) {
       SCOPED_TRACE(describe(cs));
       const auto qf = primes(cs.bits_from, cs.n, cs.k_from);
@@ -807,20 +816,14 @@ TEST_F(RnsCuda, BaseConverterMatchesCpu) {
         conv.exact_convert(d, i, o, cs.n, cs.num_polys);
       });
     }
-  }
+  });
 }
 
 // 32-bit words at ModDown's bootstrap shape (12 primes -> 46, 2 polynomials), fast and exact, with
 // each conversion kernel (set_conversion_kernel).
 TEST_F(RnsCuda, BaseConverter32MatchesCpu) {
-  const RestoreConversionKernel restore;
   std::mt19937_64 rng(22);
-  for (int setting = 0; setting < 6; ++setting) {  // kernels 0..2, branch-free rows on and off
-    const int kernel = setting / 2;
-    veil::set_conversion_kernel(kernel);
-    veil::set_conversion_full_rows(setting % 2 == 1);
-    SCOPED_TRACE("conversion kernel " + std::to_string(kernel) +
-                 (setting % 2 == 1 ? ", full rows" : ", no full rows"));
+  for_each_conversion_setting([&] {
     const std::size_t n = 4096, polys = 2;
     const auto qf = primes(30, n, 12);
     const auto pt = primes(31, n, 46, qf);
@@ -843,7 +846,7 @@ TEST_F(RnsCuda, BaseConverter32MatchesCpu) {
       }
       EXPECT_EQ(dout.to_host(), want) << "32-bit words, " << (exact ? "exact" : "fast");
     }
-  }
+  });
 }
 
 TEST_F(RnsCuda, HpsMatchesCpu) {
