@@ -65,10 +65,11 @@ bool mul_add_mod_simd(u32* o, const u32* x, const u32* y, const u32* z, std::siz
                       const Modulus& q);
 bool tensor_simd(u32* o0, u32* o1, u32* o2, const u32* a0, const u32* a1, const u32* b0,
                  const u32* b1, std::size_t n, const Modulus& q);
-/// dot_mod_simd on 32-bit words: blocks of kDotWide32 coefficients, each digit row gathered
-/// (through perm) and every key row widened to 64-bit scratch on the stack, then the 64-bit
-/// kernel and the results narrowed. The same words; false, with nothing written, where the
-/// 64-bit kernel does not apply or terms exceeds kDotTerms32.
+/// dot_mod_simd on 32-bit words: the IFMA kernel reads the 32-bit rows itself (loaded and
+/// gathered zero-extended into 64-bit lanes, results stored narrowed); the AVX512F/DQ kernel
+/// takes blocks of kDotWide32 coefficients, each digit row gathered (through perm) and every key
+/// row widened to 64-bit scratch on the stack. The same words; false, with nothing written, where
+/// the 64-bit kernels do not apply or terms exceeds kDotTerms32.
 inline constexpr std::size_t kDotTerms32 = 64, kDotWide32 = 32;
 bool dot_mod_simd(u32* r0, u32* r1, const u32* const* d, const u32* const* k0,
                   const u32* const* k1, std::size_t terms, const u64* perm, std::size_t n,

@@ -529,9 +529,9 @@ struct InnerProduct {
 };
 
 // The inner product on the CPU, limb by limb: the dot products of a limb in one pass of the IFMA
-// kernel (eltwise_simd.h) where its prime allows (32-bit words widened to it per block of
-// kDotWide32 coefficients), then the addend and the epilogue per coefficient; the scalar
-// InnerProduct elsewhere.
+// kernel (eltwise_simd.h) where its prime allows (32-bit words read zero-extended by the kernel
+// itself; widened per block of kDotWide32 coefficients for the AVX512F/DQ one), then the addend
+// and the epilogue per coefficient; the scalar InnerProduct elsewhere.
 template <class W, class Epi>
 void inner_product_cpu(const InnerProduct<W>& ip, std::size_t lo, std::size_t hi,
                        const Epi& epi) {
