@@ -516,18 +516,6 @@ void automorphism_coeff(const Device& dev, const RnsBase& base, std::size_t n, s
 }
 
 namespace {
-// Word j of the tensor product of (a0, a1) and (b0, b1): a0 b0, a0 b1 + a1 b0, a1 b1.
-template <class W>
-VEIL_HD void tensor_word(const W* a0, const W* a1, const W* b0, const W* b1, W* o0, W* o1, W* o2,
-                         std::size_t j, const Modulus& mod) {
-  o0[j] = mul_mod(a0[j], b0[j], mod);
-  WideAcc<W> mid;
-  mid.add(a0[j], b1[j]);
-  mid.add(a1[j], b0[j]);
-  o1[j] = mid.reduce(mod);
-  o2[j] = mul_mod(a1[j], b1[j], mod);
-}
-
 // The middle term a0 b1 + a1 b0 mod q of one word. 32-bit words: two 32-bit Barrett reductions
 // (the second product's reduction is the first's addend), cheaper on a GPU than WideAcc's 64-bit
 // one; the residue is the same.
@@ -541,6 +529,15 @@ VEIL_HD W tensor_mid(W a0, W a1, W b0, W b1, const Modulus& mod) {
     mid.add(a1, b0);
     return mid.reduce(mod);
   }
+}
+
+// Word j of the tensor product of (a0, a1) and (b0, b1): a0 b0, a0 b1 + a1 b0, a1 b1.
+template <class W>
+VEIL_HD void tensor_word(const W* a0, const W* a1, const W* b0, const W* b1, W* o0, W* o1, W* o2,
+                         std::size_t j, const Modulus& mod) {
+  o0[j] = mul_mod(a0[j], b0[j], mod);
+  o1[j] = tensor_mid(a0[j], a1[j], b0[j], b1[j], mod);
+  o2[j] = mul_mod(a1[j], b1[j], mod);
 }
 }  // namespace
 

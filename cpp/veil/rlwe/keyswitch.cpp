@@ -511,7 +511,6 @@ struct InnerProduct {
     r1 = d1.reduce(m);
   }
 
-
   /// r += the addend's words at slot `from` of limb lp (nothing without an addend).
   VEIL_HD void add_addend(std::size_t lp, std::size_t from, W& r0, W& r1) const {
     if (lift0 != nullptr && lp < lift_limbs) {
