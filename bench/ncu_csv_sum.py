@@ -71,6 +71,10 @@ def print_launches(rows: list[dict[str, str]]) -> None:
             label = k.replace("sm__inst_executed_pipe_", "").replace("sm__pipe_", "")
             label = label.replace(".avg.pct_of_peak_sustained_active", "%")
             label = label.replace("launch__registers_per_thread", "regs")
+            label = label.replace("smsp__average_warps_issue_stalled_", "stall_")
+            label = label.replace("_per_issue_active.ratio", "")
+            label = label.replace("smsp__average_warps_active", "cycles_per_issue")
+            label = label.replace("smsp__issue_active.avg.per_cycle_active", "issue_rate")
             cols.append(f"{label}={v:g}")
         print("  ".join(cols))
 

@@ -9,11 +9,15 @@
 #   bench   veil bench (SCHEME=bfv|bgv|ckks) with extra arguments after the modes
 #   ntt     NTT variant benchmark and per-variant parity tests
 #   ab      veil bench (SCHEME, extra arguments after the modes) twice on the same machine: the
-#           fused NTT passes on, then off (VEIL_FUSED_NTT=1/0; bench_ab_1.*, bench_ab_0.*)
+#           fused NTT passes on, then off (VEIL_FUSED_NTT=1/0; bench_ab_1.*, bench_ab_0.*);
+#           AB_VAR names another variable and AB_VALUES its values (e.g.
+#           AB_VAR=VEIL_FUSED_MODDOWN_NARROW)
 #   ncu     Nsight Compute, one line per kernel launch (time, DRAM bytes and bandwidth, ALU/FMA
 #           pipe utilization, registers) of one operation per NCU_OPS entry (mul_relin, rotate,
 #           rescale; default mul_relin) of bench row $NCU_ROW (SCHEME; default the bootparam_40
-#           top row), fused passes NCU_FUSED (default "1 0") (ncu_<op>_<fused>.csv/.txt)
+#           top row), fused passes NCU_FUSED (default "1 0") (ncu_<op>_<fused>.csv/.txt);
+#           NCU_VAR names another variable for NCU_FUSED's values; NCU_STALLS=1 adds the warps'
+#           stall reasons
 #   boot    CKKS bootstrapping: tests/python/test_bootstrap.py, then `veil bench --scheme ckks
 #           --bootstrap` (N = 2^16, full and 4096 slots, 64- and 32-bit words; boot.json/.md)
 #   train   `veil demo --scheme ckks --train` on the GPU (train.log)
@@ -203,8 +207,8 @@ if has bench; then
 fi
 if has ab; then
   SCHEME=${SCHEME:-ckks}
-  for f in 1 0; do
-    (cd "$PRIV" && VEIL_FUSED_NTT=$f veil bench --scheme "$SCHEME" --device cuda \
+  for f in ${AB_VALUES:-1 0}; do
+    (cd "$PRIV" && env "${AB_VAR:-VEIL_FUSED_NTT}=$f" veil bench --scheme "$SCHEME" --device cuda \
       --json "$OUT/bench_ab_$f.json" --markdown "$OUT/bench_ab_$f.md" "$@") > "$OUT/bench_ab_$f.log" 2>&1
     echo "bench (fused=$f) rc=$?"; grep -E "^\| (params|shape|---)|cuda" "$OUT/bench_ab_$f.md" | tail -12
   done
@@ -217,9 +221,18 @@ if has ncu; then
   METRICS+=,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active
   METRICS+=,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active
   METRICS+=,sm__warps_active.avg.pct_of_peak_sustained_active
+  # NCU_STALLS=1: where the warps wait, in cycles per issued instruction (barrier, long and short
+  # scoreboard, memory-input throttle, fixed-latency waits, pipe throttle).
+  if [ "${NCU_STALLS:-0}" = 1 ]; then
+    for r in barrier long_scoreboard short_scoreboard mio_throttle wait math_pipe_throttle \
+      not_selected lg_throttle; do
+      METRICS+=,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio
+    done
+    METRICS+=,smsp__average_warps_active_per_issue_active.ratio,smsp__issue_active.avg.per_cycle_active
+  fi
   for op in ${NCU_OPS:-mul_relin}; do
     for f in ${NCU_FUSED:-1 0}; do
-      (cd "$PRIV" && VEIL_FUSED_NTT=$f timeout 300 "$NCU" --profile-from-start off --csv \
+      (cd "$PRIV" && env "${NCU_VAR:-VEIL_FUSED_NTT}=$f" timeout 300 "$NCU" --profile-from-start off --csv \
         --metrics "$METRICS" python3 "$OLDPWD/bench/trace_ops.py" "${SCHEME:-ckks}" \
         "${NCU_ROW:-bootparam_40 N=65536 47}" --iters 1 --op "$op") > "$OUT/ncu_${op}_$f.csv" 2>&1
       echo "ncu ($op, fused=$f) rc=$?"

@@ -392,11 +392,13 @@ TEST(KeySwitchExtGpu, PrimitivesMatchTheCpuWordForWord) {
 
 namespace {
 
-// The fused ModDown's reach (set_fused_mod_down_max_drop; GPU only) changes the kernels, not the
-// words: the extended rotation's ModDown, the fused rescale and a relinearize-rescale are the
-// same for every setting, and the GPU's equal the CPU's.
+// The fused ModDown's reach (set_fused_mod_down_max_drop) and its narrow producer
+// (set_fused_mod_down_narrow; both GPU only) change the kernels, not the words: the extended
+// rotation's ModDown, the fused rescale, a relinearize-rescale and rescales by two and by one
+// prime are the same for every setting, and the GPU's equal the CPU's.
 TEST(KeySwitchSettings, FusedModDownKeepsTheWords) {
   const std::size_t drop0 = fused_mod_down_max_drop();
+  const bool narrow0 = fused_mod_down_narrow();
   std::vector<Device> devs{Device::cpu()};
   if (veil::test::have_gpu()) devs.push_back(veil::test::gpu());
   for (int bits : {64, 32}) {
@@ -412,28 +414,36 @@ TEST(KeySwitchSettings, FusedModDownKeepsTheWords) {
       const Ciphertext a = k.encrypt(random_values(n / 2, 9), std::ldexp(1.0, 40), level);
       const Ciphertext b = k.encrypt(random_values(n / 2, 10), std::ldexp(1.0, 40), level);
       for (std::size_t drops : {0u, 2u, 4u, 15u}) {
-        set_fused_mod_down_max_drop(drops);
-        std::vector<std::vector<u64>> got;
-        const KeySwitchDigits dg = key_switch_mod_up(*ctx, dev, level, a.poly(1), true);
-        WordBuffer x(dev, 2 * ext * n, bits), z(dev, 2 * limbs * n, bits);
-        WordBuffer w(dev, 2 * (target + 1) * n, bits);
-        key_switch_inner_ext(*ctx, dev, level, dg, gk.key(e), a.poly(0), ExtAddend::lift,
-                             x.data(), false, e);
-        key_switch_mod_down(*ctx, dev, level, x.data(), z.data(), 2);
-        key_switch_rescale_down(*ctx, dev, level, x.data(), w.data(), 2);
-        got.push_back(z.to_host());
-        got.push_back(w.to_host());
-        got.push_back(veil::test::words(k.ev.relinearize_rescale(k.ev.multiply(a, b), k.rk)));
-        if (want.empty()) {
-          want = got;
-        } else {
-          EXPECT_EQ(got, want) << bits << "-bit words on " << dev.str()
-                               << ", fused ModDown up to " << drops << " drops";
+        for (bool narrow : {true, false}) {
+          set_fused_mod_down_max_drop(drops);
+          set_fused_mod_down_narrow(narrow);
+          std::vector<std::vector<u64>> got;
+          const KeySwitchDigits dg = key_switch_mod_up(*ctx, dev, level, a.poly(1), true);
+          WordBuffer x(dev, 2 * ext * n, bits), z(dev, 2 * limbs * n, bits);
+          WordBuffer w(dev, 2 * (target + 1) * n, bits);
+          key_switch_inner_ext(*ctx, dev, level, dg, gk.key(e), a.poly(0), ExtAddend::lift,
+                               x.data(), false, e);
+          key_switch_mod_down(*ctx, dev, level, x.data(), z.data(), 2);
+          key_switch_rescale_down(*ctx, dev, level, x.data(), w.data(), 2);
+          got.push_back(z.to_host());
+          got.push_back(w.to_host());
+          got.push_back(veil::test::words(k.ev.relinearize_rescale(k.ev.multiply(a, b), k.rk)));
+          const Ciphertext once = k.ev.rescale_to_next(k.ev.multiply(a, b));
+          got.push_back(veil::test::words(once));
+          got.push_back(veil::test::words(k.ev.rescale_to_next(k.ev.multiply(once, once))));
+          if (want.empty()) {
+            want = got;
+          } else {
+            EXPECT_EQ(got, want) << bits << "-bit words on " << dev.str()
+                                 << ", fused ModDown up to " << drops << " drops, narrow "
+                                 << narrow;
+          }
         }
       }
     }
   }
   set_fused_mod_down_max_drop(drop0);
+  set_fused_mod_down_narrow(narrow0);
   veil::test::expect_invalid([] { set_fused_mod_down_max_drop(16); }, "drops: expected 0..15");
 }
 

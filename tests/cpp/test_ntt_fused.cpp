@@ -226,6 +226,84 @@ void consumer_sees_reference_once() {
   }
 }
 
+// The narrow producer (load_from_inputs in the r16 column pass, then the plain row pass): every
+// limb of two polynomials over three primes equals the reference transform of the 4-term sums
+// computed with 128-bit integers, whatever the words below 2^31 (inputs, v and table rows).
+template <int kLogN>
+void narrow_column_pass_matches_reference() {
+  using Cols = veil::detail::NarrowCols<kLogN, u32>;
+  using Rows = veil::detail::FusedRows<kLogN, u32>;
+  const std::size_t n = std::size_t(1) << kLogN;
+  constexpr u32 polys = 2, limbs = 3;
+  std::vector<Modulus> mods;
+  for (u64 q : veil::generate_ntt_primes(30, n, limbs)) mods.emplace_back(q);
+  const NttTables tables(n, mods);
+  std::vector<u32> ids{0, 1, 2};
+  std::mt19937_64 rng(100 + kLogN);
+  std::vector<u32> in4(std::size_t(polys) * n * 4), mat(4 * limbs);
+  for (auto& w : in4) w = u32(rng() >> 33);  // below 2^31
+  for (auto& w : mat) w = u32(rng() >> 33);
+  in4[0] = in4[1] = in4[2] = in4[3] = 0x7FFFFFFFu;  // the largest sum
+  mat[0] = mat[1] = mat[2] = mat[3] = 0x7FFFFFFFu;
+  std::vector<u32> want(std::size_t(polys) * limbs * n);
+  for (u32 p = 0; p < polys; ++p)
+    for (u32 l = 0; l < limbs; ++l) {
+      u32* limb = want.data() + (std::size_t(p) * limbs + l) * n;
+      for (std::size_t c = 0; c < n; ++c) {
+        unsigned __int128 sum = 0;
+        for (int i = 0; i < 4; ++i) sum += u64(in4[(p * n + c) * 4 + i]) * mat[4 * l + i];
+        limb[c] = u32(sum % mods[l].value);
+      }
+      const u32* tw = tables.twiddles32(Device::cpu()) + std::size_t(l) * 4 * n;
+      veil::detail::ntt_forward_limb<u32>(limb, tw, tw + n, n, u32(mods[l].value));
+    }
+  std::vector<u32> data(want.size(), 0xFFFFFFFFu);
+  veil::RnsPolyView<u32> v;
+  v.data = data.data();
+  v.moduli = mods.data();
+  v.ntt_ids = ids.data();
+  v.num_polys = polys;
+  v.num_limbs = limbs;
+  v.log_n = kLogN;
+  const veil::detail::NttArgs<u32> a{
+      .v = v, .twiddles = tables.twiddles32(Device::cpu()), .inv_n = nullptr};
+  std::vector<u32> sm(std::max(Cols::kSmemWords, Rows::kSmemWords));
+  constexpr u32 nseg = (Cols::kN >> Cols::kLog) / u32(Cols::kSeqsPerBlock);
+  for (u32 b = 0; b < polys * limbs * nseg; ++b) {  // ntt_cols_from_inputs_kernel's body
+    const u32 poly = b % polys, rest = b / polys, limb = rest / nseg;
+    const u32 row[4] = {mat[4 * limb], mat[4 * limb + 1], mat[4 * limb + 2], mat[4 * limb + 3]};
+    std::vector<Cols> threads(Cols::kThreads);
+    for (u32 t = 0; t < threads.size(); ++t) {
+      threads[t].init_at(a, poly, limb, rest % nseg, t);
+      veil::detail::load_from_inputs(threads[t], in4.data() + std::size_t(poly) * 4 * n, row,
+                                     mods[limb]);
+    }
+    BlockEx<Cols> ex{&threads, sm.data()};
+    veil::detail::pass_rounds(ex);
+    veil::detail::pass_store(ex);
+  }
+  const u32 row_blocks = polys * limbs * u32(Rows::kN >> Rows::kLog) / u32(Rows::kSeqsPerBlock);
+  for (u32 b = 0; b < row_blocks; ++b) {  // ntt_pass_kernel's body
+    std::vector<Rows> threads(Rows::kThreads);
+    for (u32 t = 0; t < threads.size(); ++t) threads[t].init(a, b, t);
+    BlockEx<Rows> ex{&threads, sm.data()};
+    veil::detail::pass_load(ex);
+    veil::detail::pass_rounds(ex);
+    veil::detail::pass_store(ex);
+  }
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    ASSERT_EQ(data[i], want[i]) << "2^" << kLogN << ", polynomial " << i / (limbs * n)
+                                << ", limb " << (i / n) % limbs << ", offset " << i % n;
+  }
+}
+
+TEST(NttFusedHost, NarrowColumnPassFromInputsThenRowPass) {
+  narrow_column_pass_matches_reference<12>();
+  narrow_column_pass_matches_reference<13>();
+  narrow_column_pass_matches_reference<16>();
+  narrow_column_pass_matches_reference<17>();
+}
+
 TEST(NttFusedHost, ColumnPassFromProducerThenRowPass) {
   plain_row_pass_matches_reference<12>();
   plain_row_pass_matches_reference<13>();

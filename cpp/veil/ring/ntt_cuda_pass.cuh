@@ -68,6 +68,7 @@ template <bool kFwd, bool kCols, int kLogN, int kLogL, int kSeqs, bool kFinal, i
 struct Pass {
   using Word = W;
   static constexpr bool k32 = sizeof(W) == 4;
+  static constexpr bool kColumns = kCols;
   static constexpr bool kMergeLast = !kFwd && kFinal && (kLean || k32);
   static constexpr int kLogP = kLogP_;
   static constexpr u32 kP = 1u << kLogP;  // words per thread

@@ -56,6 +56,12 @@ using FusedRows =
     Pass<true, false, kLogN, kLogN - kLogN / 2, ((1 << 12) >> (kLogN - kLogN / 2)), true, 4, false,
          W>;
 
+// The column pass of the narrow producer (first_pass_from_inputs): the r16 kernels' own column
+// pass, 16 words per thread, 256 threads, tiles of 4096 words, same split as FusedCols.
+template <int kLogN, class W>
+using NarrowCols =
+    Pass<true, true, kLogN, kLogN / 2, ((1 << 12) >> (kLogN / 2)), false, 4, false, W>;
+
 // A column-pass thread with the producer's per-thread state (e.g. its conversion inputs).
 template <class P_, class State>
 struct WithState : P_ {
@@ -150,6 +156,33 @@ VEIL_HD void last_pass_into_block(Ex& ex, const NttArgs<typename Ex::P::Word>& a
   });
 }
 
+/// The narrow producer's words, the column pass's round-0 input: for each of the thread's words
+/// (offset x of its limb), sum_{i < 4} in4[4 x + i] * row[i] mod m. in4 holds four words per
+/// coefficient (a conversion's at most three inputs y_i and its v, zero-padded: block_inputs of
+/// rns/conv_kernels.h), row the output limb's padded table row. Four products of words below
+/// 2^31 sum below 2^64, so one 64-bit reduction gives the conversion's residue exactly. In place
+/// of pass_load: the thread's words are a column's (kCols), so adjacent threads read adjacent
+/// 16-byte groups.
+template <class P>
+VEIL_HD void load_from_inputs(P& p, const u32* in4, const u32 (&row)[4], const Modulus& m) {
+  static_assert(P::kColumns && P::k32, "the narrow producer feeds a 32-bit column pass");
+#pragma unroll
+  for (u32 j = 0; j < P::kP; ++j) {
+    const u32 x = p.gofs(p.template k_of<0>(j));
+#if VEIL_DEVICE_CODE
+    const uint4 y4 = __ldg(reinterpret_cast<const uint4*>(in4) + x);
+    const u32 y[4] = {y4.x, y4.y, y4.z, y4.w};
+#else
+    const u32* y = in4 + 4 * std::size_t(x);
+#endif
+    u64 s = mad_wide(y[0], row[0], 0);
+    s = mad_wide(y[1], row[1], s);
+    s = mad_wide(y[2], row[2], s);
+    s = mad_wide(y[3], row[3], s);
+    p.v[j] = static_cast<u32>(reduce_word(s, m));
+  }
+}
+
 /// Calls visit.template operator()<kLogN>() for the degrees the fused passes serve (2^12..2^17);
 /// false for others.
 template <class Visit>
@@ -201,6 +234,25 @@ __global__ void __launch_bounds__(P::kThreads, kMinBlocks)
   last_pass_into_block(ex, a, cons, poly, rest / nseg);
 }
 
+// The narrow producer's column pass: block = (limb, tile, polynomial), polynomial fastest, as
+// ntt_pass_kernel; in4 is [num_polys][N][4], mat the output limbs' rows of four words.
+template <class P>
+__global__ void __launch_bounds__(P::kThreads, 4)
+    ntt_cols_from_inputs_kernel(NttArgs<u32> a, const u32* in4, const u32* mat) {
+  __shared__ u32 sm[P::kSmemWords];
+  constexpr u32 nseg = (P::kN >> P::kLog) / u32(P::kSeqsPerBlock);
+  const u32 poly = blockIdx.x % a.v.num_polys, rest = blockIdx.x / a.v.num_polys;
+  const u32 limb = rest / nseg;
+  P p;
+  p.init_at(a, poly, limb, rest % nseg, threadIdx.x);
+  const uint4 r4 = __ldg(reinterpret_cast<const uint4*>(mat) + limb);
+  const u32 row[4] = {r4.x, r4.y, r4.z, r4.w};
+  load_from_inputs(p, in4 + std::size_t(poly) * 4 * P::kN, row, a.v.modulus(limb));
+  ThreadEx<P> ex{p, sm};
+  pass_rounds(ex);
+  pass_store(ex);
+}
+
 // Blocks a fused column pass aims for (about four per SM of an H100 at one resident block each;
 // VEIL_FUSED_BLOCKS overrides it for tuning runs, read once).
 u32 fused_target_blocks() {
@@ -236,6 +288,28 @@ bool ntt_forward_first_pass_from(const Device& dev, int log_n, const W* twiddles
         <<<groups * splits * tiles, P::kThreads, 0, backend::stream(dev)>>>(twiddles, src, tiles,
                                                                            splits);
     backend::check_last_launch("ntt_forward_first_pass_from");
+  });
+}
+
+/// The column pass of the forward NTT of every limb of v (words in [0, 2q) in the column pass's
+/// output layout, for ntt_forward_last_pass_into) whose input is a narrow conversion: limb j of
+/// polynomial p is sum_i in4[p][x][i] * mat[j][i] mod q_j at each offset x (load_from_inputs).
+/// in4: [v.num_polys][N][4] words, mat: [v.num_limbs][4], both 16-byte aligned. One pass
+/// instead of a conversion kernel, its output stored and read back, and a column pass. False
+/// (nothing launched) where the degree is not served.
+inline bool ntt_forward_first_pass_from_inputs(const Device& dev, const RnsPolyView<u32>& v,
+                                               const u32* twiddles, const u32* in4,
+                                               const u32* mat) {
+  if (v.num_polys == 0 || v.num_limbs == 0) return true;
+  return visit_fused_degree(v.log_n, [&]<int kLogN>() {
+    using P = NarrowCols<kLogN, u32>;
+    const NttArgs<u32> a{.v = v, .twiddles = twiddles, .inv_n = nullptr};
+    const std::size_t blocks = std::size_t(v.num_polys) * v.num_limbs * (P::kN >> P::kLog) /
+                               std::size_t(P::kSeqsPerBlock);
+    backend::set_current(dev);
+    ntt_cols_from_inputs_kernel<P>
+        <<<unsigned(blocks), P::kThreads, 0, backend::stream(dev)>>>(a, in4, mat);
+    backend::check_last_launch("ntt_forward_first_pass_from_inputs");
   });
 }
 

@@ -178,6 +178,19 @@ struct CorrectionSource {
   }
 };
 
+// The narrow producer's inputs (ModDownNtt::correction_first_pass): y4[p][c] = the conversion
+// inputs y_i of coefficient c of polynomial p and its v, zero-padded to four words (block_inputs,
+// so the words the blocked pass would hold in registers).
+template <class W>
+void narrow_inputs(const Device& dev, const rns_detail::ConvView& cv,
+                   const RnsPolyView<const W>& in, W* y4, std::size_t n, std::size_t num_polys) {
+  for_each(dev, num_polys * n, VEIL_LAMBDA(std::size_t i) {
+    W y[1][4];
+    rns_detail::block_inputs<W, 4, 1>(cv, in, static_cast<u32>(i / n), 0, i % n, 0, 1, y);
+    for (int k = 0; k < 4; ++k) y4[4 * i + k] = y[0][k];
+  });
+}
+
 // The consumer of the fused row pass of ModDownNtt::apply: out = (x - r) * D^-1.
 template <class W>
 struct FinishInto {
@@ -202,6 +215,16 @@ std::atomic<std::size_t>& max_drop_setting() {
 }  // namespace
 
 std::size_t fused_mod_down_max_drop() { return max_drop_setting().load(); }
+
+namespace {
+std::atomic<bool>& narrow_setting() {
+  static std::atomic<bool> v{env_integer("VEIL_FUSED_MODDOWN_NARROW", 0, 1, 1) != 0};
+  return v;
+}
+}  // namespace
+
+bool fused_mod_down_narrow() { return narrow_setting().load(); }
+void set_fused_mod_down_narrow(bool on) { narrow_setting().store(on); }
 
 void set_fused_mod_down_max_drop(std::size_t drops) {
   if (drops > 15) {
@@ -236,6 +259,18 @@ Buffer<W> ModDownNtt::correction_first_pass(const Device& dev, const NttTables& 
     VEIL_REQUIRE(mat != nullptr, "correction_first_pass: no padded table");
     const std::size_t stride = conv_.tables().stride;
     const W* tw = tables.twiddles_for<W>(dev);
+    if (stride == 4 && drop_.size() <= kNarrowModDownMaxDrop && fused_mod_down_narrow()) {
+      // The narrow producer: y_i and v of each coefficient once (block_inputs, the blocked
+      // pass's own words), then the r16 column pass converts as it loads.
+      Buffer<W> in4(dev, num_polys * n * 4);
+      W* y4 = in4.data();
+      narrow_inputs<W>(dev, cv, make_view<const W>(dev, drop_ntt, num_polys, drop_, n), y4, n,
+                       num_polys);
+      const bool ok = detail::ntt_forward_first_pass_from_inputs(
+          dev, make_view<W>(dev, r.data(), num_polys, keep_, n), tw, y4, mat);
+      VEIL_REQUIRE(ok, "correction_first_pass: narrow column pass");
+      return r;
+    }
     auto run = [&]<u32 kMax>() {
       const CorrectionSource<kMax> s{cv, mat, stride, n / 4, static_cast<u32>(stride / 4),
                                      make_view<const W>(dev, drop_ntt, num_polys, drop_, n),
