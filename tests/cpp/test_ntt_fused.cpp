@@ -228,7 +228,8 @@ void consumer_sees_reference_once() {
 
 // The narrow producer (load_from_inputs in the r16 column pass, then the plain row pass): every
 // limb of two polynomials over three primes equals the reference transform of the 4-term sums
-// computed with 128-bit integers, whatever the words below 2^31 (inputs, v and table rows).
+// computed with 128-bit integers, whatever the words below 2^31 (inputs, v and table rows). Two
+// primes of 30 bits (the passes' Harvey bounds, lazy4) and one of 31 bits (the full reductions).
 template <int kLogN>
 void narrow_column_pass_matches_reference() {
   using Cols = veil::detail::NarrowCols<kLogN, u32>;
@@ -236,7 +237,10 @@ void narrow_column_pass_matches_reference() {
   const std::size_t n = std::size_t(1) << kLogN;
   constexpr u32 polys = 2, limbs = 3;
   std::vector<Modulus> mods;
-  for (u64 q : veil::generate_ntt_primes(30, n, limbs)) mods.emplace_back(q);
+  for (u64 q : veil::generate_ntt_primes(30, n, limbs - 1)) mods.emplace_back(q);
+  mods.emplace_back(veil::generate_ntt_primes(31, n, 1)[0]);
+  ASSERT_LT(mods[0].value, u64(1) << 30);
+  ASSERT_GT(mods[2].value, u64(1) << 30);
   const NttTables tables(n, mods);
   std::vector<u32> ids{0, 1, 2};
   std::mt19937_64 rng(100 + kLogN);
@@ -295,6 +299,78 @@ void narrow_column_pass_matches_reference() {
     ASSERT_EQ(data[i], want[i]) << "2^" << kLogN << ", polynomial " << i / (limbs * n)
                                 << ", limb " << (i / n) % limbs << ", offset " << i % n;
   }
+}
+
+// The r16 two-pass transforms (ntt_pass_kernel's body: the passes of ntt_cuda.cu's variant 0
+// with 32-bit words), forward then inverse, replayed on the host: each limb equals the CPU
+// reference transform, and the inverse returns the input. Primes of 25 and 30 bits run the
+// Harvey bounds (lazy4), one of 31 bits the full reductions.
+template <bool kFwd, int kLogN>
+void run_two_pass(std::vector<u32>& data, const std::vector<Modulus>& mods,
+                  std::vector<u32>& ids, const NttTables& tables) {
+  constexpr int l1 = kLogN / 2, l2 = kLogN - l1;
+  using Cols = veil::detail::Pass<kFwd, true, kLogN, l1, (4096 >> l1), !kFwd, 4, false, u32>;
+  using Rows = veil::detail::Pass<kFwd, false, kLogN, l2, (4096 >> l2), kFwd, 4, false, u32>;
+  veil::RnsPolyView<u32> v;
+  v.data = data.data();
+  v.moduli = mods.data();
+  v.ntt_ids = ids.data();
+  v.num_polys = 1;
+  v.num_limbs = u32(mods.size());
+  v.log_n = kLogN;
+  const veil::detail::NttArgs<u32> a{.v = v,
+                                     .twiddles = tables.twiddles32(Device::cpu()),
+                                     .inv_n = tables.inv_n32(Device::cpu())};
+  auto pass = [&]<class P>() {
+    std::vector<u32> sm(P::kSmemWords);
+    const u32 blocks = v.num_limbs * u32(P::kN >> P::kLog) / u32(P::kSeqsPerBlock);
+    for (u32 b = 0; b < blocks; ++b) {
+      std::vector<P> threads(P::kThreads);
+      for (u32 t = 0; t < threads.size(); ++t) threads[t].init(a, b, t);
+      BlockEx<P> ex{&threads, sm.data()};
+      veil::detail::pass_load(ex);
+      veil::detail::pass_rounds(ex);
+      veil::detail::pass_store(ex);
+    }
+  };
+  if constexpr (kFwd) {
+    pass.template operator()<Cols>();
+    pass.template operator()<Rows>();
+  } else {
+    pass.template operator()<Rows>();
+    pass.template operator()<Cols>();
+  }
+}
+
+template <int kLogN>
+void two_pass_matches_reference() {
+  const std::size_t n = std::size_t(1) << kLogN;
+  std::vector<Modulus> mods;
+  for (int bits : {25, 30, 31}) mods.emplace_back(veil::generate_ntt_primes(bits, n, 1)[0]);
+  const NttTables tables(n, mods);
+  std::vector<u32> ids{0, 1, 2};
+  std::mt19937_64 rng(200 + kLogN);
+  std::vector<u32> x(mods.size() * n);
+  for (std::size_t l = 0; l < mods.size(); ++l)
+    for (std::size_t i = 0; i < n; ++i) x[l * n + i] = u32(rng() % mods[l].value);
+  for (std::size_t i = 0; i < n; ++i) x[i] = u32(mods[0].value - 1);  // the largest residue
+  std::vector<u32> want = x;
+  for (std::size_t l = 0; l < mods.size(); ++l) {
+    const u32* tw = tables.twiddles32(Device::cpu()) + l * 4 * n;
+    veil::detail::ntt_forward_limb<u32>(want.data() + l * n, tw, tw + n, n, u32(mods[l].value));
+  }
+  std::vector<u32> data = x;
+  run_two_pass<true, kLogN>(data, mods, ids, tables);
+  for (std::size_t i = 0; i < data.size(); ++i)
+    ASSERT_EQ(data[i], want[i]) << "forward, 2^" << kLogN << ", limb " << i / n << ", " << i % n;
+  run_two_pass<false, kLogN>(data, mods, ids, tables);
+  for (std::size_t i = 0; i < data.size(); ++i)
+    ASSERT_EQ(data[i], x[i]) << "inverse, 2^" << kLogN << ", limb " << i / n << ", " << i % n;
+}
+
+TEST(NttFusedHost, TwoPassTransformsMatchTheReferenceOnEveryPrimeSize) {
+  two_pass_matches_reference<13>();
+  two_pass_matches_reference<16>();
 }
 
 TEST(NttFusedHost, NarrowColumnPassFromInputsThenRowPass) {

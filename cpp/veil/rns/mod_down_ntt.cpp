@@ -191,16 +191,19 @@ void narrow_inputs(const Device& dev, const rns_detail::ConvView& cv,
   });
 }
 
-// The consumer of the fused row pass of ModDownNtt::apply: out = (x - r) * D^-1.
+// The consumer of the fused row pass of ModDownNtt::apply: out = (x - r) * D^-1, its loads of x
+// issued before the first store (last_pass_into_block: out may be in).
 template <class W>
 struct FinishInto {
   const W* in;
   W* out;
   std::size_t in_stride, out_stride, n;
   ModDownNtt::FinishView v;
-  VEIL_HD void operator()(u32 p, u32 l, u32 off, W r) const {
-    const std::size_t i = std::size_t(l) * n + off;
-    out[p * out_stride + i] = mod_down_finish<W>(v, l, in[p * in_stride + i], r);
+  VEIL_HD W load(u32 p, u32 l, u32 off) const {
+    return in[p * in_stride + std::size_t(l) * n + off];
+  }
+  VEIL_HD void finish(u32 p, u32 l, u32 off, W x, W r) const {
+    out[p * out_stride + std::size_t(l) * n + off] = mod_down_finish<W>(v, l, x, r);
   }
 };
 #endif
