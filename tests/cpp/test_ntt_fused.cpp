@@ -228,8 +228,8 @@ void consumer_sees_reference_once() {
 
 // The narrow producer (load_from_inputs in the r16 column pass, then the plain row pass): every
 // limb of two polynomials over three primes equals the reference transform of the 4-term sums
-// computed with 128-bit integers, whatever the words below 2^31 (inputs, v and table rows). Two
-// primes of 30 bits (the passes' Harvey bounds, lazy4) and one of 31 bits (the full reductions).
+// computed with 128-bit integers, whatever the words below 2^31 (inputs, v and table rows), over
+// two primes of 30 bits and one of 31.
 template <int kLogN>
 void narrow_column_pass_matches_reference() {
   using Cols = veil::detail::NarrowCols<kLogN, u32>;
@@ -303,8 +303,7 @@ void narrow_column_pass_matches_reference() {
 
 // The r16 two-pass transforms (ntt_pass_kernel's body: the passes of ntt_cuda.cu's variant 0
 // with 32-bit words), forward then inverse, replayed on the host: each limb equals the CPU
-// reference transform, and the inverse returns the input. Primes of 25 and 30 bits run the
-// Harvey bounds (lazy4), one of 31 bits the full reductions.
+// reference transform, and the inverse returns the input, for primes of 25, 30 and 31 bits.
 template <bool kFwd, int kLogN>
 void run_two_pass(std::vector<u32>& data, const std::vector<Modulus>& mods,
                   std::vector<u32>& ids, const NttTables& tables) {

@@ -28,9 +28,7 @@
 //
 // Variants (VEIL_NTT_VARIANT, read once; detail::set_ntt_variant for benchmarks):
 //   0 "r16": two passes (one for N <= 2^12), P = 16, 256 threads, T = 4096, <= 128 registers
-//     (2 blocks/SM), N1 = 2^floor(logN/2). Harvey's arithmetic exactly as the CPU reference
-//     (32-bit words: the CPU's full reductions for primes of 2^30 or more, Harvey's 4q bounds
-//     below; ntt_cuda_pass.cuh's ct32_lazy / gs32_lazy).
+//     (2 blocks/SM), N1 = 2^floor(logN/2). Harvey's arithmetic exactly as the CPU reference.
 //   1 "r8": two passes (one for N <= 2^11), P = 8, 256 threads, T = 2048, <= 64 registers
 //     (4 blocks/SM: twice the resident warps to overlap memory and integer work), N1 = 128 (S = 16
 //     columns = 128 B per row segment), lean arithmetic (below).

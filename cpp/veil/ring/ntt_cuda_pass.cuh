@@ -59,8 +59,7 @@ VEIL_HD u64 shoup_quotient_barrett(u64 w, const Modulus& m) {
 // applies the epilogue (forward: reduce to [0, q); inverse: multiply by N^-1). kLogP: words per
 // thread (log2). kLean: the lean arithmetic of the header. W: the word (u64, or u32 for primes
 // < 2^31 with the 32-bit butterflies of ntt.cpp: forward values in [0, 2q), inverse values in
-// [0, q), the last inverse stage always merged with N^-1; for q < 2^30, Harvey's bounds instead,
-// forward [0, 4q) and inverse [0, 2q): ct32_lazy / gs32_lazy, chosen per limb at run time).
+// [0, q), the last inverse stage always merged with N^-1).
 // One object is one thread's state; the drivers below call the phases with barriers between them
 // (written once for the kernels and for a host harness that replays them in lock step; shared
 // memory is any `Sm` indexable like a W*).
@@ -108,7 +107,6 @@ struct Pass {
   const W* w_tab;   // psi^bitrev (forward) or psi^-bitrev (inverse) for this limb's prime
   const W* ws_tab;  // their Shoup quotients
   W q, two_q;
-  bool lazy4 = false;  // 32-bit words and q < 2^30: Harvey's 4q bounds (ct32_lazy, gs32_lazy)
   W ninv, ninv_shoup;
   W w1n, w1n_shoup;  // merged last inverse stage: psi^-bitrev(1) * N^-1 and its quotient
   u32 first;         // first column / row of the tile
@@ -154,7 +152,6 @@ struct Pass {
                                W* data) {
     q = static_cast<W>(m.value);
     two_q = 2 * q;
-    lazy4 = k32 && static_cast<u64>(m.value) < (u64(1) << 30);
     w_tab = w;
     ws_tab = ws;
     ninv = ninv_shoup = w1n = w1n_shoup = 0;
@@ -267,22 +264,6 @@ struct Pass {
     y = mul_shoup(u + q - t, w, ws, q);
   }
 
-  // Harvey's bounds with 32-bit words where 4q < 2^32 (q < 2^30; every prime of the 32-bit
-  // chains but the 31-bit special primes): forward [0, 4q) -> [0, 4q), inverse [0, 2q) ->
-  // [0, 2q). The Shoup products stay in [0, 2q), so each butterfly drops one correction (an
-  // add and an unsigned minimum on the ALU pipe, which bounds these passes: bench/NOTES.md).
-  VEIL_HD void ct32_lazy(W& x, W& y, W w, W ws) const {
-    const W u = reduce_once(x, two_q);
-    const W t = mul_shoup_lazy(y, w, ws, q);
-    x = u + t;
-    y = u + two_q - t;
-  }
-  VEIL_HD void gs32_lazy(W& x, W& y, W w, W ws) const {
-    const W u = x, t = y;
-    x = reduce_once(u + t, two_q);
-    y = mul_shoup_lazy(u + two_q - t, w, ws, q);
-  }
-
   // Harvey's butterflies, exactly as the CPU reference (ntt.cpp).
   VEIL_HD void ct(u64& x, u64& y, u64 w, u64 ws) const {
     u64 u = x;
@@ -358,9 +339,8 @@ struct Pass {
 #endif
   }
 
-  // All butterflies of round r on window position i (global bit kGoff + lo(r) + i); kLazy:
-  // ct32_lazy / gs32_lazy (lazy4 holds).
-  template <int kR, int kI, bool kLazy>
+  // All butterflies of round r on window position i (global bit kGoff + lo(r) + i).
+  template <int kR, int kI>
   VEIL_HD void stage(u32 x0) {
     constexpr int kCount = 1 << (kLogP - 1 - kI);
     constexpr u32 kBit = 1u << kI;
@@ -368,15 +348,14 @@ struct Pass {
     constexpr int kStageNo = kLogN - 1 - kGbit;      // forward stage number (m = 2^kStageNo)
     if constexpr (kMergeLast && kGbit == kLogN - 1) {
       // Last inverse stage (twiddle index 1) merged with the N^-1 scaling; fully reduced.
-      // 64-bit inputs are in [0, 2q), 32-bit ones in [0, q) (u + q - t then stays below 2^32),
-      // or [0, 2q) with kLazy (u + 2q - t < 4q < 2^32).
+      // 64-bit inputs are in [0, 2q), 32-bit ones in [0, q) (u + q - t then stays below 2^32).
       static_assert(kCount == 1, "the top bit is a window's last position");
 #pragma unroll
       for (u32 j = 0; j < kP; ++j) {
         if (j & kBit) continue;
         const W u = v[j], t = v[j | kBit];
         v[j] = mul_shoup(u + t, ninv, ninv_shoup, q);
-        v[j | kBit] = mul_shoup(u + ((k32 && !kLazy) ? q : two_q) - t, w1n, w1n_shoup, q);
+        v[j | kBit] = mul_shoup(u + (k32 ? q : two_q) - t, w1n, w1n_shoup, q);
       }
       return;
     }
@@ -386,12 +365,8 @@ struct Pass {
     for (u32 j = 0; j < kP; ++j) {
       if (j & kBit) continue;
       const u32 m = j >> (kI + 1);
-      if constexpr (kFwd && k32 && kLazy) {
-        ct32_lazy(v[j], v[j | kBit], w[m], ws[m]);
-      } else if constexpr (kFwd && k32) {
+      if constexpr (kFwd && k32) {
         ct32(v[j], v[j | kBit], w[m], ws[m]);
-      } else if constexpr (k32 && kLazy) {
-        gs32_lazy(v[j], v[j | kBit], w[m], ws[m]);
       } else if constexpr (k32) {
         gs32(v[j], v[j | kBit], w[m], ws[m]);
       } else if constexpr (kFwd && kLean) {
@@ -406,21 +381,19 @@ struct Pass {
     }
   }
 
-  template <int kR, bool kLazy = false>
+  template <int kR>
   VEIL_HD void compute() {
     const u32 x0 = gofs(k_of<kR>(0));  // NTT index of the thread's words with window bits zero
     constexpr int a = act_lo(kR), b = act_hi(kR);
     if constexpr (kFwd) {
-      static_for<0, b - a>([&](auto ic) { stage<kR, b - 1 - decltype(ic)::value, kLazy>(x0); });
+      static_for<0, b - a>([&](auto ic) { stage<kR, b - 1 - decltype(ic)::value>(x0); });
     } else {
-      static_for<0, b - a>([&](auto ic) { stage<kR, a + decltype(ic)::value, kLazy>(x0); });
+      static_for<0, b - a>([&](auto ic) { stage<kR, a + decltype(ic)::value>(x0); });
     }
     if constexpr (kFinal && kR == kRounds - 1) {
 #pragma unroll
       for (u32 j = 0; j < kP; ++j) {
-        if constexpr (kFwd && k32 && kLazy) {  // [0, 4q) -> [0, q)
-          v[j] = reduce_once(reduce_once(v[j], two_q), q);
-        } else if constexpr (kFwd && k32) {  // [0, 2q) -> [0, q)
+        if constexpr (kFwd && k32) {  // [0, 2q) -> [0, q)
           v[j] = reduce_once(v[j], q);
         } else if constexpr (k32) {
           // merged last stage: already scaled and reduced
@@ -477,34 +450,18 @@ VEIL_HD void pass_load(Ex& ex) {  // global -> registers, round 0
   }
 }
 
-template <bool kLazy, class Ex>
-VEIL_HD void pass_rounds_as(Ex& ex) {
+template <class Ex>
+VEIL_HD void pass_rounds(Ex& ex) {  // all rounds; exchanges through shared memory between them
   using P = typename Ex::P;
   static_for<0, P::kRounds>([&](auto rc) {
     constexpr int r = decltype(rc)::value;
-    ex.each([](P& p, auto) { p.template compute<r, kLazy>(); });
+    ex.each([](P& p, auto) { p.template compute<r>(); });
     if constexpr (r + 1 < P::kRounds) {
       ex.each([](P& p, auto sm) { p.template write<r>(sm); });
       ex.sync();
       ex.each([](P& p, auto sm) { p.template read<r + 1>(sm); });
     }
   });
-}
-
-// All rounds; exchanges through shared memory between them. A block transforms one limb at a
-// time, so lazy4 is the same in all its threads (one branch, both bodies compiled).
-template <class Ex>
-VEIL_HD void pass_rounds(Ex& ex) {
-  using P = typename Ex::P;
-  if constexpr (P::k32) {
-    bool lazy = false;
-    ex.each([&](P& p, auto) { lazy = p.lazy4; });
-    if (lazy) {
-      pass_rounds_as<true>(ex);
-      return;
-    }
-  }
-  pass_rounds_as<false>(ex);
 }
 
 template <class Ex>
