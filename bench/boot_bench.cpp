@@ -11,7 +11,8 @@
 // key-switching inner products' batched loads 0/1 (set_key_switch_batched_loads), mM ModUp's
 // conversion kernel 0..2 (set_mod_up_kernel), cC the blocked conversions' kernel 0..2
 // (set_conversion_kernel), fF the conversions' branch-free full rows 0/1
-// (set_conversion_full_rows); settings not named keep their last value. Every configuration's output words are compared with the first
+// (set_conversion_full_rows), nN the fused ModDown's narrow producer 0/1
+// (set_fused_mod_down_narrow); settings not named keep their last value. Every configuration's output words are compared with the first
 // configuration of the same EvalMod form: they must be equal (the branches change the schedule,
 // not the arithmetic). BOOT_PHASES=1 also times each public step (SlotToCoeff, ModRaise,
 // CoeffToSlot, EvalMod) replayed as its own graph (circuits::GraphReplay), median of RUNS.
@@ -103,7 +104,7 @@ int main(int argc, char** argv) {
       // letter-number pairs: g (graph branches 0/1), b (BSGS branches), e (EvalMod's even form
       // 0/1), d (fused ModDown's most dropped primes), k (batched inner-product loads 0/1),
       // m (ModUp's conversion kernel 0..2), c (the blocked conversions' kernel 0..2), f (the
-      // conversions' branch-free full rows 0/1)
+      // conversions' branch-free full rows 0/1), n (the fused ModDown's narrow producer 0/1)
       std::size_t pos = 0;
       while (pos < cfg.size()) {
         const char key = cfg[pos++];
@@ -114,9 +115,9 @@ int main(int argc, char** argv) {
         } catch (const std::exception&) {
           used = 0;
         }
-        if (used == 0 || std::string("gbedkmcf").find(key) == std::string::npos) {
+        if (used == 0 || std::string("gbedkmcfn").find(key) == std::string::npos) {
           std::fprintf(stderr,
-                       "BOOT_AB: expected letter-number pairs (g, b, e, d, k, m, c, f), got %s\n",
+                       "BOOT_AB: expected letter-number pairs (g, b, e, d, k, m, c, f, n), got %s\n",
                        cfg.c_str());
           return 2;
         }
@@ -130,6 +131,7 @@ int main(int argc, char** argv) {
           if (key == 'm') set_mod_up_kernel(static_cast<int>(v));
           if (key == 'c') set_conversion_kernel(static_cast<int>(v));
           if (key == 'f') set_conversion_full_rows(v != 0);
+          if (key == 'n') set_fused_mod_down_narrow(v != 0);
         } catch (const std::exception& ex) {
           std::fprintf(stderr, "BOOT_AB: %s (in %s)\n", ex.what(), cfg.c_str());
           return 2;
@@ -153,7 +155,8 @@ int main(int argc, char** argv) {
     }
     std::printf("C++ bootstrap%s%s: N = 2^%d, %d-bit words, %zu slots%s, %s: median %.3f ms over "
                 "%d runs (graph: %s, branches %s, bsgs %zu, EvalMod %s, fused ModDown <= %zu "
-                "drops, inner product %s, ModUp kernel %d, conversion kernel %d, full rows %s), "
+                "drops, narrow %s, inner product %s, ModUp kernel %d, conversion kernel %d, full "
+                "rows %s), "
                 "%zu levels left, "
                 "precision %.2f / %.2f bits (worst / mean); keys %.3f GiB + diagonals %.3f GiB; "
                 "output words vs the first configuration: %s\n",
@@ -161,7 +164,8 @@ int main(int argc, char** argv) {
                 config.pack_sparse ? " (pack_sparse)" : "", dev.str().c_str(), us / 1000.0, runs,
                 bt.uses_graph() ? "yes" : "no", backend::graph_branches() ? "on" : "off",
                 ckks::bsgs_branches(), bt.evalmod().even() ? "even" : "in y",
-                fused_mod_down_max_drop(), key_switch_batched_loads() ? "batched" : "loop",
+                fused_mod_down_max_drop(), fused_mod_down_narrow() ? "on" : "off",
+                key_switch_batched_loads() ? "batched" : "loop",
                 mod_up_kernel(), conversion_kernel(), conversion_full_rows() ? "on" : "off",
                 params.levels_left(),
                 min_bits, mean_bits, double(bt.keys().bytes()) / double(1 << 30),
