@@ -40,6 +40,22 @@ struct BlockEx {
   void sync() {}
 };
 
+// ntt_pass_kernel's body, replayed for every block of a pass of P over num_pl (polynomial, limb)
+// pairs of a.v (block = (limb, tile, polynomial)).
+template <class P>
+void replay_pass(const veil::detail::NttArgs<u32>& a, u32 num_pl) {
+  std::vector<u32> sm(P::kSmemWords);
+  const u32 blocks = num_pl * u32(P::kN >> P::kLog) / u32(P::kSeqsPerBlock);
+  for (u32 b = 0; b < blocks; ++b) {
+    std::vector<P> threads(P::kThreads);
+    for (u32 t = 0; t < threads.size(); ++t) threads[t].init(a, b, t);
+    BlockEx<P> ex{&threads, sm.data()};
+    veil::detail::pass_load(ex);
+    veil::detail::pass_rounds(ex);
+    veil::detail::pass_store(ex);
+  }
+}
+
 // A producer serving stored coefficients: group g's output limb r is x[(g * rows + r) * n + ...].
 struct StoredSource {
   static constexpr u32 kCoeffs = 4, kTableWords = 4;
@@ -151,7 +167,6 @@ void plain_row_pass_matches_reference() {
     std::vector<u32> data = f.template column_pass<kLogN>(splits);
     using Rows = veil::detail::FusedRows<kLogN, u32>;
     const u32* tw = f.tables.twiddles32(Device::cpu());
-    std::vector<u32> sm(Rows::kSmemWords);
     for (u32 g = 0; g < f.groups; ++g)
       for (u32 r = 0; r < f.rows; ++r) {
         std::vector<Modulus> mods;
@@ -159,15 +174,7 @@ void plain_row_pass_matches_reference() {
         const veil::detail::NttArgs<u32> a{.v = f.view_of(data.data(), g, r, mods, ids),
                                            .twiddles = tw,
                                            .inv_n = nullptr};
-        const u32 blocks = (Rows::kN >> Rows::kLog) / u32(Rows::kSeqsPerBlock);
-        for (u32 b = 0; b < blocks; ++b) {  // ntt_pass_kernel's body
-          std::vector<Rows> threads(Rows::kThreads);
-          for (u32 t = 0; t < threads.size(); ++t) threads[t].init(a, b, t);
-          BlockEx<Rows> ex{&threads, sm.data()};
-          veil::detail::pass_load(ex);
-          veil::detail::pass_rounds(ex);
-          veil::detail::pass_store(ex);
-        }
+        replay_pass<Rows>(a, 1);
         const std::vector<u32> got(data.begin() + (std::size_t(g) * f.rows + r) * f.n,
                                    data.begin() + (std::size_t(g) * f.rows + r + 1) * f.n);
         ASSERT_EQ(got, f.want[g * f.rows + r])
@@ -271,7 +278,7 @@ void narrow_column_pass_matches_reference() {
   v.log_n = kLogN;
   const veil::detail::NttArgs<u32> a{
       .v = v, .twiddles = tables.twiddles32(Device::cpu()), .inv_n = nullptr};
-  std::vector<u32> sm(std::max(Cols::kSmemWords, Rows::kSmemWords));
+  std::vector<u32> sm(Cols::kSmemWords);
   constexpr u32 nseg = (Cols::kN >> Cols::kLog) / u32(Cols::kSeqsPerBlock);
   for (u32 b = 0; b < polys * limbs * nseg; ++b) {  // ntt_cols_from_inputs_kernel's body
     const u32 poly = b % polys, rest = b / polys, limb = rest / nseg;
@@ -286,15 +293,7 @@ void narrow_column_pass_matches_reference() {
     veil::detail::pass_rounds(ex);
     veil::detail::pass_store(ex);
   }
-  const u32 row_blocks = polys * limbs * u32(Rows::kN >> Rows::kLog) / u32(Rows::kSeqsPerBlock);
-  for (u32 b = 0; b < row_blocks; ++b) {  // ntt_pass_kernel's body
-    std::vector<Rows> threads(Rows::kThreads);
-    for (u32 t = 0; t < threads.size(); ++t) threads[t].init(a, b, t);
-    BlockEx<Rows> ex{&threads, sm.data()};
-    veil::detail::pass_load(ex);
-    veil::detail::pass_rounds(ex);
-    veil::detail::pass_store(ex);
-  }
+  replay_pass<Rows>(a, polys * limbs);
   for (std::size_t i = 0; i < want.size(); ++i) {
     ASSERT_EQ(data[i], want[i]) << "2^" << kLogN << ", polynomial " << i / (limbs * n)
                                 << ", limb " << (i / n) % limbs << ", offset " << i % n;
@@ -320,24 +319,12 @@ void run_two_pass(std::vector<u32>& data, const std::vector<Modulus>& mods,
   const veil::detail::NttArgs<u32> a{.v = v,
                                      .twiddles = tables.twiddles32(Device::cpu()),
                                      .inv_n = tables.inv_n32(Device::cpu())};
-  auto pass = [&]<class P>() {
-    std::vector<u32> sm(P::kSmemWords);
-    const u32 blocks = v.num_limbs * u32(P::kN >> P::kLog) / u32(P::kSeqsPerBlock);
-    for (u32 b = 0; b < blocks; ++b) {
-      std::vector<P> threads(P::kThreads);
-      for (u32 t = 0; t < threads.size(); ++t) threads[t].init(a, b, t);
-      BlockEx<P> ex{&threads, sm.data()};
-      veil::detail::pass_load(ex);
-      veil::detail::pass_rounds(ex);
-      veil::detail::pass_store(ex);
-    }
-  };
   if constexpr (kFwd) {
-    pass.template operator()<Cols>();
-    pass.template operator()<Rows>();
+    replay_pass<Cols>(a, v.num_limbs);
+    replay_pass<Rows>(a, v.num_limbs);
   } else {
-    pass.template operator()<Rows>();
-    pass.template operator()<Cols>();
+    replay_pass<Rows>(a, v.num_limbs);
+    replay_pass<Cols>(a, v.num_limbs);
   }
 }
 
