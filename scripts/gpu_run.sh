@@ -211,7 +211,7 @@ if has ab; then
   for f in ${AB_VALUES:-1 0}; do
     (cd "$PRIV" && env "${AB_VAR:-VEIL_FUSED_NTT}=$f" veil bench --scheme "$SCHEME" --device cuda \
       --json "$OUT/bench_ab_$f.json" --markdown "$OUT/bench_ab_$f.md" "$@") > "$OUT/bench_ab_$f.log" 2>&1
-    echo "bench (fused=$f) rc=$?"; grep -E "^\| (params|shape|---)|cuda" "$OUT/bench_ab_$f.md" | tail -12
+    echo "bench (${AB_VAR:-VEIL_FUSED_NTT}=$f) rc=$?"; grep -E "^\| (params|shape|---)|cuda" "$OUT/bench_ab_$f.md" | tail -12
   done
 fi
 if has ncu; then
@@ -236,7 +236,7 @@ if has ncu; then
       (cd "$PRIV" && env "${NCU_VAR:-VEIL_FUSED_NTT}=$f" timeout 300 "$NCU" --profile-from-start off --csv \
         --metrics "$METRICS" python3 "$OLDPWD/bench/trace_ops.py" "${SCHEME:-ckks}" \
         "${NCU_ROW:-bootparam_40 N=65536 47}" --iters 1 --op "$op") > "$OUT/ncu_${op}_$f.csv" 2>&1
-      echo "ncu ($op, fused=$f) rc=$?"
+      echo "ncu ($op, ${NCU_VAR:-VEIL_FUSED_NTT}=$f) rc=$?"
       python3 bench/ncu_csv_sum.py "$OUT/ncu_${op}_$f.csv" --launches | tee "$OUT/ncu_${op}_$f.txt"
     done
   done
