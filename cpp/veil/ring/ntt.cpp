@@ -180,10 +180,11 @@ void check_view(const RnsPolyView<W>& v, const NttTables& tables, const char* wh
   }
 }
 
-// 32-bit words on a CPU with the vector kernels: each limb widened to 64-bit words, transformed
-// with the 64-bit kernel and tables (its primes are below 2^31, so IFMA's), and narrowed back.
-// The outputs are canonical, so these are the 32-bit scalar kernel's words; the two extra
-// passes over a limb cost far less than its log2(N) stages. False when no vector kernel applies.
+// 32-bit words on a CPU with the vector kernels: each limb transformed by the 64-bit kernel with
+// the 64-bit tables (its primes are below 2^31, so IFMA's), its first pass reading the 32-bit
+// words and its last pass writing them, through a 64-bit scratch limb per thread (below 32
+// words: widened to the scratch, transformed there and narrowed back). The outputs are
+// canonical, so these are the 32-bit scalar kernel's words. False when no vector kernel applies.
 bool cpu_transform_widened(bool forward, const RnsPolyView<u32>& v, const NttTables& tables) {
   const std::size_t n = v.n(), limbs = v.num_limbs;
   if (detail::cpu_simd() == detail::CpuSimd::kScalar || n < 16) return false;
@@ -207,6 +208,11 @@ bool cpu_transform_widened(bool forward, const RnsPolyView<u32>& v, const NttTab
     const u64 q = tables.prime(id).value;
     const u64* t = tw + id * 4 * n;
     u32* a = v.limb(static_cast<u32>(k));
+    if (forward ? detail::ntt_forward_limb_simd(a, b, t, t + n, n, q)
+                : detail::ntt_inverse_limb_simd(a, b, t + 2 * n, t + 3 * n, n, q, inv[2 * id],
+                                                inv[2 * id + 1])) {
+      continue;
+    }
     detail::widen_words(b, a, n);
     if (forward) {
       if (!detail::ntt_forward_limb_simd(b, t, t + n, n, q)) {

@@ -135,4 +135,43 @@ bool ntt_inverse_limb_simd(u64* a, const u64* itw, const u64* itw_shoup, std::si
   return false;
 }
 
+bool ntt_forward_limb_simd(u32* a, u64* scratch, const u64* tw, const u64* tw_shoup,
+                           std::size_t n, u64 q) {
+#if VEIL_X86_SIMD
+  if (n < 32) return false;
+  const CpuSimd level = cpu_simd();
+  if (level == CpuSimd::kAvx512Ifma && q < (u64(1) << 50)) {
+    ifma::forward_io<u32>(a, scratch, a, tw, tw_shoup, n, q);
+    return true;
+  }
+  if (level >= CpuSimd::kAvx512) {
+    dq::forward_io<u32>(a, scratch, a, tw, tw_shoup, n, q);
+    return true;
+  }
+#else
+  (void)a, (void)scratch, (void)tw, (void)tw_shoup, (void)n, (void)q;
+#endif
+  return false;
+}
+
+bool ntt_inverse_limb_simd(u32* a, u64* scratch, const u64* itw, const u64* itw_shoup,
+                           std::size_t n, u64 q, u64 inv_n, u64 inv_n_shoup) {
+#if VEIL_X86_SIMD
+  if (n < 32) return false;
+  const CpuSimd level = cpu_simd();
+  if (level == CpuSimd::kAvx512Ifma && q < (u64(1) << 50)) {
+    ifma::inverse_io<u32>(a, scratch, a, itw, itw_shoup, n, q, inv_n, inv_n_shoup);
+    return true;
+  }
+  if (level >= CpuSimd::kAvx512) {
+    dq::inverse_io<u32>(a, scratch, a, itw, itw_shoup, n, q, inv_n, inv_n_shoup);
+    return true;
+  }
+#else
+  (void)a, (void)scratch, (void)itw, (void)itw_shoup, (void)n, (void)q, (void)inv_n,
+      (void)inv_n_shoup;
+#endif
+  return false;
+}
+
 }  // namespace veil::detail
