@@ -12,9 +12,9 @@
 // conversion kernel 0..2 (set_mod_up_kernel), cC the blocked conversions' kernel 0..2
 // (set_conversion_kernel), fF the conversions' branch-free full rows 0/1
 // (set_conversion_full_rows), nN the fused ModDown's narrow producer 0/1
-// (set_fused_mod_down_narrow); settings not named keep their last value. Every configuration's output words are compared with the first
-// configuration of the same EvalMod form: they must be equal (the branches change the schedule,
-// not the arithmetic). BOOT_PHASES=1 also times each public step (SlotToCoeff, ModRaise,
+// (set_fused_mod_down_narrow); settings not named keep their last value. Every configuration's
+// output words are compared with the first configuration of the same EvalMod form: they must be
+// equal (the branches change the schedule, not the arithmetic). BOOT_PHASES=1 also times each public step (SlotToCoeff, ModRaise,
 // CoeffToSlot, EvalMod) replayed as its own graph (circuits::GraphReplay), median of RUNS.
 #include <algorithm>
 #include <cmath>
@@ -117,7 +117,8 @@ int main(int argc, char** argv) {
         }
         if (used == 0 || std::string("gbedkmcfn").find(key) == std::string::npos) {
           std::fprintf(stderr,
-                       "BOOT_AB: expected letter-number pairs (g, b, e, d, k, m, c, f, n), got %s\n",
+                       "BOOT_AB: expected letter-number pairs (g, b, e, d, k, m, c, f, n), "
+                       "got %s\n",
                        cfg.c_str());
           return 2;
         }

@@ -56,8 +56,9 @@ using FusedRows =
     Pass<true, false, kLogN, kLogN - kLogN / 2, ((1 << 12) >> (kLogN - kLogN / 2)), true, 4, false,
          W>;
 
-// The column pass of the narrow producer (first_pass_from_inputs): the r16 kernels' own column
-// pass, 16 words per thread, 256 threads, tiles of 4096 words, same split as FusedCols.
+// The column pass of the narrow producer (load_from_inputs, ntt_forward_first_pass_from_inputs):
+// the r16 kernels' own column pass, 16 words per thread, 256 threads, tiles of 4096 words, the
+// same split as FusedCols.
 template <int kLogN, class W>
 using NarrowCols =
     Pass<true, true, kLogN, kLogN / 2, ((1 << 12) >> (kLogN / 2)), false, 4, false, W>;
@@ -156,7 +157,9 @@ VEIL_HD void last_pass_into_block(Ex& ex, const NttArgs<typename Ex::P::Word>& a
     if constexpr (requires { cons.load(poly, limb, base); }) {
       typename P::Word x[P::kP];
 #pragma unroll
-      for (u32 i = 0; i < P::kP; ++i) x[i] = cons.load(poly, limb, base + p.tid + u32(P::kThreads) * i);
+      for (u32 i = 0; i < P::kP; ++i) {
+        x[i] = cons.load(poly, limb, base + p.tid + u32(P::kThreads) * i);
+      }
 #pragma unroll
       for (u32 i = 0; i < P::kP; ++i) {
         const u32 e = p.tid + u32(P::kThreads) * i;
