@@ -1,5 +1,6 @@
 #include "veil/ring/ntt.h"
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,6 @@
 #include "veil/backend/device.h"
 #include "veil/core/error.h"
 #include "veil/core/primes.h"
-#include "veil/ring/eltwise_simd.h"
 #include "veil/ring/ntt_simd.h"
 
 namespace veil {
@@ -182,9 +182,9 @@ void check_view(const RnsPolyView<W>& v, const NttTables& tables, const char* wh
 
 // 32-bit words on a CPU with the vector kernels: each limb transformed by the 64-bit kernel with
 // the 64-bit tables (its primes are below 2^31, so IFMA's), its first pass reading the 32-bit
-// words and its last pass writing them, through a 64-bit scratch limb per thread (below 32
-// words: widened to the scratch, transformed there and narrowed back). The outputs are
-// canonical, so these are the 32-bit scalar kernel's words. False when no vector kernel applies.
+// words and its last pass writing them, through a 64-bit scratch limb per thread. The outputs
+// are canonical, so these are the 32-bit scalar kernel's words. False when no vector kernel
+// applies (a scalar processor, n < 16).
 bool cpu_transform_widened(bool forward, const RnsPolyView<u32>& v, const NttTables& tables) {
   const std::size_t n = v.n(), limbs = v.num_limbs;
   if (detail::cpu_simd() == detail::CpuSimd::kScalar || n < 16) return false;
@@ -197,6 +197,7 @@ bool cpu_transform_widened(bool forward, const RnsPolyView<u32>& v, const NttTab
   if (!backend::forked_child()) threads = omp_get_max_threads();
 #endif
   std::vector<u64> scratch(static_cast<std::size_t>(threads) * n);  // one limb per thread
+  std::atomic<bool> refused{false};  // cannot happen after the checks above; never silent
 #pragma omp parallel for schedule(static) if (!backend::forked_child())
   for (std::int64_t k = 0; k < total; ++k) {
     int me = 0;
@@ -208,22 +209,13 @@ bool cpu_transform_widened(bool forward, const RnsPolyView<u32>& v, const NttTab
     const u64 q = tables.prime(id).value;
     const u64* t = tw + id * 4 * n;
     u32* a = v.limb(static_cast<u32>(k));
-    if (forward ? detail::ntt_forward_limb_simd(a, b, t, t + n, n, q)
+    const bool done =
+        forward ? detail::ntt_forward_limb_simd(a, b, t, t + n, n, q)
                 : detail::ntt_inverse_limb_simd(a, b, t + 2 * n, t + 3 * n, n, q, inv[2 * id],
-                                                inv[2 * id + 1])) {
-      continue;
-    }
-    detail::widen_words(b, a, n);
-    if (forward) {
-      if (!detail::ntt_forward_limb_simd(b, t, t + n, n, q)) {
-        detail::ntt_forward_limb<u64>(b, t, t + n, n, q);
-      }
-    } else if (!detail::ntt_inverse_limb_simd(b, t + 2 * n, t + 3 * n, n, q, inv[2 * id],
-                                              inv[2 * id + 1])) {
-      detail::ntt_inverse_limb<u64>(b, t + 2 * n, t + 3 * n, n, q, inv[2 * id], inv[2 * id + 1]);
-    }
-    detail::narrow_words(a, b, n);
+                                                inv[2 * id + 1]);
+    if (!done) refused.store(true, std::memory_order_relaxed);
   }
+  VEIL_REQUIRE(!refused.load(), "ntt: the 32-bit vector kernel refused a limb");
   return true;
 }
 

@@ -138,7 +138,7 @@ bool ntt_inverse_limb_simd(u64* a, const u64* itw, const u64* itw_shoup, std::si
 bool ntt_forward_limb_simd(u32* a, u64* scratch, const u64* tw, const u64* tw_shoup,
                            std::size_t n, u64 q) {
 #if VEIL_X86_SIMD
-  if (n < 32) return false;
+  if (n < 16) return false;
   const CpuSimd level = cpu_simd();
   if (level == CpuSimd::kAvx512Ifma && q < (u64(1) << 50)) {
     ifma::forward_io<u32>(a, scratch, a, tw, tw_shoup, n, q);
@@ -157,7 +157,7 @@ bool ntt_forward_limb_simd(u32* a, u64* scratch, const u64* tw, const u64* tw_sh
 bool ntt_inverse_limb_simd(u32* a, u64* scratch, const u64* itw, const u64* itw_shoup,
                            std::size_t n, u64 q, u64 inv_n, u64 inv_n_shoup) {
 #if VEIL_X86_SIMD
-  if (n < 32) return false;
+  if (n < 16) return false;
   const CpuSimd level = cpu_simd();
   if (level == CpuSimd::kAvx512Ifma && q < (u64(1) << 50)) {
     ifma::inverse_io<u32>(a, scratch, a, itw, itw_shoup, n, q, inv_n, inv_n_shoup);

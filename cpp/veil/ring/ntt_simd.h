@@ -34,7 +34,7 @@ bool ntt_inverse_limb_simd(u64* a, const u64* itw, const u64* itw_shoup, std::si
 /// The same on a limb of 32-bit words (primes below 2^31) with the 64-bit tables: the first pass
 /// reads `a` zero-extended, the passes work in `scratch` (n words), the last pass writes `a`
 /// (no widening copy before and no narrowing copy after). False, and `a` untouched, when no
-/// vector kernel applies (a scalar processor, n < 32).
+/// vector kernel applies (a scalar processor, n < 16).
 bool ntt_forward_limb_simd(u32* a, u64* scratch, const u64* tw, const u64* tw_shoup,
                            std::size_t n, u64 q);
 bool ntt_inverse_limb_simd(u32* a, u64* scratch, const u64* itw, const u64* itw_shoup,
