@@ -134,13 +134,13 @@ VEIL_HD void first_pass_from_block(Ex& ex, const typename Ex::P::Word* twiddles,
 
 /// The fused row pass of one block: limb `limb` of polynomial `poly` of a.v, the block's tile,
 /// with set_thread already called. The row pass runs into the shared tile `sm`; then, for every
-/// word of the tile, cons(poly, limb, offset, r) with r the transform (fully reduced) at
-/// `offset` within the limb. Nothing is stored unless the consumer stores it. A consumer that
-/// reads a word of its own at each offset splits into x = cons.load(poly, limb, offset) and
-/// cons.finish(poly, limb, offset, x, r): each thread then issues all its loads before the first
-/// finish. (A consumer writing where it reads, as the in-place ModDown does, keeps the compiler
-/// from moving a load above the previous offset's store: the row pass into ModDownNtt's last
-/// step waited for one global load per word, 8.7 of its 15.5 cycles per instruction.)
+/// word of the tile, x = cons.load(poly, limb, offset) (the consumer's own word there), and
+/// cons.finish(poly, limb, offset, x, r) with r the transform (fully reduced) at `offset` within
+/// the limb; each thread issues all its loads before its first finish. Nothing is stored unless
+/// the consumer stores it. (A consumer writing where it reads, as the in-place ModDown does,
+/// keeps the compiler from moving a load above the previous offset's store: with one call per
+/// word, the row pass into ModDownNtt's last step waited for one global load per word, 8.7 of its
+/// 15.5 cycles per instruction.)
 template <class Ex, class Cons>
 VEIL_HD void last_pass_into_block(Ex& ex, const NttArgs<typename Ex::P::Word>& a,
                                   const Cons& cons, u32 poly, u32 limb) {
@@ -154,23 +154,15 @@ VEIL_HD void last_pass_into_block(Ex& ex, const NttArgs<typename Ex::P::Word>& a
   ex.sync();
   ex.each([&](P& p, auto sm) {
     const u32 base = p.first << P::kLog;
-    if constexpr (requires { cons.load(poly, limb, base); }) {
-      typename P::Word x[P::kP];
+    typename P::Word x[P::kP];
 #pragma unroll
-      for (u32 i = 0; i < P::kP; ++i) {
-        x[i] = cons.load(poly, limb, base + p.tid + u32(P::kThreads) * i);
-      }
+    for (u32 i = 0; i < P::kP; ++i) {
+      x[i] = cons.load(poly, limb, base + p.tid + u32(P::kThreads) * i);
+    }
 #pragma unroll
-      for (u32 i = 0; i < P::kP; ++i) {
-        const u32 e = p.tid + u32(P::kThreads) * i;
-        cons.finish(poly, limb, base + e, x[i], sm[P::flat_sofs(e)]);
-      }
-    } else {
-#pragma unroll
-      for (u32 i = 0; i < P::kP; ++i) {
-        const u32 e = p.tid + u32(P::kThreads) * i;
-        cons(poly, limb, base + e, sm[P::flat_sofs(e)]);
-      }
+    for (u32 i = 0; i < P::kP; ++i) {
+      const u32 e = p.tid + u32(P::kThreads) * i;
+      cons.finish(poly, limb, base + e, x[i], sm[P::flat_sofs(e)]);
     }
   });
 }
