@@ -262,9 +262,10 @@ Buffer<W> ModDownNtt::correction_first_pass(const Device& dev, const NttTables& 
     VEIL_REQUIRE(mat != nullptr, "correction_first_pass: no padded table");
     const std::size_t stride = conv_.tables().stride;
     const W* tw = tables.twiddles_for<W>(dev);
-    if (stride == 4 && drop_.size() <= kNarrowModDownMaxDrop && fused_mod_down_narrow()) {
-      // The narrow producer: y_i and v of each coefficient once (block_inputs, the blocked
-      // pass's own words), then the r16 column pass converts as it loads.
+    if (stride == 4 && fused_mod_down_narrow()) {
+      // The narrow producer (rows of four words: at most 3 dropped primes and v): y_i and v of
+      // each coefficient once (block_inputs, the blocked pass's own words), then the r16 column
+      // pass converts as it loads.
       Buffer<W> in4(dev, num_polys * n * 4);
       W* y4 = in4.data();
       narrow_inputs<W>(dev, cv, make_view<const W>(dev, drop_ntt, num_polys, drop_, n), y4, n,

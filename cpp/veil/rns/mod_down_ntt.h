@@ -36,18 +36,15 @@ std::size_t fused_mod_down_max_drop();
 /// @throws InvalidArgument naming `drops` above 15.
 void set_fused_mod_down_max_drop(std::size_t drops);
 
-/// The most dropped primes (with v, four words a coefficient) that the fused path's narrow
-/// producer takes.
-inline constexpr std::size_t kNarrowModDownMaxDrop = 3;
-/// Whether the fused path takes its narrow producer where at most kNarrowModDownMaxDrop primes
-/// are dropped (a rescale's 1-2): each coefficient's conversion inputs are computed once (the
-/// dropped words times (D/d_i)^-1 and v: four words), then the r16 kernels' own column pass
-/// (16 words a thread, two radix-16 rounds) reads them and finishes the conversion for its
-/// output limb as it loads (ntt_fused.cuh, ntt_forward_first_pass_from_inputs). Otherwise the
-/// blocked pass keeps the inputs in registers across up to 16 output limbs, at four words a
-/// thread and four radix-4 rounds, each ending at a block barrier. Default on;
-/// VEIL_FUSED_MODDOWN_NARROW=0 (read once) or set_fused_mod_down_narrow(false) turn it off
-/// (A/B; the words are the same either way).
+/// Whether the fused path takes its narrow producer where at most 3 primes are dropped (a
+/// rescale drops 1-2; the conversion table's rows are then four words with v): each
+/// coefficient's conversion inputs are computed once (the dropped words times (D/d_i)^-1 and v:
+/// four words), then the r16 kernels' own column pass (16 words a thread, two radix-16 rounds)
+/// reads them and finishes the conversion for its output limb as it loads (ntt_fused.cuh,
+/// ntt_forward_first_pass_from_inputs). Otherwise the blocked pass keeps the inputs in registers
+/// across up to 16 output limbs, at four words a thread and four radix-4 rounds, each ending at a
+/// block barrier. Default on; VEIL_FUSED_MODDOWN_NARROW=0 (read once) or
+/// set_fused_mod_down_narrow(false) turn it off (A/B; the words are the same either way).
 bool fused_mod_down_narrow();
 void set_fused_mod_down_narrow(bool on);
 
