@@ -12,13 +12,15 @@
 // conversion kernel 0..2 (set_mod_up_kernel), cC the blocked conversions' kernel 0..2
 // (set_conversion_kernel), fF the conversions' branch-free full rows 0/1
 // (set_conversion_full_rows), nN the fused ModDown's narrow producer 0/1
-// (set_fused_mod_down_narrow); settings not named keep their last value. Every configuration's
-// output words are compared with the first configuration of the same EvalMod form: they must be
-// equal (the branches change the schedule, not the arithmetic). BOOT_PHASES=1 also times each public step (SlotToCoeff, ModRaise,
+// (set_fused_mod_down_narrow), aA compact Galois keys 0/1 (a second key set, generated with
+// the same seed, whose a_j are regenerated in the inner product: KSwitchKey::compact); settings
+// not named keep their last value. Every configuration's output words are compared with the
+// first configuration of the same EvalMod form and key form: they must be equal (the branches change the schedule, not the arithmetic). BOOT_PHASES=1 also times each public step (SlotToCoeff, ModRaise,
 // CoeffToSlot, EvalMod) replayed as its own graph (circuits::GraphReplay), median of RUNS.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <cstdlib>
 #include <string>
@@ -65,6 +67,7 @@ int main(int argc, char** argv) {
   const circuits::BootstrapParameters params(ctx, config, chain.scale);
   const circuits::BootstrapKeys keys =
       circuits::BootstrapKeys::generate(params, sk, std::nullopt, seed + 1);
+  std::optional<circuits::BootstrapKeys> compact_keys;  // made when a configuration asks (a1)
   const CKKSEncoder encoder(ctx);
   Encryptor enc(ctx, sk, seed + 2);
   // Uniform real values in [-1, 1] (bench/profile_boot_gpu.py's input), tiled for sparse slots.
@@ -95,7 +98,8 @@ int main(int argc, char** argv) {
     for (std::string t; in >> t;) configs.push_back(t);
     if (configs.empty()) configs.push_back("");  // the process's settings
   }
-  std::vector<std::uint64_t> first_words[2];
+  std::vector<std::uint64_t> first_words[2][2];  // [EvalMod even][compact keys]
+  bool compact = false;
   int status = 0;
   const char* phases_env = std::getenv("BOOT_PHASES");
   const bool phases = phases_env && std::string(phases_env) == "1";
@@ -104,7 +108,8 @@ int main(int argc, char** argv) {
       // letter-number pairs: g (graph branches 0/1), b (BSGS branches), e (EvalMod's even form
       // 0/1), d (fused ModDown's most dropped primes), k (batched inner-product loads 0/1),
       // m (ModUp's conversion kernel 0..2), c (the blocked conversions' kernel 0..2), f (the
-      // conversions' branch-free full rows 0/1), n (the fused ModDown's narrow producer 0/1)
+      // conversions' branch-free full rows 0/1), n (the fused ModDown's narrow producer 0/1),
+      // a (compact Galois keys 0/1)
       std::size_t pos = 0;
       while (pos < cfg.size()) {
         const char key = cfg[pos++];
@@ -115,9 +120,9 @@ int main(int argc, char** argv) {
         } catch (const std::exception&) {
           used = 0;
         }
-        if (used == 0 || std::string("gbedkmcfn").find(key) == std::string::npos) {
+        if (used == 0 || std::string("gbedkmcfna").find(key) == std::string::npos) {
           std::fprintf(stderr,
-                       "BOOT_AB: expected letter-number pairs (g, b, e, d, k, m, c, f, n), "
+                       "BOOT_AB: expected letter-number pairs (g, b, e, d, k, m, c, f, n, a), "
                        "got %s\n",
                        cfg.c_str());
           return 2;
@@ -133,19 +138,23 @@ int main(int argc, char** argv) {
           if (key == 'c') set_conversion_kernel(static_cast<int>(v));
           if (key == 'f') set_conversion_full_rows(v != 0);
           if (key == 'n') set_fused_mod_down_narrow(v != 0);
+          if (key == 'a') compact = v != 0;
         } catch (const std::exception& ex) {
           std::fprintf(stderr, "BOOT_AB: %s (in %s)\n", ex.what(), cfg.c_str());
           return 2;
         }
       }
     }
-    circuits::Bootstrapper bt(params, keys);
+    if (compact && !compact_keys) {
+      compact_keys = circuits::BootstrapKeys::generate(params, sk, std::nullopt, seed + 1, true);
+    }
+    circuits::Bootstrapper bt(params, compact ? *compact_keys : keys);
     const double us = bench::median_us(dev, runs, [&] { (void)bt.bootstrap(x); });
     const Ciphertext y = bt.bootstrap(x);
     std::vector<std::uint64_t> words = y.buffer().to_host();
     const auto [min_bits, mean_bits] = precision(y);
     const char* same = "first";
-    std::vector<std::uint64_t>& first = first_words[bt.evalmod().even() ? 1 : 0];
+    std::vector<std::uint64_t>& first = first_words[bt.evalmod().even() ? 1 : 0][compact ? 1 : 0];
     if (first.empty()) {
       first = std::move(words);
     } else if (words == first) {
@@ -157,7 +166,7 @@ int main(int argc, char** argv) {
     std::printf("C++ bootstrap%s%s: N = 2^%d, %d-bit words, %zu slots%s, %s: median %.3f ms over "
                 "%d runs (graph: %s, branches %s, bsgs %zu, EvalMod %s, fused ModDown <= %zu "
                 "drops, narrow %s, inner product %s, ModUp kernel %d, conversion kernel %d, full "
-                "rows %s), "
+                "rows %s, %s keys), "
                 "%zu levels left, "
                 "precision %.2f / %.2f bits (worst / mean); keys %.3f GiB + diagonals %.3f GiB; "
                 "output words vs the first configuration: %s\n",
@@ -168,7 +177,7 @@ int main(int argc, char** argv) {
                 fused_mod_down_max_drop(), fused_mod_down_narrow() ? "on" : "off",
                 key_switch_batched_loads() ? "batched" : "loop",
                 mod_up_kernel(), conversion_kernel(), conversion_full_rows() ? "on" : "off",
-                params.levels_left(),
+                compact ? "compact" : "full", params.levels_left(),
                 min_bits, mean_bits, double(bt.keys().bytes()) / double(1 << 30),
                 double(bt.plaintext_bytes()) / double(1 << 30), same);
     if (phases) {  // each public step replayed as its own graph

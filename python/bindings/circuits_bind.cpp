@@ -648,14 +648,16 @@ void def_bootstrap(nb::module_& m) {
       .def_static(
           "generate",
           [](const BootstrapParameters& p, const SecretKey& sk, std::optional<RelinKeys> rk,
-             nb::handle seed) {
+             nb::handle seed, bool compact) {
             const auto s = seed_of(seed);
             Release r;
-            return BootstrapKeys::generate(p, sk, rk, s);
+            return BootstrapKeys::generate(p, sk, rk, s, compact);
           },
           "parameters"_a, "secret_key"_a, "relin_keys"_a.none() = nb::none(),
-          "seed"_a.none() = nb::none(),
-          "Generates the keys (seeded: equal to veil._bootstrap's for the same seed).")
+          "seed"_a.none() = nb::none(), "compact"_a = false,
+          "Generates the keys (seeded: equal to veil._bootstrap's for the same seed). compact: "
+          "Galois keys that store their b_j only (about half the bytes; their a_j are "
+          "regenerated inside the GPU's key-switching kernel).")
       .def_prop_ro(
           "relin_keys", [](const BootstrapKeys& k) -> const RelinKeys& { return k.relin_keys; },
           nb::rv_policy::reference_internal)

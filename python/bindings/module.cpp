@@ -695,7 +695,10 @@ NB_MODULE(_core, m) {
            }, "context"_a, "secret_key"_a, "seed"_a.none() = nb::none())
       .def("secret_key", &KeyGenerator::secret_key)
       .def("create_public_key", &KeyGenerator::create_public_key, nb::call_guard<Release>())
-      .def("create_relin_keys", &KeyGenerator::create_relin_keys, nb::call_guard<Release>())
+      .def("create_relin_keys", &KeyGenerator::create_relin_keys, "compact"_a = false,
+           nb::call_guard<Release>(),
+           "Switches s^2 to s. compact: the key stores its b_j only and regenerates its a_j "
+           "where they are read (half the bytes; KSwitchKey::compact).")
       .def("create_galois_keys", [](const KeyGenerator& k, nb::handle steps_in, bool cols) {
              if (steps_in.is_none()) {
                Release r;
@@ -715,13 +718,15 @@ NB_MODULE(_core, m) {
            }, "from_key"_a, "max_level"_a.none() = nb::none(),
            "A key switching ciphertexts under `from_key` to this generator's secret, for levels "
            "<= max_level (default: all; lower levels keep only Q_max_level and P limbs).")
-      .def("create_galois_keys_from_elts", [](const KeyGenerator& k, nb::handle e) {
+      .def("create_galois_keys_from_elts", [](const KeyGenerator& k, nb::handle e, bool compact) {
              auto elts = list_arg(e, "galois_elts", [](nb::handle x) {
                return static_cast<std::uint32_t>(u64_arg(x, "galois_elts", 0, UINT32_MAX));
              });
              Release r;
-             return k.create_galois_keys_from_elts(elts);
-           }, "galois_elts"_a);
+             return k.create_galois_keys_from_elts(elts, compact);
+           }, "galois_elts"_a, "compact"_a = false,
+           "Keys for explicit Galois elements; compact: each stores its b_j only (half the "
+           "bytes; KSwitchKey::compact).");
 
   nb::class_<BatchEncoder>(m, "BatchEncoder", "N integers mod t <-> one plaintext (2 x N/2 slots).")
       .def("__init__", [](BatchEncoder* e, const Ctx& c) { new (e) BatchEncoder(c); }, "context"_a)

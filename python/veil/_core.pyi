@@ -636,7 +636,10 @@ class KeyGenerator:
 
     def create_public_key(self) -> PublicKey: ...
 
-    def create_relin_keys(self) -> RelinKeys: ...
+    def create_relin_keys(self, compact: bool = False) -> RelinKeys:
+        """
+        Switches s^2 to s. compact: the key stores its b_j only and regenerates its a_j where they are read (half the bytes; KSwitchKey::compact).
+        """
 
     def create_galois_keys(self, steps: object | None = None, include_columns: bool = True) -> GaloisKeys:
         """
@@ -648,7 +651,10 @@ class KeyGenerator:
         A key switching ciphertexts under `from_key` to this generator's secret, for levels <= max_level (default: all; lower levels keep only Q_max_level and P limbs).
         """
 
-    def create_galois_keys_from_elts(self, galois_elts: object) -> GaloisKeys: ...
+    def create_galois_keys_from_elts(self, galois_elts: object, compact: bool = False) -> GaloisKeys:
+        """
+        Keys for explicit Galois elements; compact: each stores its b_j only (half the bytes; KSwitchKey::compact).
+        """
 
 class BatchEncoder:
     """N integers mod t <-> one plaintext (2 x N/2 slots)."""
@@ -1258,9 +1264,9 @@ class BootstrapKeys:
         """
 
     @staticmethod
-    def generate(parameters: BootstrapParameters, secret_key: SecretKey, relin_keys: RelinKeys | None = None, seed: object | None = None) -> BootstrapKeys:
+    def generate(parameters: BootstrapParameters, secret_key: SecretKey, relin_keys: RelinKeys | None = None, seed: object | None = None, compact: bool = False) -> BootstrapKeys:
         """
-        Generates the keys (seeded: equal to veil._bootstrap's for the same seed).
+        Generates the keys (seeded: equal to veil._bootstrap's for the same seed). compact: Galois keys that store their b_j only (about half the bytes; their a_j are regenerated inside the GPU's key-switching kernel).
         """
 
     @property

@@ -536,6 +536,83 @@ TEST(KeySwitchSettings, BatchedLoadsKeepTheWords) {
   }
 }
 
+// Compact keys (KSwitchKey::compact): the GPU regenerates the a_j inside its inner-product
+// kernel, every other path expands them first (expand_compact_key). Either way the words are
+// those of the expanded key used as an ordinary one: a hoisted rotation left in Q_l ∪ P, a
+// rotation and a relinearization (a compact relinearization key), at every level, both word
+// sizes, dnum 1..8. The keys come out bit for bit alike on the CPU and the GPU, and so do the
+// results; a rotation with a compact key decrypts to the input rotated (the oracle).
+TEST(KeySwitchSettings, CompactKeysKeepTheWords) {
+  const std::vector<ContextPtr> ctxs{ext_context(64), ext_context(32),
+                                     settings_context(4096, 8, 30, 1)};
+  std::vector<Device> devs{Device::cpu()};
+  if (veil::test::have_gpu()) devs.push_back(veil::test::gpu());
+  for (const ContextPtr& ctx : ctxs) {
+    const std::size_t n = ctx->n();
+    const int bits = ctx->word_bits();
+    const u32 e = ctx->galois_elt_from_step(7);
+    std::vector<std::vector<u64>> keys, results;
+    for (const Device& dev : devs) {
+      SCOPED_TRACE(std::to_string(bits) + "-bit words, alpha " + std::to_string(ctx->alpha()) +
+                   " on " + dev.str());
+      CkksKeys k(ctx, dev, 43);
+      const GaloisKeys gk = k.kg.create_galois_keys_from_elts({e}, true);
+      const RelinKeys crk = k.kg.create_relin_keys(true);
+      ASSERT_TRUE(gk.key(e).compact());
+      ASSERT_TRUE(crk.key().compact());
+      EXPECT_EQ(gk.key(e).word_count(), gk.key(e).dnum() * gk.key(e).poly_words());
+      EXPECT_THROW((void)gk.key(e).a(0), InvalidArgument);
+      GaloisKeys full(ctx, dev);
+      full.insert(e, expand_compact_key(gk.key(e)));
+      const RelinKeys frk(expand_compact_key(crk.key()));
+      EXPECT_FALSE(full.key(e).compact());
+      EXPECT_THROW(full.insert(e + 2, gk.key(e)), InvalidArgument);  // one form per set
+      keys.push_back(gk.key(e).buffer().to_host());
+      const std::vector<u64> rk_words = crk.key().buffer().to_host();
+      keys.back().insert(keys.back().end(), rk_words.begin(), rk_words.end());
+      const double scale = std::ldexp(1.0, 12);  // a product at level 0 stays below q_0
+      std::vector<u64> all;
+      for (std::size_t level = 0; level <= ctx->max_level(); ++level) {
+        const std::size_t ext = ctx->key_switch(level).base_qp.size();
+        const Ciphertext a = k.encrypt(random_values(n / 2, 11), scale, level);
+        const Ciphertext b = k.encrypt(random_values(n / 2, 12), scale, level);
+        const KeySwitchDigits dg = key_switch_mod_up(*ctx, dev, level, a.poly(1), true);
+        std::vector<std::vector<u64>> got[2];
+        for (int f = 0; f < 2; ++f) {
+          const GaloisKeys& g = f == 0 ? gk : full;
+          WordBuffer x(dev, 2 * ext * n, bits);
+          key_switch_inner_ext(*ctx, dev, level, dg, g.key(e), a.poly(0), ExtAddend::lift,
+                               x.data(), false, e);
+          got[f].push_back(x.to_host());
+          got[f].push_back(veil::test::words(k.ev.rotate_vector(a, 7, g)));
+          got[f].push_back(veil::test::words(
+              k.ev.relinearize(k.ev.multiply(a, b), f == 0 ? crk : frk)));
+        }
+        for (std::size_t i = 0; i < got[0].size(); ++i) {
+          EXPECT_EQ(got[0][i], got[1][i]) << "level " << level << " (dnum "
+                                          << ctx->key_switch(level).dnum << "), result " << i;
+          all.insert(all.end(), got[0][i].begin(), got[0][i].end());
+        }
+      }
+      results.push_back(std::move(all));
+      // The oracle: slot i of the rotation holds input slot i + 7 (at scale 2^40 the key
+      // switch's noise, about 2^18 with these small special primes, is 2^-22 of a slot).
+      const veil::test::CVec v = random_values(n / 2, 13);
+      const veil::test::CVec r = k.decrypt(
+          k.ev.rotate_vector(k.encrypt(v, std::ldexp(1.0, 40), ctx->max_level()), 7, gk));
+      double worst = 0;
+      for (std::size_t i = 0; i < n / 2; ++i) {
+        worst = std::max(worst, std::abs(r[i] - v[(i + 7) % (n / 2)]));
+      }
+      EXPECT_LT(worst, 1e-4);
+    }
+    if (devs.size() == 2) {
+      EXPECT_EQ(keys[0], keys[1]) << "the compact keys differ between the CPU and the GPU";
+      EXPECT_EQ(results[0], results[1]) << "the GPU's in-kernel a_j give other words";
+    }
+  }
+}
+
 // ModUp's conversion kernels on the GPU (set_mod_up_kernel: generic, tables in shared memory,
 // the same with half the coefficients per thread), each with and without the branch-free rows
 // (set_conversion_full_rows), give the CPU's digits, at the top level and one below (another

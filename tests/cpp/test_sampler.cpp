@@ -150,6 +150,138 @@ TEST(SamplerTest, UniformMatchesKeystreamLayout) {
   }
 }
 
+// ---- compact (the keys' sampler, regenerated inside the inner-product kernel) ---------------
+
+// ChaCha with `rounds` rounds written out from RFC 8439 §2.3 again, independently of
+// ring/chacha20.h: the oracle of the compact sampler's keystream.
+void ref_chacha(const std::uint32_t key[8], std::uint32_t counter, const std::uint32_t nonce[3],
+                int rounds, std::uint32_t out[16]) {
+  auto rotl = [](std::uint32_t x, int k) { return (x << k) | (x >> (32 - k)); };
+  std::uint32_t st[16] = {0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u};
+  for (int i = 0; i < 8; ++i) st[4 + i] = key[i];
+  st[12] = counter;
+  for (int i = 0; i < 3; ++i) st[13 + i] = nonce[i];
+  std::uint32_t x[16];
+  for (int i = 0; i < 16; ++i) x[i] = st[i];
+  auto qr = [&](int a, int b, int c, int d) {
+    x[a] += x[b]; x[d] = rotl(x[d] ^ x[a], 16);
+    x[c] += x[d]; x[b] = rotl(x[b] ^ x[c], 12);
+    x[a] += x[b]; x[d] = rotl(x[d] ^ x[a], 8);
+    x[c] += x[d]; x[b] = rotl(x[b] ^ x[c], 7);
+  };
+  for (int r = 0; r < rounds; r += 2) {
+    qr(0, 4, 8, 12); qr(1, 5, 9, 13); qr(2, 6, 10, 14); qr(3, 7, 11, 15);
+    qr(0, 5, 10, 15); qr(1, 6, 11, 12); qr(2, 7, 8, 13); qr(3, 4, 9, 14);
+  }
+  for (int i = 0; i < 16; ++i) out[i] = x[i] + st[i];
+}
+
+TEST(SamplerTest, ReferenceChachaIsRfc8439) {
+  // RFC 8439 §2.3.2's test vector: key 00..1f, counter 1, nonce 00:00:00:09:00:00:00:4a:00:00:00:00.
+  std::uint32_t key[8];
+  for (int i = 0; i < 8; ++i) {
+    key[i] = std::uint32_t(4 * i) | std::uint32_t(4 * i + 1) << 8 | std::uint32_t(4 * i + 2) << 16 |
+             std::uint32_t(4 * i + 3) << 24;
+  }
+  const std::uint32_t nonce[3] = {0x09000000u, 0x4a000000u, 0};
+  std::uint32_t out[16];
+  ref_chacha(key, 1, nonce, 20, out);
+  const std::uint32_t want[16] = {0xe4e7f110u, 0x15593bd1u, 0x1fdd0f50u, 0xc47120a3u,
+                                  0xc7f4d1c7u, 0x0368c033u, 0x9aaa2204u, 0x4e6cd4c3u,
+                                  0x466482d2u, 0x09aa9f07u, 0x05d7c214u, 0xa2028bd9u,
+                                  0xd19c12b5u, 0xb94e16deu, 0xe883d0cbu, 0x4e3c50a2u};
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(out[i], want[i]) << "word " << i;
+  // And the library's ChaCha20 agrees with it.
+  veil::ChaChaKey k{};
+  for (int i = 0; i < 8; ++i) k.words[i] = key[i];
+  std::uint32_t lib[16];
+  veil::chacha20_block(k, 1, nonce[0], nonce[1], nonce[2], lib);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(lib[i], want[i]) << "word " << i;
+}
+
+// Moduli for the compact sampler's tests: NTT primes as the keys use, and odd moduli that
+// reject often (about 1/4 of 32-bit candidates, 1/8 of 64-bit ones), so the attempt blocks run.
+std::vector<veil::Modulus> compact_moduli(int word_bits, std::size_t n) {
+  std::vector<veil::Modulus> m;
+  if (word_bits == 32) {
+    for (int bits : {25, 30, 31}) m.emplace_back(veil::generate_ntt_primes(bits, n, 1)[0]);
+    m.emplace_back((u64(3) << 30) + 1);  // floor(2^32 / q) = 1: rejects about 1/4
+  } else {
+    for (int bits : {30, 50, 60}) m.emplace_back(veil::generate_ntt_primes(bits, n, 1)[0]);
+    m.emplace_back((u64(1) << 60) + (u64(1) << 59) + 1);  // floor(2^64 / q) = 10: rejects ~1/16
+  }
+  return m;
+}
+
+// The compact sampler's definition (ring/compact_uniform.h), checked word by word against the
+// reference ChaCha: coefficient k of block b takes column i = k / C's candidate p = k % C, from
+// the block of attempt 0, else of the first attempt whose candidate at that position is below
+// floor(2^w / q) q; the value is the candidate mod q.
+template <class W>
+void check_compact_definition(std::size_t n) {
+  constexpr int C = sizeof(W) == 4 ? 4 : 2;
+  const veil::RnsBase base(compact_moduli(8 * sizeof(W), n));
+  veil::Prng prng = veil::Prng::from_u64(77);
+  veil::PrngStream s = prng.next();
+  s.domain = 0x0000000300000005ull;  // both halves of the index used
+  std::vector<W> out(base.size() * n, W(~W(0)));
+  veil::sample_uniform_compact<W>(veil::Device::cpu(), out.data(), n, base, s);
+  std::size_t rejected = 0;
+  for (std::size_t l = 0; l < base.size(); ++l) {
+    const u64 q = base[l].value;
+    const u64 top = sizeof(W) == 4 ? u64(0xFFFFFFFFu) : ~u64(0);
+    const u64 bound = q * (top / q);
+    double sum = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t b = j / (4 * C), i = (j % (4 * C)) / C, p = j % C;
+      u64 cand = 0;
+      for (std::uint32_t attempt = 0;; ++attempt) {
+        const std::uint32_t nonce[3] = {std::uint32_t(s.domain), std::uint32_t(s.domain >> 32),
+                                        0x80000000u | attempt << 16 | std::uint32_t(l)};
+        std::uint32_t w[16];
+        ref_chacha(s.key.words, std::uint32_t(b), nonce, 12, w);
+        cand = sizeof(W) == 4 ? u64(w[i + 4 * p])
+                              : (u64(w[i + 4 * (2 * p)]) | u64(w[i + 4 * (2 * p + 1)]) << 32);
+        if (cand < bound) break;
+        ++rejected;
+      }
+      ASSERT_EQ(u64(out[l * n + j]), cand % q) << "limb " << l << " coefficient " << j;
+      sum += double(cand % q) / double(q);
+    }
+    EXPECT_NEAR(sum / double(n), 0.5, 0.02) << "limb " << l;  // 6 sigma at n = 4096
+  }
+  EXPECT_GT(rejected, n / 32) << "the rejecting moduli never rejected";
+}
+
+TEST(SamplerTest, CompactUniformMatchesItsDefinition) {
+  check_compact_definition<std::uint32_t>(4096);
+  check_compact_definition<u64>(4096);
+}
+
+TEST(SamplerTest, CompactUniformRejectsNOffItsBlock) {
+  const veil::RnsBase base(compact_moduli(32, 4096));
+  std::vector<std::uint32_t> out(base.size() * 24);
+  EXPECT_THROW(veil::sample_uniform_compact<std::uint32_t>(veil::Device::cpu(), out.data(), 24,
+                                                          base, veil::Prng::from_u64(1).next()),
+               veil::InvalidArgument);
+}
+
+TEST(SamplerCuda, CompactUniformMatchesCpu) {
+  if (veil::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  const veil::Device dev(veil::Device::Kind::cuda, 0);
+  for (int bits : {32, 64}) {
+    const veil::RnsBase base(compact_moduli(bits, std::size_t(1) << 16));
+    const veil::PrngStream s = veil::Prng::from_u64(bits).next();
+    for (std::size_t n : {std::size_t(4096), std::size_t(1) << 16}) {
+      veil::WordBuffer cpu(veil::Device::cpu(), base.size() * n, bits);
+      veil::WordBuffer gpu(dev, base.size() * n, bits);
+      veil::sample_uniform_compact(veil::Device::cpu(), cpu.data(), n, base, s);
+      veil::sample_uniform_compact(dev, gpu.data(), n, base, s);
+      EXPECT_EQ(gpu.to_host(), cpu.to_host()) << bits << "-bit words, n = " << n;
+    }
+  }
+}
+
 // ---- ternary --------------------------------------------------------------------------------
 
 TEST(SamplerTest, TernaryValueFunction) {

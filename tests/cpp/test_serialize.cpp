@@ -13,6 +13,7 @@
 #include "veil/ckks/encoder.h"
 #include "veil/io/serialize.h"
 #include "veil/io/validate.h"
+#include "veil/rlwe/keyswitch.h"
 
 namespace {
 
@@ -207,6 +208,62 @@ TEST(Serialize, LoadedKeysComputeLikeTheOriginals) {
   }
 }
 
+// Compact keys (KSwitchKey::compact) are saved as their b_j and seed (flag bit 3) and load
+// compact, computing the originals' words; Seeding::never writes them expanded (an ordinary key
+// whose a_j are the compact sampler's), twice the bytes. The flag without `seeded`, or on
+// another object, is rejected naming `flags`.
+TEST(Serialize, CompactKeysRoundTripCompact) {
+  const Device cpu = Device::cpu();
+  for (SchemeType s : kSchemes) {
+    SCOPED_TRACE(to_string(s));
+    const ContextPtr ctx = small_context(s);
+    const KeyGenerator kg(ctx, cpu, 31);
+    const RelinKeys rk = kg.create_relin_keys(true);
+    const GaloisKeys gk = kg.create_galois_keys_from_elts(
+        {ctx->galois_elt_from_step(1), ctx->galois_elt_column()}, true);
+    const Ciphertext a = Encryptor(ctx, kg.secret_key(), 1).encrypt(encode_some(ctx, cpu, 8));
+    const Evaluator ev(ctx);
+    const u32 elt = ctx->galois_elt_from_step(1);
+    const auto relin = [&](const RelinKeys& k) { return words(ev.relinearize(ev.multiply(a, a), k)); };
+    const auto rotate = [&](const GaloisKeys& k) { return words(ev.apply_galois(a, elt, k)); };
+    for (Compression c : {Compression::none, Compression::zstd}) {
+      const Bytes rb = io::save(rk, opts(c, Seeding::automatic));
+      const Bytes gb = io::save(gk, opts(c, Seeding::always));
+      EXPECT_TRUE(io::read_header(rb).compact && io::read_header(rb).seeded);
+      EXPECT_TRUE(io::read_header(gb).compact && io::read_header(gb).seeded);
+      const RelinKeys rk2 = io::load_relin_keys(rb, ctx, cpu);
+      const GaloisKeys gk2 = io::load_galois_keys(gb, ctx, cpu);
+      ASSERT_TRUE(rk2.key().compact());
+      ASSERT_TRUE(gk2.key(elt).compact());
+      EXPECT_EQ(rk2.key().buffer().to_host(), rk.key().buffer().to_host());
+      EXPECT_EQ(gk2.key(elt).buffer().to_host(), gk.key(elt).buffer().to_host());
+      EXPECT_EQ(rk2.key_id(), rk.key_id());
+      EXPECT_EQ(relin(rk2), relin(rk));
+      EXPECT_EQ(rotate(gk2), rotate(gk));
+    }
+    const Bytes rfull = io::save(rk, opts(Compression::none, Seeding::never));
+    const Bytes gfull = io::save(gk, opts(Compression::none, Seeding::never));
+    EXPECT_FALSE(io::read_header(rfull).seeded || io::read_header(rfull).compact);
+    EXPECT_NEAR(double(io::save(rk, opts(Compression::none, Seeding::automatic)).size()) /
+                    double(rfull.size()), 0.5, 0.01);
+    const RelinKeys rk3 = io::load_relin_keys(rfull, ctx, cpu);
+    const GaloisKeys gk3 = io::load_galois_keys(gfull, ctx, cpu);
+    EXPECT_FALSE(rk3.key().compact());
+    EXPECT_EQ(rk3.key().buffer().to_host(), expand_compact_key(rk.key()).buffer().to_host());
+    EXPECT_EQ(relin(rk3), relin(rk));
+    EXPECT_EQ(rotate(gk3), rotate(gk));
+  }
+  const ContextPtr ctx = small_context(SchemeType::ckks);
+  const KeyGenerator kg(ctx, cpu, 32);
+  const Bytes full = io::save(kg.create_relin_keys(), opts(Compression::none, Seeding::never));
+  Bytes b = full;
+  b[9] = static_cast<std::uint8_t>(b[9] | 8);
+  expect_invalid([&] { io::load_relin_keys(b, ctx, cpu); }, "flags: compact keys are always seeded");
+  Bytes pk = io::save(kg.create_public_key(), opts(Compression::none, Seeding::always));
+  pk[9] = static_cast<std::uint8_t>(pk[9] | 8);
+  expect_invalid([&] { io::load_public_key(pk, ctx, cpu); }, "flags: only relinearization and Galois keys");
+}
+
 // ---- hostile input ------------------------------------------------------------------------------
 
 // Rewrites the CRC of an uncompressed object so that a test reaches the checks behind it.
@@ -375,7 +432,8 @@ TEST(SerializeHostile, HeaderFieldsAreChecked) {
   expect_invalid([&] { io::load_public_key(good, ctx, cpu); }, "object_type: expected public key");
   expect_invalid([&] { io::load_relin_keys(with(7, 7), ctx, cpu); }, "scheme");
   expect_invalid([&] { io::load_relin_keys(with(8, 1), ctx, cpu); }, "compression");
-  expect_invalid([&] { io::load_relin_keys(with(9, 8), ctx, cpu); }, "flags");
+  expect_invalid([&] { io::load_relin_keys(with(9, 16), ctx, cpu); }, "flags: unknown bits");
+  expect_invalid([&] { io::load_relin_keys(with(9, 8), ctx, cpu); }, "flags: compact keys");
   // 8-byte words flagged as 4-byte ones: the body is twice the size the shape needs.
   expect_invalid([&] { io::load_relin_keys(with(9, good[9] | 4), ctx, cpu); },
                  "body_size: " + std::to_string(io::read_header(good).body_size) + " bytes");

@@ -10,7 +10,7 @@ namespace veil::circuits {
 BootstrapKeys BootstrapKeys::generate(const BootstrapParameters& params,
                                       const SecretKey& secret_key,
                                       const std::optional<RelinKeys>& relin_keys,
-                                      std::optional<std::uint64_t> seed) {
+                                      std::optional<std::uint64_t> seed, bool compact) {
   const ContextPtr& ctx = params.context();
   if (secret_key.empty()) throw InvalidArgument("secret_key: is empty");
   if (secret_key.context()->parameter_hash() != ctx->parameter_hash()) {
@@ -25,7 +25,7 @@ BootstrapKeys BootstrapKeys::generate(const BootstrapParameters& params,
   BootstrapKeys keys;
   keys.to_sparse = sparse.create_switching_key(secret_key, params.q0_level());
   keys.to_dense = dense.create_switching_key(sparse.secret_key());
-  keys.galois_keys = dense.create_galois_keys_from_elts(params.galois_elements());
+  keys.galois_keys = dense.create_galois_keys_from_elts(params.galois_elements(), compact);
   if (relin_keys) {
     if (relin_keys->empty()) throw InvalidArgument("relin_keys: is empty");
     keys.relin_keys = *relin_keys;

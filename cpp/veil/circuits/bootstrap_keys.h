@@ -29,10 +29,14 @@ struct BootstrapKeys {
   /// @param secret_key the dense secret key of params' context.
   /// @param relin_keys the context's relinearization keys (copied), or none to make them.
   /// @param seed fixes the randomness (tests); default: the OS.
+  /// @param compact Galois keys that store their b_j only (KSwitchKey::compact): about half the
+  ///        bytes (at N = 2^16 with 32-bit words, full slots: bench/RESULTS.md); their a_j come
+  ///        from another sampler, so the keys then differ from the Python bootstrapper's.
   /// @throws InvalidArgument/TypeMismatch naming `secret_key` (empty, another context).
   static BootstrapKeys generate(const BootstrapParameters& params, const SecretKey& secret_key,
                                 const std::optional<RelinKeys>& relin_keys = std::nullopt,
-                                std::optional<std::uint64_t> seed = std::nullopt);
+                                std::optional<std::uint64_t> seed = std::nullopt,
+                                bool compact = false);
 
   /// Checks that every key is present, of params' context, on one device and of one key set,
   /// and that the Galois keys hold every element params.galois_elements() lists.

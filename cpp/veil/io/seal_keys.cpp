@@ -7,6 +7,7 @@
 #include <string>
 
 #include "veil/io/seal.h"
+#include "veil/rlwe/keyswitch.h"
 #include "veil/io/seal_internal.h"
 
 namespace veil::io::seal {
@@ -26,6 +27,10 @@ void require_per_prime(const Context& ctx, const char* what) {
 
 void write_kswitch_row(ByteWriter& w, const Context& ctx, const ParmsId& key_id, std::uint8_t minor,
                        const KSwitchKey& k) {
+  if (k.compact()) {  // SEAL stores every a_j
+    write_kswitch_row(w, ctx, key_id, minor, expand_compact_key(k));
+    return;
+  }
   const std::vector<u64> words = k.buffer().to_host();
   const std::size_t pw = k.poly_words();
   w.u64(k.dnum());

@@ -2,6 +2,7 @@
 
 #include "veil/io/serialize_detail.h"
 #include "veil/rlwe/checks.h"
+#include "veil/rlwe/keyswitch.h"
 
 #include <algorithm>
 #include <cmath>
@@ -69,7 +70,8 @@ Bytes frame(const Encoded& e, const SaveOptions& o) {
   w.u8(static_cast<std::uint8_t>(e.scheme));
   w.u8(static_cast<std::uint8_t>(zstd ? Compression::zstd : Compression::none));
   w.u8(static_cast<std::uint8_t>((e.seeded ? kFlagSeeded : 0) | (e.key_set ? kFlagKeySet : 0) |
-                                 (words32 ? kFlagWords32 : 0)));
+                                 (words32 ? kFlagWords32 : 0) |
+                                 (e.seeded && e.compact ? kFlagCompact : 0)));
   w.u16(0);
   w.u32(crc);
   w.u64(e.hash);
@@ -308,11 +310,23 @@ Bytes save(const PublicKey& pk, const SaveOptions& o) {
 
 Bytes save(const RelinKeys& rk, const SaveOptions& o) {
   Encoded e = start(ObjectType::relin_keys, rk.context(), "relin_keys", rk.key_id());
-  const KSwitchKey& k = rk.key();
+  // A compact key is written as it is (its b_j and seed), or expanded when seeding is refused.
+  const std::optional<KSwitchKey> expanded =
+      rk.key().compact() && o.seeded == Seeding::never
+          ? std::optional<KSwitchKey>(expand_compact_key(rk.key()))
+          : std::nullopt;
+  const KSwitchKey& k = expanded ? *expanded : rk.key();
   const Context& ctx = *k.context();
   // The words as stored (4-byte words are not widened): one host copy, then the body.
   with_word_type(k.buffer(), [&](auto word) {
     using W = decltype(word);
+    if (k.compact()) {
+      e.seeded = e.compact = true;
+      std::vector<W> body;
+      body.reserve(k.dnum() * k.poly_words());
+      append_kswitch_b(k, body);
+      return set_body(e, std::move(body));
+    }
     if (o.seeded != Seeding::never && k.seed_known_to_match()) {  // only the b_j are read
       e.seeded = true;
       std::vector<W> body;
@@ -348,6 +362,19 @@ std::vector<W> galois_body(const GaloisKeys& gk, const SaveOptions& o, bool& see
   std::vector<W> body;
   seeded = o.seeded != Seeding::never && !gk.keys().empty();
   std::vector<W> host;  // one key's words, the same allocation for every key
+  if (!gk.keys().empty() && gk.keys().begin()->second.compact()) {  // every key (insert's rule)
+    if (seeded) {  // as they are: the b_j (and the seeds, in the descriptor)
+      body.reserve(words);
+      for (const auto& [elt, k] : gk.keys()) append_kswitch_b(k, body);
+      return body;
+    }
+    body.reserve(2 * words);  // expanded, one key at a time
+    for (const auto& [elt, k] : gk.keys()) {
+      host_words_into(expand_compact_key(k).buffer(), host);
+      body.insert(body.end(), host.begin(), host.end());
+    }
+    return body;
+  }
   if (seeded) {
     body.reserve(words / 2);
     for (const auto& [elt, k] : gk.keys()) {
@@ -387,6 +414,7 @@ Bytes save(const GaloisKeys& gk, const SaveOptions& o) {
     with_word_type(gk.keys().begin()->second.buffer(), [&](auto word) {
       set_body(e, galois_body<decltype(word)>(gk, o, e.seeded));
     });
+    e.compact = e.seeded && gk.keys().begin()->second.compact();
   }
   ByteWriter w(e.descriptor);
   w.u32(static_cast<std::uint32_t>(gk.keys().size()));
@@ -428,8 +456,16 @@ HeaderInfo read_header(ByteView in) {
   }
   h.compression = static_cast<Compression>(comp);
   const std::uint8_t flags = r.u8("flags");
-  if (flags & ~(kFlagSeeded | kFlagKeySet | kFlagWords32)) r.fail("flags", "unknown bits set");
+  if (flags & ~(kFlagSeeded | kFlagKeySet | kFlagWords32 | kFlagCompact)) {
+    r.fail("flags", "unknown bits set");
+  }
   h.seeded = flags & kFlagSeeded;
+  h.compact = flags & kFlagCompact;
+  if (h.compact && !h.seeded) r.fail("flags", "compact keys are always seeded");
+  if (h.compact && type != static_cast<std::uint8_t>(ObjectType::relin_keys) &&
+      type != static_cast<std::uint8_t>(ObjectType::galois_keys)) {
+    r.fail("flags", "only relinearization and Galois keys are compact");
+  }
   h.key_set = flags & kFlagKeySet;
   h.words32 = flags & kFlagWords32;
   if (r.u16("reserved") != 0) r.fail("reserved", "must be zero");
@@ -587,12 +623,17 @@ void copy_in(const Device& dev, WordPtr dst, const u64* src, std::size_t words) 
 }
 
 // Builds a key-switching key on `dev` from body words (b_j, or (b_j, a_j) when not seeded).
+// compact: the body holds the b_j of a compact key (kFlagCompact), kept as they are.
 KSwitchKey build_kswitch(const ContextPtr& ctx, const Device& dev, std::size_t dnum,
                          const BodyWords& body, std::size_t first,
-                         const std::optional<UniformSeed>& seed) {
-  KSwitchKey k(ctx, dev, dnum);
+                         const std::optional<UniformSeed>& seed, bool compact) {
+  KSwitchKey k(ctx, dev, dnum, compact);
   const std::size_t pw = k.poly_words();
-  if (!seed) {
+  if (compact) {
+    copy_in(dev, k.data(), body, first, dnum * pw);
+    k.set_uniform_seed(seed);
+    k.note_seed_matches();
+  } else if (!seed) {
     copy_in(dev, k.data(), body, first, 2 * dnum * pw);
   } else {
     for (std::size_t j = 0; j < dnum; ++j) {
@@ -872,7 +913,7 @@ RelinKeys load_relin_keys(ByteView in, const ContextPtr& ctx, const Device& dev,
   const std::size_t polys = dnum * (seed ? 1 : 2);
   const BodyWords body = read_body_words(f, polys * pw, o);
   check_below_moduli(body, 0, polys, qp, ctx->n(), "relinearization keys");
-  KSwitchKey k = build_kswitch(ctx, dev, dnum, body, 0, seed);
+  KSwitchKey k = build_kswitch(ctx, dev, dnum, body, 0, seed, f.h.compact);
   k.set_key_id(key_id);
   return RelinKeys(std::move(k));
 }
@@ -919,7 +960,7 @@ GaloisKeys load_galois_keys(ByteView in, const ContextPtr& ctx, const Device& de
   for (std::uint32_t i = 0; i < count; ++i) {
     std::optional<UniformSeed> seed;
     if (f.h.seeded) seed = seeds[i];
-    KSwitchKey k = build_kswitch(ctx, dev, dnum, body, i * per_key, seed);
+    KSwitchKey k = build_kswitch(ctx, dev, dnum, body, i * per_key, seed, f.h.compact);
     k.set_key_id(key_id);
     gk.insert(elts[i], std::move(k));
   }

@@ -10,7 +10,8 @@
 //   6      1     object type (ObjectType)
 //   7      1     scheme (0 bfv, 1 bgv, 2 ckks)
 //   8      1     compression of the body (0 none, 2 zstd; SEAL's compr_mode values)
-//   9      1     flags (bit 0: seeded; bit 1: the descriptor holds a key-set id after N)
+//   9      1     flags (bit 0: seeded; bit 1: the descriptor holds a key-set id after N; bit 2:
+//                4-byte body words; bit 3: compact key-switching keys, with bit 0 only)
 //   10     2     reserved, 0
 //   12     4     CRC-32 of the descriptor and the uncompressed body
 //   16     8     parameter hash of the context (rlwe/params.h parameter_hash)
@@ -31,6 +32,11 @@
 // halves the size, and loading regenerates it bit for bit on the target device. Saving seeded
 // first regenerates the polynomial and checks it against the object (a modified object is
 // saved unseeded, or rejected if seeding was demanded).
+//
+// Compact keys (KSwitchKey::compact: relinearization and Galois keys that store their b_j only)
+// are saved seeded with flag bit 3: the body is the same b_j, and the seed regenerates the a_j
+// with the compact sampler (ring/compact_uniform.h). Loading keeps them compact (nothing is
+// expanded). Seeding::never writes their a_j expanded, as an ordinary key.
 //
 // Loading treats the bytes as hostile: every field is checked (sizes, N and the primes through
 // the parameter hash and the CRC, every coefficient below its modulus, levels, ciphertext size,
@@ -86,6 +92,7 @@ struct HeaderInfo {
   bool seeded = false;
   bool key_set = false;  ///< the descriptor carries the key-set id (rlwe/checks.h) after N
   bool words32 = false;  ///< the body's words are stored in 4 bytes each (else 8)
+  bool compact = false;  ///< compact key-switching keys (with `seeded`; KSwitchKey::compact)
   std::uint64_t parameter_hash = 0;
   std::uint64_t body_size = 0;
   std::uint32_t crc32 = 0;           ///< of the descriptor and the uncompressed body

@@ -26,6 +26,9 @@ inline constexpr std::uint8_t kFlagKeySet = 2;  // the descriptor carries the ke
 // The body's words are stored in 4 bytes each (little-endian), not 8: written whenever every body
 // word is below 2^32 (residues of primes below 2^32, any word size), halving the bytes.
 inline constexpr std::uint8_t kFlagWords32 = 4;
+// Compact key-switching keys (with kFlagSeeded): the seed regenerates the a_j with the compact
+// sampler (ring/compact_uniform.h), and the loaded keys stay compact.
+inline constexpr std::uint8_t kFlagCompact = 8;
 
 // ---- writing
 
@@ -41,6 +44,7 @@ struct Encoded {
   /// 4-byte words, used instead of `body` when not empty: an object of a 32-bit-word context,
   /// copied from its buffer without widening (frame() writes 4-byte words either way).
   std::vector<std::uint32_t> body32;
+  bool compact = false;  ///< with `seeded`: compact keys (kFlagCompact)
 };
 
 /// Header, descriptor and (compressed) body.
@@ -158,10 +162,10 @@ void copy_in(const Device& dev, WordPtr dst, const u64* src, std::size_t words);
 void copy_in(const Device& dev, WordPtr dst, const BodyWords& b, std::size_t first,
              std::size_t count);
 /// A key-switching key on `dev` from the body's words from word `first` on (b_j, or (b_j, a_j)
-/// when not seeded).
+/// when not seeded); compact (with a seed): a compact key of the b_j (KSwitchKey::compact).
 KSwitchKey build_kswitch(const ContextPtr& ctx, const Device& dev, std::size_t dnum,
                          const BodyWords& body, std::size_t first,
-                         const std::optional<UniformSeed>& seed);
+                         const std::optional<UniformSeed>& seed, bool compact = false);
 /// The context's digit count; throws without special primes.
 std::size_t expected_dnum(const Context& ctx);
 void check_dnum(ByteReader& r, std::uint32_t got, std::size_t want);

@@ -11,12 +11,14 @@
 // rebuilds the zeros. Such a key has no seed (its a_j no longer match it); a full key is seeded
 // as a relinearization key is.
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "veil/backend/word_buffer.h"
 #include "veil/io/serialize.h"
 #include "veil/io/serialize_detail.h"
+#include "veil/rlwe/keyswitch.h"
 #include "veil/io/validate.h"
 
 namespace veil::io {
@@ -47,7 +49,10 @@ std::size_t stored_digits(const Context& ctx, std::size_t max_level) {
 
 Bytes save(const SwitchingKey& sk, const SaveOptions& o) {
   Encoded e = start(ObjectType::switching_key, sk.context(), "switching_key", sk.key_id());
-  const KSwitchKey& k = sk.key();
+  // KeyGenerator makes no compact switching key; one built by hand is written expanded.
+  const std::optional<KSwitchKey> expanded =
+      sk.key().compact() ? std::optional<KSwitchKey>(expand_compact_key(sk.key())) : std::nullopt;
+  const KSwitchKey& k = expanded ? *expanded : sk.key();
   const Context& ctx = *k.context();
   const bool full = sk.max_level() >= ctx.max_level();
   if (!full && o.seeded == Seeding::always) {

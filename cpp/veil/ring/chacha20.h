@@ -31,9 +31,12 @@ VEIL_HD std::uint32_t chacha_rotl(std::uint32_t x, int n) { return (x << n) | (x
   b ^= c;                                                                                          \
   b = chacha_rotl(b, 7);
 
-/// Computes one 64-byte block as 16 little-endian words (RFC 8439 §2.3, 20 rounds).
-VEIL_HD void chacha20_block(const ChaChaKey& key, std::uint32_t counter, std::uint32_t nonce0,
-                            std::uint32_t nonce1, std::uint32_t nonce2, std::uint32_t out[16]) {
+/// Computes one 64-byte block as 16 little-endian words with R rounds (R even; RFC 8439 §2.3
+/// is R = 20, the ChaCha20 of every sampler but the compact keys' (ring/compact_uniform.h)).
+template <int R>
+VEIL_HD void chacha_block(const ChaChaKey& key, std::uint32_t counter, std::uint32_t nonce0,
+                          std::uint32_t nonce1, std::uint32_t nonce2, std::uint32_t out[16]) {
+  static_assert(R > 0 && R % 2 == 0, "ChaCha: an even number of rounds");
   std::uint32_t s[16] = {0x61707865u,  0x3320646eu,  0x79622d32u,  0x6b206574u,
                          key.words[0], key.words[1], key.words[2], key.words[3],
                          key.words[4], key.words[5], key.words[6], key.words[7],
@@ -42,7 +45,7 @@ VEIL_HD void chacha20_block(const ChaChaKey& key, std::uint32_t counter, std::ui
 #pragma unroll
   for (int i = 0; i < 16; ++i) x[i] = s[i];
 #pragma unroll 1
-  for (int r = 0; r < 10; ++r) {
+  for (int r = 0; r < R / 2; ++r) {
     VEIL_CHACHA_QR(x[0], x[4], x[8], x[12])
     VEIL_CHACHA_QR(x[1], x[5], x[9], x[13])
     VEIL_CHACHA_QR(x[2], x[6], x[10], x[14])
@@ -56,7 +59,12 @@ VEIL_HD void chacha20_block(const ChaChaKey& key, std::uint32_t counter, std::ui
   for (int i = 0; i < 16; ++i) out[i] = x[i] + s[i];
 }
 
-#undef VEIL_CHACHA_QR
+/// ChaCha20 (RFC 8439 §2.3).
+VEIL_HD void chacha20_block(const ChaChaKey& key, std::uint32_t counter, std::uint32_t nonce0,
+                            std::uint32_t nonce1, std::uint32_t nonce2, std::uint32_t out[16]) {
+  chacha_block<20>(key, counter, nonce0, nonce1, nonce2, out);
+}
+
 
 /// A keystream address: seed plus a 64-bit domain (one per sampling call).
 struct PrngStream {

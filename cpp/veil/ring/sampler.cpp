@@ -7,6 +7,7 @@
 #include "veil/backend/launch.h"
 #include "veil/backend/table.h"
 #include "veil/core/error.h"
+#include "veil/ring/compact_uniform.h"
 
 namespace veil {
 
@@ -26,6 +27,24 @@ void sample_uniform(const Device& dev, W* out, std::size_t n, const RnsBase& bas
       const std::size_t j = 4 * b + k;
       if (j < n) out[limb * n + j] = W(reduce_wide(reduce_word(w[2 * k + 1], m), w[2 * k], m));
     }
+  });
+}
+
+template <class W>
+void sample_uniform_compact(const Device& dev, W* out, std::size_t n, const RnsBase& base,
+                            const PrngStream& stream) {
+  constexpr std::size_t kBlock = kCompactPerBlock<W>;
+  if (n % kBlock != 0) {
+    throw InvalidArgument("n: the compact sampler needs a multiple of " + std::to_string(kBlock) +
+                          " coefficients, got " + std::to_string(n));
+  }
+  const std::size_t blocks_per_limb = n / kBlock;
+  const Modulus* mods = base.moduli(dev);
+  const PrngStream s = stream;
+  for_each(dev, base.size() * blocks_per_limb, VEIL_LAMBDA(std::size_t g) {
+    const std::size_t limb = g / blocks_per_limb, b = g % blocks_per_limb;
+    compact_uniform_block<W>(s.key, s.domain, static_cast<u32>(limb), static_cast<u32>(b),
+                             mods[limb], out + limb * n + b * kBlock);
   });
 }
 
@@ -91,6 +110,8 @@ void sample_flooding(const Device& dev, W* out, std::size_t n, const RnsBase& ba
 #define VEIL_SAMPLER_INSTANTIATE(W)                                                              \
   template void sample_uniform<W>(const Device&, W*, std::size_t, const RnsBase&,               \
                                   const PrngStream&);                                           \
+  template void sample_uniform_compact<W>(const Device&, W*, std::size_t, const RnsBase&,       \
+                                          const PrngStream&);                                   \
   template void sample_ternary<W>(const Device&, W*, std::size_t, const RnsBase&,               \
                                   const PrngStream&);                                           \
   template void sample_cbd<W>(const Device&, W*, std::size_t, const RnsBase&, const PrngStream&); \
@@ -143,6 +164,10 @@ void sample_sparse_ternary(const Device& dev, WordPtr out, std::size_t n, const 
 void sample_uniform(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
                     const PrngStream& stream) {
   VEIL_WITH_WORD(out.word_bits(), sample_uniform<W>(dev, out.as<W>(), n, base, stream));
+}
+void sample_uniform_compact(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
+                            const PrngStream& stream) {
+  VEIL_WITH_WORD(out.word_bits(), sample_uniform_compact<W>(dev, out.as<W>(), n, base, stream));
 }
 void sample_ternary(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
                     const PrngStream& stream) {

@@ -23,6 +23,12 @@ namespace veil {
 template <class W>
 void sample_uniform(const Device& dev, W* out, std::size_t n, const RnsBase& base,
                     const PrngStream& stream);
+/// out: [base.size()][n], uniform in [0, q_l) per limb l by the compact keys' sampler
+/// (compact_uniform.h: ChaCha12, one candidate of W's width per coefficient, exact rejection),
+/// polynomial index stream.domain of seed stream.key. n a multiple of kCompactPerBlock<W>.
+template <class W>
+void sample_uniform_compact(const Device& dev, W* out, std::size_t n, const RnsBase& base,
+                            const PrngStream& stream);
 /// out: [base.size()][n], one ternary polynomial reduced into every limb.
 template <class W>
 void sample_ternary(const Device& dev, W* out, std::size_t n, const RnsBase& base,
@@ -49,6 +55,8 @@ void sample_sparse_ternary(const Device& dev, WordPtr out, std::size_t n, const 
 // Run-time word size.
 void sample_uniform(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
                     const PrngStream& stream);
+void sample_uniform_compact(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
+                            const PrngStream& stream);
 void sample_ternary(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
                     const PrngStream& stream);
 void sample_cbd(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,

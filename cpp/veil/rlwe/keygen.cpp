@@ -75,27 +75,34 @@ PublicKey KeyGenerator::create_public_key() const {
   return pk;
 }
 
-KSwitchKey KeyGenerator::create_kswitch_key(ConstWordPtr target) const {
+KSwitchKey KeyGenerator::create_kswitch_key(ConstWordPtr target, bool compact) const {
   const std::size_t n = ctx_->n();
   const std::size_t L = ctx_->num_q(), k = ctx_->num_p();
   if (k == 0) throw InvalidArgument("special_primes: key switching needs a special prime");
   const RnsBase& qp = ctx_->base_qp_full();
   const std::size_t alpha = ctx_->alpha();
   const std::size_t dnum = ctx_->dnum();
-  KSwitchKey key(ctx_, dev_, dnum);
+  KSwitchKey key(ctx_, dev_, dnum, compact);
   const std::size_t pw = key.poly_words();
   DeviceTable<u64> pq(ctx_->special_product_mod_q());  // the digit indicator terms' factor
   const u64* pq_d = pq.data(dev_);
   const Modulus* mods = qp.moduli(dev_);
   WordBuffer e(dev_, pw, ctx_->word_bits());
   e.set_secure();
-  // One seed for the whole key; digit j's a_j is its sub-stream j (seeded serialization).
+  // A compact key's a_j live here only while b_j is computed.
+  WordBuffer a_compact(dev_, compact ? pw : 0, ctx_->word_bits());
+  // One seed for the whole key; digit j's a_j is its sub-stream j (seeded serialization; the
+  // compact sampler for a compact key).
   const UniformSeed seed = derive_uniform_seed(prng_.next());
   key.set_uniform_seed(seed);
   for (std::size_t j = 0; j < dnum; ++j) {
-    WordPtr b = key.data() + 2 * j * pw;
-    WordPtr a = b + pw;
-    sample_uniform(dev_, a, n, qp, uniform_stream(seed, j));
+    WordPtr b = key.data() + (compact ? j : 2 * j) * pw;
+    WordPtr a = compact ? a_compact.data() : b + pw;
+    if (compact) {
+      sample_uniform_compact(dev_, a, n, qp, uniform_stream(seed, j));
+    } else {
+      sample_uniform(dev_, a, n, qp, uniform_stream(seed, j));
+    }
     sample_cbd(dev_, e.data(), n, qp, prng_.next());
     if (ctx_->scheme() == SchemeType::bgv) {
       poly::multiply_word(dev_, qp, n, 1, e.data(), ctx_->plain_modulus(), e.data());
@@ -144,15 +151,16 @@ SwitchingKey KeyGenerator::create_switching_key(const SecretKey& from,
   return SwitchingKey(std::move(key), from_id, max_level);
 }
 
-RelinKeys KeyGenerator::create_relin_keys() const {
+RelinKeys KeyGenerator::create_relin_keys(bool compact) const {
   const RnsBase& qp = ctx_->base_qp_full();
   WordBuffer s2(dev_, qp.size() * ctx_->n(), ctx_->word_bits());
   s2.set_secure();
   poly::multiply(dev_, qp, ctx_->n(), 1, sk_.data(), sk_.data(), s2.data());
-  return RelinKeys(create_kswitch_key(s2.data()));
+  return RelinKeys(create_kswitch_key(s2.data(), compact));
 }
 
-GaloisKeys KeyGenerator::create_galois_keys_from_elts(const std::vector<std::uint32_t>& elts) const {
+GaloisKeys KeyGenerator::create_galois_keys_from_elts(const std::vector<std::uint32_t>& elts,
+                                                      bool compact) const {
   const RnsBase& qp = ctx_->base_qp_full();
   const std::size_t n = ctx_->n();
   GaloisKeys gk(ctx_, dev_);
@@ -168,7 +176,7 @@ GaloisKeys KeyGenerator::create_galois_keys_from_elts(const std::vector<std::uin
     if (gk.has_key(g) || g == 1) continue;
     check_interrupt();
     poly::automorphism_ntt(dev_, qp, n, 1, g, sk_.data(), rotated.data());
-    gk.insert(g, create_kswitch_key(rotated.data()));
+    gk.insert(g, create_kswitch_key(rotated.data(), compact));
   }
   return gk;
 }
@@ -197,6 +205,12 @@ void GaloisKeys::insert(u32 galois_elt, KSwitchKey k) {
     // Mixed sets (or known with unknown) would make the set's identity meaningless.
     throw InvalidArgument("galois_keys: the key for element " + std::to_string(galois_elt) +
                           " belongs to another key set than the keys already present");
+  } else if (k.compact() != keys_.begin()->second.compact()) {
+    // One form per set: its serialized form has one flag for all keys.
+    throw InvalidArgument("galois_keys: the key for element " + std::to_string(galois_elt) +
+                          (k.compact() ? " is compact" : " is not compact") +
+                          " but the keys already present are " +
+                          (k.compact() ? "not" : "compact"));
   }
   keys_[galois_elt] = std::move(k);
 }

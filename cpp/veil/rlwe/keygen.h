@@ -28,16 +28,24 @@ class KeyGenerator {
   const SecretKey& secret_key() const { return sk_; }
   /// (b, a) = (-a s + e, a) over Q ∪ P, NTT form ([2][L+k][N]).
   PublicKey create_public_key() const;
-  /// Switches s^2 to s. Throws InvalidArgument if the context has no special prime.
-  RelinKeys create_relin_keys() const;
+  /// Switches s^2 to s; compact: the key's b_j only (KSwitchKey::compact).
+  /// @throws InvalidArgument naming `special_primes` if the context has none.
+  RelinKeys create_relin_keys(bool compact = false) const;
   /// Keys for the given row-rotation steps (each |step| < N/2) and, when `include_columns`, the
   /// column swap (2N-1). With no steps: SEAL's default, every power of two in both directions.
   GaloisKeys create_galois_keys(const std::vector<int>& steps, bool include_columns = true) const;
   GaloisKeys create_galois_keys() const;
   /// Keys for explicit Galois elements (odd, < 2N).
-  GaloisKeys create_galois_keys_from_elts(const std::vector<std::uint32_t>& elts) const;
-  /// A key-switching key from `target` (NTT form over Q ∪ P) to this secret key.
-  KSwitchKey create_kswitch_key(ConstWordPtr target_ntt) const;
+  /// @param elts the Galois elements (1 is skipped: the identity needs no key).
+  /// @param compact store each key's b_j only; its a_j are regenerated where they are read
+  ///        (KSwitchKey::compact: half the memory; the GPU's inner product regenerates them in
+  ///        its kernel, other paths expand them first). N must be a multiple of 16.
+  /// @throws InvalidArgument naming `galois_elts` (even or >= 2N) or `special_primes` (none).
+  GaloisKeys create_galois_keys_from_elts(const std::vector<std::uint32_t>& elts,
+                                          bool compact = false) const;
+  /// A key-switching key from `target` (NTT form over Q ∪ P) to this secret key; compact: its
+  /// a_j from the compact sampler and not stored (KSwitchKey::compact).
+  KSwitchKey create_kswitch_key(ConstWordPtr target_ntt, bool compact = false) const;
   /// A key switching ciphertexts under `from` to this secret key, usable at levels <= max_level
   /// (default: every level). With max_level < L only the digits that meet Q_max_level are kept
   /// and their limbs outside Q_max_level ∪ P are zeroed, so the key is an RLWE sample modulo

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -11,11 +12,13 @@
 #include "veil/core/env.h"
 #include "veil/core/error.h"
 #include "veil/core/primes.h"
+#include "veil/ring/compact_uniform.h"
 #include "veil/ring/eltwise_simd.h"
 #include "veil/ring/ntt.h"
 #include "veil/ring/ntt_simd.h"
 #include "veil/ring/poly_ops.h"
 #include "veil/ring/rns_poly_view.h"
+#include "veil/ring/sampler.h"
 #include "veil/rns/base_converter.h"
 #include "veil/rns/conv_kernels.h"
 #include "veil/rns/mod_down_ntt.h"
@@ -390,6 +393,10 @@ struct InnerProduct {
   u64 g, mask;
   int log_n;
   bool batched;  // inner_product_fixed for dnum <= 8 (key_switch_batched_loads()), else the loop
+  // A compact key (KSwitchKey::compact): kd holds the b_j only ([dnum][key_poly]) and the a_j
+  // are regenerated from `seed` by ks_inner_compact_kernel, the only reader of such a key.
+  bool compact;
+  ChaChaKey seed;
 
   InnerProduct(const Context& ctx, const Device& dev, std::size_t level_,
                const KeySwitchDigits& digits, const KSwitchKey& key, u32 galois_elt,
@@ -415,6 +422,12 @@ struct InnerProduct {
     alpha = ctx.alpha();
     dnum = ks.dnum;
     key_poly = key.poly_words();
+    compact = key.compact();
+    seed = ChaChaKey{};
+    if (compact) {
+      VEIL_REQUIRE(key.uniform_seed().has_value(), "key: a compact key without its seed");
+      for (int i = 0; i < 8; ++i) seed.words[i] = (*key.uniform_seed())[i];
+    }
     g = galois_elt;
     mask = 2 * n - 1;
     log_n = ctx.log_n();
@@ -633,7 +646,113 @@ __global__ void __launch_bounds__(kInnerThreads)
     epi(lp, first + k * kInnerThreads, r0, r1);
   }
 }
+
+// The inner product with a compact key (KSwitchKey::compact): ks_inner_kernel's sums with each
+// a_j regenerated in the kernel (compact_uniform.h) instead of read, so the key's bytes halve.
+// Each thread takes the kCompactPerColumn<W> consecutive coefficients (4 with 32-bit words, 2
+// with 64-bit) that its column of a ChaCha block gives; four lanes compute one block together.
+// The b_j rows (and the digits, without an automorphism) are read 16 bytes at a time.
+template <class W>
+__device__ __forceinline__ void load_column(const W* p, W (&out)[kCompactPerColumn<W>]) {
+  if constexpr (sizeof(W) == 4) {
+    const uint4 v = *reinterpret_cast<const uint4*>(p);
+    out[0] = v.x;
+    out[1] = v.y;
+    out[2] = v.z;
+    out[3] = v.w;
+  } else {
+    const ulonglong2 v = *reinterpret_cast<const ulonglong2*>(p);
+    out[0] = v.x;
+    out[1] = v.y;
+  }
+}
+
+template <class W, int D, class Epi>
+__global__ void __launch_bounds__(kInnerThreads)
+    ks_inner_compact_kernel(const InnerProduct<W> ip, u32 lo, Epi epi) {
+  constexpr int C = kCompactPerColumn<W>;
+  const u32 lp = lo + blockIdx.y;
+  const u32 kl = static_cast<u32>(ip.key_limb(lp));
+  const u32 n = static_cast<u32>(ip.n);
+  const u32 lane = blockIdx.x * kInnerThreads + threadIdx.x;  // within the limb
+  const u32 first = lane * C;
+  const W* key = ip.kd + std::size_t(kl) * n + first;
+  W d[C][D], b[C][D];
+  u32 from[C];
+#pragma unroll
+  for (int c = 0; c < C; ++c) from[c] = ip.source(first + c);
+#pragma unroll
+  for (int j = 0; j < D; ++j) {
+    const W* row = ip.digit_row(std::size_t(j), lp);
+    W v[C];
+    load_column<W>(key + std::size_t(j) * ip.key_poly, v);
+#pragma unroll
+    for (int c = 0; c < C; ++c) b[c][j] = v[c];
+    if (ip.g == 0) {
+      load_column<W>(row + first, v);
+#pragma unroll
+      for (int c = 0; c < C; ++c) d[c][j] = v[c];
+    } else {
+#pragma unroll
+      for (int c = 0; c < C; ++c) d[c][j] = row[from[c]];
+    }
+  }
+  const Modulus m = ip.mods[lp];
+  const u64 bound = compact_bound<W>(m.value);
+  W a[C][D];
+#pragma unroll
+  for (int j = 0; j < D; ++j) {
+    W v[C];
+    compact_uniform_column<W>(ip.seed, u64(j), kl, lane >> 2, m, bound, v);
+#pragma unroll
+    for (int c = 0; c < C; ++c) a[c][j] = v[c];
+  }
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    W r0, r1;
+    InnerProduct<W>::template combine<D>(d[c], b[c], a[c], m, r0, r1);
+    ip.add_addend(lp, from[c], r0, r1);
+    epi(lp, first + c, r0, r1);
+  }
+}
 #endif
+
+// Whether the inner product reads a compact key as it is (ks_inner_compact_kernel: the GPU,
+// at most 8 digits, N a multiple of its coefficients per block); readable_key expands it
+// elsewhere.
+bool compact_in_kernel(const Device& dev, std::size_t n, std::size_t dnum, int word_bits) {
+  const std::size_t per_block = kInnerThreads * (word_bits == 32 ? kCompactPerColumn<u32>
+                                                                 : kCompactPerColumn<u64>);
+  return dev.is_cuda() && dnum <= 8 && n % per_block == 0;
+}
+
+// The key the inner product at `level` reads: `key` itself, unless it is compact and no kernel
+// regenerates its a_j there; then its expansion, held by `full`.
+const KSwitchKey& readable_key(const Context& ctx, const Device& dev, std::size_t level,
+                               const KSwitchKey& key, std::optional<KSwitchKey>& full) {
+  if (!key.compact() ||
+      compact_in_kernel(dev, ctx.n(), ctx.key_switch(level).dnum, ctx.word_bits())) {
+    return key;
+  }
+  full.emplace(expand_compact_key(key));
+  return *full;
+}
+
+// The inner product with a compact key on the GPU (compact_in_kernel holds).
+template <class W, int D, class Epi>
+void inner_product_compact(const Device& dev, const InnerProduct<W>& ip, std::size_t lo,
+                           std::size_t hi, Epi epi) {
+#if defined(__CUDACC__)
+  backend::set_current(dev);
+  const dim3 grid(unsigned(ip.n / (kInnerThreads * kCompactPerColumn<W>)), unsigned(hi - lo), 1);
+  ks_inner_compact_kernel<W, D><<<grid, kInnerThreads, 0, backend::stream(dev)>>>(
+      ip, static_cast<u32>(lo), epi);
+  backend::check_last_launch("key switching inner product (compact key)");
+#else
+  (void)dev, (void)ip, (void)lo, (void)hi, (void)epi;
+  throw_cuda_not_in_this_unit(__FILE__);
+#endif
+}
 
 // The inner product of D = ip.dnum digits over limbs [lo, hi): ks_inner_kernel on the GPU
 // (N a multiple of its 512 coefficients per block), InnerProduct::dot_fixed per word otherwise.
@@ -668,6 +787,20 @@ void inner_product_fixed(const Device& dev, const InnerProduct<W>& ip, std::size
 template <class W, class Epi>
 void inner_product(const Device& dev, const InnerProduct<W>& ip, std::size_t lo, std::size_t hi,
                    Epi epi) {
+  if (ip.compact) {  // readable_key passes a compact key only where compact_in_kernel holds
+    VEIL_REQUIRE(compact_in_kernel(dev, ip.n, ip.dnum, int(8 * sizeof(W))) && hi - lo <= 65535,
+                 "key switching: a compact key reached a path that cannot regenerate its a_j");
+    switch (ip.dnum) {
+      case 1: return inner_product_compact<W, 1>(dev, ip, lo, hi, epi);
+      case 2: return inner_product_compact<W, 2>(dev, ip, lo, hi, epi);
+      case 3: return inner_product_compact<W, 3>(dev, ip, lo, hi, epi);
+      case 4: return inner_product_compact<W, 4>(dev, ip, lo, hi, epi);
+      case 5: return inner_product_compact<W, 5>(dev, ip, lo, hi, epi);
+      case 6: return inner_product_compact<W, 6>(dev, ip, lo, hi, epi);
+      case 7: return inner_product_compact<W, 7>(dev, ip, lo, hi, epi);
+      default: return inner_product_compact<W, 8>(dev, ip, lo, hi, epi);
+    }
+  }
   if (dev.is_cpu() && detail::cpu_simd() >= detail::CpuSimd::kAvx512) {
     inner_product_cpu(ip, lo, hi, epi);
     return;
@@ -702,9 +835,11 @@ void inner_mod_down(const Context& ctx, const Device& dev, std::size_t level,
                     const KeySwitchDigits& digits, const KSwitchKey& key, u32 galois_elt,
                     const Addend<W>& add, const ModDownNtt& md, W* out0, W* out1) {
   check_inner(ctx, dev, level, digits, key);
+  std::optional<KSwitchKey> full;
+  const KSwitchKey& k = readable_key(ctx, dev, level, key, full);
   const std::size_t n = ctx.n(), kk = md.keep().size(), kd = md.drop().size();
   VEIL_REQUIRE(kk + kd == level + 1 + ctx.num_p(), "inner_mod_down: ModDown bases do not match");
-  const InnerProduct<W> ip(ctx, dev, level, digits, key, galois_elt, add);
+  const InnerProduct<W> ip(ctx, dev, level, digits, k, galois_elt, add);
   Buffer<W> xd(dev, 2 * kd * n);
   inner_product<W>(dev, ip, kk, kk + kd, StoreRows<W>{xd.data(), kk, n, kd * n});
   Buffer<W> r = md.correction<W>(dev, ctx.ntt(), xd.data(), n, 2);
@@ -747,9 +882,11 @@ void inner_t(const Context& ctx, const Device& dev, std::size_t level,
   // Coefficient form (BFV): the whole inner product, INTT, then ModDown fused with the
   // accumulation.
   check_inner(ctx, dev, level, digits, key);
+  std::optional<KSwitchKey> full;
+  const KSwitchKey& k = readable_key(ctx, dev, level, key, full);
   const std::size_t n = ctx.n(), ext = ks.base_qp.size();
   Buffer<W> out(dev, 2 * ext * n);
-  const InnerProduct<W> ip(ctx, dev, level, digits, key, galois_elt, Addend<W>{});
+  const InnerProduct<W> ip(ctx, dev, level, digits, k, galois_elt, Addend<W>{});
   inner_product<W>(dev, ip, 0, ext, StoreRows<W>{out.data(), 0, n, ext * n});
   ntt_inverse(dev, out.data(), 2, ks.base_qp, ctx.ntt());
   ks.mod_down.apply_accumulate(dev, out.data(), acc0, acc1, n, 2);
@@ -797,7 +934,9 @@ void inner_ext_t(const Context& ctx, const Device& dev, std::size_t level,
   }
   Addend<W> a;
   if (mode != ExtAddend::none) a = Addend<W>{add0, nullptr, mode == ExtAddend::lift};
-  const InnerProduct<W> ip(ctx, dev, level, digits, key, galois_elt, a);
+  std::optional<KSwitchKey> full;
+  const InnerProduct<W> ip(ctx, dev, level, digits, readable_key(ctx, dev, level, key, full),
+                           galois_elt, a);
   if (accumulate) {
     inner_product<W>(dev, ip, 0, ext,
                      StoreRows<W, true>{out, 0, n, ext * n, ks.base_qp.moduli(dev)});
@@ -829,6 +968,22 @@ void lift_t(const Context& ctx, const Device& dev, std::size_t level, const W* i
 }
 
 }  // namespace
+
+KSwitchKey expand_compact_key(const KSwitchKey& key) {
+  if (!key.compact()) return key;
+  VEIL_REQUIRE(key.uniform_seed().has_value(), "key: a compact key without its seed");
+  const Context& ctx = *key.context();
+  const Device& dev = key.device();
+  KSwitchKey full(key.context(), dev, key.dnum());
+  const std::size_t pw = key.poly_words();
+  for (std::size_t j = 0; j < key.dnum(); ++j) {
+    copy_words(dev, full.data() + 2 * j * pw, dev, key.b(j), pw);
+    sample_uniform_compact(dev, full.data() + (2 * j + 1) * pw, ctx.n(), ctx.base_qp_full(),
+                           uniform_stream(*key.uniform_seed(), j));
+  }
+  full.set_key_id(key.key_id());
+  return full;
+}
 
 void key_switch_inner_ext(const Context& ctx, const Device& dev, std::size_t level,
                           const KeySwitchDigits& digits, const KSwitchKey& key, ConstWordPtr add0,

@@ -31,6 +31,14 @@ int mod_up_kernel();
 /// @throws InvalidArgument naming `kernel` outside 0..2.
 void set_mod_up_kernel(int kernel);
 
+/// A compact key's full form (KSwitchKey::compact): its b_j beside the a_j its seed regenerates
+/// ([dnum][2][L+k][N]), on the key's device, with no seed (the 128-bit sampler's seeded
+/// serialization must not take it). A key that is not compact comes back as it is (a copy).
+/// The paths that cannot regenerate the a_j in their kernel (the CPU, digits above 8) call it
+/// for each key switch.
+/// @throws InvalidArgument naming `key` when a compact key has lost its seed.
+KSwitchKey expand_compact_key(const KSwitchKey& key);
+
 /// acc0 += d0, acc1 += d1 (over Q_level; NTT form iff acc_ntt). `c` is over Q_level, in NTT form
 /// iff c_ntt. acc0/acc1 must not overlap c: with NTT-form accumulators one kernel reads c's
 /// limbs (the digits' own limbs) while it writes the accumulators. Throws InvalidArgument if the

@@ -206,22 +206,34 @@ class PublicKey : public DataObject {
 
 /// A key-switching key from s' to s: for each digit j, (b_j, a_j) over Q ∪ P in NTT form with
 /// b_j = -a_j s + e_j + P * [D_j-indicator] * s' ([dnum][2][L+k][N]).
+///
+/// A compact key stores the b_j only ([dnum][L+k][N], half the words) and its uniform_seed():
+/// its a_j are regenerated wherever they are read, by the compact sampler
+/// (ring/compact_uniform.h: polynomial j of the seed). The GPU's inner-product kernel
+/// regenerates them inside the kernel; every other reader expands them first
+/// (rlwe/keyswitch.h: expand_compact_key).
 class KSwitchKey : public DataObject {
  public:
   KSwitchKey() = default;
-  KSwitchKey(ContextPtr ctx, const Device& dev, std::size_t dnum)
-      : DataObject(ctx, dev, dnum * 2 * (ctx->num_q() + ctx->num_p()) * ctx->n()), dnum_(dnum) {}
+  KSwitchKey(ContextPtr ctx, const Device& dev, std::size_t dnum, bool compact = false)
+      : DataObject(ctx, dev,
+                   dnum * (compact ? 1 : 2) * (ctx->num_q() + ctx->num_p()) * ctx->n()),
+        dnum_(dnum),
+        compact_(compact) {}
   std::size_t dnum() const { return dnum_; }
+  /// Whether the a_j are regenerated from uniform_seed() instead of stored.
+  bool compact() const { return compact_; }
   std::size_t poly_words() const { return (ctx_->num_q() + ctx_->num_p()) * ctx_->n(); }
-  ConstWordPtr b(std::size_t j) const { return data() + (2 * j) * poly_words(); }
-  ConstWordPtr a(std::size_t j) const { return data() + (2 * j + 1) * poly_words(); }
+  ConstWordPtr b(std::size_t j) const { return data() + b_offset(j); }
+  /// Throws InvalidArgument on a compact key (its a_j are not stored).
+  ConstWordPtr a(std::size_t j) const { return data() + a_offset(j); }
   template <class W>
   const W* b(std::size_t j) const {
-    return data<W>() + (2 * j) * poly_words();
+    return data<W>() + b_offset(j);
   }
   template <class W>
   const W* a(std::size_t j) const {
-    return data<W>() + (2 * j + 1) * poly_words();
+    return data<W>() + a_offset(j);
   }
   KSwitchKey to(const Device& dev) const {
     KSwitchKey k(*this);
@@ -230,7 +242,13 @@ class KSwitchKey : public DataObject {
   }
 
  private:
+  std::size_t b_offset(std::size_t j) const { return (compact_ ? j : 2 * j) * poly_words(); }
+  std::size_t a_offset(std::size_t j) const {
+    VEIL_REQUIRE(!compact_, "KSwitchKey::a: a compact key does not store its a_j (expand_compact_key)");
+    return (2 * j + 1) * poly_words();
+  }
   std::size_t dnum_ = 0;
+  bool compact_ = false;
 };
 
 /// Relinearization key: switches s^2 to s.
