@@ -36,7 +36,7 @@
 #           list for the sparse shapes. Tokens (boot_bench.cpp's header): g graph branches, b BSGS
 #           branches, e EvalMod's even form, d fused ModDown drops, k batched inner product, m
 #           ModUp kernel, c the blocked conversions' kernel, f their branch-free rows, n the fused
-#           ModDown's narrow producer (e.g.
+#           ModDown's narrow producer, a compact Galois keys (e.g.
 #           BOOT_AB='c0 c1 c2')
 # VEIL_SITE=dir installs the build into dir instead of site-packages (two commits side by side).
 #   ray     scale-out on Ray (bench/ray_scale.py): batch bootstraps, online serving against
