@@ -543,15 +543,17 @@ class KeyedContext:
 
 def generate_galois_keys(keygen: _core.KeyGenerator, elts: Sequence[int],
                          into: _core.GaloisKeys | None = None, key_bytes: int = 0,
-                         what: str = "Galois keys") -> _core.GaloisKeys | None:
+                         what: str = "Galois keys",
+                         compact: bool = False) -> _core.GaloisKeys | None:
     """Keys of the Galois elements ``elts`` that ``into`` lacks, made one at a time by ``keygen``
     so that a progress bar (rich, after a second: :mod:`veil._progress`) can follow, and added
-    to ``into`` (a new set when None). Returns the set (None when nothing was asked for)."""
+    to ``into`` (a new set when None). ``compact``: keys that store their b_j only (half the
+    bytes; ``KSwitchKey::compact``). Returns the set (None when nothing was asked for)."""
     todo = [e for e in elts if into is None or not into.has_key(e)]
     size = f" x {_progress.human_bytes(key_bytes)}" if key_bytes else ""
     with _progress.Steps(f"{what} ({len(todo)}{size})", len(todo)) as bar:
         for e in todo:
-            gk = keygen.create_galois_keys_from_elts([e])
+            gk = keygen.create_galois_keys_from_elts([e], compact)
             if into is None:
                 into = gk
             else:

@@ -210,6 +210,10 @@ class Bootstrapper:
     Memory at N = 2^16 (full slots): about 6.3 GiB of keys with 32-bit words, 15 GiB with 64-bit
     words (``key_bytes``), plus 1.2-1.4 GiB of plaintext matrices (``plaintext_bytes``; their
     diagonals repeat with the DFT factors' block size and are stored as one period).
+    ``compact_keys=True`` halves the Galois keys (3.3 GiB with 32-bit words): each keeps its b_j
+    only and the GPU's key-switching kernel regenerates its a_j from a seed (ChaCha12), at a
+    cost in time that bench/RESULTS.md measures; the keys then differ from those of the same
+    seed without it. They travel compact in ``to_bytes()``.
 
     Raises:
         ValueError naming the setting when the chain is too short or the slots invalid, or
@@ -217,7 +221,7 @@ class Bootstrapper:
     """
 
     def __init__(self, ctx: CKKSContext, config: BootstrapConfig = BootstrapConfig(),
-                 seed: int | None = None):
+                 seed: int | None = None, compact_keys: bool = False):
         config = _config(config)
         if ctx.secret_key is None:
             raise ValueError("ctx: bootstrapping keys need the secret key (build them on the "
@@ -232,8 +236,9 @@ class Bootstrapper:
         to_sparse = sparse.create_switching_key(ctx.secret_key, params.q0_level)
         to_dense = dense.create_switching_key(sparse.secret_key())
         del sparse
-        keys = generate_galois_keys(dense, params.galois_elements, None,
-                                    ctx.galois_key_bytes(), "bootstrapping Galois keys")
+        key_bytes = ctx.galois_key_bytes() // (2 if compact_keys else 1)
+        keys = generate_galois_keys(dense, params.galois_elements, None, key_bytes,
+                                    "bootstrapping Galois keys", compact=compact_keys)
         if keys is None:  # the conjugation key is always asked for
             raise AssertionError("bootstrapping: no Galois keys were made")
         self._attach(params, config, _core.BootstrapKeys.take(ctx._rlk(), keys, to_sparse,

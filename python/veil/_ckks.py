@@ -233,17 +233,21 @@ class CKKSContext(KeyedContext):
             self.enable_bootstrapping(boot_config, seed=seed)
 
     def enable_bootstrapping(self, config: _bootstrap.BootstrapConfig | None = None,
-                             seed: int | None = None) -> _bootstrap.Bootstrapper:
+                             seed: int | None = None,
+                             compact_keys: bool = False) -> _bootstrap.Bootstrapper:
         """Generates the bootstrapping keys and transforms (:class:`veil.Bootstrapper`) for
         ``config`` (a :class:`veil.BootstrapConfig`; default: full slots) and returns the
         bootstrapper; :meth:`bootstrap` then refreshes ciphertexts. Needs the secret key and a
-        chain with enough levels (:func:`veil.ckks.bootstrap_chain`).
+        chain with enough levels (:func:`veil.ckks.bootstrap_chain`). ``compact_keys``: Galois
+        keys of half the bytes, their a_j regenerated where they are read (see
+        :class:`veil.Bootstrapper`).
 
         Raises:
             ValueError naming the setting when the chain is too short or the config invalid.
         """
         self._need_secret()
-        bt = _bootstrap.Bootstrapper(self, config or _bootstrap.BootstrapConfig(), seed=seed)
+        bt = _bootstrap.Bootstrapper(self, config or _bootstrap.BootstrapConfig(), seed=seed,
+                                     compact_keys=compact_keys)
         self.bootstrapper = bt
         return bt
 

@@ -23,12 +23,12 @@ from veil._bootstrap import BUNDLE_BLOBS
 LOG_N = 11
 
 
-def make_ctx(word_bits=64, slots=None, seed=3):
+def make_ctx(word_bits=64, slots=None, seed=3, compact_keys=False):
     config = veil.BootstrapConfig(slots=slots)
     chain = veil.ckks.bootstrap_chain(LOG_N, 2, config, word_bits)
     ctx = veil.ckks(poly_modulus_degree=2 ** LOG_N, security=None, device="cpu", seed=seed,
                     galois_steps=None, **chain.context_args())
-    ctx.enable_bootstrapping(config, seed=seed)
+    ctx.enable_bootstrapping(config, seed=seed, compact_keys=compact_keys)
     return ctx
 
 
@@ -66,6 +66,27 @@ def test_a_process_without_the_secret_key_bootstraps_from_the_bundle(client, tmp
     print(f"\n[precision] bootstrapped by another process from the bundle: min "
           f"{p['min_bits']:.2f} mean {p['mean_bits']:.2f} bits")
     assert p["mean_bits"] > 20 and p["min_bits"] > 16
+
+
+def test_compact_keys_halve_the_keys_travel_compact_and_bootstrap_alike():
+    """compact_keys=True: the Galois keys keep their b_j only (about half the key bytes); the
+    bundle carries them compact, and a context loaded from it (no secret key) bootstraps to the
+    client's words; the precision is a bootstrap's (the oracle: the encrypted values)."""
+    full = make_ctx(32, slots=64, seed=5)
+    compact = make_ctx(32, slots=64, seed=5, compact_keys=True)
+    bt = compact.bootstrapper
+    # the two switching keys stay full, so a little over half
+    assert bt.key_bytes() < 0.56 * full.bootstrapper.key_bytes()
+    vals = np.random.default_rng(4).uniform(-1, 1, bt.slots)
+    x = compact.encrypt(np.tile(vals, compact.slot_count // bt.slots), level=bt.input_level)
+    y = compact.bootstrap(x)
+    server = veil.load_context(compact.to_bytes(), device="cpu")
+    assert not server.has_secret_key
+    assert server.bootstrapper.key_bytes() == bt.key_bytes()  # loaded compact, not expanded
+    z = server.bootstrap(veil.CKKSCiphertext.from_bytes(x.to_bytes(), server))
+    np.testing.assert_array_equal(np.asarray(z.raw.data()), np.asarray(y.raw.data()))
+    p = veil.ckks.precision(np.tile(vals, compact.slot_count // bt.slots), compact.decrypt(y))
+    assert p["mean_bits"] > 20 and p["min_bits"] > 16, p
 
 
 def test_public_views_and_pickles_carry_the_bootstrapper(client):

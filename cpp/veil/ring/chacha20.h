@@ -15,7 +15,13 @@ struct ChaChaKey {
   std::uint32_t words[8];
 };
 
-VEIL_HD std::uint32_t chacha_rotl(std::uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
+VEIL_HD std::uint32_t chacha_rotl(std::uint32_t x, int n) {
+#if VEIL_DEVICE_CODE
+  return __funnelshift_l(x, x, n);  // one SHF
+#else
+  return (x << n) | (x >> (32 - n));
+#endif
+}
 
 #define VEIL_CHACHA_QR(a, b, c, d)                                                                 \
   a += b;                                                                                          \

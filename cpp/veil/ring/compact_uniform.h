@@ -92,73 +92,107 @@ VEIL_HD void compact_uniform_block(const ChaChaKey& key, u64 index, std::uint32_
 }
 
 #if defined(__CUDACC__)
-/// One column of block (b, attempt) of polynomial `index`, limb `limb`, computed by the four
-/// lanes lane & ~3 .. lane | 3 together (column = lane & 3; every lane of the warp must call it,
-/// as __shfl_sync requires): the column round is each lane's own quarter round, the diagonal
-/// round rotates rows 1-3 by 1-3 lanes first and back after (the SIMD layout of ChaCha). col[r]
-/// is the column's word r, as compact_uniform_block reads it.
-__device__ __forceinline__ void compact_column(const ChaChaKey& key, u64 index, std::uint32_t limb,
-                                               std::uint32_t b, std::uint32_t attempt,
-                                               std::uint32_t (&col)[4]) {
+/// Column lane & 3 of block (b, attempt), limb `limb`, of D polynomials at once (index j for
+/// polynomial j: a key's digits), computed by the four lanes lane & ~3 .. lane | 3 together
+/// (every lane of the warp must call it, as __shfl_sync requires): the column round is each
+/// lane's own quarter round, the diagonal round rotates rows 1-3 by 1-3 lanes first and back
+/// after (the SIMD layout of ChaCha). The D states are independent chains, interleaved so that
+/// each lane has D instructions to issue between dependent ones. col[j][r] is polynomial j's
+/// column word r, as compact_uniform_block reads it.
+template <int D>
+__device__ __forceinline__ void compact_columns(const ChaChaKey& key, std::uint32_t limb,
+                                                std::uint32_t b, std::uint32_t attempt,
+                                                std::uint32_t (&col)[D][4]) {
   const unsigned i = threadIdx.x & 3u;
-  const std::uint32_t sigma[4] = {0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u};
-  const std::uint32_t row3[4] = {b, static_cast<std::uint32_t>(index),
-                                 static_cast<std::uint32_t>(index >> 32),
-                                 compact_stream(limb, attempt)};
-  // Select without local-memory indexing: i is the lane's column.
-  const std::uint32_t s0 = i == 0 ? sigma[0] : i == 1 ? sigma[1] : i == 2 ? sigma[2] : sigma[3];
+  // The lane's column of the initial state: sigma_i, key_i, key_{4+i}, and row 3 (counter b,
+  // nonce (j, 0, stream)).
+  const std::uint32_t s0 = i == 0   ? 0x61707865u
+                           : i == 1 ? 0x3320646eu
+                           : i == 2 ? 0x79622d32u
+                                    : 0x6b206574u;
   const std::uint32_t s1 = key.words[i];
   const std::uint32_t s2 = key.words[4 + i];
-  const std::uint32_t s3 = i == 0 ? row3[0] : i == 1 ? row3[1] : i == 2 ? row3[2] : row3[3];
-  std::uint32_t a = s0, bb = s1, c = s2, d = s3;
+  const std::uint32_t stream = compact_stream(limb, attempt);
+  std::uint32_t a[D], bb[D], c[D], d[D];
+#pragma unroll
+  for (int j = 0; j < D; ++j) {
+    a[j] = s0;
+    bb[j] = s1;
+    c[j] = s2;
+    d[j] = i == 0 ? b : i == 1 ? std::uint32_t(j) : i == 2 ? 0u : stream;
+  }
   constexpr unsigned kAll = 0xFFFFFFFFu;
 #pragma unroll
   for (int r = 0; r < kCompactRounds / 2; ++r) {
-    VEIL_CHACHA_QR(a, bb, c, d)
-    bb = __shfl_sync(kAll, bb, (i + 1) & 3u, 4);
-    c = __shfl_sync(kAll, c, (i + 2) & 3u, 4);
-    d = __shfl_sync(kAll, d, (i + 3) & 3u, 4);
-    VEIL_CHACHA_QR(a, bb, c, d)
-    bb = __shfl_sync(kAll, bb, (i + 3) & 3u, 4);
-    c = __shfl_sync(kAll, c, (i + 2) & 3u, 4);
-    d = __shfl_sync(kAll, d, (i + 1) & 3u, 4);
-  }
-  col[0] = a + s0;
-  col[1] = bb + s1;
-  col[2] = c + s2;
-  col[3] = d + s3;
-}
-
-/// The lane's kCompactPerColumn<W> coefficients of block b (column lane & 3) of polynomial
-/// `index`, limb `limb`, mod m: out[p] is coefficient kCompactPerBlock<W> b +
-/// kCompactPerColumn<W> (lane & 3) + p, equal to compact_uniform_block's. Every lane of the warp
-/// must call it (the rejection loop votes across the warp).
-template <class W>
-__device__ __forceinline__ void compact_uniform_column(const ChaChaKey& key, u64 index,
-                                                       std::uint32_t limb, std::uint32_t b,
-                                                       const Modulus& m, u64 bound,
-                                                       W (&out)[kCompactPerColumn<W>]) {
-  constexpr int C = kCompactPerColumn<W>;
-  std::uint32_t col[4];
-  compact_column(key, index, limb, b, 0, col);
-  u64 c[C];
-  bool bad = false;
 #pragma unroll
-  for (int p = 0; p < C; ++p) {
-    c[p] = compact_candidate<W>(col, p);
-    bad |= c[p] >= bound;
-  }
-  for (std::uint32_t attempt = 1; __any_sync(0xFFFFFFFFu, bad); ++attempt) {
-    compact_column(key, index, limb, b, attempt, col);
-    bad = false;
+    for (int j = 0; j < D; ++j) {
+      VEIL_CHACHA_QR(a[j], bb[j], c[j], d[j])
+    }
 #pragma unroll
-    for (int p = 0; p < C; ++p) {
-      if (c[p] >= bound) c[p] = compact_candidate<W>(col, p);
-      bad |= c[p] >= bound;
+    for (int j = 0; j < D; ++j) {
+      bb[j] = __shfl_sync(kAll, bb[j], (i + 1) & 3u, 4);
+      c[j] = __shfl_sync(kAll, c[j], (i + 2) & 3u, 4);
+      d[j] = __shfl_sync(kAll, d[j], (i + 3) & 3u, 4);
+    }
+#pragma unroll
+    for (int j = 0; j < D; ++j) {
+      VEIL_CHACHA_QR(a[j], bb[j], c[j], d[j])
+    }
+#pragma unroll
+    for (int j = 0; j < D; ++j) {
+      bb[j] = __shfl_sync(kAll, bb[j], (i + 3) & 3u, 4);
+      c[j] = __shfl_sync(kAll, c[j], (i + 2) & 3u, 4);
+      d[j] = __shfl_sync(kAll, d[j], (i + 1) & 3u, 4);
     }
   }
 #pragma unroll
-  for (int p = 0; p < C; ++p) out[p] = static_cast<W>(reduce_word(c[p], m));
+  for (int j = 0; j < D; ++j) {
+    col[j][0] = a[j] + s0;
+    col[j][1] = bb[j] + s1;
+    col[j][2] = c[j] + s2;
+    col[j][3] = d[j] + (i == 0 ? b : i == 1 ? std::uint32_t(j) : i == 2 ? 0u : stream);
+  }
+}
+
+/// The lane's kCompactPerColumn<W> coefficients of block b (column lane & 3) of polynomials
+/// 0..D-1, limb `limb`, mod m: out[j][p] is polynomial j's coefficient kCompactPerBlock<W> b +
+/// kCompactPerColumn<W> (lane & 3) + p, equal to compact_uniform_block's (index j < 2^32).
+/// Every lane of the warp must call it (the rejection loop votes across the warp).
+template <class W, int D>
+__device__ __forceinline__ void compact_uniform_columns(const ChaChaKey& key, std::uint32_t limb,
+                                                        std::uint32_t b, const Modulus& m,
+                                                        u64 bound,
+                                                        W (&out)[D][kCompactPerColumn<W>]) {
+  constexpr int C = kCompactPerColumn<W>;
+  std::uint32_t col[D][4];
+  compact_columns<D>(key, limb, b, 0, col);
+  u64 c[D][C];
+  bool bad = false;
+#pragma unroll
+  for (int j = 0; j < D; ++j) {
+#pragma unroll
+    for (int p = 0; p < C; ++p) {
+      c[j][p] = compact_candidate<W>(col[j], p);
+      bad |= c[j][p] >= bound;
+    }
+  }
+  for (std::uint32_t attempt = 1; __any_sync(0xFFFFFFFFu, bad); ++attempt) {
+    compact_columns<D>(key, limb, b, attempt, col);
+    bad = false;
+#pragma unroll
+    for (int j = 0; j < D; ++j) {
+#pragma unroll
+      for (int p = 0; p < C; ++p) {
+        if (c[j][p] >= bound) c[j][p] = compact_candidate<W>(col[j], p);
+        bad |= c[j][p] >= bound;
+      }
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < D; ++j) {
+#pragma unroll
+    for (int p = 0; p < C; ++p) out[j][p] = static_cast<W>(reduce_word(c[j][p], m));
+  }
 }
 #endif
 

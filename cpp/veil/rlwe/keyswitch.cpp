@@ -699,13 +699,13 @@ __global__ void __launch_bounds__(kInnerThreads)
   }
   const Modulus m = ip.mods[lp];
   const u64 bound = compact_bound<W>(m.value);
+  W gen[D][C];  // all D digits' a_j at once (independent ChaCha chains, interleaved)
+  compact_uniform_columns<W, D>(ip.seed, kl, lane >> 2, m, bound, gen);
   W a[C][D];
 #pragma unroll
   for (int j = 0; j < D; ++j) {
-    W v[C];
-    compact_uniform_column<W>(ip.seed, u64(j), kl, lane >> 2, m, bound, v);
 #pragma unroll
-    for (int c = 0; c < C; ++c) a[c][j] = v[c];
+    for (int c = 0; c < C; ++c) a[c][j] = gen[j][c];
   }
 #pragma unroll
   for (int c = 0; c < C; ++c) {
