@@ -165,18 +165,14 @@ __device__ __forceinline__ void compact_uniform_columns(const ChaChaKey& key, st
                                                         W (&out)[D][kCompactPerColumn<W>]) {
   constexpr int C = kCompactPerColumn<W>;
   std::uint32_t col[D][4];
-  compact_columns<D>(key, limb, b, 0, col);
-  u64 c[D][C];
-  bool bad = false;
+  u64 c[D][C];  // every candidate starts rejected, so attempt 0 fills them all
 #pragma unroll
   for (int j = 0; j < D; ++j) {
 #pragma unroll
-    for (int p = 0; p < C; ++p) {
-      c[j][p] = compact_candidate<W>(col[j], p);
-      bad |= c[j][p] >= bound;
-    }
+    for (int p = 0; p < C; ++p) c[j][p] = ~u64(0);
   }
-  for (std::uint32_t attempt = 1; __any_sync(0xFFFFFFFFu, bad); ++attempt) {
+  bool bad = true;
+  for (std::uint32_t attempt = 0; __any_sync(0xFFFFFFFFu, bad); ++attempt) {
     compact_columns<D>(key, limb, b, attempt, col);
     bad = false;
 #pragma unroll

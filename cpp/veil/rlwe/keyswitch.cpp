@@ -782,6 +782,23 @@ void inner_product_fixed(const Device& dev, const InnerProduct<W>& ip, std::size
   });
 }
 
+// Calls f(std::integral_constant<int, D>{}) with D = dnum when 1 <= dnum <= 8 (the digit counts
+// the fixed kernels are instantiated for) and says whether it did.
+template <class F>
+bool with_digit_count(std::size_t dnum, F&& f) {
+  switch (dnum) {
+    case 1: return f(std::integral_constant<int, 1>{}), true;
+    case 2: return f(std::integral_constant<int, 2>{}), true;
+    case 3: return f(std::integral_constant<int, 3>{}), true;
+    case 4: return f(std::integral_constant<int, 4>{}), true;
+    case 5: return f(std::integral_constant<int, 5>{}), true;
+    case 6: return f(std::integral_constant<int, 6>{}), true;
+    case 7: return f(std::integral_constant<int, 7>{}), true;
+    case 8: return f(std::integral_constant<int, 8>{}), true;
+    default: return false;
+  }
+}
+
 // The inner product over limbs [lo, hi) of Q_l ∪ P; epi(lp, coeff, r0, r1) consumes limb lp's
 // results.
 template <class W, class Epi>
@@ -790,33 +807,20 @@ void inner_product(const Device& dev, const InnerProduct<W>& ip, std::size_t lo,
   if (ip.compact) {  // readable_key passes a compact key only where compact_in_kernel holds
     VEIL_REQUIRE(compact_in_kernel(dev, ip.n, ip.dnum, int(8 * sizeof(W))) && hi - lo <= 65535,
                  "key switching: a compact key reached a path that cannot regenerate its a_j");
-    switch (ip.dnum) {
-      case 1: return inner_product_compact<W, 1>(dev, ip, lo, hi, epi);
-      case 2: return inner_product_compact<W, 2>(dev, ip, lo, hi, epi);
-      case 3: return inner_product_compact<W, 3>(dev, ip, lo, hi, epi);
-      case 4: return inner_product_compact<W, 4>(dev, ip, lo, hi, epi);
-      case 5: return inner_product_compact<W, 5>(dev, ip, lo, hi, epi);
-      case 6: return inner_product_compact<W, 6>(dev, ip, lo, hi, epi);
-      case 7: return inner_product_compact<W, 7>(dev, ip, lo, hi, epi);
-      default: return inner_product_compact<W, 8>(dev, ip, lo, hi, epi);
-    }
+    with_digit_count(ip.dnum, [&](auto d) {
+      inner_product_compact<W, decltype(d)::value>(dev, ip, lo, hi, epi);
+    });
+    return;
   }
   if (dev.is_cpu() && detail::cpu_simd() >= detail::CpuSimd::kAvx512) {
     inner_product_cpu(ip, lo, hi, epi);
     return;
   }
-  if (ip.batched) {
-    switch (ip.dnum) {  // one kernel per digit count: each keeps only its own registers
-      case 1: return inner_product_fixed<W, 1>(dev, ip, lo, hi, epi);
-      case 2: return inner_product_fixed<W, 2>(dev, ip, lo, hi, epi);
-      case 3: return inner_product_fixed<W, 3>(dev, ip, lo, hi, epi);
-      case 4: return inner_product_fixed<W, 4>(dev, ip, lo, hi, epi);
-      case 5: return inner_product_fixed<W, 5>(dev, ip, lo, hi, epi);
-      case 6: return inner_product_fixed<W, 6>(dev, ip, lo, hi, epi);
-      case 7: return inner_product_fixed<W, 7>(dev, ip, lo, hi, epi);
-      case 8: return inner_product_fixed<W, 8>(dev, ip, lo, hi, epi);
-      default: break;
-    }
+  // One kernel per digit count: each keeps only its own registers.
+  if (ip.batched && with_digit_count(ip.dnum, [&](auto d) {
+        inner_product_fixed<W, decltype(d)::value>(dev, ip, lo, hi, epi);
+      })) {
+    return;
   }
   const std::size_t n = ip.n;
   for_each_limb(dev, 1, hi - lo, n, VEIL_LAMBDA(std::size_t i, u32 row) {
