@@ -213,7 +213,8 @@ class Bootstrapper:
     ``compact_keys=True`` halves the Galois keys (3.3 GiB with 32-bit words): each keeps its b_j
     only and the GPU's key-switching kernel regenerates its a_j from a seed (ChaCha12), at a
     cost in time that bench/RESULTS.md measures; the keys then differ from those of the same
-    seed without it. They travel compact in ``to_bytes()``.
+    seed without it. They travel compact in ``to_bytes()`` (expanded, twice the bytes, when
+    saved with ``seeded=False``).
 
     Raises:
         ValueError naming the setting when the chain is too short or the slots invalid, or

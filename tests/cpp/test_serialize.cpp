@@ -249,6 +249,7 @@ TEST(Serialize, CompactKeysRoundTripCompact) {
     const RelinKeys rk3 = io::load_relin_keys(rfull, ctx, cpu);
     const GaloisKeys gk3 = io::load_galois_keys(gfull, ctx, cpu);
     EXPECT_FALSE(rk3.key().compact());
+    EXPECT_FALSE(gk3.key(elt).compact());
     EXPECT_EQ(rk3.key().buffer().to_host(), expand_compact_key(rk.key()).buffer().to_host());
     EXPECT_EQ(relin(rk3), relin(rk));
     EXPECT_EQ(rotate(gk3), rotate(gk));

@@ -31,7 +31,8 @@ struct BootstrapKeys {
   /// @param seed fixes the randomness (tests); default: the OS.
   /// @param compact Galois keys that store their b_j only (KSwitchKey::compact): about half the
   ///        bytes (at N = 2^16 with 32-bit words, full slots: bench/RESULTS.md); their a_j come
-  ///        from another sampler, so the keys then differ from the Python bootstrapper's.
+  ///        from another sampler, so the keys differ from the full keys of the same seed (the
+  ///        Python bootstrapper with compact_keys=True draws them in the same order).
   /// @throws InvalidArgument/TypeMismatch naming `secret_key` (empty, another context).
   static BootstrapKeys generate(const BootstrapParameters& params, const SecretKey& secret_key,
                                 const std::optional<RelinKeys>& relin_keys = std::nullopt,

@@ -72,6 +72,8 @@ VEIL_HD void chacha20_block(const ChaChaKey& key, std::uint32_t counter, std::ui
 }
 
 
+#undef VEIL_CHACHA_QR
+
 /// A keystream address: seed plus a 64-bit domain (one per sampling call).
 struct PrngStream {
   ChaChaKey key;

@@ -92,20 +92,34 @@ VEIL_HD void compact_uniform_block(const ChaChaKey& key, u64 index, std::uint32_
 }
 
 #if defined(__CUDACC__)
-/// Column lane & 3 of block (b, attempt), limb `limb`, of D polynomials at once (index j for
-/// polynomial j: a key's digits), computed by the four lanes lane & ~3 .. lane | 3 together
+/// ChaCha's quarter round (RFC 8439 §2.1).
+__device__ __forceinline__ void chacha_qr(std::uint32_t& a, std::uint32_t& b, std::uint32_t& c,
+                                          std::uint32_t& d) {
+  a += b;
+  d = chacha_rotl(d ^ a, 16);
+  c += d;
+  b = chacha_rotl(b ^ c, 12);
+  a += b;
+  d = chacha_rotl(d ^ a, 8);
+  c += d;
+  b = chacha_rotl(b ^ c, 7);
+}
+
+/// Column lane & 3 of block (b, attempt), limb `limb`, of D polynomials at once (index
+/// index0 + j for polynomial j: a key's digits from 0), computed by the four lanes lane & ~3 .. lane | 3 together
 /// (every lane of the warp must call it, as __shfl_sync requires): the column round is each
 /// lane's own quarter round, the diagonal round rotates rows 1-3 by 1-3 lanes first and back
 /// after (the SIMD layout of ChaCha). The D states are independent chains, interleaved so that
 /// each lane has D instructions to issue between dependent ones. col[j][r] is polynomial j's
 /// column word r, as compact_uniform_block reads it.
 template <int D>
-__device__ __forceinline__ void compact_columns(const ChaChaKey& key, std::uint32_t limb,
-                                                std::uint32_t b, std::uint32_t attempt,
+__device__ __forceinline__ void compact_columns(const ChaChaKey& key, u64 index0,
+                                                std::uint32_t limb, std::uint32_t b,
+                                                std::uint32_t attempt,
                                                 std::uint32_t (&col)[D][4]) {
   const unsigned i = threadIdx.x & 3u;
   // The lane's column of the initial state: sigma_i, key_i, key_{4+i}, and row 3 (counter b,
-  // nonce (j, 0, stream)).
+  // nonce (index low, index high, stream)).
   const std::uint32_t s0 = i == 0   ? 0x61707865u
                            : i == 1 ? 0x3320646eu
                            : i == 2 ? 0x79622d32u
@@ -113,20 +127,26 @@ __device__ __forceinline__ void compact_columns(const ChaChaKey& key, std::uint3
   const std::uint32_t s1 = key.words[i];
   const std::uint32_t s2 = key.words[4 + i];
   const std::uint32_t stream = compact_stream(limb, attempt);
+  const auto row3 = [&](u64 index) {
+    return i == 0   ? b
+           : i == 1 ? static_cast<std::uint32_t>(index)
+           : i == 2 ? static_cast<std::uint32_t>(index >> 32)
+                    : stream;
+  };
   std::uint32_t a[D], bb[D], c[D], d[D];
 #pragma unroll
   for (int j = 0; j < D; ++j) {
     a[j] = s0;
     bb[j] = s1;
     c[j] = s2;
-    d[j] = i == 0 ? b : i == 1 ? std::uint32_t(j) : i == 2 ? 0u : stream;
+    d[j] = row3(index0 + u64(j));
   }
   constexpr unsigned kAll = 0xFFFFFFFFu;
 #pragma unroll
   for (int r = 0; r < kCompactRounds / 2; ++r) {
 #pragma unroll
     for (int j = 0; j < D; ++j) {
-      VEIL_CHACHA_QR(a[j], bb[j], c[j], d[j])
+      chacha_qr(a[j], bb[j], c[j], d[j]);
     }
 #pragma unroll
     for (int j = 0; j < D; ++j) {
@@ -136,7 +156,7 @@ __device__ __forceinline__ void compact_columns(const ChaChaKey& key, std::uint3
     }
 #pragma unroll
     for (int j = 0; j < D; ++j) {
-      VEIL_CHACHA_QR(a[j], bb[j], c[j], d[j])
+      chacha_qr(a[j], bb[j], c[j], d[j]);
     }
 #pragma unroll
     for (int j = 0; j < D; ++j) {
@@ -150,18 +170,19 @@ __device__ __forceinline__ void compact_columns(const ChaChaKey& key, std::uint3
     col[j][0] = a[j] + s0;
     col[j][1] = bb[j] + s1;
     col[j][2] = c[j] + s2;
-    col[j][3] = d[j] + (i == 0 ? b : i == 1 ? std::uint32_t(j) : i == 2 ? 0u : stream);
+    col[j][3] = d[j] + row3(index0 + u64(j));
   }
 }
 
 /// The lane's kCompactPerColumn<W> coefficients of block b (column lane & 3) of polynomials
-/// 0..D-1, limb `limb`, mod m: out[j][p] is polynomial j's coefficient kCompactPerBlock<W> b +
-/// kCompactPerColumn<W> (lane & 3) + p, equal to compact_uniform_block's (index j < 2^32).
+/// index0 .. index0 + D - 1, limb `limb`, mod m: out[j][p] is polynomial index0 + j's
+/// coefficient kCompactPerBlock<W> b + kCompactPerColumn<W> (lane & 3) + p, equal to
+/// compact_uniform_block's.
 /// Every lane of the warp must call it (the rejection loop votes across the warp).
 template <class W, int D>
-__device__ __forceinline__ void compact_uniform_columns(const ChaChaKey& key, std::uint32_t limb,
-                                                        std::uint32_t b, const Modulus& m,
-                                                        u64 bound,
+__device__ __forceinline__ void compact_uniform_columns(const ChaChaKey& key, u64 index0,
+                                                        std::uint32_t limb, std::uint32_t b,
+                                                        const Modulus& m, u64 bound,
                                                         W (&out)[D][kCompactPerColumn<W>]) {
   constexpr int C = kCompactPerColumn<W>;
   std::uint32_t col[D][4];
@@ -173,7 +194,7 @@ __device__ __forceinline__ void compact_uniform_columns(const ChaChaKey& key, st
   }
   bool bad = true;
   for (std::uint32_t attempt = 0; __any_sync(0xFFFFFFFFu, bad); ++attempt) {
-    compact_columns<D>(key, limb, b, attempt, col);
+    compact_columns<D>(key, index0, limb, b, attempt, col);
     bad = false;
 #pragma unroll
     for (int j = 0; j < D; ++j) {

@@ -30,6 +30,27 @@ void sample_uniform(const Device& dev, W* out, std::size_t n, const RnsBase& bas
   });
 }
 
+#if defined(__CUDACC__)
+// The GPU's compact sampler runs the key-switching kernel's own device code
+// (compact_uniform_columns: four lanes a block), so that the sampler's tests cover it. Lane t of
+// limb blockIdx.y writes the column t & 3 of block t / 4; columns_per_limb is a multiple of 4, so
+// the lanes past it come in whole groups: they compute and write nothing.
+template <class W>
+__global__ void compact_sampler_kernel(ChaChaKey key, u64 index, const Modulus* mods, W* out,
+                                       u32 n, u32 columns_per_limb) {
+  constexpr int C = kCompactPerColumn<W>;
+  const u32 limb = blockIdx.y;
+  const u32 lane = blockIdx.x * blockDim.x + threadIdx.x;
+  const Modulus m = mods[limb];
+  W v[1][C];
+  compact_uniform_columns<W, 1>(key, index, limb, lane >> 2, m, compact_bound<W>(m.value), v);
+  if (lane < columns_per_limb) {
+#pragma unroll
+    for (int p = 0; p < C; ++p) out[std::size_t(limb) * n + std::size_t(lane) * C + p] = v[0][p];
+  }
+}
+#endif
+
 template <class W>
 void sample_uniform_compact(const Device& dev, W* out, std::size_t n, const RnsBase& base,
                             const PrngStream& stream) {
@@ -40,6 +61,20 @@ void sample_uniform_compact(const Device& dev, W* out, std::size_t n, const RnsB
   }
   const std::size_t blocks_per_limb = n / kBlock;
   const Modulus* mods = base.moduli(dev);
+  if (dev.is_cuda()) {
+#if defined(__CUDACC__)
+    const u32 columns = static_cast<u32>(4 * blocks_per_limb);
+    constexpr u32 kThreads = 256;
+    backend::set_current(dev);
+    const dim3 grid((columns + kThreads - 1) / kThreads, static_cast<unsigned>(base.size()), 1);
+    compact_sampler_kernel<W><<<grid, kThreads, 0, backend::stream(dev)>>>(
+        stream.key, stream.domain, mods, out, static_cast<u32>(n), columns);
+    backend::check_last_launch("compact uniform sampler");
+    return;
+#else
+    throw_cuda_not_in_this_unit(__FILE__);
+#endif
+  }
   const PrngStream s = stream;
   for_each(dev, base.size() * blocks_per_limb, VEIL_LAMBDA(std::size_t g) {
     const std::size_t limb = g / blocks_per_limb, b = g % blocks_per_limb;

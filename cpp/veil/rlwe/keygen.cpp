@@ -205,7 +205,9 @@ void GaloisKeys::insert(u32 galois_elt, KSwitchKey k) {
     // Mixed sets (or known with unknown) would make the set's identity meaningless.
     throw InvalidArgument("galois_keys: the key for element " + std::to_string(galois_elt) +
                           " belongs to another key set than the keys already present");
-  } else if (k.compact() != keys_.begin()->second.compact()) {
+  } else if (const auto other = std::find_if(keys_.begin(), keys_.end(),
+                                             [&](const auto& kv) { return kv.first != galois_elt; });
+             other != keys_.end() && k.compact() != other->second.compact()) {
     // One form per set: its serialized form has one flag for all keys.
     throw InvalidArgument("galois_keys: the key for element " + std::to_string(galois_elt) +
                           (k.compact() ? " is compact" : " is not compact") +

@@ -700,7 +700,7 @@ __global__ void __launch_bounds__(kInnerThreads)
   const Modulus m = ip.mods[lp];
   const u64 bound = compact_bound<W>(m.value);
   W gen[D][C];  // all D digits' a_j at once (independent ChaCha chains, interleaved)
-  compact_uniform_columns<W, D>(ip.seed, kl, lane >> 2, m, bound, gen);
+  compact_uniform_columns<W, D>(ip.seed, 0, kl, lane >> 2, m, bound, gen);
   W a[C][D];
 #pragma unroll
   for (int j = 0; j < D; ++j) {
@@ -807,9 +807,10 @@ void inner_product(const Device& dev, const InnerProduct<W>& ip, std::size_t lo,
   if (ip.compact) {  // readable_key passes a compact key only where compact_in_kernel holds
     VEIL_REQUIRE(compact_in_kernel(dev, ip.n, ip.dnum, int(8 * sizeof(W))) && hi - lo <= 65535,
                  "key switching: a compact key reached a path that cannot regenerate its a_j");
-    with_digit_count(ip.dnum, [&](auto d) {
+    const bool launched = with_digit_count(ip.dnum, [&](auto d) {
       inner_product_compact<W, decltype(d)::value>(dev, ip, lo, hi, epi);
     });
+    VEIL_REQUIRE(launched, "key switching: a compact key with more than 8 digits here");
     return;
   }
   if (dev.is_cpu() && detail::cpu_simd() >= detail::CpuSimd::kAvx512) {
