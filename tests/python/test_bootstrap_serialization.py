@@ -83,6 +83,10 @@ def test_compact_keys_halve_the_keys_travel_compact_and_bootstrap_alike():
     server = veil.load_context(compact.to_bytes(), device="cpu")
     assert not server.has_secret_key
     assert server.bootstrapper.key_bytes() == bt.key_bytes()  # loaded compact, not expanded
+    kg = _core.KeyGenerator(compact.context, "cpu", 9)
+    rk = kg.create_relin_keys(compact=True)
+    assert rk.compact and not kg.create_relin_keys().compact
+    assert rk.data().size * 2 == kg.create_relin_keys().data().size
     z = server.bootstrap(veil.CKKSCiphertext.from_bytes(x.to_bytes(), server))
     np.testing.assert_array_equal(np.asarray(z.raw.data()), np.asarray(y.raw.data()))
     p = veil.ckks.precision(np.tile(vals, compact.slot_count // bt.slots), compact.decrypt(y))

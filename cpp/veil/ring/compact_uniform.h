@@ -174,6 +174,23 @@ __device__ __forceinline__ void compact_columns(const ChaChaKey& key, u64 index0
   }
 }
 
+/// Each still-rejected candidate c[j][p] (>= bound) takes column word(s) p of polynomial j's
+/// block; says whether any is still rejected.
+template <class W, int D>
+__device__ __forceinline__ bool take_candidates(const std::uint32_t (&col)[D][4], u64 bound,
+                                                u64 (&c)[D][kCompactPerColumn<W>]) {
+  bool bad = false;
+#pragma unroll
+  for (int j = 0; j < D; ++j) {
+#pragma unroll
+    for (int p = 0; p < kCompactPerColumn<W>; ++p) {
+      if (c[j][p] >= bound) c[j][p] = compact_candidate<W>(col[j], p);
+      bad |= c[j][p] >= bound;
+    }
+  }
+  return bad;
+}
+
 /// The lane's kCompactPerColumn<W> coefficients of block b (column lane & 3) of polynomials
 /// index0 .. index0 + D - 1, limb `limb`, mod m: out[j][p] is polynomial index0 + j's
 /// coefficient kCompactPerBlock<W> b + kCompactPerColumn<W> (lane & 3) + p, equal to
@@ -192,18 +209,13 @@ __device__ __forceinline__ void compact_uniform_columns(const ChaChaKey& key, u6
 #pragma unroll
     for (int p = 0; p < C; ++p) c[j][p] = ~u64(0);
   }
-  bool bad = true;
-  for (std::uint32_t attempt = 0; __any_sync(0xFFFFFFFFu, bad); ++attempt) {
+  // Attempt 0 outside the loop: straight-line code, which the compiler schedules with the
+  // caller's loads (with it inside the loop, behind a vote, a bootstrap measured 0.75 ms more).
+  compact_columns<D>(key, index0, limb, b, 0, col);
+  bool bad = take_candidates<W, D>(col, bound, c);
+  for (std::uint32_t attempt = 1; __any_sync(0xFFFFFFFFu, bad); ++attempt) {
     compact_columns<D>(key, index0, limb, b, attempt, col);
-    bad = false;
-#pragma unroll
-    for (int j = 0; j < D; ++j) {
-#pragma unroll
-      for (int p = 0; p < C; ++p) {
-        if (c[j][p] >= bound) c[j][p] = compact_candidate<W>(col[j], p);
-        bad |= c[j][p] >= bound;
-      }
-    }
+    bad = take_candidates<W, D>(col, bound, c);
   }
 #pragma unroll
   for (int j = 0; j < D; ++j) {
