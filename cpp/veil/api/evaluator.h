@@ -10,58 +10,154 @@
 
 namespace veil {
 
+// Throughout: a ciphertext operand is initialized, of this evaluator's context (same
+// parameters and word size), of size >= 2 and in the scheme's form (BFV coefficient form unless a
+// method says it takes NTT form, BGV and CKKS NTT form), checked by rlwe/checks.h's
+// check_ciphertext; two operands also share device, level, form and key set
+// (check_ciphertext_pair). A result that would be transparent (every polynomial but c0 zero:
+// decryptable without the key) throws InvalidArgument naming the operation
+// (check_not_transparent). Results keep their operands' key set, level and device.
 class Evaluator {
  public:
+  /// @param ctx the context every operand must belong to.
+  /// @throws InvalidArgument naming `context` when it is empty.
   explicit Evaluator(ContextPtr ctx);
 
+  /// a + b, slot- or coefficient-wise (SEAL's add). Sizes may differ: the sum has the larger.
+  /// BFV operands may both be in NTT form (transform_to_ntt). BGV: b is brought to a's
+  /// correction factor first; CKKS: the scales must agree (ckks::check_scales).
+  /// @param a the first operand (`encrypted1` in messages).
+  /// @param b the second operand (`encrypted2`).
+  /// @throws InvalidArgument naming `encrypted1` or `encrypted2` (invalid, another context,
+  ///         level, form or key set; CKKS scales apart), or `add` for a transparent result;
+  ///         TypeMismatch naming `encrypted2` on another device.
   Ciphertext add(const Ciphertext& a, const Ciphertext& b) const;
+  /// a += b (add, in place; a grows to b's size when b is larger).
+  /// @throws as add.
   void add_inplace(Ciphertext& a, const Ciphertext& b) const;
+  /// a - b (SEAL's sub); as add otherwise.
+  /// @throws as add, naming `sub` for a transparent result.
   Ciphertext sub(const Ciphertext& a, const Ciphertext& b) const;
+  /// a -= b (sub, in place).
+  /// @throws as sub.
   void sub_inplace(Ciphertext& a, const Ciphertext& b) const;
+  /// -a, every polynomial negated (BFV: either form).
+  /// @throws InvalidArgument naming `encrypted` for an invalid ciphertext.
   Ciphertext negate(const Ciphertext& a) const;
+  /// a = -a.
+  /// @throws as negate.
   void negate_inplace(Ciphertext& a) const;
+  /// The sum of one or more ciphertexts, left to right (SEAL's add_many).
+  /// @param cts at least one ciphertext, all valid (each checked, even a single one).
+  /// @throws InvalidArgument naming `encrypteds` (empty, or an invalid element) or the
+  ///         operands of add.
   Ciphertext add_many(const std::vector<Ciphertext>& cts) const;
 
+  /// a + p (SEAL's add_plain). BFV and BGV: p in coefficient form mod t (BatchEncoder), BFV
+  /// scaling it by Delta = floor(Q/t), BGV lifting it to a's level times a's correction factor;
+  /// CKKS: p at a's level and scale (NTT form, from CKKSEncoder).
+  /// @param a a ciphertext of this context (`encrypted`).
+  /// @param p a plaintext of this context for a's scheme (`plain`).
+  /// @throws InvalidArgument naming `encrypted` (invalid) or `plain` (empty, another context,
+  ///         the wrong form, level or scale).
   Ciphertext add_plain(const Ciphertext& a, const Plaintext& p) const;
+  /// a - p; as add_plain.
+  /// @throws as add_plain.
   Ciphertext sub_plain(const Ciphertext& a, const Plaintext& p) const;
+  /// a * p (SEAL's multiply_plain): size and level unchanged; CKKS scale multiplied by p's (no
+  /// rescale). BFV: a may be in NTT form, and p may be one from transform_to_ntt at a's level.
+  /// @param a a ciphertext of this context (`encrypted`).
+  /// @param p a plaintext of this context for a's scheme (`plain`).
+  /// @throws InvalidArgument naming `encrypted` (invalid), `plain` (empty, another context, the
+  ///         wrong form or level; CKKS: a product scale out of range), or `multiply_plain` for a
+  ///         transparent result (for example a zero plaintext).
   Ciphertext multiply_plain(const Ciphertext& a, const Plaintext& p) const;
+  /// a += p.
+  /// @throws as add_plain.
   void add_plain_inplace(Ciphertext& a, const Plaintext& p) const;
+  /// a -= p.
+  /// @throws as add_plain.
   void sub_plain_inplace(Ciphertext& a, const Plaintext& p) const;
+  /// a *= p.
+  /// @throws as multiply_plain.
   void multiply_plain_inplace(Ciphertext& a, const Plaintext& p) const;
 
-  /// Tensor product (size s1 + s2 - 1); relinearize afterwards.
+  /// Tensor product (size s1 + s2 - 1); relinearize afterwards. BFV: HPS or BEHZ by the
+  /// context's mul_method (Halevi-Polyakov-Shoup, CT-RSA 2019; Bajard-Eynard-Hasan-Zucca, SAC
+  /// 2016); BGV: the product in NTT form, correction factors multiplied; CKKS: scales multiplied
+  /// (no rescale).
+  /// @param a the first operand (`encrypted1`).
+  /// @param b the second operand (`encrypted2`), at a's level.
+  /// @throws InvalidArgument naming `encrypted1` or `encrypted2` (invalid, another context,
+  ///         level or key set; BFV in NTT form; CKKS: a product scale out of range);
+  ///         TypeMismatch naming `encrypted2` on another device.
   Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) const;
+  /// a * a (multiply with one operand read once).
+  /// @throws InvalidArgument naming `encrypted` for an invalid ciphertext.
   Ciphertext square(const Ciphertext& a) const;
-  /// Size 3 -> 2. Throws InvalidArgument if the size is not 3.
+  /// Size 3 -> 2: key switching of c2 with the relinearization key (hybrid key switching,
+  /// Han-Ki, CT-RSA 2020: ModUp of the digits, inner product, ModDown by P).
+  /// @param a a size-3 ciphertext (`encrypted`).
+  /// @param rlk the context's relinearization keys (`relin_keys`; a compact key is read as
+  ///        KSwitchKey::compact says).
+  /// @throws InvalidArgument naming `encrypted` (invalid, or of size other than 3) or
+  ///         `relin_keys` (empty, another context or key set); TypeMismatch naming `relin_keys`
+  ///         on another device.
   Ciphertext relinearize(const Ciphertext& a, const RelinKeys& rlk) const;
+  /// a = relinearize(a, rlk).
+  /// @throws as relinearize.
   void relinearize_inplace(Ciphertext& a, const RelinKeys& rlk) const;
   /// Product of all inputs by a balanced tree, relinearizing after each multiplication.
+  /// @param cts at least one ciphertext, all valid and at one level.
+  /// @throws InvalidArgument naming `encrypteds` (empty, or an invalid element), `relin_keys`,
+  ///         or the operands of multiply.
   Ciphertext multiply_many(const std::vector<Ciphertext>& cts, const RelinKeys& rlk) const;
   /// a^exponent (exponent >= 1) by square-and-multiply with relinearization.
+  /// @throws InvalidArgument naming `encrypted`, `exponent` (0) or `relin_keys`.
   Ciphertext exponentiate(const Ciphertext& a, std::uint64_t exponent, const RelinKeys& rlk) const;
 
-  /// Applies X -> X^galois_elt and switches back to s. Throws if the key is missing.
+  /// Applies X -> X^galois_elt and switches back to s (SEAL's apply_galois).
+  /// @param a a size-2 ciphertext (`encrypted`).
+  /// @param galois_elt an odd element below 2N (1 is the identity and needs no key).
+  /// @param gk Galois keys holding galois_elt's key (`galois_keys`).
+  /// @throws InvalidArgument naming `encrypted` (invalid, size other than 2), `galois_elt`, or
+  ///         `galois_keys` (another context, key set, or no key for the element); TypeMismatch
+  ///         naming `galois_keys` on another device.
   Ciphertext apply_galois(const Ciphertext& a, u32 galois_elt, const GaloisKeys& gk) const;
-  /// BFV/BGV: rotates both rows left by `steps` (negative: right). Without a key for the step
-  /// it composes the power-of-two keys along the step's non-adjacent form.
+  /// BFV/BGV: rotates both rows left by `steps` (negative: right; 0 returns a copy, no key).
+  /// Without a key for the step it composes the power-of-two keys along the step's non-adjacent
+  /// form (naf_decompose).
+  /// @throws InvalidArgument naming `encrypted`, `steps` (|steps| >= N/2), `galois_keys` (no
+  ///         key for the step or its non-adjacent form), or `rotate_rows` on a CKKS context.
   Ciphertext rotate_rows(const Ciphertext& a, int steps, const GaloisKeys& gk) const;
-  /// BFV/BGV: swaps the two rows.
+  /// BFV/BGV: swaps the two rows (Galois element 2N - 1).
+  /// @throws as apply_galois, or naming `rotate_columns` on a CKKS context.
   Ciphertext rotate_columns(const Ciphertext& a, const GaloisKeys& gk) const;
   /// Hoisted rotations: one decomposition (ModUp) shared by every step (Halevi-Shoup 2018,
   /// Phantom, Yang et al. 2024 §III-C); each result equals rotate_rows(a, step) bit for bit.
+  /// @param steps rotation steps, each with a key in gk (no composition).
+  /// @throws InvalidArgument naming `encrypted` (invalid, size other than 2) or `galois_keys`
+  ///         (another context, or a missing key); TypeMismatch naming `galois_keys` on another
+  ///         device.
   std::vector<Ciphertext> rotate_many(const Ciphertext& a, const std::vector<int>& steps,
                                       const GaloisKeys& gk) const;
 
-  /// BGV: modulus switching to the next level (Phantom, Yang et al. 2024 eq. 3); CKKS: drops the
-  /// last prime without rescaling (level alignment). Throws at level 0.
+  /// BGV: modulus switching to the next level (Phantom, Yang et al. 2024 eq. 3); BFV: c ->
+  /// round(c / q_l) over Q_{l-1} (SEAL's); CKKS: drops the last prime without rescaling (level
+  /// alignment).
+  /// @throws InvalidArgument naming `encrypted` (invalid, or at level 0).
   Ciphertext mod_switch_to_next(const Ciphertext& a) const;
   void mod_switch_to_next_inplace(Ciphertext& a) const;
-  /// Switches down to `level` (<= the current level).
+  /// Switches down to `level` (<= the current level) by repeated mod_switch_to_next.
+  /// @throws InvalidArgument naming `encrypted` or `level` (above the ciphertext's).
   Ciphertext mod_switch_to(const Ciphertext& a, std::size_t level) const;
   /// CKKS plaintexts: drop primes down to `level`.
+  /// @throws InvalidArgument naming `plain` (not CKKS) or `level` (above the plaintext's).
   Plaintext mod_switch_to(const Plaintext& p, std::size_t level) const;
   /// CKKS: divides by the rescale block holding q_l (the last prime by default) and drops it
-  /// (scale /= the block's product). Throws at a level in q_0's block.
+  /// (scale /= the block's product).
+  /// @throws InvalidArgument naming `encrypted` (invalid, not CKKS, or at a level in q_0's
+  ///         block).
   Ciphertext rescale_to_next(const Ciphertext& a) const;
   void rescale_to_next_inplace(Ciphertext& a) const;
   /// CKKS: relinearize then rescale in one key switch (size 3 -> 2, one level block down; the
@@ -73,9 +169,13 @@ class Evaluator {
   /// CKKS: multiply, relinearize and rescale (multiply, then relinearize_rescale).
   Ciphertext multiply_relinearize_rescale(const Ciphertext& a, const Ciphertext& b,
                                           const RelinKeys& rlk) const;
-  /// CKKS: rotates the N/2 slots left by `steps` (NAF composition without a direct key).
+  /// CKKS: rotates the N/2 slots left by `steps` (negative: right; 0 returns a copy, no key;
+  /// NAF composition without a direct key).
+  /// @throws InvalidArgument naming `encrypted`, `steps` (|steps| >= N/2), `galois_keys` (no
+  ///         key for the step or its non-adjacent form) or `rotate_vector` on a BFV/BGV context.
   Ciphertext rotate_vector(const Ciphertext& a, int steps, const GaloisKeys& gk) const;
   /// CKKS: complex conjugation of every slot (Galois element 2N - 1).
+  /// @throws as apply_galois, or naming `conjugate` on a BFV/BGV context.
   Ciphertext conjugate(const Ciphertext& a, const GaloisKeys& gk) const;
 
   /// Key switching from one secret to another (c0, c1) -> (c0, 0) + KeySwitch(c1): the result
