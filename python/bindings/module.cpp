@@ -617,8 +617,8 @@ NB_MODULE(_core, m) {
       .def_prop_ro("compact", [](const RelinKeys& k) { return k.key().compact(); },
                    "Whether the key stores its b_j only (create_relin_keys(compact=True)).")
       .def("data", [](const RelinKeys& k) { return to_numpy(k.key().buffer().to_host()); },
-           "The stored words: [dnum][2][L+k][N] (b_j, a_j), or [dnum][L+k][N] (the b_j) for a "
-           "compact key.");
+           "The stored words: ``[dnum][2][L+k][N]`` (b_j, a_j), or ``[dnum][L+k][N]`` (the b_j) "
+           "for a compact key.");
   bind::def_serialization<RelinKeys>(rk_cls, "relin_keys", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
     return io::load_relin_keys(v, c, d, o);
   });

@@ -494,13 +494,11 @@ class RelinKeys:
 
     @property
     def compact(self) -> bool:
-        """
-        Whether the key stores its b_j only (create_relin_keys(compact=True)).
-        """
+        """Whether the key stores its b_j only (create_relin_keys(compact=True))."""
 
     def data(self) -> Annotated[NDArray[numpy.uint64], dict(shape=(None,))]:
         """
-        The stored words: [dnum][2][L+k][N] (b_j, a_j), or [dnum][L+k][N] (the b_j) for a compact key.
+        The stored words: ``[dnum][2][L+k][N]`` (b_j, a_j), or ``[dnum][L+k][N]`` (the b_j) for a compact key.
         """
 
     def to_bytes(self, compression: str = 'zstd', seeded: bool | None = None, level: int = 3) -> bytes:
