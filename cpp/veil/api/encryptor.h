@@ -10,15 +10,30 @@ namespace veil {
 
 class Encryptor {
  public:
-  /// Public-key encryption. `seed` fixes the randomness (tests only); default: OS entropy.
+  /// Public-key encryption (SEAL's Encryptor with a public key): an encryption of zero, (b u +
+  /// f e0, a u + f e1) with u ternary (rlwe/encrypt.h; f = t for BGV, else 1), plus the scheme's
+  /// encoding of the message.
+  /// @param ctx the context of the keys and plaintexts.
+  /// @param pk a public key of ctx (`public_key`).
+  /// @param seed fixes the randomness (tests only); default: OS entropy.
+  /// @throws InvalidArgument naming `public_key` (empty or of another context).
   Encryptor(ContextPtr ctx, const PublicKey& pk, std::optional<std::uint64_t> seed = std::nullopt);
-  /// Symmetric (secret-key) encryption.
+  /// Symmetric (secret-key) encryption: (-a s + f e, a) plus the encoded message, with a
+  /// uniform from a seed, so that the ciphertext saves seeded at half the bytes
+  /// (io/serialize.h).
+  /// @param sk a secret key of ctx (`secret_key`).
+  /// @param seed fixes the randomness (tests only); default: OS entropy.
+  /// @throws InvalidArgument naming `secret_key` (empty or of another context).
   Encryptor(ContextPtr ctx, const SecretKey& sk, std::optional<std::uint64_t> seed = std::nullopt);
-  /// Encrypts on the key's device. Throws InvalidArgument if `plain` is from another context
-  /// or TypeMismatch if it lives on another device.
+  /// Encrypts on the key's device.
+  /// @param plain a plaintext of this context (`plain`): BFV/BGV in coefficient form mod t,
+  ///        CKKS in NTT form at its level and scale.
+  /// @throws InvalidArgument naming `plain` (empty, another context, the wrong form);
+  ///         TypeMismatch naming `plain` on another device.
   Ciphertext encrypt(const Plaintext& plain) const;
-  /// An encryption of zero at the top level.
+  /// An encryption of zero at the top level (NTT form for BGV and CKKS).
   Ciphertext encrypt_zero() const;
+  /// The device of the key (where ciphertexts are made).
   const Device& device() const;
 
   /// The context this object was built for.
@@ -45,7 +60,11 @@ class Decryptor {
   /// default); see ckks::decrypt. Throws InvalidArgument naming `bits` outside 0..62.
   void set_noise_flooding(int bits);
   int noise_flooding() const { return flooding_bits_; }
-  /// BFV/BGV: remaining noise budget in bits (0 means decryption may fail).
+  /// BFV/BGV: remaining noise budget in bits (0 means decryption may fail), as SEAL's
+  /// invariant_noise_budget (equal bit for bit on the same ciphertext; README).
+  /// @throws InvalidArgument naming `encrypted` (invalid, another context or key set) or
+  ///         `invariant_noise_budget` on a CKKS context; TypeMismatch naming `encrypted` on
+  ///         another device.
   int invariant_noise_budget(const Ciphertext& encrypted) const;
   const Device& device() const { return sk_.device(); }
 
