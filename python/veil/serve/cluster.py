@@ -829,13 +829,19 @@ def main(host: str, port: int, config: ServeConfig, models: dict[str, ServedMode
     logging.basicConfig(level=getattr(logging, log_level.upper(), logging.INFO),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     t0 = time.perf_counter()
+    if not ray.is_initialized():
+        ray.init(address=address, namespace=NAMESPACE, log_to_driver=False)
+    # The handler goes in after ray.init (which installs Ray's own SIGTERM handler in the driver:
+    # it logs and exits with 15) and before the front ends listen: a SIGTERM that comes as soon
+    # as /health answers, while start() is still returning, then stops cleanly too (it did not:
+    # test_cli_serve_ray_and_demo saw exit code 15 once).
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
     url = start(dataclasses.replace(config, warmup=True), models, host, port, address,
                 **app_args)
     log.info("veil serve --ray: %s, models %s, on %s (Ray %s) ready in %.1f s", url,
              sorted(models), address or "a local Ray cluster", ray.__version__,
              time.perf_counter() - t0)
-    stopping = []
-    signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
     try:
         while not stopping:
             time.sleep(0.5)
