@@ -177,7 +177,8 @@ void ref_chacha(const std::uint32_t key[8], std::uint32_t counter, const std::ui
 }
 
 TEST(SamplerTest, ReferenceChachaIsRfc8439) {
-  // RFC 8439 §2.3.2's test vector: key 00..1f, counter 1, nonce 00:00:00:09:00:00:00:4a:00:00:00:00.
+  // RFC 8439 §2.3.2's test vector: key 00..1f, counter 1,
+  // nonce 00:00:00:09:00:00:00:4a:00:00:00:00.
   std::uint32_t key[8];
   for (int i = 0; i < 8; ++i) {
     key[i] = std::uint32_t(4 * i) | std::uint32_t(4 * i + 1) << 8 | std::uint32_t(4 * i + 2) << 16 |

@@ -224,7 +224,9 @@ TEST(Serialize, CompactKeysRoundTripCompact) {
     const Ciphertext a = Encryptor(ctx, kg.secret_key(), 1).encrypt(encode_some(ctx, cpu, 8));
     const Evaluator ev(ctx);
     const u32 elt = ctx->galois_elt_from_step(1);
-    const auto relin = [&](const RelinKeys& k) { return words(ev.relinearize(ev.multiply(a, a), k)); };
+    const auto relin = [&](const RelinKeys& k) {
+      return words(ev.relinearize(ev.multiply(a, a), k));
+    };
     const auto rotate = [&](const GaloisKeys& k) { return words(ev.apply_galois(a, elt, k)); };
     for (Compression c : {Compression::none, Compression::zstd}) {
       const Bytes rb = io::save(rk, opts(c, Seeding::automatic));
@@ -259,10 +261,12 @@ TEST(Serialize, CompactKeysRoundTripCompact) {
   const Bytes full = io::save(kg.create_relin_keys(), opts(Compression::none, Seeding::never));
   Bytes b = full;
   b[9] = static_cast<std::uint8_t>(b[9] | 8);
-  expect_invalid([&] { io::load_relin_keys(b, ctx, cpu); }, "flags: compact keys are always seeded");
+  expect_invalid([&] { io::load_relin_keys(b, ctx, cpu); },
+                 "flags: compact keys are always seeded");
   Bytes pk = io::save(kg.create_public_key(), opts(Compression::none, Seeding::always));
   pk[9] = static_cast<std::uint8_t>(pk[9] | 8);
-  expect_invalid([&] { io::load_public_key(pk, ctx, cpu); }, "flags: only relinearization and Galois keys");
+  expect_invalid([&] { io::load_public_key(pk, ctx, cpu); },
+                 "flags: only relinearization and Galois keys");
 }
 
 // ---- hostile input ------------------------------------------------------------------------------

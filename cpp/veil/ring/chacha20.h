@@ -71,6 +71,11 @@ VEIL_HD void chacha20_block(const ChaChaKey& key, std::uint32_t counter, std::ui
   chacha_block<20>(key, counter, nonce0, nonce1, nonce2, out);
 }
 
+/// The quarter round (RFC 8439 §2.1) on four separate words, as the compact keys' GPU code
+/// computes one column of a block per lane (compact_uniform.h).
+VEIL_HD void chacha_qr(std::uint32_t& a, std::uint32_t& b, std::uint32_t& c, std::uint32_t& d) {
+  VEIL_CHACHA_QR(a, b, c, d)
+}
 
 #undef VEIL_CHACHA_QR
 

@@ -92,26 +92,13 @@ VEIL_HD void compact_uniform_block(const ChaChaKey& key, u64 index, std::uint32_
 }
 
 #if defined(__CUDACC__)
-/// ChaCha's quarter round (RFC 8439 §2.1).
-__device__ __forceinline__ void chacha_qr(std::uint32_t& a, std::uint32_t& b, std::uint32_t& c,
-                                          std::uint32_t& d) {
-  a += b;
-  d = chacha_rotl(d ^ a, 16);
-  c += d;
-  b = chacha_rotl(b ^ c, 12);
-  a += b;
-  d = chacha_rotl(d ^ a, 8);
-  c += d;
-  b = chacha_rotl(b ^ c, 7);
-}
-
 /// Column lane & 3 of block (b, attempt), limb `limb`, of D polynomials at once (index
-/// index0 + j for polynomial j: a key's digits from 0), computed by the four lanes lane & ~3 .. lane | 3 together
-/// (every lane of the warp must call it, as __shfl_sync requires): the column round is each
-/// lane's own quarter round, the diagonal round rotates rows 1-3 by 1-3 lanes first and back
-/// after (the SIMD layout of ChaCha). The D states are independent chains, interleaved so that
-/// each lane has D instructions to issue between dependent ones. col[j][r] is polynomial j's
-/// column word r, as compact_uniform_block reads it.
+/// index0 + j for polynomial j: a key's digits from 0), computed by the four lanes
+/// lane & ~3 .. lane | 3 together (every lane of the warp must call it, as __shfl_sync
+/// requires): the column round is each lane's own quarter round, the diagonal round rotates
+/// rows 1-3 by 1-3 lanes first and back after (the SIMD layout of ChaCha). The D states are
+/// independent chains, interleaved so that each lane has D instructions to issue between
+/// dependent ones. col[j][r] is polynomial j's column word r, as compact_uniform_block reads it.
 template <int D>
 __device__ __forceinline__ void compact_columns(const ChaChaKey& key, u64 index0,
                                                 std::uint32_t limb, std::uint32_t b,

@@ -244,7 +244,8 @@ class KSwitchKey : public DataObject {
  private:
   std::size_t b_offset(std::size_t j) const { return (compact_ ? j : 2 * j) * poly_words(); }
   std::size_t a_offset(std::size_t j) const {
-    VEIL_REQUIRE(!compact_, "KSwitchKey::a: a compact key does not store its a_j (expand_compact_key)");
+    VEIL_REQUIRE(!compact_,
+                 "KSwitchKey::a: a compact key does not store its a_j (expand_compact_key)");
     return (2 * j + 1) * poly_words();
   }
   std::size_t dnum_ = 0;
