@@ -12,15 +12,21 @@
 // conversion kernel 0..2 (set_mod_up_kernel), cC the blocked conversions' kernel 0..2
 // (set_conversion_kernel), fF the conversions' branch-free full rows 0/1
 // (set_conversion_full_rows), nN the fused ModDown's narrow producer 0/1
-// (set_fused_mod_down_narrow), aA compact Galois keys 0/1 (a second key set, generated with
-// the same seed, whose a_j are regenerated in the inner product: KSwitchKey::compact); settings
-// not named keep their last value. Every configuration's output words are compared with the
-// first configuration of the same EvalMod form and key form: they must be equal (the branches change the schedule, not the arithmetic). BOOT_PHASES=1 also times each public step (SlotToCoeff, ModRaise,
+// (set_fused_mod_down_narrow), aA the Galois keys (circuits::BootstrapKeyStorage, each set
+// generated with the same seed): 0 every key at the top level, 1 every key compact
+// (KSwitchKey::compact), 2 per-level keys (KSwitchKey::level; the default), 3 per-level keys
+// with the cheapest made compact until keys + diagonals fit in BOOT_KEY_BUDGET GiB (default 6);
+// settings not named keep their last value. Every configuration's output words are compared
+// with the first configuration of the same EvalMod form and key family (0 and 2 are one: a
+// per-level key is the projection of the top-level key): they must be equal (the branches
+// change the schedule, not the arithmetic). BOOT_PHASES=1 also times each public step (SlotToCoeff, ModRaise,
 // CoeffToSlot, EvalMod) replayed as its own graph (circuits::GraphReplay), median of RUNS.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <optional>
+#include <stdexcept>
 #include <random>
 #include <cstdlib>
 #include <string>
@@ -67,7 +73,11 @@ int main(int argc, char** argv) {
   const circuits::BootstrapParameters params(ctx, config, chain.scale);
   const circuits::BootstrapKeys keys =
       circuits::BootstrapKeys::generate(params, sk, std::nullopt, seed + 1);
-  std::optional<circuits::BootstrapKeys> compact_keys;  // made when a configuration asks (a1)
+  // Key sets by BOOT_AB's a token, made when a configuration asks: 0 every Galois key at the top
+  // level (the keys before per-level storage), 1 every key compact, 2 per-level keys (the
+  // default, `keys`), 3 per-level keys with the cheapest compact until keys + diagonals fit in
+  // BOOT_KEY_BUDGET GiB (default 6).
+  std::map<int, circuits::BootstrapKeys> key_sets;
   const CKKSEncoder encoder(ctx);
   Encryptor enc(ctx, sk, seed + 2);
   // Uniform real values in [-1, 1] (bench/profile_boot_gpu.py's input), tiled for sparse slots.
@@ -98,8 +108,9 @@ int main(int argc, char** argv) {
     for (std::string t; in >> t;) configs.push_back(t);
     if (configs.empty()) configs.push_back("");  // the process's settings
   }
-  std::vector<std::uint64_t> first_words[2][2];  // [EvalMod even][compact keys]
-  bool compact = false;
+  // [EvalMod even][key family: full keys (a0, a2: the same words), all compact, mixed]
+  std::vector<std::uint64_t> first_words[2][3];
+  int key_form = 2;
   int status = 0;
   const char* phases_env = std::getenv("BOOT_PHASES");
   const bool phases = phases_env && std::string(phases_env) == "1";
@@ -109,7 +120,7 @@ int main(int argc, char** argv) {
       // 0/1), d (fused ModDown's most dropped primes), k (batched inner-product loads 0/1),
       // m (ModUp's conversion kernel 0..2), c (the blocked conversions' kernel 0..2), f (the
       // conversions' branch-free full rows 0/1), n (the fused ModDown's narrow producer 0/1),
-      // a (compact Galois keys 0/1)
+      // a (Galois keys: 0 top level, 1 compact, 2 per level, 3 per level within a budget)
       std::size_t pos = 0;
       while (pos < cfg.size()) {
         const char key = cfg[pos++];
@@ -138,23 +149,40 @@ int main(int argc, char** argv) {
           if (key == 'c') set_conversion_kernel(static_cast<int>(v));
           if (key == 'f') set_conversion_full_rows(v != 0);
           if (key == 'n') set_fused_mod_down_narrow(v != 0);
-          if (key == 'a') compact = v != 0;
+          if (key == 'a') {
+            if (v < 0 || v > 3) throw std::invalid_argument("a: expected 0..3");
+            key_form = static_cast<int>(v);
+          }
         } catch (const std::exception& ex) {
           std::fprintf(stderr, "BOOT_AB: %s (in %s)\n", ex.what(), cfg.c_str());
           return 2;
         }
       }
     }
-    if (compact && !compact_keys) {
-      compact_keys = circuits::BootstrapKeys::generate(params, sk, std::nullopt, seed + 1, true);
+    if (key_form != 2 && !key_sets.count(key_form)) {
+      circuits::BootstrapKeyStorage storage;
+      storage.per_level = key_form != 0;
+      storage.compact = key_form == 1;
+      if (key_form == 3) {
+        const char* budget_env = std::getenv("BOOT_KEY_BUDGET");
+        const double budget = budget_env ? std::atof(budget_env) : 6.0;
+        const std::size_t diagonals = circuits::Bootstrapper(params, keys).plaintext_bytes();
+        storage.max_bytes = static_cast<std::size_t>(budget * double(1 << 30)) - diagonals;
+      }
+      key_sets.emplace(key_form, circuits::BootstrapKeys::generate(params, sk, std::nullopt,
+                                                                   seed + 1, storage));
     }
-    circuits::Bootstrapper bt(params, compact ? *compact_keys : keys);
+    const circuits::BootstrapKeys& used = key_form == 2 ? keys : key_sets.at(key_form);
+    std::size_t compact_count = 0;
+    for (const auto& [e, k] : used.galois_keys.keys()) compact_count += k.compact() ? 1 : 0;
+    circuits::Bootstrapper bt(params, used);
     const double us = bench::median_us(dev, runs, [&] { (void)bt.bootstrap(x); });
     const Ciphertext y = bt.bootstrap(x);
     std::vector<std::uint64_t> words = y.buffer().to_host();
     const auto [min_bits, mean_bits] = precision(y);
     const char* same = "first";
-    std::vector<std::uint64_t>& first = first_words[bt.evalmod().even() ? 1 : 0][compact ? 1 : 0];
+    const int family = key_form == 1 ? 1 : (key_form == 3 ? 2 : 0);
+    std::vector<std::uint64_t>& first = first_words[bt.evalmod().even() ? 1 : 0][family];
     if (first.empty()) {
       first = std::move(words);
     } else if (words == first) {
@@ -166,7 +194,7 @@ int main(int argc, char** argv) {
     std::printf("C++ bootstrap%s%s: N = 2^%d, %d-bit words, %zu slots%s, %s: median %.3f ms over "
                 "%d runs (graph: %s, branches %s, bsgs %zu, EvalMod %s, fused ModDown <= %zu "
                 "drops, narrow %s, inner product %s, ModUp kernel %d, conversion kernel %d, full "
-                "rows %s, %s keys), "
+                "rows %s, %s keys: %zu of %zu compact), "
                 "%zu levels left, "
                 "precision %.2f / %.2f bits (worst / mean); keys %.3f GiB + diagonals %.3f GiB; "
                 "output words vs the first configuration: %s\n",
@@ -177,7 +205,8 @@ int main(int argc, char** argv) {
                 fused_mod_down_max_drop(), fused_mod_down_narrow() ? "on" : "off",
                 key_switch_batched_loads() ? "batched" : "loop",
                 mod_up_kernel(), conversion_kernel(), conversion_full_rows() ? "on" : "off",
-                compact ? "compact" : "full", params.levels_left(),
+                key_form == 0 ? "top-level" : "per-level", compact_count,
+                used.galois_keys.keys().size(), params.levels_left(),
                 min_bits, mean_bits, double(bt.keys().bytes()) / double(1 << 30),
                 double(bt.plaintext_bytes()) / double(1 << 30), same);
     if (phases) {  // each public step replayed as its own graph

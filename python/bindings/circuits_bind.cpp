@@ -77,17 +77,23 @@ double real_of(nb::handle h, const char* name) {
   return v;
 }
 
-std::optional<std::uint64_t> seed_of(nb::handle h) {
-  if (h.is_none()) return std::nullopt;
+// An integer in 0..2^64-1 named `name` (TypeMismatch / InvalidArgument naming it otherwise).
+std::uint64_t unsigned_of(nb::handle h, const char* name) {
   if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr())) {
-    throw TypeMismatch(std::string("seed: expected an integer, got ") + Py_TYPE(h.ptr())->tp_name);
+    throw TypeMismatch(std::string(name) + ": expected an integer, got " +
+                       Py_TYPE(h.ptr())->tp_name);
   }
   const unsigned long long s = PyLong_AsUnsignedLongLong(h.ptr());
   if (PyErr_Occurred()) {
     PyErr_Clear();
-    throw InvalidArgument("seed: expected an integer in 0..2^64-1");
+    throw InvalidArgument(std::string(name) + ": expected an integer in 0..2^64-1");
   }
   return s;
+}
+
+std::optional<std::uint64_t> seed_of(nb::handle h) {
+  if (h.is_none()) return std::nullopt;
+  return unsigned_of(h, "seed");
 }
 
 std::vector<double> reals_of(nb::handle h, const char* name) {
@@ -605,6 +611,8 @@ void def_bootstrap(nb::module_& m) {
       .def_prop_ro("gamma", &BootstrapParameters::gamma)
       .def_prop_ro("rotation_steps", &BootstrapParameters::rotation_steps)
       .def_prop_ro("galois_elements", &BootstrapParameters::galois_elements)
+      .def_prop_ro("galois_key_levels", &BootstrapParameters::galois_key_levels,
+                   "For each of galois_elements, the highest level bootstrapping uses its key at.")
       .def(
           "to_bytes",
           [](const BootstrapParameters& p, const std::string& compression) {
@@ -648,16 +656,37 @@ void def_bootstrap(nb::module_& m) {
       .def_static(
           "generate",
           [](const BootstrapParameters& p, const SecretKey& sk, std::optional<RelinKeys> rk,
-             nb::handle seed, bool compact) {
+             nb::handle seed, bool compact, bool per_level, nb::handle max_bytes) {
             const auto s = seed_of(seed);
+            BootstrapKeyStorage storage;
+            storage.compact = compact;
+            storage.per_level = per_level;
+            if (!max_bytes.is_none()) storage.max_bytes = unsigned_of(max_bytes, "max_bytes");
             Release r;
-            return BootstrapKeys::generate(p, sk, rk, s, compact);
+            return BootstrapKeys::generate(p, sk, rk, s, storage);
           },
           "parameters"_a, "secret_key"_a, "relin_keys"_a.none() = nb::none(),
-          "seed"_a.none() = nb::none(), "compact"_a = false,
+          "seed"_a.none() = nb::none(), "compact"_a = false, "per_level"_a = true,
+          "max_bytes"_a.none() = nb::none(),
           "Generates the keys (seeded: equal to veil._bootstrap's for the same seed). compact: "
           "Galois keys that store their b_j only (about half the bytes; their a_j are "
-          "regenerated inside the GPU's key-switching kernel).")
+          "regenerated inside the GPU's key-switching kernel). per_level: each key stores only "
+          "the limbs and digits of the highest level it is used at (KSwitchKey::level). "
+          "max_bytes: the keys whose a_j are cheapest to regenerate become compact until the "
+          "keys fit (BootstrapKeyStorage).")
+      .def_static(
+          "compact_choice",
+          [](const BootstrapParameters& p, bool per_level, std::size_t max_bytes) {
+            BootstrapKeyStorage storage;
+            storage.per_level = per_level;
+            storage.max_bytes = max_bytes;
+            std::size_t bytes = 0;
+            const std::vector<bool> c = BootstrapKeys::compact_choice(p, storage, &bytes);
+            return std::make_pair(std::vector<bool>(c.begin(), c.end()), bytes);
+          },
+          "parameters"_a, "per_level"_a = true, "max_bytes"_a = 0,
+          "(which keys, in galois_elements order, generate(max_bytes=...) makes compact; the "
+          "keys' bytes then). ValueError naming max_bytes when even compact keys exceed it.")
       .def_prop_ro(
           "relin_keys", [](const BootstrapKeys& k) -> const RelinKeys& { return k.relin_keys; },
           nb::rv_policy::reference_internal)

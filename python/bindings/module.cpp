@@ -652,6 +652,18 @@ NB_MODULE(_core, m) {
             for (const auto& [g, _] : k.keys()) e.push_back(g);
             return e;
           })
+      .def_prop_ro("levels", [](const GaloisKeys& k) {
+            std::map<u32, std::size_t> out;
+            for (const auto& [g, key] : k.keys()) out[g] = key.level();
+            return out;
+          }, "Each key's level (element -> the highest level it serves; KSwitchKey::level).")
+      .def_prop_ro("compact_elts", [](const GaloisKeys& k) {
+            std::vector<u32> e;
+            for (const auto& [g, key] : k.keys()) {
+              if (key.compact()) e.push_back(g);
+            }
+            return e;
+          }, "The elements whose keys are compact (KSwitchKey::compact).")
       .def("to", [](const GaloisKeys& k, const std::string& d) { return k.to(dev_of(d)); }, "device"_a,
            nb::call_guard<Release>());
   bind::def_serialization<GaloisKeys>(gk_cls, "galois_keys", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
@@ -722,15 +734,21 @@ NB_MODULE(_core, m) {
            }, "from_key"_a, "max_level"_a.none() = nb::none(),
            "A key switching ciphertexts under `from_key` to this generator's secret, for levels "
            "<= max_level (default: all; lower levels keep only Q_max_level and P limbs).")
-      .def("create_galois_keys_from_elts", [](const KeyGenerator& k, nb::handle e, bool compact) {
+      .def("create_galois_keys_from_elts", [](const KeyGenerator& k, nb::handle e, bool compact,
+                                              nb::handle lv) {
              auto elts = list_arg(e, "galois_elts", [](nb::handle x) {
                return static_cast<std::uint32_t>(u64_arg(x, "galois_elts", 0, UINT32_MAX));
              });
+             std::vector<std::size_t> levels;
+             if (!lv.is_none()) {
+               levels = list_arg(lv, "levels", [](nb::handle x) { return size_arg(x, "levels"); });
+             }
              Release r;
-             return k.create_galois_keys_from_elts(elts, compact);
-           }, "galois_elts"_a, "compact"_a = false,
+             return k.create_galois_keys_from_elts(elts, compact, levels);
+           }, "galois_elts"_a, "compact"_a = false, "levels"_a.none() = nb::none(),
            "Keys for explicit Galois elements; compact: each stores its b_j only (half the "
-           "bytes; KSwitchKey::compact).");
+           "bytes; KSwitchKey::compact); levels: None, or one level per element (the key serves "
+           "levels <= it and stores only their limbs and digits; KSwitchKey::level).");
 
   nb::class_<BatchEncoder>(m, "BatchEncoder", "N integers mod t <-> one plaintext (2 x N/2 slots).")
       .def("__init__", [](BatchEncoder* e, const Ctx& c) { new (e) BatchEncoder(c); }, "context"_a)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import os
 import pickle
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, TypeVar, Union, cast
 
 import numpy as np
@@ -544,16 +544,21 @@ class KeyedContext:
 def generate_galois_keys(keygen: _core.KeyGenerator, elts: Sequence[int],
                          into: _core.GaloisKeys | None = None, key_bytes: int = 0,
                          what: str = "Galois keys",
-                         compact: bool = False) -> _core.GaloisKeys | None:
+                         compact: bool | Collection[int] = False,
+                         levels: Mapping[int, int] | None = None) -> _core.GaloisKeys | None:
     """Keys of the Galois elements ``elts`` that ``into`` lacks, made one at a time by ``keygen``
     so that a progress bar (rich, after a second: :mod:`veil._progress`) can follow, and added
     to ``into`` (a new set when None). ``compact``: keys that store their b_j only (half the
-    bytes; ``KSwitchKey::compact``). Returns the set (None when nothing was asked for)."""
+    bytes; ``KSwitchKey::compact``): all (True), none (False) or those of the given elements.
+    ``levels``: element -> the highest level its key serves (``KSwitchKey::level``; absent
+    elements: every level). Returns the set (None when nothing was asked for)."""
     todo = [e for e in elts if into is None or not into.has_key(e)]
     size = f" x {_progress.human_bytes(key_bytes)}" if key_bytes else ""
     with _progress.Steps(f"{what} ({len(todo)}{size})", len(todo)) as bar:
         for e in todo:
-            gk = keygen.create_galois_keys_from_elts([e], compact)
+            small = compact if isinstance(compact, bool) else e in compact
+            level = None if levels is None or e not in levels else [levels[e]]
+            gk = keygen.create_galois_keys_from_elts([e], small, level)
             if into is None:
                 into = gk
             else:

@@ -207,14 +207,18 @@ class Bootstrapper:
     keeps the full precision and every level. The second SlotToCoeff's matrices are encoded on
     the first such input.
 
-    Memory at N = 2^16 (full slots): about 6.3 GiB of keys with 32-bit words, 15 GiB with 64-bit
-    words (``key_bytes``), plus 1.2-1.4 GiB of plaintext matrices (``plaintext_bytes``; their
-    diagonals repeat with the DFT factors' block size and are stored as one period).
-    ``compact_keys=True`` halves the Galois keys (3.3 GiB with 32-bit words): each keeps its b_j
-    only and the GPU's key-switching kernel regenerates its a_j from a seed (ChaCha12), at a
-    cost in time that bench/RESULTS.md measures; the keys then differ from those of the same
-    seed without it. They travel compact in ``to_bytes()`` (expanded, twice the bytes, when
-    saved with ``seeded=False``).
+    Memory at N = 2^16 (full slots): about 5.5 GiB of keys with 32-bit words (``key_bytes``),
+    plus 1.2-1.4 GiB of plaintext matrices (``plaintext_bytes``; their diagonals repeat with the
+    DFT factors' block size and are stored as one period). Each Galois key stores only the
+    limbs and digits of the highest level it is used at (``per_level_keys``, default; the
+    SlotToCoeff-only keys are a fraction of a top-level key; ``False`` gives every key every
+    level, 6.2 GiB, the same words). ``compact_keys=True`` halves the Galois keys (2.8 GiB with
+    32-bit words): each keeps its b_j only and the GPU's key-switching kernel regenerates its
+    a_j from a seed (ChaCha12), at a cost in time that bench/RESULTS.md measures; the keys then
+    differ from those of the same seed without it. ``max_key_bytes`` makes compact only the
+    keys whose a_j are cheapest to regenerate, until the keys fit in that many bytes
+    (``circuits::BootstrapKeyStorage``). Compact keys travel compact in ``to_bytes()``
+    (expanded, twice the bytes, when saved with ``seeded=False``).
 
     Raises:
         ValueError naming the setting when the chain is too short or the slots invalid, or
@@ -222,7 +226,8 @@ class Bootstrapper:
     """
 
     def __init__(self, ctx: CKKSContext, config: BootstrapConfig = BootstrapConfig(),
-                 seed: int | None = None, compact_keys: bool = False):
+                 seed: int | None = None, compact_keys: bool = False,
+                 per_level_keys: bool = True, max_key_bytes: int | None = None):
         config = _config(config)
         if ctx.secret_key is None:
             raise ValueError("ctx: bootstrapping keys need the secret key (build them on the "
@@ -237,9 +242,18 @@ class Bootstrapper:
         to_sparse = sparse.create_switching_key(ctx.secret_key, params.q0_level)
         to_dense = dense.create_switching_key(sparse.secret_key())
         del sparse
-        key_bytes = ctx.galois_key_bytes() // (2 if compact_keys else 1)
-        keys = generate_galois_keys(dense, params.galois_elements, None, key_bytes,
-                                    "bootstrapping Galois keys", compact=compact_keys)
+        elts = params.galois_elements
+        levels = dict(zip(elts, params.galois_key_levels)) if per_level_keys else None
+        compact: bool | set[int] = compact_keys
+        if not compact_keys and max_key_bytes is not None:
+            if isinstance(max_key_bytes, bool) or not isinstance(max_key_bytes, int) \
+                    or max_key_bytes <= 0:
+                raise ValueError(f"max_key_bytes: expected a positive integer, got "
+                                 f"{max_key_bytes!r}")
+            chosen, _ = _core.BootstrapKeys.compact_choice(params, per_level_keys, max_key_bytes)
+            compact = {e for e, c in zip(elts, chosen) if c}
+        keys = generate_galois_keys(dense, elts, None, 0, "bootstrapping Galois keys",
+                                    compact=compact, levels=levels)
         if keys is None:  # the conjugation key is always asked for
             raise AssertionError("bootstrapping: no Galois keys were made")
         self._attach(params, config, _core.BootstrapKeys.take(ctx._rlk(), keys, to_sparse,
@@ -260,8 +274,7 @@ class Bootstrapper:
     def to_blobs(self, compression: str = "zstd", seeded: bool | None = None) -> dict[str, bytes]:
         """The bundle entries :data:`BUNDLE_BLOBS`, in Veil's format: the parameters, the Galois
         keys and the two switching keys (seeded halves unless ``seeded=False``; the dense ->
-        sparse key, trimmed to q_0 P, is never seeded and is written unseeded even with
-        ``seeded=True``). No secret material: a server rebuilds the bootstrapper from them and
+        sparse key is one of q_0's level, over q_0 P only). No secret material: a server rebuilds the bootstrapper from them and
         the context's relinearization keys (:meth:`from_blobs`)."""
         keys = self._key_set()
         return {

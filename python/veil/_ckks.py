@@ -234,12 +234,15 @@ class CKKSContext(KeyedContext):
 
     def enable_bootstrapping(self, config: _bootstrap.BootstrapConfig | None = None,
                              seed: int | None = None,
-                             compact_keys: bool = False) -> _bootstrap.Bootstrapper:
+                             compact_keys: bool = False, per_level_keys: bool = True,
+                             max_key_bytes: int | None = None) -> _bootstrap.Bootstrapper:
         """Generates the bootstrapping keys and transforms (:class:`veil.Bootstrapper`) for
         ``config`` (a :class:`veil.BootstrapConfig`; default: full slots) and returns the
         bootstrapper; :meth:`bootstrap` then refreshes ciphertexts. Needs the secret key and a
         chain with enough levels (:func:`veil.ckks.bootstrap_chain`). ``compact_keys``: Galois
-        keys of half the bytes, their a_j regenerated where they are read (see
+        keys of half the bytes, their a_j regenerated where they are read; ``per_level_keys``:
+        each key stores only the levels it serves (default); ``max_key_bytes``: the keys
+        cheapest to regenerate become compact until the keys fit (see
         :class:`veil.Bootstrapper`).
 
         Raises:
@@ -247,7 +250,8 @@ class CKKSContext(KeyedContext):
         """
         self._need_secret()
         bt = _bootstrap.Bootstrapper(self, config or _bootstrap.BootstrapConfig(), seed=seed,
-                                     compact_keys=compact_keys)
+                                     compact_keys=compact_keys, per_level_keys=per_level_keys,
+                                     max_key_bytes=max_key_bytes)
         self.bootstrapper = bt
         return bt
 

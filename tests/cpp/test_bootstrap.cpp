@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "veil/backend/graph.h"
 #include "veil/circuits/bootstrapper.h"
 #include "veil/ckks/bsgs.h"
+#include "veil/circuits/dft.h"
+#include "veil/rlwe/keyswitch.h"
 
 namespace {
 
@@ -321,6 +324,109 @@ TEST(BootstrapKeys, SeededKeysAreReproducible) {
   EXPECT_GT(a.bytes(), 0u);
   a.check(p);
   b.check(p);
+}
+
+// Key storage (BootstrapKeyStorage). Per-level keys are the projections of the top-level keys
+// of the same seed, so both bootstrap to the same words, from input_level and from below it
+// (the late SlotToCoeff at output_level: the keys' levels cover it). Each key sits at the level
+// galois_key_levels() gives, which is the highest level a Galois element is used at (recounted
+// here from the transforms' rotation steps); a key below its level is refused by check(). A
+// byte budget makes the cheapest keys compact: compact_choice's bytes are the generated keys'
+// bytes, within the budget, and such keys still bootstrap with the precision of full keys.
+TEST(BootstrapKeys, PerLevelAndBudgetedKeys) {
+  BootstrapConfig cfg;
+  cfg.slots = 64;
+  for (int word_bits : {64, 32}) {
+    SCOPED_TRACE(std::to_string(word_bits) + "-bit words");
+    ContextPtr ctx = boot_context(cfg, word_bits);
+    CkksKeys k(ctx, Device::cpu(), 8);
+    const BootstrapParameters p(ctx, cfg, std::ldexp(1.0, 40));
+    BootstrapKeyStorage top_level;
+    top_level.per_level = false;
+    const BootstrapKeys full = BootstrapKeys::generate(p, k.sk, k.rk, 42, top_level);
+    const BootstrapKeys low = BootstrapKeys::generate(p, k.sk, k.rk, 42);
+    const std::vector<std::uint32_t> elts = p.galois_elements();
+    ASSERT_EQ(p.galois_key_levels().size(), elts.size());
+    // The oracle for the levels: every transform level's steps, SubSum at the top, and the
+    // conjugation at the top.
+    std::map<std::uint32_t, std::size_t> want;
+    const std::size_t top = p.top_level();
+    for (const auto& levels :
+         {coeff_to_slot_levels(p.slots(), cfg.cts_levels, top, p.coeff_to_slot_constant(), *ctx),
+          slot_to_coeff_levels(p.slots(), cfg.stc_levels, p.input_level(), *ctx),
+          slot_to_coeff_levels(p.slots(), cfg.stc_levels, p.output_level(), *ctx)}) {
+      for (const DftLevel& lv : levels) {
+        for (int st : LinearTransform::rotation_steps_of(lv.matrices, lv.slots_or(p.slots()))) {
+          if (st == 0) continue;
+          std::size_t& l = want[ctx->galois_elt_from_step(st)];
+          l = std::max(l, lv.level);
+        }
+      }
+    }
+    for (std::size_t st = p.slots(); st < kN / 2; st *= 2) {
+      want[ctx->galois_elt_from_step(static_cast<int>(st))] = top;
+    }
+    want[ctx->galois_elt_column()] = top;
+    ASSERT_EQ(want.size(), elts.size());
+    std::size_t below_top = 0;
+    for (std::size_t i = 0; i < elts.size(); ++i) {
+      EXPECT_EQ(p.galois_key_levels()[i], want.at(elts[i])) << "element " << elts[i];
+      EXPECT_EQ(low.galois_keys.key(elts[i]).level(), want.at(elts[i]));
+      EXPECT_EQ(full.galois_keys.key(elts[i]).level(), ctx->max_level());
+      below_top += want.at(elts[i]) < top ? 1 : 0;
+    }
+    EXPECT_GT(below_top, 0u);
+    EXPECT_LT(low.bytes(), full.bytes());
+    EXPECT_EQ(low.to_sparse.key().level(), p.q0_level());
+    const CVec vals = random_values(p.slots(), 5);
+    for (std::size_t level : {p.input_level(), p.input_level() - 1}) {
+      const Ciphertext x = k.encrypt(veil::test::tile(vals, kN / 2), std::ldexp(1.0, 40), level);
+      EXPECT_EQ(veil::test::words(Bootstrapper(p, full).bootstrap(x)),
+                veil::test::words(Bootstrapper(p, low).bootstrap(x)))
+          << "per-level keys change the words, input at level " << level;
+    }
+    // A key below the level it is used at is refused by name.
+    BootstrapKeys short_key = low;
+    const std::uint32_t e0 = elts.front();
+    short_key.galois_keys = GaloisKeys(ctx, Device::cpu());
+    for (const auto& [e, key] : low.galois_keys.keys()) {
+      short_key.galois_keys.insert(e, e == e0 && key.level() > 0 ? lower_key_level(key, 0) : key);
+    }
+    if (p.galois_key_levels().front() > 0) {
+      veil::test::expect_invalid([&] { short_key.check(p); }, "galois_keys: the key for Galois");
+    }
+    // A budget between all-compact and all-full.
+    std::size_t bytes_full = 0, bytes_compact = 0, bytes_budget = 0;
+    (void)BootstrapKeys::compact_choice(p, {}, &bytes_full);
+    BootstrapKeyStorage all;
+    all.compact = true;
+    (void)BootstrapKeys::compact_choice(p, all, &bytes_compact);
+    EXPECT_EQ(bytes_full, low.bytes());
+    BootstrapKeyStorage budget;
+    budget.max_bytes = (bytes_full + bytes_compact) / 2;
+    const std::vector<bool> chosen = BootstrapKeys::compact_choice(p, budget, &bytes_budget);
+    EXPECT_LE(bytes_budget, budget.max_bytes);
+    const BootstrapKeys mixed = BootstrapKeys::generate(p, k.sk, k.rk, 42, budget);
+    EXPECT_EQ(mixed.bytes(), bytes_budget);
+    std::size_t compact_keys = 0;
+    for (std::size_t i = 0; i < elts.size(); ++i) {
+      EXPECT_EQ(mixed.galois_keys.key(elts[i]).compact(), bool(chosen[i]));
+      compact_keys += chosen[i] ? 1 : 0;
+    }
+    EXPECT_GT(compact_keys, 0u);
+    EXPECT_LT(compact_keys, elts.size());
+    const Ciphertext x = k.encrypt(veil::test::tile(vals, kN / 2), std::ldexp(1.0, 40),
+                                   p.input_level());
+    const auto pf = precision(k.decrypt(x), k.decrypt(Bootstrapper(p, full).bootstrap(x)));
+    const auto pm = precision(k.decrypt(x), k.decrypt(Bootstrapper(p, mixed).bootstrap(x)));
+    report("bootstrap with keys of one form", pf);
+    report("bootstrap with the budget's mixed keys", pm);
+    EXPECT_GT(pm.mean_bits, pf.mean_bits - 1.0);
+    BootstrapKeyStorage tiny;
+    tiny.max_bytes = bytes_compact / 2;
+    veil::test::expect_invalid([&] { (void)BootstrapKeys::compact_choice(p, tiny); },
+                               "storage.max_bytes");
+  }
 }
 
 /// Bootstraps the same ciphertext on the CPU and the GPU (same seeds): the words must agree.

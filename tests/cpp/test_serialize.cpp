@@ -11,6 +11,7 @@
 #include "test_util.h"
 #include "veil/bfv/batch_encoder.h"
 #include "veil/ckks/encoder.h"
+#include "veil/io/seal.h"
 #include "veil/io/serialize.h"
 #include "veil/io/validate.h"
 #include "veil/rlwe/keyswitch.h"
@@ -279,6 +280,95 @@ void fix_crc(Bytes& b) {
   std::memcpy(b.data() + 12, &crc, 4);
   (void)h;
 }
+
+// Keys of a level (KSwitchKey::level) and sets mixing compact and full keys: a descriptor per
+// key (flag bit 4) carries each key's element, level and form; each loads with its level and
+// form and its words, and rotates as before. Seeding::never writes every key expanded; a set of
+// top-level keys of one form keeps the old layout. Hostile per-key fields are refused by name.
+TEST(Serialize, KeysOfALevelAndMixedFormsRoundTrip) {
+  const Device cpu = Device::cpu();
+  EncryptionParameters p = small_params(SchemeType::ckks, 4096, std::nullopt, 2, 1);
+  const ContextPtr ctx = Context::create(p, SecurityLevel::none);
+  const std::size_t top = ctx->max_level();
+  ASSERT_GE(top, 2u);
+  const KeyGenerator kg(ctx, cpu, 41);
+  const u32 e1 = ctx->galois_elt_from_step(1), e2 = ctx->galois_elt_from_step(2),
+            e3 = ctx->galois_elt_column();
+  GaloisKeys gk = kg.create_galois_keys_from_elts({e1}, false, {1});
+  gk.insert(e2, kg.create_galois_keys_from_elts({e2}, true).key(e2));
+  gk.insert(e3, kg.create_galois_keys_from_elts({e3}, true, {0}).key(e3));
+  const Evaluator ev(ctx);
+  const Ciphertext a = Encryptor(ctx, kg.secret_key(), 1).encrypt(encode_some(ctx, cpu, 8));
+  const Ciphertext a1 = ev.mod_switch_to(a, 1);
+  const Ciphertext a0 = ev.mod_switch_to(a, 0);
+  const auto rotations = [&](const GaloisKeys& k) {
+    std::vector<u64> w = words(ev.apply_galois(a1, e1, k));
+    for (const auto& x : {words(ev.apply_galois(a, e2, k)), words(ev.apply_galois(a0, e3, k))})
+      w.insert(w.end(), x.begin(), x.end());
+    return w;
+  };
+  for (Compression c : {Compression::none, Compression::zstd}) {
+    const Bytes b = io::save(gk, opts(c, Seeding::automatic));
+    const io::HeaderInfo h = io::read_header(b);
+    EXPECT_TRUE(h.per_key && !h.seeded && !h.compact);
+    const GaloisKeys back = io::load_galois_keys(b, ctx, cpu);
+    for (u32 e : {e1, e2, e3}) {
+      EXPECT_EQ(back.key(e).level(), gk.key(e).level());
+      EXPECT_EQ(back.key(e).compact(), gk.key(e).compact());
+      EXPECT_EQ(back.key(e).buffer().to_host(), gk.key(e).buffer().to_host());
+    }
+    EXPECT_EQ(back.key_id(), gk.key_id());
+    EXPECT_EQ(rotations(back), rotations(gk));
+  }
+  const Bytes expanded = io::save(gk, opts(Compression::none, Seeding::never));
+  const GaloisKeys full = io::load_galois_keys(expanded, ctx, cpu);
+  EXPECT_FALSE(full.key(e2).compact() || full.key(e3).compact());
+  EXPECT_EQ(full.key(e3).level(), 0u);
+  EXPECT_EQ(full.key(e3).buffer().to_host(), expand_compact_key(gk.key(e3)).buffer().to_host());
+  EXPECT_EQ(rotations(full), rotations(gk));
+  EXPECT_GT(expanded.size(), io::save(gk, opts(Compression::none, Seeding::always)).size());
+  // A set of top-level keys of one form keeps the set-wide layout.
+  EXPECT_FALSE(io::read_header(io::save(kg.create_galois_keys_from_elts({e1, e2}))).per_key);
+  // Hostile per-key fields. The descriptor: N (8), key-set id (8), count, dnum, limbs (4 each),
+  // then per key its element (4), level (4), form (1) and seed (32 when seeded).
+  const Bytes good = io::save(gk, opts(Compression::none, Seeding::automatic));
+  const std::size_t first_key = 48 + 8 + 8 + 12;
+  auto with = [&](std::size_t at, std::uint8_t v) {
+    Bytes b = good;
+    b[at] = v;
+    fix_crc(b);
+    return b;
+  };
+  expect_invalid([&] { io::load_galois_keys(with(first_key + 4, std::uint8_t(top + 1)), ctx, cpu); },
+                 "level");
+  expect_invalid([&] { io::load_galois_keys(with(first_key + 8, 4), ctx, cpu); },
+                 "form: unknown bits");
+  // Key 2 (compact, seeded) without its seeded bit would also lose its seed: refused by name.
+  const std::size_t second_key = first_key + 9;  // key 1 (full, level 1) is seeded: + 32
+  expect_invalid([&] { io::load_galois_keys(with(second_key + 32 + 8, 2), ctx, cpu); },
+                 "form: a compact key is always seeded");
+  Bytes both = good;
+  both[9] = static_cast<std::uint8_t>(both[9] | 1);
+  expect_invalid([&] { io::load_galois_keys(both, ctx, cpu); }, "flags: with a descriptor per key");
+  Bytes relin = io::save(kg.create_relin_keys(), opts(Compression::none, Seeding::never));
+  relin[9] = static_cast<std::uint8_t>(relin[9] | 16);
+  expect_invalid([&] { io::load_relin_keys(relin, ctx, cpu); }, "flags: only Galois keys");
+  // SEAL's keys serve every level.
+  EXPECT_THROW((void)io::seal::save(gk), InvalidArgument);
+  // A switching key of a level is now seeded, and loads as a key of that level.
+  const SwitchingKey sw = kg.create_switching_key(KeyGenerator(ctx, cpu, 3).secret_key(), 1);
+  ASSERT_EQ(sw.key().level(), 1u);
+  const Bytes sb = io::save(sw, opts(Compression::none, Seeding::always));
+  EXPECT_TRUE(io::read_header(sb).seeded);
+  const SwitchingKey sw2 = io::load_switching_key(sb, ctx, cpu);
+  EXPECT_EQ(sw2.key().level(), 1u);
+  EXPECT_EQ(sw2.max_level(), 1u);
+  EXPECT_EQ(sw2.key().buffer().to_host(), sw.key().buffer().to_host());
+  const Bytes unseeded = io::save(sw, opts(Compression::none, Seeding::never));
+  EXPECT_EQ(io::load_switching_key(unseeded, ctx, cpu).key().buffer().to_host(),
+            sw.key().buffer().to_host());
+}
+
 
 TEST(SerializeHostile, EveryTruncationIsRejected) {
   const ContextPtr ctx = small_context(SchemeType::ckks, 1024);

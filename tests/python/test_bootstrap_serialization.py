@@ -23,12 +23,12 @@ from veil._bootstrap import BUNDLE_BLOBS
 LOG_N = 11
 
 
-def make_ctx(word_bits=64, slots=None, seed=3, compact_keys=False):
+def make_ctx(word_bits=64, slots=None, seed=3, compact_keys=False, **key_options):
     config = veil.BootstrapConfig(slots=slots)
     chain = veil.ckks.bootstrap_chain(LOG_N, 2, config, word_bits)
     ctx = veil.ckks(poly_modulus_degree=2 ** LOG_N, security=None, device="cpu", seed=seed,
                     galois_steps=None, **chain.context_args())
-    ctx.enable_bootstrapping(config, seed=seed, compact_keys=compact_keys)
+    ctx.enable_bootstrapping(config, seed=seed, compact_keys=compact_keys, **key_options)
     return ctx
 
 
@@ -93,6 +93,49 @@ def test_compact_keys_halve_the_keys_travel_compact_and_bootstrap_alike():
     assert p["mean_bits"] > 20 and p["min_bits"] > 16, p
 
 
+def test_per_level_and_budgeted_keys_travel_and_bootstrap_alike():
+    """Per-level keys (the default) store each Galois key at the highest level bootstrapping
+    uses it at: fewer bytes than top-level keys, the same bootstrapped words (a key of a level
+    is the top-level key's projection). A byte budget makes the keys cheapest to regenerate
+    compact, within the budget; a server loads the mixed set from the bundle (levels and forms
+    per key) and bootstraps to the client's words, with a bootstrap's precision (the oracle:
+    the encrypted values)."""
+    top = make_ctx(32, slots=64, seed=5, per_level_keys=False)
+    low = make_ctx(32, slots=64, seed=5)
+    bt_top, bt_low = top.bootstrapper, low.bootstrapper
+    assert bt_low.key_bytes() < bt_top.key_bytes()
+    levels = bt_low.keys.galois_keys.levels
+    params = bt_low.parameters
+    assert levels == dict(zip(params.galois_elements, params.galois_key_levels))
+    assert min(levels.values()) < max(levels.values())
+    assert set(bt_top.keys.galois_keys.levels.values()) == {top.context.max_level}
+    vals = np.random.default_rng(4).uniform(-1, 1, bt_low.slots)
+    x = low.encrypt(np.tile(vals, low.slot_count // bt_low.slots), level=bt_low.input_level)
+    xt = veil.CKKSCiphertext.from_bytes(x.to_bytes(), top)
+    np.testing.assert_array_equal(np.asarray(low.bootstrap(x).raw.data()),
+                                  np.asarray(top.bootstrap(xt).raw.data()))
+    compact = make_ctx(32, slots=64, seed=5, compact_keys=True)
+    budget = (bt_low.key_bytes() + compact.bootstrapper.key_bytes()) // 2
+    mixed = make_ctx(32, slots=64, seed=5, max_key_bytes=budget)
+    bt = mixed.bootstrapper
+    assert bt.key_bytes() <= budget
+    n_compact = len(bt.keys.galois_keys.compact_elts)
+    assert 0 < n_compact < len(bt.keys.galois_keys)
+    y = mixed.bootstrap(veil.CKKSCiphertext.from_bytes(x.to_bytes(), mixed))
+    server = veil.load_context(mixed.to_bytes(), device="cpu")
+    assert server.bootstrapper.key_bytes() == bt.key_bytes()
+    assert server.bootstrapper.keys.galois_keys.levels == bt.keys.galois_keys.levels
+    assert server.bootstrapper.keys.galois_keys.compact_elts == bt.keys.galois_keys.compact_elts
+    z = server.bootstrap(veil.CKKSCiphertext.from_bytes(x.to_bytes(), server))
+    np.testing.assert_array_equal(np.asarray(z.raw.data()), np.asarray(y.raw.data()))
+    p = veil.ckks.precision(np.tile(vals, mixed.slot_count // bt.slots), mixed.decrypt(y))
+    assert p["mean_bits"] > 20 and p["min_bits"] > 16, p
+    with pytest.raises(ValueError, match="max_key_bytes"):
+        make_ctx(32, slots=64, seed=5, max_key_bytes=-1)
+    with pytest.raises(ValueError, match="max_bytes"):
+        make_ctx(32, slots=64, seed=5, max_key_bytes=1000)
+
+
 def test_public_views_and_pickles_carry_the_bootstrapper(client):
     view = client.public()
     assert view.bootstrapper is client.bootstrapper and not view.has_secret_key
@@ -125,10 +168,12 @@ def test_seeded_keys_take_half_the_bytes(client):
     for k in ("bootstrap_galois_keys", "bootstrap_to_dense"):
         a, b = sizes[k]
         assert a < b / 2 + 4096, k
-    # the dense -> sparse key is trimmed to q_0 P (and never seeded): a fraction of a full key
-    assert sizes["bootstrap_to_sparse"][0] == sizes["bootstrap_to_sparse"][1]
-    assert sizes["bootstrap_to_sparse"][0] < sizes["bootstrap_to_dense"][1] / 5
-    # seeded=True demands seeds where they exist (the trimmed key is written without)
+    # the dense -> sparse key is a key of q_0's level (over q_0 P only): a fraction of a full
+    # key, seeded like the others
+    a, b = sizes["bootstrap_to_sparse"]
+    assert a < b / 2 + 4096
+    assert b < sizes["bootstrap_to_dense"][1] / 5
+    # seeded=True demands seeds, and every key has one
     demanded = bt.to_blobs("none", seeded=True)
     assert {k: len(v) for k, v in demanded.items()} == {k: a for k, (a, _) in sizes.items()}
     # zstd on top: 32-bit contexts store 4-byte words of uniform residues, which zstd cannot

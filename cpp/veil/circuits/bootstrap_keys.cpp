@@ -1,5 +1,6 @@
 #include "veil/circuits/bootstrap_keys.h"
 
+#include <algorithm>
 #include <string>
 
 #include "veil/core/error.h"
@@ -7,10 +8,58 @@
 
 namespace veil::circuits {
 
+namespace {
+// Bytes of a key of level `level` on the device: its digits x 1 or 2 polynomials x limbs x N.
+std::size_t key_bytes(const Context& ctx, std::size_t level, bool compact) {
+  const std::size_t digits = (level + ctx.alpha()) / ctx.alpha();
+  return digits * (compact ? 1 : 2) * (level + 1 + ctx.num_p()) * ctx.n() *
+         (ctx.word_bits() / 8);
+}
+}  // namespace
+
+std::vector<bool> BootstrapKeys::compact_choice(const BootstrapParameters& params,
+                                                const BootstrapKeyStorage& storage,
+                                                std::size_t* bytes) {
+  const Context& ctx = *params.context();
+  const std::vector<std::uint32_t> elts = params.galois_elements();
+  const std::size_t top = ctx.max_level();
+  auto level_of = [&](std::size_t i) {
+    return storage.per_level ? params.galois_key_levels()[i] : top;
+  };
+  std::vector<bool> compact(elts.size(), storage.compact);
+  // The switching keys: dense -> sparse at q_0's top, sparse -> dense at the top.
+  std::size_t total = key_bytes(ctx, params.q0_level(), false) + key_bytes(ctx, top, false);
+  for (std::size_t i = 0; i < elts.size(); ++i) total += key_bytes(ctx, level_of(i), compact[i]);
+  if (!storage.compact && storage.max_bytes > 0 && total > storage.max_bytes) {
+    // Cheapest first: the fewest a_j words regenerated per bootstrap per byte saved.
+    std::vector<std::size_t> order(elts.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    auto cost = [&](std::size_t i) {
+      const double saved = double(key_bytes(ctx, level_of(i), false) / 2);
+      return double(params.galois_key_reads()[i]) * double(ctx.n()) / saved;
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return cost(a) < cost(b); });
+    for (std::size_t i : order) {
+      if (total <= storage.max_bytes) break;
+      compact[i] = true;
+      total -= key_bytes(ctx, level_of(i), false) - key_bytes(ctx, level_of(i), true);
+    }
+    if (total > storage.max_bytes) {
+      throw InvalidArgument("storage.max_bytes: the keys take at least " + std::to_string(total) +
+                            " bytes even compact, more than " +
+                            std::to_string(storage.max_bytes));
+    }
+  }
+  if (bytes) *bytes = total;
+  return compact;
+}
+
 BootstrapKeys BootstrapKeys::generate(const BootstrapParameters& params,
                                       const SecretKey& secret_key,
                                       const std::optional<RelinKeys>& relin_keys,
-                                      std::optional<std::uint64_t> seed, bool compact) {
+                                      std::optional<std::uint64_t> seed,
+                                      const BootstrapKeyStorage& storage) {
   const ContextPtr& ctx = params.context();
   if (secret_key.empty()) throw InvalidArgument("secret_key: is empty");
   if (secret_key.context()->parameter_hash() != ctx->parameter_hash()) {
@@ -25,7 +74,18 @@ BootstrapKeys BootstrapKeys::generate(const BootstrapParameters& params,
   BootstrapKeys keys;
   keys.to_sparse = sparse.create_switching_key(secret_key, params.q0_level());
   keys.to_dense = dense.create_switching_key(sparse.secret_key());
-  keys.galois_keys = dense.create_galois_keys_from_elts(params.galois_elements(), compact);
+  // One key at a time in element order, each in its form and at its level (a generator's keys
+  // do not depend on the others' forms and levels, except that a compact key draws its a_j from
+  // the compact sampler).
+  const std::vector<std::uint32_t> elts = params.galois_elements();
+  const std::vector<bool> compact = compact_choice(params, storage);
+  keys.galois_keys = GaloisKeys(ctx, secret_key.device());
+  for (std::size_t i = 0; i < elts.size(); ++i) {
+    const std::vector<std::size_t> level{storage.per_level ? params.galois_key_levels()[i]
+                                                           : ctx->max_level()};
+    GaloisKeys one = dense.create_galois_keys_from_elts({elts[i]}, compact[i], level);
+    keys.galois_keys.insert(elts[i], one.keys().at(elts[i]));
+  }
   if (relin_keys) {
     if (relin_keys->empty()) throw InvalidArgument("relin_keys: is empty");
     keys.relin_keys = *relin_keys;
@@ -57,10 +117,18 @@ void BootstrapKeys::check(const BootstrapParameters& params) const {
   same_device(relin_keys.device(), "relin_keys");
   same_device(to_sparse.device(), "to_sparse");
   same_device(to_dense.device(), "to_dense");
-  for (std::uint32_t e : params.galois_elements()) {
+  const std::vector<std::uint32_t> elts = params.galois_elements();
+  for (std::size_t i = 0; i < elts.size(); ++i) {
+    const std::uint32_t e = elts[i];
     if (!galois_keys.has_key(e)) {
       throw InvalidArgument("galois_keys: no key for Galois element " + std::to_string(e) +
                             " (BootstrapParameters::galois_elements lists those needed)");
+    }
+    const std::size_t need = params.galois_key_levels()[i];
+    if (galois_keys.key(e).level() < need) {
+      throw InvalidArgument("galois_keys: the key for Galois element " + std::to_string(e) +
+                            " serves levels <= " + std::to_string(galois_keys.key(e).level()) +
+                            ", bootstrapping uses it at level " + std::to_string(need));
     }
   }
   if (to_sparse.max_level() < params.q0_level()) {

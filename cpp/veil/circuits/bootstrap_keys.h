@@ -8,11 +8,31 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "veil/circuits/bootstrap_parameters.h"
 #include "veil/rlwe/objects.h"
 
 namespace veil::circuits {
+
+/// How BootstrapKeys::generate stores the Galois keys (the relinearization key is the
+/// context's, and the switching keys are always of their own level).
+struct BootstrapKeyStorage {
+  /// Each key stores only what the highest level it is used at reads
+  /// (BootstrapParameters::galois_key_levels; KSwitchKey::level): the digits that meet Q_l over
+  /// Q_l ∪ P. Costs no time (the same words are read); saves the SlotToCoeff-only keys' upper
+  /// limbs and digits. Lattigo generates its evaluation keys at a level alike; Cerium (SOSP
+  /// 2026) stores each level's keys with the fewest digits.
+  bool per_level = true;
+  /// Every key compact (KSwitchKey::compact): b_j only, about half the bytes, the a_j
+  /// regenerated in the GPU's inner product (bench/RESULTS.md: compact keys).
+  bool compact = false;
+  /// When > 0 and `compact` is false: at most this many bytes of keys (BootstrapKeys::bytes).
+  /// The keys whose a_j cost the least to regenerate per byte saved
+  /// (BootstrapParameters::galois_key_reads over the key's bytes) become compact, one at a
+  /// time, until the keys fit; the others stay full.
+  std::size_t max_bytes = 0;
+};
 
 struct BootstrapKeys {
   RelinKeys relin_keys;
@@ -29,18 +49,27 @@ struct BootstrapKeys {
   /// @param secret_key the dense secret key of params' context.
   /// @param relin_keys the context's relinearization keys (copied), or none to make them.
   /// @param seed fixes the randomness (tests); default: the OS.
-  /// @param compact Galois keys that store their b_j only (KSwitchKey::compact): about half the
-  ///        bytes (at N = 2^16 with 32-bit words, full slots: bench/RESULTS.md); their a_j come
-  ///        from another sampler, so the keys differ from the full keys of the same seed (the
-  ///        Python bootstrapper with compact_keys=True draws them in the same order).
-  /// @throws InvalidArgument/TypeMismatch naming `secret_key` (empty, another context).
+  /// @param storage per-level keys (default) and which keys are compact
+  ///        (BootstrapKeyStorage). A compact key's a_j come from another sampler, so it differs
+  ///        from the full key of the same seed (the Python bootstrapper draws them in the same
+  ///        order); a per-level key is the projection of the top-level key of the same seed.
+  /// @throws InvalidArgument/TypeMismatch naming `secret_key` (empty, another context), or
+  ///         `storage.max_bytes` when even compact keys take more.
   static BootstrapKeys generate(const BootstrapParameters& params, const SecretKey& secret_key,
                                 const std::optional<RelinKeys>& relin_keys = std::nullopt,
                                 std::optional<std::uint64_t> seed = std::nullopt,
-                                bool compact = false);
+                                const BootstrapKeyStorage& storage = {});
+  /// Which Galois keys (in params.galois_elements() order) BootstrapKeys::generate makes
+  /// compact under `storage`, and the bytes the keys then take on the device (Galois keys and
+  /// the two switching keys).
+  /// @throws InvalidArgument naming `storage.max_bytes` when even compact keys take more.
+  static std::vector<bool> compact_choice(const BootstrapParameters& params,
+                                          const BootstrapKeyStorage& storage,
+                                          std::size_t* bytes = nullptr);
 
   /// Checks that every key is present, of params' context, on one device and of one key set,
-  /// and that the Galois keys hold every element params.galois_elements() lists.
+  /// and that the Galois keys hold every element params.galois_elements() lists, each serving
+  /// its params.galois_key_levels() level.
   /// @throws InvalidArgument naming the missing or mismatched key (`relin_keys`,
   ///         `galois_keys`, `to_sparse`, `to_dense`).
   void check(const BootstrapParameters& params) const;

@@ -2,6 +2,8 @@
 
 #include <bit>
 #include <cmath>
+#include <algorithm>
+#include <map>
 #include <numbers>
 #include <set>
 #include <string>
@@ -199,30 +201,47 @@ BootstrapParameters::BootstrapParameters(ContextPtr ctx, const BootstrapConfig& 
   const double gap = static_cast<double>(n_full / slots);
   cts_constant_ = scale_ / detail::exact_product(q0k1) / 2.0 / gap;
   gamma_ = q0_ / (2 * std::numbers::pi * scale_);
-  // The rotations: every transform level's baby and giant steps, and SubSum's.
-  std::set<int> steps;
-  for (const auto& levels :
-       {coeff_to_slot_levels(slots, config.cts_levels, top_level(), cts_constant_, c,
-                             config.pack_sparse),
-        slot_to_coeff_levels(slots, config.stc_levels, input_level_, c)}) {
-    for (const DftLevel& lv : levels) {
-      for (int s : LinearTransform::rotation_steps_of(lv.matrices, lv.slots_or(slots)))
-        steps.insert(s);
+  // The rotations: every transform level's baby and giant steps, and SubSum's; for each, the
+  // highest level it is used at (SlotToCoeff also runs at output_level() for an input below
+  // input_level(): late_slot_to_coeff) and the key limbs it reads per bootstrap on the main path.
+  const std::size_t alpha = c.alpha(), k = c.num_p();
+  auto key_polys = [&](std::size_t lv) {  // digits x limbs of a key read at level lv
+    return ((lv + alpha) / alpha) * (lv + 1 + k);
+  };
+  std::map<int, std::size_t> top_of, reads_of;
+  auto use = [&](int s, std::size_t lv, bool main_path) {
+    auto [it, fresh] = top_of.emplace(s, lv);
+    if (!fresh) it->second = std::max(it->second, lv);
+    if (main_path) reads_of[s] += key_polys(lv);
+  };
+  const std::vector<DftLevel> cts = coeff_to_slot_levels(slots, config.cts_levels, top_level(),
+                                                         cts_constant_, c, config.pack_sparse);
+  const std::vector<DftLevel> stc = slot_to_coeff_levels(slots, config.stc_levels, input_level_, c);
+  const std::vector<DftLevel> late =
+      slot_to_coeff_levels(slots, config.stc_levels, output_level_, c);
+  for (const auto* levels : {&cts, &stc, &late}) {
+    for (const DftLevel& lv : *levels) {
+      for (int s : LinearTransform::rotation_steps_of(lv.matrices, lv.slots_or(slots))) {
+        if (s) use(s, lv.level, levels != &late);
+      }
     }
   }
-  for (std::size_t s = slots; s < n_full; s *= 2) steps.insert(static_cast<int>(s));
-  rotation_steps_.assign(steps.begin(), steps.end());
+  for (std::size_t s = slots; s < n_full; s *= 2) use(static_cast<int>(s), top_level(), true);
+  for (const auto& [s, lv] : top_of) rotation_steps_.push_back(s);
+  // Each Galois element's level and reads (galois_elements() order): the conjugation serves
+  // CoeffToSlot's top, EvalMod's input and SlotToCoeff's end.
+  std::map<std::uint32_t, std::pair<std::size_t, std::size_t>> by_elt;
+  for (const auto& [s, lv] : top_of) by_elt[c.galois_elt_from_step(s)] = {lv, reads_of[s]};
+  by_elt[c.galois_elt_column()] = {
+      top_level(), key_polys(top_level()) + key_polys(evalmod_level_) + key_polys(input_level_)};
+  for (const auto& [e, lr] : by_elt) {
+    galois_elements_.push_back(e);
+    galois_key_levels_.push_back(lr.first);
+    galois_key_reads_.push_back(lr.second);
+  }
 }
 
-std::vector<std::uint32_t> BootstrapParameters::galois_elements() const {
-  const Context& c = *chain_.context();
-  std::set<std::uint32_t> elts;
-  for (int s : rotation_steps_) {
-    if (s) elts.insert(c.galois_elt_from_step(s));
-  }
-  elts.insert(c.galois_elt_column());
-  return {elts.begin(), elts.end()};
-}
+std::vector<std::uint32_t> BootstrapParameters::galois_elements() const { return galois_elements_; }
 
 int BootstrapParameters::step(long long k) const { return LinearTransform::signed_step(k, slots_); }
 

@@ -147,6 +147,15 @@ class BootstrapParameters {
   /// Galois elements of rotation_steps() and the conjugation (2N - 1), ascending: the keys
   /// BootstrapKeys must hold.
   std::vector<std::uint32_t> galois_elements() const;
+  /// For each of galois_elements(), the highest level the bootstrapper uses its key at
+  /// (CoeffToSlot's levels, SubSum and the conjugation at the top; SlotToCoeff at input_level()
+  /// and, for inputs below it, at output_level()): the level its key needs (KSwitchKey::level).
+  const std::vector<std::size_t>& galois_key_levels() const { return galois_key_levels_; }
+  /// For each of galois_elements(), the key polynomials (digits x limbs of Q_l ∪ P) one
+  /// bootstrap of an input at input_level() reads from its key, summed over the levels l it is
+  /// used at (one use per transform level): what regenerating a compact key's a_j costs per
+  /// bootstrap (BootstrapKeyStorage::max_bytes ranks the keys by it).
+  const std::vector<std::size_t>& galois_key_reads() const { return galois_key_reads_; }
   /// A rotation step of the n-slot vector as a signed step of the N/2 slots (k mod n, in
   /// (-n/2, n/2]).
   int step(long long k) const;
@@ -158,6 +167,8 @@ class BootstrapParameters {
   std::size_t slots_ = 0, input_level_ = 0, output_level_ = 0, levels_left_ = 0, evalmod_level_ = 0;
   std::size_t low_output_level_ = 0, evalmod_output_level_ = 0;
   std::vector<int> rotation_steps_;
+  std::vector<std::uint32_t> galois_elements_;
+  std::vector<std::size_t> galois_key_levels_, galois_key_reads_;
 };
 
 }  // namespace veil::circuits

@@ -27,6 +27,10 @@ void require_per_prime(const Context& ctx, const char* what) {
 
 void write_kswitch_row(ByteWriter& w, const Context& ctx, const ParmsId& key_id, std::uint8_t minor,
                        const KSwitchKey& k) {
+  if (k.level() != ctx.max_level()) {  // SEAL's keys cover every level
+    throw InvalidArgument("key: SEAL's keys serve every level; this one stops at level " +
+                          std::to_string(k.level()) + " (KSwitchKey::level)");
+  }
   if (k.compact()) {  // SEAL stores every a_j
     write_kswitch_row(w, ctx, key_id, minor, expand_compact_key(k));
     return;

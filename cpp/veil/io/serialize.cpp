@@ -71,7 +71,8 @@ Bytes frame(const Encoded& e, const SaveOptions& o) {
   w.u8(static_cast<std::uint8_t>(zstd ? Compression::zstd : Compression::none));
   w.u8(static_cast<std::uint8_t>((e.seeded ? kFlagSeeded : 0) | (e.key_set ? kFlagKeySet : 0) |
                                  (words32 ? kFlagWords32 : 0) |
-                                 (e.seeded && e.compact ? kFlagCompact : 0)));
+                                 (e.seeded && e.compact ? kFlagCompact : 0) |
+                                 (e.per_key ? kFlagPerKey : 0)));
   w.u16(0);
   w.u32(crc);
   w.u64(e.hash);
@@ -96,8 +97,9 @@ UniformSeed read_seed(ByteReader& r) {
 
 // Samples uniform polynomial `index` of a seeded object over `base` into `out`.
 void expand_uniform(const Context& ctx, const Device& dev, const UniformSeed& seed,
-                    std::uint64_t index, const RnsBase& base, bool coefficient_form, WordPtr out) {
-  sample_uniform(dev, out, ctx.n(), base, uniform_stream(seed, index));
+                    std::uint64_t index, const RnsBase& base, bool coefficient_form, WordPtr out,
+                    LimbAddress addr) {
+  sample_uniform(dev, out, ctx.n(), base, uniform_stream(seed, index), addr);
   if (coefficient_form) ntt_inverse(dev, out, 1, base, ctx.ntt());
 }
 
@@ -110,10 +112,10 @@ void set_body(Encoded& e, std::vector<std::uint32_t>&& words) { e.body32 = std::
 template <class W>
 bool seed_still_matches(const Context& ctx, const Device& dev, const UniformSeed& seed,
                         const RnsBase& base, bool coefficient_form, const W* host,
-                        const std::vector<std::size_t>& offsets) {
+                        const std::vector<std::size_t>& offsets, LimbAddress addr = {}) {
   WordBuffer tmp(dev, base.size() * ctx.n(), ctx.word_bits());
   for (std::size_t j = 0; j < offsets.size(); ++j) {
-    expand_uniform(ctx, dev, seed, j, base, coefficient_form, tmp.data());
+    expand_uniform(ctx, dev, seed, j, base, coefficient_form, tmp.data(), addr);
     const std::vector<W> regen = host_words<W>(tmp);
     if (std::memcmp(regen.data(), host + offsets[j], regen.size() * sizeof(W)) != 0) return false;
   }
@@ -155,8 +157,9 @@ bool kswitch_seeded(const KSwitchKey& k, const SaveOptions& o, const std::vector
     if (k.seed_known_to_match()) return true;
     std::vector<std::size_t> offsets;
     for (std::size_t j = 0; j < k.dnum(); ++j) offsets.push_back((2 * j + 1) * k.poly_words());
-    return seed_still_matches(ctx, k.device(), *k.uniform_seed(), ctx.base_qp_full(), false,
-                              host.data(), offsets);
+    return seed_still_matches(ctx, k.device(), *k.uniform_seed(),
+                              ctx.key_switch(k.level()).base_qp, false, host.data(), offsets,
+                              k.limb_addresses());
   }, what);
 }
 
@@ -310,6 +313,10 @@ Bytes save(const PublicKey& pk, const SaveOptions& o) {
 
 Bytes save(const RelinKeys& rk, const SaveOptions& o) {
   Encoded e = start(ObjectType::relin_keys, rk.context(), "relin_keys", rk.key_id());
+  if (rk.key().level() != rk.context()->max_level()) {
+    throw InvalidArgument("relin_keys: a relinearization key serves every level; this one "
+                          "stops at level " + std::to_string(rk.key().level()));
+  }
   // A compact key is written as it is (its b_j and seed), or expanded when seeding is refused.
   const std::optional<KSwitchKey> expanded =
       rk.key().compact() && o.seeded == Seeding::never
@@ -401,6 +408,58 @@ std::vector<W> galois_body(const GaloisKeys& gk, const SaveOptions& o, bool& see
   return body;
 }
 
+// Whether a Galois key set needs a descriptor per key (kFlagPerKey): a key below the top level
+// (KSwitchKey::level), or compact and full keys in one set.
+bool galois_per_key(const GaloisKeys& gk) {
+  const std::size_t top = gk.context()->max_level();
+  bool compact = false, full = false;
+  for (const auto& [elt, k] : gk.keys()) {
+    if (k.level() != top) return true;
+    (k.compact() ? compact : full) = true;
+  }
+  return compact && full;
+}
+
+// The body of a set with per-key descriptors: each key in its own form, appended to `forms`
+// (kKeySeeded, kKeyCompact): a compact key as it is (expanded under Seeding::never), a full
+// key seeded where its seed still matches (as galois_body decides for a whole set).
+template <class W>
+std::vector<W> galois_body_per_key(const GaloisKeys& gk, const SaveOptions& o,
+                                   std::vector<std::uint8_t>& forms) {
+  std::vector<W> body, host;
+  std::size_t words = 0;
+  for (const auto& [elt, k] : gk.keys()) words += k.buffer().size();
+  body.reserve(words);
+  const bool may_seed = o.seeded != Seeding::never;
+  for (const auto& [elt, k] : gk.keys()) {
+    if (k.compact() && may_seed) {
+      forms.push_back(kKeySeeded | kKeyCompact);
+      append_kswitch_b(k, body);
+      continue;
+    }
+    if (k.compact()) {
+      forms.push_back(0);
+      host_words_into(expand_compact_key(k).buffer(), host);
+      body.insert(body.end(), host.begin(), host.end());
+      continue;
+    }
+    if (may_seed && k.seed_known_to_match()) {
+      forms.push_back(kKeySeeded);
+      append_kswitch_b(k, body);
+      continue;
+    }
+    host_words_into(k.buffer(), host);
+    if (kswitch_seeded(k, o, host, "Galois key")) {  // `always` throws when it cannot
+      forms.push_back(kKeySeeded);
+      append_kswitch_seeded(k, host, body);
+    } else {
+      forms.push_back(0);
+      body.insert(body.end(), host.begin(), host.end());
+    }
+  }
+  return body;
+}
+
 }  // namespace
 
 Bytes save(const GaloisKeys& gk, const SaveOptions& o) {
@@ -408,6 +467,25 @@ Bytes save(const GaloisKeys& gk, const SaveOptions& o) {
   const Context& ctx = *gk.context();
   const std::size_t limbs = ctx.base_qp_full().size();
   const std::size_t dnum = ctx.dnum();
+  if (galois_per_key(gk)) {  // a level and a form per key
+    e.per_key = true;
+    std::vector<std::uint8_t> forms;
+    with_word_type(gk.keys().begin()->second.buffer(), [&](auto word) {
+      set_body(e, galois_body_per_key<decltype(word)>(gk, o, forms));
+    });
+    ByteWriter w(e.descriptor);
+    w.u32(static_cast<std::uint32_t>(gk.keys().size()));
+    w.u32(static_cast<std::uint32_t>(dnum));
+    w.u32(static_cast<std::uint32_t>(limbs));
+    std::size_t i = 0;
+    for (const auto& [elt, k] : gk.keys()) {
+      w.u32(elt);
+      w.u32(static_cast<std::uint32_t>(k.level()));
+      w.u8(forms[i]);
+      if (forms[i++] & kKeySeeded) write_seed(w, *k.uniform_seed());
+    }
+    return frame(e, o);
+  }
   // Seeded only if every key can be (one flag for the object). The words as stored: 4-byte
   // words are not widened (all keys of a set share the context's word size).
   if (!gk.keys().empty()) {
@@ -456,11 +534,18 @@ HeaderInfo read_header(ByteView in) {
   }
   h.compression = static_cast<Compression>(comp);
   const std::uint8_t flags = r.u8("flags");
-  if (flags & ~(kFlagSeeded | kFlagKeySet | kFlagWords32 | kFlagCompact)) {
+  if (flags & ~(kFlagSeeded | kFlagKeySet | kFlagWords32 | kFlagCompact | kFlagPerKey)) {
     r.fail("flags", "unknown bits set");
   }
   h.seeded = flags & kFlagSeeded;
   h.compact = flags & kFlagCompact;
+  h.per_key = flags & kFlagPerKey;
+  if (h.per_key && type != static_cast<std::uint8_t>(ObjectType::galois_keys)) {
+    r.fail("flags", "only Galois keys have a descriptor per key");
+  }
+  if (h.per_key && (h.seeded || h.compact)) {
+    r.fail("flags", "with a descriptor per key the forms are per key (bits 0 and 3 clear)");
+  }
   if (h.compact && !h.seeded) r.fail("flags", "compact keys are always seeded");
   if (h.compact && type != static_cast<std::uint8_t>(ObjectType::relin_keys) &&
       type != static_cast<std::uint8_t>(ObjectType::galois_keys)) {
@@ -626,8 +711,9 @@ void copy_in(const Device& dev, WordPtr dst, const u64* src, std::size_t words) 
 // compact: the body holds the b_j of a compact key (kFlagCompact), kept as they are.
 KSwitchKey build_kswitch(const ContextPtr& ctx, const Device& dev, std::size_t dnum,
                          const BodyWords& body, std::size_t first,
-                         const std::optional<UniformSeed>& seed, bool compact) {
-  KSwitchKey k(ctx, dev, dnum, compact);
+                         const std::optional<UniformSeed>& seed, bool compact,
+                         std::size_t level) {
+  KSwitchKey k(ctx, dev, dnum, compact, level);
   const std::size_t pw = k.poly_words();
   if (compact) {
     copy_in(dev, k.data(), body, first, dnum * pw);
@@ -638,7 +724,8 @@ KSwitchKey build_kswitch(const ContextPtr& ctx, const Device& dev, std::size_t d
   } else {
     for (std::size_t j = 0; j < dnum; ++j) {
       copy_in(dev, k.data() + 2 * j * pw, body, first + j * pw, pw);
-      expand_uniform(*ctx, dev, *seed, j, ctx->base_qp_full(), false, k.data() + (2 * j + 1) * pw);
+      expand_uniform(*ctx, dev, *seed, j, ctx->key_switch(k.level()).base_qp, false,
+                     k.data() + (2 * j + 1) * pw, k.limb_addresses());
     }
     k.set_uniform_seed(seed);
     k.note_seed_matches();  // every a_j was just expanded from the seed
@@ -913,7 +1000,7 @@ RelinKeys load_relin_keys(ByteView in, const ContextPtr& ctx, const Device& dev,
   const std::size_t polys = dnum * (seed ? 1 : 2);
   const BodyWords body = read_body_words(f, polys * pw, o);
   check_below_moduli(body, 0, polys, qp, ctx->n(), "relinearization keys");
-  KSwitchKey k = build_kswitch(ctx, dev, dnum, body, 0, seed, f.h.compact);
+  KSwitchKey k = build_kswitch(ctx, dev, dnum, body, 0, seed, f.h.compact, ctx->max_level());
   k.set_key_id(key_id);
   return RelinKeys(std::move(k));
 }
@@ -937,32 +1024,63 @@ GaloisKeys load_galois_keys(ByteView in, const ContextPtr& ctx, const Device& de
     check_dnum(r, dnum_read, dnum);
     check_limbs(r, limbs, qp.size());
   }
-  std::vector<u32> elts(count);
-  std::vector<UniformSeed> seeds;
+  // Each key's level and form: from its own descriptor (kFlagPerKey), else the set's.
+  struct KeyShape {
+    u32 elt;
+    std::size_t level;
+    std::uint8_t form;
+    std::optional<UniformSeed> seed;
+  };
+  std::vector<KeyShape> keys(count);
+  const std::uint8_t set_form = static_cast<std::uint8_t>((f.h.seeded ? kKeySeeded : 0) |
+                                                          (f.h.compact ? kKeyCompact : 0));
   const std::uint64_t two_n = 2 * ctx->n();
   for (std::uint32_t i = 0; i < count; ++i) {
-    elts[i] = r.u32("galois_elt");
-    if (elts[i] % 2 == 0 || elts[i] >= two_n || elts[i] == 1) {
-      r.fail("galois_elt", std::to_string(elts[i]) + " is not an odd element in 3..2N-1");
+    KeyShape& ks = keys[i];
+    ks.elt = r.u32("galois_elt");
+    if (ks.elt % 2 == 0 || ks.elt >= two_n || ks.elt == 1) {
+      r.fail("galois_elt", std::to_string(ks.elt) + " is not an odd element in 3..2N-1");
     }
-    if (i && elts[i] <= elts[i - 1]) r.fail("galois_elt", "elements must be distinct and increasing");
-    if (f.h.seeded) seeds.push_back(read_seed(r));
+    if (i && ks.elt <= keys[i - 1].elt) {
+      r.fail("galois_elt", "elements must be distinct and increasing");
+    }
+    ks.level = ctx->max_level();
+    ks.form = set_form;
+    if (f.h.per_key) {
+      ks.level = check_level(r, *ctx);
+      ks.form = r.u8("form");
+      if (ks.form & ~(kKeySeeded | kKeyCompact)) r.fail("form", "unknown bits set");
+      if ((ks.form & kKeyCompact) && !(ks.form & kKeySeeded)) {
+        r.fail("form", "a compact key is always seeded");
+      }
+    }
+    if (ks.form & kKeySeeded) ks.seed = read_seed(r);
   }
   r.expect_end();
-  const std::size_t pw = qp.size() * ctx->n();
-  const std::size_t per_key = dnum * (f.h.seeded ? 1 : 2) * pw;
-  const BodyWords body = read_body_words(f, count * per_key, o);
-  if (count) {
-    check_below_moduli(body, 0, count * dnum * (f.h.seeded ? 1 : 2), qp, ctx->n(),
+  // Key i: ceil((l + 1) / alpha) digits of one (seeded) or two polynomials over l + 1 + k limbs.
+  auto polys_of = [&](const KeyShape& ks) {
+    return ctx->key_switch(ks.level).dnum * ((ks.form & kKeySeeded) ? 1 : 2);
+  };
+  auto poly_words_of = [&](const KeyShape& ks) {
+    return (ks.level + 1 + ctx->num_p()) * ctx->n();
+  };
+  std::size_t total = 0;
+  for (const KeyShape& ks : keys) total += polys_of(ks) * poly_words_of(ks);
+  const BodyWords body = read_body_words(f, total, o);
+  std::size_t first = 0;
+  for (const KeyShape& ks : keys) {
+    check_below_moduli(body, first, polys_of(ks), ctx->key_switch(ks.level).base_qp, ctx->n(),
                        "Galois keys");
+    first += polys_of(ks) * poly_words_of(ks);
   }
   GaloisKeys gk(ctx, dev);
-  for (std::uint32_t i = 0; i < count; ++i) {
-    std::optional<UniformSeed> seed;
-    if (f.h.seeded) seed = seeds[i];
-    KSwitchKey k = build_kswitch(ctx, dev, dnum, body, i * per_key, seed, f.h.compact);
+  first = 0;
+  for (const KeyShape& ks : keys) {
+    KSwitchKey k = build_kswitch(ctx, dev, ctx->key_switch(ks.level).dnum, body, first, ks.seed,
+                                 (ks.form & kKeyCompact) != 0, ks.level);
+    first += polys_of(ks) * poly_words_of(ks);
     k.set_key_id(key_id);
-    gk.insert(elts[i], std::move(k));
+    gk.insert(ks.elt, std::move(k));
   }
   return gk;
 }

@@ -11,7 +11,8 @@
 //   7      1     scheme (0 bfv, 1 bgv, 2 ckks)
 //   8      1     compression of the body (0 none, 2 zstd; SEAL's compr_mode values)
 //   9      1     flags (bit 0: seeded; bit 1: the descriptor holds a key-set id after N; bit 2:
-//                4-byte body words; bit 3: compact key-switching keys, with bit 0 only)
+//                4-byte body words; bit 3: compact key-switching keys, with bit 0 only; bit 4:
+//                Galois keys with a level and form per key, without bits 0 and 3)
 //   10     2     reserved, 0
 //   12     4     CRC-32 of the descriptor and the uncompressed body
 //   16     8     parameter hash of the context (rlwe/params.h parameter_hash)
@@ -37,6 +38,13 @@
 // are saved seeded with flag bit 3: the body is the same b_j, and the seed regenerates the a_j
 // with the compact sampler (ring/compact_uniform.h). Loading keeps them compact (nothing is
 // expanded). Seeding::never writes their a_j expanded, as an ordinary key.
+//
+// Keys below the top level (KSwitchKey::level: the digits that meet Q_l over Q_l ∪ P only) and
+// Galois key sets that mix forms are written with flag bit 4: after the set's count, dnum and
+// limbs, each key has its Galois element (u32), its level (u32) and a form byte (bit 0 seeded,
+// bit 1 compact, which needs bit 0), then its seed when seeded; the body holds each key's
+// ceil((l + 1) / alpha) digits of (b_j) or (b_j, a_j) over its l + 1 + k limbs. A set of
+// top-level keys of one form is written without it, as before.
 //
 // Loading treats the bytes as hostile: every field is checked (sizes, N and the primes through
 // the parameter hash and the CRC, every coefficient below its modulus, levels, ciphertext size,
@@ -93,6 +101,7 @@ struct HeaderInfo {
   bool key_set = false;  ///< the descriptor carries the key-set id (rlwe/checks.h) after N
   bool words32 = false;  ///< the body's words are stored in 4 bytes each (else 8)
   bool compact = false;  ///< compact key-switching keys (with `seeded`; KSwitchKey::compact)
+  bool per_key = false;  ///< Galois keys with a level and form per key (flag bit 4)
   std::uint64_t parameter_hash = 0;
   std::uint64_t body_size = 0;
   std::uint32_t crc32 = 0;           ///< of the descriptor and the uncompressed body

@@ -29,6 +29,12 @@ inline constexpr std::uint8_t kFlagWords32 = 4;
 // Compact key-switching keys (with kFlagSeeded): the seed regenerates the a_j with the compact
 // sampler (ring/compact_uniform.h), and the loaded keys stay compact.
 inline constexpr std::uint8_t kFlagCompact = 8;
+// Galois keys with a descriptor per key (its level and form: KSwitchKey::level, seeded,
+// compact) instead of one for the set; bits 0 and 3 are then 0 (the forms are per key).
+inline constexpr std::uint8_t kFlagPerKey = 16;
+// A per-key descriptor's form byte.
+inline constexpr std::uint8_t kKeySeeded = 1;
+inline constexpr std::uint8_t kKeyCompact = 2;
 
 // ---- writing
 
@@ -45,6 +51,7 @@ struct Encoded {
   /// copied from its buffer without widening (frame() writes 4-byte words either way).
   std::vector<std::uint32_t> body32;
   bool compact = false;  ///< with `seeded`: compact keys (kFlagCompact)
+  bool per_key = false;  ///< Galois keys with a descriptor per key (kFlagPerKey)
 };
 
 /// Header, descriptor and (compressed) body.
@@ -53,7 +60,8 @@ void write_seed(ByteWriter& w, const UniformSeed& s);
 UniformSeed read_seed(ByteReader& r);
 /// Samples uniform polynomial `index` of a seeded object over `base` into `out`.
 void expand_uniform(const Context& ctx, const Device& dev, const UniformSeed& seed,
-                    std::uint64_t index, const RnsBase& base, bool coefficient_form, WordPtr out);
+                    std::uint64_t index, const RnsBase& base, bool coefficient_form, WordPtr out,
+                    LimbAddress addr = {});
 /// Decides whether to write seeded; throws when Seeding::always cannot be honoured.
 bool decide_seeded(const SaveOptions& o, const std::optional<UniformSeed>& seed, bool shape_ok,
                    const std::function<bool()>& matches, const char* what);
@@ -162,10 +170,13 @@ void copy_in(const Device& dev, WordPtr dst, const u64* src, std::size_t words);
 void copy_in(const Device& dev, WordPtr dst, const BodyWords& b, std::size_t first,
              std::size_t count);
 /// A key-switching key on `dev` from the body's words from word `first` on (b_j, or (b_j, a_j)
-/// when not seeded); compact (with a seed): a compact key of the b_j (KSwitchKey::compact).
+/// when not seeded); compact (with a seed): a compact key of the b_j (KSwitchKey::compact);
+/// level: the key's level (KSwitchKey::level; default the top), whose dnum digits over
+/// Q_level ∪ P the body holds.
 KSwitchKey build_kswitch(const ContextPtr& ctx, const Device& dev, std::size_t dnum,
                          const BodyWords& body, std::size_t first,
-                         const std::optional<UniformSeed>& seed, bool compact = false);
+                         const std::optional<UniformSeed>& seed, bool compact = false,
+                         std::size_t level = static_cast<std::size_t>(-1));
 /// The context's digit count; throws without special primes.
 std::size_t expected_dnum(const Context& ctx);
 void check_dnum(ByteReader& r, std::uint32_t got, std::size_t want);

@@ -5,11 +5,11 @@
 // not seeded) a_j over the stored limbs.
 //
 // A key serving only the levels <= max_level < L (the dense -> sparse key of sparse-secret
-// encapsulation, Bossuat-Troncoso-Hubaux, eprint 2022/024, §5) has every other limb zero: only
-// the ceil((max_level + 1) / alpha) digits that meet Q_max_level and, in each, the limbs of
-// Q_max_level ∪ P are stored (at N = 2^16: a few MiB instead of a full key), and the loader
-// rebuilds the zeros. Such a key has no seed (its a_j no longer match it); a full key is seeded
-// as a relinearization key is.
+// encapsulation, Bossuat-Troncoso-Hubaux, eprint 2022/024, §5) is a key of that level
+// (KSwitchKey::level): only the ceil((max_level + 1) / alpha) digits that meet Q_max_level and,
+// in each, the limbs of Q_max_level ∪ P exist (at N = 2^16: a few MiB instead of a full key),
+// and it loads as such. It is seeded as any key is (its a_j keep their addresses in Q ∪ P);
+// files written before keys had levels hold such a key unseeded, and load the same.
 #include <cstring>
 #include <optional>
 #include <string>
@@ -49,50 +49,36 @@ std::size_t stored_digits(const Context& ctx, std::size_t max_level) {
 
 Bytes save(const SwitchingKey& sk, const SaveOptions& o) {
   Encoded e = start(ObjectType::switching_key, sk.context(), "switching_key", sk.key_id());
-  // KeyGenerator makes no compact switching key; one built by hand is written expanded.
-  const std::optional<KSwitchKey> expanded =
-      sk.key().compact() ? std::optional<KSwitchKey>(expand_compact_key(sk.key())) : std::nullopt;
-  const KSwitchKey& k = expanded ? *expanded : sk.key();
-  const Context& ctx = *k.context();
-  const bool full = sk.max_level() >= ctx.max_level();
-  if (!full && o.seeded == Seeding::always) {
-    throw InvalidArgument("seeded: a switching key trimmed to levels <= " +
-                          std::to_string(sk.max_level()) + " has no seed; save it unseeded");
+  // KeyGenerator makes no compact switching key; one built by hand is written expanded. A key
+  // above its max_level (made before keys had levels) is written as its projection.
+  KSwitchKey k = sk.key().compact() ? expand_compact_key(sk.key()) : sk.key();
+  if (k.level() < sk.max_level()) {
+    throw InvalidArgument("switching_key: its key serves levels <= " + std::to_string(k.level()) +
+                          ", below its max_level " + std::to_string(sk.max_level()));
   }
-  const std::vector<std::size_t> limbs = stored_limbs(ctx, sk.max_level());
-  const std::size_t digits = stored_digits(ctx, sk.max_level());
-  // The words as stored (4-byte words are not widened).
+  if (k.level() > sk.max_level()) k = lower_key_level(k, sk.max_level());
+  // The words as stored (4-byte words are not widened): the key's digits over its limbs.
   with_word_type(k.buffer(), [&](auto word) {
     using W = decltype(word);
     std::vector<W> body;
-    if (full && o.seeded != Seeding::never && k.seed_known_to_match()) {  // only the b_j read
+    if (o.seeded != Seeding::never && k.seed_known_to_match()) {  // only the b_j read
       e.seeded = true;
       body.reserve(k.dnum() * k.poly_words());
       append_kswitch_b(k, body);
       return set_body(e, std::move(body));
     }
-    const std::vector<W> host = host_words<W>(k.buffer());
-    e.seeded = full && kswitch_seeded(k, o, host, "switching key");
-    if (e.seeded) {
-      body.reserve(k.dnum() * k.poly_words());
-      append_kswitch_seeded(k, host, body);
-      return set_body(e, std::move(body));
-    }
-    const std::size_t n = ctx.n(), pw = k.poly_words();
-    body.reserve(digits * 2 * limbs.size() * n);
-    for (std::size_t j = 0; j < digits; ++j) {
-      for (std::size_t c = 0; c < 2; ++c) {
-        const W* poly = host.data() + (2 * j + c) * pw;
-        for (std::size_t l : limbs) body.insert(body.end(), poly + l * n, poly + (l + 1) * n);
-      }
-    }
+    std::vector<W> host = host_words<W>(k.buffer());
+    e.seeded = kswitch_seeded(k, o, host, "switching key");
+    if (!e.seeded) return set_body(e, std::move(host));
+    body.reserve(k.dnum() * k.poly_words());
+    append_kswitch_seeded(k, host, body);
     set_body(e, std::move(body));
   });
   ByteWriter w(e.descriptor);
   w.u64(sk.from_key_id());
   w.u32(static_cast<std::uint32_t>(sk.max_level()));
-  w.u32(static_cast<std::uint32_t>(digits));
-  w.u32(static_cast<std::uint32_t>(limbs.size()));
+  w.u32(static_cast<std::uint32_t>(k.dnum()));
+  w.u32(static_cast<std::uint32_t>(k.limbs()));
   if (e.seeded) write_seed(w, *k.uniform_seed());
   return frame(e, o);
 }
@@ -105,8 +91,7 @@ SwitchingKey load_switching_key(ByteView in, const ContextPtr& ctx, const Device
   const u64 key_id = read_key_id(r, f.h);
   const u64 from_id = r.u64("from_key_set_id");
   const std::size_t max_level = check_level(r, *ctx);
-  const std::size_t dnum = expected_dnum(*ctx);
-  const bool full = max_level == ctx->max_level();
+  (void)expected_dnum(*ctx);  // throws without special primes
   const std::size_t digits = stored_digits(*ctx, max_level);
   const std::vector<std::size_t> limbs = stored_limbs(*ctx, max_level);
   const std::uint32_t digits_read = r.u32("dnum");
@@ -120,10 +105,7 @@ SwitchingKey load_switching_key(ByteView in, const ContextPtr& ctx, const Device
                         std::to_string(max_level) + " has " + std::to_string(limbs.size()));
   }
   std::optional<UniformSeed> seed;
-  if (f.h.seeded) {
-    if (!full) r.fail("flags", "a switching key trimmed below the top level is never seeded");
-    seed = read_seed(r);
-  }
+  if (f.h.seeded) seed = read_seed(r);
   r.expect_end();
   const std::size_t n = ctx->n();
   const std::size_t polys = digits * (seed ? 1 : 2);
@@ -145,21 +127,7 @@ SwitchingKey load_switching_key(ByteView in, const ContextPtr& ctx, const Device
       }
     }
   }
-  KSwitchKey k;
-  if (full) {
-    k = build_kswitch(ctx, dev, dnum, body, 0, seed);
-  } else {  // the stored limbs in place, zeros elsewhere: [dnum][2][L + K][N]
-    k = KSwitchKey(ctx, dev, dnum);
-    fill_zero_words(dev, k.data(), k.word_count());
-    for (std::size_t j = 0; j < digits; ++j) {
-      for (std::size_t c = 0; c < 2; ++c) {
-        const WordPtr poly = k.data() + (2 * j + c) * k.poly_words();
-        const std::size_t src = (2 * j + c) * limbs.size() * n;
-        for (std::size_t i = 0; i < limbs.size(); ++i)
-          copy_in(dev, poly + limbs[i] * n, body, src + i * n, n);
-      }
-    }
-  }
+  KSwitchKey k = build_kswitch(ctx, dev, digits, body, 0, seed, false, max_level);
   k.set_key_id(key_id);
   return SwitchingKey(std::move(k), from_id, max_level);
 }

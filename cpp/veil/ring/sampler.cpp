@@ -13,7 +13,7 @@ namespace veil {
 
 template <class W>
 void sample_uniform(const Device& dev, W* out, std::size_t n, const RnsBase& base,
-                    const PrngStream& stream) {
+                    const PrngStream& stream, LimbAddress addr) {
   // One ChaCha block (8 words) gives 4 coefficients of 128 bits each.
   const std::size_t blocks_per_limb = (n + 3) / 4;
   const Modulus* mods = base.moduli(dev);
@@ -22,7 +22,7 @@ void sample_uniform(const Device& dev, W* out, std::size_t n, const RnsBase& bas
     const std::size_t limb = g / blocks_per_limb, b = g % blocks_per_limb;
     const Modulus m = mods[limb];
     u64 w[8];
-    s.block64(static_cast<u32>(limb), static_cast<u32>(b), w);
+    s.block64(static_cast<u32>(addr(limb)), static_cast<u32>(b), w);
     for (int k = 0; k < 4; ++k) {
       const std::size_t j = 4 * b + k;
       if (j < n) out[limb * n + j] = W(reduce_wide(reduce_word(w[2 * k + 1], m), w[2 * k], m));
@@ -37,13 +37,14 @@ void sample_uniform(const Device& dev, W* out, std::size_t n, const RnsBase& bas
 // the lanes past it come in whole groups: they compute and write nothing.
 template <class W>
 __global__ void compact_sampler_kernel(ChaChaKey key, u64 index, const Modulus* mods, W* out,
-                                       u32 n, u32 columns_per_limb) {
+                                       u32 n, u32 columns_per_limb, LimbAddress addr) {
   constexpr int C = kCompactPerColumn<W>;
   const u32 limb = blockIdx.y;
   const u32 lane = blockIdx.x * blockDim.x + threadIdx.x;
   const Modulus m = mods[limb];
   W v[1][C];
-  compact_uniform_columns<W, 1>(key, index, limb, lane >> 2, m, compact_bound<W>(m.value), v);
+  compact_uniform_columns<W, 1>(key, index, static_cast<u32>(addr(limb)), lane >> 2, m,
+                                compact_bound<W>(m.value), v);
   if (lane < columns_per_limb) {
 #pragma unroll
     for (int p = 0; p < C; ++p) out[std::size_t(limb) * n + std::size_t(lane) * C + p] = v[0][p];
@@ -53,7 +54,7 @@ __global__ void compact_sampler_kernel(ChaChaKey key, u64 index, const Modulus* 
 
 template <class W>
 void sample_uniform_compact(const Device& dev, W* out, std::size_t n, const RnsBase& base,
-                            const PrngStream& stream) {
+                            const PrngStream& stream, LimbAddress addr) {
   constexpr std::size_t kBlock = kCompactPerBlock<W>;
   if (n % kBlock != 0) {
     throw InvalidArgument("n: the compact sampler needs a multiple of " + std::to_string(kBlock) +
@@ -68,7 +69,7 @@ void sample_uniform_compact(const Device& dev, W* out, std::size_t n, const RnsB
     backend::set_current(dev);
     const dim3 grid((columns + kThreads - 1) / kThreads, static_cast<unsigned>(base.size()), 1);
     compact_sampler_kernel<W><<<grid, kThreads, 0, backend::stream(dev)>>>(
-        stream.key, stream.domain, mods, out, static_cast<u32>(n), columns);
+        stream.key, stream.domain, mods, out, static_cast<u32>(n), columns, addr);
     backend::check_last_launch("compact uniform sampler");
     return;
 #else
@@ -78,7 +79,7 @@ void sample_uniform_compact(const Device& dev, W* out, std::size_t n, const RnsB
   const PrngStream s = stream;
   for_each(dev, base.size() * blocks_per_limb, VEIL_LAMBDA(std::size_t g) {
     const std::size_t limb = g / blocks_per_limb, b = g % blocks_per_limb;
-    compact_uniform_block<W>(s.key, s.domain, static_cast<u32>(limb), static_cast<u32>(b),
+    compact_uniform_block<W>(s.key, s.domain, static_cast<u32>(addr(limb)), static_cast<u32>(b),
                              mods[limb], out + limb * n + b * kBlock);
   });
 }
@@ -144,9 +145,9 @@ void sample_flooding(const Device& dev, W* out, std::size_t n, const RnsBase& ba
 
 #define VEIL_SAMPLER_INSTANTIATE(W)                                                              \
   template void sample_uniform<W>(const Device&, W*, std::size_t, const RnsBase&,               \
-                                  const PrngStream&);                                           \
+                                  const PrngStream&, LimbAddress);                              \
   template void sample_uniform_compact<W>(const Device&, W*, std::size_t, const RnsBase&,       \
-                                          const PrngStream&);                                   \
+                                          const PrngStream&, LimbAddress);                      \
   template void sample_ternary<W>(const Device&, W*, std::size_t, const RnsBase&,               \
                                   const PrngStream&);                                           \
   template void sample_cbd<W>(const Device&, W*, std::size_t, const RnsBase&, const PrngStream&); \
@@ -197,12 +198,13 @@ void sample_sparse_ternary(const Device& dev, WordPtr out, std::size_t n, const 
 }
 
 void sample_uniform(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
-                    const PrngStream& stream) {
-  VEIL_WITH_WORD(out.word_bits(), sample_uniform<W>(dev, out.as<W>(), n, base, stream));
+                    const PrngStream& stream, LimbAddress addr) {
+  VEIL_WITH_WORD(out.word_bits(), sample_uniform<W>(dev, out.as<W>(), n, base, stream, addr));
 }
 void sample_uniform_compact(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
-                            const PrngStream& stream) {
-  VEIL_WITH_WORD(out.word_bits(), sample_uniform_compact<W>(dev, out.as<W>(), n, base, stream));
+                            const PrngStream& stream, LimbAddress addr) {
+  VEIL_WITH_WORD(out.word_bits(),
+                 sample_uniform_compact<W>(dev, out.as<W>(), n, base, stream, addr));
 }
 void sample_ternary(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
                     const PrngStream& stream) {

@@ -19,16 +19,39 @@
 
 namespace veil {
 
-/// out: [base.size()][n], uniform in [0, q_l) per limb l. W = u32 or u64 (the same residues).
+/// The keystream address of a uniform sampler's limb l: l itself, or l + skip from `split` on.
+/// A key-switching key below the top level stores q_0..q_level and then P
+/// (rlwe/objects.h KSwitchKey): its P limbs keep the addresses they have in Q ∪ P
+/// (split = level + 1, skip = L - 1 - level), so that such a key is the projection of the
+/// full key of the same seed.
+struct LimbAddress {
+  std::size_t split = static_cast<std::size_t>(-1);
+  std::size_t skip = 0;
+  VEIL_HD std::size_t operator()(std::size_t l) const { return l < split ? l : l + skip; }
+};
+
+/// out: [base.size()][n], uniform in [0, q_l) per limb l (keystream address addr(l)). W = u32
+/// or u64 (the same residues).
 template <class W>
 void sample_uniform(const Device& dev, W* out, std::size_t n, const RnsBase& base,
-                    const PrngStream& stream);
+                    const PrngStream& stream, LimbAddress addr);
+template <class W>
+void sample_uniform(const Device& dev, W* out, std::size_t n, const RnsBase& base,
+                    const PrngStream& stream) {
+  sample_uniform<W>(dev, out, n, base, stream, LimbAddress{});
+}
 /// out: [base.size()][n], uniform in [0, q_l) per limb l by the compact keys' sampler
 /// (compact_uniform.h: ChaCha12, one candidate of W's width per coefficient, exact rejection),
-/// polynomial index stream.domain of seed stream.key. n a multiple of kCompactPerBlock<W>.
+/// polynomial index stream.domain of seed stream.key, limb address addr(l). n a multiple of
+/// kCompactPerBlock<W>.
 template <class W>
 void sample_uniform_compact(const Device& dev, W* out, std::size_t n, const RnsBase& base,
-                            const PrngStream& stream);
+                            const PrngStream& stream, LimbAddress addr);
+template <class W>
+void sample_uniform_compact(const Device& dev, W* out, std::size_t n, const RnsBase& base,
+                            const PrngStream& stream) {
+  sample_uniform_compact<W>(dev, out, n, base, stream, LimbAddress{});
+}
 /// out: [base.size()][n], one ternary polynomial reduced into every limb.
 template <class W>
 void sample_ternary(const Device& dev, W* out, std::size_t n, const RnsBase& base,
@@ -54,9 +77,9 @@ void sample_sparse_ternary(const Device& dev, WordPtr out, std::size_t n, const 
                            const PrngStream& stream, std::size_t hamming_weight);
 // Run-time word size.
 void sample_uniform(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
-                    const PrngStream& stream);
+                    const PrngStream& stream, LimbAddress addr = {});
 void sample_uniform_compact(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
-                            const PrngStream& stream);
+                            const PrngStream& stream, LimbAddress addr = {});
 void sample_ternary(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,
                     const PrngStream& stream);
 void sample_cbd(const Device& dev, WordPtr out, std::size_t n, const RnsBase& base,

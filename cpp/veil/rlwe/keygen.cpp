@@ -75,45 +75,76 @@ PublicKey KeyGenerator::create_public_key() const {
   return pk;
 }
 
-KSwitchKey KeyGenerator::create_kswitch_key(ConstWordPtr target, bool compact) const {
+namespace {
+// The limbs of a polynomial over Q ∪ P ([L+k][N]) that a key of `level` stores (q_0..q_level,
+// then P), gathered into `out`; `full` itself at the top level.
+ConstWordPtr key_limbs_of(const Context& ctx, const Device& dev, std::size_t level,
+                          ConstWordPtr full, WordBuffer& out) {
+  if (level == ctx.max_level()) return full;
+  const std::size_t n = ctx.n(), q = level + 1, p = ctx.num_p();
+  out = WordBuffer(dev, (q + p) * n, ctx.word_bits());
+  out.set_secure();
+  copy_words(dev, out.data(), dev, full, q * n);
+  copy_words(dev, out.data() + q * n, dev, full + ctx.num_q() * n, p * n);
+  return out.data();
+}
+}  // namespace
+
+KSwitchKey KeyGenerator::create_kswitch_key(ConstWordPtr target, bool compact,
+                                            std::optional<std::size_t> level) const {
   const std::size_t n = ctx_->n();
-  const std::size_t L = ctx_->num_q(), k = ctx_->num_p();
-  if (k == 0) throw InvalidArgument("special_primes: key switching needs a special prime");
-  const RnsBase& qp = ctx_->base_qp_full();
+  if (ctx_->num_p() == 0) {
+    throw InvalidArgument("special_primes: key switching needs a special prime");
+  }
+  const std::size_t top = ctx_->max_level();
+  const std::size_t lv = level.value_or(top);
+  if (lv > top) {
+    throw InvalidArgument("level: expected at most the top level " + std::to_string(top) +
+                          ", got " + std::to_string(lv));
+  }
+  const KeySwitchLevel& ks = ctx_->key_switch(lv);
+  const RnsBase& qp = ks.base_qp;  // Q_level ∪ P
   const std::size_t alpha = ctx_->alpha();
-  const std::size_t dnum = ctx_->dnum();
-  KSwitchKey key(ctx_, dev_, dnum, compact);
+  const std::size_t dnum = ks.dnum;
+  KSwitchKey key(ctx_, dev_, dnum, compact, lv);
+  const LimbAddress addr = key.limb_addresses();
   const std::size_t pw = key.poly_words();
   DeviceTable<u64> pq(ctx_->special_product_mod_q());  // the digit indicator terms' factor
   const u64* pq_d = pq.data(dev_);
   const Modulus* mods = qp.moduli(dev_);
+  WordBuffer sk_part, target_part;  // the key's limbs of s and s' below the top level
+  const ConstWordPtr s = key_limbs_of(*ctx_, dev_, lv, sk_.data(), sk_part);
+  const ConstWordPtr t = key_limbs_of(*ctx_, dev_, lv, target, target_part);
   WordBuffer e(dev_, pw, ctx_->word_bits());
   e.set_secure();
   // A compact key's a_j live here only while b_j is computed.
   WordBuffer a_compact(dev_, compact ? pw : 0, ctx_->word_bits());
   // One seed for the whole key; digit j's a_j is its sub-stream j (seeded serialization; the
-  // compact sampler for a compact key).
+  // compact sampler for a compact key), each limb at its address in Q ∪ P.
   const UniformSeed seed = derive_uniform_seed(prng_.next());
   key.set_uniform_seed(seed);
   for (std::size_t j = 0; j < dnum; ++j) {
     WordPtr b = key.data() + (compact ? j : 2 * j) * pw;
     WordPtr a = compact ? a_compact.data() : b + pw;
     if (compact) {
-      sample_uniform_compact(dev_, a, n, qp, uniform_stream(seed, j));
+      sample_uniform_compact(dev_, a, n, qp, uniform_stream(seed, j), addr);
     } else {
-      sample_uniform(dev_, a, n, qp, uniform_stream(seed, j));
+      sample_uniform(dev_, a, n, qp, uniform_stream(seed, j), addr);
     }
     sample_cbd(dev_, e.data(), n, qp, prng_.next());
     if (ctx_->scheme() == SchemeType::bgv) {
       poly::multiply_word(dev_, qp, n, 1, e.data(), ctx_->plain_modulus(), e.data());
     }
     ntt_forward(dev_, e.data(), 1, qp, ctx_->ntt());
-    poly::multiply(dev_, qp, n, 1, a, sk_.data(), b);
+    poly::multiply(dev_, qp, n, 1, a, s, b);
     poly::sub(dev_, qp, n, 1, e.data(), b, b);
-    const std::size_t first = j * alpha, last = std::min(L, first + alpha);
-    VEIL_WITH_WORD(b.word_bits(), add_digit_indicator<W>(dev_, b.as<W>(), target.as<W>(), pq_d,
+    const std::size_t first = j * alpha, last = std::min(lv + 1, first + alpha);
+    VEIL_WITH_WORD(b.word_bits(), add_digit_indicator<W>(dev_, b.as<W>(), t.as<W>(), pq_d,
                                                           mods, first, last, n));
   }
+  // The digits a key of this level leaves out still draw their errors, so that the generator's
+  // later keys are those it makes at the top level (a key's level changes nothing else).
+  for (std::size_t j = dnum; j < ctx_->dnum(); ++j) (void)prng_.next();
   key.note_seed_matches();  // every a_j was sampled from `seed` above and not written since
   key.set_key_id(sk_.key_id());
   return key;
@@ -128,25 +159,8 @@ SwitchingKey KeyGenerator::create_switching_key(const SecretKey& from,
     throw InvalidArgument("max_level: expected at most the top level " + std::to_string(top) +
                           ", got " + std::to_string(max_level));
   }
-  KSwitchKey key = create_kswitch_key(from.data());
-  if (max_level < top) {
-    // Keep Q_max_level ∪ P: zero the limbs q_{max_level+1}..q_{L-1} of every digit's b and a,
-    // and the whole of the digits above Q_max_level (never read at levels <= max_level).
-    const std::size_t n = ctx_->n(), L = ctx_->num_q();
-    const std::size_t used = (max_level + 1 + ctx_->alpha() - 1) / ctx_->alpha();
-    WordPtr base = key.data();
-    for (std::size_t j = 0; j < key.dnum(); ++j) {
-      for (std::size_t c = 0; c < 2; ++c) {
-        WordPtr poly = base + (2 * j + c) * key.poly_words();
-        if (j >= used) {
-          fill_zero_words(dev_, poly, key.poly_words());
-        } else {
-          fill_zero_words(dev_, poly + (max_level + 1) * n, (L - max_level - 1) * n);
-        }
-      }
-    }
-    key.set_uniform_seed(std::nullopt);  // the seed no longer reproduces the trimmed a_j
-  }
+  // A key of level max_level: only Q_max_level ∪ P and the digits that meet Q_max_level exist.
+  KSwitchKey key = create_kswitch_key(from.data(), false, max_level);
   u64 from_id = from.key_id() ? from.key_id() : key_set_id(from);
   return SwitchingKey(std::move(key), from_id, max_level);
 }
@@ -160,7 +174,8 @@ RelinKeys KeyGenerator::create_relin_keys(bool compact) const {
 }
 
 GaloisKeys KeyGenerator::create_galois_keys_from_elts(const std::vector<std::uint32_t>& elts,
-                                                      bool compact) const {
+                                                      bool compact,
+                                                      const std::vector<std::size_t>& levels) const {
   const RnsBase& qp = ctx_->base_qp_full();
   const std::size_t n = ctx_->n();
   GaloisKeys gk(ctx_, dev_);
@@ -170,13 +185,26 @@ GaloisKeys KeyGenerator::create_galois_keys_from_elts(const std::vector<std::uin
       throw InvalidArgument("galois_elts: expected odd elements below 2N, got " + std::to_string(g));
     }
   }
+  if (!levels.empty() && levels.size() != elts.size()) {
+    throw InvalidArgument("levels: expected one level per Galois element (" +
+                          std::to_string(elts.size()) + "), got " + std::to_string(levels.size()));
+  }
+  for (std::size_t lv : levels) {
+    if (lv > ctx_->max_level()) {
+      throw InvalidArgument("levels: expected at most the top level " +
+                            std::to_string(ctx_->max_level()) + ", got " + std::to_string(lv));
+    }
+  }
   WordBuffer rotated(dev_, qp.size() * n, ctx_->word_bits());
   rotated.set_secure();
-  for (std::uint32_t g : elts) {
+  for (std::size_t i = 0; i < elts.size(); ++i) {
+    const std::uint32_t g = elts[i];
     if (gk.has_key(g) || g == 1) continue;
     check_interrupt();
     poly::automorphism_ntt(dev_, qp, n, 1, g, sk_.data(), rotated.data());
-    gk.insert(g, create_kswitch_key(rotated.data(), compact));
+    gk.insert(g, create_kswitch_key(rotated.data(), compact,
+                                    levels.empty() ? std::nullopt
+                                                   : std::optional<std::size_t>(levels[i])));
   }
   return gk;
 }
@@ -205,14 +233,6 @@ void GaloisKeys::insert(u32 galois_elt, KSwitchKey k) {
     // Mixed sets (or known with unknown) would make the set's identity meaningless.
     throw InvalidArgument("galois_keys: the key for element " + std::to_string(galois_elt) +
                           " belongs to another key set than the keys already present");
-  } else if (const auto other = std::find_if(keys_.begin(), keys_.end(),
-                                             [&](const auto& kv) { return kv.first != galois_elt; });
-             other != keys_.end() && k.compact() != other->second.compact()) {
-    // One form per set: its serialized form has one flag for all keys.
-    throw InvalidArgument("galois_keys: the key for element " + std::to_string(galois_elt) +
-                          (k.compact() ? " is compact" : " is not compact") +
-                          " but the keys already present are " +
-                          (k.compact() ? "not" : "compact"));
   }
   keys_[galois_elt] = std::move(k);
 }

@@ -40,16 +40,29 @@ class KeyGenerator {
   /// @param compact store each key's b_j only; its a_j are regenerated where they are read
   ///        (KSwitchKey::compact: half the memory; the GPU's inner product regenerates them in
   ///        its kernel, other paths expand them first). N must be a multiple of 16.
-  /// @throws InvalidArgument naming `galois_elts` (even or >= 2N) or `special_primes` (none).
+  /// @param levels empty (every key serves every level), or one level per element: the key of
+  ///        elts[i] serves the ciphertexts at levels <= levels[i] and stores only their limbs
+  ///        and digits (KSwitchKey::level; smaller at low levels). It equals the projection of
+  ///        the top-level key the same generator makes.
+  /// @throws InvalidArgument naming `galois_elts` (even or >= 2N), `levels` (not one per
+  ///         element, or above the top level) or `special_primes` (none).
   GaloisKeys create_galois_keys_from_elts(const std::vector<std::uint32_t>& elts,
-                                          bool compact = false) const;
-  /// A key-switching key from `target` (NTT form over Q ∪ P) to this secret key; compact: its
-  /// a_j from the compact sampler and not stored (KSwitchKey::compact).
-  KSwitchKey create_kswitch_key(ConstWordPtr target_ntt, bool compact = false) const;
+                                          bool compact = false,
+                                          const std::vector<std::size_t>& levels = {}) const;
+  /// A key-switching key from `target` (NTT form over Q ∪ P) to this secret key (hybrid key
+  /// switching: Han-Ki, CT-RSA 2020, §3).
+  /// @param target_ntt s' over Q ∪ P in NTT form ([L+k][N]).
+  /// @param compact its a_j from the compact sampler and not stored (KSwitchKey::compact).
+  /// @param level the highest level the key serves (default: the top): it stores the digits
+  ///        that meet Q_level over Q_level ∪ P only (KSwitchKey::level), and equals the
+  ///        projection of the top-level key; the generator advances as for a top-level key.
+  /// @throws InvalidArgument naming `special_primes` (none) or `level` (above the top).
+  KSwitchKey create_kswitch_key(ConstWordPtr target_ntt, bool compact = false,
+                                std::optional<std::size_t> level = std::nullopt) const;
   /// A key switching ciphertexts under `from` to this secret key, usable at levels <= max_level
-  /// (default: every level). With max_level < L only the digits that meet Q_max_level are kept
-  /// and their limbs outside Q_max_level ∪ P are zeroed, so the key is an RLWE sample modulo
-  /// Q_max_level * P only: sparse-secret encapsulation (Bossuat-Troncoso-Hubaux, eprint
+  /// (default: every level). With max_level < L it is a key of that level (KSwitchKey::level:
+  /// only the digits that meet Q_max_level, over Q_max_level ∪ P), so the key is an RLWE sample
+  /// modulo Q_max_level * P only: sparse-secret encapsulation (Bossuat-Troncoso-Hubaux, eprint
   /// 2022/024, §5) switches the dense secret to a sparse one at level 0 with such a key, whose
   /// small modulus keeps the sparse secret secure. Throws InvalidArgument naming `from` (other
   /// context or device) or `max_level` (above the top level).

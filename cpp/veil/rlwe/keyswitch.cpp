@@ -350,6 +350,11 @@ void check_inner(const Context& ctx, const Device& dev, std::size_t level,
   if (key.device() != dev) {
     throw TypeMismatch("key: lives on " + key.device().str() + ", operand on " + dev.str());
   }
+  if (key.level() < level) {
+    throw InvalidArgument("key: serves levels <= " + std::to_string(key.level()) +
+                          " (KSwitchKey::level), the ciphertext is at level " +
+                          std::to_string(level));
+  }
   if (key.dnum() < ks.dnum) throw InvalidArgument("key: has too few digits for this level");
   if (digits.level != level || digits.complement.empty()) {
     throw InvalidArgument("digits: were decomposed at level " + std::to_string(digits.level) +
@@ -389,7 +394,8 @@ struct InnerProduct {
   const u64* pq;   // P mod q_i (null: the addend is added as it is)
   const u64* pqs;
   std::size_t lift_limbs;  // limbs the addend covers: l + 1 (times P) or l + 1 + k
-  std::size_t n, limbs, ext_limbs, num_q, alpha, dnum, key_poly, level;
+  // key_q: the Q limbs the key stores (KSwitchKey::level + 1); num_q: the context's.
+  std::size_t n, limbs, ext_limbs, num_q, key_q, alpha, dnum, key_poly, level;
   u64 g, mask;
   int log_n;
   bool batched;  // inner_product_fixed for dnum <= 8 (key_switch_batched_loads()), else the loop
@@ -419,6 +425,7 @@ struct InnerProduct {
     limbs = level + 1;
     ext_limbs = limbs + ctx.num_p();
     num_q = ctx.num_q();
+    key_q = key.level() + 1;
     alpha = ctx.alpha();
     dnum = ks.dnum;
     key_poly = key.poly_words();
@@ -442,7 +449,12 @@ struct InnerProduct {
                   static_cast<u32>(mask);
     return bit_reverse((e - 1) >> 1, log_n);
   }
+  /// The key's stored limb that limb lp of Q_l ∪ P reads.
   VEIL_HD std::size_t key_limb(std::size_t lp) const {
+    return lp <= level ? lp : key_q + (lp - limbs);
+  }
+  /// Its index in Q ∪ P: the compact sampler's limb address (KSwitchKey::limb_addresses).
+  VEIL_HD std::size_t key_limb_address(std::size_t lp) const {
     return lp <= level ? lp : num_q + (lp - limbs);
   }
   /// Digit j's limb lp (the own limbs of c, or the complement ModUp wrote).
@@ -700,7 +712,8 @@ __global__ void __launch_bounds__(kInnerThreads)
   const Modulus m = ip.mods[lp];
   const u64 bound = compact_bound<W>(m.value);
   W gen[D][C];  // all D digits' a_j at once (independent ChaCha chains, interleaved)
-  compact_uniform_columns<W, D>(ip.seed, 0, kl, lane >> 2, m, bound, gen);
+  compact_uniform_columns<W, D>(ip.seed, 0, static_cast<u32>(ip.key_limb_address(lp)), lane >> 2,
+                                m, bound, gen);
   W a[C][D];
 #pragma unroll
   for (int j = 0; j < D; ++j) {
@@ -979,15 +992,43 @@ KSwitchKey expand_compact_key(const KSwitchKey& key) {
   VEIL_REQUIRE(key.uniform_seed().has_value(), "key: a compact key without its seed");
   const Context& ctx = *key.context();
   const Device& dev = key.device();
-  KSwitchKey full(key.context(), dev, key.dnum());
+  KSwitchKey full(key.context(), dev, key.dnum(), false, key.level());
   const std::size_t pw = key.poly_words();
   for (std::size_t j = 0; j < key.dnum(); ++j) {
     copy_words(dev, full.data() + 2 * j * pw, dev, key.b(j), pw);
-    sample_uniform_compact(dev, full.data() + (2 * j + 1) * pw, ctx.n(), ctx.base_qp_full(),
-                           uniform_stream(*key.uniform_seed(), j));
+    sample_uniform_compact(dev, full.data() + (2 * j + 1) * pw, ctx.n(),
+                           ctx.key_switch(key.level()).base_qp,
+                           uniform_stream(*key.uniform_seed(), j), key.limb_addresses());
   }
   full.set_key_id(key.key_id());
   return full;
+}
+
+KSwitchKey lower_key_level(const KSwitchKey& key, std::size_t level) {
+  if (key.empty()) throw InvalidArgument("key: is empty");
+  if (level > key.level()) {
+    throw InvalidArgument("level: the key serves levels <= " + std::to_string(key.level()) +
+                          ", it cannot be raised to " + std::to_string(level));
+  }
+  if (level == key.level()) return key;
+  const Context& ctx = *key.context();
+  const Device& dev = key.device();
+  const std::size_t n = ctx.n(), dnum = ctx.key_switch(level).dnum, q = level + 1;
+  const std::size_t p = ctx.num_p(), polys = key.compact() ? 1 : 2;
+  KSwitchKey out(key.context(), dev, dnum, key.compact(), level);
+  for (std::size_t j = 0; j < dnum; ++j) {
+    for (std::size_t c = 0; c < polys; ++c) {
+      const ConstWordPtr src = key.data() + (polys * j + c) * key.poly_words();
+      const WordPtr dst = out.data() + (polys * j + c) * out.poly_words();
+      copy_words(dev, dst, dev, src, q * n);
+      copy_words(dev, dst + q * n, dev, src + (key.limbs() - p) * n, p * n);
+    }
+  }
+  // The projection keeps every a_j's addresses, so the seed still regenerates them.
+  out.set_uniform_seed(key.uniform_seed());
+  if (key.seed_known_to_match()) out.note_seed_matches();
+  out.set_key_id(key.key_id());
+  return out;
 }
 
 void key_switch_inner_ext(const Context& ctx, const Device& dev, std::size_t level,

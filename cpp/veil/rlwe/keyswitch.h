@@ -39,6 +39,15 @@ void set_mod_up_kernel(int kernel);
 /// @throws InvalidArgument naming `key` when a compact key has lost its seed.
 KSwitchKey expand_compact_key(const KSwitchKey& key);
 
+/// The key of a lower level (KSwitchKey::level) that `key` projects to: its first
+/// ceil((level + 1) / alpha) digits over Q_level ∪ P, in the same form (compact or not), with
+/// the same seed (the samplers address limbs by their index in Q ∪ P, so the seed still
+/// regenerates the a_j). Returns `key` itself at its own level.
+/// @param key a key-switching key (not empty).
+/// @param level the highest level the result serves (<= key.level()).
+/// @throws InvalidArgument naming `key` (empty) or `level` (above key.level()).
+KSwitchKey lower_key_level(const KSwitchKey& key, std::size_t level);
+
 /// acc0 += d0, acc1 += d1 (over Q_level; NTT form iff acc_ntt). `c` is over Q_level, in NTT form
 /// iff c_ntt. acc0/acc1 must not overlap c: with NTT-form accumulators one kernel reads c's
 /// limbs (the digits' own limbs) while it writes the accumulators. Throws InvalidArgument if the

@@ -1,6 +1,7 @@
 // Plaintexts, ciphertexts and keys. Each lives on one device, keeps a shared reference to its
 // Context (so destruction order never matters) and moves with .to(device).
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -9,6 +10,7 @@
 #include "veil/backend/buffer.h"
 #include "veil/backend/word_buffer.h"
 #include "veil/ring/prng.h"
+#include "veil/ring/sampler.h"
 #include "veil/rlwe/context.h"
 
 namespace veil {
@@ -207,7 +209,14 @@ class PublicKey : public DataObject {
 /// A key-switching key from s' to s: for each digit j, (b_j, a_j) over Q ∪ P in NTT form with
 /// b_j = -a_j s + e_j + P * [D_j-indicator] * s' ([dnum][2][L+k][N]).
 ///
-/// A compact key stores the b_j only ([dnum][L+k][N], half the words) and its uniform_seed():
+/// A key of level l < L - 1 (Lattigo's keys at a level; Cerium's per-level keys) serves the
+/// ciphertexts at levels <= l only, and stores only what they read: the digits that meet Q_l
+/// (ceil((l + 1) / alpha)) over the limbs q_0..q_l and P ([dnum_l][2][l+1+k][N]). It equals
+/// the projection of the key of the same seed at the top level (the samplers address each limb
+/// by its index in Q ∪ P: limb_addresses()), so a key can be lowered after it is made
+/// (rlwe/keyswitch.h: lower_key_level) and its seed still regenerates its a_j.
+///
+/// A compact key stores the b_j only ([dnum][l+1+k][N], half the words) and its uniform_seed():
 /// its a_j are regenerated wherever they are read, by the compact sampler
 /// (ring/compact_uniform.h: polynomial j of the seed). The GPU's inner-product kernel
 /// regenerates them inside the kernel; every other reader expands them first
@@ -215,15 +224,25 @@ class PublicKey : public DataObject {
 class KSwitchKey : public DataObject {
  public:
   KSwitchKey() = default;
-  KSwitchKey(ContextPtr ctx, const Device& dev, std::size_t dnum, bool compact = false)
+  /// @param level the highest ciphertext level served (default: the top, ctx->max_level()).
+  KSwitchKey(ContextPtr ctx, const Device& dev, std::size_t dnum, bool compact = false,
+             std::size_t level = static_cast<std::size_t>(-1))
       : DataObject(ctx, dev,
-                   dnum * (compact ? 1 : 2) * (ctx->num_q() + ctx->num_p()) * ctx->n()),
+                   dnum * (compact ? 1 : 2) * (std::min(level, ctx->num_q() - 1) + 1 + ctx->num_p()) *
+                       ctx->n()),
         dnum_(dnum),
+        q_limbs_(std::min(level, ctx->num_q() - 1) + 1),
         compact_(compact) {}
   std::size_t dnum() const { return dnum_; }
+  /// The highest ciphertext level the key serves.
+  std::size_t level() const { return q_limbs_ - 1; }
+  /// Limbs per stored polynomial: level() + 1 of Q, then P.
+  std::size_t limbs() const { return q_limbs_ + ctx_->num_p(); }
+  /// The samplers' address of each stored limb: its index in Q ∪ P.
+  LimbAddress limb_addresses() const { return {q_limbs_, ctx_->num_q() - q_limbs_}; }
   /// Whether the a_j are regenerated from uniform_seed() instead of stored.
   bool compact() const { return compact_; }
-  std::size_t poly_words() const { return (ctx_->num_q() + ctx_->num_p()) * ctx_->n(); }
+  std::size_t poly_words() const { return limbs() * ctx_->n(); }
   ConstWordPtr b(std::size_t j) const { return data() + b_offset(j); }
   /// Throws InvalidArgument on a compact key (its a_j are not stored).
   ConstWordPtr a(std::size_t j) const { return data() + a_offset(j); }
@@ -249,6 +268,7 @@ class KSwitchKey : public DataObject {
     return (2 * j + 1) * poly_words();
   }
   std::size_t dnum_ = 0;
+  std::size_t q_limbs_ = 0;
   bool compact_ = false;
 };
 
