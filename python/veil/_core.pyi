@@ -551,6 +551,16 @@ class GaloisKeys:
     @property
     def galois_elts(self) -> list[int]: ...
 
+    @property
+    def levels(self) -> dict[int, int]:
+        """
+        Each key's level (element -> the highest level it serves; KSwitchKey::level).
+        """
+
+    @property
+    def compact_elts(self) -> list[int]:
+        """The elements whose keys are compact (KSwitchKey::compact)."""
+
     def to(self, device: str) -> GaloisKeys: ...
 
     def to_bytes(self, compression: str = 'zstd', seeded: bool | None = None, level: int = 3) -> bytes:
@@ -658,9 +668,9 @@ class KeyGenerator:
         A key switching ciphertexts under `from_key` to this generator's secret, for levels <= max_level (default: all; lower levels keep only Q_max_level and P limbs).
         """
 
-    def create_galois_keys_from_elts(self, galois_elts: object, compact: bool = False) -> GaloisKeys:
+    def create_galois_keys_from_elts(self, galois_elts: object, compact: bool = False, levels: object | None = None) -> GaloisKeys:
         """
-        Keys for explicit Galois elements; compact: each stores its b_j only (half the bytes; KSwitchKey::compact).
+        Keys for explicit Galois elements; compact: each stores its b_j only (half the bytes; KSwitchKey::compact); levels: None, or one level per element (the key serves levels <= it and stores only their limbs and digits; KSwitchKey::level).
         """
 
 class BatchEncoder:
@@ -1245,6 +1255,12 @@ class BootstrapParameters:
     @property
     def galois_elements(self) -> list[int]: ...
 
+    @property
+    def galois_key_levels(self) -> list[int]:
+        """
+        For each of galois_elements, the highest level bootstrapping uses its key at.
+        """
+
     def to_bytes(self, compression: str = 'zstd') -> bytes:
         """
         Veil's format (object type 9: the configuration and Delta, bound to the context by its parameter hash; io/serialize_circuits.h).
@@ -1271,9 +1287,15 @@ class BootstrapKeys:
         """
 
     @staticmethod
-    def generate(parameters: BootstrapParameters, secret_key: SecretKey, relin_keys: RelinKeys | None = None, seed: object | None = None, compact: bool = False) -> BootstrapKeys:
+    def generate(parameters: BootstrapParameters, secret_key: SecretKey, relin_keys: RelinKeys | None = None, seed: object | None = None, compact: bool = False, per_level: bool = True, max_bytes: object | None = None) -> BootstrapKeys:
         """
-        Generates the keys (seeded: equal to veil._bootstrap's for the same seed). compact: Galois keys that store their b_j only (about half the bytes; their a_j are regenerated inside the GPU's key-switching kernel).
+        Generates the keys (seeded: equal to veil._bootstrap's for the same seed). compact: Galois keys that store their b_j only (about half the bytes; their a_j are regenerated inside the GPU's key-switching kernel). per_level: each key stores only the limbs and digits of the highest level it is used at (KSwitchKey::level). max_bytes: the keys whose a_j are cheapest to regenerate become compact until the keys fit (BootstrapKeyStorage).
+        """
+
+    @staticmethod
+    def compact_choice(parameters: BootstrapParameters, per_level: bool = True, max_bytes: int = 0) -> tuple[list[bool], int]:
+        """
+        (which keys, in galois_elements order, generate(max_bytes=...) makes compact; the keys' bytes then). ValueError naming max_bytes when even compact keys exceed it.
         """
 
     @property
