@@ -1,6 +1,7 @@
 // libFuzzer harness for every loader of hostile bytes: Veil's format and SEAL's, all seven
 // object types each (io/serialize.h, io/seal.h; the ciphertext record's reader too), and Veil's
-// switching keys (full and trimmed) and bootstrapping parameters (io/serialize_circuits.h). The
+// switching keys (full and of a level), Galois key sets with a level and form per key (flag bit
+// 4) and bootstrapping parameters (io/serialize_circuits.h). The
 // first input byte picks the loader; the rest is the object. A loader may only return an object or throw InvalidArgument: any other
 // exception, crash, hang, leak or sanitizer report (ASan, UBSan) is a finding.
 //
@@ -112,6 +113,16 @@ void make_boot_corpus(const std::string& dir, int& i) {
       write_seed(dir, i++, 14, io::save(trimmed, o));
     }
   }
+  // A Galois key set with a descriptor per key: a key of level 0, a top-level compact key.
+  GaloisKeys mixed = kg.create_galois_keys_from_elts({g_swk->galois_elt_from_step(1)}, false, {0});
+  const std::uint32_t col = g_swk->galois_elt_column();
+  mixed.insert(col, kg.create_galois_keys_from_elts({col}, true).key(col));
+  for (io::Seeding s : {io::Seeding::automatic, io::Seeding::never}) {
+    io::SaveOptions o;
+    o.compression = io::Compression::none;
+    o.seeded = s;
+    write_seed(dir, i++, 16, io::save(mixed, o));
+  }
   circuits::BootstrapConfig sparse;
   sparse.slots = 32;
   for (const circuits::BootstrapConfig& cfg : {circuits::BootstrapConfig{}, sparse}) {
@@ -150,7 +161,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Device cpu = Device::cpu();
   const ContextPtr& g_ctx = (data[0] & 0x80) ? g_ctx32 : ::g_ctx;
   try {
-    switch ((data[0] & 0x7F) % 16) {
+    switch ((data[0] & 0x7F) % 17) {
       case 0: io::load_parameters(in, o); break;
       case 1: io::load_plaintext(in, g_ctx, cpu, o); break;
       case 2:  // the record reader (veil.load's first look), then the loader
@@ -172,7 +183,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case 12: io::seal::load_relin_keys(in, g_ctx, cpu, o); break;
       case 13: io::seal::load_galois_keys(in, g_ctx, cpu, o); break;
       case 14: io::load_switching_key(in, g_swk, cpu, o); break;
-      default: io::load_bootstrap_parameters(in, g_boot, o); break;
+      case 15: io::load_bootstrap_parameters(in, g_boot, o); break;
+      default: io::load_galois_keys(in, g_swk, cpu, o); break;  // keys of a level, mixed forms
     }
   } catch (const InvalidArgument&) {
     // the one acceptable answer to bad bytes

@@ -38,6 +38,12 @@ def corpus():
                                      load_swk)
     veil_loaders["switching_key_trimmed"] = (
         other.create_switching_key(ks.secret_key, 0).to_bytes(), load_swk)
+    # a Galois key set with a level and form per key: a key of level 0 and a compact one
+    mixed = other.create_galois_keys_from_elts([ks.context.galois_elt_from_step(1)], False, [0])
+    mixed.update(other.create_galois_keys_from_elts([ks.context.galois_elt_column], True))
+    veil_loaders["galois_keys_per_key"] = (
+        mixed.to_bytes(), functools.partial(_core.GaloisKeys.from_bytes, context=ks.context,
+                                            max_bytes=1 << 22))
     # bootstrapping parameters on a bootstrapping chain (no keys needed)
     chain = veil.ckks.bootstrap_chain(11, 2)
     ck = veil.ckks(poly_modulus_degree=2048, security=None, device="cpu", seed=6,
