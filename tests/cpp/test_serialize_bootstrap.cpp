@@ -77,6 +77,8 @@ TEST(SwitchingKeySerialization, FullKeysRoundTripSeededAndNot) {
   }
 }
 
+// The dense -> sparse key is a key of q_0's level (KSwitchKey::level): one digit (alpha >= q_0's
+// primes) over Q_{q0} ∪ P in memory and in the file, seeded (its b_j only) or not (b_j, a_j).
 TEST(SwitchingKeySerialization, TrimmedKeysStoreOnlyTheirLimbs) {
   for (int word_bits : {64, 32}) {
     ContextPtr ctx = boot_context(word_bits);
@@ -85,21 +87,26 @@ TEST(SwitchingKeySerialization, TrimmedKeysStoreOnlyTheirLimbs) {
     const std::size_t q0_top = ctx->rescale_groups()[0] - 1;
     const SwitchingKey to_sparse = sparse.create_switching_key(a.sk, q0_top);
     const SwitchingKey full = sparse.create_switching_key(a.sk);
-    const io::Bytes b = io::save(to_sparse, opts(io::Compression::none, io::Seeding::automatic));
-    // one digit (alpha >= q_0's primes), Q_{q0} ∪ P limbs, b and a
     const std::size_t limbs = q0_top + 1 + ctx->num_p();
-    // 4-byte words where every residue fits (the 32-bit chain's ~30-bit primes)
-    const std::size_t word_bytes = io::read_header(b).words32 ? 4 : 8;
-    EXPECT_GE(b.size(), 2 * limbs * kN * word_bytes);
-    EXPECT_LT(b.size(), 2 * limbs * kN * word_bytes + 256);
-    const io::Bytes bf = io::save(full, opts(io::Compression::none, io::Seeding::never));
-    std::printf("[ sizes ] %d-bit words: dense -> sparse key %zu bytes trimmed, %zu full\n",
-                word_bits, b.size(), bf.size());
-    const SwitchingKey back = io::load_switching_key(b, ctx, Device::cpu());
-    expect_same_key(to_sparse, back);  // the zero limbs and digits rebuilt
-    veil::test::expect_invalid(
-        [&] { io::save(to_sparse, opts(io::Compression::none, io::Seeding::always)); },
-        "seeded: a switching key trimmed to levels <= ");
+    ASSERT_EQ(to_sparse.key().level(), q0_top);
+    ASSERT_EQ(to_sparse.key().dnum(), 1u);
+    EXPECT_EQ(to_sparse.key().word_count(), 2 * limbs * kN);
+    for (io::Seeding s : {io::Seeding::never, io::Seeding::automatic}) {
+      const io::Bytes b = io::save(to_sparse, opts(io::Compression::none, s));
+      const std::size_t polys = s == io::Seeding::never ? 2 : 1;
+      // 4-byte words where every residue fits (the 32-bit chain's ~30-bit primes)
+      const std::size_t word_bytes = io::read_header(b).words32 ? 4 : 8;
+      EXPECT_EQ(io::read_header(b).seeded, s != io::Seeding::never);
+      EXPECT_GE(b.size(), polys * limbs * kN * word_bytes);
+      EXPECT_LT(b.size(), polys * limbs * kN * word_bytes + 256);
+      const io::Bytes bf = io::save(full, opts(io::Compression::none, s));
+      std::printf("[ sizes ] %d-bit words, %s: dense -> sparse key %zu bytes at its level, %zu "
+                  "full\n", word_bits, polys == 2 ? "unseeded" : "seeded", b.size(), bf.size());
+      const SwitchingKey back = io::load_switching_key(b, ctx, Device::cpu());
+      expect_same_key(to_sparse, back);
+      EXPECT_EQ(back.key().level(), q0_top);
+    }
+    EXPECT_NO_THROW(io::save(to_sparse, opts(io::Compression::none, io::Seeding::always)));
   }
 }
 
@@ -198,10 +205,11 @@ TEST(BootstrapSerialization, HostileBytesNameTheField) {
   ContextPtr other = boot_context(32);
   veil::test::expect_invalid([&] { io::load_bootstrap_parameters(pb, other); },
                              "parameter_hash");
-  // a trimmed switching key: N 48, key-set id 56, from id 64, max_level 72, dnum 76, limbs 80
+  // a switching key of level 0, unseeded: N 48, key-set id 56, from id 64, max_level 72, dnum
+  // 76, limbs 80, body 84
   KeyGenerator sparse(ctx, Device::cpu(), 12, 32);
   const io::Bytes sb = io::save(sparse.create_switching_key(a.sk, 0),
-                                opts(io::Compression::none, io::Seeding::automatic));
+                                opts(io::Compression::none, io::Seeding::never));
   for (std::size_t len : {std::size_t{0}, std::size_t{47}, std::size_t{60}, std::size_t{83},
                           std::size_t{84}, sb.size() / 2, sb.size() - 1}) {
     const io::Bytes cut(sb.begin(), sb.begin() + static_cast<std::ptrdiff_t>(len));
@@ -214,7 +222,7 @@ TEST(BootstrapSerialization, HostileBytesNameTheField) {
   key_fails(patched(sb, 72, 1, 4), "switching key: limbs: ");  // a wider key, 7 limbs needed
   key_fails(patched(sb, 76, 2, 4), "switching key: dnum: 2 digits stored");
   key_fails(patched(sb, 80, 5, 4), "switching key: limbs: 5 RNS limbs stored");
-  key_fails(patched(sb, 9, 3, 1), "flags");  // seeded, but trimmed
+  key_fails(patched(sb, 9, 2 | 16, 1), "flags: only Galois keys");  // per-key descriptors
   key_fails(patched(sb, 56, 0, 8), "key_set_id");
   key_fails(patched(sb, 48 + 36 + 8, 0xFFFFFFFFFFFFFFFFull, 8), "crc32");  // a body word
   EXPECT_THROW(io::load_relin_keys(sb, ctx, Device::cpu()), InvalidArgument);  // other type

@@ -51,12 +51,16 @@ Bytes save(const SwitchingKey& sk, const SaveOptions& o) {
   Encoded e = start(ObjectType::switching_key, sk.context(), "switching_key", sk.key_id());
   // KeyGenerator makes no compact switching key; one built by hand is written expanded. A key
   // above its max_level (made before keys had levels) is written as its projection.
-  KSwitchKey k = sk.key().compact() ? expand_compact_key(sk.key()) : sk.key();
-  if (k.level() < sk.max_level()) {
-    throw InvalidArgument("switching_key: its key serves levels <= " + std::to_string(k.level()) +
-                          ", below its max_level " + std::to_string(sk.max_level()));
+  std::optional<KSwitchKey> changed;  // set only when the stored key is not written as it is
+  if (sk.key().compact()) changed = expand_compact_key(sk.key());
+  const KSwitchKey& held = changed ? *changed : sk.key();
+  if (held.level() < sk.max_level()) {
+    throw InvalidArgument("switching_key: its key serves levels <= " +
+                          std::to_string(held.level()) + ", below its max_level " +
+                          std::to_string(sk.max_level()));
   }
-  if (k.level() > sk.max_level()) k = lower_key_level(k, sk.max_level());
+  if (held.level() > sk.max_level()) changed = lower_key_level(held, sk.max_level());
+  const KSwitchKey& k = changed ? *changed : sk.key();
   // The words as stored (4-byte words are not widened): the key's digits over its limbs.
   with_word_type(k.buffer(), [&](auto word) {
     using W = decltype(word);
