@@ -203,16 +203,17 @@ BootstrapParameters::BootstrapParameters(ContextPtr ctx, const BootstrapConfig& 
   gamma_ = q0_ / (2 * std::numbers::pi * scale_);
   // The rotations: every transform level's baby and giant steps, and SubSum's; for each, the
   // highest level it is used at (SlotToCoeff also runs at output_level() for an input below
-  // input_level(): late_slot_to_coeff) and the key limbs it reads per bootstrap on the main path.
+  // input_level(): late_slot_to_coeff) and the key limbs it reads per bootstrap on the main path
+  // (a baby step once per input of its transform level, a giant step once per output).
   const std::size_t alpha = c.alpha(), k = c.num_p();
   auto key_polys = [&](std::size_t lv) {  // digits x limbs of a key read at level lv
     return ((lv + alpha) / alpha) * (lv + 1 + k);
   };
   std::map<int, std::size_t> top_of, reads_of;
-  auto use = [&](int s, std::size_t lv, bool main_path) {
+  auto use = [&](int s, std::size_t lv, bool main_path, std::size_t times) {
     auto [it, fresh] = top_of.emplace(s, lv);
     if (!fresh) it->second = std::max(it->second, lv);
-    if (main_path) reads_of[s] += key_polys(lv);
+    if (main_path) reads_of[s] += times * key_polys(lv);
   };
   const std::vector<DftLevel> cts = coeff_to_slot_levels(slots, config.cts_levels, top_level(),
                                                          cts_constant_, c, config.pack_sparse);
@@ -221,12 +222,13 @@ BootstrapParameters::BootstrapParameters(ContextPtr ctx, const BootstrapConfig& 
       slot_to_coeff_levels(slots, config.stc_levels, output_level_, c);
   for (const auto* levels : {&cts, &stc, &late}) {
     for (const DftLevel& lv : *levels) {
-      for (int s : LinearTransform::rotation_steps_of(lv.matrices, lv.slots_or(slots))) {
-        if (s) use(s, lv.level, levels != &late);
+      for (const auto& [s, times] :
+           LinearTransform::rotation_uses_of(lv.matrices, lv.slots_or(slots))) {
+        if (s) use(s, lv.level, levels != &late, times);
       }
     }
   }
-  for (std::size_t s = slots; s < n_full; s *= 2) use(static_cast<int>(s), top_level(), true);
+  for (std::size_t s = slots; s < n_full; s *= 2) use(static_cast<int>(s), top_level(), true, 1);
   for (const auto& [s, lv] : top_of) rotation_steps_.push_back(s);
   // Each Galois element's level and reads (galois_elements() order): the conjugation serves
   // CoeffToSlot's top, EvalMod's input and SlotToCoeff's end.

@@ -152,9 +152,10 @@ class BootstrapParameters {
   /// and, for inputs below it, at output_level()): the level its key needs (KSwitchKey::level).
   const std::vector<std::size_t>& galois_key_levels() const { return galois_key_levels_; }
   /// For each of galois_elements(), the key polynomials (digits x limbs of Q_l ∪ P) one
-  /// bootstrap of an input at input_level() reads from its key, summed over the levels l it is
-  /// used at (one use per transform level): what regenerating a compact key's a_j costs per
-  /// bootstrap (BootstrapKeyStorage::max_bytes ranks the keys by it).
+  /// bootstrap of an input at input_level() reads from its key, summed over its uses
+  /// (LinearTransform::rotation_uses_of: a baby step once per input of its transform level, a
+  /// giant step once per output): what regenerating a compact key's a_j costs per bootstrap
+  /// (BootstrapKeyStorage::max_bytes ranks the keys by it).
   const std::vector<std::size_t>& galois_key_reads() const { return galois_key_reads_; }
   /// A rotation step of the n-slot vector as a signed step of the N/2 slots (k mod n, in
   /// (-n/2, n/2]).

@@ -258,18 +258,29 @@ std::vector<std::size_t> union_keys(const std::vector<std::vector<Diagonals>>& m
 
 }  // namespace
 
-std::vector<int> LinearTransform::rotation_steps_of(
+std::map<int, std::size_t> LinearTransform::rotation_uses_of(
     const std::vector<std::vector<Diagonals>>& matrices, std::size_t slots) {
   const std::vector<std::size_t> keys = union_keys(matrices, slots);
-  const BsgsSplit split = bsgs_split(keys, slots, matrices.front().size(), matrices.size());
-  std::set<int> steps;
+  const std::size_t inputs = matrices.front().size(), outputs = matrices.size();
+  const BsgsSplit split = bsgs_split(keys, slots, inputs, outputs);
+  std::map<int, std::size_t> uses;
+  std::set<long long> babies;
   for (const auto& [g, items] : split.giants) {
-    if (mod_n(g, slots) != 0) steps.insert(signed_step(g, slots));
+    if (mod_n(g, slots) != 0) uses[signed_step(g, slots)] += outputs;
     for (const auto& [b, k] : items) {
-      if (mod_n(b, slots) != 0) steps.insert(signed_step(b, slots));
+      if (mod_n(b, slots) != 0 && babies.insert(mod_n(b, slots)).second) {
+        uses[signed_step(b, slots)] += inputs;
+      }
     }
   }
-  return {steps.begin(), steps.end()};
+  return uses;
+}
+
+std::vector<int> LinearTransform::rotation_steps_of(
+    const std::vector<std::vector<Diagonals>>& matrices, std::size_t slots) {
+  std::vector<int> steps;
+  for (const auto& [s, n] : rotation_uses_of(matrices, slots)) steps.push_back(s);
+  return steps;
 }
 
 bool LinearTransform::periodic_diagonals() {

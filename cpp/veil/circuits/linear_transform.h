@@ -156,6 +156,11 @@ class LinearTransform {
   /// @throws InvalidArgument naming `matrices` (empty, ragged, wrong size) or `n`.
   static std::vector<int> rotation_steps_of(const std::vector<std::vector<Diagonals>>& matrices,
                                             std::size_t slots);
+  /// The same steps, each with the key switches apply() makes with its key: a baby step once
+  /// per input, a giant step once per output (double hoisting).
+  /// @throws InvalidArgument as rotation_steps_of.
+  static std::map<int, std::size_t> rotation_uses_of(
+      const std::vector<std::vector<Diagonals>>& matrices, std::size_t slots);
 
   /// The inputs' level (the outputs are one rescale block lower).
   std::size_t level() const { return level_; }
