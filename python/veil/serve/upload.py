@@ -68,7 +68,7 @@ def unpack_frame(data, max_count: int) -> list[memoryview]:
 # ---- Veil-format headers (docs/serialization.md, "Veil's format") ---------------------------
 _VEIL_MAGIC = b"VEIL"
 _HEADER = 48
-_FLAG_SEEDED, _FLAG_KEY_SET = 1, 2
+_FLAG_SEEDED, _FLAG_KEY_SET, _FLAG_PER_KEY = 1, 2, 16
 #: Veil-format object types (header byte 6).
 _TYPE_SECRET_KEY = 4
 #: The entries loaded as keys (counted against the key budget), by their Veil object type; the
@@ -136,25 +136,45 @@ def read_key_blob(name: str, blob) -> KeyBlob:
     seeded = bool(flags & _FLAG_SEEDED)
     elts: tuple[int, ...] = ()
     if name in _GALOIS_ENTRIES:
-        elts = _galois_elements(b[_HEADER:_HEADER + desc_size], bool(flags & _FLAG_KEY_SET),
-                                seeded, name)
+        elts, any_seeded = _galois_elements(b[_HEADER:_HEADER + desc_size],
+                                            bool(flags & _FLAG_KEY_SET), seeded, name,
+                                            bool(flags & _FLAG_PER_KEY))
+        seeded = seeded or any_seeded
     return KeyBlob(name, seeded, param_hash, body, body * (2 if seeded else 1), elts)
 
 
 def _galois_elements(desc: memoryview, key_set: bool, seeded: bool,
-                     name: str = "galois_keys") -> tuple[int, ...]:
-    """The Galois elements listed by a Galois-keys descriptor: N (u64), the key-set id (u64,
-    when flagged), count, dnum and limbs (u32 each), then per key its element (u32) and, when
-    seeded, its 32-byte seed."""
+                     name: str = "galois_keys",
+                     per_key: bool = False) -> tuple[tuple[int, ...], bool]:
+    """The Galois elements listed by a Galois-keys descriptor, and whether any key is seeded:
+    N (u64), the key-set id (u64, when flagged), count, dnum and limbs (u32 each), then per key
+    its element (u32) and, when seeded, its 32-byte seed; with a descriptor per key (flag bit 4)
+    its element, its level (u32) and a form byte (bit 0 seeded) before the seed."""
     pos = 8 + (8 if key_set else 0)
     if len(desc) < pos + 12:
         raise ValueError(f"{name}: descriptor too short")
     (count,) = struct.unpack_from("<I", desc, pos)
-    stride = 4 + (32 if seeded else 0)
     pos += 12
-    if count > (len(desc) - pos) // stride:
+    if not per_key:
+        stride = 4 + (32 if seeded else 0)
+        if count > (len(desc) - pos) // stride:
+            raise ValueError(f"{name}: count {count} runs past the end of the descriptor")
+        return tuple(struct.unpack_from("<I", desc, pos + i * stride)[0]
+                     for i in range(count)), seeded
+    if count > (len(desc) - pos) // 9:
         raise ValueError(f"{name}: count {count} runs past the end of the descriptor")
-    return tuple(struct.unpack_from("<I", desc, pos + i * stride)[0] for i in range(count))
+    elts, any_seeded = [], False
+    for _ in range(count):
+        if pos + 9 > len(desc):
+            raise ValueError(f"{name}: the keys' descriptors run past the end of the descriptor")
+        (elt,) = struct.unpack_from("<I", desc, pos)
+        form = desc[pos + 8]
+        pos += 9 + (32 if form & 1 else 0)
+        elts.append(elt)
+        any_seeded = any_seeded or bool(form & 1)
+    if pos > len(desc):
+        raise ValueError(f"{name}: the keys' descriptors run past the end of the descriptor")
+    return tuple(elts), any_seeded
 
 
 # ---- uploads ------------------------------------------------------------------------------------
