@@ -167,7 +167,13 @@ int main(int argc, char** argv) {
         const char* budget_env = std::getenv("BOOT_KEY_BUDGET");
         const double budget = budget_env ? std::atof(budget_env) : 6.0;
         const std::size_t diagonals = circuits::Bootstrapper(params, keys).plaintext_bytes();
-        storage.max_bytes = static_cast<std::size_t>(budget * double(1 << 30)) - diagonals;
+        const std::size_t total = static_cast<std::size_t>(budget * double(1 << 30));
+        if (total <= diagonals) {
+          std::fprintf(stderr, "BOOT_KEY_BUDGET: %.3f GiB leaves nothing for the keys beside "
+                               "%.3f GiB of diagonals\n", budget, double(diagonals) / (1 << 30));
+          return 2;
+        }
+        storage.max_bytes = total - diagonals;
       }
       key_sets.emplace(key_form, circuits::BootstrapKeys::generate(params, sk, std::nullopt,
                                                                    seed + 1, storage));

@@ -245,11 +245,12 @@ class Bootstrapper:
         elts = params.galois_elements
         levels = dict(zip(elts, params.galois_key_levels)) if per_level_keys else None
         compact: bool | set[int] = compact_keys
+        if max_key_bytes is not None and (isinstance(max_key_bytes, bool)
+                                          or not isinstance(max_key_bytes, int)
+                                          or max_key_bytes <= 0):
+            raise ValueError(f"max_key_bytes: expected a positive integer, got "
+                             f"{max_key_bytes!r}")
         if not compact_keys and max_key_bytes is not None:
-            if isinstance(max_key_bytes, bool) or not isinstance(max_key_bytes, int) \
-                    or max_key_bytes <= 0:
-                raise ValueError(f"max_key_bytes: expected a positive integer, got "
-                                 f"{max_key_bytes!r}")
             chosen, _ = _core.BootstrapKeys.compact_choice(params, per_level_keys, max_key_bytes)
             compact = {e for e, c in zip(elts, chosen) if c}
         keys = generate_galois_keys(dense, elts, None, 0, "bootstrapping Galois keys",

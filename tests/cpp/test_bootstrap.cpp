@@ -388,13 +388,17 @@ TEST(BootstrapKeys, PerLevelAndBudgetedKeys) {
     // A key below the level it is used at is refused by name.
     BootstrapKeys short_key = low;
     const std::uint32_t e0 = elts.front();
+    ASSERT_GT(p.galois_key_levels().front(), 0u);
     short_key.galois_keys = GaloisKeys(ctx, Device::cpu());
     for (const auto& [e, key] : low.galois_keys.keys()) {
-      short_key.galois_keys.insert(e, e == e0 && key.level() > 0 ? lower_key_level(key, 0) : key);
+      short_key.galois_keys.insert(e, e == e0 ? lower_key_level(key, 0) : key);
     }
-    if (p.galois_key_levels().front() > 0) {
-      veil::test::expect_invalid([&] { short_key.check(p); }, "galois_keys: the key for Galois");
-    }
+    veil::test::expect_invalid([&] { short_key.check(p); }, "galois_keys: the key for Galois");
+    // A dense key below the top level, where ModRaise lands, is refused before any bootstrap.
+    BootstrapKeys short_dense = low;
+    short_dense.to_dense = KeyGenerator(ctx, k.sk).create_switching_key(
+        KeyGenerator(ctx, Device::cpu(), 99, 32).secret_key(), p.top_level() - 1);
+    veil::test::expect_invalid([&] { short_dense.check(p); }, "to_dense: serves levels <=");
     // A budget between all-compact and all-full.
     std::size_t bytes_full = 0, bytes_compact = 0, bytes_budget = 0;
     (void)BootstrapKeys::compact_choice(p, {}, &bytes_full);

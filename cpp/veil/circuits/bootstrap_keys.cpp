@@ -135,6 +135,20 @@ void BootstrapKeys::check(const BootstrapParameters& params) const {
     throw InvalidArgument("to_sparse: serves levels <= " + std::to_string(to_sparse.max_level()) +
                           ", below q_0's top " + std::to_string(params.q0_level()));
   }
+  if (to_dense.max_level() < params.top_level()) {
+    throw InvalidArgument("to_dense: serves levels <= " + std::to_string(to_dense.max_level()) +
+                          ", below the top level " + std::to_string(params.top_level()) +
+                          " where ModRaise lands");
+  }
+  for (const auto& [key, what] : {std::pair<const SwitchingKey*, const char*>{&to_sparse,
+                                                                               "to_sparse"},
+                                  {&to_dense, "to_dense"}}) {
+    if (key->key().level() < key->max_level()) {
+      throw InvalidArgument(std::string(what) + ": its key serves levels <= " +
+                            std::to_string(key->key().level()) + ", below its max_level " +
+                            std::to_string(key->max_level()));
+    }
+  }
   const u64 dense_id = galois_keys.key_id();
   if (dense_id != 0 && relin_keys.key_id() != 0 && relin_keys.key_id() != dense_id) {
     throw InvalidArgument("relin_keys: belong to another key set than the Galois keys");

@@ -233,9 +233,13 @@ BootstrapParameters::BootstrapParameters(ContextPtr ctx, const BootstrapConfig& 
   // Each Galois element's level and reads (galois_elements() order): the conjugation serves
   // CoeffToSlot's top, EvalMod's input and SlotToCoeff's end.
   std::map<std::uint32_t, std::pair<std::size_t, std::size_t>> by_elt;
-  for (const auto& [s, lv] : top_of) by_elt[c.galois_elt_from_step(s)] = {lv, reads_of[s]};
-  by_elt[c.galois_elt_column()] = {
-      top_level(), key_polys(top_level()) + key_polys(evalmod_level_) + key_polys(input_level_)};
+  auto merge = [&](std::uint32_t e, std::size_t lv, std::size_t reads) {
+    auto [it, fresh] = by_elt.emplace(e, std::make_pair(lv, reads));
+    if (!fresh) it->second = {std::max(it->second.first, lv), it->second.second + reads};
+  };
+  for (const auto& [s, lv] : top_of) merge(c.galois_elt_from_step(s), lv, reads_of[s]);
+  merge(c.galois_elt_column(), top_level(),
+        key_polys(top_level()) + key_polys(evalmod_level_) + key_polys(input_level_));
   for (const auto& [e, lr] : by_elt) {
     galois_elements_.push_back(e);
     galois_key_levels_.push_back(lr.first);

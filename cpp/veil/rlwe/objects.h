@@ -232,7 +232,12 @@ class KSwitchKey : public DataObject {
                        ctx->n()),
         dnum_(dnum),
         q_limbs_(std::min(level, ctx->num_q() - 1) + 1),
-        compact_(compact) {}
+        compact_(compact) {
+    VEIL_REQUIRE(level == static_cast<std::size_t>(-1) || level < ctx->num_q(),
+                 "KSwitchKey: a level above the top");
+    VEIL_REQUIRE(dnum == (q_limbs_ + ctx->alpha() - 1) / ctx->alpha(),
+                 "KSwitchKey: the digits of a key must be those its level meets");
+  }
   std::size_t dnum() const { return dnum_; }
   /// The highest ciphertext level the key serves.
   std::size_t level() const { return q_limbs_ - 1; }
