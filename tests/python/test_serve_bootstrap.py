@@ -123,6 +123,27 @@ def test_bootstrapping_entries_are_checked(model, keys) -> None:
         assert http.get("/health").json()["status"] == "ok"
 
 
+def test_evaluation_keys_of_a_level_are_refused_at_upload() -> None:
+    """Galois keys that serve only low levels (KSwitchKey::level) would fail at inference: the
+    upload check refuses them first, naming the entry and the elements."""
+    from veil import _core
+
+    logreg = serve.LogisticRegressionModel()
+    lr_keys = serve.context_from_spec(logreg.spec(), device="cpu", seed=8)
+    elts = lr_keys.galois_keys.galois_elts
+    assert elts
+    kg = _core.KeyGenerator(lr_keys.context, lr_keys.secret_key, 3)
+    low = kg.create_galois_keys_from_elts(elts, False, [0] * len(elts))
+    meta, blobs = ser.unpack_bundle(lr_keys.to_bytes())
+    blobs = {k: bytes(v) for k, v in blobs.items()}
+    assert serve.plan_upload(ser.pack_bundle({k: v for k, v in meta.items() if k != "blobs"},
+                                             blobs), {"logreg": logreg}).models == ["logreg"]
+    blobs["galois_keys"] = low.to_bytes()
+    with pytest.raises(ValueError, match=r"galois_keys: the keys for elements .* serve only"):
+        serve.plan_upload(ser.pack_bundle({k: v for k, v in meta.items() if k != "blobs"},
+                                          blobs), {"logreg": logreg})
+
+
 def test_cli_checks_the_train_arguments(capsys) -> None:
     assert cli.main(["demo", "--server", "http://127.0.0.1:1", "--train"]) == 2
     assert "--scheme ckks" in capsys.readouterr().err

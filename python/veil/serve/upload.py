@@ -108,6 +108,9 @@ class KeyBlob:
     body_bytes: int
     key_bytes: int
     galois_elts: tuple[int, ...] = ()
+    #: Each key's level (``KSwitchKey::level``) when the descriptor has one per key (flag bit
+    #: 4); empty when every key serves every level.
+    levels: tuple[int, ...] = ()
 
 
 def read_key_blob(name: str, blob) -> KeyBlob:
@@ -135,18 +138,20 @@ def read_key_blob(name: str, blob) -> KeyBlob:
         raise ValueError(f"{name}: descriptor size {desc_size} runs past the end of the entry")
     seeded = bool(flags & _FLAG_SEEDED)
     elts: tuple[int, ...] = ()
+    levels: tuple[int, ...] = ()
     if name in _GALOIS_ENTRIES:
-        elts, any_seeded = _galois_elements(b[_HEADER:_HEADER + desc_size],
-                                            bool(flags & _FLAG_KEY_SET), seeded, name,
-                                            bool(flags & _FLAG_PER_KEY))
+        elts, levels, any_seeded = _galois_elements(b[_HEADER:_HEADER + desc_size],
+                                                    bool(flags & _FLAG_KEY_SET), seeded, name,
+                                                    bool(flags & _FLAG_PER_KEY))
         seeded = seeded or any_seeded
-    return KeyBlob(name, seeded, param_hash, body, body * (2 if seeded else 1), elts)
+    return KeyBlob(name, seeded, param_hash, body, body * (2 if seeded else 1), elts, levels)
 
 
 def _galois_elements(desc: memoryview, key_set: bool, seeded: bool,
                      name: str = "galois_keys",
-                     per_key: bool = False) -> tuple[tuple[int, ...], bool]:
-    """The Galois elements listed by a Galois-keys descriptor, and whether any key is seeded:
+                     per_key: bool = False) -> tuple[tuple[int, ...], tuple[int, ...], bool]:
+    """The Galois elements listed by a Galois-keys descriptor, each key's level (empty without a
+    descriptor per key) and whether any key is seeded:
     N (u64), the key-set id (u64, when flagged), count, dnum and limbs (u32 each), then per key
     its element (u32) and, when seeded, its 32-byte seed; with a descriptor per key (flag bit 4)
     its element, its level (u32) and a form byte (bit 0 seeded) before the seed."""
@@ -160,21 +165,22 @@ def _galois_elements(desc: memoryview, key_set: bool, seeded: bool,
         if count > (len(desc) - pos) // stride:
             raise ValueError(f"{name}: count {count} runs past the end of the descriptor")
         return tuple(struct.unpack_from("<I", desc, pos + i * stride)[0]
-                     for i in range(count)), seeded
+                     for i in range(count)), (), seeded
     if count > (len(desc) - pos) // 9:
         raise ValueError(f"{name}: count {count} runs past the end of the descriptor")
-    elts, any_seeded = [], False
+    elts, levels, any_seeded = [], [], False
     for _ in range(count):
         if pos + 9 > len(desc):
             raise ValueError(f"{name}: the keys' descriptors run past the end of the descriptor")
-        (elt,) = struct.unpack_from("<I", desc, pos)
+        elt, level = struct.unpack_from("<II", desc, pos)
         form = desc[pos + 8]
         pos += 9 + (32 if form & 1 else 0)
         elts.append(elt)
+        levels.append(level)
         any_seeded = any_seeded or bool(form & 1)
     if pos > len(desc):
         raise ValueError(f"{name}: the keys' descriptors run past the end of the descriptor")
-    return tuple(elts), any_seeded
+    return tuple(elts), tuple(levels), any_seeded
 
 
 # ---- uploads ------------------------------------------------------------------------------------
@@ -300,6 +306,17 @@ def plan_upload(data, models: Mapping[str, ServedModel]) -> UploadPlan:
                 raise ValueError(f"{name}: saved under parameters {k.parameter_hash:016x}, the "
                                  f"upload's parameters are {h:016x}")
             plan.keys[name] = k
+    # A served model may rotate at any level: its Galois keys must serve every level (keys of a
+    # level, KSwitchKey::level, are for bootstrapping, whose loader checks them against its
+    # parameters).
+    evaluation = plan.keys.get("galois_keys")
+    if evaluation is not None and evaluation.levels:
+        top = len(params.coeff_modulus) - params.special_primes - 1
+        low = [e for e, lv in zip(evaluation.galois_elts, evaluation.levels) if lv < top]
+        if low:
+            raise ValueError(f"galois_keys: the keys for elements {show(low, 60)} serve only the "
+                             f"levels below {top}, the top; a served model may rotate at any "
+                             "level (upload keys made without levels)")
     present = list(plan.keys)
     complete = [m for m in fits if not missing_keys(present, plan.galois_elts, m)]
     if not complete:
