@@ -218,15 +218,24 @@ BootstrapParameters::BootstrapParameters(ContextPtr ctx, const BootstrapConfig& 
   const std::vector<DftLevel> cts = coeff_to_slot_levels(slots, config.cts_levels, top_level(),
                                                          cts_constant_, c, config.pack_sparse);
   const std::vector<DftLevel> stc = slot_to_coeff_levels(slots, config.stc_levels, input_level_, c);
-  const std::vector<DftLevel> late =
-      slot_to_coeff_levels(slots, config.stc_levels, output_level_, c);
-  for (const auto* levels : {&cts, &stc, &late}) {
-    for (const DftLevel& lv : *levels) {
-      for (const auto& [s, times] :
-           LinearTransform::rotation_uses_of(lv.matrices, lv.slots_or(slots))) {
-        if (s) use(s, lv.level, levels != &late, times);
-      }
+  auto uses_of = [&](const DftLevel& lv) {
+    return LinearTransform::rotation_uses_of(lv.matrices, lv.slots_or(slots));
+  };
+  for (const DftLevel& lv : cts) {
+    for (const auto& [s, times] : uses_of(lv)) {
+      if (s) use(s, lv.level, true, times);
     }
+  }
+  // The late SlotToCoeff has SlotToCoeff's matrices one level set higher: the same steps, from
+  // output_level() down one rescale block a level.
+  std::size_t late_level = output_level_;
+  for (const DftLevel& lv : stc) {
+    for (const auto& [s, times] : uses_of(lv)) {
+      if (!s) continue;
+      use(s, lv.level, true, times);
+      use(s, late_level, false, times);
+    }
+    if (&lv != &stc.back()) late_level = c.rescale_target(late_level);
   }
   for (std::size_t s = slots; s < n_full; s *= 2) use(static_cast<int>(s), top_level(), true, 1);
   for (const auto& [s, lv] : top_of) rotation_steps_.push_back(s);

@@ -10,7 +10,6 @@
 // in each, the limbs of Q_max_level ∪ P exist (at N = 2^16: a few MiB instead of a full key),
 // and it loads as such. It is seeded as any key is (its a_j keep their addresses in Q ∪ P);
 // files written before keys had levels hold such a key unseeded, and load the same.
-#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,28 +23,6 @@
 namespace veil::io {
 
 using namespace detail;
-
-namespace {
-
-/// The limbs of the key's polynomials a trimmed key stores: q_0..q_max_level, then P.
-std::vector<std::size_t> stored_limbs(const Context& ctx, std::size_t max_level) {
-  std::vector<std::size_t> limbs;
-  if (max_level >= ctx.max_level()) {
-    for (std::size_t i = 0; i < ctx.num_q() + ctx.num_p(); ++i) limbs.push_back(i);
-    return limbs;
-  }
-  for (std::size_t i = 0; i <= max_level; ++i) limbs.push_back(i);
-  for (std::size_t i = 0; i < ctx.num_p(); ++i) limbs.push_back(ctx.num_q() + i);
-  return limbs;
-}
-
-/// The digits that meet Q_max_level (all of them for a full key).
-std::size_t stored_digits(const Context& ctx, std::size_t max_level) {
-  if (max_level >= ctx.max_level()) return ctx.dnum();
-  return (max_level + 1 + ctx.alpha() - 1) / ctx.alpha();
-}
-
-}  // namespace
 
 Bytes save(const SwitchingKey& sk, const SaveOptions& o) {
   Encoded e = start(ObjectType::switching_key, sk.context(), "switching_key", sk.key_id());
@@ -96,41 +73,26 @@ SwitchingKey load_switching_key(ByteView in, const ContextPtr& ctx, const Device
   const u64 from_id = r.u64("from_key_set_id");
   const std::size_t max_level = check_level(r, *ctx);
   (void)expected_dnum(*ctx);  // throws without special primes
-  const std::size_t digits = stored_digits(*ctx, max_level);
-  const std::vector<std::size_t> limbs = stored_limbs(*ctx, max_level);
+  // A key of level max_level (KSwitchKey::level): the digits that meet Q_max_level, over
+  // Q_max_level ∪ P.
+  const KeySwitchLevel& ks = ctx->key_switch(max_level);
+  const std::size_t digits = ks.dnum, limbs = ks.base_qp.size();
   const std::uint32_t digits_read = r.u32("dnum");
   if (digits_read != digits) {
     r.fail("dnum", std::to_string(digits_read) + " digits stored, a key serving levels <= " +
                        std::to_string(max_level) + " has " + std::to_string(digits));
   }
   const std::uint32_t limbs_read = r.u32("limbs");
-  if (limbs_read != limbs.size()) {
+  if (limbs_read != limbs) {
     r.fail("limbs", std::to_string(limbs_read) + " RNS limbs stored, a key serving levels <= " +
-                        std::to_string(max_level) + " has " + std::to_string(limbs.size()));
+                        std::to_string(max_level) + " has " + std::to_string(limbs));
   }
   std::optional<UniformSeed> seed;
   if (f.h.seeded) seed = read_seed(r);
   r.expect_end();
-  const std::size_t n = ctx->n();
   const std::size_t polys = digits * (seed ? 1 : 2);
-  const BodyWords body = read_body_words(f, polys * limbs.size() * n, o);
-  const RnsBase& qp = ctx->base_qp_full();
-  const std::size_t wb = body.word_bytes();
-  for (std::size_t p = 0; p < polys; ++p) {  // every stored limb below its own prime
-    for (std::size_t i = 0; i < limbs.size(); ++i) {
-      const u64 q = qp[limbs[i]].value;
-      const std::uint8_t* w = body.bytes((p * limbs.size() + i) * n);
-      for (std::size_t c = 0; c < n; ++c) {
-        u64 v = 0;
-        std::memcpy(&v, w + c * wb, wb);  // little-endian, as every reader here
-        if (v >= q) {
-          throw InvalidArgument("switching key: coefficient " + std::to_string(c) + " of limb " +
-                                std::to_string(limbs[i]) + " of polynomial " + std::to_string(p) +
-                                " is not below its modulus " + std::to_string(q));
-        }
-      }
-    }
-  }
+  const BodyWords body = read_body_words(f, polys * limbs * ctx->n(), o);
+  check_below_moduli(body, 0, polys, ks.base_qp, ctx->n(), "switching key");
   KSwitchKey k = build_kswitch(ctx, dev, digits, body, 0, seed, false, max_level);
   k.set_key_id(key_id);
   return SwitchingKey(std::move(k), from_id, max_level);

@@ -9,6 +9,7 @@
 #include "veil/ring/poly_ops.h"
 #include "veil/ring/sampler.h"
 #include "veil/rlwe/checks.h"
+#include "veil/rlwe/keyswitch.h"
 
 namespace veil {
 
@@ -81,11 +82,9 @@ namespace {
 ConstWordPtr key_limbs_of(const Context& ctx, const Device& dev, std::size_t level,
                           ConstWordPtr full, WordBuffer& out) {
   if (level == ctx.max_level()) return full;
-  const std::size_t n = ctx.n(), q = level + 1, p = ctx.num_p();
-  out = WordBuffer(dev, (q + p) * n, ctx.word_bits());
+  out = WordBuffer(dev, (level + 1 + ctx.num_p()) * ctx.n(), ctx.word_bits());
   out.set_secure();
-  copy_words(dev, out.data(), dev, full, q * n);
-  copy_words(dev, out.data() + q * n, dev, full + ctx.num_q() * n, p * n);
+  copy_key_limbs(ctx, dev, full, ctx.num_q(), out.data(), level);
   return out.data();
 }
 }  // namespace

@@ -1004,6 +1004,13 @@ KSwitchKey expand_compact_key(const KSwitchKey& key) {
   return full;
 }
 
+void copy_key_limbs(const Context& ctx, const Device& dev, ConstWordPtr src, std::size_t src_q,
+                    WordPtr dst, std::size_t level) {
+  const std::size_t n = ctx.n(), q = level + 1, p = ctx.num_p();
+  copy_words(dev, dst, dev, src, q * n);
+  copy_words(dev, dst + q * n, dev, src + src_q * n, p * n);
+}
+
 KSwitchKey lower_key_level(const KSwitchKey& key, std::size_t level) {
   if (key.empty()) throw InvalidArgument("key: is empty");
   if (level > key.level()) {
@@ -1013,16 +1020,11 @@ KSwitchKey lower_key_level(const KSwitchKey& key, std::size_t level) {
   if (level == key.level()) return key;
   const Context& ctx = *key.context();
   const Device& dev = key.device();
-  const std::size_t n = ctx.n(), dnum = ctx.key_switch(level).dnum, q = level + 1;
-  const std::size_t p = ctx.num_p(), polys = key.compact() ? 1 : 2;
+  const std::size_t dnum = ctx.key_switch(level).dnum, polys = key.compact() ? 1 : 2;
   KSwitchKey out(key.context(), dev, dnum, key.compact(), level);
-  for (std::size_t j = 0; j < dnum; ++j) {
-    for (std::size_t c = 0; c < polys; ++c) {
-      const ConstWordPtr src = key.data() + (polys * j + c) * key.poly_words();
-      const WordPtr dst = out.data() + (polys * j + c) * out.poly_words();
-      copy_words(dev, dst, dev, src, q * n);
-      copy_words(dev, dst + q * n, dev, src + (key.limbs() - p) * n, p * n);
-    }
+  for (std::size_t i = 0; i < dnum * polys; ++i) {
+    copy_key_limbs(ctx, dev, key.data() + i * key.poly_words(), key.level() + 1,
+                   out.data() + i * out.poly_words(), level);
   }
   // The projection keeps every a_j's addresses, so the seed still regenerates them.
   out.set_uniform_seed(key.uniform_seed());

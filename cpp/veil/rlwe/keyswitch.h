@@ -39,6 +39,11 @@ void set_mod_up_kernel(int kernel);
 /// @throws InvalidArgument naming `key` when a compact key has lost its seed.
 KSwitchKey expand_compact_key(const KSwitchKey& key);
 
+/// Copies the limbs of a polynomial over Q_l ∪ P ([src_q + k][N], src_q = l + 1) that a key of
+/// level level (<= l) stores, q_0..q_level then P, into dst ([level + 1 + k][N]).
+void copy_key_limbs(const Context& ctx, const Device& dev, ConstWordPtr src, std::size_t src_q,
+                    WordPtr dst, std::size_t level);
+
 /// The key of a lower level (KSwitchKey::level) that `key` projects to: its first
 /// ceil((level + 1) / alpha) digits over Q_level ∪ P, in the same form (compact or not), with
 /// the same seed (the samplers address limbs by their index in Q ∪ P, so the seed still
