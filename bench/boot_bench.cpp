@@ -21,6 +21,9 @@
 // per-level key is the projection of the top-level key): they must be equal (the branches
 // change the schedule, not the arithmetic). BOOT_PHASES=1 also times each public step (SlotToCoeff, ModRaise,
 // CoeffToSlot, EvalMod) replayed as its own graph (circuits::GraphReplay), median of RUNS.
+// BOOT_REPEAT=K bootstraps the input K times in a row with each configuration (each output the
+// next input) and prints the precision after 1, 2, 5, 10, ... K bootstraps: the drift that
+// docs/guide/ckks.md bounds (at most K times one bootstrap's error).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -215,6 +218,19 @@ int main(int argc, char** argv) {
                 used.galois_keys.keys().size(), params.levels_left(),
                 min_bits, mean_bits, double(bt.keys().bytes()) / double(1 << 30),
                 double(bt.plaintext_bytes()) / double(1 << 30), same);
+    if (const char* rep = std::getenv("BOOT_REPEAT"); rep && std::atoi(rep) > 0) {
+      const int rounds = std::atoi(rep);
+      Ciphertext r = x;
+      std::printf("  %d bootstraps in a row, worst / mean bits after k:", rounds);
+      for (int k = 1; k <= rounds; ++k) {
+        r = bt.bootstrap(r);
+        if (k == 1 || k == 2 || k % 5 == 0 || k == rounds) {
+          const auto [w, m] = precision(r);
+          std::printf(" %d: %.2f / %.2f%s", k, w, m, k == rounds ? "" : ",");
+        }
+      }
+      std::printf("\n");
+    }
     if (phases) {  // each public step replayed as its own graph
       const Ciphertext s0 = bt.slot_to_coeff(x), s1 = bt.mod_raise(s0), s2 = bt.coeff_to_slot(s1);
       const std::pair<const char*, std::pair<const Ciphertext*, circuits::GraphReplay::Computation>>

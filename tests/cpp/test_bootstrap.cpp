@@ -135,6 +135,47 @@ TEST(Bootstrapper, ThirtyTwoBitWordsPrecision) {
   check_bootstrap(cfg, 32, "32-bit words");
 }
 
+/// Bootstraps one ciphertext `rounds` times in a row, each output the next input (it comes back at
+/// output_level and is switched down to input_level by bootstrap()), and checks the documented
+/// bound (docs/guide/ckks.md, "Bootstrapping"): the errors of k bootstraps add up at most
+/// linearly, so after k bootstraps the mean and the worst-slot error are at most k times one
+/// bootstrap's bound at this N (2^-25 mean, 2^-23.5 worst; a single bootstrap measures 25.6-25.8
+/// and 24.0-24.2 bits here); level and scale come back exact every time. Part of each bootstrap's
+/// error has the same sign every time (EvalMod's approximation error is a function of the
+/// message), so the growth is faster than sqrt(k): 3.5 bits of the mean after 20 (log2(20) =
+/// 4.3). A message that drifts by 2^-24 per bootstrap (a scale or gamma off) breaks the bound.
+void check_bootstraps_in_a_row(const BootstrapConfig& cfg, int word_bits, const Device& dev,
+                               std::size_t rounds) {
+  BootSetup s(cfg, word_bits, dev, 17);
+  const BootstrapParameters& p = s.params;
+  const CVec vals = veil::test::tile(random_values(p.slots(), 18), kN / 2);
+  Ciphertext ct = s.keys.encrypt(vals, p.scale(), p.input_level());
+  const double mean_bound = std::ldexp(1.0, -25), worst_bound = std::pow(2.0, -23.5);
+  for (std::size_t k = 1; k <= rounds; ++k) {
+    ct = s.bt.bootstrap(ct);
+    ASSERT_EQ(ct.level(), p.output_level()) << "bootstrap " << k;
+    ASSERT_EQ(ct.scale(), p.scale()) << "bootstrap " << k;
+    const auto pr = precision(vals, s.keys.decrypt(ct));
+    const double kd = static_cast<double>(k);
+    EXPECT_LE(pr.mean_error, kd * mean_bound) << "bootstrap " << k;
+    EXPECT_LE(pr.max_error, kd * worst_bound) << "bootstrap " << k;
+    if (k == 1 || k % 5 == 0) {
+      std::printf("[ precision ] %d-bit words, %zu slots, after %zu bootstraps: min %.2f bits, "
+                  "mean %.2f bits (bound %.2f, %.2f)\n",
+                  word_bits, p.slots(), k, pr.min_bits, pr.mean_bits, -std::log2(kd * worst_bound),
+                  -std::log2(kd * mean_bound));
+    }
+  }
+}
+
+TEST(Bootstrapper, TwentyInARowStayWithinTheDocumentedBound) {
+  check_bootstraps_in_a_row(BootstrapConfig{}, 64, Device::cpu(), 20);
+  BootstrapConfig sparse;
+  sparse.slots = 64;
+  sparse.pack_sparse = true;
+  check_bootstraps_in_a_row(sparse, 32, Device::cpu(), 20);
+}
+
 TEST(Bootstrapper, StepsComposeAndKeepTheirContracts) {
   BootSetup s(BootstrapConfig{}, 64, Device::cpu(), 5);
   const BootstrapParameters& p = s.params;
@@ -454,6 +495,15 @@ TEST(BootstrapperGpu, MatchesTheCpuWordForWord) {
   BootstrapConfig sparse;
   sparse.slots = 64;
   expect_gpu_matches_cpu(sparse, 32, 21);
+}
+
+TEST(BootstrapperGpu, TwentyInARowStayWithinTheDocumentedBound) {
+  if (!veil::test::have_gpu()) GTEST_SKIP() << "no CUDA device";
+  check_bootstraps_in_a_row(BootstrapConfig{}, 64, veil::test::gpu(), 20);
+  BootstrapConfig sparse;
+  sparse.slots = 64;
+  sparse.pack_sparse = true;
+  check_bootstraps_in_a_row(sparse, 32, veil::test::gpu(), 20);
 }
 
 TEST(BootstrapperGpu, PackSparseMatchesTheCpuWordForWord) {
