@@ -28,6 +28,14 @@
 #   cheddar the peer in the same call: peers/cheddar_run.sh (peers/ carried; PARAMS, BUDGET_S);
 #           its build starts in the background at the start of the call (6 jobs) and its
 #           benchmark runs after Veil's, once the GPU is free
+#   phantom the small operations beside Phantom (issue 25, item 3): Phantom 1f4a198 from
+#           peers/phantom (carried; built in the background from the start of the call, as
+#           ../shared/peers/README.md says), `bench/small_ops.py --no-kernels` on its rows, then
+#           its bfv/bgv/ckks_bench once the GPU is free, and bench/phantom_compare.py's table
+#           (small_ops.json, phantom_*.log, phantom_compare.md)
+#   threads the CPU's scaling on this host's cores (issue 25): `veil_profile_ckks cpu` at
+#           THREADS_SHAPES (shape[:limbs] words, default "phantom6:30 seal14") with
+#           OMP_NUM_THREADS=1 and all cores (threads_<shape>_<t>.log)
 #   bootab  A/B of the bootstrap's schedule in one process per shape (bench/boot_bench.cpp):
 #           BOOT_AB configurations (default "g0b1 g1b1 g1b2 g1b4": graph branches off/on, BSGS
 #           branches) on the same keys and input, over BOOTAB_SLOTS (default "0 4096:pack");
@@ -147,6 +155,14 @@ if has cheddar; then  # the peer's build overlaps Veil's (its benchmark waits fo
   (OUT="$OUT/cheddar_build" PARAMS=" " UPSTREAM_TEST=0 BUDGET_S=500 JOBS=6 \
     bash peers/cheddar_run.sh > "$OUT/cheddar_prebuild.log" 2>&1) &
   CHEDDAR_BUILD_PID=$!
+fi
+
+if has phantom; then  # the peer's build overlaps Veil's (its benchmarks wait for the GPU)
+  (cmake -S peers/phantom -B "$PRIV/phbuild" -DCMAKE_BUILD_TYPE=Release \
+     -DCMAKE_CUDA_ARCHITECTURES=90 -DPHANTOM_ENABLE_BENCH=ON -DPHANTOM_ENABLE_EXAMPLE=OFF \
+     && cmake --build "$PRIV/phbuild" -j 8 --target bfv_bench bgv_bench ckks_bench) \
+    > "$OUT/phantom_build.log" 2>&1 &
+  PHANTOM_BUILD_PID=$!
 fi
 
 BUILD=build/gpu
@@ -344,6 +360,33 @@ if has bootab; then
       "$BUILD/veil_boot_bench" cuda 32 "$slots" "${BOOTAB_RUNS:-15}" 16 $pack 2>&1 \
       | tee -a "$OUT/bootab.log"
     echo "bootab $spec rc=${PIPESTATUS[0]}"
+  done
+fi
+if has phantom; then  # Veil's small operations, then Phantom's, same machine, same call
+  (cd "$PRIV" && python3 "$OLDPWD/bench/small_ops.py" --no-kernels --json "$OUT/small_ops.json") \
+    > "$OUT/small_ops.log" 2>&1
+  echo "small_ops rc=$?"
+  wait "${PHANTOM_BUILD_PID:-}" 2> /dev/null
+  echo "phantom build rc=$? ($(tail -1 "$OUT/phantom_build.log"))"
+  for b in bfv bgv ckks; do
+    bin=$(find "$PRIV/phbuild" -name "${b}_bench" -type f -perm -u+x | head -1)
+    (cd "$PRIV/phbuild" && timeout 240 "$bin") > "$OUT/phantom_$b.log" 2>&1
+    echo "phantom $b rc=$?"
+  done
+  python3 bench/phantom_compare.py --veil "$OUT/small_ops.json" "$OUT"/phantom_{bfv,bgv,ckks}.log \
+    --markdown "$OUT/phantom_compare.md"
+fi
+if has threads; then  # the CPU backend's scaling on this host's cores
+  cores=$(nproc)
+  for shape in ${THREADS_SHAPES:-phantom6:30 seal14}; do
+    for t in 1 "$cores"; do
+      # shellcheck disable=SC2086
+      OMP_NUM_THREADS=$t timeout 300 "$BUILD/veil_profile_ckks" cpu ${shape/:/ } \
+        > "$OUT/threads_${shape/:/_}_$t.log" 2>&1
+      echo "threads $shape x $t rc=$?"
+      grep -E "relinearize|rotate_vector|NTT forward|mod_up|inner product" \
+        "$OUT/threads_${shape/:/_}_$t.log"
+    done
   done
 fi
 if has cheddar; then  # the peer, same machine, same call (peers/ must be carried)
