@@ -8,6 +8,7 @@
 //          rows against SEAL).
 //   LIMBS: RNS limbs of the timed ciphertexts (default: the top level).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -132,5 +133,31 @@ int main(int argc, char** argv) {
               }));
   std::printf("relinearize_rescale (fused)          %9.1f us\n",
               median_us(dev, runs, [&] { ev.relinearize_rescale(c3, rlk); }));
+  // The host's cost of a small operation from C++ (issue 25, item 3; bench/small_ops.py measures
+  // it through Python): `calls` back-to-back calls timed on the host clock (no synchronization
+  // inside), and the GPU span of the same calls (CUDA events around the loop) per call.
+  if (dev.is_cuda()) {
+    const int calls = 2000;
+    auto host_and_span = [&](const char* what, const std::function<void()>& f) {
+      for (int i = 0; i < 20; ++i) f();
+      veil::Timer timer(dev);
+      timer.start();
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < calls; ++i) f();
+      const auto t1 = std::chrono::steady_clock::now();
+      const double span_us = timer.stop() * 1000.0 / calls;
+      const double host_us = std::chrono::duration<double, std::micro>(t1 - t0).count() / calls;
+      std::printf("%-36s host %6.2f us/call, GPU span %6.2f us/call, one call %6.2f us\n", what,
+                  host_us, span_us, median_us(dev, runs, f));
+    };
+    Ciphertext acc2(a);
+    const Plaintext unit = enc.encode(v, 1.0, level, dev);
+    const Decryptor dec(ctx, kg.secret_key());
+    host_and_span("add_inplace", [&] { ev.add_inplace(acc2, b); });
+    host_and_span("add", [&] { (void)ev.add(a, b); });
+    host_and_span("multiply_plain_inplace", [&] { ev.multiply_plain_inplace(acc2, unit); });
+    host_and_span("decrypt", [&] { (void)dec.decrypt(a); });
+    host_and_span("encode", [&] { (void)enc.encode(v, scale, level, dev); });
+  }
   return 0;
 }
