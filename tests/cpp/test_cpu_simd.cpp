@@ -363,3 +363,45 @@ TEST(CpuSimd, RefusesWhatItCannotDo) {
 }
 
 }  // namespace
+
+// The encoders' range check and staging copy (narrow_below, copy_below) at every vector level
+// (level 0: narrow_below's SSE2 groups, which every x86-64 processor has; above: AVX-512's):
+// the words copied (narrowed to their low 32 bits) whatever the verdict, and the verdict true
+// exactly when every word is below the bound, with the offending word in a vector group or in the
+// tail, at bound - 1 (accepted), at bound and far above it (refused).
+TEST(CpuSimd, RangeCheckedCopiesMatchTheScalarLoop) {
+  using veil::detail::CpuSimd;
+  const int top = static_cast<int>(veil::detail::cpu_simd_detected());
+  std::mt19937_64 rng(41);
+  const u64 bound = 114689;  // a batching plain modulus
+  for (int level = 0; level <= top; ++level) {
+    SCOPED_TRACE(veil::detail::cpu_simd_name(static_cast<CpuSimd>(level)));
+    veil::detail::set_cpu_simd(level);
+    for (std::size_t len : {0u, 1u, 7u, 8u, 9u, 64u, 1003u}) {
+      std::vector<u64> s(len);
+      for (u64& x : s) x = rng() % bound;
+      if (len) s[len / 2] = bound - 1;
+      std::vector<std::ptrdiff_t> bad_at{-1};  // -1: none
+      if (len) bad_at.insert(bad_at.end(), {0, static_cast<std::ptrdiff_t>(len) - 1,
+                                            static_cast<std::ptrdiff_t>(len / 2)});
+      for (std::ptrdiff_t at : bad_at) {
+        for (u64 bad : {bound, bound + 1, ~u64{0}, u64{1} << 32}) {
+          std::vector<u64> in = s;
+          if (at >= 0) in[static_cast<std::size_t>(at)] = bad;
+          std::vector<u32> n32(len, 7);
+          std::vector<u64> n64(len, 7);
+          const bool ok32 = veil::detail::narrow_below(n32.data(), in.data(), len, bound);
+          const bool ok64 = veil::detail::copy_below(n64.data(), in.data(), len, bound);
+          EXPECT_EQ(ok32, at < 0) << "len " << len << " at " << at;
+          EXPECT_EQ(ok64, at < 0) << "len " << len << " at " << at;
+          for (std::size_t i = 0; i < len; ++i) {
+            ASSERT_EQ(n32[i], static_cast<u32>(in[i])) << i;
+            ASSERT_EQ(n64[i], in[i]) << i;
+          }
+          if (at < 0) break;  // the clean input once
+        }
+      }
+    }
+  }
+  veil::detail::set_cpu_simd(-1);  // level 0 ran the SSE2 groups, the levels above AVX-512's
+}

@@ -5,6 +5,7 @@
 
 #include "veil/backend/launch.h"
 #include "veil/core/error.h"
+#include "veil/ring/eltwise_simd.h"
 
 namespace veil {
 
@@ -101,7 +102,8 @@ Plaintext BatchEncoder::encode(const std::uint64_t* values, std::size_t count,
     throw InvalidArgument("values: expected at most " + std::to_string(n) + " slots, got " +
                           std::to_string(count));
   }
-  // The range check and the staging copy in one branch-free pass (the compiler vectorizes it);
+  // The range check and the staging copy in one pass (detail::narrow_below: AVX-512 where present;
+  // the baseline build's scalar loop took ~1.5 ns a slot, 100 us at N = 2^16);
   // the offending slot is looked for only after a hit, and the uploaded words are then dropped.
   // With t < 2^32 (every practical plain modulus) the slots travel as 32-bit words: half the
   // bytes to stage on the host and to copy to the device.
@@ -111,15 +113,11 @@ Plaintext BatchEncoder::encode(const std::uint64_t* values, std::size_t count,
     using S = decltype(word);
     Buffer<S> slots(dev, count);
     backend::upload_with(dev, slots.data(), count * sizeof(S), [&](void* host) {
-      const u64* __restrict in = values;
-      S* __restrict o = static_cast<S*>(host);
-      u64 b = 0;
-      for (std::size_t i = 0; i < count; ++i) {
-        const u64 v = in[i];
-        b |= u64(v >= t);
-        o[i] = static_cast<S>(v);
+      if constexpr (sizeof(S) == 4) {
+        bad = !detail::narrow_below(static_cast<u32*>(host), values, count, t);
+      } else {
+        bad = !detail::copy_below(static_cast<u64*>(host), values, count, t);
       }
-      bad = b != 0;
     });
     if (!bad) pt = encode_words(ctx_, plain_base_, slots.data(), count, dev);
   };

@@ -401,8 +401,97 @@ __attribute__((target("avx512f"))) std::size_t narrow_avx512(u32* d, const u64* 
   }
   return i;
 }
+// narrow_below / copy_below's whole groups of eight words: the words stored, the lanes at or
+// above `bound` OR-ed into *hit; returns how many words it converted.
+template <bool kNarrow>
+__attribute__((target("avx512f"))) std::size_t below_avx512(void* d, const u64* s,
+                                                            std::size_t len, u64 bound,
+                                                            bool* hit) {
+  const __m512i b = _mm512_set1_epi64(static_cast<long long>(bound));
+  __mmask8 any = 0;
+  std::size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    const __m512i v = _mm512_loadu_si512(s + i);
+    any |= _mm512_cmpge_epu64_mask(v, b);
+    if constexpr (kNarrow) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<u32*>(d) + i),
+                          _mm512_cvtepi64_epi32(v));
+    } else {
+      _mm512_storeu_si512(static_cast<u64*>(d) + i, v);
+    }
+  }
+  *hit = any != 0;
+  return i;
+}
 #endif
 }  // namespace
+
+#if VEIL_X86_SIMD
+namespace {
+// narrow_below's groups of eight words with SSE2 (every x86-64 processor; the baseline build's
+// scalar loop took ~1.5 ns a word, this ~0.3), for 0 < bound <= 2^32: a word is below the bound
+// when its high half is 0 and its low half minus the bound borrows (bit 63 of the 64-bit
+// difference). Returns how many words it converted; *hit as below_avx512's.
+std::size_t narrow_below_sse2(u32* d, const u64* s, std::size_t len, u64 bound, bool* hit) {
+  const __m128i lo32 = _mm_set1_epi64x(0xffffffffLL);
+  const __m128i b = _mm_set1_epi64x(static_cast<long long>(bound));
+  __m128i high = _mm_setzero_si128(), borrow = _mm_set1_epi64x(-1);
+  auto check = [&](__m128i v) {
+    high = _mm_or_si128(high, _mm_srli_epi64(v, 32));
+    borrow = _mm_and_si128(borrow, _mm_sub_epi64(_mm_and_si128(v, lo32), b));
+  };
+  auto low_halves = [](__m128i x, __m128i y) {  // (x0, x1), (y0, y1) -> their low 32 bits
+    return _mm_unpacklo_epi64(_mm_shuffle_epi32(x, 0x08), _mm_shuffle_epi32(y, 0x08));
+  };
+  std::size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    const __m128i* in = reinterpret_cast<const __m128i*>(s + i);
+    const __m128i v0 = _mm_loadu_si128(in), v1 = _mm_loadu_si128(in + 1);
+    const __m128i v2 = _mm_loadu_si128(in + 2), v3 = _mm_loadu_si128(in + 3);
+    check(v0), check(v1), check(v2), check(v3);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), low_halves(v0, v1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i + 4), low_halves(v2, v3));
+  }
+  alignas(16) u64 h[2], w[2];
+  _mm_store_si128(reinterpret_cast<__m128i*>(h), high);
+  _mm_store_si128(reinterpret_cast<__m128i*>(w), borrow);
+  *hit = (h[0] | h[1]) != 0 || ((w[0] & w[1]) >> 63) == 0;
+  return i;
+}
+}  // namespace
+#endif
+
+bool narrow_below(u32* d, const u64* s, std::size_t len, u64 bound) {
+  std::size_t i = 0;
+  bool hit = false;
+#if VEIL_X86_SIMD
+  if (cpu_simd() >= CpuSimd::kAvx512) {
+    i = below_avx512<true>(d, s, len, bound, &hit);
+  } else if (bound != 0 && bound <= (u64{1} << 32)) {
+    i = narrow_below_sse2(d, s, len, bound, &hit);
+  }
+#endif
+  u64 b = 0;
+  for (; i < len; ++i) {
+    b |= u64(s[i] >= bound);
+    d[i] = static_cast<u32>(s[i]);
+  }
+  return !hit && b == 0;
+}
+
+bool copy_below(u64* d, const u64* s, std::size_t len, u64 bound) {
+  std::size_t i = 0;
+  bool hit = false;
+#if VEIL_X86_SIMD
+  if (cpu_simd() >= CpuSimd::kAvx512) i = below_avx512<false>(d, s, len, bound, &hit);
+#endif
+  u64 b = 0;
+  for (; i < len; ++i) {
+    b |= u64(s[i] >= bound);
+    d[i] = s[i];
+  }
+  return !hit && b == 0;
+}
 
 void widen_words(u64* d, const u32* s, std::size_t len) {
   std::size_t i = 0;

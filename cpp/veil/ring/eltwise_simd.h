@@ -58,6 +58,13 @@ bool bgv_correct_simd(u64* o, const u64* k, std::size_t n, u64 t, const Modulus&
 void widen_words(u64* d, const u32* s, std::size_t len);
 void narrow_words(u32* d, const u64* s, std::size_t len);
 
+/// d[i] = the low 32 bits of s[i] / d[i] = s[i], for i < len, in one pass that also tests every
+/// s[i] against `bound`: true when all are below it (the encoders' range check and staging copy;
+/// AVX-512 where present, else narrow_below's SSE2 groups on x86-64 for bounds up to 2^32, else
+/// the scalar loop; d is written either way).
+bool narrow_below(u32* d, const u64* s, std::size_t len, u64 bound);
+bool copy_below(u64* d, const u64* s, std::size_t len, u64 bound);
+
 /// The same three on 32-bit words (primes below 2^31): widened per block of 512 words to the
 /// 64-bit kernels, with the same results and the same false where those do not apply.
 bool mul_mod_simd(u32* o, const u32* x, const u32* y, std::size_t n, const Modulus& q);
