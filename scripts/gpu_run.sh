@@ -32,7 +32,8 @@
 #           peers/phantom (carried; built in the background from the start of the call, as
 #           ../shared/peers/README.md says), `bench/small_ops.py --no-kernels` on its rows, then
 #           its bfv/bgv/ckks_bench once the GPU is free, and bench/phantom_compare.py's table
-#           (small_ops.json, phantom_*.log, phantom_compare.md)
+#           (small_ops.json, phantom_*.log, phantom_compare.md); PHANTOM_SCHEMES (default
+#           "bfv bgv ckks") narrows both
 #   threads the CPU's scaling on this host's cores (issue 25): `veil_profile_ckks cpu` at
 #           THREADS_SHAPES (shape[:limbs] words, default "phantom6:30 seal14") with
 #           OMP_NUM_THREADS=1 and all cores (threads_<shape>_<t>.log)
@@ -363,18 +364,21 @@ if has bootab; then
   done
 fi
 if has phantom; then  # Veil's small operations, then Phantom's, same machine, same call
-  (cd "$PRIV" && python3 "$OLDPWD/bench/small_ops.py" --no-kernels --json "$OUT/small_ops.json") \
-    > "$OUT/small_ops.log" 2>&1
+  schemes=${PHANTOM_SCHEMES:-bfv bgv ckks}
+  # shellcheck disable=SC2046
+  (cd "$PRIV" && python3 "$OLDPWD/bench/small_ops.py" --no-kernels --json "$OUT/small_ops.json" \
+     $(printf -- '--scheme %s ' $schemes)) > "$OUT/small_ops.log" 2>&1
   echo "small_ops rc=$?"
   wait "${PHANTOM_BUILD_PID:-}" 2> /dev/null
   echo "phantom build rc=$? ($(tail -1 "$OUT/phantom_build.log"))"
-  for b in bfv bgv ckks; do
+  for b in $schemes; do
     bin=$(find "$PRIV/phbuild" -name "${b}_bench" -type f -perm -u+x | head -1)
     (cd "$PRIV/phbuild" && timeout 240 "$bin") > "$OUT/phantom_$b.log" 2>&1
     echo "phantom $b rc=$?"
   done
-  python3 bench/phantom_compare.py --veil "$OUT/small_ops.json" "$OUT"/phantom_{bfv,bgv,ckks}.log \
-    --markdown "$OUT/phantom_compare.md"
+  # shellcheck disable=SC2046
+  python3 bench/phantom_compare.py --veil "$OUT/small_ops.json" \
+    $(printf -- "$OUT/phantom_%s.log " $schemes) --markdown "$OUT/phantom_compare.md"
 fi
 if has threads; then  # the CPU backend's scaling on this host's cores
   cores=$(nproc)
