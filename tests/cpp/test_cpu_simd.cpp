@@ -176,12 +176,13 @@ void expect_dot_mod(const std::vector<W>& r0, const std::vector<W>& r1,
 // both vector levels (IFMA below 2^50; AVX512F/DQ's exact 128-bit sums up to 61-bit primes).
 TEST(CpuSimd, DotModMatchesTheWideSums) {
   const int top = static_cast<int>(veil::detail::cpu_simd_detected());
-  if (top == 0) GTEST_SKIP() << "no AVX-512 on this processor";
+  const int first = static_cast<int>(veil::detail::CpuSimd::kAvx512);
+  if (top < first) GTEST_SKIP() << "no AVX-512 on this processor";
   std::mt19937_64 rng(9);
   const std::size_t n = 512;
   std::vector<u64> perm(n);
   for (std::size_t i = 0; i < n; ++i) perm[i] = (i * 5 + 3) % n;  // a permutation (5 odd)
-  for (int level = 1; level <= top; ++level) {
+  for (int level = first; level <= top; ++level) {
     veil::detail::set_cpu_simd(level);
     for (int bits : {30, 49, 55, 61}) {
       for (std::size_t terms : {1, 3, 15}) {
@@ -215,12 +216,13 @@ TEST(CpuSimd, DotModMatchesTheWideSums) {
 // multiple of the block; refused with nothing written above kDotTerms32 digits or for n % 8 != 0.
 TEST(CpuSimd, DotMod32MatchesTheWideSums) {
   const int top = static_cast<int>(veil::detail::cpu_simd_detected());
-  if (top == 0) GTEST_SKIP() << "no AVX-512 on this processor";
+  const int first = static_cast<int>(veil::detail::CpuSimd::kAvx512);
+  if (top < first) GTEST_SKIP() << "no AVX-512 on this processor";
   std::mt19937_64 rng(19);
   const std::size_t n = 520;  // 16 blocks of 32 and one of 8
   std::vector<u64> perm(n);
   for (std::size_t i = 0; i < n; ++i) perm[i] = (i * 7 + 5) % n;  // a permutation (7 prime to n)
-  for (int level = 1; level <= top; ++level) {
+  for (int level = first; level <= top; ++level) {
     veil::detail::set_cpu_simd(level);
     for (int bits : {20, 30, 31}) {
       const u64 q = veil::generate_ntt_primes(bits, 8, 1, {})[0];
@@ -365,7 +367,7 @@ TEST(CpuSimd, RefusesWhatItCannotDo) {
 }  // namespace
 
 // The encoders' range check and staging copy (narrow_below, copy_below) at every vector level
-// (level 0: narrow_below's SSE2 groups, which every x86-64 processor has; above: AVX-512's):
+// (below AVX-512: narrow_below's SSE2 groups, which every x86-64 processor has; then AVX-512's):
 // the words copied (narrowed to their low 32 bits) whatever the verdict, and the verdict true
 // exactly when every word is below the bound, with the offending word in a vector group or in the
 // tail, at bound - 1 (accepted), at bound and far above it (refused).
@@ -403,5 +405,5 @@ TEST(CpuSimd, RangeCheckedCopiesMatchTheScalarLoop) {
       }
     }
   }
-  veil::detail::set_cpu_simd(-1);  // level 0 ran the SSE2 groups, the levels above AVX-512's
+  veil::detail::set_cpu_simd(-1);  // the levels below AVX-512 ran the SSE2 groups
 }

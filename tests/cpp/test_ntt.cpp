@@ -200,7 +200,7 @@ void expect_every_level_matches_schoolbook(std::uint64_t seed,
     expect_products_match_schoolbook<W>(seed + level, bits);
   }
   veil::detail::set_cpu_simd(-1);
-  if (top == 0) GTEST_SKIP() << "no AVX-512 on this processor: the scalar kernels only";
+  if (top == 0) GTEST_SKIP() << "no AVX2 or AVX-512 on this processor: the scalar kernels only";
 }
 
 TEST(NttCpu, EveryVectorLevelMatchesSchoolbook) {

@@ -177,7 +177,7 @@ struct SimdLevelGuard {
 };
 
 TEST(CpuWords32, VectorAndScalarLevelsGiveTheSameWords) {
-  if (veil::detail::cpu_simd_detected() == veil::detail::CpuSimd::kScalar) {
+  if (veil::detail::cpu_simd_detected() < veil::detail::CpuSimd::kAvx512) {
     GTEST_SKIP() << "no AVX-512 here: the vector level is the scalar one";
   }
   const SimdLevelGuard guard;

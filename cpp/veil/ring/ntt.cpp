@@ -184,10 +184,10 @@ void check_view(const RnsPolyView<W>& v, const NttTables& tables, const char* wh
 // the 64-bit tables (its primes are below 2^31, so IFMA's), its first pass reading the 32-bit
 // words and its last pass writing them, through a 64-bit scratch limb per thread. The outputs
 // are canonical, so these are the 32-bit scalar kernel's words. False when no vector kernel
-// applies (a scalar processor, n < 16).
+// applies (no AVX-512, n < 16).
 bool cpu_transform_widened(bool forward, const RnsPolyView<u32>& v, const NttTables& tables) {
   const std::size_t n = v.n(), limbs = v.num_limbs;
-  if (detail::cpu_simd() == detail::CpuSimd::kScalar || n < 16) return false;
+  if (detail::cpu_simd() < detail::CpuSimd::kAvx512 || n < 16) return false;
   const Device cpu = Device::cpu();
   const u64* tw = tables.twiddles_for<u64>(cpu);
   const u64* inv = tables.inv_n_for<u64>(cpu);

@@ -52,9 +52,9 @@ CpuSimd detect() {
     return CpuSimd::kScalar;
   }
   __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512dq")) {
-    return CpuSimd::kScalar;
-  }
+  const CpuSimd avx2 = __builtin_cpu_supports("avx2") ? CpuSimd::kAvx2 : CpuSimd::kScalar;
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512dq")) return avx2;
+  if (env != nullptr && std::strcmp(env, "avx2") == 0) return avx2;
   if (env != nullptr && std::strcmp(env, "avx512") == 0) return CpuSimd::kAvx512;
   return __builtin_cpu_supports("avx512ifma") ? CpuSimd::kAvx512Ifma : CpuSimd::kAvx512;
 }
@@ -93,6 +93,8 @@ const char* cpu_simd_name(CpuSimd level) {
       return "avx512ifma";
     case CpuSimd::kAvx512:
       return "avx512";
+    case CpuSimd::kAvx2:
+      return "avx2";
     default:
       return "scalar";
   }
@@ -110,6 +112,7 @@ bool ntt_forward_limb_simd(u64* a, const u64* tw, const u64* tw_shoup, std::size
     dq::forward(a, tw, tw_shoup, n, q);
     return true;
   }
+  if (level == CpuSimd::kAvx2) return ntt_forward_limb_avx2(a, tw, tw_shoup, n, q);
 #else
   (void)a, (void)tw, (void)tw_shoup, (void)n, (void)q;
 #endif
@@ -128,6 +131,9 @@ bool ntt_inverse_limb_simd(u64* a, const u64* itw, const u64* itw_shoup, std::si
   if (level >= CpuSimd::kAvx512) {
     dq::inverse(a, itw, itw_shoup, n, q, inv_n, inv_n_shoup);
     return true;
+  }
+  if (level == CpuSimd::kAvx2) {
+    return ntt_inverse_limb_avx2(a, itw, itw_shoup, n, q, inv_n, inv_n_shoup);
   }
 #else
   (void)a, (void)itw, (void)itw_shoup, (void)n, (void)q, (void)inv_n, (void)inv_n_shoup;
