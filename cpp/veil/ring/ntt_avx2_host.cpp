@@ -78,52 +78,47 @@ VEIL_T2 void inverse_bf(V& x, V& y, V w, V ws, V q, V two_q) {
   y = shoup_lazy(_mm256_sub_epi64(_mm256_add_epi64(u, two_q), v), w, ws, q);
 }
 
-// t = 2: words [x0 x1 y0 y1 | x0' x1' y0' y1'] of blocks i, i + 1 regrouped as
-// X = [x0 x1 x0' x1'], Y = [y0 y1 y0' y1'], twiddles [w_i w_i w_i+1 w_i+1], and back.
 template <bool kForward>
-VEIL_T2 void span2(u64* a, const u64* tw, const u64* tws, std::size_t n, V q, V two_q) {
-  const std::size_t m = n / 4;
-  for (std::size_t i = 0; i < m; i += 2) {
-    u64* p = a + 4 * i;
-    const V v0 = load(p), v1 = load(p + 4);
-    V x = _mm256_permute2x128_si256(v0, v1, 0x20), y = _mm256_permute2x128_si256(v0, v1, 0x31);
-    const u64 w0 = tw[m + i], w1 = tw[m + i + 1], s0 = tws[m + i], s1 = tws[m + i + 1];
-    const V w = _mm256_set_epi64x(static_cast<long long>(w1), static_cast<long long>(w1),
-                                  static_cast<long long>(w0), static_cast<long long>(w0));
-    const V ws = _mm256_set_epi64x(static_cast<long long>(s1), static_cast<long long>(s1),
-                                   static_cast<long long>(s0), static_cast<long long>(s0));
-    if constexpr (kForward) {
-      forward_bf(x, y, w, ws, q, two_q);
-    } else {
-      inverse_bf(x, y, w, ws, q, two_q);
-    }
-    store(p, _mm256_permute2x128_si256(x, y, 0x20));
-    store(p + 4, _mm256_permute2x128_si256(x, y, 0x31));
+VEIL_T2 void butterfly(V& x, V& y, V w, V ws, V q, V two_q) {
+  if constexpr (kForward) {
+    forward_bf(x, y, w, ws, q, two_q);
+  } else {
+    inverse_bf(x, y, w, ws, q, two_q);
   }
 }
 
-// t = 1: words [x0 y0 x1 y1 | x2 y2 x3 y3] of blocks i..i+3 regrouped as X = [x0 x2 x1 x3],
-// Y = [y0 y2 y1 y3] (64-bit unpacks within 128-bit lanes), twiddles [w0 w2 w1 w3], and back.
-template <bool kForward>
-VEIL_T2 void span1(u64* a, const u64* tw, const u64* tws, std::size_t n, V q, V two_q) {
-  const std::size_t m = n / 2;
-  for (std::size_t i = 0; i < m; i += 4) {
-    u64* p = a + 2 * i;
+// [t[i0], t[i1], t[i2], t[i3]] as lanes 0..3.
+VEIL_T2 V lanes(const u64* t, std::size_t i0, std::size_t i1, std::size_t i2, std::size_t i3) {
+  return _mm256_set_epi64x(static_cast<long long>(t[i3]), static_cast<long long>(t[i2]),
+                           static_cast<long long>(t[i1]), static_cast<long long>(t[i0]));
+}
+
+// The stages of span t = 2 and t = 1, eight words (two registers) at a time:
+// - t = 2: blocks i, i + 1 hold [x0 x1 y0 y1 | x0' x1' y0' y1'], regrouped by 128-bit lane
+//   permutes as X = [x0 x1 x0' x1'], Y = [y0 y1 y0' y1'], twiddles [w_i w_i w_i+1 w_i+1];
+// - t = 1: blocks i..i+3 hold [x0 y0 x1 y1 | x2 y2 x3 y3], regrouped by 64-bit unpacks (within
+//   128-bit lanes) as X = [x0 x2 x1 x3], Y = [y0 y2 y1 y3], twiddles [w0 w2 w1 w3];
+// and back after the butterflies.
+template <bool kForward, std::size_t kT>
+VEIL_T2 void span_narrow(u64* a, const u64* tw, const u64* tws, std::size_t n, V q, V two_q) {
+  const std::size_t m = n / (2 * kT);
+  for (std::size_t i = 0; i < m; i += 4 / kT) {
+    u64* p = a + 2 * kT * i;
     const V v0 = load(p), v1 = load(p + 4);
-    V x = _mm256_unpacklo_epi64(v0, v1), y = _mm256_unpackhi_epi64(v0, v1);
-    const u64* w4 = tw + m + i;
-    const u64* s4 = tws + m + i;
-    const V w = _mm256_set_epi64x(static_cast<long long>(w4[3]), static_cast<long long>(w4[1]),
-                                  static_cast<long long>(w4[2]), static_cast<long long>(w4[0]));
-    const V ws = _mm256_set_epi64x(static_cast<long long>(s4[3]), static_cast<long long>(s4[1]),
-                                   static_cast<long long>(s4[2]), static_cast<long long>(s4[0]));
-    if constexpr (kForward) {
-      forward_bf(x, y, w, ws, q, two_q);
+    const std::size_t k = m + i;
+    if constexpr (kT == 2) {
+      V x = _mm256_permute2x128_si256(v0, v1, 0x20), y = _mm256_permute2x128_si256(v0, v1, 0x31);
+      butterfly<kForward>(x, y, lanes(tw, k, k, k + 1, k + 1), lanes(tws, k, k, k + 1, k + 1),
+                          q, two_q);
+      store(p, _mm256_permute2x128_si256(x, y, 0x20));
+      store(p + 4, _mm256_permute2x128_si256(x, y, 0x31));
     } else {
-      inverse_bf(x, y, w, ws, q, two_q);
+      V x = _mm256_unpacklo_epi64(v0, v1), y = _mm256_unpackhi_epi64(v0, v1);
+      butterfly<kForward>(x, y, lanes(tw, k, k + 2, k + 1, k + 3),
+                          lanes(tws, k, k + 2, k + 1, k + 3), q, two_q);
+      store(p, _mm256_unpacklo_epi64(x, y));
+      store(p + 4, _mm256_unpackhi_epi64(x, y));
     }
-    store(p, _mm256_unpacklo_epi64(x, y));
-    store(p + 4, _mm256_unpackhi_epi64(x, y));
   }
 }
 
@@ -137,11 +132,7 @@ VEIL_T2 void span_wide(u64* a, const u64* tw, const u64* tws, std::size_t m, std
     u64* y = x + t;
     for (std::size_t j = 0; j < t; j += 4) {
       V vx = load(x + j), vy = load(y + j);
-      if constexpr (kForward) {
-        forward_bf(vx, vy, w, ws, q, two_q);
-      } else {
-        inverse_bf(vx, vy, w, ws, q, two_q);
-      }
+      butterfly<kForward>(vx, vy, w, ws, q, two_q);
       store(x + j, vx);
       store(y + j, vy);
     }
@@ -156,9 +147,9 @@ VEIL_T2F void forward(u64* a, const u64* tw, const u64* tws, std::size_t n, u64 
     if (t >= 4) {
       span_wide<true>(a, tw, tws, m, t, q, two_q);
     } else if (t == 2) {
-      span2<true>(a, tw, tws, n, q, two_q);
+      span_narrow<true, 2>(a, tw, tws, n, q, two_q);
     } else {
-      span1<true>(a, tw, tws, n, q, two_q);
+      span_narrow<true, 1>(a, tw, tws, n, q, two_q);
     }
   }
   for (std::size_t j = 0; j < n; j += 4) store(a + j, sub_if_ge(sub_if_ge(load(a + j), two_q), q));
@@ -172,9 +163,9 @@ VEIL_T2F void inverse(u64* a, const u64* itw, const u64* itws, std::size_t n, u6
     if (t >= 4) {
       span_wide<false>(a, itw, itws, m, t, q, two_q);
     } else if (t == 2) {
-      span2<false>(a, itw, itws, n, q, two_q);
+      span_narrow<false, 2>(a, itw, itws, n, q, two_q);
     } else {
-      span1<false>(a, itw, itws, n, q, two_q);
+      span_narrow<false, 1>(a, itw, itws, n, q, two_q);
     }
     t <<= 1;
   }
