@@ -94,6 +94,63 @@ bool t_corrected_cpu(const rns_detail::ConvView& cv, const u64* mat, std::size_t
   }
   return true;
 }
+
+// convert_t_corrected on the CPU for one dropped prime (BGV's modulus switching; key switching
+// and encryption with one special prime, as SEAL's chains have them) at any word size and
+// without vector instructions: y and v once per coefficient (convert_one_prime_cpu's), r_t and
+// k, then each kept limb's r_l + k D mod k_l over consecutive coefficients. Exact, so the
+// blocked kernel's words (whose register blocking, built for the GPU, ran its input stage
+// coefficient by coefficient on the CPU: BGV modulus switching at 2x SEAL's time on a processor
+// without AVX-512).
+template <class W>
+void t_corrected_one_prime_cpu(const rns_detail::ConvView& cv, const W* mat, std::size_t stride,
+                               const RnsPolyView<const W>& in, const RnsPolyView<W>& out,
+                               const u64* dk, u64 t, u64 dit) {
+  const std::size_t n = out.n(), kk = cv.kt - 1;
+  const Modulus& from = cv.from[0];
+  const Modulus tmod = cv.to[kk];
+  const W q = static_cast<W>(from.value);
+  const bool scaled = cv.scale != nullptr && cv.scale[0] != 1;
+  std::vector<W> y(n);
+  std::vector<std::uint8_t> v(n, 0);
+  std::vector<u64> k(n);
+  for (u32 p = 0; p < out.num_polys; ++p) {
+    const W* x = in.limb(p, 0);
+    cpu_row_chunks(1, n, [&](std::size_t, std::size_t i0, std::size_t i1) {
+      const u64 wt = mat[kk * stride], ct = cv.frac ? mat[kk * stride + 1] : 0;
+      for (std::size_t i = i0; i < i1; ++i) {
+        W yi = x[i];
+        if (cv.offset) yi = add_mod(yi, static_cast<W>(cv.offset[0]), q);
+        if (scaled) {
+          yi = mul_shoup(yi, static_cast<W>(cv.scale[0]), shoup_for<W>(cv.scale_shoup[0]), q);
+        }
+        y[i] = yi;
+        if (cv.frac) {
+          rns_detail::FixedAcc acc;
+          acc.add(yi, cv.frac[0], cv.frac[1]);
+          u64 v_hi, v_lo;  // v <= 1: y / q is below 1
+          acc.round(v_hi, v_lo);
+          v[i] = static_cast<std::uint8_t>(v_lo);
+        }
+        u64 rt = mul_mod(u64(yi), wt, tmod);
+        if (v[i]) rt = add_mod(rt, ct, t);
+        k[i] = mul_mod(neg_mod(rt, t), dit, tmod);
+      }
+    });
+    cpu_row_chunks(kk, n, [&](std::size_t j, std::size_t i0, std::size_t i1) {
+      const Modulus m = cv.to[j];
+      const u64 w = mat[j * stride], c = cv.frac ? mat[j * stride + 1] : 0;
+      W* o = out.limb(p, static_cast<u32>(j));
+      for (std::size_t i = i0; i < i1; ++i) {
+        u64 r = mul_mod(u64(y[i]), w, m);
+        if (v[i]) r = add_mod(r, c, m.value);
+        const u64 km = k[i] > (t >> 1) ? neg_mod(reduce_word(t - k[i], m), m.value)
+                                       : reduce_word(k[i], m);
+        o[i] = static_cast<W>(mul_add_mod(km, dk[j], r, m));
+      }
+    });
+  }
+}
 }  // namespace
 
 template <class W>
@@ -125,6 +182,8 @@ Buffer<W> ModDownNtt::correction(const Device& dev, const NttTables& tables, W* 
     }
     if (done) {
       // the CPU's vector path took it
+    } else if (dev.is_cpu() && cv.kf == 1) {
+      t_corrected_one_prime_cpu<W>(cv, mat, stride, in, out, dk, t_, d_inv_mod_t_);
     } else if (cv.kf < 4) {
       convert_t_corrected<W, 4>(dev, cv, mat, stride, in, out, dk, t_, d_inv_mod_t_);
     } else if (cv.kf < 8) {
