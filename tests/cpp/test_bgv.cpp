@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "test_util.h"
 #include "veil/api/encryptor.h"
 #include "veil/rlwe/checks.h"
 #include "veil/api/evaluator.h"
@@ -29,6 +30,7 @@
 #include "veil/rlwe/context.h"
 #include "veil/rlwe/keygen.h"
 #include "veil/rlwe/params.h"
+#include "veil/rns/mod_down_ntt.h"
 
 namespace {
 
@@ -609,3 +611,46 @@ TEST_F(Bgv, NoiseBudgetDecreasesAndDecryptionCorrectWhilePositive) {
 }
 
 } // namespace
+
+// The CPU's own pass for BGV's t-corrected correction from one dropped prime
+// (set_t_corrected_one_prime_cpu) and the register-blocked conversion give the same words:
+// public-key encryption (one special prime), modulus switching, relinearization and a rotation,
+// on 64- and 32-bit words. (Their correctness against plaintext arithmetic is the tests above'.)
+TEST(BgvSettings, OnePrimeTCorrectionKeepsTheWords) {
+  struct Restore {
+    ~Restore() { veil::set_t_corrected_one_prime_cpu(true); }
+  } restore;
+  for (const std::vector<int>& bits : {std::vector<int>{50, 40, 40, 50},
+                                       std::vector<int>{30, 30, 30, 30}}) {
+    veil::EncryptionParameters p(veil::SchemeType::bgv);
+    p.poly_modulus_degree = 4096;
+    p.coeff_modulus = CoeffModulus::create(4096, bits);
+    p.special_primes = 1;
+    p.plain_modulus = PlainModulus::batching(4096, 20);
+    const ContextPtr ctx = veil::Context::create(p, veil::SecurityLevel::none);
+    SCOPED_TRACE(std::to_string(ctx->word_bits()) + "-bit words");
+    std::vector<std::vector<std::uint64_t>> want;
+    for (bool own_pass : {true, false}) {
+      veil::set_t_corrected_one_prime_cpu(own_pass);
+      KeyGenerator kg(ctx, Device::cpu(), 5);
+      const PublicKey pk = kg.create_public_key();
+      const RelinKeys rlk = kg.create_relin_keys();
+      const GaloisKeys gk = kg.create_galois_keys({1}, true);
+      const BatchEncoder enc(ctx);
+      const Encryptor encryptor(ctx, pk, 6);
+      const Evaluator ev(ctx);
+      Vec v(4096);
+      for (std::size_t i = 0; i < v.size(); ++i) v[i] = (i * 7919) % ctx->plain_modulus();
+      const Ciphertext ct = encryptor.encrypt(enc.encode(v));
+      std::vector<std::vector<std::uint64_t>> got{
+          veil::test::words(ct), veil::test::words(ev.mod_switch_to_next(ct)),
+          veil::test::words(ev.relinearize(ev.multiply(ct, ct), rlk)),
+          veil::test::words(ev.rotate_rows(ct, 1, gk))};
+      if (want.empty()) {
+        want = got;
+      } else {
+        EXPECT_EQ(got, want);
+      }
+    }
+  }
+}

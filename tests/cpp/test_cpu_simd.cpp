@@ -407,3 +407,42 @@ TEST(CpuSimd, RangeCheckedCopiesMatchTheScalarLoop) {
   }
   veil::detail::set_cpu_simd(-1);  // the levels below AVX-512 ran the SSE2 groups
 }
+
+// The inner product's scalar form (dot_mod_scalar, the CPU without AVX-512), on both word sizes,
+// against __int128 sums: up to 60 terms (kMaxKeySwitchDigits) of primes up to 61 bits (64-bit
+// words) or 31 bits (32-bit words), n not a multiple of its block (a tail), with and without a
+// permutation of the digits' slots.
+template <class W>
+void expect_scalar_dot_mod(std::initializer_list<int> bit_sizes) {
+  std::mt19937_64 rng(19);
+  const std::size_t n = 600;  // two blocks of 256 and a tail
+  std::vector<u64> perm(n);
+  for (std::size_t i = 0; i < n; ++i) perm[i] = (i * 7 + 5) % n;  // a permutation (gcd(7, 600) = 1)
+  for (int bits : bit_sizes) {
+    for (std::size_t terms : {1, 13, 60}) {
+      const u64 q = veil::generate_ntt_primes(bits, 512, 1, {})[0];
+      std::vector<std::vector<W>> dv, k0v, k1v;
+      std::vector<const W*> d, k0, k1;
+      for (std::size_t j = 0; j < terms; ++j) {
+        for (auto* v : {&dv, &k0v, &k1v}) {
+          const std::vector<u64> r = residues(q, n, rng);
+          v->emplace_back(r.begin(), r.end());
+        }
+      }
+      for (std::size_t j = 0; j < terms; ++j) {
+        d.push_back(dv[j].data()), k0.push_back(k0v[j].data()), k1.push_back(k1v[j].data());
+      }
+      for (const u64* pp : {static_cast<const u64*>(nullptr), static_cast<const u64*>(perm.data())}) {
+        std::vector<W> r0(n, 7), r1(n, 7);
+        veil::detail::dot_mod_scalar<W>(r0.data(), r1.data(), d.data(), k0.data(), k1.data(),
+                                        terms, pp, n, Modulus(q));
+        expect_dot_mod(r0, r1, dv, k0v, k1v, pp, q, 0);
+      }
+    }
+  }
+}
+
+TEST(CpuSimd, DotModScalarMatchesTheWideSums) {
+  expect_scalar_dot_mod<u64>({30, 49, 55, 61});
+  expect_scalar_dot_mod<u32>({20, 30, 31});
+}

@@ -32,6 +32,46 @@ bool dot_mod_simd(u64* r0, u64* r1, const u64* const* d, const u64* const* k0,
                   const u64* const* k1, std::size_t terms, const u64* perm, std::size_t n,
                   const Modulus& q);
 
+/// The scalar form of dot_mod_simd (any word, any q its words hold, any number of terms whose
+/// exact sum fits WideAcc: 60 terms of 61-bit primes), for processors without AVX-512: digit
+/// after digit over blocks of kScalarDotBlock coefficients with exact wide sums, each reduced
+/// once, so the words of a coefficient-by-coefficient dot product. One digit row and its two key
+/// rows are read at a time: the key-switching inner product read all 3 terms rows at once per
+/// coefficient (24 streams at 8 digits), more than a core's prefetchers follow, and stalled on
+/// its loads (bench/NOTES.md, "The CPU backend without AVX-512").
+inline constexpr std::size_t kScalarDotBlock = 256;
+template <class W>
+void dot_mod_scalar(W* r0, W* r1, const W* const* d, const W* const* k0, const W* const* k1,
+                    std::size_t terms, const u64* perm, std::size_t n, const Modulus& q) {
+  for (std::size_t b0 = 0; b0 < n; b0 += kScalarDotBlock) {
+    const std::size_t len = n - b0 < kScalarDotBlock ? n - b0 : kScalarDotBlock;
+    WideAcc<W> s0[kScalarDotBlock], s1[kScalarDotBlock];
+    for (std::size_t j = 0; j < terms; ++j) {
+      const W* dj = d[j];
+      const W* aj = k0[j] + b0;
+      const W* bj = k1[j] + b0;
+      if (perm != nullptr) {
+        const u64* from = perm + b0;
+        for (std::size_t i = 0; i < len; ++i) {
+          const W x = dj[from[i]];
+          s0[i].add(x, aj[i]);
+          s1[i].add(x, bj[i]);
+        }
+      } else {
+        const W* dx = dj + b0;
+        for (std::size_t i = 0; i < len; ++i) {
+          s0[i].add(dx[i], aj[i]);
+          s1[i].add(dx[i], bj[i]);
+        }
+      }
+    }
+    for (std::size_t i = 0; i < len; ++i) {
+      r0[b0 + i] = static_cast<W>(s0[i].reduce(q));
+      r1[b0 + i] = static_cast<W>(s1[i].reduce(q));
+    }
+  }
+}
+
 /// One output limb of a conversion from one prime q0 (AVX512F/DQ): o[i] = y[i] mod p, plus c
 /// mod p where v[i] != 0, for y[i] < q0 < 2^62 and c < p (rns/base_converter.cpp's
 /// convert_one_prime_cpu). False where it does not apply (no AVX-512, n not a multiple of 8).

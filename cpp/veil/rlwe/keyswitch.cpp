@@ -552,47 +552,6 @@ struct InnerProduct {
   }
 };
 
-// The scalar form of dot_mod_simd for one chunk of a limb (processors without AVX-512): r0[i] =
-// sum_j d[j][from(i)] k0[j][i] mod q, r1 likewise with k1, digit after digit over blocks of
-// kScalarDotBlock coefficients with exact wide sums (WideAcc), each reduced once: the same words
-// as InnerProduct::dot_fixed. One digit row and its two key rows are read at a time: the
-// coefficient-by-coefficient loop read all 3 dnum rows at once (24 streams at dnum = 8), more
-// than a core's prefetchers follow, and stalled on its loads (56 % of its samples on an AMD EPYC
-// without AVX-512).
-inline constexpr std::size_t kScalarDotBlock = 256;
-
-template <class W>
-void dot_mod_scalar(W* r0, W* r1, const W* const* d, const W* const* k0, const W* const* k1,
-                    std::size_t terms, const u64* perm, std::size_t n, const Modulus& m) {
-  for (std::size_t b0 = 0; b0 < n; b0 += kScalarDotBlock) {
-    const std::size_t len = n - b0 < kScalarDotBlock ? n - b0 : kScalarDotBlock;
-    WideAcc<W> s0[kScalarDotBlock], s1[kScalarDotBlock];
-    for (std::size_t j = 0; j < terms; ++j) {
-      const W* dj = d[j];
-      const W* aj = k0[j] + b0;
-      const W* bj = k1[j] + b0;
-      if (perm != nullptr) {
-        const u64* from = perm + b0;
-        for (std::size_t i = 0; i < len; ++i) {
-          const W x = dj[from[i]];
-          s0[i].add(x, aj[i]);
-          s1[i].add(x, bj[i]);
-        }
-      } else {
-        const W* dx = dj + b0;
-        for (std::size_t i = 0; i < len; ++i) {
-          s0[i].add(dx[i], aj[i]);
-          s1[i].add(dx[i], bj[i]);
-        }
-      }
-    }
-    for (std::size_t i = 0; i < len; ++i) {
-      r0[b0 + i] = static_cast<W>(s0[i].reduce(m));
-      r1[b0 + i] = static_cast<W>(s1[i].reduce(m));
-    }
-  }
-}
-
 // The inner product on the CPU, limb by limb: the dot products of a limb in one pass of the IFMA
 // kernel (eltwise_simd.h) where its prime allows (32-bit words read zero-extended by the kernel
 // itself; widened per block of kDotWide32 coefficients for the AVX512F/DQ one), else of
@@ -635,7 +594,7 @@ void inner_product_cpu(const InnerProduct<W>& ip, std::size_t lo, std::size_t hi
     W* r1 = r0 + n;
     const u64* from = table ? table + c0 : nullptr;
     if (!detail::dot_mod_simd(r0 + c0, r1 + c0, d, k0, k1, dnum, from, c1 - c0, ip.mods[lp])) {
-      dot_mod_scalar<W>(r0 + c0, r1 + c0, d, k0, k1, dnum, from, c1 - c0, ip.mods[lp]);
+      detail::dot_mod_scalar<W>(r0 + c0, r1 + c0, d, k0, k1, dnum, from, c1 - c0, ip.mods[lp]);
     }
     for (std::size_t c = c0; c < c1; ++c) {
       ip.add_addend(lp, table ? table[c] : c, r0[c], r1[c]);

@@ -182,7 +182,7 @@ Buffer<W> ModDownNtt::correction(const Device& dev, const NttTables& tables, W* 
     }
     if (done) {
       // the CPU's vector path took it
-    } else if (dev.is_cpu() && cv.kf == 1) {
+    } else if (dev.is_cpu() && cv.kf == 1 && t_corrected_one_prime_cpu_on()) {
       t_corrected_one_prime_cpu<W>(cv, mat, stride, in, out, dk, t_, d_inv_mod_t_);
     } else if (cv.kf < 4) {
       convert_t_corrected<W, 4>(dev, cv, mat, stride, in, out, dk, t_, d_inv_mod_t_);
@@ -286,6 +286,16 @@ std::atomic<bool>& narrow_setting() {
 }  // namespace
 
 bool fused_mod_down_narrow() { return narrow_setting().load(); }
+
+namespace {
+std::atomic<bool>& one_prime_setting() {
+  static std::atomic<bool> on{true};
+  return on;
+}
+}  // namespace
+
+bool t_corrected_one_prime_cpu_on() { return one_prime_setting().load(); }
+void set_t_corrected_one_prime_cpu(bool on) { one_prime_setting().store(on); }
 void set_fused_mod_down_narrow(bool on) { narrow_setting().store(on); }
 
 void set_fused_mod_down_max_drop(std::size_t drops) {

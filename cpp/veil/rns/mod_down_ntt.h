@@ -48,6 +48,13 @@ void set_fused_mod_down_max_drop(std::size_t drops);
 bool fused_mod_down_narrow();
 void set_fused_mod_down_narrow(bool on);
 
+/// Whether the CPU computes BGV's t-corrected correction from one dropped prime in its own pass
+/// (ModDownNtt::correction: y and v once per coefficient, then limb by limb), rather than the
+/// register-blocked conversion built for the GPU. Default on; set_t_corrected_one_prime_cpu(false)
+/// turns it off (A/B and tests: the words are the same either way).
+bool t_corrected_one_prime_cpu_on();
+void set_t_corrected_one_prime_cpu(bool on);
+
 class ModDownNtt {
  public:
   ModDownNtt() = default;
