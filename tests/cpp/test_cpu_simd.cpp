@@ -242,7 +242,8 @@ TEST(CpuSimd, DotMod32MatchesTheWideSums) {
         for (std::size_t j = 0; j < terms; ++j) {
           d.push_back(dv[j].data()), k0.push_back(k0v[j].data()), k1.push_back(k1v[j].data());
         }
-        for (const u64* pp : {static_cast<const u64*>(nullptr), static_cast<const u64*>(perm.data())}) {
+        const u64* perm_data = perm.data();
+      for (const u64* pp : {static_cast<const u64*>(nullptr), perm_data}) {
           std::vector<u32> r0(n), r1(n);
           ASSERT_TRUE(veil::detail::dot_mod_simd(r0.data(), r1.data(), d.data(), k0.data(),
                                                  k1.data(), terms, pp, n, Modulus(q)))
@@ -432,7 +433,8 @@ void expect_scalar_dot_mod(std::initializer_list<int> bit_sizes) {
       for (std::size_t j = 0; j < terms; ++j) {
         d.push_back(dv[j].data()), k0.push_back(k0v[j].data()), k1.push_back(k1v[j].data());
       }
-      for (const u64* pp : {static_cast<const u64*>(nullptr), static_cast<const u64*>(perm.data())}) {
+      const u64* perm_data = perm.data();
+      for (const u64* pp : {static_cast<const u64*>(nullptr), perm_data}) {
         std::vector<W> r0(n, 7), r1(n, 7);
         veil::detail::dot_mod_scalar<W>(r0.data(), r1.data(), d.data(), k0.data(), k1.data(),
                                         terms, pp, n, Modulus(q));

@@ -152,7 +152,9 @@ VEIL_T2F void forward(u64* a, const u64* tw, const u64* tws, std::size_t n, u64 
       span_narrow<true, 1>(a, tw, tws, n, q, two_q);
     }
   }
-  for (std::size_t j = 0; j < n; j += 4) store(a + j, sub_if_ge(sub_if_ge(load(a + j), two_q), q));
+  for (std::size_t j = 0; j < n; j += 4) {
+    store(a + j, sub_if_ge(sub_if_ge(load(a + j), two_q), q));
+  }
 }
 
 VEIL_T2F void inverse(u64* a, const u64* itw, const u64* itws, std::size_t n, u64 qv, u64 inv_n,
@@ -170,7 +172,9 @@ VEIL_T2F void inverse(u64* a, const u64* itw, const u64* itws, std::size_t n, u6
     t <<= 1;
   }
   const V w = splat(inv_n), ws = splat(inv_n_shoup);
-  for (std::size_t j = 0; j < n; j += 4) store(a + j, sub_if_ge(shoup_lazy(load(a + j), w, ws, q), q));
+  for (std::size_t j = 0; j < n; j += 4) {
+    store(a + j, sub_if_ge(shoup_lazy(load(a + j), w, ws, q), q));
+  }
 }
 
 }  // namespace

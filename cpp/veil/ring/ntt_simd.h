@@ -17,8 +17,9 @@ enum class CpuSimd { kScalar = 0, kAvx2 = 1, kAvx512 = 2, kAvx512Ifma = 3 };
 
 /// What this processor offers (read once): VEIL_CPU_SIMD=0 ("off", "scalar") in the environment
 /// forces the scalar kernels, VEIL_CPU_SIMD=avx2 leaves AVX-512 out and VEIL_CPU_SIMD=avx512
-/// leaves IFMA out (for A/B measurements; any other value: what the processor offers). It removes vector instructions only: the scalar
-/// fast paths (one-prime ModUp and conversions) run at every level.
+/// leaves IFMA out (for A/B measurements; any other value: what the processor offers). It
+/// removes vector instructions only: the scalar fast paths (one-prime ModUp and conversions) run
+/// at every level.
 CpuSimd cpu_simd_detected();
 /// What the kernels use now: cpu_simd_detected(), or less after set_cpu_simd.
 CpuSimd cpu_simd();
