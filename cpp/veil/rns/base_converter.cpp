@@ -157,7 +157,6 @@ void convert_one_prime_cpu(const ConvView& cv, const W* mat, std::size_t stride,
                            const RnsPolyView<const W>& in, const RnsPolyView<W>& out) {
   const std::size_t n = out.n();
   const Modulus& from = cv.from[0];
-  const W q = static_cast<W>(from.value);
   std::vector<W> y(n);
   std::vector<u64> v(cv.frac ? n : 0);
   const bool scaled = cv.scale != nullptr && cv.scale[0] != 1;
@@ -165,19 +164,9 @@ void convert_one_prime_cpu(const ConvView& cv, const W* mat, std::size_t stride,
     const W* x = in.limb(p, 0);
     cpu_row_chunks(1, n, [&](std::size_t, std::size_t i0, std::size_t i1) {
       for (std::size_t i = i0; i < i1; ++i) {
-        W yi = x[i];
-        if (cv.offset) yi = add_mod(yi, static_cast<W>(cv.offset[0]), q);
-        if (scaled) {
-          yi = mul_shoup(yi, static_cast<W>(cv.scale[0]), shoup_for<W>(cv.scale_shoup[0]), q);
-        }
-        y[i] = yi;
-        if (cv.frac) {
-          FixedAcc acc;
-          acc.add(yi, cv.frac[0], cv.frac[1]);
-          u64 v_hi, v_lo;  // v <= 1: y / q is below 1
-          acc.round(v_hi, v_lo);
-          v[i] = v_lo;
-        }
+        u64 vi;
+        one_prime_input<W>(cv, x[i], scaled, y[i], vi);
+        if (cv.frac) v[i] = vi;
       }
     });
     cpu_row_chunks(cv.kt, n, [&](std::size_t j, std::size_t i0, std::size_t i1) {

@@ -94,6 +94,24 @@ struct ConvView {
   const u64* frac = nullptr;  // [kf][2] or null
 };
 
+/// The input of a conversion from one prime (kf = 1) on the CPU: y = (x + offset) * scale mod q
+/// and, with fractions, v = round(y / q), which is 0 or 1 (block_inputs' words for one input
+/// limb). `scaled`: cv.scale[0] != 1.
+template <class W>
+inline void one_prime_input(const ConvView& cv, W x, bool scaled, W& y, u64& v) {
+  const W q = static_cast<W>(cv.from[0].value);
+  if (cv.offset) x = add_mod(x, static_cast<W>(cv.offset[0]), q);
+  if (scaled) x = mul_shoup(x, static_cast<W>(cv.scale[0]), shoup_for<W>(cv.scale_shoup[0]), q);
+  y = x;
+  v = 0;
+  if (cv.frac) {
+    FixedAcc acc;
+    acc.add(x, cv.frac[0], cv.frac[1]);
+    u64 v_hi;  // y / q is below 1
+    acc.round(v_hi, v);
+  }
+}
+
 inline ConvView make_view(const Device& dev, const detail::FastConvTables& t, const RnsBase& from,
                           const RnsBase& to, const u64* frac = nullptr) {
   ConvView v;

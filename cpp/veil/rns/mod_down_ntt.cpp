@@ -107,9 +107,7 @@ void t_corrected_one_prime_cpu(const rns_detail::ConvView& cv, const W* mat, std
                                const RnsPolyView<const W>& in, const RnsPolyView<W>& out,
                                const u64* dk, u64 t, u64 dit) {
   const std::size_t n = out.n(), kk = cv.kt - 1;
-  const Modulus& from = cv.from[0];
   const Modulus tmod = cv.to[kk];
-  const W q = static_cast<W>(from.value);
   const bool scaled = cv.scale != nullptr && cv.scale[0] != 1;
   std::vector<W> y(n);
   std::vector<std::uint8_t> v(n, 0);
@@ -119,20 +117,10 @@ void t_corrected_one_prime_cpu(const rns_detail::ConvView& cv, const W* mat, std
     cpu_row_chunks(1, n, [&](std::size_t, std::size_t i0, std::size_t i1) {
       const u64 wt = mat[kk * stride], ct = cv.frac ? mat[kk * stride + 1] : 0;
       for (std::size_t i = i0; i < i1; ++i) {
-        W yi = x[i];
-        if (cv.offset) yi = add_mod(yi, static_cast<W>(cv.offset[0]), q);
-        if (scaled) {
-          yi = mul_shoup(yi, static_cast<W>(cv.scale[0]), shoup_for<W>(cv.scale_shoup[0]), q);
-        }
-        y[i] = yi;
-        if (cv.frac) {
-          rns_detail::FixedAcc acc;
-          acc.add(yi, cv.frac[0], cv.frac[1]);
-          u64 v_hi, v_lo;  // v <= 1: y / q is below 1
-          acc.round(v_hi, v_lo);
-          v[i] = static_cast<std::uint8_t>(v_lo);
-        }
-        u64 rt = mul_mod(u64(yi), wt, tmod);
+        u64 vi;
+        rns_detail::one_prime_input<W>(cv, x[i], scaled, y[i], vi);
+        v[i] = static_cast<std::uint8_t>(vi);
+        u64 rt = mul_mod(u64(y[i]), wt, tmod);
         if (v[i]) rt = add_mod(rt, ct, t);
         k[i] = mul_mod(neg_mod(rt, t), dit, tmod);
       }
