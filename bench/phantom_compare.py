@@ -11,6 +11,10 @@ Phantom times ``add_inplace`` and ``multiply_plain`` in place on a copy made out
 so Veil's ``add_inplace`` and ``multiply_plain_inplace`` are the like-for-like rows; Veil's out of
 place ``add`` and ``multiply_plain`` are shown against the same Phantom numbers.
 
+Two tables: ``peer_us`` (Veil timed with Phantom's own loop, small_ops.py's ``peer``: the
+like-for-like one) and ``event_us`` (Veil's call on an idle GPU with its result released inside
+the events, ``veil bench``'s measure).
+
 Usage: python bench/phantom_compare.py --veil small_ops.json PHANTOM_LOG [PHANTOM_LOG ...]
        [--markdown PATH]
 """
@@ -70,13 +74,15 @@ def n_of_row(row: str) -> int:
     return int(m.group(1)) if m else 0
 
 
-def compare(veil: list[dict[str, Any]], phantom: dict[Key, dict[str, float]]
-            ) -> dict[tuple[str, str], list[tuple[str, float, float]]]:
-    """{(scheme, Veil op): [(row, Veil µs, Phantom µs)]} over the rows both measured."""
+def compare(veil: list[dict[str, Any]], phantom: dict[Key, dict[str, float]],
+            field: str = "event_us") -> dict[tuple[str, str], list[tuple[str, float, float]]]:
+    """{(scheme, Veil op): [(row, Veil µs, Phantom µs)]} over the rows both measured, Veil's time
+    read from `field` of each record (records without it are left out)."""
     out: dict[tuple[str, str], list[tuple[str, float, float]]] = {}
     by_row: dict[tuple[str, str], dict[str, float]] = {}
     for rec in veil:
-        by_row.setdefault((rec["scheme"], rec["row"]), {})[rec["op"]] = rec["event_us"]
+        if field in rec:
+            by_row.setdefault((rec["scheme"], rec["row"]), {})[rec["op"]] = rec[field]
     for (scheme, row), ops in by_row.items():
         bits, n_row = bits_of(row), n_of_row(row)
         match = [v for (s, n, b), v in phantom.items()
@@ -113,7 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     for path in a.phantom:
         with open(path, errors="replace") as f:
             text += f.read() + "\n"
-    md = markdown(compare(veil, parse_phantom(text)))
+    theirs = parse_phantom(text)
+    md = ("Veil timed with Phantom's loop (`peer_us`):\n\n" + markdown(compare(veil, theirs, "peer_us"))
+          + "\n\nVeil's call on an idle GPU (`event_us`, `veil bench`'s measure):\n\n"
+          + markdown(compare(veil, theirs, "event_us")))
     print(md)
     if a.markdown:
         with open(a.markdown, "w") as f:

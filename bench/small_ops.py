@@ -4,7 +4,13 @@ For Phantom's parameter rows (``veil bench --rows phantom``), each small operati
 decrypt, add, multiply_plain, and their in-place / unchecked forms) is timed three ways:
 
 - ``event``: the median of CUDA events around one call, as ``veil bench`` times it (host work
-  between the events counts when the GPU waits for it);
+  between the events counts when the GPU waits for it; the result is released inside the events,
+  so a decrypted plaintext's zeroization counts);
+- ``peer``: Phantom's own loop (``CUDATimer`` in its ``*_bench.cu``), the like-for-like measure
+  beside it: an in-place operation runs on a fresh copy of its operand made just before the start
+  event (Phantom's ``PhantomCiphertext tmp_ct(encrypted1)``: the copy is queued on the stream, so
+  the call's host work overlaps it), and a result is released after the stop event and the
+  stream drained before the next start (Phantom writes into one reused output);
 - ``host``: the host's time per call in a loop of back-to-back calls (the call's CPU cost);
 - ``stream``: the GPU span of the same loop divided by the calls (the larger of the two costs);
 - ``kernels``: the summed kernel time per call from PyTorch's profiler (CUPTI), when PyTorch
@@ -16,6 +22,7 @@ Usage: python bench/small_ops.py [--scheme bfv|bgv|ckks ...] [--max-n N] [--json
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import statistics
 import time
@@ -36,6 +43,24 @@ def event_us(timer: Any, fn: Any, runs: int = 100, warmup: int = 10) -> float:
         timer.start()
         fn()
         samples.append(timer.stop())
+    return 1000.0 * statistics.median(samples)
+
+
+def peer_us(timer: Any, fn: Any, setup: Any = None, runs: int = 100, warmup: int = 10) -> float:
+    """Median µs of CUDA events around fn(setup()) (or fn()) as Phantom's benchmark loop times
+    its operations: setup() (a fresh copy of an in-place operand) is queued before the start
+    event, and the result is released after the stop event, the stream drained before the next
+    trial."""
+    samples = []
+    for i in range(warmup + runs):
+        arg = setup() if setup is not None else None
+        timer.start()
+        out = fn(arg) if setup is not None else fn()
+        t = timer.stop()
+        del out, arg
+        _core.synchronize("cuda")
+        if i >= warmup:
+            samples.append(t)
     return 1000.0 * statistics.median(samples)
 
 
@@ -130,9 +155,17 @@ def probe(scheme: str, max_n: int, api: bool = False,
         }
         if scheme != "ckks":
             ops["decrypt_unchecked"] = lambda: lib.decryptor.decrypt(cx, False)
+        # Phantom's loop: in-place operations on a fresh copy of cx made before the start event.
+        fresh = (lambda: copy.copy(cx))
+        peer = {
+            "add_inplace": (lambda c: lib.ev.add_inplace(c, cy), fresh),
+            "multiply_plain_inplace": (lambda c: lib.ev.multiply_plain_inplace(c, px), fresh),
+        }
         for name, fn in ops.items():
             rec: dict[str, Any] = {"scheme": scheme, "row": row.name, "op": name,
                                    "event_us": round(event_us(timer, fn), 2)}
+            pfn, setup = peer.get(name, (fn, None))
+            rec["peer_us"] = round(peer_us(timer, pfn, setup), 2)
             host, span = loop_us(timer, fn)
             rec["host_us"], rec["stream_us"] = round(host, 2), round(span, 2)
             k = kernel_us(fn) if kernels else None
