@@ -238,7 +238,9 @@ TEST(BaseConv, ExactConvertIsCenteredX) {
 // 61-bit primes into one ~40-bit prime, times a factor, on the CPU and (when present) the GPU,
 // whose four lanes per coefficient fold their 128-bit dot products (more than 16 terms each
 // after 64 limbs). The noise test (|x/Q| >= 1/4) is off, on for values below Q/8 (never fires),
-// and on for uniform values (fires).
+// on for uniform values (fires), and on for values below Q/8 but one coefficient at +-0.26 Q
+// (fires) or +-0.24 Q (does not). Each test runs with its factors' host words given (the GPU
+// then takes the test's terms from the conversion's inputs, NoiseTest::factor_is) and without.
 TEST(BaseConv, ExactConvertCheckedIsCenteredXTimesTheFactor) {
   constexpr std::size_t n = 64, k = 70;
   const auto qf = primes(61, n, k);
@@ -253,19 +255,35 @@ TEST(BaseConv, ExactConvertCheckedIsCenteredXTimesTheFactor) {
     if (c % 2) x = crt.Q - x;  // negative values too
     put_residues(x, qf, small.data(), n, c);
   }
+  // one coefficient (27) moved to about +-0.26 Q or +-0.24 Q
+  auto with_one = [&](double frac, bool negative) {
+    std::vector<u64> v = small;
+    cpp_int x = crt.Q * static_cast<unsigned>(frac * 1000) / 1000;
+    if (negative) x = crt.Q - x;
+    put_residues(x, qf, v.data(), n, 27);
+    return v;
+  };
+  const std::vector<u64> over = with_one(0.26, false), over_neg = with_one(0.26, true);
+  const std::vector<u64> under = with_one(0.24, false), under_neg = with_one(0.24, true);
+  const std::vector<std::pair<const std::vector<u64>*, bool>> inputs{
+      {&uniform, true}, {&small, false}, {&over, true}, {&over_neg, true},
+      {&under, false}, {&under_neg, false}};
   std::vector<Device> devs{kCpu};
   if (veil::cuda_device_count() > 0) devs.emplace_back(Device::Kind::cuda, 0);
-  for (const Device& dev : devs) {
-    SCOPED_TRACE(dev.str());
+  for (const Device& dev : devs) for (bool host_words : {false, true}) {
+    SCOPED_TRACE(dev.str() + (host_words ? ", the factors' host words given" : ""));
     const RnsBase from = make_base(qf);
     BaseConverter conv(from, make_base(pt));
     const veil::Buffer<u64> noise_factor = veil::Buffer<u64>::from_host(dev, crt.qhat_inv);
     veil::NoiseTest test;
     test.mods = from.moduli(dev);
     test.factor = noise_factor.data();
+    test.factor_host = host_words ? crt.qhat_inv.data() : nullptr;
     test.limbs = k;
     test.threshold = 0.25;
-    for (const std::vector<u64>* in : {&uniform, static_cast<const std::vector<u64>*>(&small)}) {
+    EXPECT_EQ(test.factor_is(conv.tables().scale.host()), host_words);
+    for (std::size_t which = 0; which < inputs.size(); ++which) {
+      const auto& [in, fires] = inputs[which];
       const veil::Buffer<u64> d_in = veil::Buffer<u64>::from_host(dev, *in);
       std::vector<u64> want(n);
       for (std::size_t c = 0; c < n; ++c) {
@@ -280,7 +298,7 @@ TEST(BaseConv, ExactConvertCheckedIsCenteredXTimesTheFactor) {
                                             on ? test : veil::NoiseTest())
                 .wait();
         EXPECT_TRUE(same(out.to_host(), want)) << (on ? "test on" : "test off");
-        EXPECT_EQ(hit, on && in == &uniform) << (on ? "test on" : "test off");
+        EXPECT_EQ(hit, on && fires) << (on ? "test on" : "test off") << ", input " << which;
       }
     }
     veil::Buffer<u64> out(dev, n);

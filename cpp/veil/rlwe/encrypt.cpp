@@ -126,6 +126,7 @@ NoiseTest noise_test(const Context& ctx, const Device& dev, std::size_t level) {
   NoiseTest test;
   test.mods = q.moduli(dev);
   test.factor = lt.noise_factor.data(dev);
+  test.factor_host = lt.noise_factor.host().data();
   test.limbs = q.size();
   test.threshold = lt.noise_threshold;
   return test;

@@ -347,7 +347,8 @@ PendingAny BaseConverter::exact_convert_checked(const Device& dev, const W* in, 
       if (factor != 1) out[c] = mul_mod(out[c], factor, to[0]);
     };
     return convert_to_one_lanes(dev, cv, in, n, test, finish,
-                                "BaseConverter::exact_convert_checked");
+                                "BaseConverter::exact_convert_checked",
+                                test.on() && test.factor_is(conv_.scale.host()));
   }
   // The CPU (and several target primes): the test queued first, then exact_convert (the CPU's
   // vector kernels; a fused scalar pass measured slower there) and the factor.

@@ -204,15 +204,20 @@ VEIL_HD T lanes_sum(T v) {
 /// conversion of a coefficient walks all kf limbs in sequence; at N = 2^16 that is one thread
 /// per coefficient, a quarter of an H100's thread slots, and the kernel waits on its loads
 /// (bench/NOTES.md). The sums are exact, so the split changes no word. Host: kLanes must be 1.
+///
+/// With `test_sum` (non-null), also adds NoiseTest::term(y_l, q_l) for the lane's limbs in
+/// order into *test_sum: NoiseTest::partial(.., lane) when the test's factors are the view's
+/// scales (NoiseTest::factor_is), without reading x again or a second product.
 template <u32 kLanes, class W>
 VEIL_HD void convert_coeff_to_one(const ConvView& c, const W* in, std::size_t n, u32 lane, u64& r,
-                                  u64& v_hi, u64& v_lo) {
+                                  u64& v_hi, u64& v_lo, double* test_sum = nullptr) {
   const Modulus& p = c.to[0];
   FixedAcc acc;
   WideAcc<u64> dot;
   u32 terms = 0;
   for (std::size_t l = lane; l < c.kf; l += kLanes) {
     const W y = conv_input(c, in, n, l);
+    if (test_sum) *test_sum += NoiseTest::term(static_cast<u64>(y), c.from[l].value);
     if (c.frac) acc.add(y, c.frac[2 * l], c.frac[2 * l + 1]);
     if (++terms == 16) {  // products below 2^124: fold before the 128-bit sum can overflow
       const u64 folded = dot.reduce(p);
@@ -243,20 +248,27 @@ VEIL_HD void convert_coeff_to_one(const ConvView& c, const W* in, std::size_t n,
 /// pass: NoiseTest::kLanes threads per coefficient (convert_coeff_to_one), and lane 0 calls
 /// finish(c, r, v_hi, v_lo) to write coefficient c. Queued like for_each_any; false when the test
 /// is off. Throws (naming `who`) unless n fills whole warps of lanes (n % 8 == 0).
+/// `test_on_inputs`: the test's factors are the view's scales (NoiseTest::factor_is, checked by
+/// the caller on the host), so the test's terms come from the conversion's inputs y (the same
+/// doubles in the same order: the same answer, one product and one load fewer per word).
 template <class W, class Finish>
 PendingAny convert_to_one_lanes(const Device& dev, const ConvView& cv, const W* in, std::size_t n,
-                                const NoiseTest& test, Finish finish, const char* who) {
+                                const NoiseTest& test, Finish finish, const char* who,
+                                bool test_on_inputs = false) {
   constexpr u32 kLanes = NoiseTest::kLanes;
   if (n % (32 / kLanes) != 0) {
     throw InvalidArgument(std::string(who) + ": n must fill whole warps of lanes (a multiple of " +
                           std::to_string(32 / kLanes) + "), got " + std::to_string(n));
   }
+  const bool from_y = test.on() && test_on_inputs && cv.offset == nullptr && cv.scale != nullptr;
   auto lanes = VEIL_LAMBDA(std::size_t i) {
     const std::size_t c = i / kLanes;
     const u32 lane = static_cast<u32>(i % kLanes);
     u64 r, v_hi, v_lo;
-    convert_coeff_to_one<kLanes>(cv, in + c, n, lane, r, v_hi, v_lo);
-    const double s = test.on() ? lanes_sum<kLanes>(test.partial(in, n, c, lane)) : 0.0;
+    double part = 0.0;
+    convert_coeff_to_one<kLanes>(cv, in + c, n, lane, r, v_hi, v_lo, from_y ? &part : nullptr);
+    if (test.on() && !from_y) part = test.partial(in, n, c, lane);
+    const double s = test.on() ? lanes_sum<kLanes>(part) : 0.0;
     if (lane != 0) return false;
     finish(c, r, v_hi, v_lo);
     return test.on() && test.exceeds_sum(s);

@@ -353,6 +353,7 @@ Buffer<W> ModDownNtt::correction_first_pass(const Device& dev, const NttTables& 
     return r;
   }
 #endif
+  (void)tables, (void)drop_ntt, (void)num_polys;  // read by the CUDA path only
   throw InvalidArgument("ModDownNtt::correction_first_pass: needs a CUDA build and 32-bit words");
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <cmath>
 #include <cstddef>
+#include <vector>
 
 #include "veil/core/hd.h"
 #include "veil/core/modarith.h"
@@ -16,6 +17,7 @@ namespace veil {
 struct NoiseTest {
   const Modulus* mods = nullptr;  // [limbs] on the device of the data
   const u64* factor = nullptr;    // [limbs]
+  const u64* factor_host = nullptr;  // [limbs] on the host (the same words), or null
   std::size_t limbs = 0;
   double threshold = 0;
 
@@ -26,16 +28,29 @@ struct NoiseTest {
   /// double-precision answer is the same on every device.
   static constexpr unsigned kLanes = 4;
 
+  /// One limb's term: y / q with y = [x_i * factor_i]_{q_i} (a conversion that already has y
+  /// adds the same term, so its sum is the same double; convert_coeff_to_one).
+  VEIL_HD static double term(u64 y, u64 q) {
+    return static_cast<double>(y) / static_cast<double>(q);
+  }
   /// Partial sum of lane g: sum over limbs i = g mod kLanes of [x_i * factor_i]_{q_i} / q_i.
   template <class W>
   VEIL_HD double partial(const W* x, std::size_t n, std::size_t j, unsigned g) const {
     double s = 0;
     for (std::size_t i = g; i < limbs; i += kLanes) {
       const Modulus m = mods[i];
-      s += static_cast<double>(mul_mod(u64(x[i * n + j]), factor[i], m)) /
-           static_cast<double>(m.value);
+      s += term(mul_mod(u64(x[i * n + j]), factor[i], m), m.value);
     }
     return s;
+  }
+  /// Whether factor[i] is `scale`[i] for every limb (host words): then a conversion whose inputs
+  /// are y_i = [x_i * scale_i]_{q_i} has the test's terms already.
+  bool factor_is(const std::vector<u64>& scale) const {
+    if (factor_host == nullptr || scale.size() != limbs) return false;
+    for (std::size_t i = 0; i < limbs; ++i) {
+      if (factor_host[i] != scale[i]) return false;
+    }
+    return true;
   }
   /// Whether the fraction sum s (mod 1) is at least the threshold away from an integer.
   VEIL_HD bool exceeds_sum(double s) const {
