@@ -41,15 +41,18 @@ EncryptionParameters params_with(SchemeType s, std::size_t n, const std::vector<
 
 // ---- poly::horner (decryption's one-pass phase) against __int128 evaluation ----------------------
 
+// Every device: the GPU's grouped kernel (aligned rows, n a multiple of the 16-byte group) and its
+// word-by-word one (the polynomials one word off 16-byte alignment), and the CPU's IFMA / scalar
+// paths; residues q - 1 in the first coefficients.
 template <class W>
-void check_horner(int bits) {
+void check_horner(int bits, bool misaligned) {
   const std::size_t n = 64, limbs = 3;
   std::vector<Modulus> mods;
   for (u64 q : generate_ntt_primes(bits, n, limbs)) mods.emplace_back(q);
   const RnsBase base(mods);
   std::mt19937_64 rng(7);
   for (std::size_t npolys = 1; npolys <= 4; ++npolys) {
-    std::vector<W> polys(npolys * limbs * n), x(limbs * n), out(limbs * n);
+    std::vector<W> polys(npolys * limbs * n), x(limbs * n);
     for (std::size_t l = 0; l < limbs; ++l) {
       for (std::size_t c = 0; c < n; ++c) {
         const u64 q = mods[l].value;
@@ -58,26 +61,37 @@ void check_horner(int bits) {
           polys[(k * limbs + l) * n + c] = static_cast<W>(c == 1 ? q - 1 : rng() % q);
       }
     }
-    poly::horner(Device::cpu(), base, n, npolys, polys.data(), x.data(), out.data());
-    for (std::size_t l = 0; l < limbs; ++l) {
-      const unsigned __int128 q = mods[l].value;
-      for (std::size_t c = 0; c < n; ++c) {
-        unsigned __int128 want = 0, power = 1;  // sum_k p_k x^k, powers taken directly
-        for (std::size_t k = 0; k < npolys; ++k) {
-          want = (want + polys[(k * limbs + l) * n + c] % q * power) % q;
-          power = power * x[l * n + c] % q;
+    for (const Device& dev : devices()) {
+      SCOPED_TRACE(dev.str() + ", " + std::to_string(bits) + "-bit primes, " +
+                   std::to_string(npolys) + " polys" + (misaligned ? ", misaligned" : ""));
+      std::vector<W> off(misaligned ? 1 : 0, W(0));
+      off.insert(off.end(), polys.begin(), polys.end());
+      auto dp = Buffer<W>::from_host(dev, off), dx = Buffer<W>::from_host(dev, x);
+      Buffer<W> dout(dev, limbs * n);
+      poly::horner(dev, base, n, npolys, dp.data() + (misaligned ? 1 : 0), dx.data(), dout.data());
+      const std::vector<W> out = dout.to_host();
+      for (std::size_t l = 0; l < limbs; ++l) {
+        const unsigned __int128 q = mods[l].value;
+        for (std::size_t c = 0; c < n; ++c) {
+          unsigned __int128 want = 0, power = 1;  // sum_k p_k x^k, powers taken directly
+          for (std::size_t k = 0; k < npolys; ++k) {
+            want = (want + polys[(k * limbs + l) * n + c] % q * power) % q;
+            power = power * x[l * n + c] % q;
+          }
+          ASSERT_EQ(static_cast<u64>(out[l * n + c]), static_cast<u64>(want))
+              << "limb " << l << ", coeff " << c;
         }
-        ASSERT_EQ(static_cast<u64>(out[l * n + c]), static_cast<u64>(want))
-            << bits << "-bit primes, " << npolys << " polys, limb " << l << ", coeff " << c;
       }
     }
   }
 }
 
 TEST(PolyHorner, MatchesDirectEvaluationForBothWordSizes) {
-  check_horner<u32>(30);
-  check_horner<u32>(31);
-  check_horner<u64>(60);
+  for (bool misaligned : {false, true}) {
+    check_horner<u32>(30, misaligned);
+    check_horner<u32>(31, misaligned);
+    check_horner<u64>(60, misaligned);
+  }
 }
 
 // ---- poly::tensor (the ciphertext product) against __int128 products ----------------------------
