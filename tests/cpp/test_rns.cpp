@@ -301,6 +301,26 @@ TEST(BaseConv, ExactConvertCheckedIsCenteredXTimesTheFactor) {
         EXPECT_EQ(hit, on && fires) << (on ? "test on" : "test off") << ", input " << which;
       }
     }
+    // The last bit: coefficient 27 of `over` (every other below Q/8) has the centered fraction s,
+    // summed on the host as NoiseTest::exceeds sums it. At threshold |s| the test must fire, at
+    // the next double above it must not, on every device and path: the same doubles.
+    veil::NoiseTest host_test = test;
+    const RnsBase host_from = make_base(qf);
+    host_test.mods = host_from.moduli(kCpu);
+    host_test.factor = crt.qhat_inv.data();
+    double edge = (host_test.partial(over.data(), n, 27, 0) + host_test.partial(over.data(), n, 27, 1)) +
+                  (host_test.partial(over.data(), n, 27, 2) + host_test.partial(over.data(), n, 27, 3));
+    edge = std::fabs(edge - std::floor(edge + 0.5));
+    ASSERT_GT(edge, 0.25);
+    const veil::Buffer<u64> d_over = veil::Buffer<u64>::from_host(dev, over);
+    for (double threshold : {edge, std::nextafter(edge, 1.0)}) {
+      veil::NoiseTest at = test;
+      at.threshold = threshold;
+      veil::Buffer<u64> out(dev, n);
+      const bool hit = conv.exact_convert_checked<u64>(dev, d_over.data(), out.data(), n, factor, at)
+                           .wait();
+      EXPECT_EQ(hit, threshold == edge) << "threshold " << threshold << " (|s| = " << edge << ")";
+    }
     veil::Buffer<u64> out(dev, n);
     EXPECT_THROW(conv.exact_convert_checked<u64>(dev, uniform.data(), out.data(), n, pt[0],
                                                  veil::NoiseTest()),
