@@ -452,10 +452,12 @@ struct RestoreSettings {
   bool batched = key_switch_batched_loads();
   int modup = mod_up_kernel();
   bool full_rows = veil::conversion_full_rows();
+  bool mont = veil::conversion_montgomery();
   ~RestoreSettings() {
     set_key_switch_batched_loads(batched);
     set_mod_up_kernel(modup);
     veil::set_conversion_full_rows(full_rows);
+    veil::set_conversion_montgomery(mont);
     detail::set_cpu_simd(-1);
   }
 };
@@ -617,7 +619,9 @@ TEST(KeySwitchSettings, CompactKeysKeepTheWords) {
 
 // ModUp's conversion kernels on the GPU (set_mod_up_kernel: generic, tables in shared memory,
 // the same with half the coefficients per thread), each with and without the branch-free rows
-// (set_conversion_full_rows), give the CPU's digits, at the top level and one below (another
+// (set_conversion_full_rows) and the lazy Montgomery rows (set_conversion_montgomery: every
+// 32-bit context here has products below 2^61, so its Montgomery table exists), give the CPU's
+// digits, at the top level and one below (another
 // digit count and a shorter last digit): digits of 2, 8, 10, 12, 16 and 20 primes, both word
 // sizes (table rows of 4, 8, 12, 12, 16 and 20 words: the GPU's kMax 8, 8, 12, 12, 16 and 32, so
 // full rows at 8, 12 and 16 and padded rows at 4, 10 and 20; 12 is the bootstrap's). (N >= 1024,
@@ -640,20 +644,24 @@ TEST(KeySwitchSettings, ModUpKernelsKeepTheWords) {
     const std::size_t n = ctx->n();
     for (std::size_t level : {ctx->max_level(), ctx->max_level() - 1}) {
       const RnsBase& q = ctx->base_q(level);
+      // 30-bit inputs and outputs of at most 31 bits: the lazy rows apply with 32-bit words
+      EXPECT_EQ(ctx->key_switch(level).modup_mont32.size() > 0, bits == 32);
       const std::vector<u64> c = random_words(q, n, 1, 50 + level);
       const WordBuffer on_cpu = upload(*ctx, Device::cpu(), c);
       const std::vector<u64> want =
           key_switch_mod_up(*ctx, Device::cpu(), level, on_cpu.data(), false).complement.to_host();
       const WordBuffer on_gpu = upload(*ctx, veil::test::gpu(), c);
       for (int kernel : {0, 1, 2}) {
-        for (bool full : {false, true}) {  // the branch-free rows (set_conversion_full_rows)
+        for (int rows = 0; rows < 4; ++rows) {
+          const bool full = rows % 2 == 1, mont = rows / 2 == 1;
           set_mod_up_kernel(kernel);
-          veil::set_conversion_full_rows(full);
+          veil::set_conversion_full_rows(full);  // the branch-free rows
+          veil::set_conversion_montgomery(mont);  // the lazy rows
           const KeySwitchDigits d =
               key_switch_mod_up(*ctx, veil::test::gpu(), level, on_gpu.data(), false);
           EXPECT_EQ(d.complement.to_host(), want)
               << bits << "-bit words, alpha " << ctx->alpha() << ", level " << level
-              << ", kernel " << kernel << ", full rows " << full;
+              << ", kernel " << kernel << ", full rows " << full << ", Montgomery rows " << mont;
         }
       }
     }

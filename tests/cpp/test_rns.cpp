@@ -20,6 +20,7 @@
 #include "veil/ring/ntt.h"
 #include "veil/ring/rns_base.h"
 #include "veil/rns/base_converter.h"
+#include "veil/rns/conv_kernels.h"
 #include "veil/rns/behz.h"
 #include "veil/rns/hps.h"
 #include "veil/rns/mod_down.h"
@@ -325,6 +326,73 @@ TEST(BaseConv, ExactConvertCheckedIsCenteredXTimesTheFactor) {
     EXPECT_THROW(conv.exact_convert_checked<u64>(dev, uniform.data(), out.data(), n, pt[0],
                                                  veil::NoiseTest()),
                  veil::InvalidArgument);  // the factor must be below the target prime
+  }
+}
+
+// The lazy Montgomery rows of the 32-bit conversions (conv_kernels.h: block_row_mont), against
+// __int128: the constants (Mont32), the fold and REDC at the ends of their ranges, and whole rows
+// of 1..8 groups with every input and table word at its largest value (the sums' worst case) and
+// at random, for 30-bit inputs into 31-bit outputs (ModUp at bootparam_40) and 31-bit inputs
+// into 30-bit outputs (ModDown). mont32_lazy_fits accepts exactly the products below 2^61.
+TEST(BaseConv, MontgomeryRowsMatchInt128) {
+  using veil::u128;
+  std::mt19937_64 rng(26);
+  const std::vector<u64> q30 = primes(30, 4096, 2), q31 = primes(31, 4096, 2);
+  EXPECT_TRUE(veil::mont32_lazy_fits(q30[0], q31[0]));
+  EXPECT_TRUE(veil::mont32_lazy_fits(q31[0], q30[0]));
+  EXPECT_TRUE(veil::mont32_lazy_fits(u64(1) << 30, (u64(1) << 31) - 1));  // (2^30 - 1)(2^31 - 2)
+  EXPECT_FALSE(veil::mont32_lazy_fits(q31[0], q31[1]));                    // about 2^62
+  EXPECT_FALSE(veil::mont32_lazy_fits(2, u64(1) << 31));                   // not a 32-bit word
+  for (u64 p : {u64(1038337), q30[0], q31[0], q31[1]}) {
+    const veil::Modulus m(p);
+    const veil::Mont32 c = veil::mont32_of(m);
+    ASSERT_EQ(u64(c.p), p);
+    ASSERT_EQ(u64(c.r32), (u64(1) << 32) % p);
+    ASSERT_EQ(static_cast<u32>(c.pinv * static_cast<u32>(p)), 0xFFFFFFFFu) << "-p^-1 mod 2^32";
+    const u64 inv32 = veil::inv_mod((u64(1) << 32) % p, p);  // 2^-32 mod p
+    for (u64 s : {u64(0), u64(1), ~u64(0), (u64(1) << 63), rng(), rng()}) {
+      const u64 f = veil::fold32(s, c.r32);
+      ASSERT_LT(u128(f), u128(p) << 32) << p << " fold of " << s;
+      ASSERT_EQ(f % p, s % p) << p << " fold of " << s;
+      const u32 r = veil::redc32(f, c);
+      ASSERT_EQ(u64(r), static_cast<u64>(u128(f % p) * inv32 % p)) << p << " REDC of " << f;
+    }
+    const u64 top = (p << 32) - 1;  // REDC's largest input
+    ASSERT_EQ(u64(veil::redc32(top, c)), static_cast<u64>(u128(top % p) * inv32 % p));
+  }
+  auto check = [&]<u32 kMax, bool kFull>(const std::vector<u64>& in_primes, u64 p, u32 groups,
+                                         bool extreme) {
+    const veil::Modulus m(p);
+    const veil::Mont32 c = veil::mont32_of(m);
+    const u64 two32 = (u64(1) << 32) % p;
+    constexpr u32 kC = 2;
+    u32 y[kC][kMax] = {};
+    std::vector<u32> row(kMax, 0);
+    u128 want[kC] = {0, 0};
+    for (u32 i = 0; i < 4 * groups; ++i) {
+      const u64 q = in_primes[i % in_primes.size()];
+      const u64 t = extreme ? p - 1 : rng() % p;
+      row[i] = static_cast<u32>(u128(t) * two32 % p);
+      for (u32 k = 0; k < kC; ++k) {
+        y[k][i] = static_cast<u32>(extreme ? q - 1 : rng() % q);
+        want[k] += u128(y[k][i]) * t;
+      }
+    }
+    u32 r[kC];
+    veil::rns_detail::block_row_mont<kMax, kC, kFull>(y, row.data(), groups, c, r);
+    for (u32 k = 0; k < kC; ++k) {
+      ASSERT_EQ(u64(r[k]), static_cast<u64>(want[k] % p))
+          << "kMax " << kMax << ", groups " << groups << ", p " << p << ", extreme " << extreme;
+    }
+  };
+  for (bool extreme : {true, false}) {
+    for (const auto& [in, out] : {std::pair(q30, q31[0]), std::pair(q31, q30[0])}) {
+      check.template operator()<12, true>(in, out, 3, extreme);
+      check.template operator()<16, true>(in, out, 4, extreme);
+      for (u32 g = 1; g <= 4; ++g) check.template operator()<16, false>(in, out, g, extreme);
+      check.template operator()<32, true>(in, out, 8, extreme);
+      check.template operator()<32, false>(in, out, 5, extreme);
+    }
   }
 }
 
@@ -808,27 +876,33 @@ class RnsCuda : public ::testing::Test {
   Device gpu_;
 };
 
-// Restores set_conversion_kernel and set_conversion_full_rows when a test leaves.
+// Restores set_conversion_kernel, set_conversion_full_rows and set_conversion_montgomery when a
+// test leaves.
 struct RestoreConversionKernel {
   int kernel = veil::conversion_kernel();
   bool full = veil::conversion_full_rows();
+  bool mont = veil::conversion_montgomery();
   ~RestoreConversionKernel() {
     veil::set_conversion_kernel(kernel);
     veil::set_conversion_full_rows(full);
+    veil::set_conversion_montgomery(mont);
   }
 };
 
-// Runs body() under every conversion setting: kernels 0..2, branch-free rows on and off (the
-// settings restored afterwards).
+// Runs body() under every conversion setting: kernels 0..2, branch-free rows on and off, lazy
+// Montgomery rows on and off (the settings restored afterwards).
 template <class Body>
 void for_each_conversion_setting(Body body) {
   const RestoreConversionKernel restore;
-  for (int setting = 0; setting < 6; ++setting) {
-    const int kernel = setting / 2;
+  for (int setting = 0; setting < 12; ++setting) {
+    const int kernel = setting / 4;
+    const bool full = setting % 2 == 1, mont = setting / 2 % 2 == 1;
     veil::set_conversion_kernel(kernel);
-    veil::set_conversion_full_rows(setting % 2 == 1);
+    veil::set_conversion_full_rows(full);
+    veil::set_conversion_montgomery(mont);
     SCOPED_TRACE("conversion kernel " + std::to_string(kernel) +
-                 (setting % 2 == 1 ? ", full rows" : ", no full rows"));
+                 (full ? ", full rows" : ", no full rows") +
+                 (mont ? ", Montgomery rows" : ", no Montgomery rows"));
     body();
   }
 }
@@ -866,6 +940,8 @@ TEST_F(RnsCuda, BaseConverter32MatchesCpu) {
     const auto qf = primes(30, n, 12);
     const auto pt = primes(31, n, 46, qf);
     BaseConverter conv(make_base(qf), make_base(pt));
+    // products of 30- and 31-bit residues, below 2^61: the lazy rows' table exists
+    ASSERT_GT(conv.tables().mat_mont32.size(), 0u);
     const auto in64 = random_residues(rng, qf, n, polys);
     const std::vector<u32> in(in64.begin(), in64.end());
     for (bool exact : {false, true}) {

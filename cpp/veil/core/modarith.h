@@ -283,6 +283,50 @@ struct WideAcc<u32> {
   }
 };
 
+/// Montgomery constants of an odd modulus p < 2^31 for dot products of 32-bit words (the
+/// conversions' lazy rows, rns/conv_kernels.h: block_row_mont): r32 = 2^32 mod p and
+/// pinv = -p^-1 mod 2^32 (Montgomery, "Modular multiplication without trial division", Math.
+/// Comp. 44, 1985).
+struct Mont32 {
+  u32 p = 0, r32 = 0, pinv = 0, pad = 0;
+};
+
+/// The Mont32 constants of m (odd, below 2^31): the inverse by Newton's iteration x <- x(2 - px),
+/// which doubles the correct low bits from the 3 of x = p (p^2 = 1 mod 8 for odd p).
+VEIL_HD Mont32 mont32_of(const Modulus& m) {
+  const u32 p = static_cast<u32>(m.value);
+  u32 inv = p;
+  for (int i = 0; i < 4; ++i) inv *= 2u - p * inv;  // 6, 12, 24, 48 bits
+  Mont32 r;
+  r.p = p;
+  r.r32 = 0u - p * static_cast<u32>(m.ratio_hi >> 32);  // 2^32 - p floor(2^32 / p)
+  r.pinv = 0u - inv;
+  return r;
+}
+
+/// s = h 2^32 + l -> h (2^32 mod p) + l, the same residue below p 2^32 - p (one 32 x 32 + 64-bit
+/// multiply-add).
+VEIL_HD u64 fold32(u64 s, u32 r32) {
+  return mad_wide(static_cast<u32>(s >> 32), r32, s & 0xFFFFFFFFull);
+}
+
+/// Montgomery's REDC: w 2^-32 mod p for w < p 2^32 (p odd, below 2^31, so w + k p < p 2^33 <
+/// 2^64): two multiplies and one conditional subtraction.
+VEIL_HD u32 redc32(u64 w, const Mont32& m) {
+  const u32 k = static_cast<u32>(w) * m.pinv;
+  const u32 t = static_cast<u32>(mad_wide(k, m.p, w) >> 32);  // < 2p
+  return t >= m.p ? t - m.p : t;
+}
+
+/// Whether block_row_mont's schedule holds for inputs below `in_bound` and table entries below
+/// `out_bound` (the largest output modulus, odd, below 2^31): every product below 2^61, so eight
+/// of them sum below 2^64, and a folded sum (below p 2^32 <= 2^63) plus four more stays below
+/// 2^64.
+constexpr bool mont32_lazy_fits(u64 in_bound, u64 out_bound) {
+  return in_bound >= 1 && out_bound >= 1 && out_bound < (u64(1) << 31) &&
+         static_cast<u128>(in_bound - 1) * (out_bound - 1) < (u64(1) << 61);
+}
+
 /// acc += sum_{i < count} y[i] * row[i] (entries read as words W; count <= kMax). u64: one
 /// 128-bit multiply-accumulate per term. u32 (every y[i], row[i] < 2^31): four products of
 /// 31-bit values sum below 2^64, so terms go four at a time into a plain 64-bit sum (one

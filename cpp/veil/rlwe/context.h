@@ -46,6 +46,9 @@ struct KeySwitchLevel {
   std::size_t modup_stride = 0;
   DeviceTable<u64> modup_mat;
   DeviceTable<u32> modup_mat32;        // the same in 32-bit words (contexts with 32-bit words)
+  // modup_mat32 in Montgomery form (entry * 2^32 mod its row's prime) for the GPU's lazy rows
+  // (rns/conv_kernels.h: block_row_mont); empty unless mont32_lazy_fits holds for Q_l, Q_l ∪ P.
+  DeviceTable<u32> modup_mont32;
   ModDown mod_down;                   // Q_l ∪ P -> Q_l (divide by P, round), coefficient form
   ModDownNtt mod_down_ntt;            // the same on NTT-form data (BGV: with the t-correction)
   // CKKS, levels that can rescale: Q_l ∪ P -> Q_t (t = rescale_target(l)), dividing by the

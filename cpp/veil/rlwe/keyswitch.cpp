@@ -64,6 +64,7 @@ struct ModUpTables {
   const u64* scale;     // [dnum][alpha]: (D_j/q_i)^-1 mod q_i
   const u64* scale_shoup;
   const W* mat;         // [dnum][ext][stride]
+  const u32* mont = nullptr;  // mat in Montgomery form (KeySwitchLevel::modup_mont32), or null
   std::size_t stride, ext, alpha, limbs;
 
   ModUpTables(const Context& ctx, const Device& dev, std::size_t level) {
@@ -73,6 +74,7 @@ struct ModUpTables {
     scale_shoup = ks.modup_scale_shoup.data(dev);
     if constexpr (sizeof(W) == 4) {
       mat = ks.modup_mat32.data(dev);
+      if (ks.modup_mont32.size()) mont = ks.modup_mont32.data(dev);
     } else {
       mat = ks.modup_mat.data(dev);
     }
@@ -114,17 +116,28 @@ inline constexpr unsigned kModUpThreads = 256;
 // so each output row waited on L2 (bench/NOTES.md).
 // kFull: every row has kMax / 4 groups of four words, so a row is one branch-free block and two
 // rows are interleaved (unrolled by two): about twice the independent work in flight per warp.
-template <class W, u32 kMax, u32 kC, bool kFull>
+// kMont (32-bit words): the rows come from the table in Montgomery form (ModUpTables::mont) and
+// each is block_row_mont's lazy sum, with the moduli staged as their Mont32 constants.
+template <class W, u32 kMax, u32 kC, bool kFull, bool kMont>
 __global__ void __launch_bounds__(kModUpThreads)
     mod_up_smem_kernel(const ModUpTables<W> t, const RnsPolyView<const W> in, W* o, u32 n,
                        u32 part) {
   extern __shared__ __align__(16) unsigned char smem[];
   const u32 j = blockIdx.y, stride = static_cast<u32>(t.stride), ext = static_cast<u32>(t.ext);
   W* srow = reinterpret_cast<W*>(smem);  // [ext][stride], 16-byte rows (stride % 4 == 0)
-  Modulus* sm = reinterpret_cast<Modulus*>(smem + ext * stride * sizeof(W));
-  const W* mat = t.mat + std::size_t(j) * ext * stride;
+  unsigned char* smods = smem + ext * stride * sizeof(W);
+  Modulus* sm = reinterpret_cast<Modulus*>(smods);
+  Mont32* smont = reinterpret_cast<Mont32*>(smods);
+  const W* mat =
+      (kMont ? reinterpret_cast<const W*>(t.mont) : t.mat) + std::size_t(j) * ext * stride;
   for (u32 i = threadIdx.x; i < ext * stride; i += blockDim.x) srow[i] = mat[i];
-  for (u32 i = threadIdx.x; i < ext; i += blockDim.x) sm[i] = t.mods[i];
+  for (u32 i = threadIdx.x; i < ext; i += blockDim.x) {
+    if constexpr (kMont) {
+      smont[i] = mont32_of(t.mods[i]);
+    } else {
+      sm[i] = t.mods[i];
+    }
+  }
   __syncthreads();
   const u32 c = blockIdx.x * kModUpThreads + threadIdx.x;  // < part
   const u32 groups = stride / 4, first = static_cast<u32>(t.first(j));
@@ -136,7 +149,12 @@ __global__ void __launch_bounds__(kModUpThreads)
   for (u32 r = 0; r < rows; ++r, dst += n) {
     const u32 p = r < first ? r : r + size;
     W v[kC];
-    rns_detail::block_row<W, kMax, kC, kFull>(y, srow + p * stride, groups, sm[p], v);
+    if constexpr (kMont) {
+      static_assert(sizeof(W) == 4, "Montgomery rows take 32-bit words");
+      rns_detail::block_row_mont<kMax, kC, kFull>(y, srow + p * stride, groups, smont[p], v);
+    } else {
+      rns_detail::block_row<W, kMax, kC, kFull>(y, srow + p * stride, groups, sm[p], v);
+    }
 #pragma unroll
     for (u32 k = 0; k < kC; ++k) dst[std::size_t(k) * part] = v[k];
   }
@@ -156,15 +174,27 @@ bool mod_up_convert_smem(const Context& ctx, const Device& dev, std::size_t leve
   const RnsPolyView<const W> in = make_view<const W>(dev, src, 1, ctx.base_q(level), n);
   backend::set_current(dev);
   const dim3 grid(unsigned(part / kModUpThreads), unsigned(ks.dnum), 1);
-  auto launch = [&](auto full) {  // full: std::bool_constant, the kernel's kFull
-    mod_up_smem_kernel<W, kMax, kC, decltype(full)::value>
+  auto launch = [&](auto full, auto lazy) {  // std::bool_constant: kFull, kMont
+    mod_up_smem_kernel<W, kMax, kC, decltype(full)::value, decltype(lazy)::value>
         <<<grid, kModUpThreads, bytes, backend::stream(dev)>>>(t, in, o, static_cast<u32>(n),
                                                                static_cast<u32>(part));
   };
-  if (conversion_full_rows() && t.stride == kMax) {
-    launch(std::true_type{});
+  const bool full = conversion_full_rows() && t.stride == kMax;
+  const bool lazy = t.mont != nullptr && conversion_montgomery();
+  if constexpr (sizeof(W) == 4) {
+    if (lazy && full) {
+      launch(std::true_type{}, std::true_type{});
+    } else if (lazy) {
+      launch(std::false_type{}, std::true_type{});
+    } else if (full) {
+      launch(std::true_type{}, std::false_type{});
+    } else {
+      launch(std::false_type{}, std::false_type{});
+    }
+  } else if (full) {
+    launch(std::true_type{}, std::false_type{});
   } else {
-    launch(std::false_type{});
+    launch(std::false_type{}, std::false_type{});
   }
   backend::check_last_launch("ModUp conversion");
   return true;

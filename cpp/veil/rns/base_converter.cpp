@@ -26,7 +26,14 @@ std::atomic<bool>& full_rows_setting() {
   static std::atomic<bool> on{env_integer("VEIL_CONV_FULL_ROWS", 0, 1, 1) == 1};
   return on;
 }
+std::atomic<bool>& montgomery_setting() {
+  static std::atomic<bool> on{env_integer("VEIL_CONV_MONT", 0, 1, 1) == 1};
+  return on;
+}
 }  // namespace
+
+bool conversion_montgomery() { return montgomery_setting().load(); }
+void set_conversion_montgomery(bool on) { montgomery_setting().store(on); }
 
 bool conversion_full_rows() { return full_rows_setting().load(); }
 void set_conversion_full_rows(bool on) { full_rows_setting().store(on); }
@@ -65,36 +72,59 @@ inline constexpr unsigned kConvThreads = 256;
 // limbs), blockIdx.x * 256 + threadIdx.x = the first of the thread's kC coefficients.
 // kFull: every row has kMax / 4 groups (convert_block), so each output limb is one branch-free
 // block and two of them are interleaved (unrolled by two).
-template <class W, u32 kMax, u32 kC, bool kFull>
+// kMont (32-bit words): `mat` is the table in Montgomery form (FastConvTables::mat_mont32) and
+// each row is block_row_mont's lazy sum; the target moduli are staged as their Mont32 constants.
+template <class W, u32 kMax, u32 kC, bool kFull, bool kMont>
 __global__ void __launch_bounds__(kConvThreads)
     convert_smem_kernel(const ConvView cv, const W* mat, u32 stride, const RnsPolyView<const W> in,
                         const RnsPolyView<W> out, u32 part, u32 log_splits, u32 per) {
   extern __shared__ __align__(16) unsigned char smem[];
   const u32 kt = static_cast<u32>(cv.kt);
   W* smat = reinterpret_cast<W*>(smem);  // [kt][stride], 16-byte rows (stride % 4 == 0)
-  Modulus* sto = reinterpret_cast<Modulus*>(smem + std::size_t(kt) * stride * sizeof(W));
+  unsigned char* smods = smem + std::size_t(kt) * stride * sizeof(W);
   for (u32 i = threadIdx.x; i < kt * stride; i += blockDim.x) smat[i] = mat[i];
-  for (u32 i = threadIdx.x; i < kt; i += blockDim.x) sto[i] = cv.to[i];
-  __syncthreads();
   const u32 g = blockIdx.y & ((1u << log_splits) - 1), p = blockIdx.y >> log_splits;
   const u32 c = blockIdx.x * kConvThreads + threadIdx.x;
   const u32 j0 = g * per, j1 = j0 + per < kt ? j0 + per : kt;
-  ConvView v = cv;
-  v.to = sto;
-  auto store = [&](u32 t, std::size_t j, W r) {
-    out.at(p, static_cast<u32>(j), c + std::size_t(t) * part) = r;
-  };
-  convert_block<W, kMax, kC, decltype(store), kFull>(v, smat, stride, in, p, c, part, j0, j1, store);
+  if constexpr (kMont) {
+    static_assert(sizeof(W) == 4, "Montgomery rows take 32-bit words");
+    Mont32* sm = reinterpret_cast<Mont32*>(smods);
+    for (u32 i = threadIdx.x; i < kt; i += blockDim.x) sm[i] = mont32_of(cv.to[i]);
+    __syncthreads();
+    const u32 groups = static_cast<u32>((cv.kf + 4) / 4);  // the kf inputs and v
+    W y[kC][kMax];
+    block_inputs<W, kMax, kC>(cv, in, p, 0, c, part, groups, y);
+#pragma unroll(kFull ? 2 : 1)
+    for (u32 j = j0; j < j1; ++j) {
+      W r[kC];
+      block_row_mont<kMax, kC, kFull>(y, smat + std::size_t(j) * stride, groups, sm[j], r);
+#pragma unroll
+      for (u32 t = 0; t < kC; ++t) out.at(p, j, c + std::size_t(t) * part) = r[t];
+    }
+  } else {
+    Modulus* sto = reinterpret_cast<Modulus*>(smods);
+    for (u32 i = threadIdx.x; i < kt; i += blockDim.x) sto[i] = cv.to[i];
+    __syncthreads();
+    ConvView v = cv;
+    v.to = sto;
+    auto store = [&](u32 t, std::size_t j, W r) {
+      out.at(p, static_cast<u32>(j), c + std::size_t(t) * part) = r;
+    };
+    convert_block<W, kMax, kC, decltype(store), kFull>(v, smat, stride, in, p, c, part, j0, j1,
+                                                       store);
+  }
 }
 #endif
 
 /// convert_blocked_k on the GPU through convert_smem_kernel with kC coefficients per thread and
 /// the output limbs split until about 2^log_threads threads run; false (nothing launched) where
 /// it does not apply (the tables beyond the 48 KiB a block gets without opting in, or n / kC not
-/// a multiple of 256).
+/// a multiple of 256). `mont` (32-bit words, or null): the table in Montgomery form, taken with
+/// the lazy rows when conversion_montgomery() is on.
 template <class W, u32 kMax, u32 kC>
 bool convert_smem(const Device& dev, const ConvView& cv, const W* mat, std::size_t stride,
-                  const RnsPolyView<const W>& in, const RnsPolyView<W>& out, int log_threads) {
+                  const RnsPolyView<const W>& in, const RnsPolyView<W>& out, int log_threads,
+                  const W* mont) {
   const std::size_t n = out.n(), part = n / kC, kt = cv.kt;
   const std::size_t bytes = kt * stride * sizeof(W) + kt * sizeof(Modulus);
   const int log_splits = blocked_log_splits(out.num_polys, part, kt, log_threads);
@@ -105,21 +135,33 @@ bool convert_smem(const Device& dev, const ConvView& cv, const W* mat, std::size
 #if defined(__CUDACC__)
   backend::set_current(dev);
   const dim3 grid(unsigned(part / kConvThreads), unsigned(out.num_polys * splits), 1);
-  auto launch = [&](auto full) {  // full: std::bool_constant, the kernel's kFull
-    convert_smem_kernel<W, kMax, kC, decltype(full)::value>
+  const bool lazy = mont != nullptr && conversion_montgomery();
+  auto launch = [&](auto full, auto lazy_rows) {  // std::bool_constant: kFull, kMont
+    convert_smem_kernel<W, kMax, kC, decltype(full)::value, decltype(lazy_rows)::value>
         <<<grid, kConvThreads, bytes, backend::stream(dev)>>>(
-            cv, mat, static_cast<u32>(stride), in, out, static_cast<u32>(part),
-            static_cast<u32>(log_splits), static_cast<u32>(per));
+            cv, lazy_rows ? mont : mat, static_cast<u32>(stride), in, out,
+            static_cast<u32>(part), static_cast<u32>(log_splits), static_cast<u32>(per));
   };
-  if (conversion_full_rows() && (cv.kf + 4) / 4 == kMax / 4) {
-    launch(std::true_type{});
+  const bool full = conversion_full_rows() && (cv.kf + 4) / 4 == kMax / 4;
+  if constexpr (sizeof(W) == 4) {
+    if (lazy && full) {
+      launch(std::true_type{}, std::true_type{});
+    } else if (lazy) {
+      launch(std::false_type{}, std::true_type{});
+    } else if (full) {
+      launch(std::true_type{}, std::false_type{});
+    } else {
+      launch(std::false_type{}, std::false_type{});
+    }
+  } else if (full) {
+    launch(std::true_type{}, std::false_type{});
   } else {
-    launch(std::false_type{});
+    launch(std::false_type{}, std::false_type{});
   }
   backend::check_last_launch("BaseConverter: blocked conversion");
   return true;
 #else
-  (void)dev, (void)cv, (void)mat, (void)in, (void)per;
+  (void)dev, (void)cv, (void)mat, (void)in, (void)per, (void)mont;
   throw_cuda_not_in_this_unit(__FILE__);
 #endif
 }
@@ -130,13 +172,16 @@ bool convert_smem(const Device& dev, const ConvView& cv, const W* mat, std::size
 /// thread and twice the threads (the same words each way).
 template <class W, u32 kMax>
 void convert_blocked_k(const Device& dev, const ConvView& cv, const W* mat, std::size_t stride,
-                       const RnsPolyView<const W>& in, const RnsPolyView<W>& out) {
+                       const RnsPolyView<const W>& in, const RnsPolyView<W>& out,
+                       const W* mont) {
   constexpr u32 kC = kBlockCoeffs<W, kMax>;
   if (dev.is_cuda()) {
     constexpr u32 kHalf = kC > 1 ? kC / 2 : 1;
     const int kernel = conversion_kernel();
-    if (kernel == 1 && convert_smem<W, kMax, kC>(dev, cv, mat, stride, in, out, 16)) return;
-    if (kernel == 2 && convert_smem<W, kMax, kHalf>(dev, cv, mat, stride, in, out, 17)) return;
+    if (kernel == 1 && convert_smem<W, kMax, kC>(dev, cv, mat, stride, in, out, 16, mont)) return;
+    if (kernel == 2 && convert_smem<W, kMax, kHalf>(dev, cv, mat, stride, in, out, 17, mont)) {
+      return;
+    }
   }
   for_each_blocked<kC>(dev, out.num_polys, out.n(), cv.kt,
                        VEIL_LAMBDA(u32 p, std::size_t c, std::size_t part, std::size_t j0,
@@ -229,20 +274,21 @@ bool convert_few_primes_cpu(const ConvView& cv, const W* mat, std::size_t stride
 
 template <class W>
 void convert_blocked(const Device& dev, const ConvView& cv, const W* mat, std::size_t stride,
-                     const RnsPolyView<const W>& in, const RnsPolyView<W>& out) {
+                     const RnsPolyView<const W>& in, const RnsPolyView<W>& out,
+                     const W* mont = nullptr) {
   if (dev.is_cpu() && cv.kf == 1) {
     convert_one_prime_cpu<W>(cv, mat, stride, in, out);
     return;
   }
   if (dev.is_cpu() && convert_few_primes_cpu<W>(cv, mat, stride, in, out)) return;
   if (cv.kf < 4) {  // the kf inputs and v
-    convert_blocked_k<W, 4>(dev, cv, mat, stride, in, out);
+    convert_blocked_k<W, 4>(dev, cv, mat, stride, in, out, mont);
   } else if (cv.kf < 8) {
-    convert_blocked_k<W, 8>(dev, cv, mat, stride, in, out);
+    convert_blocked_k<W, 8>(dev, cv, mat, stride, in, out, mont);
   } else if (cv.kf < 16) {
-    convert_blocked_k<W, 16>(dev, cv, mat, stride, in, out);
+    convert_blocked_k<W, 16>(dev, cv, mat, stride, in, out, mont);
   } else {
-    convert_blocked_k<W, 32>(dev, cv, mat, stride, in, out);
+    convert_blocked_k<W, 32>(dev, cv, mat, stride, in, out, mont);
   }
 }
 
@@ -277,7 +323,7 @@ void BaseConverter::fast_convert(const Device& dev, const W* in, W* out, std::si
   const auto iv = views.first;
   const auto ov = views.second;
   if (const W* mat = padded_table<W>(dev, conv_, n)) {
-    convert_blocked<W>(dev, cv, mat, conv_.stride, iv, ov);
+    convert_blocked<W>(dev, cv, mat, conv_.stride, iv, ov, mont_table<W>(dev, conv_, n));
     return;
   }
   Buffer<W> scratch = partial_scratch<W>(dev, kf, kt, n, num_polys);
@@ -306,7 +352,7 @@ void BaseConverter::exact_convert(const Device& dev, const W* in, Wo* out, std::
   const u64* q_mod_p = conv_.q_mod_p.data(dev);
   if constexpr (std::is_same_v<W, Wo>) {
     if (const W* mat = padded_table<W>(dev, conv_, n)) {
-      convert_blocked<W>(dev, cv, mat, conv_.stride, iv, ov);
+      convert_blocked<W>(dev, cv, mat, conv_.stride, iv, ov, mont_table<W>(dev, conv_, n));
       return;
     }
   }

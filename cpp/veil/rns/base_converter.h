@@ -38,6 +38,10 @@ struct FastConvTables {
   std::size_t stride = 0;
   DeviceTable<u64> mat_padded;
   DeviceTable<u32> mat_padded32;
+  // mat_padded32 in Montgomery form (entry * 2^32 mod p_j), for the GPU's lazy rows
+  // (conv_kernels.h: block_row_mont); only where mont32_lazy_fits holds for the two bases and
+  // every target modulus is odd.
+  DeviceTable<u32> mat_mont32;
 
   FastConvTables() = default;
   /// `c_mod_q`: c mod q_i per limb of `from` (empty: c = 1). Throws InvalidArgument if either
@@ -124,5 +128,14 @@ void set_conversion_kernel(int kernel);
 /// set_conversion_full_rows(false) turn it off (A/B in bench/boot_bench.cpp).
 bool conversion_full_rows();
 void set_conversion_full_rows(bool on);
+/// Whether the shared-memory conversion kernels (set_conversion_kernel 1-2, set_mod_up_kernel
+/// 1-2) take their lazy rows with 32-bit words where the bases allow it (mont32_lazy_fits:
+/// every product below 2^61, as in ModUp and ModDown at Cheddar's bootparam_40): the table in
+/// Montgomery form, one 64-bit sum per coefficient folded every four products, and one REDC per
+/// output word (conv_kernels.h: block_row_mont) instead of a 96-bit sum and a 64-bit Barrett
+/// reduction. The words are the same. On by default; VEIL_CONV_MONT=0 (read once) or
+/// set_conversion_montgomery(false) turn it off (A/B in bench/boot_bench.cpp, token l).
+bool conversion_montgomery();
+void set_conversion_montgomery(bool on);
 
 }  // namespace veil

@@ -1,5 +1,6 @@
 // Host-side precomputation for BaseConverter and the shared fast-conversion tables.
 // (Plain C++: *_host.cpp files never go through nvcc.)
+#include <algorithm>
 #include <string>
 
 #include "veil/core/error.h"
@@ -51,6 +52,23 @@ FastConvTables::FastConvTables(const RnsBase& from, const RnsBase& to,
     for (std::size_t i = 0; i < k_from; ++i) small = small && fits_word32(from[i].value);
     for (std::size_t j = 0; j < k_to; ++j) small = small && fits_word32(to[j].value);
     if (small) mat_padded32 = DeviceTable<u32>(std::vector<u32>(pad.begin(), pad.end()));
+    // The Montgomery copy for the lazy rows (block_row_mont): inputs y_i < q_i and v <= k_from.
+    u64 in_bound = k_from + 1, out_bound = 0;
+    bool odd = true;
+    for (std::size_t i = 0; i < k_from; ++i) in_bound = std::max(in_bound, from[i].value);
+    for (std::size_t j = 0; j < k_to; ++j) {
+      out_bound = std::max(out_bound, to[j].value);
+      odd = odd && (to[j].value & 1) == 1;
+    }
+    if (small && odd && mont32_lazy_fits(in_bound, out_bound)) {
+      std::vector<u32> mont(pad.size());
+      for (std::size_t j = 0; j < k_to; ++j) {
+        const u64 r = (u64(1) << 32) % to[j].value;
+        for (std::size_t i = 0; i < stride; ++i)
+          mont[j * stride + i] = static_cast<u32>(mul_mod(pad[j * stride + i], r, to[j]));
+      }
+      mat_mont32 = DeviceTable<u32>(std::move(mont));
+    }
     mat_padded = DeviceTable<u64>(std::move(pad));
   }
   scale = DeviceTable<u64>(std::move(sc));

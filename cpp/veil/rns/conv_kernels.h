@@ -391,6 +391,37 @@ VEIL_HD void block_row(const W (&y)[kC][kMax], const W* row, u32 groups, const M
   for (u32 t = 0; t < kC; ++t) r[t] = dot[t].reduce(m);
 }
 
+/// block_row on 32-bit words with a table in Montgomery form (entries T 2^32 mod p, built where
+/// mont32_lazy_fits holds for the conversion's bases: every product below 2^61): each
+/// coefficient's products chain into one 64-bit sum, folded (fold32) before every group of four
+/// after the second, and the last fold ends in one REDC (redc32), which takes the 2^32 out. The
+/// same residues as block_row, in about half the instructions per output word: block_row
+/// carries every group into a 96-bit sum and ends in a 64-bit Barrett reduction.
+template <u32 kMax, u32 kC, bool kFull = false>
+VEIL_HD void block_row_mont(const u32 (&y)[kC][kMax], const u32* row, u32 groups,
+                            const Mont32& m, u32 (&r)[kC]) {
+  static_assert(kMax % 4 == 0, "groups of four");
+  u64 s[kC];
+#pragma unroll
+  for (u32 t = 0; t < kC; ++t) s[t] = 0;
+#pragma unroll
+  for (u32 g = 0; g < kMax / 4; ++g) {
+    if (!kFull && g >= groups) break;
+    u32 w[4];
+    load4(row + 4 * g, w);
+#pragma unroll
+    for (u32 t = 0; t < kC; ++t) {
+      u64 a = g >= 2 ? fold32(s[t], m.r32) : s[t];  // below 2^63 (g >= 2) or 2^62 (g = 1)
+      a = mad_wide(y[t][4 * g], w[0], a);
+      a = mad_wide(y[t][4 * g + 1], w[1], a);
+      a = mad_wide(y[t][4 * g + 2], w[2], a);
+      s[t] = mad_wide(y[t][4 * g + 3], w[3], a);
+    }
+  }
+#pragma unroll
+  for (u32 t = 0; t < kC; ++t) r[t] = redc32(fold32(s[t], m.r32), m);
+}
+
 /// Register-blocked conversion of the kC coefficients c0 + t * part of polynomial `poly` of `in`
 /// (limbs 0..kf-1). `mat` (words W) has rows of `stride` words (a multiple of four,
 /// zero-padded): the kf entries (Q/q_i) mod p_j, then -Q mod p_j (FastConvTables::mat_padded).
@@ -424,6 +455,18 @@ const W* padded_table(const Device& dev, const detail::FastConvTables& t, std::s
     return t.mat_padded32.size() ? t.mat_padded32.data(dev) : nullptr;
   } else {
     return t.mat_padded.size() ? t.mat_padded.data(dev) : nullptr;
+  }
+}
+
+/// The padded table in Montgomery form for the lazy rows (block_row_mont), or null (64-bit words,
+/// or bases where mont32_lazy_fits does not hold).
+template <class W>
+const W* mont_table(const Device& dev, const detail::FastConvTables& t, std::size_t n) {
+  if constexpr (sizeof(W) == 4) {
+    return n >= 4 && t.mat_mont32.size() ? t.mat_mont32.data(dev) : nullptr;
+  } else {
+    (void)dev, (void)t, (void)n;
+    return nullptr;
   }
 }
 
