@@ -1,0 +1,60 @@
+"""SASS instructions per kernel of compiled objects (bench/NOTES.md counts instructions per word).
+
+    python3 bench/sass_count.py build/gpu/CMakeFiles/veil.dir/cpp/veil/rlwe/keyswitch.cpp.o \\
+        --match mod_up_smem
+
+Runs ``cuobjdump -sass`` on each object, counts the instruction lines of every function (each
+architecture separately), demangles the names with ``cu++filt`` when it is on PATH, and prints
+``count  name`` for the functions whose name contains every ``--match`` string.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+
+_FUNC = re.compile(r"^\s*Function : (\S+)")
+_INST = re.compile(r"^\s+/\*[0-9a-f]{4,}\*/\s+\S")
+
+
+def count(obj: str) -> dict[str, int]:
+    out = subprocess.run(["cuobjdump", "-sass", obj], check=True, capture_output=True,
+                         text=True).stdout
+    counts: dict[str, int] = {}
+    name = None
+    for line in out.splitlines():
+        m = _FUNC.match(line)
+        if m:
+            name = m.group(1)
+            counts.setdefault(name, 0)
+        elif name is not None and _INST.match(line):
+            counts[name] += 1
+    return counts
+
+
+def demangle(names: list[str]) -> list[str]:
+    tool = shutil.which("cu++filt") or shutil.which("c++filt")
+    if not tool or not names:
+        return names
+    out = subprocess.run([tool], input="\n".join(names), capture_output=True, text=True).stdout
+    lines = out.splitlines()
+    return lines if len(lines) == len(names) else names
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("objects", nargs="+")
+    ap.add_argument("--match", action="append", default=[],
+                    help="keep functions whose demangled name contains this (repeatable)")
+    a = ap.parse_args()
+    for obj in a.objects:
+        counts = count(obj)
+        names = list(counts)
+        for raw, pretty in zip(names, demangle(names)):
+            if all(s in pretty for s in a.match):
+                print(f"{counts[raw]:6d}  {pretty.split('(')[0]}")
+
+
+if __name__ == "__main__":
+    main()
