@@ -13,7 +13,8 @@
 // (set_conversion_kernel), fF the conversions' branch-free full rows 0/1
 // (set_conversion_full_rows), nN the fused ModDown's narrow producer 0/1
 // (set_fused_mod_down_narrow), lL the conversions' lazy Montgomery rows 0/1
-// (set_conversion_montgomery), aA the Galois keys (circuits::BootstrapKeyStorage, each set
+// (set_conversion_montgomery), tT the conversions' log2 threads 15..20
+// (set_conversion_log_threads), aA the Galois keys (circuits::BootstrapKeyStorage, each set
 // generated with the same seed): 0 every key at the top level, 1 every key compact
 // (KSwitchKey::compact), 2 per-level keys (KSwitchKey::level; the default), 3 per-level keys
 // with the cheapest made compact until keys + diagonals fit in BOOT_KEY_BUDGET GiB (default 6);
@@ -124,7 +125,7 @@ int main(int argc, char** argv) {
       // 0/1), d (fused ModDown's most dropped primes), k (batched inner-product loads 0/1),
       // m (ModUp's conversion kernel 0..2), c (the blocked conversions' kernel 0..2), f (the
       // conversions' branch-free full rows 0/1), n (the fused ModDown's narrow producer 0/1),
-      // l (the conversions' lazy Montgomery rows 0/1), a (Galois keys: 0 top level, 1 compact, 2 per level, 3 per level within a budget)
+      // l (the conversions' lazy Montgomery rows 0/1), t (their log2 threads), a (Galois keys: 0 top level, 1 compact, 2 per level, 3 per level within a budget)
       std::size_t pos = 0;
       while (pos < cfg.size()) {
         const char key = cfg[pos++];
@@ -135,9 +136,9 @@ int main(int argc, char** argv) {
         } catch (const std::exception&) {
           used = 0;
         }
-        if (used == 0 || std::string("gbedkmcfnla").find(key) == std::string::npos) {
+        if (used == 0 || std::string("gbedkmcfnlta").find(key) == std::string::npos) {
           std::fprintf(stderr,
-                       "BOOT_AB: expected letter-number pairs (g, b, e, d, k, m, c, f, n, l, a), "
+                       "BOOT_AB: expected letter-number pairs (g, b, e, d, k, m, c, f, n, l, t, a), "
                        "got %s\n",
                        cfg.c_str());
           return 2;
@@ -154,6 +155,7 @@ int main(int argc, char** argv) {
           if (key == 'f') set_conversion_full_rows(v != 0);
           if (key == 'n') set_fused_mod_down_narrow(v != 0);
           if (key == 'l') set_conversion_montgomery(v != 0);
+          if (key == 't') set_conversion_log_threads(static_cast<int>(v));
           if (key == 'a') {
             if (v < 0 || v > 3) throw std::invalid_argument("a: expected 0..3");
             key_form = static_cast<int>(v);

@@ -42,6 +42,20 @@ def demangle(names: list[str]) -> list[str]:
     return lines if len(lines) == len(names) else names
 
 
+def strip_parameters(name: str) -> str:
+    """The demangled name without its parameter list (the first '(' outside template brackets;
+    template arguments such as (unsigned int)12 keep theirs)."""
+    depth = 0
+    for i, ch in enumerate(name):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0 and not name.startswith("(anonymous namespace)", i):
+            return name[:i]
+    return name
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("objects", nargs="+")
@@ -53,7 +67,7 @@ def main() -> None:
         names = list(counts)
         for raw, pretty in zip(names, demangle(names)):
             if all(s in pretty for s in a.match):
-                print(f"{counts[raw]:6d}  {pretty.split('(')[0]}")
+                print(f"{counts[raw]:6d}  {strip_parameters(pretty)}")
 
 
 if __name__ == "__main__":

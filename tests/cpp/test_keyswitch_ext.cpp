@@ -453,7 +453,9 @@ struct RestoreSettings {
   int modup = mod_up_kernel();
   bool full_rows = veil::conversion_full_rows();
   bool mont = veil::conversion_montgomery();
+  int log_threads = veil::conversion_log_threads();
   ~RestoreSettings() {
+    veil::set_conversion_log_threads(log_threads);
     set_key_switch_batched_loads(batched);
     set_mod_up_kernel(modup);
     veil::set_conversion_full_rows(full_rows);
@@ -629,6 +631,8 @@ TEST(KeySwitchSettings, CompactKeysKeepTheWords) {
 // and these tables fit its 48 KiB: the generic fallback is a guard.)
 TEST(KeySwitchSettings, ModUpKernelsKeepTheWords) {
   veil::test::expect_invalid([] { set_mod_up_kernel(3); }, "kernel: expected 0");
+  veil::test::expect_invalid([] { veil::set_conversion_log_threads(14); },
+                             "log_threads: expected 15..20, got 14");
   std::vector<ContextPtr> ctxs{ext_context(64), ext_context(32)};
   for (std::size_t alpha : {8u, 10u, 12u, 16u, 20u}) {
     for (int bits : {30, 50}) {
@@ -651,10 +655,13 @@ TEST(KeySwitchSettings, ModUpKernelsKeepTheWords) {
       const std::vector<u64> want =
           key_switch_mod_up(*ctx, Device::cpu(), level, on_cpu.data(), false).complement.to_host();
       const WordBuffer on_gpu = upload(*ctx, veil::test::gpu(), c);
-      for (int kernel : {0, 1, 2}) {
+      // kernel 3 here: kernel 2 with log2 threads 15, so no digit's rows are split (at 17, the
+      // default, N = 4096 splits them into groups: set_conversion_log_threads)
+      for (int kernel : {0, 1, 2, 3}) {
         for (int rows = 0; rows < 4; ++rows) {
           const bool full = rows % 2 == 1, mont = rows / 2 == 1;
-          set_mod_up_kernel(kernel);
+          set_mod_up_kernel(kernel == 3 ? 2 : kernel);
+          veil::set_conversion_log_threads(kernel == 3 ? 15 : 17);
           veil::set_conversion_full_rows(full);  // the branch-free rows
           veil::set_conversion_montgomery(mont);  // the lazy rows
           const KeySwitchDigits d =

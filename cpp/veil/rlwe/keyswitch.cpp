@@ -121,9 +121,11 @@ inline constexpr unsigned kModUpThreads = 256;
 template <class W, u32 kMax, u32 kC, bool kFull, bool kMont>
 __global__ void __launch_bounds__(kModUpThreads)
     mod_up_smem_kernel(const ModUpTables<W> t, const RnsPolyView<const W> in, W* o, u32 n,
-                       u32 part) {
+                       u32 part, u32 log_splits) {
   extern __shared__ __align__(16) unsigned char smem[];
-  const u32 j = blockIdx.y, stride = static_cast<u32>(t.stride), ext = static_cast<u32>(t.ext);
+  // blockIdx.y = (digit j, group g of its output rows): 2^log_splits groups per digit
+  const u32 j = blockIdx.y >> log_splits, g = blockIdx.y & ((1u << log_splits) - 1);
+  const u32 stride = static_cast<u32>(t.stride), ext = static_cast<u32>(t.ext);
   W* srow = reinterpret_cast<W*>(smem);  // [ext][stride], 16-byte rows (stride % 4 == 0)
   unsigned char* smods = smem + ext * stride * sizeof(W);
   Modulus* sm = reinterpret_cast<Modulus*>(smods);
@@ -142,11 +144,13 @@ __global__ void __launch_bounds__(kModUpThreads)
   const u32 c = blockIdx.x * kModUpThreads + threadIdx.x;  // < part
   const u32 groups = stride / 4, first = static_cast<u32>(t.first(j));
   const u32 size = static_cast<u32>(t.size(j)), rows = ext - size;
+  const u32 per = (rows + (1u << log_splits) - 1) >> log_splits, r0 = g * per;
+  const u32 r1 = r0 + per < rows ? r0 + per : rows;
   W y[kC][kMax];
   rns_detail::block_inputs<W, kMax, kC>(t.view(j), in, 0, first, c, part, groups, y);
-  W* dst = o + t.out_limb(j, 0) * n + c;
+  W* dst = o + (t.out_limb(j, 0) + r0) * n + c;
 #pragma unroll(kFull ? 2 : 1)
-  for (u32 r = 0; r < rows; ++r, dst += n) {
+  for (u32 r = r0; r < r1; ++r, dst += n) {
     const u32 p = r < first ? r : r + size;
     W v[kC];
     if constexpr (kMont) {
@@ -161,9 +165,11 @@ __global__ void __launch_bounds__(kModUpThreads)
 }
 #endif
 
+// log_threads (0: no split): each digit's output rows split into groups until about
+// 2^log_threads threads run (rns_detail::blocked_log_splits, as the blocked conversions do).
 template <class W, u32 kMax, u32 kC>
 bool mod_up_convert_smem(const Context& ctx, const Device& dev, std::size_t level, const W* src,
-                         W* o) {
+                         W* o, int log_threads) {
 #if defined(__CUDACC__)
   const KeySwitchLevel& ks = ctx.key_switch(level);
   const ModUpTables<W> t(ctx, dev, level);
@@ -171,13 +177,18 @@ bool mod_up_convert_smem(const Context& ctx, const Device& dev, std::size_t leve
   const std::size_t bytes = t.ext * t.stride * sizeof(W) + t.ext * sizeof(Modulus);
   // (Within the 48 KiB a block gets without opting in: the generic kernel takes larger bases.)
   if (part % kModUpThreads != 0 || bytes > 48 * 1024) return false;
+  const int log_splits =
+      log_threads > 0 ? rns_detail::blocked_log_splits(ks.dnum, part, t.ext - t.alpha, log_threads)
+                      : 0;
+  if ((ks.dnum << log_splits) > 65535) return false;
   const RnsPolyView<const W> in = make_view<const W>(dev, src, 1, ctx.base_q(level), n);
   backend::set_current(dev);
-  const dim3 grid(unsigned(part / kModUpThreads), unsigned(ks.dnum), 1);
+  const dim3 grid(unsigned(part / kModUpThreads), unsigned(ks.dnum << log_splits), 1);
   auto launch = [&](auto full, auto lazy) {  // std::bool_constant: kFull, kMont
     mod_up_smem_kernel<W, kMax, kC, decltype(full)::value, decltype(lazy)::value>
-        <<<grid, kModUpThreads, bytes, backend::stream(dev)>>>(t, in, o, static_cast<u32>(n),
-                                                               static_cast<u32>(part));
+        <<<grid, kModUpThreads, bytes, backend::stream(dev)>>>(
+            t, in, o, static_cast<u32>(n), static_cast<u32>(part),
+            static_cast<u32>(log_splits));
   };
   const bool full = conversion_full_rows() && t.stride == kMax;
   const bool lazy = t.mont != nullptr && conversion_montgomery();
@@ -215,8 +226,11 @@ void mod_up_convert(const Context& ctx, const Device& dev, std::size_t level, co
   if (dev.is_cuda()) {
     constexpr u32 kHalf = kC > 1 ? kC / 2 : 1;
     const int kernel = mod_up_kernel();
-    if (kernel == 1 && mod_up_convert_smem<W, kMax, kC>(ctx, dev, level, src, o)) return;
-    if (kernel == 2 && mod_up_convert_smem<W, kMax, kHalf>(ctx, dev, level, src, o)) return;
+    if (kernel == 1 && mod_up_convert_smem<W, kMax, kC>(ctx, dev, level, src, o, 0)) return;
+    if (kernel == 2 && mod_up_convert_smem<W, kMax, kHalf>(ctx, dev, level, src, o,
+                                                           conversion_log_threads())) {
+      return;
+    }
   }
   const KeySwitchLevel& ks = ctx.key_switch(level);
   const ModUpTables<W> t(ctx, dev, level);

@@ -30,7 +30,19 @@ std::atomic<bool>& montgomery_setting() {
   static std::atomic<bool> on{env_integer("VEIL_CONV_MONT", 0, 1, 1) == 1};
   return on;
 }
+std::atomic<int>& log_threads_setting() {
+  static std::atomic<int> v{static_cast<int>(env_integer("VEIL_CONV_LOG_THREADS", 15, 20, 17))};
+  return v;
+}
 }  // namespace
+
+int conversion_log_threads() { return log_threads_setting().load(); }
+void set_conversion_log_threads(int log_threads) {
+  if (log_threads < 15 || log_threads > 20) {
+    throw InvalidArgument("log_threads: expected 15..20, got " + std::to_string(log_threads));
+  }
+  log_threads_setting().store(log_threads);
+}
 
 bool conversion_montgomery() { return montgomery_setting().load(); }
 void set_conversion_montgomery(bool on) { montgomery_setting().store(on); }
@@ -179,7 +191,8 @@ void convert_blocked_k(const Device& dev, const ConvView& cv, const W* mat, std:
     constexpr u32 kHalf = kC > 1 ? kC / 2 : 1;
     const int kernel = conversion_kernel();
     if (kernel == 1 && convert_smem<W, kMax, kC>(dev, cv, mat, stride, in, out, 16, mont)) return;
-    if (kernel == 2 && convert_smem<W, kMax, kHalf>(dev, cv, mat, stride, in, out, 17, mont)) {
+    if (kernel == 2 && convert_smem<W, kMax, kHalf>(dev, cv, mat, stride, in, out,
+                                                    conversion_log_threads(), mont)) {
       return;
     }
   }

@@ -137,5 +137,13 @@ void set_conversion_full_rows(bool on);
 /// set_conversion_montgomery(false) turn it off (A/B in bench/boot_bench.cpp, token l).
 bool conversion_montgomery();
 void set_conversion_montgomery(bool on);
+/// log2 of the threads the shared-memory conversion kernels aim at with half the coefficients
+/// per thread (set_conversion_kernel 2, set_mod_up_kernel 2): the output limbs are split into
+/// groups (each recomputing its inputs) until about 2^log_threads threads run. Default 17;
+/// VEIL_CONV_LOG_THREADS (15..20, read once) or set_conversion_log_threads choose it (A/B in
+/// bench/boot_bench.cpp, token t). The words are the same.
+int conversion_log_threads();
+/// @throws InvalidArgument naming `log_threads` outside 15..20.
+void set_conversion_log_threads(int log_threads);
 
 }  // namespace veil
