@@ -655,8 +655,8 @@ TEST(KeySwitchSettings, ModUpKernelsKeepTheWords) {
       const std::vector<u64> want =
           key_switch_mod_up(*ctx, Device::cpu(), level, on_cpu.data(), false).complement.to_host();
       const WordBuffer on_gpu = upload(*ctx, veil::test::gpu(), c);
-      // kernel 3 here: kernel 2 with log2 threads 15, so no digit's rows are split (at 17, the
-      // default, N = 4096 splits them into groups: set_conversion_log_threads)
+      // kernel 3 here: kernel 2 with log2 threads 15, so no digit's rows are split (at 17, as
+      // for kernel 2 here, N = 4096 splits them into groups: set_conversion_log_threads)
       for (int kernel : {0, 1, 2, 3}) {
         for (int rows = 0; rows < 4; ++rows) {
           const bool full = rows % 2 == 1, mont = rows / 2 == 1;

@@ -27,7 +27,7 @@ void set_key_switch_batched_loads(bool on);
 /// only (a full-slot bootstrap at N = 2^16 on an H200: 19.86 / 19.38 / 19.33 ms with 0 / 1 / 2;
 /// bench/NOTES.md); 64-bit words take 2 unmeasured. Kernel 2 also splits each digit's output
 /// rows into groups until about 2^conversion_log_threads() threads run (rns/base_converter.h;
-/// at N = 2^16 with 4 or more digits there is no split at the default 17). VEIL_MODUP_KERNEL
+/// at N = 2^16 with 2 or more digits there is no split at the default 16). VEIL_MODUP_KERNEL
 /// (0..2, read once) or set_mod_up_kernel choose it (A/B in bench/boot_bench.cpp).
 int mod_up_kernel();
 /// @throws InvalidArgument naming `kernel` outside 0..2.

@@ -31,7 +31,7 @@ std::atomic<bool>& montgomery_setting() {
   return on;
 }
 std::atomic<int>& log_threads_setting() {
-  static std::atomic<int> v{static_cast<int>(env_integer("VEIL_CONV_LOG_THREADS", 15, 20, 17))};
+  static std::atomic<int> v{static_cast<int>(env_integer("VEIL_CONV_LOG_THREADS", 15, 20, 16))};
   return v;
 }
 }  // namespace

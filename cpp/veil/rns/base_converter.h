@@ -139,7 +139,10 @@ bool conversion_montgomery();
 void set_conversion_montgomery(bool on);
 /// log2 of the threads the shared-memory conversion kernels aim at with half the coefficients
 /// per thread (set_conversion_kernel 2, set_mod_up_kernel 2): the output limbs are split into
-/// groups (each recomputing its inputs) until about 2^log_threads threads run. Default 17;
+/// groups (each recomputing its inputs) until about 2^log_threads threads run. Default 16:
+/// with the lazy rows (set_conversion_montgomery) fewer, longer threads won (a full-slot
+/// bootstrap at N = 2^16 on an H200: 16.79 / 16.79 / 17.06 / 17.66 / 18.84 ms at 15 / 16 / 17 /
+/// 18 / 19; multiply+relinearize at bootparam_40's top 391-392 us at 15-17; bench/NOTES.md).
 /// VEIL_CONV_LOG_THREADS (15..20, read once) or set_conversion_log_threads choose it (A/B in
 /// bench/boot_bench.cpp, token t). The words are the same.
 int conversion_log_threads();
