@@ -192,21 +192,7 @@ bool mod_up_convert_smem(const Context& ctx, const Device& dev, std::size_t leve
   };
   const bool full = conversion_full_rows() && t.stride == kMax;
   const bool lazy = t.mont != nullptr && conversion_montgomery();
-  if constexpr (sizeof(W) == 4) {
-    if (lazy && full) {
-      launch(std::true_type{}, std::true_type{});
-    } else if (lazy) {
-      launch(std::false_type{}, std::true_type{});
-    } else if (full) {
-      launch(std::true_type{}, std::false_type{});
-    } else {
-      launch(std::false_type{}, std::false_type{});
-    }
-  } else if (full) {
-    launch(std::true_type{}, std::false_type{});
-  } else {
-    launch(std::false_type{}, std::false_type{});
-  }
+  rns_detail::with_row_forms<W>(full, lazy, launch);
   backend::check_last_launch("ModUp conversion");
   return true;
 #else

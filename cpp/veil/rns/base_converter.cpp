@@ -155,21 +155,7 @@ bool convert_smem(const Device& dev, const ConvView& cv, const W* mat, std::size
             static_cast<u32>(part), static_cast<u32>(log_splits), static_cast<u32>(per));
   };
   const bool full = conversion_full_rows() && (cv.kf + 4) / 4 == kMax / 4;
-  if constexpr (sizeof(W) == 4) {
-    if (lazy && full) {
-      launch(std::true_type{}, std::true_type{});
-    } else if (lazy) {
-      launch(std::false_type{}, std::true_type{});
-    } else if (full) {
-      launch(std::true_type{}, std::false_type{});
-    } else {
-      launch(std::false_type{}, std::false_type{});
-    }
-  } else if (full) {
-    launch(std::true_type{}, std::false_type{});
-  } else {
-    launch(std::false_type{}, std::false_type{});
-  }
+  with_row_forms<W>(full, lazy, launch);
   backend::check_last_launch("BaseConverter: blocked conversion");
   return true;
 #else

@@ -16,6 +16,7 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <type_traits>
 
 #include "veil/backend/buffer.h"
 #include "veil/backend/launch.h"
@@ -455,6 +456,29 @@ const W* padded_table(const Device& dev, const detail::FastConvTables& t, std::s
     return t.mat_padded32.size() ? t.mat_padded32.data(dev) : nullptr;
   } else {
     return t.mat_padded.size() ? t.mat_padded.data(dev) : nullptr;
+  }
+}
+
+/// Calls launch(std::bool_constant<kFull>{}, std::bool_constant<kMont>{}) for the run-time
+/// choices `full` (the branch-free rows) and `lazy` (the lazy Montgomery rows, block_row_mont;
+/// taken only with 32-bit words), so that a shared-memory conversion kernel is instantiated for
+/// each form it can take.
+template <class W, class Launch>
+void with_row_forms(bool full, bool lazy, Launch&& launch) {
+  if constexpr (sizeof(W) == 4) {
+    if (lazy) {
+      if (full) {
+        launch(std::true_type{}, std::true_type{});
+      } else {
+        launch(std::false_type{}, std::true_type{});
+      }
+      return;
+    }
+  }
+  if (full) {
+    launch(std::true_type{}, std::false_type{});
+  } else {
+    launch(std::false_type{}, std::false_type{});
   }
 }
 
