@@ -125,7 +125,8 @@ int main(int argc, char** argv) {
       // 0/1), d (fused ModDown's most dropped primes), k (batched inner-product loads 0/1),
       // m (ModUp's conversion kernel 0..2), c (the blocked conversions' kernel 0..2), f (the
       // conversions' branch-free full rows 0/1), n (the fused ModDown's narrow producer 0/1),
-      // l (the conversions' lazy Montgomery rows 0/1), t (their log2 threads), a (Galois keys: 0 top level, 1 compact, 2 per level, 3 per level within a budget)
+      // l (the conversions' lazy Montgomery rows 0/1), t (their log2 threads), a (Galois
+      // keys: 0 top level, 1 compact, 2 per level, 3 per level within a budget)
       std::size_t pos = 0;
       while (pos < cfg.size()) {
         const char key = cfg[pos++];

@@ -5,7 +5,7 @@
 
 Runs ``cuobjdump -sass`` on each object, counts the instruction lines of every function (each
 architecture separately), demangles the names with ``cu++filt`` when it is on PATH, and prints
-``count  name`` for the functions whose name contains every ``--match`` string.
+``count  architecture  name`` for the functions whose name contains every ``--match`` string.
 """
 from __future__ import annotations
 
@@ -14,22 +14,28 @@ import re
 import shutil
 import subprocess
 
+_ARCH = re.compile(r"code for (sm_\d+\w*)")
 _FUNC = re.compile(r"^\s*Function : (\S+)")
 _INST = re.compile(r"^\s+/\*[0-9a-f]{4,}\*/\s+\S")
 
 
-def count(obj: str) -> dict[str, int]:
+def count(obj: str) -> dict[tuple[str, str], int]:
+    """Instructions per (architecture, mangled function name) of one object."""
     out = subprocess.run(["cuobjdump", "-sass", obj], check=True, capture_output=True,
                          text=True).stdout
-    counts: dict[str, int] = {}
-    name = None
+    counts: dict[tuple[str, str], int] = {}
+    arch, key = "?", None
     for line in out.splitlines():
+        a = _ARCH.search(line)
+        if a:
+            arch, key = a.group(1), None
+            continue
         m = _FUNC.match(line)
         if m:
-            name = m.group(1)
-            counts.setdefault(name, 0)
-        elif name is not None and _INST.match(line):
-            counts[name] += 1
+            key = (arch, m.group(1))
+            counts.setdefault(key, 0)
+        elif key is not None and _INST.match(line):
+            counts[key] += 1
     return counts
 
 
@@ -64,10 +70,10 @@ def main() -> None:
     a = ap.parse_args()
     for obj in a.objects:
         counts = count(obj)
-        names = list(counts)
-        for raw, pretty in zip(names, demangle(names)):
+        keys = list(counts)
+        for key, pretty in zip(keys, demangle([k[1] for k in keys])):
             if all(s in pretty for s in a.match):
-                print(f"{counts[raw]:6d}  {strip_parameters(pretty)}")
+                print(f"{counts[key]:6d}  {key[0]}  {strip_parameters(pretty)}")
 
 
 if __name__ == "__main__":

@@ -641,6 +641,16 @@ TEST(KeySwitchSettings, ModUpKernelsKeepTheWords) {
       ASSERT_EQ(ctxs.back()->word_bits(), bits == 30 ? 32 : 64);
     }
   }
+  // 30-bit inputs and outputs of at most 31 bits: the lazy rows' tables exist with 32-bit words;
+  // with 31-bit primes in Q too (products up to 2^62) they do not
+  for (const ContextPtr& ctx : ctxs) {
+    for (std::size_t level : {ctx->max_level(), ctx->max_level() - 1}) {
+      EXPECT_EQ(ctx->key_switch(level).modup_mont32.size() > 0, ctx->word_bits() == 32);
+    }
+  }
+  const ContextPtr wide = settings_context(4096, 12, 31, 4);
+  ASSERT_EQ(wide->word_bits(), 32);
+  EXPECT_EQ(wide->key_switch(wide->max_level()).modup_mont32.size(), 0u);
   if (!veil::test::have_gpu()) GTEST_SKIP() << "no CUDA device";
   const RestoreSettings restore;
   for (const ContextPtr& ctx : ctxs) {
@@ -648,20 +658,19 @@ TEST(KeySwitchSettings, ModUpKernelsKeepTheWords) {
     const std::size_t n = ctx->n();
     for (std::size_t level : {ctx->max_level(), ctx->max_level() - 1}) {
       const RnsBase& q = ctx->base_q(level);
-      // 30-bit inputs and outputs of at most 31 bits: the lazy rows apply with 32-bit words
-      EXPECT_EQ(ctx->key_switch(level).modup_mont32.size() > 0, bits == 32);
       const std::vector<u64> c = random_words(q, n, 1, 50 + level);
       const WordBuffer on_cpu = upload(*ctx, Device::cpu(), c);
       const std::vector<u64> want =
           key_switch_mod_up(*ctx, Device::cpu(), level, on_cpu.data(), false).complement.to_host();
       const WordBuffer on_gpu = upload(*ctx, veil::test::gpu(), c);
-      // kernel 3 here: kernel 2 with log2 threads 15, so no digit's rows are split (at 17, as
-      // for kernel 2 here, N = 4096 splits them into groups: set_conversion_log_threads)
+      // kernel 3 here: kernel 2 with log2 threads 18 instead of the default 16, so each digit's
+      // rows are split into other groups (N = 4096 splits them at either:
+      // set_conversion_log_threads)
       for (int kernel : {0, 1, 2, 3}) {
         for (int rows = 0; rows < 4; ++rows) {
           const bool full = rows % 2 == 1, mont = rows / 2 == 1;
           set_mod_up_kernel(kernel == 3 ? 2 : kernel);
-          veil::set_conversion_log_threads(kernel == 3 ? 15 : 17);
+          veil::set_conversion_log_threads(kernel == 3 ? 18 : 16);
           veil::set_conversion_full_rows(full);  // the branch-free rows
           veil::set_conversion_montgomery(mont);  // the lazy rows
           const KeySwitchDigits d =

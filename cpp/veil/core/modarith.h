@@ -304,7 +304,7 @@ VEIL_HD Mont32 mont32_of(const Modulus& m) {
   return r;
 }
 
-/// s = h 2^32 + l -> h (2^32 mod p) + l, the same residue below p 2^32 - p (one 32 x 32 + 64-bit
+/// s = h 2^32 + l -> h (2^32 mod p) + l, the same residue, at most p 2^32 - p (one 32 x 32 + 64-bit
 /// multiply-add).
 VEIL_HD u64 fold32(u64 s, u32 r32) {
   return mad_wide(static_cast<u32>(s >> 32), r32, s & 0xFFFFFFFFull);

@@ -196,7 +196,7 @@ bool mod_up_convert_smem(const Context& ctx, const Device& dev, std::size_t leve
   backend::check_last_launch("ModUp conversion");
   return true;
 #else
-  (void)ctx, (void)dev, (void)level, (void)src, (void)o;
+  (void)ctx, (void)dev, (void)level, (void)src, (void)o, (void)log_threads;
   throw_cuda_not_in_this_unit(__FILE__);
 #endif
 }

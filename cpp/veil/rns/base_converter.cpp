@@ -147,7 +147,8 @@ bool convert_smem(const Device& dev, const ConvView& cv, const W* mat, std::size
 #if defined(__CUDACC__)
   backend::set_current(dev);
   const dim3 grid(unsigned(part / kConvThreads), unsigned(out.num_polys * splits), 1);
-  const bool lazy = mont != nullptr && conversion_montgomery();
+  // (The lazy rows need every input y_i < q_i: block_inputs' Shoup product reduces any word.)
+  const bool lazy = mont != nullptr && cv.scale != nullptr && conversion_montgomery();
   auto launch = [&](auto full, auto lazy_rows) {  // std::bool_constant: kFull, kMont
     convert_smem_kernel<W, kMax, kC, decltype(full)::value, decltype(lazy_rows)::value>
         <<<grid, kConvThreads, bytes, backend::stream(dev)>>>(

@@ -142,7 +142,9 @@ void set_conversion_montgomery(bool on);
 /// groups (each recomputing its inputs) until about 2^log_threads threads run. Default 16:
 /// with the lazy rows (set_conversion_montgomery) fewer, longer threads won (a full-slot
 /// bootstrap at N = 2^16 on an H200: 16.79 / 16.79 / 17.06 / 17.66 / 18.84 ms at 15 / 16 / 17 /
-/// 18 / 19; multiply+relinearize at bootparam_40's top 391-392 us at 15-17; bench/NOTES.md).
+/// 18 / 19; multiply+relinearize at bootparam_40's top 390-392 us at 15-17; bench/NOTES.md).
+/// 15 and 16 launch the same grids at N = 2^16's top level; 16 keeps more threads at smaller N,
+/// where neither was timed.
 /// VEIL_CONV_LOG_THREADS (15..20, read once) or set_conversion_log_threads choose it (A/B in
 /// bench/boot_bench.cpp, token t). The words are the same.
 int conversion_log_threads();

@@ -412,7 +412,7 @@ VEIL_HD void block_row_mont(const u32 (&y)[kC][kMax], const u32* row, u32 groups
     load4(row + 4 * g, w);
 #pragma unroll
     for (u32 t = 0; t < kC; ++t) {
-      u64 a = g >= 2 ? fold32(s[t], m.r32) : s[t];  // below 2^63 (g >= 2) or 2^62 (g = 1)
+      u64 a = g >= 2 ? fold32(s[t], m.r32) : s[t];  // below 2^63 either way
       a = mad_wide(y[t][4 * g], w[0], a);
       a = mad_wide(y[t][4 * g + 1], w[1], a);
       a = mad_wide(y[t][4 * g + 2], w[2], a);
