@@ -408,6 +408,54 @@ TEST(BaseConv, MontgomeryRowsMatchInt128) {
   }
 }
 
+// The GPU kernels' row code on the host: convert_block with the targets staged as Mont32 and the
+// table in Montgomery form (convert_smem_kernel's and ModUp's lazy rows, through block_row's
+// Mont32 overload) gives the Modulus path's words, for ModDown's shape (12 31-bit primes and v
+// into 30-bit primes, exact) and ModUp's (12 30-bit primes into 31-bit ones, fast), branch-free
+// rows and not.
+TEST(BaseConv, MontgomeryConvertBlockMatchesTheBarrettRows) {
+  std::mt19937_64 rng(27);
+  const std::size_t n = 64;
+  const auto q30 = primes(30, n, 24), q31 = primes(31, n, 12, q30);
+  const std::vector<u64> q30_in(q30.begin(), q30.begin() + 12);
+  const std::vector<u64> q30_out(q30.begin() + 12, q30.end());
+  for (bool exact : {true, false}) {
+    const std::vector<u64>& from = exact ? q31 : q30_in;
+    const std::vector<u64> to = exact ? q30 : cat(q31, q30_out);
+    const veil::RnsBase fb = make_base(from), tb = make_base(to);
+    const BaseConverter conv(fb, tb);
+    const auto& t = conv.tables();
+    ASSERT_GT(t.mat_mont32.size(), 0u);
+    ASSERT_EQ(t.stride, 16u);
+    const auto in64 = random_residues(rng, from, n, 1);
+    const std::vector<u32> in(in64.begin(), in64.end());
+    const auto iv = veil::make_view<const u32>(kCpu, in.data(), 1, fb, n);
+    const veil::rns_detail::ConvView cv =
+        veil::rns_detail::make_view(kCpu, t, fb, tb, exact ? conv.fractions(kCpu) : nullptr);
+    std::vector<veil::Mont32> mont(to.size());
+    for (std::size_t j = 0; j < to.size(); ++j) mont[j] = veil::mont32_of(tb[j]);
+    constexpr u32 kC = 2;
+    const std::size_t part = n / kC;
+    for (std::size_t c0 = 0; c0 < part; ++c0) {
+      std::vector<u32> want(kC * to.size()), got(kC * to.size()), got_full(kC * to.size());
+      auto into = [&](std::vector<u32>& o) {
+        return [&o, &to](u32 k, std::size_t j, u32 r) { o[k * to.size() + j] = r; };
+      };
+      auto e0 = into(want), e1 = into(got), e2 = into(got_full);
+      veil::rns_detail::convert_block<u32, 16, kC>(cv, t.mat_padded32.data(kCpu), t.stride, iv,
+                                                    0, c0, part, 0, to.size(), e0, cv.to);
+      veil::rns_detail::convert_block<u32, 16, kC, decltype(e1), false>(
+          cv, t.mat_mont32.data(kCpu), t.stride, iv, 0, c0, part, 0, to.size(), e1,
+          mont.data());
+      veil::rns_detail::convert_block<u32, 16, kC, decltype(e2), true>(
+          cv, t.mat_mont32.data(kCpu), t.stride, iv, 0, c0, part, 0, to.size(), e2,
+          mont.data());
+      ASSERT_EQ(got, want) << (exact ? "exact" : "fast") << ", coefficient " << c0;
+      ASSERT_EQ(got_full, want) << (exact ? "exact" : "fast") << ", coefficient " << c0;
+    }
+  }
+}
+
 TEST(BaseConv, RejectsEmptyAndOverlappingBases) {
   const auto q = primes(50, 16, 3);
   EXPECT_THROW(BaseConverter(make_base(q), make_base({q[1]})), veil::InvalidArgument);

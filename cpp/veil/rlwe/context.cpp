@@ -444,25 +444,12 @@ std::unique_ptr<KeySwitchLevel> Context::build_key_switch(std::size_t level) con
   ks->modup_scale_shoup = DeviceTable<u64>(std::move(scale_shoup));
   if (word_bits_ == 32) {
     ks->modup_mat32 = DeviceTable<u32>(std::vector<u32>(mat.begin(), mat.end()));
-    // The Montgomery copy for the lazy rows (rns/conv_kernels.h: block_row_mont): inputs below
-    // the largest prime of Q_l, entries below the largest of Q_l ∪ P.
-    u64 in_bound = 0, out_bound = 0;
-    bool odd = true;
-    for (std::size_t l = 0; l < ext; ++l) {
-      if (l < limbs) in_bound = std::max(in_bound, qp[l].value);
-      out_bound = std::max(out_bound, qp[l].value);
-      odd = odd && (qp[l].value & 1) == 1;
-    }
-    if (odd && mont32_lazy_fits(in_bound, out_bound)) {
-      std::vector<u32> mont(mat.size());
-      for (std::size_t r = 0; r < ks->dnum * ext; ++r) {
-        const Modulus& m = qp[r % ext];
-        const u64 two32 = (u64(1) << 32) % m.value;
-        for (std::size_t i = 0; i < stride; ++i)
-          mont[r * stride + i] = static_cast<u32>(mul_mod(mat[r * stride + i], two32, m));
-      }
-      ks->modup_mont32 = DeviceTable<u32>(std::move(mont));
-    }
+    // The Montgomery copy for the lazy rows: inputs below the largest prime of Q_l; row
+    // (digit, prime l) is reduced mod Q_l ∪ P's prime l.
+    u64 in_bound = 0;
+    for (std::size_t l = 0; l < limbs; ++l) in_bound = std::max(in_bound, qp[l].value);
+    std::vector<u32> mont = detail::montgomery32_table(mat, stride, qp, in_bound);
+    if (!mont.empty()) ks->modup_mont32 = DeviceTable<u32>(std::move(mont));
   }
   ks->modup_mat = DeviceTable<u64>(std::move(mat));
   ks->mod_down = ModDown(q, base_p_);

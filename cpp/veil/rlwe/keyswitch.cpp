@@ -127,18 +127,13 @@ __global__ void __launch_bounds__(kModUpThreads)
   const u32 j = blockIdx.y >> log_splits, g = blockIdx.y & ((1u << log_splits) - 1);
   const u32 stride = static_cast<u32>(t.stride), ext = static_cast<u32>(t.ext);
   W* srow = reinterpret_cast<W*>(smem);  // [ext][stride], 16-byte rows (stride % 4 == 0)
-  unsigned char* smods = smem + ext * stride * sizeof(W);
-  Modulus* sm = reinterpret_cast<Modulus*>(smods);
-  Mont32* smont = reinterpret_cast<Mont32*>(smods);
+  using M = std::conditional_t<kMont, Mont32, Modulus>;  // the moduli as staged
+  M* sm = reinterpret_cast<M*>(smem + ext * stride * sizeof(W));
   const W* mat =
       (kMont ? reinterpret_cast<const W*>(t.mont) : t.mat) + std::size_t(j) * ext * stride;
   for (u32 i = threadIdx.x; i < ext * stride; i += blockDim.x) srow[i] = mat[i];
   for (u32 i = threadIdx.x; i < ext; i += blockDim.x) {
-    if constexpr (kMont) {
-      smont[i] = mont32_of(t.mods[i]);
-    } else {
-      sm[i] = t.mods[i];
-    }
+    sm[i] = rns_detail::staged_modulus<M>(t.mods[i]);
   }
   __syncthreads();
   const u32 c = blockIdx.x * kModUpThreads + threadIdx.x;  // < part
@@ -153,12 +148,7 @@ __global__ void __launch_bounds__(kModUpThreads)
   for (u32 r = r0; r < r1; ++r, dst += n) {
     const u32 p = r < first ? r : r + size;
     W v[kC];
-    if constexpr (kMont) {
-      static_assert(sizeof(W) == 4, "Montgomery rows take 32-bit words");
-      rns_detail::block_row_mont<kMax, kC, kFull>(y, srow + p * stride, groups, smont[p], v);
-    } else {
-      rns_detail::block_row<W, kMax, kC, kFull>(y, srow + p * stride, groups, sm[p], v);
-    }
+    rns_detail::block_row<W, kMax, kC, kFull>(y, srow + p * stride, groups, sm[p], v);
 #pragma unroll
     for (u32 k = 0; k < kC; ++k) dst[std::size_t(k) * part] = v[k];
   }

@@ -93,38 +93,19 @@ __global__ void __launch_bounds__(kConvThreads)
   extern __shared__ __align__(16) unsigned char smem[];
   const u32 kt = static_cast<u32>(cv.kt);
   W* smat = reinterpret_cast<W*>(smem);  // [kt][stride], 16-byte rows (stride % 4 == 0)
-  unsigned char* smods = smem + std::size_t(kt) * stride * sizeof(W);
+  using M = std::conditional_t<kMont, Mont32, Modulus>;  // the target moduli as staged
+  M* sto = reinterpret_cast<M*>(smem + std::size_t(kt) * stride * sizeof(W));
   for (u32 i = threadIdx.x; i < kt * stride; i += blockDim.x) smat[i] = mat[i];
+  for (u32 i = threadIdx.x; i < kt; i += blockDim.x) sto[i] = staged_modulus<M>(cv.to[i]);
+  __syncthreads();
   const u32 g = blockIdx.y & ((1u << log_splits) - 1), p = blockIdx.y >> log_splits;
   const u32 c = blockIdx.x * kConvThreads + threadIdx.x;
   const u32 j0 = g * per, j1 = j0 + per < kt ? j0 + per : kt;
-  if constexpr (kMont) {
-    static_assert(sizeof(W) == 4, "Montgomery rows take 32-bit words");
-    Mont32* sm = reinterpret_cast<Mont32*>(smods);
-    for (u32 i = threadIdx.x; i < kt; i += blockDim.x) sm[i] = mont32_of(cv.to[i]);
-    __syncthreads();
-    const u32 groups = static_cast<u32>((cv.kf + 4) / 4);  // the kf inputs and v
-    W y[kC][kMax];
-    block_inputs<W, kMax, kC>(cv, in, p, 0, c, part, groups, y);
-#pragma unroll(kFull ? 2 : 1)
-    for (u32 j = j0; j < j1; ++j) {
-      W r[kC];
-      block_row_mont<kMax, kC, kFull>(y, smat + std::size_t(j) * stride, groups, sm[j], r);
-#pragma unroll
-      for (u32 t = 0; t < kC; ++t) out.at(p, j, c + std::size_t(t) * part) = r[t];
-    }
-  } else {
-    Modulus* sto = reinterpret_cast<Modulus*>(smods);
-    for (u32 i = threadIdx.x; i < kt; i += blockDim.x) sto[i] = cv.to[i];
-    __syncthreads();
-    ConvView v = cv;
-    v.to = sto;
-    auto store = [&](u32 t, std::size_t j, W r) {
-      out.at(p, static_cast<u32>(j), c + std::size_t(t) * part) = r;
-    };
-    convert_block<W, kMax, kC, decltype(store), kFull>(v, smat, stride, in, p, c, part, j0, j1,
-                                                       store);
-  }
+  auto store = [&](u32 t, std::size_t j, W r) {
+    out.at(p, static_cast<u32>(j), c + std::size_t(t) * part) = r;
+  };
+  convert_block<W, kMax, kC, decltype(store), kFull>(cv, smat, stride, in, p, c, part, j0, j1,
+                                                     store, sto);
 }
 #endif
 
@@ -187,7 +168,7 @@ void convert_blocked_k(const Device& dev, const ConvView& cv, const W* mat, std:
                        VEIL_LAMBDA(u32 p, std::size_t c, std::size_t part, std::size_t j0,
                                    std::size_t j1) {
     auto store = [&](u32 t, std::size_t j, W r) { out.at(p, static_cast<u32>(j), c + t * part) = r; };
-    convert_block<W, kMax, kC>(cv, mat, stride, in, p, c, part, j0, j1, store);
+    convert_block<W, kMax, kC>(cv, mat, stride, in, p, c, part, j0, j1, store, cv.to);
   });
 }
 

@@ -49,6 +49,13 @@ struct FastConvTables {
   FastConvTables(const RnsBase& from, const RnsBase& to, const std::vector<u64>& c_mod_q,
                  const char* what);
 };
+/// The lazy rows' table (rns/conv_kernels.h: block_row_mont) for a padded table `mat` of rows of
+/// `stride` words, row r reduced mod row_moduli[r % row_moduli.size()]: each entry times 2^32 mod
+/// its row's prime. Empty (the rows keep block_row) unless every modulus of row_moduli is odd and
+/// mont32_lazy_fits(in_bound, their largest) holds; in_bound bounds the conversion's inputs
+/// (y_i < q_i and v <= k_from). Used by FastConvTables and the key switching's ModUp tables.
+std::vector<u32> montgomery32_table(const std::vector<u64>& mat, std::size_t stride,
+                                    const RnsBase& row_moduli, u64 in_bound);
 }  // namespace detail
 
 class BaseConverter {

@@ -52,22 +52,12 @@ FastConvTables::FastConvTables(const RnsBase& from, const RnsBase& to,
     for (std::size_t i = 0; i < k_from; ++i) small = small && fits_word32(from[i].value);
     for (std::size_t j = 0; j < k_to; ++j) small = small && fits_word32(to[j].value);
     if (small) mat_padded32 = DeviceTable<u32>(std::vector<u32>(pad.begin(), pad.end()));
-    // The Montgomery copy for the lazy rows (block_row_mont): inputs y_i < q_i and v <= k_from.
-    u64 in_bound = k_from + 1, out_bound = 0;
-    bool odd = true;
+    // The Montgomery copy for the lazy rows: inputs y_i < q_i and v <= k_from.
+    u64 in_bound = k_from + 1;
     for (std::size_t i = 0; i < k_from; ++i) in_bound = std::max(in_bound, from[i].value);
-    for (std::size_t j = 0; j < k_to; ++j) {
-      out_bound = std::max(out_bound, to[j].value);
-      odd = odd && (to[j].value & 1) == 1;
-    }
-    if (small && odd && mont32_lazy_fits(in_bound, out_bound)) {
-      std::vector<u32> mont(pad.size());
-      for (std::size_t j = 0; j < k_to; ++j) {
-        const u64 r = (u64(1) << 32) % to[j].value;
-        for (std::size_t i = 0; i < stride; ++i)
-          mont[j * stride + i] = static_cast<u32>(mul_mod(pad[j * stride + i], r, to[j]));
-      }
-      mat_mont32 = DeviceTable<u32>(std::move(mont));
+    if (small) {
+      std::vector<u32> mont = montgomery32_table(pad, stride, to, in_bound);
+      if (!mont.empty()) mat_mont32 = DeviceTable<u32>(std::move(mont));
     }
     mat_padded = DeviceTable<u64>(std::move(pad));
   }
@@ -75,6 +65,25 @@ FastConvTables::FastConvTables(const RnsBase& from, const RnsBase& to,
   scale_shoup = DeviceTable<u64>(std::move(sc_sh));
   qhat_mod_p = DeviceTable<u64>(std::move(qhat));
   q_mod_p = DeviceTable<u64>(std::move(qmod));
+}
+
+std::vector<u32> montgomery32_table(const std::vector<u64>& mat, std::size_t stride,
+                                    const RnsBase& row_moduli, u64 in_bound) {
+  u64 out_bound = 0;
+  for (std::size_t j = 0; j < row_moduli.size(); ++j) {
+    if ((row_moduli[j].value & 1) == 0) return {};
+    out_bound = std::max(out_bound, row_moduli[j].value);
+  }
+  if (row_moduli.size() == 0 || !mont32_lazy_fits(in_bound, out_bound)) return {};
+  std::vector<u32> mont(mat.size());
+  for (std::size_t r = 0; r * stride < mat.size(); ++r) {
+    const Modulus& m = row_moduli[r % row_moduli.size()];
+    const u64 two32 = (u64(1) << 32) % m.value;
+    for (std::size_t i = 0; i < stride; ++i) {
+      mont[r * stride + i] = static_cast<u32>(mul_mod(mat[r * stride + i], two32, m));
+    }
+  }
+  return mont;
 }
 
 }  // namespace detail

@@ -423,6 +423,26 @@ VEIL_HD void block_row_mont(const u32 (&y)[kC][kMax], const u32* row, u32 groups
   for (u32 t = 0; t < kC; ++t) r[t] = redc32(fold32(s[t], m.r32), m);
 }
 
+/// block_row for a target given by its Mont32 constants: the lazy rows (block_row_mont; `row` in
+/// Montgomery form, 32-bit words).
+template <class W, u32 kMax, u32 kC, bool kFull = false>
+VEIL_HD void block_row(const W (&y)[kC][kMax], const W* row, u32 groups, const Mont32& m,
+                       W (&r)[kC]) {
+  static_assert(sizeof(W) == 4, "Montgomery rows take 32-bit words");
+  block_row_mont<kMax, kC, kFull>(y, row, groups, m, r);
+}
+
+/// A target modulus as a shared-memory conversion kernel stages it: the Modulus itself, or its
+/// Mont32 constants for the lazy rows (M = Mont32).
+template <class M>
+VEIL_HD M staged_modulus(const Modulus& m) {
+  if constexpr (std::is_same_v<M, Mont32>) {
+    return mont32_of(m);
+  } else {
+    return m;
+  }
+}
+
 /// Register-blocked conversion of the kC coefficients c0 + t * part of polynomial `poly` of `in`
 /// (limbs 0..kf-1). `mat` (words W) has rows of `stride` words (a multiple of four,
 /// zero-padded): the kf entries (Q/q_i) mod p_j, then -Q mod p_j (FastConvTables::mat_padded).
@@ -431,17 +451,20 @@ VEIL_HD void block_row_mont(const u32 (&y)[kC][kMax], const u32* row, u32 groups
 /// out of one dot product and one reduction. For every output limb j in [j0, j1) and coefficient
 /// t, calls epi(t, j, r_j). Each group of four table words is loaded once for the kC
 /// coefficients (dot_rows4); kf + 1 <= kMax. kFull: (kf + 4) / 4 == kMax / 4 (dot_rows4).
-template <class W, u32 kMax, u32 kC, class Epi, bool kFull = false>
+/// `to`: the target moduli (c.to or a staged copy), or their Mont32 constants with `mat` in
+/// Montgomery form (the lazy rows, block_row_mont).
+template <class W, u32 kMax, u32 kC, class Epi, bool kFull = false, class M = Modulus>
 VEIL_HD void convert_block(const ConvView& c, const W* mat, std::size_t stride,
                            const RnsPolyView<const W>& in, u32 poly, std::size_t c0,
-                           std::size_t part, std::size_t j0, std::size_t j1, Epi& epi) {
+                           std::size_t part, std::size_t j0, std::size_t j1, Epi& epi,
+                           const M* to) {
   const u32 groups = static_cast<u32>((c.kf + 4) / 4);  // the kf inputs and v
   W y[kC][kMax];
   block_inputs<W, kMax, kC>(c, in, poly, 0, c0, part, groups, y);
 #pragma unroll(kFull ? 2 : 1)
   for (std::size_t j = j0; j < j1; ++j) {
     W r[kC];
-    block_row<W, kMax, kC, kFull>(y, mat + j * stride, groups, c.to[j], r);
+    block_row<W, kMax, kC, kFull>(y, mat + j * stride, groups, to[j], r);
 #pragma unroll
     for (u32 t = 0; t < kC; ++t) epi(t, j, r[t]);
   }
