@@ -33,7 +33,7 @@
 #           ../shared/peers/README.md says), `bench/small_ops.py --no-kernels` on its rows, then
 #           its bfv/bgv/ckks_bench once the GPU is free, and bench/phantom_compare.py's table
 #           (small_ops.json, phantom_*.log, phantom_compare.md); PHANTOM_SCHEMES (default
-#           "bfv bgv ckks") narrows both
+#           "bfv bgv ckks") narrows both; PHANTOM_SMALL_OPS=0 runs only Phantom's benchmarks
 #   threads the CPU's scaling on this host's cores (issue 25): `veil_profile_ckks cpu` at
 #           THREADS_SHAPES (shape[:limbs] words, default "phantom6:30 seal14") with
 #           OMP_NUM_THREADS=1 and all cores (threads_<shape>_<t>.log)
@@ -365,10 +365,12 @@ if has bootab; then
 fi
 if has phantom; then  # Veil's small operations, then Phantom's, same machine, same call
   schemes=${PHANTOM_SCHEMES:-bfv bgv ckks}
-  # shellcheck disable=SC2046
-  (cd "$PRIV" && python3 "$OLDPWD/bench/small_ops.py" --no-kernels --json "$OUT/small_ops.json" \
-     $(printf -- '--scheme %s ' $schemes)) > "$OUT/small_ops.log" 2>&1
-  echo "small_ops rc=$?"
+  if [ "${PHANTOM_SMALL_OPS:-1}" != 0 ]; then
+    # shellcheck disable=SC2046
+    (cd "$PRIV" && python3 "$OLDPWD/bench/small_ops.py" --no-kernels --json "$OUT/small_ops.json" \
+       $(printf -- '--scheme %s ' $schemes)) > "$OUT/small_ops.log" 2>&1
+    echo "small_ops rc=$?"
+  fi
   wait "${PHANTOM_BUILD_PID:-}" 2> /dev/null
   echo "phantom build rc=$? ($(tail -1 "$OUT/phantom_build.log"))"
   for b in $schemes; do
@@ -377,8 +379,9 @@ if has phantom; then  # Veil's small operations, then Phantom's, same machine, s
     echo "phantom $b rc=$?"
   done
   # shellcheck disable=SC2046
-  python3 bench/phantom_compare.py --veil "$OUT/small_ops.json" \
-    $(printf -- "$OUT/phantom_%s.log " $schemes) --markdown "$OUT/phantom_compare.md"
+  [ "${PHANTOM_SMALL_OPS:-1}" != 0 ] && python3 bench/phantom_compare.py \
+    --veil "$OUT/small_ops.json" $(printf -- "$OUT/phantom_%s.log " $schemes) \
+    --markdown "$OUT/phantom_compare.md"
 fi
 if has threads; then  # the CPU backend's scaling on this host's cores
   cores=$(nproc)
