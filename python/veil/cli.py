@@ -139,13 +139,19 @@ def build_parser() -> argparse.ArgumentParser:
                       "descent with bootstrapping, N = 2^16; a GPU takes seconds, the CPU hours)")
     demo.add_argument("--iterations", type=lambda v: _int_in(v, 1, 1000, "a count"), default=12,
                       help="gradient-descent iterations of --train (default: 12)")
-    demo.add_argument("--model", choices=("logreg", "xgboost"), default="logreg",
+    demo.add_argument("--model", choices=("logreg", "xgboost", "cnn"), default="logreg",
                       help="logreg: logistic regression on x and x^2; xgboost: gradient-boosted "
-                      "trees, BFV, the application of Özcan et al., IEEE Access 2023 "
-                      "(default: logreg)")
-    demo.add_argument("--peer", choices=("none", "seal"), default="none",
+                      "trees, BFV, the application of Özcan et al., IEEE Access 2023; cnn: a "
+                      "convolutional network on 8x8 digits, CKKS (default: logreg)")
+    demo.add_argument("--activation", choices=("square", "relu"), default="square",
+                      help="--model cnn: the activation, square (x^2) or relu (through the "
+                      "encrypted sign function; deeper, slower) (default: square)")
+    demo.add_argument("--peer", choices=("none", "seal", "tenseal"), default="none",
                       help="seal (with --model xgboost): time SEAL (seal-python, 1 thread) and "
-                      "Veil on CPU (1 and all threads) and GPU on the same circuit (default: none)")
+                      "Veil on CPU (1 and all threads) and GPU on the same circuit; tenseal "
+                      "(with --model cnn): the same network on TenSEAL, CPU (default: none)")
+    demo.add_argument("--limit", type=lambda v: _int_in(v, 1, 100000, "a count"), default=None,
+                      help="--model cnn: evaluate only the first LIMIT test images")
     demo.add_argument("--server", metavar="URL", default=None,
                       help="run the client side against `veil serve` at URL (keys made here, "
                       "evaluation keys uploaded once; --device is the client's)")
@@ -426,6 +432,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
         r = demo_train.run(device=args.device, seed=args.seed, iterations=args.iterations)
         return EXIT_OK if r["passed"] else EXIT_WRONG
+    if args.model == "cnn":
+        from .apps import demo_cnn
+
+        r = demo_cnn.run(device=args.device, seed=args.seed, activation=args.activation,
+                         peer=args.peer, limit=args.limit)
+        return EXIT_OK if r["passed"] else EXIT_WRONG
     if args.model == "xgboost":
         from .apps import demo_xgboost
 
@@ -593,6 +605,16 @@ def _check_args(args: argparse.Namespace) -> None:
                               "pip install 'veil[serve]'") from None
     if args.command == "demo" and args.model == "xgboost" and args.scheme != "bfv":
         raise ValueError("--model: xgboost runs on BFV; drop --scheme ckks")
+    if args.command == "demo" and args.model == "cnn" and (args.server or args.train):
+        raise ValueError("--model: cnn runs locally (CKKS, whatever --scheme says); drop "
+                         "--server and --train")
+    if args.command == "demo" and args.peer == "tenseal":
+        if args.model != "cnn":
+            raise ValueError("--peer: the TenSEAL comparison runs with --model cnn")
+        try:
+            import tenseal  # noqa: F401
+        except ImportError:
+            raise ImportError("--peer tenseal needs tenseal: pip install tenseal") from None
     if args.command == "demo" and args.peer == "seal":
         if args.model != "xgboost" or args.server:
             raise ValueError("--peer: the SEAL comparison runs locally with --model xgboost")
