@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from veil import _core  # noqa: E402
-from veil.apps import cnn_model, demo_cnn  # noqa: E402
+from veil import _core
+from veil.apps import cnn_model, demo_cnn
 
 
 @pytest.fixture(scope="module")

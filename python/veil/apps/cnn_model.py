@@ -43,7 +43,7 @@ def load_digits_split(seed: int = 0, test_fraction: float = 0.2
     x = data.images.astype(np.float64) / 16.0
     y = data.target.astype(np.int64)
     order = np.random.default_rng(seed).permutation(len(y))
-    n_test = int(round(test_fraction * len(y)))
+    n_test = round(test_fraction * len(y))
     test, train = order[:n_test], order[n_test:]
     return x[train], x[test], y[train], y[test]
 
