@@ -137,10 +137,110 @@ def dot(ct, other, size: int | None = None):
     return slot_sum(ct * other, size)
 
 
+def _check_matrix(matrix, is_ckks: bool) -> np.ndarray:
+    """``matrix`` as a checked 2-D numpy array (errors name ``matrix``)."""
+    if hasattr(matrix, "raw") and hasattr(matrix, "ctx"):  # x @ y with a ciphertext y
+        raise TypeError("matrix: x @ M takes a plaintext 2-D matrix M, got a ciphertext; for "
+                        "the inner product of two ciphertexts use x.dot(y), for their "
+                        "elementwise product x * y")
+    mat = np.asarray(matrix)
+    if mat.ndim != 2 or 0 in mat.shape:
+        raise ValueError(f"matrix: expected a 2-D (n, m) array, got shape {mat.shape}")
+    if mat.dtype.kind not in ("iufc" if is_ckks else "iu"):
+        raise TypeError(f"matrix: expected {'numbers' if is_ckks else 'integers'}, got dtype "
+                        f"{mat.dtype}")
+    return mat
+
+
+class EncodedMatrix:
+    """A plaintext n x m matrix with its diagonals encoded once, for ``x @ M`` on many
+    ciphertexts (a server's weights): ``em = veil.EncodedMatrix(ctx, M)``, then ``ct @ em`` is
+    ``ct @ M`` without encoding the diagonals again. The diagonals are encoded at the level of
+    the first ciphertext they meet (or ``level``) and kept per level, so ciphertexts at a new
+    level cost one more encoding; :meth:`encode` prepares a level ahead of time.
+
+    Memory: one plaintext per nonzero diagonal and family (d = max(n, m) diagonals; twice as
+    many families when d < N/4, see :func:`matmul`), each a full plaintext at its level
+    (N x (level + 1) words for CKKS; N words for BFV/BGV).
+
+    Raises ValueError / TypeError naming ``matrix`` as :func:`matmul` does (shape, entries, or
+    too large for the slots); ``ctx`` must be a pythonic context (veil.ckks / bfv / bgv).
+    """
+
+    def __init__(self, ctx, matrix, level: int | None = None) -> None:
+        if not hasattr(ctx, "evaluator") or not hasattr(ctx, "encode"):
+            raise TypeError(f"ctx: expected a veil context (veil.ckks, veil.bfv, veil.bgv), got "
+                            f"{type(ctx).__name__}")
+        self.ctx = ctx
+        self.is_ckks = hasattr(ctx, "_plain_scale_for")
+        self.matrix = _check_matrix(matrix, self.is_ckks).copy()
+        self.shape = self.matrix.shape
+        self._levels: dict[tuple[int, int], list] = {}
+        if level is not None:
+            row = ctx._sparse_slots() or ctx.slot_count if self.is_ckks else ctx.row_size
+            self.encode(level, row)
+
+    def __repr__(self) -> str:
+        return (f"veil.EncodedMatrix(shape={self.shape}, levels="
+                f"{sorted(lv for lv, _ in self._levels)})")
+
+    def encode(self, level: int, row: int) -> list:
+        """The encoded giant steps for ciphertexts at ``level`` in rows of ``row`` slots:
+        [(shift, [(family, baby step)], [plaintexts])], built once."""
+        key = (int(level), int(row))
+        hit = self._levels.get(key)
+        if hit is None:
+            hit = self._levels[key] = _encode_diagonals(self.ctx, self.matrix, row, level,
+                                                        self.is_ckks)
+        return hit
+
+
+def _diagonal_families(mat: np.ndarray, row: int) -> tuple[int, int, int, bool, list]:
+    """(d, baby, giant, replicate, families): the generalized diagonals of the n x m matrix
+    padded to d x d, diag_k[j] = M[(j + k) mod d, j], split in two families when d < row (the
+    entries that read x[j + k] and those that wrap to x[j + k - d]: :func:`matmul`)."""
+    n, m = mat.shape
+    d, baby, giant, replicate = matmul_plan(n, m, row)
+    padded = np.zeros((d, d), dtype=mat.dtype)
+    padded[:n, :m] = mat
+    cols = np.arange(d)
+    diags = [padded[(cols + k) % d, cols] for k in range(d)]
+    families = [diags]
+    if replicate:
+        wraps = [(cols + k) >= d for k in range(d)]
+        families = [[np.where(w, 0, dg) for dg, w in zip(diags, wraps)],
+                    [np.where(w, dg, 0) for dg, w in zip(diags, wraps)]]
+    return d, baby, giant, replicate, families
+
+
+def _encode_diagonals(ctx, mat: np.ndarray, row: int, level: int, is_ckks: bool) -> list:
+    """Every giant step's nonzero diagonals, rotated by the giant step and encoded (CKKS: at
+    ``level`` and the scale the rescale divides by): [(shift, [(family, b)], [plaintexts])]."""
+    d, baby, giant, _, families = _diagonal_families(mat, row)
+    pscale = ctx._plain_scale_for(level) if is_ckks else None
+    out = []
+    for g in range(giant):
+        shift = g * baby
+        terms = [(f, b) for f, fam in enumerate(families) for b in range(baby)
+                 if shift + b < d and np.any(fam[shift + b])]
+        if not terms:
+            continue
+        pts = []
+        for f, b in terms:
+            diag = families[f][shift + b]
+            full = np.zeros(row, dtype=diag.dtype)
+            full[:d] = diag
+            full = np.roll(full, shift)
+            pts.append(ctx.encode(full, scale=pscale, level=level) if is_ckks else ctx.encode(full))
+        out.append((shift, terms, pts))
+    return out
+
+
 def matmul(ct, matrix):
     """The vector-matrix product v @ M for the vector v of length n (``len(ct)``; whatever the
-    slots after it hold is ignored) and a plaintext n x m matrix M: the result, of length m,
-    holds y_j = sum_i v_i M[i, j] in its first m slots and zeros after them (up to CKKS noise).
+    slots after it hold is ignored) and a plaintext n x m matrix M (a numpy array, or an
+    :class:`EncodedMatrix` whose diagonals are encoded once): the result, of length m, holds
+    y_j = sum_i v_i M[i, j] in its first m slots and zeros after them (up to CKKS noise).
 
     Halevi-Shoup's diagonal method with baby-step giant-step (module docstring): y = sum_k
     diag_k * rot(v, k) with diag_k[j] = M[(j + k) mod d, j], d = max(n, m); unless d is the
@@ -153,21 +253,17 @@ def matmul(ct, matrix):
     mod t; the vector lives in the first row.
 
     Raises ValueError naming ``matrix`` for a shape that is not (n, m) with n, m >= 1, n other
-    than ``len(ct)``, or too large for the slots (max(n, m) <= N/4, or = N/2); TypeError for
-    non-numeric entries.
+    than ``len(ct)``, too large for the slots (max(n, m) <= N/4, or = N/2), or an
+    EncodedMatrix of another context; TypeError for non-numeric entries.
     """
     ctx = ct.ctx
     is_ckks = hasattr(ct, "is_complex")
-    if hasattr(matrix, "raw") and hasattr(matrix, "ctx"):  # x @ y with a ciphertext y
-        raise TypeError("matrix: x @ M takes a plaintext 2-D matrix M, got a ciphertext; for "
-                        "the inner product of two ciphertexts use x.dot(y), for their "
-                        "elementwise product x * y")
-    mat = np.asarray(matrix)
-    if mat.ndim != 2 or 0 in mat.shape:
-        raise ValueError(f"matrix: expected a 2-D (n, m) array, got shape {mat.shape}")
-    if mat.dtype.kind not in ("iufc" if is_ckks else "iu"):
-        raise TypeError(f"matrix: expected {'numbers' if is_ckks else 'integers'}, got dtype "
-                        f"{mat.dtype}")
+    if isinstance(matrix, EncodedMatrix):
+        if matrix.ctx is not ctx:
+            raise ValueError("matrix: this EncodedMatrix was encoded for another context")
+        encoded, mat = matrix, matrix.matrix
+    else:
+        encoded, mat = None, _check_matrix(matrix, is_ckks)
     n, m = mat.shape
     if n != len(ct):
         raise ValueError(f"matrix: v @ M with an {n} x {m} matrix needs a vector of {n} values, "
@@ -176,63 +272,38 @@ def matmul(ct, matrix):
     row = _row_size(ct)
     d, baby, giant, replicate = matmul_plan(n, m, row)
     ctx.ensure_galois_keys(matmul_steps(n, m, row))
-    padded = np.zeros((d, d), dtype=mat.dtype)
-    padded[:n, :m] = mat
-    cols = np.arange(d)
-    diags = [padded[(cols + k) % d, cols] for k in range(d)]
+    level = ct.level if is_ckks else 0
+    steps = (encoded.encode(level, row) if encoded is not None
+             else _encode_diagonals(ctx, mat, row, level, is_ckks))
     # y_j = sum_k diag_k[j] x[(j + k) mod d]. With d < row the index wraps at d, not at the
-    # row's end: the diagonal splits into the part that reads x[j + k] (j + k < d) and the part
-    # that reads x[j + k - d] = rot(x, -d)[j + k]. Two families of diagonals, no level, and the
-    # slots of x outside 0..n-1 (whatever the computation left there: x + 1, a rotation)
-    # only ever meet zero entries.
-    sources = [ct]
-    families = [diags]
-    if replicate:
-        wraps = [(cols + k) >= d for k in range(d)]
-        families = [[np.where(w, 0, dg) for dg, w in zip(diags, wraps)],
-                    [np.where(w, dg, 0) for dg, w in zip(diags, wraps)]]
-        sources.append(_rotate(ct, -d))
-
-    ev = ctx.evaluator
+    # row's end: family 1 reads x[j + k - d] = rot(x, -d)[j + k]. The slots of x outside
+    # 0..n-1 (whatever the computation left there: x + 1, a rotation) only ever meet zeros.
+    sources = [ct, _rotate(ct, -d)] if replicate else [ct]
     babies = []  # per source: {baby step: rotated ciphertext}, hoisted (one ModUp each)
-    for src, fam in zip(sources, families):
-        used = [b for b in range(baby) if any(np.any(fam[g * baby + b]) for g in range(giant)
-                                              if g * baby + b < d)]
+    for f, src in enumerate(sources):
+        used = sorted({b for _, terms, _ in steps for fam, b in terms if fam == f})
         moved = [b for b in used if b]
         rotated = dict(zip(moved, src.rotate_many(moved) if moved else []))
         if 0 in used:
             rotated[0] = src
         babies.append(rotated)
-    x = ct
-    if is_ckks:
-        level = x.level
-        pscale = ctx._plain_scale_for(level)
+    ev = ctx.evaluator
+    complex_out = is_ckks and (ct.is_complex or mat.dtype.kind == "c")
     out = None
-    for g in range(giant):
-        shift = g * baby
-        terms = [(rotated[b], fam[shift + b]) for rotated, fam in zip(babies, families)
-                 for b in sorted(rotated) if shift + b < d and np.any(fam[shift + b])]
-        if not terms:
-            continue
-        pts = []
-        for _, diag in terms:
-            full = np.zeros(row, dtype=diag.dtype)
-            full[:d] = diag
-            full = np.roll(full, shift)
-            pts.append(ctx.encode(full, scale=pscale, level=level) if is_ckks else ctx.encode(full))
+    for shift, terms, pts in steps:
+        cts = [babies[f][b] for f, b in terms]
         if is_ckks:
-            inner = x._wrap(ev.multiply_plain_sum([c.raw for c, _ in terms], pts),
-                            x.is_complex or mat.dtype.kind == "c")
+            inner = ct._wrap(ev.multiply_plain_sum([c.raw for c in cts], pts), complex_out)
         else:
             inner = None
-            for (c, _), pt in zip(terms, pts):
+            for c, pt in zip(cts, pts):
                 term = c * pt
                 inner = term if inner is None else inner + term
         if shift:
             inner = _rotate(inner, shift)
         out = inner if out is None else out + inner
     if out is None:  # the zero matrix
-        return (x * 0)._resized(m)
+        return (ct * 0)._resized(m)
     if is_ckks:
         out = out._wrap(ctx._rescale_product(out.raw))
     return out._resized(m)

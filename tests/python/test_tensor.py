@@ -125,6 +125,44 @@ def test_bfv_matmul_exact_mod_t(device):
     assert not np.any(got[12:ctx.row_size])
 
 
+def test_encoded_matrix_reuses_its_diagonals(device, monkeypatch):
+    """EncodedMatrix: the same words as ct @ M (both against numpy), its diagonals encoded once
+    per level and reused by later ciphertexts."""
+    ctx = ckks_ctx(device)
+    mat = RNG.uniform(-1, 1, (20, 7))
+    em = veil.EncodedMatrix(ctx, mat)
+    v1, v2 = RNG.uniform(-1, 1, 20), RNG.uniform(-1, 1, 20)
+    y1 = ctx.encrypt(v1) @ em
+    np.testing.assert_allclose(ctx.decrypt(y1), v1 @ mat, atol=1e-4)
+    calls = []
+    real_encode = ctx.encode
+    monkeypatch.setattr(ctx, "encode", lambda *a, **k: calls.append(1) or real_encode(*a, **k))
+    y2 = ctx.encrypt(v2) @ em
+    assert calls == []  # nothing encoded for the second ciphertext
+    np.testing.assert_allclose(ctx.decrypt(y2), v2 @ mat, atol=1e-4)
+    low = ctx.encrypt(v2).mod_switch_to_next()
+    np.testing.assert_allclose(ctx.decrypt(low @ em), v2 @ mat, atol=1e-4)
+    assert calls and len(em._levels) == 2  # a new level: encoded once more
+    assert "EncodedMatrix(shape=(20, 7)" in repr(em)
+
+
+def test_encoded_matrix_bfv_and_errors(device):
+    ctx = bfv_ctx(device)
+    v = RNG.integers(-50, 50, 12)
+    mat = RNG.integers(-50, 50, (12, 9))
+    em = veil.EncodedMatrix(ctx, mat)
+    assert np.array_equal(ctx.decrypt(ctx.encrypt(v) @ em), v @ mat)
+    other = bfv_ctx(device)
+    with pytest.raises(ValueError, match="^matrix: this EncodedMatrix was encoded for another"):
+        other.encrypt(v) @ em
+    with pytest.raises(ValueError, match="^matrix: v @ M with an 12 x 9"):
+        ctx.encrypt(v[:5]) @ em
+    with pytest.raises(ValueError, match="^matrix: expected a 2-D"):
+        veil.EncodedMatrix(ctx, np.ones(3))
+    with pytest.raises(TypeError, match="^ctx: expected a veil context"):
+        veil.EncodedMatrix("ctx", mat)
+
+
 def test_bgv_sum_dot_matmul_exact_mod_t(device):
     ctx = veil.bgv(poly_modulus_degree=4096, plain_modulus=T, seed=7, device=device)
     v = RNG.integers(-40, 40, 10)
