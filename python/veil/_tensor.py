@@ -270,7 +270,7 @@ def matmul(ct, matrix):
                          f"but the ciphertext has length {len(ct)} (shapes ({len(ct)},) and "
                          f"({n}, {m}) are not aligned)")
     row = _row_size(ct)
-    d, baby, giant, replicate = matmul_plan(n, m, row)
+    d, _, _, replicate = matmul_plan(n, m, row)
     ctx.ensure_galois_keys(matmul_steps(n, m, row))
     level = ct.level if is_ckks else 0
     steps = (encoded.encode(level, row) if encoded is not None
