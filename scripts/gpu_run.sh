@@ -51,6 +51,9 @@
 #   ray     scale-out on Ray (bench/ray_scale.py): batch bootstraps, online serving against
 #           independent servers and a replica killed under load, over RAY_GPUS (default 1,2)
 #   sh      run $SH_CMD (a diagnostic command) in this script's environment
+#   cnn     `veil demo --model cnn --peer tenseal` on the GPU (and this host's CPU; TenSEAL in the
+#           same run), the ReLU network on CNN_RELU_LIMIT images when set, and
+#           bench/matmul_bench.py (1 x MATMUL_N by MATMUL_N x MATMUL_N at N = 2^16, default 4096)
 #   nttq    the NTT tests at the default variants and the NTT benchmark with $NTT_ARGS
 #           (e.g. NTT_ARGS=u32)
 #   xgboost `veil demo --model xgboost --peer seal --device cuda`: encrypted XGBoost on SEAL (1
@@ -406,6 +409,20 @@ if has train; then  # encrypted training with bootstrapping (sklearn travels as 
   (cd "$PRIV" && COLUMNS=120 veil demo --scheme ckks --train --device cuda --seed 1) \
     > "$OUT/train.log" 2>&1
   echo "train rc=$?"; cat "$OUT/train.log"
+fi
+if has cnn; then  # issue 27: the encrypted CNN on the GPU and this host's CPU, TenSEAL (CPU) in the
+  # same run (tenseal, scikit-learn and scipy travel as wheels in .whl), then the encrypted
+  # 1 x 4096 by 4096 x 4096 product at N = 2^16 (bench/matmul_bench.py)
+  (cd "$PRIV" && veil demo --model cnn --device cuda --peer tenseal --seed 1) > "$OUT/cnn.log" 2>&1
+  echo "cnn rc=$?"; tail -25 "$OUT/cnn.log"
+  if [ -n "${CNN_RELU_LIMIT:-}" ]; then  # the ReLU network on the first CNN_RELU_LIMIT images
+    (cd "$PRIV" && veil demo --model cnn --activation relu --device cuda --seed 1 \
+      --limit "$CNN_RELU_LIMIT") > "$OUT/cnn_relu.log" 2>&1
+    echo "cnn relu rc=$?"; tail -15 "$OUT/cnn_relu.log"
+  fi
+  (cd "$PRIV" && timeout 300 python3 "$OLDPWD/bench/matmul_bench.py" --device cuda \
+    --n "${MATMUL_N:-4096}") > "$OUT/matmul.json" 2>&1
+  echo "matmul rc=$?"; cat "$OUT/matmul.json"
 fi
 if has sh; then  # a diagnostic command in this script's environment: SH_CMD
   (cd "$PRIV" && bash -c "$SH_CMD") > "$OUT/sh.log" 2>&1
