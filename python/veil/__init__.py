@@ -23,6 +23,7 @@ from . import _core, seal
 from ._base import KeyedContext, load
 from ._bootstrap import BootstrapConfig, Bootstrapper
 from ._ckks import CKKSCiphertext, CKKSContext, ckks, precision
+from ._conv import avg_pool2d, conv2d, im2col_encrypt
 from ._core import (
     BatchEncoder,
     CKKSEncoder,
@@ -45,6 +46,7 @@ from ._core import (
     Ciphertext as RawCiphertext,
 )
 from ._device import default_device, device_info, resolve_device
+from ._enc_tensor import PACKING, EncryptedTensor
 from ._errors import DepthError
 from ._integer import BFVContext, BGVContext, Ciphertext, IntegerContext, bfv, bgv
 from ._params import KeyMemoryWarning
@@ -55,11 +57,12 @@ load_context = KeyedContext.from_bytes
 __version__ = _core.__version__
 
 __all__ = [
-    "BootstrapConfig",
-    "Bootstrapper",
+    "PACKING",
     "BFVContext",
     "BGVContext",
     "BatchEncoder",
+    "BootstrapConfig",
+    "Bootstrapper",
     "CKKSCiphertext",
     "CKKSContext",
     "CKKSEncoder",
@@ -68,6 +71,7 @@ __all__ = [
     "Context",
     "Decryptor",
     "DepthError",
+    "EncryptedTensor",
     "EncryptionParameters",
     "Encryptor",
     "Evaluator",
@@ -83,11 +87,14 @@ __all__ = [
     "RelinKeys",
     "SecretKey",
     "Timer",
+    "avg_pool2d",
     "bfv",
     "bgv",
     "ckks",
+    "conv2d",
     "default_device",
     "device_info",
+    "im2col_encrypt",
     "load",
     "load_context",
     "matmul_steps",

@@ -6,13 +6,16 @@ import copy
 import os
 import pickle
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any, TypeVar, Union, cast
+from typing import TYPE_CHECKING, Any, TypeVar, Union, cast
 
 import numpy as np
 
 from . import _check, _core, _errors, _params, _progress, _tensor
 from . import _serialize as _ser
 from ._device import resolve_device
+
+if TYPE_CHECKING:
+    from ._enc_tensor import EncryptedTensor
 
 #: Serialized objects as the loaders accept them, and file paths.
 Bytes = Union[bytes, bytearray, memoryview]
@@ -211,6 +214,18 @@ class KeyedContext:
         """Rebuilds what :meth:`_bundle_extras` wrote (bundle loading; bytes are hostile)."""
 
     # ---- encryption helpers -----------------------------------------------------------------
+    def encrypt_tensor(self, values: Any, **kwargs: Any) -> EncryptedTensor:
+        """Encrypts an array of any ndim >= 1 as an :class:`veil.EncryptedTensor` (TenSEAL's
+        ``ckks_tensor``/``bfv_tensor``): the "padded row-major" packing over as many
+        ciphertexts as it needs. ``kwargs`` go to :meth:`encrypt` (CKKS ``scale``, ``level``;
+        ``symmetric``). ``ctx.encrypt(array)`` with ndim >= 2 does the same.
+
+        Raises ValueError naming ``values`` (0-d, empty), TypeError for the wrong kind of
+        values (CKKS: numbers; BFV/BGV: integers; batching needed)."""
+        from ._enc_tensor import EncryptedTensor
+
+        return EncryptedTensor.encrypt(self, values, None, **kwargs)
+
     def _encrypt_raw(self, plain, symmetric: bool):
         """Public-key encryption, or with ``symmetric`` the secret key (seeded: half the bytes
         when serialized; needs the secret key)."""
@@ -939,6 +954,14 @@ def load(source: Bytes | PathLike, ctx: KeyedContext | _core.Context | None = No
             data: Any = f.read()
     else:
         data = source
+    from ._enc_tensor import EncryptedTensor, is_tensor_bytes
+
+    if is_tensor_bytes(data):  # an encrypted tensor: its own header, then ciphertexts
+        if not isinstance(ctx, KeyedContext):
+            raise ValueError("ctx: an encrypted tensor loads into the pythonic context it "
+                             "belongs to: veil.load(data, ctx)")
+        tensor = EncryptedTensor.from_bytes(data, ctx, max_bytes)
+        return tensor if device is None else tensor.to(device)
     kind, scheme = _ser.identify(data)
     if ctx is not None and not isinstance(ctx, (KeyedContext, _core.Context)):
         raise TypeError("ctx: expected a veil context (veil.bfv/bgv/ckks), a veil.Context or "
