@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "circuits_bind.h"
+#include "comparison_bind.h"
 #include "io_bind.h"
 #include "veil/api/encryptor.h"
 #include "veil/api/evaluator.h"
@@ -1000,6 +1001,7 @@ NB_MODULE(_core, m) {
            "CKKS: multiply, then relinearize_rescale.");
 
   bind::def_circuits(m);  // the circuits layer (circuits_bind.cpp), after the classes it uses
+  bind::def_comparison(m);  // sign, max, inverse, sqrt (comparison_bind.cpp)
 
   // Ctrl-C during long C++ loops (key generation, products of many ciphertexts): they call
   // check_interrupt() between steps, which raises KeyboardInterrupt from Python's signal state.

@@ -30,7 +30,7 @@ from typing import Any, Union, cast
 import numpy as np
 import numpy.typing as npt
 
-from . import _bootstrap, _check, _core, _errors, _params, _tensor
+from . import _bootstrap, _check, _core, _errors, _functions, _params, _tensor
 from ._base import (
     _CIPHERTEXT_CLASSES,
     _CONTEXT_CLASSES,
@@ -766,6 +766,81 @@ class CKKSCiphertext(CiphertextBase):
         interpolant (OpenFHE's EvalChebyshevFunction; :func:`veil._tensor.evaluate`).
         ``fn`` must accept numpy arrays (e.g. ``np.tanh``)."""
         return _tensor.evaluate(self, fn, interval, degree)
+
+    # ---- non-polynomial functions (veil._functions; circuits/comparison.h, inverse.h) -----
+
+    @_errors.user_operation(_errors.method_name("sign"))
+    def sign(self, epsilon: float = _functions.DEFAULT_EPSILON,
+             bits: int = _functions.DEFAULT_BITS) -> CKKSCiphertext:
+        """numpy.sign slot-wise for real values in [-1, 1]: ±1 within 2^-``bits`` where
+        |x| >= ``epsilon`` (inside, a value in [-1, 1]); composite polynomials of Cheon et al.
+        (Asiacrypt 2020), 18 levels by default (:func:`veil._functions.sign`).
+
+        Raises ValueError naming ``epsilon`` (outside (0, 1)) or ``bits`` (outside 1..30);
+        DepthError when x has too few levels left (the message gives both)."""
+        return _functions.sign(self, epsilon, bits)
+
+    @_errors.user_operation(_errors.method_name("relu"))
+    def relu(self, epsilon: float = _functions.DEFAULT_EPSILON,
+             bits: int = _functions.DEFAULT_BITS) -> CKKSCiphertext:
+        """max(x, 0) slot-wise for real values in [-1, 1]: within 2^-``bits`` where
+        |x| >= ``epsilon``, within epsilon / 2 inside; sign's depth + 1 (19 by default).
+        Errors as :meth:`sign`."""
+        return _functions.relu(self, epsilon, bits)
+
+    @_errors.user_operation(_errors.method_name("greater"))
+    def greater(self, other: CKKSCiphertext | Values, epsilon: float = _functions.DEFAULT_EPSILON,
+                bits: int = _functions.DEFAULT_BITS) -> CKKSCiphertext:
+        """numpy.greater as numbers: 1 where x > other, 0 where x < other (within 2^-``bits``
+        where |x - other| >= ``epsilon``), 1/2 where equal; x - other in [-1, 1] (e.g. both in
+        [-1/2, 1/2]). ``other``: a ciphertext (sign's depth) or plaintext numbers (+1 level).
+        Errors as :meth:`sign`."""
+        return _functions.greater(self, other, epsilon, bits)
+
+    compare = greater
+
+    @_errors.user_operation(_errors.method_name("maximum"))
+    def maximum(self, other: CKKSCiphertext | Values, epsilon: float = _functions.DEFAULT_EPSILON,
+                bits: int = _functions.DEFAULT_BITS) -> CKKSCiphertext:
+        """numpy.maximum slot-wise, x - other in [-1, 1]: within 2^-``bits`` where
+        |x - other| >= ``epsilon``, within epsilon / 2 elsewhere; sign's depth + 1.
+        ``other``: a ciphertext or plaintext numbers. Errors as :meth:`sign`."""
+        return _functions.maximum(self, other, epsilon, bits)
+
+    @_errors.user_operation(_errors.method_name("minimum"))
+    def minimum(self, other: CKKSCiphertext | Values, epsilon: float = _functions.DEFAULT_EPSILON,
+                bits: int = _functions.DEFAULT_BITS) -> CKKSCiphertext:
+        """numpy.minimum slot-wise; as :meth:`maximum`."""
+        return _functions.minimum(self, other, epsilon, bits)
+
+    @_errors.user_operation(_errors.method_name("inverse"))
+    def inverse(self, interval: tuple[float, float] = _functions.DEFAULT_INTERVAL,
+                bits: int = _functions.DEFAULT_BITS) -> CKKSCiphertext:
+        """numpy.reciprocal (1/x) slot-wise for real values in ``interval`` = (a, b),
+        0 < a < b: within 2^-``bits``; Goldschmidt's iteration (Cheon et al., Asiacrypt 2019),
+        10 levels by default (:func:`veil._functions.inverse`).
+
+        Raises ValueError naming ``interval`` or ``bits``; DepthError when x has too few
+        levels left."""
+        return _functions.inverse(self, interval, bits)
+
+    reciprocal = inverse
+
+    @_errors.user_operation(_errors.method_name("sqrt"))
+    def sqrt(self, interval: tuple[float, float] = _functions.DEFAULT_INTERVAL,
+             bits: int = _functions.DEFAULT_BITS) -> CKKSCiphertext:
+        """numpy.sqrt slot-wise for real values in ``interval`` = (a, b), 0 < a < b: within
+        2^-``bits``; Newton's iteration for 1/sqrt then one product (10 levels by default).
+        Errors as :meth:`inverse`."""
+        return _functions.sqrt(self, interval, bits)
+
+    @_errors.user_operation(_errors.method_name("inv_sqrt"))
+    def inv_sqrt(self, interval: tuple[float, float] = _functions.DEFAULT_INTERVAL,
+                 bits: int = _functions.DEFAULT_BITS) -> CKKSCiphertext:
+        """1/sqrt(x) slot-wise for real values in ``interval`` = (a, b), 0 < a < b: within
+        2^-``bits``; Newton's iteration from a Chebyshev initial approximation (Panda, CSCML
+        2022), 9 levels by default. Errors as :meth:`inverse`."""
+        return _functions.inv_sqrt(self, interval, bits)
 
     @classmethod
     def _make(cls, ctx, raw, extra=None, info=None) -> CKKSCiphertext:

@@ -1386,4 +1386,153 @@ class Bootstrapper:
 
     def __repr__(self) -> str: ...
 
+class SignPlan:
+    """
+    The composite sign approximation f_n^(d_f) o g_n^(d_g) of Cheon et al. (Asiacrypt 2020) for |x| in [epsilon, 1] (circuits/comparison.h).
+    """
+
+    @property
+    def n(self) -> int:
+        """f_n and g_n have degree 2n + 1."""
+
+    @property
+    def g_stages(self) -> int:
+        """d_g: stages of g_n, applied first."""
+
+    @property
+    def f_stages(self) -> int:
+        """d_f: stages of f_n, applied after."""
+
+    @property
+    def epsilon(self) -> float: ...
+
+    @property
+    def bits(self) -> int: ...
+
+    @property
+    def scalar_bits(self) -> float:
+        """-log2 max |1 - F(x)| over [epsilon, 1] of the scalar map F."""
+
+    @property
+    def depth(self) -> int:
+        """Rescale levels sign takes."""
+
+    def scalar(self, x: object) -> float:
+        """F(x) in double precision."""
+
+def plan_sign(epsilon: object, bits: object, n: object = 3) -> SignPlan:
+    """
+    The smallest composite (d_g, d_f) within 2^-(bits + 1) of sign(x) for |x| in [epsilon, 1].
+    """
+
+def sign_f_coefficients(n: object) -> list[float]:
+    """Power-basis coefficients of f_n (lowest degree first)."""
+
+def sign_g_coefficients(n: object) -> list[float]:
+    """Power-basis coefficients of the paper's g_n (lowest degree first)."""
+
+class ComparisonEvaluator:
+    """
+    sign, compare, maximum, minimum and relu on CKKS ciphertexts (circuits/comparison.h).
+    """
+
+    def __init__(self, context: Context) -> None: ...
+
+    def sign(self, encrypted: Ciphertext, relin_keys: RelinKeys, plan: SignPlan) -> Ciphertext:
+        """sign(x) slot-wise."""
+
+    def compare(self, a: Ciphertext, b: Ciphertext, relin_keys: RelinKeys, plan: SignPlan) -> Ciphertext:
+        """(sign(a - b) + 1) / 2 slot-wise."""
+
+    def maximum(self, a: Ciphertext, b: Ciphertext, relin_keys: RelinKeys, plan: SignPlan) -> Ciphertext:
+        """max(a, b) slot-wise."""
+
+    def minimum(self, a: Ciphertext, b: Ciphertext, relin_keys: RelinKeys, plan: SignPlan) -> Ciphertext:
+        """min(a, b) slot-wise."""
+
+    def relu(self, encrypted: Ciphertext, relin_keys: RelinKeys, plan: SignPlan) -> Ciphertext:
+        """max(x, 0) slot-wise."""
+
+class InversePlan:
+    """
+    Goldschmidt's inverse on [a, b] (Cheon et al., Asiacrypt 2019; circuits/inverse.h).
+    """
+
+    @property
+    def a(self) -> float: ...
+
+    @property
+    def b(self) -> float: ...
+
+    @property
+    def bits(self) -> int: ...
+
+    @property
+    def iterations(self) -> int: ...
+
+    @property
+    def scalar_bits(self) -> float: ...
+
+    @property
+    def depth(self) -> int:
+        """Rescale levels inverse takes."""
+
+    def scalar(self, x: object) -> float:
+        """The iteration in double precision."""
+
+def plan_inverse(a: object, b: object, bits: object) -> InversePlan:
+    """The fewest Goldschmidt iterations for 2^-(bits + 1) on [a, b]."""
+
+class InvSqrtPlan:
+    """
+    Newton's inverse square root on [a, b] from a Chebyshev initial approximation (circuits/inverse.h).
+    """
+
+    @property
+    def a(self) -> float: ...
+
+    @property
+    def b(self) -> float: ...
+
+    @property
+    def bits(self) -> int: ...
+
+    @property
+    def sqrt(self) -> bool: ...
+
+    @property
+    def initial_degree(self) -> int: ...
+
+    @property
+    def newton_steps(self) -> int: ...
+
+    @property
+    def scalar_bits(self) -> float: ...
+
+    @property
+    def depth(self) -> int:
+        """Rescale levels the evaluation takes."""
+
+    def scalar(self, x: object) -> float:
+        """The scalar map in double precision."""
+
+def plan_inv_sqrt(a: object, b: object, bits: object, sqrt: bool = False) -> InvSqrtPlan:
+    """
+    The initial degree and Newton steps of least depth for 2^-(bits + 1) on [a, b].
+    """
+
+class InverseEvaluator:
+    """inverse, inv_sqrt and sqrt on CKKS ciphertexts (circuits/inverse.h)."""
+
+    def __init__(self, context: Context) -> None: ...
+
+    def inverse(self, encrypted: Ciphertext, relin_keys: RelinKeys, plan: InversePlan) -> Ciphertext:
+        """1/x slot-wise."""
+
+    def inv_sqrt(self, encrypted: Ciphertext, relin_keys: RelinKeys, plan: InvSqrtPlan) -> Ciphertext:
+        """1/sqrt(x) slot-wise."""
+
+    def sqrt(self, encrypted: Ciphertext, relin_keys: RelinKeys, plan: InvSqrtPlan) -> Ciphertext:
+        """sqrt(x) slot-wise."""
+
 __version__: str

@@ -1,0 +1,222 @@
+"""Non-polynomial functions on CKKS ciphertexts: sign, comparison, max/min, relu, inverse and
+square roots, slot-wise on real values (``ct.sign()``, ``ct.maximum(y)``, ``ct.inverse()``...).
+
+The algorithms are the C++ circuits layer's (``cpp/veil/circuits/comparison.h``,
+``inverse.h``); this module checks the arguments, plans the iteration counts, checks the depth
+up front (:class:`veil.DepthError` naming the levels needed and left) and calls them:
+
+* ``sign`` by the composite polynomials of Cheon, Kim, Kim, Lee and Lee, "Efficient Homomorphic
+  Comparison Methods with Optimal Complexity" (Asiacrypt 2020): d_g stages of their g_3 then
+  d_f stages of f_3 (degree 7, 3 levels each), the counts the smallest that bring the scalar
+  map within 2^-(bits + 1) of ±1 for |x| in [epsilon, 1]. Defaults epsilon = 2^-8, bits = 12:
+  3 + 3 stages, 18 levels. ``greater``, ``maximum``, ``minimum`` and ``relu`` are built on it
+  (§5 of the paper).
+* ``inverse`` by Goldschmidt's iteration (Cheon, Kim, Kim, Lee, Lee, "Numerical Method for
+  Comparison on Homomorphically Encrypted Numbers", Asiacrypt 2019, Algorithm Inverse) after
+  mapping [a, b] into (0, 2); ``inv_sqrt`` and ``sqrt`` by Newton's iteration from a Chebyshev
+  initial approximation (the structure of Panda, "Polynomial Approximation of Inverse sqrt
+  Function for FHE", CSCML 2022).
+
+Precision is absolute error in bits (as :func:`veil.ckks.precision`) over the documented domain,
+planned with one spare bit for the CKKS noise. Results keep the input's scale.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from . import _check, _core, _errors
+
+#: Default half-width of the interval around 0 where sign is not approximated.
+DEFAULT_EPSILON = 2.0**-8
+#: Default precision (bits of absolute error) of every function here.
+DEFAULT_BITS = 12
+#: Default input interval of inverse, sqrt and inv_sqrt.
+DEFAULT_INTERVAL = (2.0**-6, 1.0)
+
+
+def _bits(bits: Any) -> int:
+    return _check.integer(bits, "bits", 1, 30)
+
+
+def _real(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(
+            value, "__float__"):
+        raise TypeError(f"{name}: expected a real number, got {_check.show(value)}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError(f"{name}: expected a finite number, got {v}")
+    return v
+
+
+def sign_plan(epsilon: float = DEFAULT_EPSILON, bits: int = DEFAULT_BITS) -> _core.SignPlan:
+    """The composite sign approximation for |x| in [epsilon, 1] within 2^-bits
+    (``circuits::plan_sign``; ``.depth`` is the levels it takes, ``.g_stages``/``.f_stages`` its
+    stages). Raises ValueError naming ``epsilon`` (outside (0, 1)) or ``bits`` (outside 1..30)."""
+    eps = _real(epsilon, "epsilon")
+    if not 0.0 < eps < 1.0:
+        raise ValueError(f"epsilon: expected 0 < epsilon < 1 (the half-width of the interval "
+                         f"around 0 left out), got {eps}")
+    return _core.plan_sign(eps, _bits(bits))
+
+
+def _interval(interval: Any) -> tuple[float, float]:
+    try:
+        a, b = interval
+    except (TypeError, ValueError):
+        raise ValueError(f"interval: expected (a, b), got {_check.show(interval)}") from None
+    a, b = _real(a, "interval"), _real(b, "interval")
+    if not 0.0 < a < b or b / a > 2.0**20:
+        raise ValueError(f"interval: expected 0 < a < b with b / a <= 2^20, got ({a}, {b})")
+    return a, b
+
+
+def _need(ct: Any, depth: int, op: str, what: str) -> None:
+    """DepthError when ``ct`` has fewer than ``depth`` levels left."""
+    ctx = ct.ctx
+    left = _errors.levels_left(ctx, ct.level)
+    if left >= depth:
+        return
+    used = _errors.levels_used(ctx, ct.level)
+    more = depth - left
+    boot = (" or bootstrap x first (x.bootstrap()) if the bootstrapper's levels suffice"
+            if ctx.bootstrapper is not None else
+            " or enable bootstrapping and bootstrap x first")
+    raise _errors.DepthError(
+        f"{op}: out of depth: x is at level {ct.level} with {left} level"
+        f"{'s' if left != 1 else ''} left, and {what} takes {depth}: {more} more. The "
+        f"computation needs {used + depth} levels; create the context with "
+        f"veil.ckks(depth={used + depth}, ...) (or a longer coeff_modulus){boot}; a larger "
+        "epsilon or fewer bits takes fewer levels.", op, ct.level, more, used + depth)
+
+
+def _comparison(ctx: Any) -> _core.ComparisonEvaluator:
+    ev = getattr(ctx, "_comparison_ev", None)
+    if ev is None:
+        ev = _core.ComparisonEvaluator(ctx.context)
+        ctx._comparison_ev = ev
+    return ev
+
+
+def _inverse(ctx: Any) -> _core.InverseEvaluator:
+    ev = getattr(ctx, "_inverse_ev", None)
+    if ev is None:
+        ev = _core.InverseEvaluator(ctx.context)
+        ctx._inverse_ev = ev
+    return ev
+
+
+def _sign_what(name: str, plan: _core.SignPlan) -> str:
+    return (f"{name}(epsilon=2^{math.log2(plan.epsilon):.3g}, bits={plan.bits}) "
+            f"({plan.g_stages} g_{plan.n} + {plan.f_stages} f_{plan.n} stages)")
+
+
+def sign(ct: Any, epsilon: float = DEFAULT_EPSILON, bits: int = DEFAULT_BITS) -> Any:
+    """sign(x) slot-wise for real x in [-1, 1]: ±1 within 2^-bits where |x| >= epsilon; inside
+    (-epsilon, epsilon) a value in [-1, 1]. Depth: ``sign_plan(epsilon, bits).depth`` levels
+    (defaults: 18). Raises ValueError naming ``epsilon``/``bits``, DepthError when x has too
+    few levels left."""
+    plan = sign_plan(epsilon, bits)
+    _need(ct, plan.depth, "x.sign()", _sign_what("sign", plan))
+    return ct._wrap(_comparison(ct.ctx).sign(ct.raw, ct.ctx._rlk(), plan))
+
+
+def relu(ct: Any, epsilon: float = DEFAULT_EPSILON, bits: int = DEFAULT_BITS) -> Any:
+    """max(x, 0) = (x + x sign(x)) / 2 slot-wise for real x in [-1, 1]: within 2^-bits where
+    |x| >= epsilon, within epsilon / 2 inside. Depth: the sign's + 1 (defaults: 19)."""
+    plan = sign_plan(epsilon, bits)
+    _need(ct, plan.depth + 1, "x.relu()", _sign_what("relu", plan) + " + 1")
+    return ct._wrap(_comparison(ct.ctx).relu(ct.raw, ct.ctx._rlk(), plan))
+
+
+def _binary(ct: Any, other: Any, kind: str, epsilon: float, bits: int) -> Any:
+    """greater/maximum/minimum of ``ct`` and ``other`` (a CKKSCiphertext, or plaintext numbers:
+    then through ``x - other``)."""
+    plan = sign_plan(epsilon, bits)
+    op = f"x.{kind}(y)"
+    extra = 0 if kind == "greater" else 1
+    if not hasattr(other, "raw"):  # plaintext numbers: through d = x - other
+        d = ct - other
+        if kind == "greater":  # (sign(d) + 1) / 2: one more level for the halving
+            _need(ct, plan.depth + 1, f"x.{kind}(c)", _sign_what("sign", plan) + " + 1")
+            return (sign(d, epsilon, bits) + 1.0) * 0.5
+        _need(d, plan.depth + 1, f"x.{kind}(c)", _sign_what("relu", plan) + " + 1")
+        r = relu(d if kind == "maximum" else -d, epsilon, bits)
+        return r + other if kind == "maximum" else other - r
+    a, b = ct._pair(other)
+    low = ct if ct.level <= other.level else other
+    _need(low, plan.depth + extra, op,
+          _sign_what(kind, plan) + (" + 1" if extra else ""))
+    ev = _comparison(ct.ctx)
+    fn = {"greater": ev.compare, "maximum": ev.maximum, "minimum": ev.minimum}[kind]
+    return ct._wrap(fn(a, b, ct.ctx._rlk(), plan), ct._complexity(other))
+
+
+def greater(ct: Any, other: Any, epsilon: float = DEFAULT_EPSILON,
+            bits: int = DEFAULT_BITS) -> Any:
+    """(sign(x - y) + 1) / 2 slot-wise: 1 where x > y, 0 where x < y (within 2^-bits when
+    |x - y| >= epsilon), 1/2 where x = y; x - y in [-1, 1] (e.g. x, y in [-1/2, 1/2]). Depth:
+    the sign's (the affine map is folded into its last stage); +1 for plaintext ``other``."""
+    return _binary(ct, other, "greater", epsilon, bits)
+
+
+def maximum(ct: Any, other: Any, epsilon: float = DEFAULT_EPSILON,
+            bits: int = DEFAULT_BITS) -> Any:
+    """max(x, y) = (x + y + (x - y) sign(x - y)) / 2 slot-wise (numpy.maximum), x - y in
+    [-1, 1]: within 2^-bits where |x - y| >= epsilon, within epsilon / 2 elsewhere. Depth: the
+    sign's + 1."""
+    return _binary(ct, other, "maximum", epsilon, bits)
+
+
+def minimum(ct: Any, other: Any, epsilon: float = DEFAULT_EPSILON,
+            bits: int = DEFAULT_BITS) -> Any:
+    """min(x, y) = (x + y - (x - y) sign(x - y)) / 2 slot-wise (numpy.minimum); as
+    :func:`maximum`."""
+    return _binary(ct, other, "minimum", epsilon, bits)
+
+
+def inverse(ct: Any, interval: tuple[float, float] = DEFAULT_INTERVAL,
+            bits: int = DEFAULT_BITS) -> Any:
+    """1/x slot-wise (numpy.reciprocal) for real x in ``interval`` = (a, b), 0 < a < b: within
+    2^-bits (absolute). Goldschmidt's iteration (Cheon et al., Asiacrypt 2019) after x -> x / c,
+    c = (a + b) / 2; d iterations with ((b - a) / (b + a))^(2^(d+1)) / a <= 2^-(bits + 1),
+    depth d + 2 (defaults: d = 8, 10 levels). Raises ValueError naming ``interval``/``bits``,
+    DepthError when x has too few levels left."""
+    a, b = _interval(interval)
+    plan = _core.plan_inverse(a, b, _bits(bits))
+    _need(ct, plan.depth, "x.inverse()",
+          f"inverse on ({a:g}, {b:g}) at {plan.bits} bits ({plan.iterations} iterations)")
+    return ct._wrap(_inverse(ct.ctx).inverse(ct.raw, ct.ctx._rlk(), plan))
+
+
+def _root(ct: Any, interval: Any, bits: int, root: bool) -> Any:
+    a, b = _interval(interval)
+    plan = _core.plan_inv_sqrt(a, b, _bits(bits), root)
+    name = "sqrt" if root else "inv_sqrt"
+    _need(ct, plan.depth, f"x.{name}()",
+          f"{name} on ({a:g}, {b:g}) at {plan.bits} bits (degree-{plan.initial_degree} start, "
+          f"{plan.newton_steps} Newton steps)")
+    ev = _inverse(ct.ctx)
+    fn = ev.sqrt if root else ev.inv_sqrt
+    return ct._wrap(fn(ct.raw, ct.ctx._rlk(), plan))
+
+
+def inv_sqrt(ct: Any, interval: tuple[float, float] = DEFAULT_INTERVAL,
+             bits: int = DEFAULT_BITS) -> Any:
+    """1/sqrt(x) slot-wise for real x in ``interval`` = (a, b), 0 < a < b: within 2^-bits.
+    Newton's y <- y (3 - x y^2) / 2 (2 levels a step) from the Chebyshev interpolant of degree
+    1, 3, 7 or 15 on (a, b) (1 + log2(degree + 1) levels), whichever needs the least depth
+    (defaults: degree 15 + 2 steps, 9 levels)."""
+    return _root(ct, interval, bits, False)
+
+
+def sqrt(ct: Any, interval: tuple[float, float] = DEFAULT_INTERVAL,
+         bits: int = DEFAULT_BITS) -> Any:
+    """sqrt(x) = x / sqrt(x) slot-wise (numpy.sqrt) for real x in ``interval``: within 2^-bits;
+    :func:`inv_sqrt` planned for b 2^-bits, then one product (defaults: 10 levels)."""
+    return _root(ct, interval, bits, True)
+
+
+__all__ = ["DEFAULT_BITS", "DEFAULT_EPSILON", "DEFAULT_INTERVAL", "greater", "inv_sqrt",
+           "inverse", "maximum", "minimum", "relu", "sign", "sign_plan", "sqrt"]

@@ -1,0 +1,116 @@
+"""Non-polynomial functions on CKKS ciphertexts (veil._functions; C++ circuits/comparison.h and
+inverse.h): ct.sign, ct.relu, ct.greater, ct.maximum, ct.minimum, ct.inverse, ct.sqrt and
+ct.inv_sqrt against numpy in float64 (precision in bits, as veil.ckks.precision), and their
+errors. N = 4096 with a 20-level chain (security off: the functions, not the parameters, are
+under test)."""
+
+import numpy as np
+import pytest
+import veil
+from veil import _functions
+
+EPS = 2.0**-8
+BITS = 12
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return veil.ckks(poly_modulus_degree=4096, coeff_modulus=[60] + [40] * 20 + [60],
+                     scale=2.0**40, security=None, seed=5)
+
+
+def bits(want, got) -> float:
+    return veil.ckks.precision(want, got)["min_bits"]
+
+
+def test_sign_and_relu_match_numpy(ctx):
+    x = np.random.default_rng(0).uniform(-1, 1, 2048)
+    x[:4] = [EPS, -EPS, 1.0, -1.0]
+    ct = ctx.encrypt(x)
+    s = ct.sign()
+    assert ct.level - s.level == _functions.sign_plan().depth == 18
+    assert s.scale == pytest.approx(ct.scale, rel=1e-12)
+    got = ctx.decrypt(s)
+    away = np.abs(x) >= EPS
+    assert bits(np.sign(x[away]), got[away]) >= BITS
+    assert np.all(np.abs(got) <= 1 + 2.0**-12)
+    r = ctx.decrypt(ct.relu())
+    assert bits(np.maximum(x[away], 0), r[away]) >= BITS
+    assert bits(np.maximum(x, 0), r) >= 9  # |x| < eps: error <= eps / 2
+
+
+def test_comparisons_match_numpy(ctx):
+    rng = np.random.default_rng(1)
+    a, b = rng.uniform(-0.5, 0.5, 2048), rng.uniform(-0.5, 0.5, 2048)
+    ca, cb = ctx.encrypt(a), ctx.encrypt(b) * 1.0  # b one level lower: aligned automatically
+    eps = 2.0**-6
+    away = np.abs(a - b) >= eps
+    g = ctx.decrypt(ca.greater(cb, epsilon=eps))
+    assert bits(np.greater(a, b)[away].astype(float), g[away]) >= BITS
+    mx = ca.maximum(cb, epsilon=eps)
+    assert ca.level - mx.level == _functions.sign_plan(eps).depth + 2  # cb's level + 1
+    assert bits(np.maximum(a, b)[away], ctx.decrypt(mx)[away]) >= BITS
+    assert bits(np.minimum(a, b)[away], ctx.decrypt(ca.minimum(cb, epsilon=eps))[away]) >= BITS
+    # plaintext operands, through x - c
+    away_c = np.abs(a - 0.1) >= eps
+    assert bits(np.maximum(a, 0.1)[away_c], ctx.decrypt(ca.maximum(0.1, epsilon=eps))[away_c]) \
+        >= BITS
+    assert bits(np.minimum(a, 0.1)[away_c], ctx.decrypt(ca.minimum(0.1, epsilon=eps))[away_c]) \
+        >= BITS
+
+
+def test_inverse_and_roots_match_numpy(ctx):
+    a, b = _functions.DEFAULT_INTERVAL
+    x = np.random.default_rng(2).uniform(a, b, 2048)
+    x[:2] = [a, b]
+    ct = ctx.encrypt(x)
+    inv = ct.inverse()
+    assert ct.level - inv.level == 10
+    assert inv.scale == pytest.approx(ct.scale, rel=1e-12)
+    assert bits(1 / x, ctx.decrypt(inv)) >= BITS
+    assert bits(np.sqrt(x), ctx.decrypt(ct.sqrt())) >= BITS
+    assert bits(1 / np.sqrt(x), ctx.decrypt(ct.inv_sqrt())) >= BITS
+    y = np.random.default_rng(3).uniform(0.5, 4.0, 2048)
+    cy = ctx.encrypt(y)
+    assert bits(1 / y, ctx.decrypt(cy.reciprocal(interval=(0.5, 4.0), bits=16))) >= 16
+    assert bits(np.sqrt(y), ctx.decrypt(cy.sqrt(interval=(0.5, 4.0), bits=16))) >= 16
+
+
+def test_too_few_levels_raise_depth_error(ctx):
+    ct = ctx.encrypt(np.linspace(-1, 1, 16))
+    for _ in range(5):
+        ct = ct * 1.0
+    with pytest.raises(veil.DepthError, match=r"x.sign\(\): out of depth: .* 15 levels left, "
+                                              r".*takes 18: 3 more") as e:
+        ct.sign()
+    assert e.value.more_levels == 3
+    with pytest.raises(veil.DepthError, match="relu"):
+        ct.relu()
+    low = ct
+    for _ in range(10):
+        low = low * 1.0
+    with pytest.raises(veil.DepthError, match=r"x.inverse\(\).*takes 10"):
+        low.inverse()
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda ct: ct.sign(epsilon=0), "epsilon"),
+    (lambda ct: ct.sign(epsilon=1.0), "epsilon"),
+    (lambda ct: ct.relu(bits=0), "bits"),
+    (lambda ct: ct.sign(bits=31), "bits"),
+    (lambda ct: ct.inverse(interval=(0.0, 1.0)), "interval"),
+    (lambda ct: ct.sqrt(interval=(2.0, 1.0)), "interval"),
+    (lambda ct: ct.inv_sqrt(interval=(1.0,)), "interval"),
+])
+def test_bad_arguments_name_the_argument(ctx, call, match):
+    ct = ctx.encrypt(np.linspace(0.1, 0.9, 8))
+    with pytest.raises(ValueError, match=match):
+        call(ct)
+
+
+def test_bad_types_name_the_argument(ctx):
+    ct = ctx.encrypt(np.linspace(0.1, 0.9, 8))
+    with pytest.raises(TypeError, match="epsilon"):
+        ct.sign(epsilon="small")
+    with pytest.raises(TypeError, match="bits"):
+        ct.sign(bits=12.5)
