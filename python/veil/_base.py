@@ -214,16 +214,24 @@ class KeyedContext:
         """Rebuilds what :meth:`_bundle_extras` wrote (bundle loading; bytes are hostile)."""
 
     # ---- encryption helpers -----------------------------------------------------------------
-    def encrypt_tensor(self, values: Any, **kwargs: Any) -> EncryptedTensor:
+    def encrypt_tensor(self, values: Any, *, scale: float | None = None,
+                       level: int | None = None, symmetric: bool = False) -> EncryptedTensor:
         """Encrypts an array of any ndim >= 1 as an :class:`veil.EncryptedTensor` (TenSEAL's
         ``ckks_tensor``/``bfv_tensor``): the "padded row-major" packing over as many
-        ciphertexts as it needs. ``kwargs`` go to :meth:`encrypt` (CKKS ``scale``, ``level``;
-        ``symmetric``). ``ctx.encrypt(array)`` with ndim >= 2 does the same.
+        ciphertexts as it needs. ``scale``/``level`` (CKKS only) and ``symmetric`` as for
+        :meth:`encrypt`; ``ctx.encrypt(array)`` with ndim >= 2 does the same.
 
-        Raises ValueError naming ``values`` (0-d, empty), TypeError for the wrong kind of
-        values (CKKS: numbers; BFV/BGV: integers; batching needed)."""
+        Raises ValueError naming ``values`` (0-d, empty) or ``scale``/``level`` (given to a
+        BFV/BGV context), TypeError for the wrong kind of values (CKKS: numbers; BFV/BGV:
+        integers; batching needed)."""
         from ._enc_tensor import EncryptedTensor
 
+        kwargs: dict[str, Any] = {"symmetric": symmetric}
+        for name, value in (("scale", scale), ("level", level)):
+            if value is not None:
+                if self.scheme != "ckks":
+                    raise ValueError(f"{name}: only CKKS tensors take a {name}")
+                kwargs[name] = value
         return EncryptedTensor.encrypt(self, values, None, **kwargs)
 
     def _encrypt_raw(self, plain, symmetric: bool):

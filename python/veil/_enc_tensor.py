@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import functools
 import math
-import struct
 from collections.abc import Callable, Sequence
 from typing import Any, Union, cast
 
@@ -783,95 +782,24 @@ class EncryptedTensor:
     def to_bytes(self, compression: str = "zstd") -> bytes:
         """A versioned header (magic ``VEILTNSR``, format 1, scheme, flags, ndim, shape, padded
         shape, perm, slots per ciphertext, count), then each ciphertext's own bytes with its
-        length. Load with ``EncryptedTensor.from_bytes(data, ctx)`` or ``veil.load``."""
-        nd = self.ndim
-        flags = (1 if self._clean else 0)
-        head = MAGIC + struct.pack("<HBBI", FORMAT_VERSION, _SCHEMES[self.ctx.scheme], flags, nd)
-        head += struct.pack(f"<{nd}Q", *self._shape) + struct.pack(f"<{nd}Q", *self.padded_shape)
-        head += struct.pack(f"<{nd}I", *self._perm) + struct.pack("<QI", self._S,
-                                                                  len(self._chunks))
-        parts = [head]
-        for c in self._chunks:
-            data = c.to_bytes(compression)
-            parts += [struct.pack("<Q", len(data)), data]
-        return b"".join(parts)
+        length (:func:`veil._enc_tensor_io.tensor_to_bytes`). Load with
+        ``EncryptedTensor.from_bytes(data, ctx)`` or ``veil.load``."""
+        from ._enc_tensor_io import tensor_to_bytes
+
+        return tensor_to_bytes(self, compression)
 
     @classmethod
     def from_bytes(cls, data: Bytes, ctx: KeyedContext,
                    max_bytes: int | None = None) -> EncryptedTensor:
-        """Loads :meth:`to_bytes` output into ``ctx``. The bytes are treated as hostile: every
+        """Loads :meth:`to_bytes` output into ``ctx``, treating the bytes as hostile: every
         field is bounds-checked before anything is allocated.
 
         Raises ValueError naming the field (``magic``, ``version``, ``scheme``, ``ndim``,
         ``shape``, ``padded_shape``, ``perm``, ``slots``, ``count``, ``length``, ``data``),
         TypeError for a ``ctx`` that is not a pythonic context."""
-        if not isinstance(ctx, KeyedContext):
-            raise TypeError(f"ctx: expected a veil context, got {type(ctx).__name__}")
-        buf = memoryview(cast(Any, data)).cast("B")
-        pos = 0
+        from ._enc_tensor_io import tensor_from_bytes
 
-        def take(fmt: str, field: str) -> tuple:
-            nonlocal pos
-            size = struct.calcsize(fmt)
-            if pos + size > len(buf):
-                raise ValueError(f"{field}: truncated (needs {size} bytes at offset {pos}, "
-                                 f"{len(buf) - pos} left)")
-            out = struct.unpack_from(fmt, buf, pos)
-            pos += size
-            return out
-
-        if bytes(buf[:8]) != MAGIC:
-            raise ValueError("magic: not an encrypted tensor (expected b'VEILTNSR')")
-        pos = 8
-        version, scheme, flags, nd = take("<HBBI", "header")
-        if version != FORMAT_VERSION:
-            raise ValueError(f"version: unsupported encrypted tensor format {version}")
-        if _SCHEMES.get(ctx.scheme) != scheme:
-            raise ValueError(f"scheme: the tensor's scheme code {scheme} is not ctx's "
-                             f"({ctx.scheme})")
-        if flags > 1:
-            raise ValueError(f"flags: unknown bits {flags:#x}")
-        if nd > _MAX_NDIM:
-            raise ValueError(f"ndim: {nd} is above {_MAX_NDIM}")
-        shape = take(f"<{nd}Q", "shape")
-        if any(not 1 <= n <= _MAX_DIM for n in shape):
-            raise ValueError(f"shape: every dimension must be in 1..2^40, got {shape}")
-        padded = take(f"<{nd}Q", "padded_shape")
-        perm = take(f"<{nd}I", "perm")
-        if sorted(perm) != list(range(nd)):
-            raise ValueError(f"perm: expected a permutation of 0..{nd - 1}, got {perm}")
-        if any(padded[perm[a]] != _pow2(shape[a]) for a in range(nd)):
-            raise ValueError(f"padded_shape: {padded} is not the padding of shape {shape} in "
-                             f"perm {perm}")
-        total = math.prod(padded)
-        if total > _MAX_SLOTS:
-            raise ValueError("padded_shape: more than 2^48 slots")
-        S, count = take("<QI", "count")
-        if S != slot_width(ctx):
-            raise ValueError(f"slots: {S} slots per ciphertext, but ctx packs {slot_width(ctx)}")
-        if count != -(-total // S):
-            raise ValueError(f"count: {count} ciphertexts, but the padded shape needs "
-                             f"{-(-total // S)}")
-        chunk_cls = CKKSCiphertext if isinstance(ctx, CKKSContext) else None
-        chunks = []
-        for i in range(count):
-            (length,) = take("<Q", "length")
-            if length > len(buf) - pos:
-                raise ValueError(f"length: ciphertext {i} claims {length} bytes, "
-                                 f"{len(buf) - pos} left")
-            piece = bytes(buf[pos:pos + length])
-            pos += length
-            if chunk_cls is not None:
-                ct: Any = chunk_cls.from_bytes(piece, ctx, max_bytes)
-            else:
-                from ._integer import Ciphertext
-                ct = Ciphertext.from_bytes(piece, ctx, max_bytes)
-            if len(ct) != S:
-                raise ValueError(f"data: ciphertext {i} holds {len(ct)} values, expected {S}")
-            chunks.append(ct)
-        if pos != len(buf):
-            raise ValueError(f"data: {len(buf) - pos} trailing bytes after the last ciphertext")
-        return cls(ctx, chunks, shape, perm, bool(flags & 1))
+        return tensor_from_bytes(data, ctx, max_bytes)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         # The ciphertexts pickle themselves (CiphertextBase.__reduce_ex__: into the live context
@@ -892,47 +820,8 @@ def is_tensor_bytes(data: Any) -> bool:
         return False
 
 
-def _wants_tensor(values: Any) -> bool:
-    """An array-like of ndim >= 2 given to ``ctx.encrypt`` (not a Plaintext or string)."""
-    if isinstance(values, (str, bytes)) or type(values).__module__.startswith("veil"):
-        return False
-    nd = getattr(values, "ndim", None)
-    if nd is None and isinstance(values, (list, tuple)):
-        try:
-            nd = np.ndim(values)
-        except (ValueError, TypeError):
-            return False
-    return isinstance(nd, int) and nd >= 2 and isinstance(values, (np.ndarray, list, tuple))
+__all__ = ["PACKING", "EncryptedTensor", "is_tensor_bytes", "slot_width"]
 
-
-def _tensor_aware(encrypt: Callable[..., Any]) -> Callable[..., Any]:
-    """``ctx.encrypt`` that returns an :class:`EncryptedTensor` for arrays of ndim >= 2 and is
-    unchanged otherwise (ndim 1 keeps returning one ciphertext)."""
-    if getattr(encrypt, "_veil_tensor_aware", False):
-        return encrypt
-
-    @functools.wraps(encrypt)
-    def wrapper(self: Any, values: Any, *args: Any, **kwargs: Any) -> Any:
-        if _wants_tensor(values):
-            return EncryptedTensor.encrypt(self, values, None, **_encrypt_kwargs(self, args,
-                                                                                 kwargs))
-        return encrypt(self, values, *args, **kwargs)
-
-    wrapper._veil_tensor_aware = True  # type: ignore[attr-defined]
-    return wrapper
-
-
-def _encrypt_kwargs(ctx: Any, args: tuple, kwargs: dict) -> dict:
-    """Positional ``ctx.encrypt`` arguments after the values, as keywords."""
-    names = (["scale", "level", "symmetric"] if isinstance(ctx, CKKSContext) else ["symmetric"])
-    if len(args) > len(names):
-        raise TypeError(f"encrypt: at most {len(names) + 1} positional arguments")
-    return {**dict(zip(names, args)), **kwargs}
-
-
-# ctx.encrypt(array of ndim >= 2) -> EncryptedTensor on both context families (the wrapper sits
-# here because _ckks.py is another module's; the 1-D path is the original method, untouched).
-for _cls in (CKKSContext, IntegerContext):
-    setattr(_cls, "encrypt", _tensor_aware(_cls.encrypt))  # noqa: B010 (mypy: method assignment)
-
-__all__ = ["PACKING", "EncryptedTensor", "slot_width"]
+# The bytes and the ctx.encrypt(ndim >= 2) hook live beside this module; importing it installs
+# the hook whenever encrypted tensors are importable.
+from . import _enc_tensor_io  # noqa: F401

@@ -324,8 +324,7 @@ def test_ckks_rescale_at_level_zero_raises(ck):
 def test_ckks_too_many_values_raise(ck):
     with pytest.raises(ValueError, match="values"):
         ck.encrypt(np.zeros(ck.slot_count + 1))
-    with pytest.raises(ValueError, match="values"):
-        ck.encrypt(np.zeros((2, 4)))
+    assert isinstance(ck.encrypt(np.zeros((2, 4))), veil.EncryptedTensor)  # ndim >= 2: a tensor
     with pytest.raises(ValueError, match="level"):
         ck.encrypt([1.0], level=ck.max_level + 1)
     ct = ck.encrypt([1.0, -2.0, 3.0])

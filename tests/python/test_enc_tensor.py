@@ -162,6 +162,8 @@ def test_reshape_allowed_where_slots_stay(ckks):
     close(t.flatten().decrypt(), x.flatten())
     y = RNG.uniform(-1, 1, (3, 1, 5))
     close(ckks.encrypt_tensor(y).reshape(3, 5).decrypt(), y.reshape(3, 5))
+    close(ckks.encrypt_tensor(y).squeeze().decrypt(), y.squeeze())
+    close(ckks.encrypt_tensor(y).transpose(1, 2, 0).squeeze().decrypt(), y.transpose(1, 2, 0).squeeze())
 
 
 def test_reshape_refused_with_shape_and_packing_named(ckks):
