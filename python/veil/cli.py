@@ -424,7 +424,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
                                                      device=args.device, seed=args.seed))
         if isinstance(r, int):
             return r
-        return EXIT_OK if r["exact"] and r["agreement"] == 1.0 else EXIT_WRONG
+        # passed: the model's decode_check in every request (BFV: exact; cnn: tolerance)
+        return EXIT_OK if r["passed"] else EXIT_WRONG
     if getattr(args, "train", False):
         if args.scheme != "ckks":
             raise SystemExit("veil demo: --train needs --scheme ckks")
@@ -605,9 +606,12 @@ def _check_args(args: argparse.Namespace) -> None:
                               "pip install 'veil[serve]'") from None
     if args.command == "demo" and args.model == "xgboost" and args.scheme != "bfv":
         raise ValueError("--model: xgboost runs on BFV; drop --scheme ckks")
-    if args.command == "demo" and args.model == "cnn" and (args.server or args.train):
-        raise ValueError("--model: cnn runs locally (CKKS, whatever --scheme says); drop "
-                         "--server and --train")
+    if args.command == "demo" and args.model == "cnn" and args.train:
+        raise ValueError("--model: cnn is inference (CKKS, whatever --scheme says); drop --train")
+    if args.command == "demo" and args.model == "cnn" and args.server and (
+            args.activation != "square" or args.peer != "none" or args.limit is not None):
+        raise ValueError("--server: the served cnn is the square-activation network on every "
+                         "test image; drop --activation, --peer and --limit")
     if args.command == "demo" and args.peer == "tenseal":
         if args.model != "cnn":
             raise ValueError("--peer: the TenSEAL comparison runs with --model cnn")
@@ -627,8 +631,9 @@ def _check_args(args: argparse.Namespace) -> None:
         except ImportError:
             raise ImportError("--model xgboost needs xgboost: pip install 'veil[demo]' "
                               "(or pip install xgboost-cpu)") from None
-    if args.command == "demo" and args.server and args.scheme != "bfv" and not args.train:
-        raise ValueError("--server: the served inference models are BFV; drop --scheme ckks "
+    if (args.command == "demo" and args.server and args.scheme != "bfv" and not args.train
+            and args.model != "cnn"):
+        raise ValueError("--server: the served logreg and xgboost are BFV; drop --scheme ckks "
                          "(or add --train: encrypted training on a server that bootstraps)")
     if args.command == "demo" and getattr(args, "train", False) and args.scheme != "ckks":
         raise ValueError("--train: encrypted training runs on CKKS; add --scheme ckks")

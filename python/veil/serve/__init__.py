@@ -20,7 +20,9 @@ entry; :func:`register_model` adds one at run time. Built in: ``logreg`` (the lo
 regression of :mod:`veil.apps.demo`, reusing its training, quantization, packing and
 ``server_evaluate``) and ``xgboost`` (the trees of :mod:`veil.apps.demo_xgboost`, through its
 ``prepare``, ``encode_inputs``, ``encode_plan``, ``evaluate`` and ``decode_scores``; skipped with
-a warning when xgboost is not installed).
+a warning when xgboost is not installed). Served when named (``--models``): ``logreg-train``
+(encrypted training with bootstrapping, :mod:`veil.serve.train_model`) and ``cnn`` (the CKKS
+convolutional network of :mod:`veil.apps.demo_cnn` on 8x8 digits, :mod:`veil.serve.cnn_model`).
 
 **Endpoints** (JSON unless stated; errors are ``{"detail": "message"}``):
 
@@ -96,6 +98,7 @@ keys uploaded once; :mod:`veil.distributed` runs batch jobs over the same machin
 
 
 from .app import BackgroundServer, create_app, http_protocol, main, uvicorn_config
+from .cnn_model import CNNModel
 from .models import (
     DEFAULT_MODELS,
     MODEL_FACTORIES,
@@ -126,6 +129,7 @@ __all__ = [
     "FRAME_MAGIC",
     "MODEL_FACTORIES",
     "BackgroundServer",
+    "CNNModel",
     "HTTPError",
     "KeyBlob",
     "LogisticRegressionModel",

@@ -514,9 +514,11 @@ MODEL_FACTORIES: dict[str, str] = {
     "logreg": "veil.serve.models:LogisticRegressionModel",
     "xgboost": "veil.serve.models:XGBoostModel",
     "logreg-train": "veil.serve.train_model:LogisticTrainingModel",
+    "cnn": "veil.serve.cnn_model:CNNModel",
 }
 #: The models ``veil serve`` builds when none are named (``--models`` adds the others: the
-#: training model needs 12 GiB of the client's bootstrapping keys per session at N = 2^16).
+#: training model needs 12 GiB of the client's bootstrapping keys per session at N = 2^16; the
+#: CNN's training and startup self-test would add seconds to every start for a demo model).
 DEFAULT_MODELS: tuple[str, ...] = ("logreg", "xgboost")
 
 
