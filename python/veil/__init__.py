@@ -50,7 +50,7 @@ from ._enc_tensor import PACKING, EncryptedTensor
 from ._errors import DepthError
 from ._integer import BFVContext, BGVContext, Ciphertext, IntegerContext, bfv, bgv
 from ._params import KeyMemoryWarning
-from ._tensor import matmul_steps, sum_steps
+from ._tensor import EncodedMatrix, matmul_steps, sum_steps
 
 load_context = KeyedContext.from_bytes
 
@@ -71,6 +71,7 @@ __all__ = [
     "Context",
     "Decryptor",
     "DepthError",
+    "EncodedMatrix",
     "EncryptedTensor",
     "EncryptionParameters",
     "Encryptor",

@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _check
 
@@ -167,7 +169,7 @@ class EncodedMatrix:
     too large for the slots); ``ctx`` must be a pythonic context (veil.ckks / bfv / bgv).
     """
 
-    def __init__(self, ctx, matrix, level: int | None = None) -> None:
+    def __init__(self, ctx: Any, matrix: npt.ArrayLike, level: int | None = None) -> None:
         if not hasattr(ctx, "evaluator") or not hasattr(ctx, "encode"):
             raise TypeError(f"ctx: expected a veil context (veil.ckks, veil.bfv, veil.bgv), got "
                             f"{type(ctx).__name__}")
