@@ -103,6 +103,25 @@ def test_encrypted_batch_matches_the_plaintext_network(square_model, split):
     assert r["evaluate_s"] > 0 and r["per_image_ms"] > 0
 
 
+def test_encrypted_relu_network_matches_the_plaintext_network(split):
+    """The ReLU network (activations packed before the encrypted ReLU, blocks summed after
+    the dense layer) at a small test context: classes and logits against numpy."""
+    x_train, x_test, y_train, _ = split
+    model = cnn_model.train(x_train, y_train, activation="relu", filters=2, epochs=10)
+    images = x_test[:40]
+    r = demo_cnn.run_veil(model, images, "cpu", seed=5, poly_modulus_degree=4096,
+                          security=None)
+    want = model.logits(images)
+    # The ReLU is exact to 2^-10 x bound away from 0 and within epsilon / 2 x bound near it.
+    err = np.abs(r["logits"] - want).max()
+    assert err < 0.05 * max(1.0, np.abs(want).max()), err
+    agree = np.mean(np.argmax(r["logits"], axis=1) == np.argmax(want, axis=1))
+    assert agree >= 0.95, agree
+    ctx = demo_cnn.make_context(model, "cpu", 1, poly_modulus_degree=4096, security=None)
+    assert demo_cnn.relu_steps(ctx, 40) == [-64, -128, -256, -512, -1024]
+    assert ctx.levels >= 2 + demo_cnn.relu_depth()
+
+
 def test_encrypt_images_rejects_too_many(square_model):
     ctx = demo_cnn.make_context(square_model, "cpu", seed=1)
     with pytest.raises(ValueError, match="images"):

@@ -13,10 +13,13 @@ for a batch. Every layer is then a set of slot-wise operations with no rotation:
 * convolution: output (f, i, j) = b_f + sum_(a, c) w_(f, a, c) x_(i s + a, j s + c), one
   scalar combination of 9 ciphertexts (``Evaluator.scalar_combination``: one pass, then one
   rescale) per output: F * oh * ow = 144 ciphertexts, one level;
-* ``square``: 144 ciphertext products (relinearize, rescale), one level; ``relu``: the input
-  divided by a bound learnt in training (folded into the convolution's weights), then
-  :meth:`veil.CKKSCiphertext.relu` and the bound folded into the next layer's weights;
-* dense: one scalar combination of the 144 activations per class, one level.
+* ``square``: 144 ciphertext products (relinearize, rescale), one level; ``relu``: the
+  convolution divided by a bound learnt in training, its 144 outputs packed G to a ciphertext
+  (blocks of 2^ceil(log2 n) slots, a tree of rotations), the ReLU of
+  :meth:`veil.CKKSCiphertext.relu` on the few packed ciphertexts (sign's composite
+  polynomials: ``relu_depth()`` levels), the bound folded into the dense weights;
+* dense: one scalar combination of the 144 activations per class, one level (``relu``: one
+  masked product per packed ciphertext and a rotate-and-add over the blocks).
 
 A batch of n images costs the same as one image, so the time per image is the batch's time
 over n. TenSEAL (CPU only) has no such batching in its CNN tutorial: it encrypts one image per
@@ -55,25 +58,34 @@ def _timer(device: str) -> Callable[[], float]:
     return now
 
 
-def make_context(model: CNN, device: str, seed: int | None, slots: int | None = None):
-    """The CKKS context the network needs: depth 3 for ``square`` (convolution, square, dense),
-    more for ``relu`` (its sign polynomial's depth); N = 8192 (4096 slots) for ``square``."""
+#: The encrypted ReLU's precision: sign(z / bound) within 2^-RELU_BITS where |z / bound| >=
+#: RELU_EPSILON (the ReLU's error is at most RELU_EPSILON / 2 x bound inside that interval).
+RELU_EPSILON = 2.0**-6
+RELU_BITS = 10
+
+
+def relu_depth(epsilon: float = RELU_EPSILON, bits: int = RELU_BITS) -> int:
+    """Levels the encrypted ReLU consumes: its sign's composite polynomials + 1
+    (:func:`veil._functions.sign_plan`)."""
+    from .. import _functions
+
+    return int(_functions.sign_plan(epsilon, bits).depth) + 1
+
+
+def make_context(model: CNN, device: str, seed: int | None,
+                 poly_modulus_degree: int | None = None, security: int | None = 128):
+    """The CKKS context the network needs: depth 3 for ``square`` (convolution, square, dense)
+    at N = 8192 (4096 slots); 2 + :func:`relu_depth` for ``relu`` (N chosen by
+    ``veil.ckks(depth=...)``, or ``poly_modulus_degree`` with ``security=None`` for small
+    tests)."""
     import veil
 
     if model.activation == "square":
         return veil.ckks(depth=3, precision=14, poly_modulus_degree=8192, device=device,
                          seed=seed, galois_steps=None)
     depth = 2 + relu_depth()
-    return veil.ckks(depth=depth, precision=20, slots=slots, device=device, seed=seed,
-                     galois_steps=None, security=None)
-
-
-def relu_depth() -> int:
-    """Levels the encrypted ReLU consumes (0 when it is unavailable)."""
-    import veil
-
-    fn = getattr(veil.CKKSCiphertext, "relu_depth", None)
-    return int(fn()) if callable(fn) else 0
+    return veil.ckks(depth=depth, precision=20, poly_modulus_degree=poly_modulus_degree,
+                     device=device, seed=seed, galois_steps=None, security=security)
 
 
 def encrypt_images(ctx, images: np.ndarray) -> list:
@@ -96,24 +108,95 @@ def _combine(ctx, cts: Sequence, values: Sequence[float], constant: float):
     return x._wrap(ctx._rescale_product(raw))
 
 
-def evaluate(ctx, model: CNN, pixels: Sequence) -> list:
-    """Server: the network on the encrypted batch ``pixels`` (64 ciphertexts from
-    :func:`encrypt_images`) -> 10 ciphertexts, class c's logits of image k in slot k."""
+def _conv_outputs(ctx, model: CNN, pixels: Sequence, scale: float, bias: bool) -> list:
+    """The F * oh * ow convolution outputs (f, i, j order), each one scalar combination of its
+    window's pixel ciphertexts times ``scale`` (plus the bias when ``bias``)."""
     kh, kw = model.kernel
     side, s = model.out_side, model.stride
-    relu = model.activation == "relu"
-    w_conv = model.conv_w / model.bound if relu else model.conv_w
-    b_conv = model.conv_b / model.bound if relu else model.conv_b
-    acts = []
+    out = []
     for f in range(model.filters):
         for i in range(side):
             for j in range(side):
                 cts = [pixels[(i * s + a) * cnn_model.SIDE + j * s + c]
                        for a in range(kh) for c in range(kw)]
-                z = _combine(ctx, cts, w_conv[f].reshape(-1), b_conv[f])
-                acts.append(z.square() if not relu else z.relu())
-    w_fc = model.fc_w * model.bound if relu else model.fc_w
-    return [_combine(ctx, acts, w_fc[:, c], model.fc_b[c]) for c in range(cnn_model.CLASSES)]
+                out.append(_combine(ctx, cts, scale * model.conv_w[f].reshape(-1),
+                                    scale * model.conv_b[f] if bias else 0.0))
+    return out
+
+
+def _pow2_at_least(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def relu_steps(ctx, n: int) -> list[int]:
+    """The rotation steps the packed ReLU network uses for a batch of n images: -B 2^k for the
+    blocks of B = 2^ceil(log2 n) slots (the Galois keys a client must create)."""
+    block = _pow2_at_least(n)
+    groups = max(1, ctx.slot_count // block)
+    return [-block * (1 << k) for k in range(groups.bit_length() - 1)]
+
+
+def _evaluate_relu(ctx, model: CNN, pixels: Sequence) -> list:
+    """The ReLU network with its activations packed G to a ciphertext before the ReLU.
+
+    The convolution gives F * oh * ow ciphertexts holding n images each: n of N/2 slots. The
+    ReLU (a degree-7 composite polynomial, many products) is worth running on full
+    ciphertexts, so the outputs are packed into blocks of B = 2^ceil(log2 n) slots, G = N / (2B)
+    to a ciphertext, by a binary tree of rotations by -B, -2B, ... (G - 1 rotations per
+    ciphertext, log2 G Galois keys), and the biases added per block. The dense layer then
+    multiplies each packed ciphertext by the block-wise weights (zero outside the n images) and
+    sums the G blocks by rotate-and-add with the same steps (Halevi-Shoup's total sums)."""
+    n = len(pixels[0])
+    block = _pow2_at_least(n)
+    groups = max(1, ctx.slot_count // block)
+    steps = relu_steps(ctx, n)
+    ctx.ensure_galois_keys(steps)
+    z = _conv_outputs(ctx, model, pixels, 1.0 / model.bound, bias=False)
+    biases = np.repeat(model.conv_b / model.bound, model.out_side**2)
+    packed, members = [], []
+    for g0 in range(0, len(z), groups):
+        level = z[g0:g0 + groups]
+        width = 1
+        while len(level) > 1:  # pair (2k, 2k+1): the second moves up by width * B slots
+            level = [level[k] if k + 1 >= len(level)
+                     else level[k] + level[k + 1].rotate(-width * block)
+                     for k in range(0, len(level), 2)]
+            width *= 2
+        ct = level[0].with_length(ctx.slot_count)
+        bias = np.zeros(ctx.slot_count)
+        for t, j in enumerate(range(g0, min(g0 + groups, len(z)))):
+            bias[t * block:(t + 1) * block] = biases[j]
+        packed.append(ct + bias)
+        members.append(list(range(g0, min(g0 + groups, len(z)))))
+    acts = [ct.relu(RELU_EPSILON, RELU_BITS) for ct in packed]
+    w_fc = model.fc_w * model.bound
+    level, ev = acts[0].level, ctx.evaluator
+    pscale = ctx._plain_scale_for(level)
+    out = []
+    for c in range(cnn_model.CLASSES):
+        pts = []
+        for mem in members:
+            w = np.zeros(ctx.slot_count)
+            for t, j in enumerate(mem):
+                w[t * block:t * block + n] = w_fc[j, c]
+            pts.append(ctx.encode(w, scale=pscale, level=level))
+        y = acts[0]._wrap(ctx._rescale_product(ev.multiply_plain_sum([a.raw for a in acts],
+                                                                     pts)))
+        for st in steps:  # total over the G blocks (G B = N/2: every block gets it)
+            y = y + y.rotate(st)
+        out.append((y + float(model.fc_b[c]))._resized(n))
+    return out
+
+
+def evaluate(ctx, model: CNN, pixels: Sequence) -> list:
+    """Server: the network on the encrypted batch ``pixels`` (64 ciphertexts from
+    :func:`encrypt_images`) -> 10 ciphertexts, class c's logits of image k in slot k.
+    ``square``: slot-wise throughout (module docstring); ``relu``: :func:`_evaluate_relu`."""
+    if model.activation == "relu":
+        return _evaluate_relu(ctx, model, pixels)
+    acts = [z.square() for z in _conv_outputs(ctx, model, pixels, 1.0, bias=True)]
+    return [_combine(ctx, acts, model.fc_w[:, c], model.fc_b[c])
+            for c in range(cnn_model.CLASSES)]
 
 
 def decrypt_logits(ctx, logits: Sequence, n: int) -> np.ndarray:
@@ -121,10 +204,12 @@ def decrypt_logits(ctx, logits: Sequence, n: int) -> np.ndarray:
     return np.stack([np.real(ctx.decrypt(c))[:n] for c in logits], axis=1)
 
 
-def run_veil(model: CNN, images: np.ndarray, device: str, seed: int | None) -> dict[str, Any]:
-    """Encrypts the batch, evaluates, decrypts; times each part on ``device``."""
+def run_veil(model: CNN, images: np.ndarray, device: str, seed: int | None,
+             **context: Any) -> dict[str, Any]:
+    """Encrypts the batch, evaluates, decrypts; times each part on ``device`` (``context``:
+    :func:`make_context`'s keyword arguments)."""
     clock = _timer(device)
-    ctx = make_context(model, device, seed)
+    ctx = make_context(model, device, seed, **context)
     t0 = clock()
     pixels = encrypt_images(ctx, images)
     t1 = clock()
