@@ -444,3 +444,29 @@ def test_errors_name_the_argument(ckks, bfv):
         t.transpose(0, 0)
     with pytest.raises(TypeError, match="polyval"):
         bfv.encrypt_tensor(np.zeros((2, 2), dtype=np.int64)).polyval([1, 2])
+
+
+# ---- GPU parity ------------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+def test_gpu_gives_the_cpus_results():
+    """The same tensors, seeds and operations on cuda:0 and the CPU: sums over an axis (rotations
+    and the masked re-pack), a blocked product and an im2col convolution decrypt to the CPU's
+    values (CKKS noise aside) and to numpy's."""
+    x = RNG.uniform(-1, 1, (5, 700))
+    mat = RNG.uniform(-1, 1, (700, 9))
+    image = RNG.uniform(-1, 1, (1, 8, 8))
+    weights = RNG.uniform(-1, 1, (2, 1, 3, 3))
+    got = {}
+    for dev in ("cpu", "cuda"):
+        ctx = veil.ckks(poly_modulus_degree=4096, coeff_modulus=[50] + [30] * 6 + [60],
+                        scale=2.0**30, security=None, seed=11, device=dev)
+        t = ctx.encrypt_tensor(x)
+        conv = veil.conv2d(veil.im2col_encrypt(ctx, image, (3, 3), filters=2), weights)
+        got[dev] = (t.sum(axis=1).decrypt(), t.sum(axis=0).decrypt(), (t[2] @ mat).decrypt(),
+                    conv.decrypt())
+    for c, g, want in zip(got["cpu"], got["cuda"], (x.sum(1), x.sum(0), x[2] @ mat, None)):
+        close(g, c, 2.0**-18)
+        if want is not None:
+            close(g, want, 2.0**-12)

@@ -114,3 +114,25 @@ def test_bad_types_name_the_argument(ctx):
         ct.sign(epsilon="small")
     with pytest.raises(TypeError, match="bits"):
         ct.sign(bits=12.5)
+
+
+@pytest.mark.gpu
+def test_gpu_gives_the_cpus_results():
+    """sign, relu, maximum, inverse and sqrt on cuda:0 and the CPU, same seed: the decrypted
+    values agree to CKKS noise, and both meet the precision against numpy."""
+    rng = np.random.default_rng(7)
+    x, y = rng.uniform(-1, 1, 2048), rng.uniform(-0.5, 0.5, 2048)
+    p = rng.uniform(2.0**-6, 1, 2048)
+    out = {}
+    for dev in ("cpu", "cuda"):
+        c = veil.ckks(poly_modulus_degree=4096, coeff_modulus=[60] + [40] * 20 + [60],
+                      scale=2.0**40, security=None, seed=5, device=dev)
+        cx, cp = c.encrypt(x), c.encrypt(p)
+        out[dev] = [c.decrypt(v) for v in (cx.sign(), cx.relu(), (cx * 0.5).maximum(
+            c.encrypt(y)), cp.inverse(interval=(2.0**-6, 1)), cp.sqrt(interval=(2.0**-6, 1)))]
+    away = np.abs(x) >= EPS
+    wants = [np.sign(x), np.maximum(x, 0), np.maximum(x * 0.5, y), 1 / p, np.sqrt(p)]
+    for i, (a, b, w) in enumerate(zip(out["cpu"], out["cuda"], wants)):
+        np.testing.assert_allclose(b, a, atol=2.0**-20)
+        keep = away if i < 2 else np.abs(x * 0.5 - y) >= EPS if i == 2 else slice(None)
+        assert bits(w[keep], b[keep]) >= (BITS if i < 2 else 10), i
