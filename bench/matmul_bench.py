@@ -16,6 +16,7 @@ call, then the median of the reused calls), the encoding of one diagonal (host +
 error against numpy in float64 (max |y - y_ref| / max |y_ref|, and its log2).
 
 Usage: python bench/matmul_bench.py [--device cuda] [--n 4096] [--degree 65536] [--runs 3]
+       [--depth 2] [--precision 30]
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ def main() -> None:
     ap.add_argument("--degree", type=int, default=65536)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--depth", type=int, default=2)
+    ap.add_argument("--precision", type=int, default=30)
     args = ap.parse_args()
 
     import veil
@@ -51,8 +54,10 @@ def main() -> None:
     v = rng.uniform(-1, 1, n)
     m = rng.uniform(-1, 1, (n, n))
     want = v @ m
-    ctx = veil.ckks(poly_modulus_degree=args.degree, device=args.device, seed=args.seed,
-                    galois_steps=None)
+    # A chain of `--depth` levels at `--precision` bits: the product takes one level, and a
+    # short chain keeps the ~2 sqrt(n) Galois keys small (each is dnum x 2 x (L + 1) x N words).
+    ctx = veil.ckks(poly_modulus_degree=args.degree, depth=args.depth, precision=args.precision,
+                    device=args.device, seed=args.seed, galois_steps=None)
     ct = ctx.encrypt(v)
     row = _tensor._row_size(ct)
     d, baby, giant, replicate = _tensor.matmul_plan(n, n, row)
@@ -102,6 +107,8 @@ def main() -> None:
     diagonals = sources * d  # upper bound: all-zero diagonals are skipped
     print(json.dumps({
         "device": args.device, "N": args.degree, "n": n, "slots": row,
+        "coeff_modulus_bits": [q.bit_length() for q in ctx.coeff_modulus],
+        "galois_key_mb": ctx.galois_key_bytes() / 2**20,
         "baby": baby, "giant": giant, "replicate": replicate,
         "total_ms": 1e3 * statistics.median(times),
         "encoded_matrix_first_ms": 1e3 * first_encoded,
