@@ -290,7 +290,7 @@ def test_bytes_pickle_load_and_to(ckks, bfv):
     data = t.to_bytes()
     assert data.startswith(MAGIC)
     for u in (veil.EncryptedTensor.from_bytes(data, ckks), veil.load(data, ckks),
-              pickle.loads(pickle.dumps(t)), t.to("cpu")):
+              pickle.loads(pickle.dumps(t)), t.to("cpu").to(ckks.device)):
         assert u.shape == t.shape and u.perm == t.perm and u.clean == t.clean
         close(u.decrypt(), x.T)
     xi = RNG.integers(-9, 9, (2, 3))
