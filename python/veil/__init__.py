@@ -23,7 +23,7 @@ from . import _core, seal
 from ._base import KeyedContext, load
 from ._bootstrap import BootstrapConfig, Bootstrapper
 from ._ckks import CKKSCiphertext, CKKSContext, ckks, precision
-from ._conv import avg_pool2d, conv2d, im2col_encrypt
+from ._conv import avg_pool2d, conv2d, im2col_encrypt, max_pool2d
 from ._core import (
     BatchEncoder,
     CKKSEncoder,
@@ -99,6 +99,7 @@ __all__ = [
     "load",
     "load_context",
     "matmul_steps",
+    "max_pool2d",
     "precision",
     "resolve_device",
     "seal",

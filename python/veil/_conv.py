@@ -11,7 +11,9 @@ encrypted tensor keeps K as its outermost *physical* axis (``perm`` (1, 0, 2)), 
 K is additions of whole ciphertexts plus rotate-and-add inside one, with no re-pack
 (:meth:`veil.EncryptedTensor.sum`).
 
-Max pooling needs an encrypted comparison, which this module does not provide.
+Max pooling (:func:`max_pool2d`) takes the window maximum by a tournament of encrypted
+maximums (``CKKSCiphertext.maximum``: Cheon et al.'s composite sign polynomials, Asiacrypt
+2020) over the window axis, halving it each round.
 """
 
 from __future__ import annotations
@@ -199,4 +201,58 @@ def avg_pool2d(enc: EncryptedTensor) -> EncryptedTensor:
     return out
 
 
-__all__ = ["avg_pool2d", "conv2d", "im2col", "im2col_encrypt"]
+def max_pool2d(enc: EncryptedTensor, epsilon: float = 2.0**-6, bits: int = 8) -> EncryptedTensor:
+    """Max pooling of an image encrypted by ``im2col_encrypt(ctx, image, kernel_shape=k,
+    stride=k, per_channel=True)`` (CKKS), pixel values in [-1/2, 1/2]: out[c, p] = the maximum
+    of the kh * kw pixels of window p in channel c, an encrypted (C, W) tensor.
+
+    A tournament over the window axis, the outermost physical one: each round pairs the upper
+    half of the windows' rows with the lower half (whole ciphertexts when a half spans one or
+    more, else one rotation of each ciphertext) and keeps their encrypted maximum,
+    (a + b + (a - b) sign(a - b)) / 2 (``CKKSCiphertext.maximum``; sign by the composite
+    polynomials of Cheon, Kim, Kim, Lee and Lee, Asiacrypt 2020). log2(kh * kw) rounds, each
+    ``veil._functions.sign_plan(epsilon, bits).depth + 1`` levels; each maximum is within
+    2^-bits where the two values differ by at least ``epsilon``, and within epsilon / 2 of either
+    value where they differ by less. The result's padding slots are not zero (``clean`` False).
+
+    Raises ValueError naming ``enc`` (not a pooling encoding, or kh * kw not a power of two:
+    the zero rows padding the window axis would join the maximum), TypeError for BFV/BGV, and
+    DepthError when the ciphertexts have too few levels left."""
+    if not isinstance(enc, EncryptedTensor):
+        raise TypeError(f"enc: expected an EncryptedTensor from im2col_encrypt, got "
+                        f"{type(enc).__name__}")
+    if not isinstance(enc.ctx, CKKSContext):
+        raise TypeError("enc: max pooling compares by CKKS polynomials; BFV/BGV have none")
+    info = dict(enc.image_info or {})
+    if enc.ndim != 3 or not info.get("per_channel") or enc.perm[1] != 0:
+        raise ValueError("enc: expected an encoding from im2col_encrypt(..., per_channel=True) "
+                         f"(shape (C, kh*kw, W)), got shape {enc.shape}")
+    k = enc.shape[1]
+    if k & (k - 1):
+        raise ValueError(f"enc: max pooling needs kh * kw a power of two (2 x 2, 4 x 4, ...), "
+                         f"got {k} pixels a window: the padding rows (zeros) would join the "
+                         "maximum")
+    from . import _functions
+
+    plan = _functions.sign_plan(epsilon, bits)
+    rounds = k.bit_length() - 1
+    _functions._need(enc.ciphertexts[0], rounds * (plan.depth + 1), "veil.max_pool2d(enc)",
+                     f"{rounds} rounds of maximum(epsilon=2^{np.log2(plan.epsilon):.3g}, "
+                     f"bits={plan.bits}), {plan.depth + 1} levels each,")
+    width = enc.slots_per_ciphertext
+    stride = enc.padded_shape[1] * enc.padded_shape[2]  # slots of one window row (all channels)
+    chunks = list(enc.ciphertexts)
+    while k > 1:
+        k //= 2
+        span = k * stride
+        if span >= width:  # the upper half's rows are whole ciphertexts
+            n = span // width
+            chunks = [chunks[i].maximum(chunks[i + n], epsilon, bits) for i in range(n)]
+        else:
+            chunks = [c.maximum(c.rotate(span), epsilon, bits) for c in chunks]
+    out = EncryptedTensor(enc.ctx, chunks[:max(1, -(-stride // width))], (enc.shape[0], 1,
+                          enc.shape[2]), enc.perm, clean=False, image_info=info)
+    return out.reshape(enc.shape[0], enc.shape[2])
+
+
+__all__ = ["avg_pool2d", "conv2d", "im2col", "im2col_encrypt", "max_pool2d"]

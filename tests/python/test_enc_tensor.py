@@ -470,3 +470,41 @@ def test_gpu_gives_the_cpus_results():
         close(g, c, 2.0**-18)
         if want is not None:
             close(g, want, 2.0**-12)
+
+
+# ---- max pooling (encrypted maximum) ---------------------------------------------------------
+
+
+def test_max_pool2d_vs_loops():
+    """2 x 2 max pooling, stride 2, two channels: the tournament of encrypted maximums against
+    the maximum of each window by explicit loops; values at least epsilon apart meet the
+    documented 8 bits."""
+    ctx = veil.ckks(poly_modulus_degree=4096, coeff_modulus=[60] + [40] * 34 + [60],
+                    scale=2.0**40, security=None, seed=3, galois_steps=None, device="cpu")
+    image = RNG.uniform(-0.5, 0.5, (2, 8, 8))
+    enc = veil.im2col_encrypt(ctx, image, (2, 2), stride=2, per_channel=True)
+    out = veil.max_pool2d(enc)
+    assert out.shape == (2, 16) and not out.clean
+    want = np.empty((2, 4, 4))
+    for c in range(2):
+        for i in range(4):
+            for j in range(4):
+                want[c, i, j] = max(image[c, 2 * i + a, 2 * j + b] for a in (0, 1)
+                                    for b in (0, 1))
+    got = out.decrypt().reshape(2, 4, 4)
+    assert veil.ckks.precision(want, got)["min_bits"] >= 8
+
+
+def test_max_pool2d_errors(ckks, bfv):
+    img = RNG.uniform(-0.5, 0.5, (1, 6, 6))
+    with pytest.raises(ValueError, match="^enc: max pooling needs kh \\* kw a power of two"):
+        veil.max_pool2d(veil.im2col_encrypt(ckks, img, (3, 3), stride=3, per_channel=True))
+    with pytest.raises(ValueError, match="^enc: expected an encoding from im2col_encrypt"):
+        veil.max_pool2d(veil.im2col_encrypt(ckks, img, (2, 2), stride=2))
+    with pytest.raises(TypeError, match="^enc: max pooling compares"):
+        veil.max_pool2d(veil.im2col_encrypt(bfv, np.ones((1, 4, 4), dtype=np.int64), (2, 2),
+                                            stride=2, per_channel=True))
+    with pytest.raises(TypeError, match="^enc: expected an EncryptedTensor"):
+        veil.max_pool2d(np.ones(4))
+    with pytest.raises(veil.DepthError, match="2 rounds of maximum"):
+        veil.max_pool2d(veil.im2col_encrypt(ckks, img, (2, 2), stride=2, per_channel=True))
