@@ -735,8 +735,11 @@ class EncryptedTensor:
 
         Raises ValueError naming ``matrix`` (not 2-D, or n != len(t)) or ``self`` (ndim != 1),
         TypeError for non-numeric entries."""
-        if isinstance(matrix, (EncryptedTensor, CiphertextBase)):
-            raise TypeError("matrix: t @ W takes a plaintext 2-D matrix W")
+        if isinstance(matrix, EncryptedTensor):
+            return self._matmul_encrypted(matrix)
+        if isinstance(matrix, CiphertextBase):
+            raise TypeError("matrix: t @ W takes a plaintext 2-D matrix W or an encrypted 2-D "
+                            "tensor, not a ciphertext")
         if self.ndim != 1:
             raise ValueError(f"self: t @ W needs a 1-D tensor, got shape {self._shape}")
         W = np.asarray(matrix)
@@ -767,6 +770,12 @@ class EncryptedTensor:
         ref = done[0]
         outs = [(c if c is not None else self._zero_like(ref))._resized(S) for c in outs]
         return EncryptedTensor(self.ctx, outs, (m,), (0,), True)
+
+    def _matmul_encrypted(self, other: EncryptedTensor) -> EncryptedTensor:
+        """A @ B for encrypted 2-D CKKS tensors: :func:`veil._matmul_enc.tensor_matmul`."""
+        from . import _matmul_enc
+
+        return _matmul_enc.tensor_matmul(self, other)
 
     def __matmul__(self, other: Any) -> EncryptedTensor:
         return self.matmul(other)

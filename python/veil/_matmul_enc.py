@@ -23,6 +23,8 @@ a doubled vector; that saves a level when the caller keeps a replicated copy, no
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from . import _check, _errors
@@ -124,3 +126,37 @@ def matmul_encrypted(a, b, d: int):
         term = ak.ctx.evaluator.multiply(*ak._pair(bk))
         acc = term if acc is None else ak.ctx.evaluator.add(acc, term)
     return a._wrap(a._after_mul(acc))._resized(d * d)
+
+
+def tensor_matmul(a: Any, b: Any) -> Any:
+    """A @ B for encrypted 2-D CKKS tensors (:class:`veil.EncryptedTensor`) of shapes (m, l)
+    and (l, n) whose padded sizes are one D = pad(m) = pad(l) = pad(n) with D^2 <= S (square
+    matrices always qualify): in the padded row-major packing both are then D x D matrices
+    row-major in one ciphertext, the layout :func:`matmul_encrypted` takes (about 4 D
+    rotations, D ciphertext products, 3 levels); the (m, n) result is in the same packing. A
+    tensor whose padding is not known to be zero is masked first (one more level).
+
+    Raises TypeError naming ``matrix`` for BFV/BGV tensors; ValueError naming it (not 2-D,
+    shapes not aligned, or a layout other than the above: transposed, or padded sizes that
+    differ); DepthError below 3 levels."""
+    from ._ckks import CKKSContext
+    from ._enc_tensor import PACKING, EncryptedTensor, _pow2
+
+    if not isinstance(a.ctx, CKKSContext):
+        raise TypeError("matrix: an encrypted @ encrypted product needs CKKS tensors")
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"matrix: expected 2-D tensors of shapes (m, l) and (l, n), got "
+                         f"{a.shape} and {b.shape}")
+    m, n = a.shape[0], b.shape[1]
+    d = _pow2(max(m, a.shape[1], n))
+    slots = a.slots_per_ciphertext
+    for name, t in (("self", a), ("matrix", b)):
+        if t.perm != (0, 1) or t.padded_shape != (d, d) or d * d > slots:
+            raise ValueError(
+                f"matrix: encrypted @ encrypted needs both tensors as one {d} x {d} padded "
+                f"matrix in the '{PACKING}' packing with the rows outermost, in at most "
+                f"{slots} slots; {name} has shape {t.shape}, padded {t.padded_shape}, perm "
+                f"{t.perm} (encrypt square or near-square matrices, untransposed)")
+    a, b = a._cleaned(), b._cleaned()
+    c = matmul_encrypted(a.ciphertexts[0]._resized(d * d), b.ciphertexts[0]._resized(d * d), d)
+    return EncryptedTensor(a.ctx, [c._resized(slots)], (m, n), (0, 1), True)

@@ -104,3 +104,27 @@ def test_gpu_matches_cpu():
                                                d).decrypt()).reshape(d, d)
     np.testing.assert_allclose(out["cuda"], out["cpu"], atol=1e-9)
     np.testing.assert_allclose(out["cuda"], a @ b, atol=2.0**-12 * d)
+
+
+@pytest.mark.parametrize("shape", [(4, 4, 4), (3, 4, 4), (5, 7, 6), (16, 16, 16)])
+def test_encrypted_tensors_at_encrypted_tensors(ctx, shape):
+    """EncryptedTensor @ EncryptedTensor: (m, l) @ (l, n) with one padded size, against numpy."""
+    m, l_, n = shape
+    rng = np.random.default_rng(sum(shape))
+    a, b = rng.uniform(-1, 1, (m, l_)), rng.uniform(-1, 1, (l_, n))
+    c = ctx.encrypt_tensor(a) @ ctx.encrypt_tensor(b)
+    assert isinstance(c, veil.EncryptedTensor) and c.shape == (m, n) and c.clean
+    assert np.abs(c.decrypt() - a @ b).max() < 2.0**-12 * l_
+
+
+def test_encrypted_tensor_product_layout_errors(ctx):
+    with pytest.raises(ValueError, match="^matrix: encrypted @ encrypted needs both tensors"):
+        ctx.encrypt_tensor(np.ones((2, 4))) @ ctx.encrypt_tensor(np.ones((4, 8)))
+    with pytest.raises(ValueError, match="perm \\(1, 0\\)"):
+        ctx.encrypt_tensor(np.ones((4, 4))).T @ ctx.encrypt_tensor(np.ones((4, 4)))
+    with pytest.raises(ValueError, match="^matrix: expected 2-D tensors"):
+        ctx.encrypt_tensor(np.ones((4, 4))) @ ctx.encrypt_tensor(np.ones((3, 4)))
+    bfv = veil.bfv(poly_modulus_degree=4096, plain_modulus=65537, device="cpu")
+    t = bfv.encrypt_tensor(np.ones((2, 2), dtype=np.int64))
+    with pytest.raises(TypeError, match="needs CKKS tensors"):
+        t @ t
