@@ -83,6 +83,19 @@ void def_sign(nb::module_ &m) {
               "-log2 max |1 - F(x)| over [epsilon, 1] of the scalar map F.")
       .def_prop_ro("depth", &SignPlan::depth, "Rescale levels sign takes.")
       .def(
+          "part",
+          [](const SignPlan &p, nb::handle g, nb::handle f) {
+            SignPlan q = p;
+            q.g_stages = static_cast<std::size_t>(int_of(g, "g_stages", 0, 64));
+            q.f_stages = static_cast<std::size_t>(int_of(f, "f_stages", 0, 64));
+            if (q.g_stages + q.f_stages == 0)
+              throw InvalidArgument("g_stages, f_stages: expected at least one stage");
+            return q;
+          },
+          "g_stages"_a, "f_stages"_a,
+          "The same plan restricted to g_stages stages of g_n then f_stages of f_n: the "
+          "composite split at a bootstrap (veil._functions).")
+      .def(
           "scalar",
           [](const SignPlan &p, nb::handle x) {
             return p.scalar(real_of(x, "x"));

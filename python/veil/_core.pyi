@@ -1417,6 +1417,11 @@ class SignPlan:
     def depth(self) -> int:
         """Rescale levels sign takes."""
 
+    def part(self, g_stages: object, f_stages: object) -> SignPlan:
+        """
+        The same plan restricted to g_stages stages of g_n then f_stages of f_n: the composite split at a bootstrap (veil._functions).
+        """
+
     def scalar(self, x: object) -> float:
         """F(x) in double precision."""
 

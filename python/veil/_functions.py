@@ -112,20 +112,78 @@ def _sign_what(name: str, plan: _core.SignPlan) -> str:
             f"({plan.g_stages} g_{plan.n} + {plan.f_stages} f_{plan.n} stages)")
 
 
+# ---- with bootstrapping: the composite split where the levels run out -------------------------
+
+
+def _left(ct: Any) -> int:
+    return _errors.levels_left(ct.ctx, ct.level)
+
+
+def _staged(ct: Any, plan: _core.SignPlan, extra: int) -> bool:
+    """Whether ``ct`` lacks the levels for the plan (+ ``extra``) on a context that bootstraps:
+    then the composite runs in parts with bootstraps between them (:func:`_sign_staged`)."""
+    return ct.ctx.bootstrapper is not None and _left(ct) < plan.depth + extra
+
+
+def _refresh(ct: Any, need: int) -> Any:
+    """``ct`` when it has ``need`` levels left, else ``ct`` bootstrapped."""
+    return ct if _left(ct) >= need else ct.ctx.bootstrap(ct)
+
+
+def _sign_staged(ct: Any, plan: _core.SignPlan, op: str) -> Any:
+    """sign on a bootstrapping context: as many stages of the composite as the levels left
+    allow, a bootstrap, the next stages, and so on (the stages are the same polynomials as in
+    one piece, so the precision is the plan's, less the bootstrap's own error of about 2^-20
+    per refresh). Raises DepthError when one stage needs more levels than a bootstrap gives."""
+    ctx = ct.ctx
+    stages = ["g"] * plan.g_stages + ["f"] * plan.f_stages
+    per_stage = plan.depth // len(stages)
+    if ctx.levels < per_stage:
+        raise _errors.DepthError(
+            f"{op}: one stage of the sign's composite polynomial takes {per_stage} levels, and "
+            f"a bootstrap leaves {ctx.levels} (ctx.levels): use a bootstrapping chain with "
+            f"more levels (veil.ckks.bootstrap_chain)", op, ct.level, per_stage - ctx.levels,
+            per_stage)
+    x, i = ct, 0
+    while i < len(stages):
+        k = min(_left(x) // per_stage, len(stages) - i)
+        if k == 0:
+            x = ctx.bootstrap(x)
+            continue
+        part = stages[i:i + k]
+        x = x._wrap(_comparison(ctx).sign(x.raw, ctx._rlk(),
+                                          plan.part(part.count("g"), part.count("f"))))
+        i += k
+    return x
+
+
+def _relu_from_sign(x: Any, s: Any) -> Any:
+    """x (sign(x) + 1) / 2 from a sign s of x (bootstrapping first whatever lacks a level)."""
+    h = _refresh(s, 2) * 0.5 + 0.5
+    return _refresh(x, 1) * h
+
+
 def sign(ct: Any, epsilon: float = DEFAULT_EPSILON, bits: int = DEFAULT_BITS) -> Any:
     """sign(x) slot-wise for real x in [-1, 1]: ±1 within 2^-bits where |x| >= epsilon; inside
     (-epsilon, epsilon) a value in [-1, 1]. Depth: ``sign_plan(epsilon, bits).depth`` levels
-    (defaults: 18). Raises ValueError naming ``epsilon``/``bits``, DepthError when x has too
-    few levels left."""
+    (defaults: 18). On a context that bootstraps (``bootstrapping=True``) and a ciphertext with
+    fewer levels left, the composite runs in parts with a bootstrap before each part that
+    would not fit. Raises ValueError naming ``epsilon``/``bits``, DepthError when x has too
+    few levels left (and the context does not bootstrap)."""
     plan = sign_plan(epsilon, bits)
+    if _staged(ct, plan, 0):
+        return _sign_staged(ct, plan, "x.sign()")
     _need(ct, plan.depth, "x.sign()", _sign_what("sign", plan))
     return ct._wrap(_comparison(ct.ctx).sign(ct.raw, ct.ctx._rlk(), plan))
 
 
 def relu(ct: Any, epsilon: float = DEFAULT_EPSILON, bits: int = DEFAULT_BITS) -> Any:
     """max(x, 0) = (x + x sign(x)) / 2 slot-wise for real x in [-1, 1]: within 2^-bits where
-    |x| >= epsilon, within epsilon / 2 inside. Depth: the sign's + 1 (defaults: 19)."""
+    |x| >= epsilon, within epsilon / 2 inside. Depth: the sign's + 1 (defaults: 19); with
+    bootstrapping as :func:`sign` (then 2 levels after the sign)."""
     plan = sign_plan(epsilon, bits)
+    if _staged(ct, plan, 1):
+        return _relu_from_sign(ct, _sign_staged(ct, plan, "x.relu()"))
     _need(ct, plan.depth + 1, "x.relu()", _sign_what("relu", plan) + " + 1")
     return ct._wrap(_comparison(ct.ctx).relu(ct.raw, ct.ctx._rlk(), plan))
 
@@ -144,8 +202,15 @@ def _binary(ct: Any, other: Any, kind: str, epsilon: float, bits: int) -> Any:
         _need(d, plan.depth + 1, f"x.{kind}(c)", _sign_what("relu", plan) + " + 1")
         r = relu(d if kind == "maximum" else -d, epsilon, bits)
         return r + other if kind == "maximum" else other - r
-    a, b = ct._pair(other)
     low = ct if ct.level <= other.level else other
+    if _staged(low, plan, extra):  # bootstrapping context, too few levels: sign in parts
+        d = ct - other
+        s = _sign_staged(d, plan, op)
+        if kind == "greater":
+            return _refresh(s, 2) * 0.5 + 0.5
+        r = _relu_from_sign(d, s)  # max(d, 0): max = y + r, min = x - r
+        return other + r if kind == "maximum" else ct - r
+    a, b = ct._pair(other)
     _need(low, plan.depth + extra, op,
           _sign_what(kind, plan) + (" + 1" if extra else ""))
     ev = _comparison(ct.ctx)

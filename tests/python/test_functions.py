@@ -136,3 +136,49 @@ def test_gpu_gives_the_cpus_results():
         np.testing.assert_allclose(b, a, atol=2.0**-20)
         keep = away if i < 2 else np.abs(x * 0.5 - y) >= EPS if i == 2 else slice(None)
         assert bits(w[keep], b[keep]) >= (BITS if i < 2 else 10), i
+
+
+# ---- with bootstrapping: the composite in parts --------------------------------------------
+
+
+def _boot_ctx(levels: int):
+    from veil import _bootstrap as B
+
+    config = B.BootstrapConfig()
+    chain = B.bootstrap_chain(12, levels, config, 64)
+    c = veil.ckks(poly_modulus_degree=4096, security=None, seed=3, galois_steps=None,
+                  device="cpu", **chain.context_args())
+    c.enable_bootstrapping(config, seed=3)
+    return c
+
+
+def test_sign_relu_maximum_bootstrap_between_stages(monkeypatch):
+    """7 levels between bootstraps, 18 for the sign: the composite runs in parts with
+    bootstraps between them, and the results still meet the precision against numpy."""
+    c = _boot_ctx(7)
+    calls = []
+    real = c.bootstrap
+    monkeypatch.setattr(c, "bootstrap", lambda ct: calls.append(ct.level) or real(ct))
+    rng = np.random.default_rng(11)
+    x, y = rng.uniform(-1, 1, 2048), rng.uniform(-0.5, 0.5, 2048)
+    ct = c.encrypt(x)
+    s = c.decrypt(ct.sign())
+    assert len(calls) >= 2  # 18 levels from 7: at least two refreshes
+    away = np.abs(x) >= EPS
+    assert bits(np.sign(x[away]), s[away]) >= BITS
+    r = c.decrypt(ct.relu())
+    assert bits(np.maximum(x[away], 0), r[away]) >= BITS
+    m = c.decrypt((ct * 0.5).maximum(c.encrypt(y)))
+    keep = np.abs(x * 0.5 - y) >= EPS
+    assert bits(np.maximum(x * 0.5, y)[keep], m[keep]) >= BITS
+
+
+def test_bootstrap_too_short_for_one_stage_and_plan_parts():
+    c = _boot_ctx(2)  # a stage of g_3 / f_3 takes 3 levels
+    with pytest.raises(veil.DepthError, match="one stage of the sign's composite"):
+        c.encrypt(np.ones(4) * 0.5).sign()
+    plan = _functions.sign_plan()
+    part = plan.part(1, 0)
+    assert (part.g_stages, part.f_stages, part.depth) == (1, 0, 3)
+    with pytest.raises(ValueError, match="g_stages, f_stages"):
+        plan.part(0, 0)
