@@ -5,14 +5,14 @@ N = 2^16, correct to 2^-20 relative), timed beside the floor of its key switches
 steps (veil._tensor.matmul; Halevi and Shoup, CRYPTO 2014 Sec. 4.3 and CRYPTO 2018 Sec. 4). For
 n = 4096 < N/4 the vector's diagonals wrap at n, so the baby steps run on two sources (the vector
 and its rotation by -n), each hoisted (one ModUp per source), and every giant step is one
-rotation. The key-switch floor is the number of rotations times one rotation's time at the same
-level, measured in the same process (the hoisted baby steps cost less than a rotation each, so
-this bound is loose from above for them, while it ignores the plaintext products, the diagonals'
-encoding and the sums).
+rotation. The key switches' time is estimated as the number of rotations times one rotation's
+time at the same level, measured in the same process: not a floor, since the hoisted baby steps
+cost less than a rotation each, and it leaves out the plaintext products, the diagonals'
+encoding and the sums.
 
 Prints one JSON object: total time (median of ``--runs`` after one warm-up; CUDA synchronized),
 the same product with the matrix's diagonals encoded once (``veil.EncodedMatrix``: the first
-call, then the median of the reused calls), the encoding of one diagonal (host + device), rotation count and single-rotation time, the key-switch floor, and the relative
+call, then the median of the reused calls), the encoding of one diagonal (host + device), rotation count and single-rotation time, that estimate, and the relative
 error against numpy in float64 (max |y - y_ref| / max |y_ref|, and its log2).
 
 Usage: python bench/matmul_bench.py [--device cuda] [--n 4096] [--degree 65536] [--runs 3]
@@ -115,7 +115,7 @@ def main() -> None:
         "encoded_matrix_reused_ms": 1e3 * statistics.median(reuse),
         "relative_error_encoded_matrix": err_em,
         "rotations": rotations, "rotation_ms": 1e3 * t_rot,
-        "keyswitch_floor_ms": 1e3 * rotations * t_rot,
+        "rotations_one_by_one_ms": 1e3 * rotations * t_rot,
         "diagonals_encoded": diagonals, "encode_ms_each": 1e3 * t_enc,
         "encode_ms_total_est": 1e3 * diagonals * t_enc,
         "relative_error": err, "log2_relative_error": math.log2(err) if err > 0 else None,

@@ -146,6 +146,11 @@ def conv2d(enc: EncryptedTensor, weights: Any, bias: Any = None) -> EncryptedTen
     if w.shape[1] != k:
         raise ValueError(f"weights: {w.shape[1]} weights per filter, but the encoding has "
                          f"K = {k} pixels per window (channels x kh x kw)")
+    raw_w = np.asarray(weights)
+    if ("kernel" in info and info.get("channels", 1) == 1 and raw_w.ndim == 2
+            and raw_w.size == k and raw_w.shape != tuple(info["kernel"])):
+        raise ValueError(f"weights: one {raw_w.shape[0]} x {raw_w.shape[1]} kernel but the "
+                         f"image was encoded for {info['kernel'][0]} x {info['kernel'][1]}")
     if "kernel" in info and np.asarray(weights).ndim >= 3:
         kh, kw = info["kernel"]
         if tuple(np.asarray(weights).shape[-2:]) != (kh, kw):
@@ -227,6 +232,9 @@ def max_pool2d(enc: EncryptedTensor, epsilon: float = 2.0**-6, bits: int = 8) ->
     if enc.ndim != 3 or not info.get("per_channel") or enc.perm[1] != 0:
         raise ValueError("enc: expected an encoding from im2col_encrypt(..., per_channel=True) "
                          f"(shape (C, kh*kw, W)), got shape {enc.shape}")
+    if tuple(info.get("padding", (0, 0))) != (0, 0):
+        raise ValueError("enc: max pooling takes an encoding without padding (padding=0): the "
+                         "zeros padding the image would join the maximum of negative pixels")
     k = enc.shape[1]
     if k & (k - 1):
         raise ValueError(f"enc: max pooling needs kh * kw a power of two (2 x 2, 4 x 4, ...), "

@@ -21,7 +21,7 @@ Algorithms (costs per ciphertext in each operation's docstring):
 
 * sums along an axis: rotate-and-add over aligned power-of-two blocks (Halevi-Shoup, "Algorithms
   in HElib", CRYPTO 2014, §4.1) and additions of whole ciphertexts, then a slot re-pack
-  (:meth:`EncryptedTensor._gather`): a sparse permutation applied as a diagonal linear transform
+  (:func:`veil._repack.gather`): a sparse permutation applied as a diagonal linear transform
   with baby-step giant-step and hoisted baby steps (Halevi-Shoup, "Faster homomorphic linear
   transformations in HElib", CRYPTO 2018, §4), one plaintext product per used diagonal;
 * ``t @ W``: the vector is cut into its ciphertexts and W into S x S blocks; each block is
@@ -40,7 +40,7 @@ from typing import Any, Union, cast
 
 import numpy as np
 
-from . import _check, _tensor
+from . import _check, _repack, _tensor
 from ._base import Bytes, CiphertextBase, KeyedContext
 from ._ckks import CKKSCiphertext, CKKSContext
 from ._integer import IntegerContext
@@ -312,6 +312,8 @@ class EncryptedTensor:
         new = _check_shape(dims, "shape")
         if math.prod(new) != self.size:
             raise ValueError(f"shape: cannot reshape size {self.size} into {new}")
+        if new == self._shape:  # a no-op, transposed or not: keep the layout
+            return self
         same = np.array_equal(self._slot_index().ravel(), self._slot_index(new).ravel())
         if not same:
             raise ValueError(
@@ -499,92 +501,6 @@ class EncryptedTensor:
     def _rotate(self, ct: Any, step: int) -> Any:
         return _tensor._rotate(ct, step % self._S) if step % self._S else ct
 
-    def _gather(self, inputs: Sequence[Any], plan: dict, count: int) -> tuple[list[Any], bool]:
-        """Output ciphertexts ``0..count-1``: output j = sum over ``plan[j]``'s entries
-        (input index c, source slots, destination slots) of input c's source slots moved to the
-        destinations. Returns (ciphertexts, masked).
-
-        Shortcut (free, ``masked`` False): every output reads one input without moving a slot;
-        it is that input (its other slots land in padding). Otherwise a 0/1 mask per used
-        diagonal k (destination j reads source j + k): y = sum_g rot(sum_r rot(diag_(g+r), -g)
-        * rot(x, r), g) with baby steps r hoisted per input (one ``rotate_many``) and giant
-        steps g multiples of b (BSGS; Halevi-Shoup CRYPTO 2018, §4); b is the power of two
-        minimising the rotation count. Cost: (distinct r - 1) rotations per input, (distinct
-        g - 1) per output, one plaintext product per used (input, diagonal) per output; CKKS:
-        one level (one rescale per output)."""
-        S = self._S
-        simple = all(len(v) == 1 and np.array_equal(v[0][1], v[0][2]) for v in plan.values())
-        if simple:
-            out = [inputs[plan[j][0][0]] if j in plan else None for j in range(count)]
-            ref = next(c for c in out if c is not None)
-            return [c if c is not None else self._zero_like(ref) for c in out], False
-        low = min(c.level for c in inputs)
-        inputs = [c if c.level == low else c.mod_switch_to(low) for c in inputs]
-        diags: dict[int, dict[tuple[int, int], np.ndarray]] = {}
-        ks: set[int] = set()
-        for j, entries in plan.items():
-            per: dict[tuple[int, int], np.ndarray] = {}
-            for c, src, dst in entries:
-                k_all = (src - dst) % S
-                for k in np.unique(k_all):
-                    mask = per.setdefault((c, int(k)), np.zeros(S, dtype=np.int64))
-                    mask[dst[k_all == k]] = 1
-                    ks.add(int(k))
-            diags[j] = per
-        b = min((1 << i for i in range(S.bit_length())),
-                key=lambda b: len({k % b for k in ks}) + len({k - k % b for k in ks}))
-        babies: dict[int, dict[int, Any]] = {}
-        for c in sorted({c for per in diags.values() for c, _ in per}):
-            rs = sorted({k % b for per in diags.values() for (cc, k) in per if cc == c})
-            moved = [r for r in rs if r]
-            rot = dict(zip(moved, inputs[c].rotate_many(moved) if moved else []))
-            rot[0] = inputs[c]
-            babies[c] = rot
-        ctx: Any = self.ctx
-        ev = ctx.evaluator
-        is_ckks = self._is_ckks()
-        if is_ckks:
-            pscale = ctx._plain_scale_for(low)
-        outs: list[Any] = [None] * count
-        for j, per in diags.items():
-            acc = None
-            for g in sorted({k - k % b for (_, k) in per}):
-                terms = [(babies[c][k % b], np.roll(m, g)) for (c, k), m in per.items()
-                         if k - k % b == g]
-                if is_ckks:
-                    pts = [ctx.encode(m.astype(np.float64), scale=pscale, level=low)
-                           for _, m in terms]
-                    inner = terms[0][0]._wrap(ev.multiply_plain_sum([t.raw for t, _ in terms],
-                                                                    pts))
-                else:
-                    inner = None
-                    for t, m in terms:
-                        term = t * m
-                        inner = term if inner is None else inner + term
-                inner = self._rotate(inner, g)
-                acc = inner if acc is None else acc + inner
-            assert acc is not None  # every output in the plan has a term
-            if is_ckks:
-                acc = acc._wrap(ctx._rescale_product(acc.raw))
-            outs[j] = acc
-        ref = next(c for c in outs if c is not None)
-        return [c if c is not None else self._zero_like(ref) for c in outs], True
-
-    @staticmethod
-    def _plan(out_flat: np.ndarray, in_chunk: np.ndarray, in_slot: np.ndarray,
-              S: int) -> dict:
-        """{output chunk: [(input chunk, source slots, destination slots)]} for moving flat
-        source (in_chunk, in_slot) to flat destination out_flat (1-D arrays)."""
-        oc, os_ = out_flat // S, out_flat % S
-        key = oc * (int(in_chunk.max()) + 1) + in_chunk
-        order = np.argsort(key, kind="stable")
-        key, oc, os_, ic, isl = key[order], oc[order], os_[order], in_chunk[order], in_slot[order]
-        cuts = np.flatnonzero(np.diff(key)) + 1
-        plan: dict = {}
-        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, key.size]):
-            plan.setdefault(int(oc[lo]), []).append((int(ic[lo]), isl[lo:hi], os_[lo:hi]))
-        return plan
-
     # ---- reductions ---------------------------------------------------------------------------
     def sum(self, axis: int | None = None) -> EncryptedTensor:
         """Sum over ``axis`` (None: every element, a 0-d tensor), numpy's ``sum``; the result
@@ -595,7 +511,7 @@ class EncryptedTensor:
         * st >= S: additions of whole ciphertexts; no rotation, no level;
         * else: ciphertexts holding the same block are added (B > S), then rotate-and-add by
           st, 2 st, ... within each ciphertext (log2(min(p, S / st)) rotations each), then a
-          re-pack of the block heads into row-major order (:meth:`_gather`): free when q is
+          re-pack of the block heads into row-major order (:func:`veil._repack.gather`): free when q is
           the outermost physical axis (the heads are already in place: the padding is then
           left dirty, ``clean`` False), else one level (CKKS) and about 2 sqrt(S / B') hoisted
           rotations per ciphertext.
@@ -641,8 +557,8 @@ class EncryptedTensor:
             in_flat = outer * B + inner
             in_chunk, in_slot = in_flat // S, in_flat % S
         out_flat = (outer * st + inner).ravel()
-        plan = self._plan(out_flat, in_chunk.ravel(), in_slot.ravel(), S)
-        outs, masked = t._gather(reduced, plan, count)
+        plan = _repack.plan_moves(out_flat, in_chunk.ravel(), in_slot.ravel(), S)
+        outs, masked = _repack.gather(t, reduced, plan, count)
         return t._derive(outs, masked, new_shape, new_perm, keep_info=False)
 
     def _sum_all(self) -> EncryptedTensor:
@@ -669,7 +585,7 @@ class EncryptedTensor:
         """``t[i]`` and ``t[a:b]`` (step 1) along the first axis, which must be the outermost
         physical one (not after a transpose that moved it). Rows of st >= S slots are whole
         ciphertexts (free; padding rows are fresh encryptions of zero); shorter rows are
-        re-packed (:meth:`_gather`): free when the rows start the first ciphertext (``t[:k]``,
+        re-packed (:func:`veil._repack.gather`): free when the rows start the first ciphertext (``t[:k]``,
         ``t[0]``), else one level (CKKS) and the rotations of a slot shift.
 
         Raises IndexError for other indices or out of range, ValueError for a step other than
@@ -713,8 +629,8 @@ class EncryptedTensor:
             rows = np.arange(m, dtype=np.int64)[:, None]
             inner = np.arange(st, dtype=np.int64)[None, :]
             src = ((a + rows) * st + inner).ravel()
-            plan = self._plan(((rows * st) + inner).ravel(), src // S, src % S, S)
-            chunks, masked = self._gather(self._chunks, plan, count)
+            plan = _repack.plan_moves(((rows * st) + inner).ravel(), src // S, src % S, S)
+            chunks, masked = _repack.gather(self, self._chunks, plan, count)
             out = self._derive(chunks, masked and self._clean, shape, self._perm)
         if squeeze:
             out = out._derive(out._chunks, out._clean, self._shape[1:],

@@ -196,6 +196,12 @@ def _binary(ct: Any, other: Any, kind: str, epsilon: float, bits: int) -> Any:
     extra = 0 if kind == "greater" else 1
     if not hasattr(other, "raw"):  # plaintext numbers: through d = x - other
         d = ct - other
+        if _staged(d, plan, extra + 1):  # bootstrapping context, too few levels: in parts
+            s = _sign_staged(d, plan, op)
+            if kind == "greater":
+                return _refresh(s, 2) * 0.5 + 0.5
+            r = _relu_from_sign(d, s)
+            return r + other if kind == "maximum" else ct - r
         if kind == "greater":  # (sign(d) + 1) / 2: one more level for the halving
             _need(ct, plan.depth + 1, f"x.{kind}(c)", _sign_what("sign", plan) + " + 1")
             return (sign(d, epsilon, bits) + 1.0) * 0.5

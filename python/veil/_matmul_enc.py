@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _check, _errors
+from . import _check, _errors, _tensor
 
 
 def _offsets(src: np.ndarray) -> dict[int, np.ndarray]:
@@ -77,7 +77,9 @@ def permute(ct, src: np.ndarray):
     rotated[0] = ct
     level = ct.level
     pscale = ctx._plain_scale_for(level)
-    row = ctx.slot_count
+    # The row rotations cycle through: on a context bootstrapping n < N/2 slots, vectors of at
+    # most n values repeat with period n, and the masks must repeat with them (encode tiles).
+    row = _tensor._row_size(ct)
     pts, raws = [], []
     for k, mask in groups.items():
         full = np.zeros(row)
@@ -106,9 +108,10 @@ def matmul_encrypted(a, b, d: int):
             raise ValueError(f"{name}: expected a CKKS ciphertext, got {type(ct).__name__}")
     check_same_context(a, b, "b")
     d = _check.integer(d, "d", 1, None)
-    if d * d > a.ctx.slot_count:
+    slots = a.ctx._sparse_slots() or a.ctx.slot_count
+    if d * d > slots:
         raise ValueError(f"d: a {d} x {d} matrix needs d^2 = {d * d} slots, the context has "
-                         f"{a.ctx.slot_count}")
+                         f"{slots}")
     for name, ct in (("a", a), ("b", b)):
         if len(ct) != d * d:
             raise ValueError(f"{name}: expected a {d} x {d} matrix packed row-major (length "

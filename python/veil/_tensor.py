@@ -176,20 +176,24 @@ class EncodedMatrix:
         self.ctx = ctx
         self.is_ckks = hasattr(ctx, "_plain_scale_for")
         self.matrix = _check_matrix(matrix, self.is_ckks).copy()
+        self.matrix.setflags(write=False)  # the cached diagonals are this matrix's
         self.shape = self.matrix.shape
-        self._levels: dict[tuple[int, int], list] = {}
+        self._levels: dict[tuple[int, int, bool, float], list] = {}
         if level is not None:
             row = ctx._sparse_slots() or ctx.slot_count if self.is_ckks else ctx.row_size
             self.encode(level, row)
 
     def __repr__(self) -> str:
         return (f"veil.EncodedMatrix(shape={self.shape}, levels="
-                f"{sorted(lv for lv, _ in self._levels)})")
+                f"{sorted({k[0] for k in self._levels})})")
 
     def encode(self, level: int, row: int) -> list:
         """The encoded giant steps for ciphertexts at ``level`` in rows of ``row`` slots:
         [(shift, [(family, baby step)], [plaintexts])], built once."""
-        key = (int(level), int(row))
+        # The diagonals' scale comes from the context's scale and auto_rescale (CKKS): both in
+        # the key, so that changing either re-encodes rather than reusing stale plaintexts.
+        key = (int(level), int(row), bool(getattr(self.ctx, "auto_rescale", False)),
+               float(getattr(self.ctx, "scale", 0.0)))
         hit = self._levels.get(key)
         if hit is None:
             hit = self._levels[key] = _encode_diagonals(self.ctx, self.matrix, row, level,

@@ -171,6 +171,11 @@ def test_sign_relu_maximum_bootstrap_between_stages(monkeypatch):
     m = c.decrypt((ct * 0.5).maximum(c.encrypt(y)))
     keep = np.abs(x * 0.5 - y) >= EPS
     assert bits(np.maximum(x * 0.5, y)[keep], m[keep]) >= BITS
+    calls.clear()
+    g = c.decrypt((ct * 0.5).greater(0.1))  # a plaintext operand bootstraps in parts too
+    assert calls
+    keep = np.abs(x * 0.5 - 0.1) >= EPS
+    assert bits((x * 0.5 > 0.1)[keep].astype(float), g[keep]) >= BITS
 
 
 def test_bootstrap_too_short_for_one_stage_and_plan_parts():

@@ -128,3 +128,26 @@ def test_encrypted_tensor_product_layout_errors(ctx):
     t = bfv.encrypt_tensor(np.ones((2, 2), dtype=np.int64))
     with pytest.raises(TypeError, match="needs CKKS tensors"):
         t @ t
+
+
+def test_sparse_bootstrapping_context_keeps_the_period():
+    """On a context bootstrapping 64 slots, vectors repeat with period 64: the product must
+    too, or a bootstrap after it (which sums the copies) scales the values."""
+    from veil import _bootstrap as B
+
+    config = B.BootstrapConfig(slots=64)
+    chain = B.bootstrap_chain(12, 4, config, 64)
+    c = veil.ckks(poly_modulus_degree=4096, security=None, seed=3, galois_steps=None,
+                  device="cpu", **chain.context_args())
+    c.enable_bootstrapping(config, seed=3)
+    d = 8
+    rng = np.random.default_rng(8)
+    a, b = rng.uniform(-1, 1, (d, d)), rng.uniform(-1, 1, (d, d))
+    p = me.matmul_encrypted(c.encrypt(a.ravel()), c.encrypt(b.ravel()), d)
+    full = np.real(c.decrypt(p.with_length()))
+    np.testing.assert_allclose(full[64:128], full[:64], atol=1e-4)  # the second period
+    back = np.real(c.bootstrap(p).decrypt()).reshape(d, d)
+    np.testing.assert_allclose(back, a @ b, atol=1e-3 * d)
+    with pytest.raises(ValueError, match="^d: a 16 x 16 matrix needs d\\^2 = 256 slots, the "
+                       "context has 64"):
+        me.matmul_encrypted(c.encrypt(np.ones(64)), c.encrypt(np.ones(64)), 16)
