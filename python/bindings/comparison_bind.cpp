@@ -33,26 +33,24 @@ using Release = nb::gil_scoped_release;
 // ---- argument checks (the argument's name in every error, as
 // circuits_bind.cpp) -------------
 
-std::int64_t int_of(nb::handle h, const char *name, std::int64_t lo,
-                    std::int64_t hi) {
+std::int64_t int_of(nb::handle h, const char* name, std::int64_t lo, std::int64_t hi) {
   if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr())) {
     throw TypeMismatch(std::string(name) + ": expected an integer, got " +
                        Py_TYPE(h.ptr())->tp_name);
   }
   nb::object v = nb::steal(PyNumber_Index(h.ptr()));
   int overflow = 0;
-  const long long x =
-      v.is_valid() ? PyLong_AsLongLongAndOverflow(v.ptr(), &overflow) : 0;
+  const long long x = v.is_valid() ? PyLong_AsLongLongAndOverflow(v.ptr(), &overflow) : 0;
   if (PyErr_Occurred())
     PyErr_Clear();
   if (!v.is_valid() || overflow || x < lo || x > hi) {
-    throw InvalidArgument(std::string(name) + ": expected an integer in " +
-                          std::to_string(lo) + ".." + std::to_string(hi));
+    throw InvalidArgument(std::string(name) + ": expected an integer in " + std::to_string(lo) +
+                          ".." + std::to_string(hi));
   }
   return x;
 }
 
-double real_of(nb::handle h, const char *name) {
+double real_of(nb::handle h, const char* name) {
   if (PyBool_Check(h.ptr()) || PyComplex_Check(h.ptr()) ||
       !(PyFloat_Check(h.ptr()) || PyIndex_Check(h.ptr()) ||
         PyObject_HasAttrString(h.ptr(), "__float__"))) {
@@ -67,16 +65,13 @@ double real_of(nb::handle h, const char *name) {
   return v;
 }
 
-void def_sign(nb::module_ &m) {
-  nb::class_<SignPlan>(
-      m, "SignPlan",
-      "The composite sign approximation f_n^(d_f) o g_n^(d_g) of Cheon et al. "
-      "(Asiacrypt 2020) for |x| in [epsilon, 1] (circuits/comparison.h).")
+void def_sign(nb::module_& m) {
+  nb::class_<SignPlan>(m, "SignPlan",
+                       "The composite sign approximation f_n^(d_f) o g_n^(d_g) of Cheon et al. "
+                       "(Asiacrypt 2020) for |x| in [epsilon, 1] (circuits/comparison.h).")
       .def_ro("n", &SignPlan::n, "f_n and g_n have degree 2n + 1.")
-      .def_ro("g_stages", &SignPlan::g_stages,
-              "d_g: stages of g_n, applied first.")
-      .def_ro("f_stages", &SignPlan::f_stages,
-              "d_f: stages of f_n, applied after.")
+      .def_ro("g_stages", &SignPlan::g_stages, "d_g: stages of g_n, applied first.")
+      .def_ro("f_stages", &SignPlan::f_stages, "d_f: stages of f_n, applied after.")
       .def_ro("epsilon", &SignPlan::epsilon)
       .def_ro("bits", &SignPlan::bits)
       .def_ro("scalar_bits", &SignPlan::scalar_bits,
@@ -84,7 +79,7 @@ void def_sign(nb::module_ &m) {
       .def_prop_ro("depth", &SignPlan::depth, "Rescale levels sign takes.")
       .def(
           "part",
-          [](const SignPlan &p, nb::handle g, nb::handle f) {
+          [](const SignPlan& p, nb::handle g, nb::handle f) {
             SignPlan q = p;
             q.g_stages = static_cast<std::size_t>(int_of(g, "g_stages", 0, 64));
             q.f_stages = static_cast<std::size_t>(int_of(f, "f_stages", 0, 64));
@@ -96,16 +91,12 @@ void def_sign(nb::module_ &m) {
           "The same plan restricted to g_stages stages of g_n then f_stages of f_n: the "
           "composite split at a bootstrap (veil._functions).")
       .def(
-          "scalar",
-          [](const SignPlan &p, nb::handle x) {
-            return p.scalar(real_of(x, "x"));
-          },
+          "scalar", [](const SignPlan& p, nb::handle x) { return p.scalar(real_of(x, "x")); },
           "x"_a, "F(x) in double precision.");
   m.def(
       "plan_sign",
       [](nb::handle epsilon, nb::handle bits, nb::handle n) {
-        return plan_sign(real_of(epsilon, "epsilon"),
-                         static_cast<int>(int_of(bits, "bits", 0, 64)),
+        return plan_sign(real_of(epsilon, "epsilon"), static_cast<int>(int_of(bits, "bits", 0, 64)),
                          static_cast<std::size_t>(int_of(n, "n", 0, 64)));
       },
       "epsilon"_a, "bits"_a, "n"_a = 3,
@@ -114,56 +105,43 @@ void def_sign(nb::module_ &m) {
       "[epsilon, 1].");
   m.def(
       "sign_f_coefficients",
-      [](nb::handle n) { return sign_f_coefficients(int_of(n, "n", 0, 64)); },
-      "n"_a, "Power-basis coefficients of f_n (lowest degree first).");
+      [](nb::handle n) { return sign_f_coefficients(int_of(n, "n", 0, 64)); }, "n"_a,
+      "Power-basis coefficients of f_n (lowest degree first).");
   m.def(
       "sign_g_coefficients",
-      [](nb::handle n) { return sign_g_coefficients(int_of(n, "n", 0, 64)); },
-      "n"_a,
+      [](nb::handle n) { return sign_g_coefficients(int_of(n, "n", 0, 64)); }, "n"_a,
       "Power-basis coefficients of the paper's g_n (lowest degree first).");
 
-  nb::class_<ComparisonEvaluator>(
-      m, "ComparisonEvaluator",
-      "sign, compare, maximum, minimum and relu on CKKS ciphertexts "
-      "(circuits/comparison.h).")
+  nb::class_<ComparisonEvaluator>(m, "ComparisonEvaluator",
+                                  "sign, compare, maximum, minimum and relu on CKKS ciphertexts "
+                                  "(circuits/comparison.h).")
       .def(
-          "__init__",
-          [](ComparisonEvaluator *p, const Ctx &c) {
-            new (p) ComparisonEvaluator(c);
-          },
+          "__init__", [](ComparisonEvaluator* p, const Ctx& c) { new (p) ComparisonEvaluator(c); },
           "context"_a)
-      .def("sign", &ComparisonEvaluator::sign, "encrypted"_a, "relin_keys"_a,
-           "plan"_a, nb::call_guard<Release>(), "sign(x) slot-wise.")
-      .def("compare", &ComparisonEvaluator::compare, "a"_a, "b"_a,
-           "relin_keys"_a, "plan"_a, nb::call_guard<Release>(),
-           "(sign(a - b) + 1) / 2 slot-wise.")
-      .def("maximum", &ComparisonEvaluator::maximum, "a"_a, "b"_a,
-           "relin_keys"_a, "plan"_a, nb::call_guard<Release>(),
-           "max(a, b) slot-wise.")
-      .def("minimum", &ComparisonEvaluator::minimum, "a"_a, "b"_a,
-           "relin_keys"_a, "plan"_a, nb::call_guard<Release>(),
-           "min(a, b) slot-wise.")
-      .def("relu", &ComparisonEvaluator::relu, "encrypted"_a, "relin_keys"_a,
-           "plan"_a, nb::call_guard<Release>(), "max(x, 0) slot-wise.");
+      .def("sign", &ComparisonEvaluator::sign, "encrypted"_a, "relin_keys"_a, "plan"_a,
+           nb::call_guard<Release>(), "sign(x) slot-wise.")
+      .def("compare", &ComparisonEvaluator::compare, "a"_a, "b"_a, "relin_keys"_a, "plan"_a,
+           nb::call_guard<Release>(), "(sign(a - b) + 1) / 2 slot-wise.")
+      .def("maximum", &ComparisonEvaluator::maximum, "a"_a, "b"_a, "relin_keys"_a, "plan"_a,
+           nb::call_guard<Release>(), "max(a, b) slot-wise.")
+      .def("minimum", &ComparisonEvaluator::minimum, "a"_a, "b"_a, "relin_keys"_a, "plan"_a,
+           nb::call_guard<Release>(), "min(a, b) slot-wise.")
+      .def("relu", &ComparisonEvaluator::relu, "encrypted"_a, "relin_keys"_a, "plan"_a,
+           nb::call_guard<Release>(), "max(x, 0) slot-wise.");
 }
 
-void def_inverse(nb::module_ &m) {
-  nb::class_<InversePlan>(
-      m, "InversePlan",
-      "Goldschmidt's inverse on [a, b] (Cheon et al., Asiacrypt 2019; "
-      "circuits/inverse.h).")
+void def_inverse(nb::module_& m) {
+  nb::class_<InversePlan>(m, "InversePlan",
+                          "Goldschmidt's inverse on [a, b] (Cheon et al., Asiacrypt 2019; "
+                          "circuits/inverse.h).")
       .def_ro("a", &InversePlan::a)
       .def_ro("b", &InversePlan::b)
       .def_ro("bits", &InversePlan::bits)
       .def_ro("iterations", &InversePlan::iterations)
       .def_ro("scalar_bits", &InversePlan::scalar_bits)
-      .def_prop_ro("depth", &InversePlan::depth,
-                   "Rescale levels inverse takes.")
+      .def_prop_ro("depth", &InversePlan::depth, "Rescale levels inverse takes.")
       .def(
-          "scalar",
-          [](const InversePlan &p, nb::handle x) {
-            return p.scalar(real_of(x, "x"));
-          },
+          "scalar", [](const InversePlan& p, nb::handle x) { return p.scalar(real_of(x, "x")); },
           "x"_a, "The iteration in double precision.");
   m.def(
       "plan_inverse",
@@ -171,12 +149,10 @@ void def_inverse(nb::module_ &m) {
         return plan_inverse(real_of(a, "interval"), real_of(b, "interval"),
                             static_cast<int>(int_of(bits, "bits", 0, 64)));
       },
-      "a"_a, "b"_a, "bits"_a,
-      "The fewest Goldschmidt iterations for 2^-(bits + 1) on [a, b].");
-  nb::class_<InvSqrtPlan>(
-      m, "InvSqrtPlan",
-      "Newton's inverse square root on [a, b] from a Chebyshev initial "
-      "approximation (circuits/inverse.h).")
+      "a"_a, "b"_a, "bits"_a, "The fewest Goldschmidt iterations for 2^-(bits + 1) on [a, b].");
+  nb::class_<InvSqrtPlan>(m, "InvSqrtPlan",
+                          "Newton's inverse square root on [a, b] from a Chebyshev initial "
+                          "approximation (circuits/inverse.h).")
       .def_ro("a", &InvSqrtPlan::a)
       .def_ro("b", &InvSqrtPlan::b)
       .def_ro("bits", &InvSqrtPlan::bits)
@@ -184,20 +160,15 @@ void def_inverse(nb::module_ &m) {
       .def_ro("initial_degree", &InvSqrtPlan::initial_degree)
       .def_ro("newton_steps", &InvSqrtPlan::newton_steps)
       .def_ro("scalar_bits", &InvSqrtPlan::scalar_bits)
-      .def_prop_ro("depth", &InvSqrtPlan::depth,
-                   "Rescale levels the evaluation takes.")
+      .def_prop_ro("depth", &InvSqrtPlan::depth, "Rescale levels the evaluation takes.")
       .def(
-          "scalar",
-          [](const InvSqrtPlan &p, nb::handle x) {
-            return p.scalar(real_of(x, "x"));
-          },
+          "scalar", [](const InvSqrtPlan& p, nb::handle x) { return p.scalar(real_of(x, "x")); },
           "x"_a, "The scalar map in double precision.");
   m.def(
       "plan_inv_sqrt",
       [](nb::handle a, nb::handle b, nb::handle bits, bool sqrt) {
         return plan_inv_sqrt(real_of(a, "interval"), real_of(b, "interval"),
-                             static_cast<int>(int_of(bits, "bits", 0, 64)),
-                             sqrt);
+                             static_cast<int>(int_of(bits, "bits", 0, 64)), sqrt);
       },
       "a"_a, "b"_a, "bits"_a, "sqrt"_a = false,
       "The initial degree and Newton steps of least depth for 2^-(bits + 1) on "
@@ -207,23 +178,19 @@ void def_inverse(nb::module_ &m) {
                                "inverse, inv_sqrt and sqrt on CKKS ciphertexts "
                                "(circuits/inverse.h).")
       .def(
-          "__init__",
-          [](InverseEvaluator *p, const Ctx &c) {
-            new (p) InverseEvaluator(c);
-          },
+          "__init__", [](InverseEvaluator* p, const Ctx& c) { new (p) InverseEvaluator(c); },
           "context"_a)
-      .def("inverse", &InverseEvaluator::inverse, "encrypted"_a, "relin_keys"_a,
-           "plan"_a, nb::call_guard<Release>(), "1/x slot-wise.")
-      .def("inv_sqrt", &InverseEvaluator::inv_sqrt, "encrypted"_a,
-           "relin_keys"_a, "plan"_a, nb::call_guard<Release>(),
-           "1/sqrt(x) slot-wise.")
-      .def("sqrt", &InverseEvaluator::sqrt, "encrypted"_a, "relin_keys"_a,
-           "plan"_a, nb::call_guard<Release>(), "sqrt(x) slot-wise.");
+      .def("inverse", &InverseEvaluator::inverse, "encrypted"_a, "relin_keys"_a, "plan"_a,
+           nb::call_guard<Release>(), "1/x slot-wise.")
+      .def("inv_sqrt", &InverseEvaluator::inv_sqrt, "encrypted"_a, "relin_keys"_a, "plan"_a,
+           nb::call_guard<Release>(), "1/sqrt(x) slot-wise.")
+      .def("sqrt", &InverseEvaluator::sqrt, "encrypted"_a, "relin_keys"_a, "plan"_a,
+           nb::call_guard<Release>(), "sqrt(x) slot-wise.");
 }
 
 } // namespace
 
-void def_comparison(nb::module_ &m) {
+void def_comparison(nb::module_& m) {
   def_sign(m);
   def_inverse(m);
 }

@@ -7,4 +7,4 @@ namespace veil::bind {
 /// Adds SignPlan, ComparisonEvaluator, InversePlan, InvSqrtPlan, InverseEvaluator and their
 /// planning functions to `m` (the extension module veil._core).
 void def_comparison(nanobind::module_& m);
-}  // namespace veil::bind
+} // namespace veil::bind

@@ -45,8 +45,8 @@ double f_def(std::size_t n, double x) {
   double sum = 0, w = 1, p = 1; // w = binom(2i, i) / 4^i, p = (1 - x^2)^i
   for (std::size_t i = 0; i <= n; ++i) {
     sum += w * x * p;
-    w *= static_cast<double>((2 * i + 1) * (2 * i + 2)) /
-         static_cast<double>((i + 1) * (i + 1)) / 4;
+    w *=
+        static_cast<double>((2 * i + 1) * (2 * i + 2)) / static_cast<double>((i + 1) * (i + 1)) / 4;
     p *= 1 - x * x;
   }
   return sum;
@@ -54,11 +54,10 @@ double f_def(std::size_t n, double x) {
 
 /// g_n as printed in Cheon et al. 2020 (§3.5), coefficients over 2^10.
 double g_table(std::size_t n, double x) {
-  static const std::vector<std::vector<double>> t{
-      {2126, -1359},
-      {3334, -6108, 3796},
-      {4589, -16577, 25614, -12860},
-      {5850, -34974, 97015, -113492, 46623}};
+  static const std::vector<std::vector<double>> t{{2126, -1359},
+                                                  {3334, -6108, 3796},
+                                                  {4589, -16577, 25614, -12860},
+                                                  {5850, -34974, 97015, -113492, 46623}};
   double y = 0, xp = x;
   for (double c : t[n - 1]) {
     y += c / 1024 * xp;
@@ -68,8 +67,7 @@ double g_table(std::size_t n, double x) {
 }
 
 /// -log2 of the largest |got - want| over the slots where mask holds.
-double bits_where(const CVec &want, const CVec &got,
-                  const std::vector<bool> &mask) {
+double bits_where(const CVec& want, const CVec& got, const std::vector<bool>& mask) {
   double e = 0;
   for (std::size_t i = 0; i < want.size(); ++i) {
     if (mask[i])
@@ -82,7 +80,7 @@ CVec uniform(std::size_t n, double lo, double hi, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(lo, hi);
   CVec v(n);
-  for (auto &x : v)
+  for (auto& x : v)
     x = u(rng);
   return v;
 }
@@ -92,8 +90,7 @@ CVec uniform(std::size_t n, double lo, double hi, std::uint64_t seed) {
 
 TEST(CircuitsSign, CoefficientsAreThePapers) {
   const auto f3 = sign_f_coefficients(3);
-  const std::vector<double> want{0, 35.0 / 16, 0, -35.0 / 16,
-                                 0, 21.0 / 16, 0, -5.0 / 16};
+  const std::vector<double> want{0, 35.0 / 16, 0, -35.0 / 16, 0, 21.0 / 16, 0, -5.0 / 16};
   ASSERT_EQ(f3.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i)
     EXPECT_DOUBLE_EQ(f3[i], want[i]) << i;
@@ -120,8 +117,7 @@ TEST(CircuitsSign, ScalarCompositeReachesThePlannedPrecision) {
       double worst = 0;
       const int m = 1 << 15;
       for (int i = 0; i <= m; ++i) {
-        for (double x : {eps * std::pow(1 / eps, double(i) / m),
-                         eps + (1 - eps) * i / m}) {
+        for (double x : {eps * std::pow(1 / eps, double(i) / m), eps + (1 - eps) * i / m}) {
           double y = x;
           for (std::size_t k = 0; k < plan.g_stages; ++k)
             y = g_table(plan.n, y);
@@ -135,10 +131,8 @@ TEST(CircuitsSign, ScalarCompositeReachesThePlannedPrecision) {
       std::printf("[ precision ] scalar sign eps 2^%g, %d bits: d_g %zu, d_f "
                   "%zu, depth %zu: "
                   "%.2f bits\n",
-                  std::log2(eps), bits, plan.g_stages, plan.f_stages,
-                  plan.depth(), got);
-      EXPECT_GE(got, bits + 0.9)
-          << "eps " << eps << " bits " << bits; // one spare bit
+                  std::log2(eps), bits, plan.g_stages, plan.f_stages, plan.depth(), got);
+      EXPECT_GE(got, bits + 0.9) << "eps " << eps << " bits " << bits; // one spare bit
       // the smallest: one stage fewer (either kind) misses the target
       if (plan.f_stages > 0) {
         SignPlan less = plan;
@@ -158,16 +152,13 @@ TEST(CircuitsSign, ScalarCompositeReachesThePlannedPrecision) {
 }
 
 TEST(CircuitsInverse, ScalarPlansReachThePrecision) {
-  for (auto [a, b] : {std::pair{0x1p-6, 1.0}, std::pair{0.25, 4.0},
-                      std::pair{0x1p-10, 1.0}}) {
+  for (auto [a, b] : {std::pair{0x1p-6, 1.0}, std::pair{0.25, 4.0}, std::pair{0x1p-10, 1.0}}) {
     for (int bits : {8, 12, 20}) {
       const InversePlan ip = plan_inverse(a, b, bits);
-      const InvSqrtPlan sp = plan_inv_sqrt(a, b, bits),
-                        qp = plan_inv_sqrt(a, b, bits, true);
+      const InvSqrtPlan sp = plan_inv_sqrt(a, b, bits), qp = plan_inv_sqrt(a, b, bits, true);
       double ei = 0, es = 0, eq = 0;
       for (int i = 0; i <= 1 << 14; ++i) {
-        for (double x :
-             {a * std::pow(b / a, i / 16384.0), a + (b - a) * i / 16384.0}) {
+        for (double x : {a * std::pow(b / a, i / 16384.0), a + (b - a) * i / 16384.0}) {
           ei = std::max(ei, std::abs(ip.scalar(x) - 1 / x));
           es = std::max(es, std::abs(sp.scalar(x) - 1 / std::sqrt(x)));
           eq = std::max(eq, std::abs(qp.scalar(x) - std::sqrt(x)));
@@ -177,9 +168,8 @@ TEST(CircuitsInverse, ScalarPlansReachThePrecision) {
                   "%zu) %.2f, "
                   "inv_sqrt deg %zu + %zu steps (depth %zu) %.2f, sqrt (depth "
                   "%zu) %.2f bits\n",
-                  a, b, bits, ip.iterations, ip.depth(), -std::log2(ei),
-                  sp.initial_degree, sp.newton_steps, sp.depth(),
-                  -std::log2(es), qp.depth(), -std::log2(eq));
+                  a, b, bits, ip.iterations, ip.depth(), -std::log2(ei), sp.initial_degree,
+                  sp.newton_steps, sp.depth(), -std::log2(es), qp.depth(), -std::log2(eq));
       EXPECT_GE(-std::log2(ei), bits + 0.9);
       EXPECT_GE(-std::log2(es), bits + 0.9);
       EXPECT_GE(-std::log2(eq), bits + 0.9);
@@ -195,13 +185,13 @@ struct Fixture {
   CkksKeys k{ctx, Device::cpu(), 11};
 };
 
-Fixture &fixture() {
+Fixture& fixture() {
   static Fixture f;
   return f;
 }
 
 TEST(CircuitsSign, SignAndReluMatchFloat64) {
-  auto &[ctx, k] = fixture();
+  auto& [ctx, k] = fixture();
   ComparisonEvaluator ce(ctx);
   const SignPlan plan = plan_sign(0x1p-8, 12);
   CVec x = uniform(2048, -1, 1, 5);
@@ -224,16 +214,14 @@ TEST(CircuitsSign, SignAndReluMatchFloat64) {
   const CVec got = k.decrypt(s);
   const double sb = bits_where(want, got, away);
   for (std::size_t i = 0; i < x.size(); ++i) {
-    EXPECT_LE(std::abs(got[i].real()), 1 + 0x1p-12)
-        << i; // inside (-eps, eps) too
+    EXPECT_LE(std::abs(got[i].real()), 1 + 0x1p-12) << i; // inside (-eps, eps) too
   }
   const Ciphertext r = ce.relu(ct, k.rk, plan);
   EXPECT_EQ(r.level(), ctx->max_level() - plan.depth() - 1);
   EXPECT_DOUBLE_EQ(r.scale(), ct.scale());
   const CVec gr = k.decrypt(r);
   const double rb = bits_where(want_relu, gr, away);
-  const double rall =
-      bits_where(want_relu, gr, std::vector<bool>(x.size(), true));
+  const double rall = bits_where(want_relu, gr, std::vector<bool>(x.size(), true));
   std::printf("[ precision ] sign eps 2^-8, 12 bits (depth %zu): %.2f bits for "
               "|x| >= eps; "
               "relu: %.2f bits for |x| >= eps, %.2f bits on [-1, 1]\n",
@@ -244,14 +232,14 @@ TEST(CircuitsSign, SignAndReluMatchFloat64) {
 }
 
 TEST(CircuitsSign, CompareMaxMinMatchFloat64) {
-  auto &[ctx, k] = fixture();
+  auto& [ctx, k] = fixture();
   ComparisonEvaluator ce(ctx);
   const SignPlan plan = plan_sign(0x1p-6, 12);
   const CVec a = uniform(2048, -0.5, 0.5, 6), b = uniform(2048, -0.5, 0.5, 7);
   const Ciphertext ca = k.encrypt(a, k2_40, ctx->max_level());
   // b one level lower: the operands are brought to one level
-  const Ciphertext cb = k.ev.mod_switch_to(
-      k.encrypt(b, k2_40, ctx->max_level()), ctx->max_level() - 1);
+  const Ciphertext cb =
+      k.ev.mod_switch_to(k.encrypt(b, k2_40, ctx->max_level()), ctx->max_level() - 1);
   std::vector<bool> away(a.size()), all(a.size(), true);
   CVec wc(a.size()), wmax(a.size()), wmin(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -261,16 +249,12 @@ TEST(CircuitsSign, CompareMaxMinMatchFloat64) {
     wmax[i] = std::max(p, q);
     wmin[i] = std::min(p, q);
   }
-  const double cbits =
-      bits_where(wc, k.decrypt(ce.compare(ca, cb, k.rk, plan)), away);
+  const double cbits = bits_where(wc, k.decrypt(ce.compare(ca, cb, k.rk, plan)), away);
   const Ciphertext mx = ce.maximum(ca, cb, k.rk, plan);
   EXPECT_EQ(mx.level(), ctx->max_level() - 1 - plan.depth() - 1);
-  const CVec gmax = k.decrypt(mx),
-             gmin = k.decrypt(ce.minimum(ca, cb, k.rk, plan));
-  const double maxb = bits_where(wmax, gmax, away),
-               minb = bits_where(wmin, gmin, away);
-  const double maxall = bits_where(wmax, gmax, all),
-               minall = bits_where(wmin, gmin, all);
+  const CVec gmax = k.decrypt(mx), gmin = k.decrypt(ce.minimum(ca, cb, k.rk, plan));
+  const double maxb = bits_where(wmax, gmax, away), minb = bits_where(wmin, gmin, away);
+  const double maxall = bits_where(wmax, gmax, all), minall = bits_where(wmin, gmin, all);
   std::printf("[ precision ] eps 2^-6, 12 bits (depth %zu): compare %.2f, max "
               "%.2f (%.2f on "
               "all), min %.2f (%.2f on all) bits\n",
@@ -283,7 +267,7 @@ TEST(CircuitsSign, CompareMaxMinMatchFloat64) {
 }
 
 TEST(CircuitsInverse, InverseSqrtInvSqrtMatchFloat64) {
-  auto &[ctx, k] = fixture();
+  auto& [ctx, k] = fixture();
   InverseEvaluator ie(ctx);
   const double a = 0x1p-6, b = 1.0;
   CVec x = uniform(2048, a, b, 8);
@@ -301,8 +285,7 @@ TEST(CircuitsInverse, InverseSqrtInvSqrtMatchFloat64) {
   const Ciphertext inv = ie.inverse(ct, k.rk, ip);
   EXPECT_EQ(inv.level(), ctx->max_level() - ip.depth());
   EXPECT_DOUBLE_EQ(inv.scale(), ct.scale());
-  const InvSqrtPlan sp = plan_inv_sqrt(a, b, 12),
-                    qp = plan_inv_sqrt(a, b, 12, true);
+  const InvSqrtPlan sp = plan_inv_sqrt(a, b, 12), qp = plan_inv_sqrt(a, b, 12, true);
   const Ciphertext is = ie.inv_sqrt(ct, k.rk, sp), sq = ie.sqrt(ct, k.rk, qp);
   EXPECT_EQ(is.level(), ctx->max_level() - sp.depth());
   EXPECT_EQ(sq.level(), ctx->max_level() - qp.depth());
@@ -333,33 +316,23 @@ TEST(CircuitsSign, ErrorsNameTheArgument) {
   expect_invalid([] { plan_inverse(0.5, 1.0, 40); }, "bits");
   expect_invalid([] { plan_inv_sqrt(-1.0, 1.0, 12); }, "interval");
   expect_invalid([] { plan_inv_sqrt(0.5, 1.0, 0); }, "bits");
-  auto &[ctx, k] = fixture();
+  auto& [ctx, k] = fixture();
   ComparisonEvaluator ce(ctx);
   InverseEvaluator ie(ctx);
-  const Ciphertext ct =
-      k.encrypt(uniform(8, 0.1, 0.9, 9), k2_40, ctx->max_level());
+  const Ciphertext ct = k.encrypt(uniform(8, 0.1, 0.9, 9), k2_40, ctx->max_level());
   const Ciphertext low = k.ev.mod_switch_to(ct, 10);
   expect_invalid([&] { ce.sign(low, k.rk, plan_sign(0x1p-8, 12)); },
                  "ct: sign needs 18 rescale levels but the ciphertext (level "
                  "10) has 10 left");
-  expect_invalid([&] { ce.relu(low, k.rk, plan_sign(0x1p-8, 12)); },
-                 "ct: relu needs 19");
-  expect_invalid(
-      [&] {
-        ie.inverse(k.ev.mod_switch_to(ct, 3), k.rk,
-                   plan_inverse(0x1p-6, 1, 12));
-      },
-      "ct: inverse needs 10 rescale levels");
+  expect_invalid([&] { ce.relu(low, k.rk, plan_sign(0x1p-8, 12)); }, "ct: relu needs 19");
+  expect_invalid([&] { ie.inverse(k.ev.mod_switch_to(ct, 3), k.rk, plan_inverse(0x1p-6, 1, 12)); },
+                 "ct: inverse needs 10 rescale levels");
   expect_invalid([&] { ie.sqrt(ct, k.rk, plan_inv_sqrt(0.1, 1, 12)); }, "plan");
   Ciphertext other_scale = ct;
   other_scale.set_scale(k2_40 * 2);
-  expect_invalid(
-      [&] { ce.maximum(ct, other_scale, k.rk, plan_sign(0x1p-4, 8)); },
-      "b: scale");
-  expect_invalid([&] { ce.sign(Ciphertext(), k.rk, plan_sign(0x1p-4, 8)); },
-                 "ct: is empty");
-  EXPECT_THROW(ComparisonEvaluator(veil::test::small_context(SchemeType::bfv)),
-               InvalidArgument);
+  expect_invalid([&] { ce.maximum(ct, other_scale, k.rk, plan_sign(0x1p-4, 8)); }, "b: scale");
+  expect_invalid([&] { ce.sign(Ciphertext(), k.rk, plan_sign(0x1p-4, 8)); }, "ct: is empty");
+  EXPECT_THROW(ComparisonEvaluator(veil::test::small_context(SchemeType::bfv)), InvalidArgument);
 }
 
 // ---- GPU parity
@@ -376,8 +349,7 @@ TEST(CircuitsSignGpu, SignMatchesTheCpuWordForWord) {
     const Device dev = d ? veil::test::gpu() : Device::cpu();
     CkksKeys k(ctx, dev, 29);
     ComparisonEvaluator ce(ctx);
-    const Ciphertext ct =
-        k.encrypt(uniform(2048, -1, 1, 3), k2_40, ctx->max_level());
+    const Ciphertext ct = k.encrypt(uniform(2048, -1, 1, 3), k2_40, ctx->max_level());
     const Ciphertext s = ce.sign(ct, k.rk, plan);
     words[d] = veil::test::words(s);
     got[d] = k.decrypt(s);

@@ -44,8 +44,7 @@ struct SignPlan {
   std::size_t f_stages = 0; ///< d_f: then f_n
   double epsilon = 0;       ///< the smallest |x| the precision holds for
   int bits = 0;             ///< requested precision (bits) for |x| >= epsilon
-  double scalar_bits =
-      0; ///< -log2 max_{x in [epsilon, 1]} |1 - F(x)| of the scalar map F
+  double scalar_bits = 0;   ///< -log2 max_{x in [epsilon, 1]} |1 - F(x)| of the scalar map F
   /// Rescale levels: (g_stages + f_stages) ceil(log2(2n + 2)) on chains of
   /// one-prime blocks.
   std::size_t depth() const;
@@ -87,8 +86,7 @@ public:
   /// fewer levels left
   ///         than the plan needs: the message gives both) or the evaluator's
   ///         errors.
-  Ciphertext sign(const Ciphertext &ct, const RelinKeys &relin_keys,
-                  const SignPlan &plan) const;
+  Ciphertext sign(const Ciphertext& ct, const RelinKeys& relin_keys, const SignPlan& plan) const;
   /// (sign(a - b) + 1) / 2: 1 where a > b, 0 where a < b (within 2^-bits when
   /// |a - b| >= epsilon), 1/2 at a = b. The affine map is folded into the last
   /// f_n stage: depth plan.depth(). a and b are brought to one level (the
@@ -96,54 +94,50 @@ public:
   /// @param a, b size-2 ciphertexts with a - b in [-1, 1] (e.g. a, b in [-1/2,
   /// 1/2]).
   /// @throws InvalidArgument naming `a`/`b` (empty, scales differ) or as sign.
-  Ciphertext compare(const Ciphertext &a, const Ciphertext &b,
-                     const RelinKeys &relin_keys, const SignPlan &plan) const;
+  Ciphertext compare(const Ciphertext& a, const Ciphertext& b, const RelinKeys& relin_keys,
+                     const SignPlan& plan) const;
   /// max(a, b) = (a + b + (a - b) sign(a - b)) / 2 (Cheon et al. 2020, §5):
   /// absolute error
   /// <= |a - b| 2^-(bits+1) + noise where |a - b| >= epsilon, <= |a - b| / 2 <=
   /// epsilon / 2 elsewhere. Depth plan.depth() + 1; the result has a's scale.
   /// @param a, b as compare.
-  Ciphertext maximum(const Ciphertext &a, const Ciphertext &b,
-                     const RelinKeys &relin_keys, const SignPlan &plan) const;
+  Ciphertext maximum(const Ciphertext& a, const Ciphertext& b, const RelinKeys& relin_keys,
+                     const SignPlan& plan) const;
   /// min(a, b) = (a + b - (a - b) sign(a - b)) / 2; as maximum.
-  Ciphertext minimum(const Ciphertext &a, const Ciphertext &b,
-                     const RelinKeys &relin_keys, const SignPlan &plan) const;
+  Ciphertext minimum(const Ciphertext& a, const Ciphertext& b, const RelinKeys& relin_keys,
+                     const SignPlan& plan) const;
   /// relu(x) = (x + x sign(x)) / 2 for x in [-1, 1]: absolute error <=
   /// 2^-(bits+1) + noise for |x| >= epsilon and <= epsilon / 2 inside. Depth
   /// plan.depth() + 1.
   /// @param ct as sign.
-  Ciphertext relu(const Ciphertext &ct, const RelinKeys &relin_keys,
-                  const SignPlan &plan) const;
+  Ciphertext relu(const Ciphertext& ct, const RelinKeys& relin_keys, const SignPlan& plan) const;
 
   /// The chain's rescale structure.
-  const RescaleChain &chain() const { return pe_.chain(); }
+  const RescaleChain& chain() const { return pe_.chain(); }
 
 private:
   /// alpha sign(x) + beta on operands (planning or evaluating); x at a block
   /// top.
-  OperandPtr sign_operand(const ScaleOps &ops, const OperandPtr &x,
-                          const SignPlan &plan, double alpha,
-                          double beta) const;
+  OperandPtr sign_operand(const ScaleOps& ops, const OperandPtr& x, const SignPlan& plan,
+                          double alpha, double beta) const;
   /// half (s + c d sign(d)) with c = ±1 (max, min, relu), landing one level
   /// below sign(d) at d's scale: c d / 2 is a scalar product at sign(d)'s level
   /// whose scale makes the product's scale exact, and s / 2 one scalar
   /// combination there.
-  OperandPtr combine(const ScaleOps &ops, const OperandPtr &d,
-                     const OperandPtr &s, double c, const SignPlan &plan) const;
+  OperandPtr combine(const ScaleOps& ops, const OperandPtr& d, const OperandPtr& s, double c,
+                     const SignPlan& plan) const;
   /// `what`'s circuit on (d, s) (s may be empty): planned on levels and scales
   /// first (the depth error names `ct`, with the levels needed and left), then
   /// run on ciphertexts.
-  Ciphertext
-  run(const Ciphertext &d, const Ciphertext *s, const char *what,
-      std::size_t depth, const RelinKeys &relin_keys,
-      const std::function<OperandPtr(const ScaleOps &, const OperandPtr &,
-                                     const OperandPtr &)> &circuit) const;
+  Ciphertext run(const Ciphertext& d, const Ciphertext* s, const char* what, std::size_t depth,
+                 const RelinKeys& relin_keys,
+                 const std::function<OperandPtr(const ScaleOps&, const OperandPtr&,
+                                                const OperandPtr&)>& circuit) const;
   /// ct checked (non-empty, size 2, this context) and dropped to the block top
   /// at or below it.
-  Ciphertext prepare(const Ciphertext &ct, const char *name) const;
+  Ciphertext prepare(const Ciphertext& ct, const char* name) const;
   /// (a, b) checked and brought to one block top with equal scales.
-  std::pair<Ciphertext, Ciphertext> align(const Ciphertext &a,
-                                          const Ciphertext &b) const;
+  std::pair<Ciphertext, Ciphertext> align(const Ciphertext& a, const Ciphertext& b) const;
 
   PolynomialEvaluator pe_;
   Evaluator ev_;

@@ -13,11 +13,9 @@ namespace veil::circuits {
 namespace {
 
 void check_interval(double a, double b) {
-  if (!std::isfinite(a) || !std::isfinite(b) || !(a > 0.0) || !(a < b) ||
-      b / a > 0x1p20) {
-    throw InvalidArgument(
-        "interval: expected finite 0 < a < b with b / a <= 2^20, got (" +
-        std::to_string(a) + ", " + std::to_string(b) + ")");
+  if (!std::isfinite(a) || !std::isfinite(b) || !(a > 0.0) || !(a < b) || b / a > 0x1p20) {
+    throw InvalidArgument("interval: expected finite 0 < a < b with b / a <= 2^20, got (" +
+                          std::to_string(a) + ", " + std::to_string(b) + ")");
   }
 }
 
@@ -27,7 +25,7 @@ void check_bits(int bits) {
 }
 
 /// sum_i c_i T_i(t) by Clenshaw's recurrence.
-double clenshaw(const std::vector<double> &c, double t) {
+double clenshaw(const std::vector<double>& c, double t) {
   double b1 = 0, b2 = 0;
   for (std::size_t i = c.size(); i-- > 1;) {
     const double b0 = 2.0 * t * b1 - b2 + c[i];
@@ -37,7 +35,7 @@ double clenshaw(const std::vector<double> &c, double t) {
   return t * b1 - b2 + c[0];
 }
 
-Ciphertext release(const OperandPtr &y) {
+Ciphertext release(const OperandPtr& y) {
   return y->ct.use_count() == 1 ? std::move(*y->ct) : Ciphertext(*y->ct);
 }
 
@@ -76,8 +74,8 @@ InversePlan plan_inverse(double a, double b, int bits) {
 }
 
 std::size_t InvSqrtPlan::depth() const {
-  return 1 + static_cast<std::size_t>(detail::ceil_log2(initial_degree + 1)) +
-         2 * newton_steps + (sqrt ? 1 : 0);
+  return 1 + static_cast<std::size_t>(detail::ceil_log2(initial_degree + 1)) + 2 * newton_steps +
+         (sqrt ? 1 : 0);
 }
 
 double InvSqrtPlan::scalar(double x) const {
@@ -108,10 +106,7 @@ InvSqrtPlan plan_inv_sqrt(double a, double b, int bits, bool sqrt) {
     p.sqrt = sqrt;
     p.initial_degree = degree;
     p.coeffs = chebyshev_interpolate(
-        [&](double t) {
-          return 1.0 / std::sqrt(a + (t + 1.0) * (b - a) / 2.0);
-        },
-        degree);
+        [&](double t) { return 1.0 / std::sqrt(a + (t + 1.0) * (b - a) / 2.0); }, degree);
     std::vector<double> y(xs.size());
     bool basin = true;
     for (std::size_t j = 0; j < xs.size(); ++j) {
@@ -141,10 +136,9 @@ InvSqrtPlan plan_inv_sqrt(double a, double b, int bits, bool sqrt) {
     }
   }
   if (best_depth == std::numeric_limits<std::size_t>::max()) {
-    throw InvalidArgument(
-        "interval: no initial approximation of degree <= 15 converges to " +
-        std::to_string(bits) + " bits on (" + std::to_string(a) + ", " +
-        std::to_string(b) + ") within 20 Newton steps");
+    throw InvalidArgument("interval: no initial approximation of degree <= 15 converges to " +
+                          std::to_string(bits) + " bits on (" + std::to_string(a) + ", " +
+                          std::to_string(b) + ") within 20 Newton steps");
   }
   return best;
 }
@@ -152,14 +146,11 @@ InvSqrtPlan plan_inv_sqrt(double a, double b, int bits, bool sqrt) {
 // ---- InverseEvaluator
 // -------------------------------------------------------------------------
 
-InverseEvaluator::InverseEvaluator(ContextPtr ctx)
-    : pe_(ctx), ev_(std::move(ctx)) {}
+InverseEvaluator::InverseEvaluator(ContextPtr ctx) : pe_(ctx), ev_(std::move(ctx)) {}
 
 Ciphertext InverseEvaluator::run(
-    const Ciphertext &ct, const char *what, std::size_t depth,
-    const RelinKeys &relin_keys,
-    const std::function<OperandPtr(const ScaleOps &, const OperandPtr &)>
-        &circuit) const {
+    const Ciphertext& ct, const char* what, std::size_t depth, const RelinKeys& relin_keys,
+    const std::function<OperandPtr(const ScaleOps&, const OperandPtr&)>& circuit) const {
   if (ct.empty())
     throw InvalidArgument("ct: is empty");
   if (ct.context()->parameter_hash() != chain().context()->parameter_hash()) {
@@ -169,29 +160,24 @@ Ciphertext InverseEvaluator::run(
     throw InvalidArgument("ct: expected size 2 (relinearize first), got " +
                           std::to_string(ct.size()));
   }
-  const RescaleChain &ch = chain();
+  const RescaleChain& ch = chain();
   const std::size_t top = ch.top_at_or_below(ct.level());
   try { // planned first: no work on ciphertexts when the chain is too short
     ScaleOps plan(ch);
     circuit(plan, plan.fresh(top, ct.scale()));
-  } catch (const InvalidArgument &e) {
+  } catch (const InvalidArgument& e) {
     throw InvalidArgument(
         "ct: " + std::string(what) + " needs " + std::to_string(depth) +
-        " rescale levels but the ciphertext (level " +
-        std::to_string(ct.level()) + ") has " +
+        " rescale levels but the ciphertext (level " + std::to_string(ct.level()) + ") has " +
         std::to_string(ch.top_index(top)) +
-        " left above q_0's block; bootstrap it or use a longer chain (" +
-        e.what() + ")");
+        " left above q_0's block; bootstrap it or use a longer chain (" + e.what() + ")");
   }
   ScaleOps ops(ch, ev_, relin_keys);
-  return release(circuit(
-      ops, ops.wrap(top != ct.level() ? ev_.mod_switch_to(ct, top) : ct)));
+  return release(circuit(ops, ops.wrap(top != ct.level() ? ev_.mod_switch_to(ct, top) : ct)));
 }
 
-OperandPtr InverseEvaluator::inverse_operand(const ScaleOps &ops,
-                                             const OperandPtr &x,
-                                             const InversePlan &plan,
-                                             double a0_scale) const {
+OperandPtr InverseEvaluator::inverse_operand(const ScaleOps& ops, const OperandPtr& x,
+                                             const InversePlan& plan, double a0_scale) const {
   const double c = (plan.a + plan.b) / 2;
   const std::size_t l1 = ops.below(x->level);
   // b_0 = 1 - x / c and a_0 = (2 - x / c) / c = 1 / c + b_0 / c: a_d = (1 -
@@ -205,18 +191,15 @@ OperandPtr InverseEvaluator::inverse_operand(const ScaleOps &ops,
   return aa;
 }
 
-OperandPtr InverseEvaluator::inv_sqrt_operand(const ScaleOps &ops,
-                                              const OperandPtr &x,
-                                              const InvSqrtPlan &plan) const {
+OperandPtr InverseEvaluator::inv_sqrt_operand(const ScaleOps& ops, const OperandPtr& x,
+                                              const InvSqrtPlan& plan) const {
   const double s = x->scale, a = plan.a, b = plan.b;
-  const RescaleChain &ch = ops.chain();
+  const RescaleChain& ch = ops.chain();
   // y_0: the Chebyshev interpolant at t = (2x - a - b) / (b - a)
-  OperandPtr t = ops.linear_to({{x, 2.0 / (b - a)}}, -(a + b) / (b - a),
-                               ops.below(x->level), s);
+  OperandPtr t = ops.linear_to({{x, 2.0 / (b - a)}}, -(a + b) / (b - a), ops.below(x->level), s);
   OperandPtr y;
   if (plan.coeffs.size() == 2) {
-    y = ops.linear_to({{t, plan.coeffs[1]}}, plan.coeffs[0],
-                      ops.below(t->level), s);
+    y = ops.linear_to({{t, plan.coeffs[1]}}, plan.coeffs[0], ops.below(t->level), s);
   } else {
     const std::size_t level = pe_.plan_level(t->level, t->scale, plan.coeffs);
     ChebyshevEvaluation cheb(ops, t, plan.coeffs);
@@ -226,61 +209,49 @@ OperandPtr InverseEvaluator::inv_sqrt_operand(const ScaleOps &ops,
   // product on s
   for (std::size_t i = 0; i < plan.newton_steps; ++i) {
     const std::size_t ly = y->level;
-    const double d0 = ch.block_product(ly),
-                 d1 = ch.block_product(ops.below(ly));
-    OperandPtr xh = ops.const_to(
-        x, -0.5, ly, s * d0 * d0 * d1 / (y->scale * y->scale * y->scale));
+    const double d0 = ch.block_product(ly), d1 = ch.block_product(ops.below(ly));
+    OperandPtr xh = ops.const_to(x, -0.5, ly, s * d0 * d0 * d1 / (y->scale * y->scale * y->scale));
     OperandPtr prod = ops.mul(ops.mul(xh, y), ops.square(y));
     y = ops.add(prod, ops.const_to(y, 1.5, prod->level, prod->scale));
   }
   if (plan.sqrt) { // sqrt(x) = x (1/sqrt(x))
-    OperandPtr xs = ops.const_to(x, 1.0, y->level,
-                                 s * ch.block_product(y->level) / y->scale);
+    OperandPtr xs = ops.const_to(x, 1.0, y->level, s * ch.block_product(y->level) / y->scale);
     y = ops.mul(xs, y);
   }
   return y;
 }
 
-Ciphertext InverseEvaluator::inverse(const Ciphertext &ct,
-                                     const RelinKeys &relin_keys,
-                                     const InversePlan &plan) const {
+Ciphertext InverseEvaluator::inverse(const Ciphertext& ct, const RelinKeys& relin_keys,
+                                     const InversePlan& plan) const {
   return run(ct, "inverse", plan.depth(), relin_keys,
-             [&](const ScaleOps &ops, const OperandPtr &x) {
+             [&](const ScaleOps& ops, const OperandPtr& x) {
                // a_d's scale is a_0's times a factor fixed by the chain:
                // planned once with a_0 at x's scale, then a_0 chosen so that
                // a_d lands on x's scale exactly
                ScaleOps plan_ops(ops.chain());
                const OperandPtr planned =
-                   inverse_operand(plan_ops, plan_ops.fresh(x->level, x->scale),
-                                   plan, x->scale);
-               return inverse_operand(ops, x, plan,
-                                      x->scale * x->scale / planned->scale);
+                   inverse_operand(plan_ops, plan_ops.fresh(x->level, x->scale), plan, x->scale);
+               return inverse_operand(ops, x, plan, x->scale * x->scale / planned->scale);
              });
 }
 
-Ciphertext InverseEvaluator::inv_sqrt(const Ciphertext &ct,
-                                      const RelinKeys &relin_keys,
-                                      const InvSqrtPlan &plan) const {
+Ciphertext InverseEvaluator::inv_sqrt(const Ciphertext& ct, const RelinKeys& relin_keys,
+                                      const InvSqrtPlan& plan) const {
   if (plan.sqrt)
-    throw InvalidArgument(
-        "plan: was planned for sqrt (use plan_inv_sqrt(a, b, bits))");
-  return run(ct, "inv_sqrt", plan.depth(), relin_keys,
-             [&](const ScaleOps &ops, const OperandPtr &x) {
-               return inv_sqrt_operand(ops, x, plan);
-             });
+    throw InvalidArgument("plan: was planned for sqrt (use plan_inv_sqrt(a, b, bits))");
+  return run(
+      ct, "inv_sqrt", plan.depth(), relin_keys,
+      [&](const ScaleOps& ops, const OperandPtr& x) { return inv_sqrt_operand(ops, x, plan); });
 }
 
-Ciphertext InverseEvaluator::sqrt(const Ciphertext &ct,
-                                  const RelinKeys &relin_keys,
-                                  const InvSqrtPlan &plan) const {
+Ciphertext InverseEvaluator::sqrt(const Ciphertext& ct, const RelinKeys& relin_keys,
+                                  const InvSqrtPlan& plan) const {
   if (!plan.sqrt) {
-    throw InvalidArgument(
-        "plan: was not planned for sqrt (use plan_inv_sqrt(a, b, bits, true))");
+    throw InvalidArgument("plan: was not planned for sqrt (use plan_inv_sqrt(a, b, bits, true))");
   }
-  return run(ct, "sqrt", plan.depth(), relin_keys,
-             [&](const ScaleOps &ops, const OperandPtr &x) {
-               return inv_sqrt_operand(ops, x, plan);
-             });
+  return run(ct, "sqrt", plan.depth(), relin_keys, [&](const ScaleOps& ops, const OperandPtr& x) {
+    return inv_sqrt_operand(ops, x, plan);
+  });
 }
 
 } // namespace veil::circuits

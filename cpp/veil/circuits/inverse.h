@@ -52,12 +52,11 @@ InversePlan plan_inverse(double a, double b, int bits);
 struct InvSqrtPlan {
   double a = 0, b = 0;
   int bits = 0;
-  bool sqrt = false; ///< planned for sqrt(x) = x / sqrt(x) (error scaled by b)
+  bool sqrt = false;              ///< planned for sqrt(x) = x / sqrt(x) (error scaled by b)
   std::size_t initial_degree = 0; ///< degree of the initial approximation
   std::size_t newton_steps = 0;
   std::vector<double> coeffs; ///< its Chebyshev coefficients on [a, b]
-  double scalar_bits =
-      0; ///< -log2 max abs error of the scalar map over the planning grid
+  double scalar_bits = 0;     ///< -log2 max abs error of the scalar map over the planning grid
   /// Rescale levels: 1 (map onto [-1, 1]) + ceil(log2(degree + 1)) + 2 per
   /// Newton step
   /// (+1 for sqrt).
@@ -94,32 +93,29 @@ public:
   /// fewer levels left
   ///         than the plan needs: the message gives both) or the evaluator's
   ///         errors.
-  Ciphertext inverse(const Ciphertext &ct, const RelinKeys &relin_keys,
-                     const InversePlan &plan) const;
+  Ciphertext inverse(const Ciphertext& ct, const RelinKeys& relin_keys,
+                     const InversePlan& plan) const;
   /// 1/sqrt(x) within 2^-bits for x in [a, b]. Depth plan.depth(). As inverse.
   /// @param plan from plan_inv_sqrt(a, b, bits).
-  Ciphertext inv_sqrt(const Ciphertext &ct, const RelinKeys &relin_keys,
-                      const InvSqrtPlan &plan) const;
+  Ciphertext inv_sqrt(const Ciphertext& ct, const RelinKeys& relin_keys,
+                      const InvSqrtPlan& plan) const;
   /// sqrt(x) = x / sqrt(x) within 2^-bits for x in [a, b]. Depth plan.depth().
   /// As inverse.
   /// @param plan from plan_inv_sqrt(a, b, bits, true).
   /// @throws InvalidArgument naming `plan` when it was not planned for sqrt.
-  Ciphertext sqrt(const Ciphertext &ct, const RelinKeys &relin_keys,
-                  const InvSqrtPlan &plan) const;
+  Ciphertext sqrt(const Ciphertext& ct, const RelinKeys& relin_keys, const InvSqrtPlan& plan) const;
 
   /// The chain's rescale structure.
-  const RescaleChain &chain() const { return pe_.chain(); }
+  const RescaleChain& chain() const { return pe_.chain(); }
 
 private:
-  OperandPtr inverse_operand(const ScaleOps &ops, const OperandPtr &x,
-                             const InversePlan &plan, double a0_scale) const;
-  OperandPtr inv_sqrt_operand(const ScaleOps &ops, const OperandPtr &x,
-                              const InvSqrtPlan &plan) const;
+  OperandPtr inverse_operand(const ScaleOps& ops, const OperandPtr& x, const InversePlan& plan,
+                             double a0_scale) const;
+  OperandPtr inv_sqrt_operand(const ScaleOps& ops, const OperandPtr& x,
+                              const InvSqrtPlan& plan) const;
   Ciphertext
-  run(const Ciphertext &ct, const char *what, std::size_t depth,
-      const RelinKeys &relin_keys,
-      const std::function<OperandPtr(const ScaleOps &, const OperandPtr &)>
-          &circuit) const;
+  run(const Ciphertext& ct, const char* what, std::size_t depth, const RelinKeys& relin_keys,
+      const std::function<OperandPtr(const ScaleOps&, const OperandPtr&)>& circuit) const;
 
   PolynomialEvaluator pe_;
   Evaluator ev_;

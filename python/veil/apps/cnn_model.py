@@ -65,9 +65,9 @@ def windows(images: npt.ArrayLike, kh: int, kw: int, stride: int) -> np.ndarray:
 @dataclass(frozen=True)
 class CNN:
     """A trained network (module docstring). Shapes: ``conv_w`` (F, kh, kw), ``conv_b`` (F,),
-    ``fc_w`` (F * oh * ow, 10) with rows in (f, i, j) order, ``fc_b`` (10,). ``bound``: for
-    ``relu``, the largest |conv output| seen in training times a margin, by which the encrypted
-    evaluation divides before the sign polynomial (whose domain is [-1, 1])."""
+    ``fc_w`` (F * oh * ow, 10) with rows in (f, i, j) order, ``fc_b`` (10,). ``bound``: the
+    largest |conv output| that any image with pixels in [0, 1] can give (from the weights), by
+    which the encrypted ReLU divides before the sign polynomial, whose domain is [-1, 1]."""
 
     conv_w: np.ndarray
     conv_b: np.ndarray
@@ -164,7 +164,10 @@ def train(x: np.ndarray, y: np.ndarray, *, activation: str = "square", filters: 
                 v2[name] = b2 * v2[name] + (1 - b2) * g * g
                 mh, vh = m[name] / (1 - b1 ** step), v2[name] / (1 - b2 ** step)
                 params[name] -= lr * mh / (np.sqrt(vh) + eps)
-    z_all = np.einsum("nwk,fk->nfw", cols, params["cw"]) + params["cb"][None, :, None]
-    bound = float(np.abs(z_all).max()) * 1.5  # margin for test images beyond the training range
+    # The largest |convolution output| any image with pixels in [0, 1] can give: per filter,
+    # b + the positive weights (all pixels 1 where w > 0) or b + the negative ones.
+    w, b = params["cw"], params["cb"]
+    bound = float(np.max(np.maximum(np.abs(b + np.maximum(w, 0).sum(axis=1)),
+                                    np.abs(b + np.minimum(w, 0).sum(axis=1)))))
     return CNN(params["cw"].reshape(filters, kernel, kernel), params["cb"], params["fw"],
                params["fb"], stride, activation, bound)

@@ -18,6 +18,9 @@ for a batch. Every layer is then a set of slot-wise operations with no rotation:
   (blocks of 2^ceil(log2 n) slots, a tree of rotations), the ReLU of
   :meth:`veil.CKKSCiphertext.relu` on the few packed ciphertexts (sign's composite
   polynomials: ``relu_depth()`` levels), the bound folded into the dense weights;
+  The bound is the largest |convolution output| any image with pixels in [0, 1] can give
+  (per filter, the bias plus its positive or its negative weights), so z / bound stays in the
+  sign polynomial's domain [-1, 1] for every input the client can encrypt.
 * dense: one scalar combination of the 144 activations per class, one level (``relu``: one
   masked product per packed ciphertext and a rotate-and-add over the blocks).
 
