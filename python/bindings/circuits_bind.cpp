@@ -23,6 +23,7 @@
 #include "veil/circuits/dft.h"
 #include "veil/circuits/polynomial.h"
 #include "veil/circuits/scale_ops.h"
+#include "arg_checks.h"
 #include "veil/core/error.h"
 #include "veil/io/serialize_circuits.h"
 #include "io_bind.h"
@@ -39,43 +40,12 @@ using Ctx = std::shared_ptr<Context>;
 using Release = nb::gil_scoped_release;
 using cplx = std::complex<double>;
 
-// ---- argument checks (the argument's name in every error, as module.cpp)
-// -------------------------
-
-std::int64_t int_of(nb::handle h, const char* name, std::int64_t lo, std::int64_t hi) {
-  if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr())) {
-    throw TypeMismatch(std::string(name) + ": expected an integer, got " +
-                       Py_TYPE(h.ptr())->tp_name);
-  }
-  nb::object v = nb::steal(PyNumber_Index(h.ptr()));
-  int overflow = 0;
-  const long long x = v.is_valid() ? PyLong_AsLongLongAndOverflow(v.ptr(), &overflow) : 0;
-  if (PyErr_Occurred()) PyErr_Clear();
-  if (!v.is_valid() || overflow || x < lo || x > hi) {
-    throw InvalidArgument(std::string(name) + ": expected an integer in " + std::to_string(lo) +
-                          ".." + std::to_string(hi));
-  }
-  return x;
-}
-
+// ---- argument checks (the argument's name in every error, as module.cpp; int_of and real_of
+// in arg_checks.h) -------------------------------------------------------------------------
 std::size_t size_of(nb::handle h, const char* name, std::size_t hi = (std::size_t{1} << 40)) {
   return static_cast<std::size_t>(int_of(h, name, 0, static_cast<std::int64_t>(hi)));
 }
 
-double real_of(nb::handle h, const char* name) {
-  if (PyBool_Check(h.ptr()) || PyComplex_Check(h.ptr()) ||
-      !(PyFloat_Check(h.ptr()) || PyIndex_Check(h.ptr()) ||
-        PyObject_HasAttrString(h.ptr(), "__float__"))) {
-    throw TypeMismatch(std::string(name) + ": expected a real number, got " +
-                       Py_TYPE(h.ptr())->tp_name);
-  }
-  const double v = PyFloat_AsDouble(h.ptr());
-  if (PyErr_Occurred()) {
-    PyErr_Clear();
-    throw InvalidArgument(std::string(name) + ": does not fit a double");
-  }
-  return v;
-}
 
 // An integer in 0..2^64-1 named `name` (TypeMismatch / InvalidArgument naming it otherwise).
 std::uint64_t unsigned_of(nb::handle h, const char* name) {

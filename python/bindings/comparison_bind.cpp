@@ -17,6 +17,7 @@
 
 #include "veil/circuits/comparison.h"
 #include "veil/circuits/inverse.h"
+#include "arg_checks.h"
 #include "veil/core/error.h"
 
 namespace nb = nanobind;
@@ -30,40 +31,7 @@ using namespace veil::circuits;
 using Ctx = std::shared_ptr<Context>;
 using Release = nb::gil_scoped_release;
 
-// ---- argument checks (the argument's name in every error, as
-// circuits_bind.cpp) -------------
-
-std::int64_t int_of(nb::handle h, const char* name, std::int64_t lo, std::int64_t hi) {
-  if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr())) {
-    throw TypeMismatch(std::string(name) + ": expected an integer, got " +
-                       Py_TYPE(h.ptr())->tp_name);
-  }
-  nb::object v = nb::steal(PyNumber_Index(h.ptr()));
-  int overflow = 0;
-  const long long x = v.is_valid() ? PyLong_AsLongLongAndOverflow(v.ptr(), &overflow) : 0;
-  if (PyErr_Occurred())
-    PyErr_Clear();
-  if (!v.is_valid() || overflow || x < lo || x > hi) {
-    throw InvalidArgument(std::string(name) + ": expected an integer in " + std::to_string(lo) +
-                          ".." + std::to_string(hi));
-  }
-  return x;
-}
-
-double real_of(nb::handle h, const char* name) {
-  if (PyBool_Check(h.ptr()) || PyComplex_Check(h.ptr()) ||
-      !(PyFloat_Check(h.ptr()) || PyIndex_Check(h.ptr()) ||
-        PyObject_HasAttrString(h.ptr(), "__float__"))) {
-    throw TypeMismatch(std::string(name) + ": expected a real number, got " +
-                       Py_TYPE(h.ptr())->tp_name);
-  }
-  const double v = PyFloat_AsDouble(h.ptr());
-  if (PyErr_Occurred()) {
-    PyErr_Clear();
-    throw InvalidArgument(std::string(name) + ": does not fit a double");
-  }
-  return v;
-}
+// Argument checks: int_of and real_of (arg_checks.h).
 
 void def_sign(nb::module_& m) {
   nb::class_<SignPlan>(m, "SignPlan",

@@ -91,20 +91,21 @@ def _need(ct: Any, depth: int, op: str, what: str) -> None:
         "epsilon or fewer bits takes fewer levels.", op, ct.level, more, used + depth)
 
 
-def _comparison(ctx: Any) -> _core.ComparisonEvaluator:
-    ev = getattr(ctx, "_comparison_ev", None)
+def _evaluator(ctx: Any, attr: str, cls: Any) -> Any:
+    """The context's evaluator of class ``cls``, made once and kept as ``ctx.<attr>``."""
+    ev = getattr(ctx, attr, None)
     if ev is None:
-        ev = _core.ComparisonEvaluator(ctx.context)
-        ctx._comparison_ev = ev
+        ev = cls(ctx.context)
+        setattr(ctx, attr, ev)
     return ev
+
+
+def _comparison(ctx: Any) -> _core.ComparisonEvaluator:
+    return _evaluator(ctx, "_comparison_ev", _core.ComparisonEvaluator)
 
 
 def _inverse(ctx: Any) -> _core.InverseEvaluator:
-    ev = getattr(ctx, "_inverse_ev", None)
-    if ev is None:
-        ev = _core.InverseEvaluator(ctx.context)
-        ctx._inverse_ev = ev
-    return ev
+    return _evaluator(ctx, "_inverse_ev", _core.InverseEvaluator)
 
 
 def _sign_what(name: str, plan: _core.SignPlan) -> str:
