@@ -158,6 +158,15 @@ def _sign_staged(ct: Any, plan: _core.SignPlan, op: str) -> Any:
     return x
 
 
+def _refresh_for(ct: Any, depth: int) -> Any:
+    """On a context that bootstraps, ``ct`` bootstrapped first when it lacks the ``depth``
+    levels an iteration (inverse, square roots) needs in one piece and a bootstrap gives them;
+    otherwise ``ct`` (the depth check that follows then reports what is missing)."""
+    if ct.ctx.bootstrapper is not None and _left(ct) < depth <= ct.ctx.levels:
+        return ct.ctx.bootstrap(ct)
+    return ct
+
+
 def _relu_from_sign(x: Any, s: Any) -> Any:
     """x (sign(x) + 1) / 2 from a sign s of x (bootstrapping first whatever lacks a level)."""
     h = _refresh(s, 2) * 0.5 + 0.5
@@ -253,10 +262,12 @@ def inverse(ct: Any, interval: tuple[float, float] = DEFAULT_INTERVAL,
     """1/x slot-wise (numpy.reciprocal) for real x in ``interval`` = (a, b), 0 < a < b: within
     2^-bits (absolute). Goldschmidt's iteration (Cheon et al., Asiacrypt 2019) after x -> x / c,
     c = (a + b) / 2; d iterations with ((b - a) / (b + a))^(2^(d+1)) / a <= 2^-(bits + 1),
-    depth d + 2 (defaults: d = 8, 10 levels). Raises ValueError naming ``interval``/``bits``,
-    DepthError when x has too few levels left."""
+    depth d + 2 (defaults: d = 8, 10 levels); on a context that bootstraps, x is bootstrapped
+    first when it lacks them. Raises ValueError naming ``interval``/``bits``, DepthError when x
+    has too few levels left (and a bootstrap would not give them)."""
     a, b = _interval(interval)
     plan = _core.plan_inverse(a, b, _bits(bits))
+    ct = _refresh_for(ct, plan.depth)
     _need(ct, plan.depth, "x.inverse()",
           f"inverse on ({a:g}, {b:g}) at {plan.bits} bits ({plan.iterations} iterations)")
     return ct._wrap(_inverse(ct.ctx).inverse(ct.raw, ct.ctx._rlk(), plan))
@@ -266,6 +277,7 @@ def _root(ct: Any, interval: Any, bits: int, root: bool) -> Any:
     a, b = _interval(interval)
     plan = _core.plan_inv_sqrt(a, b, _bits(bits), root)
     name = "sqrt" if root else "inv_sqrt"
+    ct = _refresh_for(ct, plan.depth)
     _need(ct, plan.depth, f"x.{name}()",
           f"{name} on ({a:g}, {b:g}) at {plan.bits} bits (degree-{plan.initial_degree} start, "
           f"{plan.newton_steps} Newton steps)")

@@ -187,3 +187,17 @@ def test_bootstrap_too_short_for_one_stage_and_plan_parts():
     assert (part.g_stages, part.f_stages, part.depth) == (1, 0, 3)
     with pytest.raises(ValueError, match="g_stages, f_stages"):
         plan.part(0, 0)
+
+
+def test_inverse_and_sqrt_bootstrap_first_when_needed():
+    """10 levels between bootstraps: a ciphertext with 2 left is bootstrapped before the
+    inverse (10 levels) and the square root (10), which then meet their precision."""
+    c = _boot_ctx(10)
+    p = np.random.default_rng(12).uniform(2.0**-6, 1, 2048)
+    ct = c.encrypt(p)
+    for _ in range(8):
+        ct = ct * 1.0  # spend 8 levels
+    assert _functions._left(ct) < 10
+    inv = c.decrypt(ct.inverse())
+    assert bits(1 / p, inv) >= 10
+    assert bits(np.sqrt(p), c.decrypt(ct.sqrt())) >= BITS
