@@ -19,7 +19,11 @@ import os as _os
 # 2-core machine). Set OMP_WAIT_POLICY=active before importing veil to override.
 _os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-from . import _core, seal
+from . import (
+    _core,
+    _enc_tensor_io,  # noqa: F401  (installs the tensor bytes and ctx.encrypt(ndim >= 2))
+    seal,
+)
 from ._base import KeyedContext, load
 from ._bootstrap import BootstrapConfig, Bootstrapper
 from ._ckks import CKKSCiphertext, CKKSContext, ckks, precision

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import os
 import pickle
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, Union, cast
 
 import numpy as np
@@ -16,6 +16,11 @@ from ._device import resolve_device
 
 if TYPE_CHECKING:
     from ._enc_tensor import EncryptedTensor
+
+#: The encrypted tensor's entry points ("encrypt", "is_bytes", "from_bytes"), installed by
+#: veil._enc_tensor_io when it loads (veil/__init__.py imports it): that module imports this
+#: one, so this one reaches it only through here.
+TENSOR_HOOKS: dict[str, Callable[..., Any]] = {}
 
 #: Serialized objects as the loaders accept them, and file paths.
 Bytes = Union[bytes, bytearray, memoryview]
@@ -224,15 +229,13 @@ class KeyedContext:
         Raises ValueError naming ``values`` (0-d, empty) or ``scale``/``level`` (given to a
         BFV/BGV context), TypeError for the wrong kind of values (CKKS: numbers; BFV/BGV:
         integers; batching needed)."""
-        from ._enc_tensor import EncryptedTensor
-
         kwargs: dict[str, Any] = {"symmetric": symmetric}
         for name, value in (("scale", scale), ("level", level)):
             if value is not None:
                 if self.scheme != "ckks":
                     raise ValueError(f"{name}: only CKKS tensors take a {name}")
                 kwargs[name] = value
-        return EncryptedTensor.encrypt(self, values, None, **kwargs)
+        return TENSOR_HOOKS["encrypt"](self, values, None, **kwargs)
 
     def _encrypt_raw(self, plain, symmetric: bool):
         """Public-key encryption, or with ``symmetric`` the secret key (seeded: half the bytes
@@ -962,13 +965,11 @@ def load(source: Bytes | PathLike, ctx: KeyedContext | _core.Context | None = No
             data: Any = f.read()
     else:
         data = source
-    from ._enc_tensor import EncryptedTensor, is_tensor_bytes
-
-    if is_tensor_bytes(data):  # an encrypted tensor: its own header, then ciphertexts
+    if "is_bytes" in TENSOR_HOOKS and TENSOR_HOOKS["is_bytes"](data):  # an encrypted tensor: its own header, then ciphertexts
         if not isinstance(ctx, KeyedContext):
             raise ValueError("ctx: an encrypted tensor loads into the pythonic context it "
                              "belongs to: veil.load(data, ctx)")
-        tensor = EncryptedTensor.from_bytes(data, ctx, max_bytes)
+        tensor = TENSOR_HOOKS["from_bytes"](data, ctx, max_bytes)
         return tensor if device is None else tensor.to(device)
     kind, scheme = _ser.identify(data)
     if ctx is not None and not isinstance(ctx, (KeyedContext, _core.Context)):

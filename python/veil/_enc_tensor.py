@@ -82,6 +82,11 @@ def _check_shape(shape: Sequence[int], name: str = "shape") -> tuple[int, ...]:
     return out
 
 
+#: The bytes' writer and reader ("to_bytes", "from_bytes"): veil._enc_tensor_io installs them
+#: when it loads (veil/__init__.py imports it), so this module does not import it back.
+_IO: dict[str, Callable[..., Any]] = {}
+
+
 class EncryptedTensor:
     """An encrypted N-D array (CKKS: real or complex numbers; BFV/BGV: integers mod t) spread
     over as many ciphertexts as it needs, in the "padded row-major" packing (module docstring).
@@ -709,9 +714,7 @@ class EncryptedTensor:
         shape, perm, slots per ciphertext, count), then each ciphertext's own bytes with its
         length (:func:`veil._enc_tensor_io.tensor_to_bytes`). Load with
         ``EncryptedTensor.from_bytes(data, ctx)`` or ``veil.load``."""
-        from ._enc_tensor_io import tensor_to_bytes
-
-        return tensor_to_bytes(self, compression)
+        return _IO["to_bytes"](self, compression)
 
     @classmethod
     def from_bytes(cls, data: Bytes, ctx: KeyedContext,
@@ -722,9 +725,7 @@ class EncryptedTensor:
         Raises ValueError naming the field (``magic``, ``version``, ``scheme``, ``ndim``,
         ``shape``, ``padded_shape``, ``perm``, ``slots``, ``count``, ``length``, ``data``),
         TypeError for a ``ctx`` that is not a pythonic context."""
-        from ._enc_tensor_io import tensor_from_bytes
-
-        return tensor_from_bytes(data, ctx, max_bytes)
+        return _IO["from_bytes"](data, ctx, max_bytes)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         # The ciphertexts pickle themselves (CiphertextBase.__reduce_ex__: into the live context
@@ -746,7 +747,3 @@ def is_tensor_bytes(data: Any) -> bool:
 
 
 __all__ = ["PACKING", "EncryptedTensor", "is_tensor_bytes", "slot_width"]
-
-# The bytes and the ctx.encrypt(ndim >= 2) hook live beside this module; importing it installs
-# the hook whenever encrypted tensors are importable.
-from . import _enc_tensor_io  # noqa: F401

@@ -17,6 +17,8 @@ from typing import Any, cast
 
 import numpy as np
 
+from . import _base as _base_mod
+from . import _enc_tensor as _enc_tensor_mod
 from ._base import Bytes, KeyedContext
 from ._ckks import CKKSCiphertext, CKKSContext
 from ._enc_tensor import (
@@ -28,6 +30,7 @@ from ._enc_tensor import (
     MAGIC,
     EncryptedTensor,
     _pow2,
+    is_tensor_bytes,
     slot_width,
 )
 from ._integer import Ciphertext, IntegerContext
@@ -162,5 +165,11 @@ def _encrypt_kwargs(ctx: Any, args: tuple, kwargs: dict) -> dict:
 for _cls in (CKKSContext, IntegerContext):
     setattr(_cls, "encrypt", _tensor_aware(_cls.encrypt))  # noqa: B010 (mypy: method assignment)
 
+
+# The tensor's bytes and veil.load's recognition of them, installed where they are used
+# (_enc_tensor and _base cannot import this module: it imports them).
+_enc_tensor_mod._IO.update(to_bytes=tensor_to_bytes, from_bytes=tensor_from_bytes)
+_base_mod.TENSOR_HOOKS.update(encrypt=EncryptedTensor.encrypt, is_bytes=is_tensor_bytes,
+                              from_bytes=EncryptedTensor.from_bytes)
 
 __all__ = ["tensor_from_bytes", "tensor_to_bytes"]

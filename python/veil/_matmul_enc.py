@@ -143,7 +143,6 @@ def tensor_matmul(a: Any, b: Any) -> Any:
     shapes not aligned, or a layout other than the above: transposed, or padded sizes that
     differ); DepthError below 3 levels."""
     from ._ckks import CKKSContext
-    from ._enc_tensor import PACKING, EncryptedTensor, _pow2
 
     if not isinstance(a.ctx, CKKSContext):
         raise TypeError("matrix: an encrypted @ encrypted product needs CKKS tensors")
@@ -151,15 +150,15 @@ def tensor_matmul(a: Any, b: Any) -> Any:
         raise ValueError(f"matrix: expected 2-D tensors of shapes (m, l) and (l, n), got "
                          f"{a.shape} and {b.shape}")
     m, n = a.shape[0], b.shape[1]
-    d = _pow2(max(m, a.shape[1], n))
+    d = 1 << (max(m, a.shape[1], n) - 1).bit_length()  # the padded size
     slots = a.slots_per_ciphertext
     for name, t in (("self", a), ("matrix", b)):
         if t.perm != (0, 1) or t.padded_shape != (d, d) or d * d > slots:
             raise ValueError(
                 f"matrix: encrypted @ encrypted needs both tensors as one {d} x {d} padded "
-                f"matrix in the '{PACKING}' packing with the rows outermost, in at most "
+                f"matrix in the '{a.packing}' packing with the rows outermost, in at most "
                 f"{slots} slots; {name} has shape {t.shape}, padded {t.padded_shape}, perm "
                 f"{t.perm} (encrypt square or near-square matrices, untransposed)")
     a, b = a._cleaned(), b._cleaned()
     c = matmul_encrypted(a.ciphertexts[0]._resized(d * d), b.ciphertexts[0]._resized(d * d), d)
-    return EncryptedTensor(a.ctx, [c._resized(slots)], (m, n), (0, 1), True)
+    return type(a)(a.ctx, [c._resized(slots)], (m, n), (0, 1), True)

@@ -27,8 +27,9 @@ PKG = pathlib.Path(veil.__file__).parent
 MODULES = sorted([p.stem for p in PKG.glob("*.py") if p.stem != "__init__"]
                  + [p.name for p in PKG.iterdir() if (p / "__init__.py").is_file()])
 #: The modules ``import veil`` loads (the core package; applications live in subpackages).
-CORE = ["_base", "_bootstrap", "_check", "_ckks", "_device", "_errors", "_integer", "_params",
-        "_progress", "_serialize", "_tensor", "seal"]
+CORE = ["_base", "_bootstrap", "_check", "_ckks", "_conv", "_device", "_enc_tensor",
+        "_enc_tensor_io", "_errors", "_functions", "_integer", "_matmul_enc", "_params",
+        "_progress", "_repack", "_serialize", "_tensor", "seal"]
 #: Above the core: the demos, the service (with its client and load test), the CLI, the benchmark.
 APPLICATIONS = {"apps", "serve", "cli", "__main__", "bench", "_bench_boot", "_bench_ops",
                 "_bench_plot", "_bench_report", "_bench_rows"}

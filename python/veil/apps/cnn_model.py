@@ -1,4 +1,4 @@
-"""A small convolutional network for scikit-learn's 8x8 digits, trained in numpy (issue 27).
+"""A small convolutional network for scikit-learn's 8x8 digits, trained in numpy.
 
 The network is the one TenSEAL's encrypted-CNN tutorial evaluates on MNIST (Benaissa et al.,
 "TenSEAL: A Library for Encrypted Tensor Operations Using Homomorphic Encryption", 2021, and

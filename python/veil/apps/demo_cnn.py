@@ -1,5 +1,4 @@
-"""``veil demo --model cnn``: an encrypted convolutional network on scikit-learn's 8x8 digits
-(issue 27, item 4).
+"""``veil demo --model cnn``: an encrypted convolutional network on scikit-learn's 8x8 digits.
 
 The network (:mod:`veil.apps.cnn_model`): one convolution (4 filters of 3 x 3, stride 1), an
 activation (``square``, or ``relu`` through the sign function's composite polynomial), one dense

@@ -1,4 +1,4 @@
-"""A served convolutional network on scikit-learn's 8x8 digits (``cnn``; issue 27, item 4).
+"""A served convolutional network on scikit-learn's 8x8 digits (``cnn``).
 
 The network and its encrypted circuit are :mod:`veil.apps.demo_cnn`'s (``veil demo --model
 cnn``): one convolution (4 filters of 3 x 3), the square activation, a dense layer to the 10
