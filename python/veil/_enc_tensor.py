@@ -56,9 +56,7 @@ _MAX_SLOTS = 2**48
 Chunk = Union[CKKSCiphertext, CiphertextBase]
 
 
-def _pow2(n: int) -> int:
-    """The smallest power of two >= n (n >= 1)."""
-    return 1 << (n - 1).bit_length()
+_pow2 = _tensor.next_pow2
 
 
 def slot_width(ctx: KeyedContext) -> int:

@@ -150,7 +150,7 @@ def tensor_matmul(a: Any, b: Any) -> Any:
         raise ValueError(f"matrix: expected 2-D tensors of shapes (m, l) and (l, n), got "
                          f"{a.shape} and {b.shape}")
     m, n = a.shape[0], b.shape[1]
-    d = 1 << (max(m, a.shape[1], n) - 1).bit_length()  # the padded size
+    d = _tensor.next_pow2(max(m, a.shape[1], n))  # the padded size
     slots = a.slots_per_ciphertext
     for name, t in (("self", a), ("matrix", b)):
         if t.perm != (0, 1) or t.padded_shape != (d, d) or d * d > slots:

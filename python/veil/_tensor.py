@@ -42,6 +42,11 @@ from . import _check
 # ---- rotation plans (the steps each helper needs: the keys a client must create) -------------
 
 
+def next_pow2(n: int) -> int:
+    """The smallest power of two >= n (n >= 1): the padded sizes of tensors and packings."""
+    return 1 << (n - 1).bit_length()
+
+
 def sum_steps(size: int) -> list[int]:
     """The rotation steps of :func:`slot_sum` over a window of ``size`` slots (size >= 1)."""
     steps, width = set(), 1

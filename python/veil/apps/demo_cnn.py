@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _tensor
 from . import cnn_model
 from .cnn_model import CNN
 
@@ -126,14 +127,10 @@ def _conv_outputs(ctx, model: CNN, pixels: Sequence, scale: float, bias: bool) -
     return out
 
 
-def _pow2_at_least(n: int) -> int:
-    return 1 << max(0, (n - 1).bit_length())
-
-
 def relu_steps(ctx, n: int) -> list[int]:
     """The rotation steps the packed ReLU network uses for a batch of n images: -B 2^k for the
     blocks of B = 2^ceil(log2 n) slots (the Galois keys a client must create)."""
-    block = _pow2_at_least(n)
+    block = _tensor.next_pow2(n)
     groups = max(1, ctx.slot_count // block)
     return [-block * (1 << k) for k in range(groups.bit_length() - 1)]
 
@@ -149,7 +146,7 @@ def _evaluate_relu(ctx, model: CNN, pixels: Sequence) -> list:
     multiplies each packed ciphertext by the block-wise weights (zero outside the n images) and
     sums the G blocks by rotate-and-add with the same steps (Halevi-Shoup's total sums)."""
     n = len(pixels[0])
-    block = _pow2_at_least(n)
+    block = _tensor.next_pow2(n)
     groups = max(1, ctx.slot_count // block)
     steps = relu_steps(ctx, n)
     ctx.ensure_galois_keys(steps)
