@@ -630,7 +630,7 @@ TEST(KeySwitchSettings, CompactKeysKeepTheWords) {
 // so N / coefficients per thread is always a multiple of the shared-memory kernel's 256 threads,
 // and these tables fit its 48 KiB: the generic fallback is a guard.)
 TEST(KeySwitchSettings, ModUpKernelsKeepTheWords) {
-  veil::test::expect_invalid([] { set_mod_up_kernel(3); }, "kernel: expected 0");
+  veil::test::expect_invalid([] { set_mod_up_kernel(4); }, "kernel: expected 0");
   veil::test::expect_invalid([] { veil::set_conversion_log_threads(14); },
                              "log_threads: expected 15..20, got 14");
   std::vector<ContextPtr> ctxs{ext_context(64), ext_context(32)};
@@ -648,6 +648,14 @@ TEST(KeySwitchSettings, ModUpKernelsKeepTheWords) {
       EXPECT_EQ(ctx->key_switch(level).modup_mont32.size() > 0, ctx->word_bits() == 32);
     }
   }
+  // the tensor-core conversion (set_mod_up_kernel(3)) takes the 32-bit digits of at most 16
+  // primes, so that the loop below really runs it
+  for (const ContextPtr& ctx : ctxs) {
+    const std::size_t level = ctx->max_level();
+    EXPECT_EQ(mod_up_tensor_cores_apply(*ctx, level),
+              ctx->word_bits() == 32 && ctx->key_switch(level).modup_stride <= 16)
+        << "alpha " << ctx->alpha();
+  }
   const ContextPtr wide = settings_context(4096, 12, 31, 4);
   ASSERT_EQ(wide->word_bits(), 32);
   EXPECT_EQ(wide->key_switch(wide->max_level()).modup_mont32.size(), 0u);
@@ -663,14 +671,15 @@ TEST(KeySwitchSettings, ModUpKernelsKeepTheWords) {
       const std::vector<u64> want =
           key_switch_mod_up(*ctx, Device::cpu(), level, on_cpu.data(), false).complement.to_host();
       const WordBuffer on_gpu = upload(*ctx, veil::test::gpu(), c);
-      // kernel 3 here: kernel 2 with log2 threads 18 instead of the default 16, so each digit's
-      // rows are split into other groups (N = 4096 splits them at either:
-      // set_conversion_log_threads)
-      for (int kernel : {0, 1, 2, 3}) {
+      // kernel 3: the tensor cores where they apply (32-bit words, the Montgomery rows on;
+      // digits of at most 16 primes), else kernel 2. Kernel 4 here: kernel 2 with log2 threads
+      // 18 instead of the default 16, so each digit's rows are split into other groups (N =
+      // 4096 splits them at either: set_conversion_log_threads)
+      for (int kernel : {0, 1, 2, 3, 4}) {
         for (int rows = 0; rows < 4; ++rows) {
           const bool full = rows % 2 == 1, mont = rows / 2 == 1;
-          set_mod_up_kernel(kernel == 3 ? 2 : kernel);
-          veil::set_conversion_log_threads(kernel == 3 ? 18 : 16);
+          set_mod_up_kernel(kernel == 4 ? 2 : kernel);
+          veil::set_conversion_log_threads(kernel == 4 ? 18 : 16);
           veil::set_conversion_full_rows(full);  // the branch-free rows
           veil::set_conversion_montgomery(mont);  // the lazy rows
           const KeySwitchDigits d =

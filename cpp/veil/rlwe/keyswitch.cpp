@@ -37,22 +37,30 @@ void set_key_switch_batched_loads(bool on) { batched_loads_setting().store(on); 
 
 namespace {
 std::atomic<int>& mod_up_kernel_setting() {
-  static std::atomic<int> k{static_cast<int>(env_integer("VEIL_MODUP_KERNEL", 0, 2, 2))};
+  static std::atomic<int> k{static_cast<int>(env_integer("VEIL_MODUP_KERNEL", 0, 3, 2))};
   return k;
 }
 }  // namespace
 
 int mod_up_kernel() { return mod_up_kernel_setting().load(); }
 void set_mod_up_kernel(int kernel) {
-  if (kernel < 0 || kernel > 2) {
-    throw InvalidArgument("kernel: expected 0 (generic), 1 or 2 (shared-memory tables), got " +
-                          std::to_string(kernel));
+  if (kernel < 0 || kernel > 3) {
+    throw InvalidArgument(
+        "kernel: expected 0 (generic), 1 or 2 (shared-memory tables) or 3 (tensor cores), got " +
+        std::to_string(kernel));
   }
   mod_up_kernel_setting().store(kernel);
 }
 
-namespace {
+bool mod_up_tensor_cores_apply(const Context& ctx, std::size_t level) {
+  const KeySwitchLevel& ks = ctx.key_switch(level);
+  const std::size_t limbs = level + 1, alpha = ctx.alpha();
+  const std::size_t last = limbs - (ks.dnum - 1) * alpha;  // the shortest digit
+  return ctx.word_bits() == 32 && ks.modup_mont32.size() > 0 && ks.modup_stride <= 16 &&
+         ctx.n() % 128 == 0 && ks.base_qp.size() - last <= 64 && ks.dnum <= 65535;
+}
 
+namespace {
 
 // Device view of ModUp's tables (KeySwitchLevel) at one level: digit j owns the limbs
 // [first(j), first(j) + size(j)) of Q_l; its output limbs r < rows(j) are the other primes of
@@ -155,6 +163,165 @@ __global__ void __launch_bounds__(kModUpThreads)
 }
 #endif
 
+#if defined(__CUDACC__)
+// ModUp's conversion on the tensor cores (TensorFHE, Fan et al., arXiv 2212.14191, §4: the
+// conversion as an integer matrix product on 8-bit operands). For digit j and an output row r
+// (prime p), out_r = sum_i y_i T(r, i) mod p with the scaled inputs y_i < 2^31 and the table in
+// Montgomery form T(r, i) = (D_j/q_i) 2^32 mod p (KeySwitchLevel::modup_mont32). Each y_i splits
+// into bytes y_i = sum_a y_{i,a} 2^{8a}; the shifts fold into the table, T_a(r, i) = T(r, i) 2^{8a}
+// mod p, and each table word splits into bytes T_a = sum_b T_{a,b} 2^{8b}, so
+//   out_r 2^32 = sum_b 2^{8b} C_b(r)  (mod p),  C_b(r) = sum_{a,i} T_{a,b}(r, i) y_{i,a}:
+// four u8 x u8 -> s32 products of [rows x 64] by [64 x coefficients] (k = 16 a + i, i < 16,
+// zero-padded), each C_b below 64 * 255^2 < 2^22, so the sum is below 2^47 < p 2^32 and one REDC
+// (redc32) gives the canonical residue: the same words as the other kernels.
+// A block stages kTcCoeffs coefficients' 64 input bytes in shared memory; warp w multiplies rows
+// [16 w, 16 w + 16) (mma.sync m16n8k32, the table's fragments held in registers for the whole
+// block) and finishes its outputs in registers. Its own table bytes are built in the prologue
+// from modup_mont32 (x 2^8 mod p by doublings).
+inline constexpr unsigned kTcThreads = 128;  // 4 warps: rows [0, 64)
+inline constexpr u32 kTcCoeffs = 128;        // coefficients staged at a time
+inline constexpr u32 kTcRowBytes = 80;       // a staged coefficient's 64 bytes, padded: the
+                                             // B-fragment loads of 8 x 4 lanes hit 32 banks
+
+__device__ __forceinline__ void mma_u8_m16n8k32(int (&d)[4], const u32 (&a)[4], u32 b0, u32 b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+  (void)d, (void)a, (void)b0, (void)b1;
+  __trap();
+#endif
+}
+
+template <u32 kMax>
+__global__ void __launch_bounds__(kTcThreads)
+    mod_up_tc_kernel(const ModUpTables<u32> t, const RnsPolyView<const u32> in, u32* o, u32 n) {
+  __shared__ __align__(16) unsigned char sa[4][64][64];  // [b][row][k = 16 a + i]
+  __shared__ __align__(16) unsigned char sb[kTcCoeffs][kTcRowBytes];
+  __shared__ Mont32 sm[64];
+  const u32 j = blockIdx.y;
+  const u32 ext = static_cast<u32>(t.ext), stride = static_cast<u32>(t.stride);
+  const u32 first = static_cast<u32>(t.first(j)), size = static_cast<u32>(t.size(j));
+  const u32 rows = ext - size;
+  for (u32 e = threadIdx.x; e < 64 * 16; e += blockDim.x) {
+    const u32 r = e >> 4, i = e & 15;
+    u32 x = 0, p = 0;
+    if (r < rows && i < size) {
+      const u32 pr = static_cast<u32>(t.prime(j, r));
+      p = static_cast<u32>(t.mods[pr].value);
+      x = t.mont[(std::size_t(j) * ext + pr) * stride + i];
+    }
+#pragma unroll
+    for (u32 a = 0; a < 4; ++a) {
+#pragma unroll
+      for (u32 b = 0; b < 4; ++b) sa[b][r][16 * a + i] = static_cast<unsigned char>(x >> (8 * b));
+      if (a < 3) {
+#pragma unroll
+        for (int d = 0; d < 8; ++d) {  // x <- 2x mod p (x < p < 2^31)
+          x <<= 1;
+          x = x >= p ? x - p : x;
+        }
+      }
+    }
+  }
+  for (u32 r = threadIdx.x; r < 64; r += blockDim.x) {
+    sm[r] = r < rows ? mont32_of(t.mods[t.prime(j, r)]) : Mont32{};
+  }
+  __syncthreads();
+  const u32 warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
+  const u32 r0 = 16 * warp + g, r1 = r0 + 8;
+  const bool active = 16 * warp < rows;
+  u32 af[4][2][4];  // [b][k-step][register]: the A fragments of rows r0 and r1
+#pragma unroll
+  for (u32 b = 0; b < 4; ++b) {
+#pragma unroll
+    for (u32 s = 0; s < 2; ++s) {
+      af[b][s][0] = *reinterpret_cast<const u32*>(&sa[b][r0 & 63][32 * s + 4 * tq]);
+      af[b][s][1] = *reinterpret_cast<const u32*>(&sa[b][r1 & 63][32 * s + 4 * tq]);
+      af[b][s][2] = *reinterpret_cast<const u32*>(&sa[b][r0 & 63][32 * s + 16 + 4 * tq]);
+      af[b][s][3] = *reinterpret_cast<const u32*>(&sa[b][r1 & 63][32 * s + 16 + 4 * tq]);
+    }
+  }
+  const Mont32 m0 = sm[r0 & 63], m1 = sm[r1 & 63];
+  u32* out0 = r0 < rows ? o + t.out_limb(j, r0) * std::size_t(n) : nullptr;
+  u32* out1 = r1 < rows ? o + t.out_limb(j, r1) * std::size_t(n) : nullptr;
+  const rns_detail::ConvView cv = t.view(j);
+  for (u32 c0 = blockIdx.x * kTcCoeffs; c0 < n; c0 += gridDim.x * kTcCoeffs) {
+    __syncthreads();  // the previous tile's fragments are read
+    for (u32 cc = threadIdx.x; cc < kTcCoeffs; cc += blockDim.x) {
+      u32 y[1][kMax] = {};
+      rns_detail::block_inputs<u32, kMax, 1>(cv, in, 0, first, c0 + cc, n, stride / 4, y);
+      u32* dst = reinterpret_cast<u32*>(sb[cc]);
+#pragma unroll
+      for (u32 q = 0; q < 4; ++q) {  // word 4 a + q: byte a of y_{4q}, ..., y_{4q+3}
+        const u32 y0 = 4 * q < kMax ? y[0][(4 * q) % kMax] : 0u;
+        const u32 y1 = 4 * q < kMax ? y[0][(4 * q + 1) % kMax] : 0u;
+        const u32 y2 = 4 * q < kMax ? y[0][(4 * q + 2) % kMax] : 0u;
+        const u32 y3 = 4 * q < kMax ? y[0][(4 * q + 3) % kMax] : 0u;
+        const u32 t0 = __byte_perm(y0, y1, 0x5140), t1 = __byte_perm(y0, y1, 0x7362);
+        const u32 t2 = __byte_perm(y2, y3, 0x5140), t3 = __byte_perm(y2, y3, 0x7362);
+        dst[q] = __byte_perm(t0, t2, 0x5410);
+        dst[4 + q] = __byte_perm(t0, t2, 0x7632);
+        dst[8 + q] = __byte_perm(t1, t3, 0x5410);
+        dst[12 + q] = __byte_perm(t1, t3, 0x7632);
+      }
+    }
+    __syncthreads();
+    if (!active) continue;
+#pragma unroll 2
+    for (u32 nt = 0; nt < kTcCoeffs / 8; ++nt) {
+      const unsigned char* brow = sb[nt * 8 + g];
+      int acc[4][4] = {};
+#pragma unroll
+      for (u32 s = 0; s < 2; ++s) {
+        const u32 b0 = *reinterpret_cast<const u32*>(brow + 32 * s + 4 * tq);
+        const u32 b1 = *reinterpret_cast<const u32*>(brow + 32 * s + 16 + 4 * tq);
+#pragma unroll
+        for (u32 b = 0; b < 4; ++b) mma_u8_m16n8k32(acc[b], af[b][s], b0, b1);
+      }
+      u32 v[4];
+#pragma unroll
+      for (u32 e = 0; e < 4; ++e) {  // element e: row e < 2 ? r0 : r1, coefficient 2 tq + e % 2
+        const u32 lo = static_cast<u32>(acc[0][e]) + (static_cast<u32>(acc[1][e]) << 8);
+        const u32 hi = static_cast<u32>(acc[2][e]) + (static_cast<u32>(acc[3][e]) << 8);
+        v[e] = redc32(mad_wide(hi, 1u << 16, lo), e < 2 ? m0 : m1);
+      }
+      const u32 col = c0 + nt * 8 + 2 * tq;
+      if (out0) *reinterpret_cast<uint2*>(out0 + col) = make_uint2(v[0], v[1]);
+      if (out1) *reinterpret_cast<uint2*>(out1 + col) = make_uint2(v[2], v[3]);
+    }
+  }
+}
+
+// The tensor-core conversion where it applies: 32-bit words with the Montgomery table, digits of
+// at most 16 primes, at most 64 output rows a digit, N a multiple of kTcCoeffs.
+template <class W, u32 kMax>
+bool mod_up_convert_tc(const Context& ctx, const Device& dev, std::size_t level, const W* src,
+                       W* o) {
+  if constexpr (sizeof(W) != 4 || kMax > 16) {
+    (void)ctx, (void)dev, (void)level, (void)src, (void)o;
+    return false;
+  } else {
+    if (!conversion_montgomery() || !mod_up_tensor_cores_apply(ctx, level)) return false;
+    const KeySwitchLevel& ks = ctx.key_switch(level);
+    const ModUpTables<W> t(ctx, dev, level);
+    const std::size_t n = ctx.n();
+    const RnsPolyView<const W> in = make_view<const W>(dev, src, 1, ctx.base_q(level), n);
+    backend::set_current(dev);
+    // about four tiles a block: the prologue (the table's bytes) amortized, every block resident
+    const std::size_t tiles = n / kTcCoeffs, per = tiles >= 4 ? 4 : 1;
+    const dim3 grid(unsigned(tiles / per), unsigned(ks.dnum), 1);
+    mod_up_tc_kernel<kMax><<<grid, kTcThreads, 0, backend::stream(dev)>>>(
+        t, in, o, static_cast<u32>(n));
+    backend::check_last_launch("ModUp conversion (tensor cores)");
+    return true;
+  }
+}
+#endif
+
 // log_threads (0: no split): each digit's output rows split into groups until about
 // 2^log_threads threads run (rns_detail::blocked_log_splits, as the blocked conversions do).
 template <class W, u32 kMax, u32 kC>
@@ -202,8 +369,11 @@ void mod_up_convert(const Context& ctx, const Device& dev, std::size_t level, co
   if (dev.is_cuda()) {
     constexpr u32 kHalf = kC > 1 ? kC / 2 : 1;
     const int kernel = mod_up_kernel();
+#if defined(__CUDACC__)
+    if (kernel == 3 && mod_up_convert_tc<W, kMax>(ctx, dev, level, src, o)) return;
+#endif
     if (kernel == 1 && mod_up_convert_smem<W, kMax, kC>(ctx, dev, level, src, o, 0)) return;
-    if (kernel == 2 && mod_up_convert_smem<W, kMax, kHalf>(ctx, dev, level, src, o,
+    if (kernel >= 2 && mod_up_convert_smem<W, kMax, kHalf>(ctx, dev, level, src, o,
                                                            conversion_log_threads())) {
       return;
     }

@@ -27,11 +27,20 @@ void set_key_switch_batched_loads(bool on);
 /// only (a full-slot bootstrap at N = 2^16 on an H200: 19.86 / 19.38 / 19.33 ms with 0 / 1 / 2;
 /// bench/NOTES.md); 64-bit words take 2 unmeasured. Kernel 2 also splits each digit's output
 /// rows into groups until about 2^conversion_log_threads() threads run (rns/base_converter.h;
-/// at N = 2^16 with 2 or more digits there is no split at the default 16). VEIL_MODUP_KERNEL
-/// (0..2, read once) or set_mod_up_kernel choose it (A/B in bench/boot_bench.cpp).
+/// at N = 2^16 with 2 or more digits there is no split at the default 16). 3: the tensor cores
+/// (u8 matrix products, TensorFHE, arXiv 2212.14191) where they apply (32-bit words with the
+/// Montgomery table, digits of at most 16 primes, at most 64 output rows a digit), else 2.
+/// VEIL_MODUP_KERNEL (0..3, read once) or set_mod_up_kernel choose it (A/B in
+/// bench/boot_bench.cpp).
 int mod_up_kernel();
-/// @throws InvalidArgument naming `kernel` outside 0..2.
+/// @throws InvalidArgument naming `kernel` outside 0..3.
 void set_mod_up_kernel(int kernel);
+/// Whether set_mod_up_kernel(3)'s tensor-core conversion applies to ModUp at `level` of `ctx`
+/// (32-bit words with the Montgomery table, digits of at most 16 primes, at most 64 output rows a
+/// digit, N a multiple of 128); where it does not, kernel 3 runs kernel 2.
+/// @param ctx a context; @param level a level of it (its key-switching tables are built).
+/// @return true where the tensor-core kernel runs (with set_conversion_montgomery on).
+bool mod_up_tensor_cores_apply(const Context& ctx, std::size_t level);
 
 /// A compact key's full form (KSwitchKey::compact): its b_j beside the a_j its seed regenerates
 /// ([dnum][2][L+k][N]), on the key's device, with no seed (the 128-bit sampler's seeded
