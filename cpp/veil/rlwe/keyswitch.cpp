@@ -174,12 +174,13 @@ __global__ void __launch_bounds__(kModUpThreads)
 // four u8 x u8 -> s32 products of [rows x 64] by [64 x coefficients] (k = 16 a + i, i < 16,
 // zero-padded), each C_b below 64 * 255^2 < 2^22, so the sum is below 2^47 < p 2^32 and one REDC
 // (redc32) gives the canonical residue: the same words as the other kernels.
-// A block stages kTcCoeffs coefficients' 64 input bytes in shared memory; warp w multiplies rows
-// [16 w, 16 w + 16) (mma.sync m16n8k32, the table's fragments held in registers for the whole
-// block) and finishes its outputs in registers. Its own table bytes are built in the prologue
-// from modup_mont32 (x 2^8 mod p by doublings).
+// A block of four warps stages kTcCoeffs coefficients' 64 input bytes in shared memory; warp w
+// multiplies rows [16 w, 16 w + 16) (mma.sync m16n8k32) and finishes its outputs in registers.
+// Each thread builds its own A fragments (bytes of T_a(r, i) for its two rows and four i) from
+// modup_mont32, T_a = T_{a-1} 2^8 by one REDC with 2^40 mod p: no table in shared memory, so many
+// small blocks stay resident and hide the inputs' load latency.
 inline constexpr unsigned kTcThreads = 128;  // 4 warps: rows [0, 64)
-inline constexpr u32 kTcCoeffs = 128;        // coefficients staged at a time
+inline constexpr u32 kTcCoeffs = 128;        // coefficients a block converts
 inline constexpr u32 kTcRowBytes = 80;       // a staged coefficient's 64 bytes, padded: the
                                              // B-fragment loads of 8 x 4 lanes hit 32 banks
 
@@ -196,103 +197,103 @@ __device__ __forceinline__ void mma_u8_m16n8k32(int (&d)[4], const u32 (&a)[4], 
 #endif
 }
 
+// The 4 x 4 byte transpose: out[b] = byte b of w0, w1, w2, w3 (little-endian, w0 lowest).
+__device__ __forceinline__ void bytes_transpose(u32 w0, u32 w1, u32 w2, u32 w3, u32 (&out)[4]) {
+  const u32 t0 = __byte_perm(w0, w1, 0x5140), t1 = __byte_perm(w0, w1, 0x7362);
+  const u32 t2 = __byte_perm(w2, w3, 0x5140), t3 = __byte_perm(w2, w3, 0x7362);
+  out[0] = __byte_perm(t0, t2, 0x5410);
+  out[1] = __byte_perm(t0, t2, 0x7632);
+  out[2] = __byte_perm(t1, t3, 0x5410);
+  out[3] = __byte_perm(t1, t3, 0x7632);
+}
+
 template <u32 kMax>
 __global__ void __launch_bounds__(kTcThreads)
     mod_up_tc_kernel(const ModUpTables<u32> t, const RnsPolyView<const u32> in, u32* o, u32 n) {
-  __shared__ __align__(16) unsigned char sa[4][64][64];  // [b][row][k = 16 a + i]
   __shared__ __align__(16) unsigned char sb[kTcCoeffs][kTcRowBytes];
-  __shared__ Mont32 sm[64];
-  const u32 j = blockIdx.y;
+  const u32 j = blockIdx.y, c0 = blockIdx.x * kTcCoeffs;
   const u32 ext = static_cast<u32>(t.ext), stride = static_cast<u32>(t.stride);
   const u32 first = static_cast<u32>(t.first(j)), size = static_cast<u32>(t.size(j));
   const u32 rows = ext - size;
-  for (u32 e = threadIdx.x; e < 64 * 16; e += blockDim.x) {
-    const u32 r = e >> 4, i = e & 15;
-    u32 x = 0, p = 0;
-    if (r < rows && i < size) {
-      const u32 pr = static_cast<u32>(t.prime(j, r));
-      p = static_cast<u32>(t.mods[pr].value);
-      x = t.mont[(std::size_t(j) * ext + pr) * stride + i];
+  {  // stage: thread cc's coefficient, word 4 a + q = byte a of y_{4q}, ..., y_{4q+3}
+    const u32 cc = threadIdx.x;
+    u32 y[1][kMax] = {};
+    rns_detail::block_inputs<u32, kMax, 1>(t.view(j), in, 0, first, c0 + cc, n, stride / 4, y);
+    u32 w[4][4];  // [q][a]
+#pragma unroll
+    for (u32 q = 0; q < 4; ++q) {
+      if (4 * q < kMax) {
+        bytes_transpose(y[0][(4 * q) % kMax], y[0][(4 * q + 1) % kMax], y[0][(4 * q + 2) % kMax],
+                        y[0][(4 * q + 3) % kMax], w[q]);
+      } else {
+        w[q][0] = w[q][1] = w[q][2] = w[q][3] = 0;
+      }
     }
+    uint4* dst = reinterpret_cast<uint4*>(sb[cc]);
 #pragma unroll
-    for (u32 a = 0; a < 4; ++a) {
+    for (u32 a = 0; a < 4; ++a) dst[a] = make_uint4(w[0][a], w[1][a], w[2][a], w[3][a]);
+  }
+  const u32 warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
+  const u32 r0 = 16 * warp + g, r1 = r0 + 8;
+  u32 af[4][2][4];  // [b][k-step s][register]: registers 0/2 row r0, 1/3 row r1; a = 2 s + reg / 2
+  Mont32 m[2];
+  if (16 * warp < rows) {
 #pragma unroll
-      for (u32 b = 0; b < 4; ++b) sa[b][r][16 * a + i] = static_cast<unsigned char>(x >> (8 * b));
-      if (a < 3) {
+    for (u32 h = 0; h < 2; ++h) {
+      const u32 r = h ? r1 : r0;
+      u32 x[4] = {0, 0, 0, 0};  // T(r, 4 tq + u) in Montgomery form
+      m[h] = Mont32{};
+      if (r < rows) {
+        const u32 pr = static_cast<u32>(t.prime(j, r));
+        m[h] = mont32_of(t.mods[pr]);
+        const u32* row = t.mont + (std::size_t(j) * ext + pr) * stride;
 #pragma unroll
-        for (int d = 0; d < 8; ++d) {  // x <- 2x mod p (x < p < 2^31)
-          x <<= 1;
-          x = x >= p ? x - p : x;
+        for (u32 u = 0; u < 4; ++u) x[u] = 4 * tq + u < size ? row[4 * tq + u] : 0u;
+      }
+      u32 c = m[h].r32;  // 2^40 mod p, by eight doublings of 2^32 mod p
+#pragma unroll
+      for (int d = 0; d < 8; ++d) {
+        c <<= 1;
+        c = c >= m[h].p ? c - m[h].p : c;
+      }
+#pragma unroll
+      for (u32 a = 0; a < 4; ++a) {
+        u32 bt[4];
+        bytes_transpose(x[0], x[1], x[2], x[3], bt);
+#pragma unroll
+        for (u32 b = 0; b < 4; ++b) af[b][a / 2][2 * (a % 2) + h] = bt[b];
+        if (a < 3 && r < rows) {
+#pragma unroll
+          for (u32 u = 0; u < 4; ++u) x[u] = redc32(mad_wide(x[u], c, 0), m[h]);  // x 2^8
         }
       }
     }
   }
-  for (u32 r = threadIdx.x; r < 64; r += blockDim.x) {
-    sm[r] = r < rows ? mont32_of(t.mods[t.prime(j, r)]) : Mont32{};
-  }
   __syncthreads();
-  const u32 warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
-  const u32 r0 = 16 * warp + g, r1 = r0 + 8;
-  const bool active = 16 * warp < rows;
-  u32 af[4][2][4];  // [b][k-step][register]: the A fragments of rows r0 and r1
-#pragma unroll
-  for (u32 b = 0; b < 4; ++b) {
+  if (16 * warp >= rows) return;
+  u32* out0 = r0 < rows ? o + t.out_limb(j, r0) * std::size_t(n) + c0 : nullptr;
+  u32* out1 = r1 < rows ? o + t.out_limb(j, r1) * std::size_t(n) + c0 : nullptr;
+#pragma unroll 2
+  for (u32 nt = 0; nt < kTcCoeffs / 8; ++nt) {
+    const unsigned char* brow = sb[nt * 8 + g];
+    int acc[4][4] = {};
 #pragma unroll
     for (u32 s = 0; s < 2; ++s) {
-      af[b][s][0] = *reinterpret_cast<const u32*>(&sa[b][r0 & 63][32 * s + 4 * tq]);
-      af[b][s][1] = *reinterpret_cast<const u32*>(&sa[b][r1 & 63][32 * s + 4 * tq]);
-      af[b][s][2] = *reinterpret_cast<const u32*>(&sa[b][r0 & 63][32 * s + 16 + 4 * tq]);
-      af[b][s][3] = *reinterpret_cast<const u32*>(&sa[b][r1 & 63][32 * s + 16 + 4 * tq]);
+      const u32 b0 = *reinterpret_cast<const u32*>(brow + 32 * s + 4 * tq);
+      const u32 b1 = *reinterpret_cast<const u32*>(brow + 32 * s + 16 + 4 * tq);
+#pragma unroll
+      for (u32 b = 0; b < 4; ++b) mma_u8_m16n8k32(acc[b], af[b][s], b0, b1);
     }
-  }
-  const Mont32 m0 = sm[r0 & 63], m1 = sm[r1 & 63];
-  u32* out0 = r0 < rows ? o + t.out_limb(j, r0) * std::size_t(n) : nullptr;
-  u32* out1 = r1 < rows ? o + t.out_limb(j, r1) * std::size_t(n) : nullptr;
-  const rns_detail::ConvView cv = t.view(j);
-  for (u32 c0 = blockIdx.x * kTcCoeffs; c0 < n; c0 += gridDim.x * kTcCoeffs) {
-    __syncthreads();  // the previous tile's fragments are read
-    for (u32 cc = threadIdx.x; cc < kTcCoeffs; cc += blockDim.x) {
-      u32 y[1][kMax] = {};
-      rns_detail::block_inputs<u32, kMax, 1>(cv, in, 0, first, c0 + cc, n, stride / 4, y);
-      u32* dst = reinterpret_cast<u32*>(sb[cc]);
+    u32 v[4];
 #pragma unroll
-      for (u32 q = 0; q < 4; ++q) {  // word 4 a + q: byte a of y_{4q}, ..., y_{4q+3}
-        const u32 y0 = 4 * q < kMax ? y[0][(4 * q) % kMax] : 0u;
-        const u32 y1 = 4 * q < kMax ? y[0][(4 * q + 1) % kMax] : 0u;
-        const u32 y2 = 4 * q < kMax ? y[0][(4 * q + 2) % kMax] : 0u;
-        const u32 y3 = 4 * q < kMax ? y[0][(4 * q + 3) % kMax] : 0u;
-        const u32 t0 = __byte_perm(y0, y1, 0x5140), t1 = __byte_perm(y0, y1, 0x7362);
-        const u32 t2 = __byte_perm(y2, y3, 0x5140), t3 = __byte_perm(y2, y3, 0x7362);
-        dst[q] = __byte_perm(t0, t2, 0x5410);
-        dst[4 + q] = __byte_perm(t0, t2, 0x7632);
-        dst[8 + q] = __byte_perm(t1, t3, 0x5410);
-        dst[12 + q] = __byte_perm(t1, t3, 0x7632);
-      }
+    for (u32 e = 0; e < 4; ++e) {  // element e: row e < 2 ? r0 : r1, coefficient 2 tq + e % 2
+      const u32 lo = static_cast<u32>(acc[0][e]) + (static_cast<u32>(acc[1][e]) << 8);
+      const u32 hi = static_cast<u32>(acc[2][e]) + (static_cast<u32>(acc[3][e]) << 8);
+      v[e] = redc32(mad_wide(hi, 1u << 16, lo), m[e / 2]);
     }
-    __syncthreads();
-    if (!active) continue;
-#pragma unroll 2
-    for (u32 nt = 0; nt < kTcCoeffs / 8; ++nt) {
-      const unsigned char* brow = sb[nt * 8 + g];
-      int acc[4][4] = {};
-#pragma unroll
-      for (u32 s = 0; s < 2; ++s) {
-        const u32 b0 = *reinterpret_cast<const u32*>(brow + 32 * s + 4 * tq);
-        const u32 b1 = *reinterpret_cast<const u32*>(brow + 32 * s + 16 + 4 * tq);
-#pragma unroll
-        for (u32 b = 0; b < 4; ++b) mma_u8_m16n8k32(acc[b], af[b][s], b0, b1);
-      }
-      u32 v[4];
-#pragma unroll
-      for (u32 e = 0; e < 4; ++e) {  // element e: row e < 2 ? r0 : r1, coefficient 2 tq + e % 2
-        const u32 lo = static_cast<u32>(acc[0][e]) + (static_cast<u32>(acc[1][e]) << 8);
-        const u32 hi = static_cast<u32>(acc[2][e]) + (static_cast<u32>(acc[3][e]) << 8);
-        v[e] = redc32(mad_wide(hi, 1u << 16, lo), e < 2 ? m0 : m1);
-      }
-      const u32 col = c0 + nt * 8 + 2 * tq;
-      if (out0) *reinterpret_cast<uint2*>(out0 + col) = make_uint2(v[0], v[1]);
-      if (out1) *reinterpret_cast<uint2*>(out1 + col) = make_uint2(v[2], v[3]);
-    }
+    const u32 col = nt * 8 + 2 * tq;
+    if (out0) *reinterpret_cast<uint2*>(out0 + col) = make_uint2(v[0], v[1]);
+    if (out1) *reinterpret_cast<uint2*>(out1 + col) = make_uint2(v[2], v[3]);
   }
 }
 
@@ -311,9 +312,7 @@ bool mod_up_convert_tc(const Context& ctx, const Device& dev, std::size_t level,
     const std::size_t n = ctx.n();
     const RnsPolyView<const W> in = make_view<const W>(dev, src, 1, ctx.base_q(level), n);
     backend::set_current(dev);
-    // about four tiles a block: the prologue (the table's bytes) amortized, every block resident
-    const std::size_t tiles = n / kTcCoeffs, per = tiles >= 4 ? 4 : 1;
-    const dim3 grid(unsigned(tiles / per), unsigned(ks.dnum), 1);
+    const dim3 grid(unsigned(n / kTcCoeffs), unsigned(ks.dnum), 1);
     mod_up_tc_kernel<kMax><<<grid, kTcThreads, 0, backend::stream(dev)>>>(
         t, in, o, static_cast<u32>(n));
     backend::check_last_launch("ModUp conversion (tensor cores)");
