@@ -949,12 +949,14 @@ struct RestoreConversionKernel {
   }
 };
 
-// Runs body() under every conversion setting: kernels 0..2, branch-free rows on and off, lazy
-// Montgomery rows on and off (the settings restored afterwards).
+// Runs body() under every conversion setting: kernels 0..3 (3: the tensor cores where they apply,
+// 32-bit words with the Montgomery table and the lazy rows on, as BaseConverter32MatchesCpu's
+// 12 -> 46 primes), branch-free rows on and off, lazy Montgomery rows on and off (the settings
+// restored afterwards).
 template <class Body>
 void for_each_conversion_setting(Body body) {
   const RestoreConversionKernel restore;
-  for (int setting = 0; setting < 12; ++setting) {
+  for (int setting = 0; setting < 16; ++setting) {
     const int kernel = setting / 4;
     const bool full = setting % 2 == 1, mont = setting / 2 % 2 == 1;
     veil::set_conversion_kernel(kernel);

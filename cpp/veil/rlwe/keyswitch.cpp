@@ -21,6 +21,7 @@
 #include "veil/ring/sampler.h"
 #include "veil/rns/base_converter.h"
 #include "veil/rns/conv_kernels.h"
+#include "veil/rns/conv_tc.h"
 #include "veil/rns/mod_down_ntt.h"
 
 namespace veil {
@@ -164,138 +165,23 @@ __global__ void __launch_bounds__(kModUpThreads)
 #endif
 
 #if defined(__CUDACC__)
-// ModUp's conversion on the tensor cores (TensorFHE, Fan et al., arXiv 2212.14191, §4: the
-// conversion as an integer matrix product on 8-bit operands). For digit j and an output row r
-// (prime p), out_r = sum_i y_i T(r, i) mod p with the scaled inputs y_i < 2^31 and the table in
-// Montgomery form T(r, i) = (D_j/q_i) 2^32 mod p (KeySwitchLevel::modup_mont32). Each y_i splits
-// into bytes y_i = sum_a y_{i,a} 2^{8a}; the shifts fold into the table, T_a(r, i) = T(r, i) 2^{8a}
-// mod p, and each table word splits into bytes T_a = sum_b T_{a,b} 2^{8b}, so
-//   out_r 2^32 = sum_b 2^{8b} C_b(r)  (mod p),  C_b(r) = sum_{a,i} T_{a,b}(r, i) y_{i,a}:
-// four u8 x u8 -> s32 products of [rows x 64] by [64 x coefficients] (k = 16 a + i, i < 16,
-// zero-padded), each C_b below 64 * 255^2 < 2^22, so the sum is below 2^47 < p 2^32 and one REDC
-// (redc32) gives the canonical residue: the same words as the other kernels.
-// A block of four warps stages kTcCoeffs coefficients' 64 input bytes in shared memory; warp w
-// multiplies rows [16 w, 16 w + 16) (mma.sync m16n8k32) and finishes its outputs in registers.
-// Each thread builds its own A fragments (bytes of T_a(r, i) for its two rows and four i) from
-// modup_mont32, T_a = T_{a-1} 2^8 by one REDC with 2^40 mod p: no table in shared memory, so many
-// small blocks stay resident and hide the inputs' load latency.
-inline constexpr unsigned kTcThreads = 128;  // 4 warps: rows [0, 64)
-inline constexpr u32 kTcCoeffs = 128;        // coefficients a block converts
-inline constexpr u32 kTcRowBytes = 80;       // a staged coefficient's 64 bytes, padded: the
-                                             // B-fragment loads of 8 x 4 lanes hit 32 banks
-
-__device__ __forceinline__ void mma_u8_m16n8k32(int (&d)[4], const u32 (&a)[4], u32 b0, u32 b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile(
-      "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-  (void)d, (void)a, (void)b0, (void)b1;
-  __trap();
-#endif
-}
-
-// The 4 x 4 byte transpose: out[b] = byte b of w0, w1, w2, w3 (little-endian, w0 lowest).
-__device__ __forceinline__ void bytes_transpose(u32 w0, u32 w1, u32 w2, u32 w3, u32 (&out)[4]) {
-  const u32 t0 = __byte_perm(w0, w1, 0x5140), t1 = __byte_perm(w0, w1, 0x7362);
-  const u32 t2 = __byte_perm(w2, w3, 0x5140), t3 = __byte_perm(w2, w3, 0x7362);
-  out[0] = __byte_perm(t0, t2, 0x5410);
-  out[1] = __byte_perm(t0, t2, 0x7632);
-  out[2] = __byte_perm(t1, t3, 0x5410);
-  out[3] = __byte_perm(t1, t3, 0x7632);
-}
-
-template <u32 kMax>
-__global__ void __launch_bounds__(kTcThreads)
-    mod_up_tc_kernel(const ModUpTables<u32> t, const RnsPolyView<const u32> in, u32* o, u32 n) {
-  __shared__ __align__(16) unsigned char sb[kTcCoeffs][kTcRowBytes];
-  const u32 j = blockIdx.y, c0 = blockIdx.x * kTcCoeffs;
-  const u32 ext = static_cast<u32>(t.ext), stride = static_cast<u32>(t.stride);
-  const u32 first = static_cast<u32>(t.first(j)), size = static_cast<u32>(t.size(j));
-  const u32 rows = ext - size;
-  {  // stage: thread cc's coefficient, word 4 a + q = byte a of y_{4q}, ..., y_{4q+3}
-    const u32 cc = threadIdx.x;
-    u32 y[1][kMax] = {};
-    rns_detail::block_inputs<u32, kMax, 1>(t.view(j), in, 0, first, c0 + cc, n, stride / 4, y);
-    u32 w[4][4];  // [q][a]
-#pragma unroll
-    for (u32 q = 0; q < 4; ++q) {
-      if (4 * q < kMax) {
-        bytes_transpose(y[0][(4 * q) % kMax], y[0][(4 * q + 1) % kMax], y[0][(4 * q + 2) % kMax],
-                        y[0][(4 * q + 3) % kMax], w[q]);
-      } else {
-        w[q][0] = w[q][1] = w[q][2] = w[q][3] = 0;
-      }
-    }
-    uint4* dst = reinterpret_cast<uint4*>(sb[cc]);
-#pragma unroll
-    for (u32 a = 0; a < 4; ++a) dst[a] = make_uint4(w[0][a], w[1][a], w[2][a], w[3][a]);
+// ModUp's rows for the tensor-core conversion (rns_detail::tc_convert_kernel): blockIdx.y = digit
+// j, whose rows are the other primes of Q_l ∪ P (at most 64: mod_up_tensor_cores_apply).
+struct ModUpTcRows {
+  ModUpTables<u32> t;
+  RnsPolyView<const u32> in;
+  u32* o;
+  __device__ rns_detail::ConvView view(u32 j) const { return t.view(j); }
+  __device__ u32 poly(u32) const { return 0; }
+  __device__ u32 first(u32 j) const { return static_cast<u32>(t.first(j)); }
+  __device__ u32 rows(u32 j) const { return static_cast<u32>(t.rows(j)); }
+  __device__ u32 stride() const { return static_cast<u32>(t.stride); }
+  __device__ const u32* table_row(u32 j, u32 r) const {
+    return t.mont + (std::size_t(j) * t.ext + t.prime(j, r)) * t.stride;
   }
-  const u32 warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
-  const u32 r0 = 16 * warp + g, r1 = r0 + 8;
-  u32 af[4][2][4];  // [b][k-step s][register]: registers 0/2 row r0, 1/3 row r1; a = 2 s + reg / 2
-  Mont32 m[2];
-  if (16 * warp < rows) {
-#pragma unroll
-    for (u32 h = 0; h < 2; ++h) {
-      const u32 r = h ? r1 : r0;
-      u32 x[4] = {0, 0, 0, 0};  // T(r, 4 tq + u) in Montgomery form
-      m[h] = Mont32{};
-      if (r < rows) {
-        const u32 pr = static_cast<u32>(t.prime(j, r));
-        m[h] = mont32_of(t.mods[pr]);
-        const u32* row = t.mont + (std::size_t(j) * ext + pr) * stride;
-#pragma unroll
-        for (u32 u = 0; u < 4; ++u) x[u] = 4 * tq + u < size ? row[4 * tq + u] : 0u;
-      }
-      u32 c = m[h].r32;  // 2^40 mod p, by eight doublings of 2^32 mod p
-#pragma unroll
-      for (int d = 0; d < 8; ++d) {
-        c <<= 1;
-        c = c >= m[h].p ? c - m[h].p : c;
-      }
-#pragma unroll
-      for (u32 a = 0; a < 4; ++a) {
-        u32 bt[4];
-        bytes_transpose(x[0], x[1], x[2], x[3], bt);
-#pragma unroll
-        for (u32 b = 0; b < 4; ++b) af[b][a / 2][2 * (a % 2) + h] = bt[b];
-        if (a < 3 && r < rows) {
-#pragma unroll
-          for (u32 u = 0; u < 4; ++u) x[u] = redc32(mad_wide(x[u], c, 0), m[h]);  // x 2^8
-        }
-      }
-    }
-  }
-  __syncthreads();
-  if (16 * warp >= rows) return;
-  u32* out0 = r0 < rows ? o + t.out_limb(j, r0) * std::size_t(n) + c0 : nullptr;
-  u32* out1 = r1 < rows ? o + t.out_limb(j, r1) * std::size_t(n) + c0 : nullptr;
-#pragma unroll 2
-  for (u32 nt = 0; nt < kTcCoeffs / 8; ++nt) {
-    const unsigned char* brow = sb[nt * 8 + g];
-    int acc[4][4] = {};
-#pragma unroll
-    for (u32 s = 0; s < 2; ++s) {
-      const u32 b0 = *reinterpret_cast<const u32*>(brow + 32 * s + 4 * tq);
-      const u32 b1 = *reinterpret_cast<const u32*>(brow + 32 * s + 16 + 4 * tq);
-#pragma unroll
-      for (u32 b = 0; b < 4; ++b) mma_u8_m16n8k32(acc[b], af[b][s], b0, b1);
-    }
-    u32 v[4];
-#pragma unroll
-    for (u32 e = 0; e < 4; ++e) {  // element e: row e < 2 ? r0 : r1, coefficient 2 tq + e % 2
-      const u32 lo = static_cast<u32>(acc[0][e]) + (static_cast<u32>(acc[1][e]) << 8);
-      const u32 hi = static_cast<u32>(acc[2][e]) + (static_cast<u32>(acc[3][e]) << 8);
-      v[e] = redc32(mad_wide(hi, 1u << 16, lo), m[e / 2]);
-    }
-    const u32 col = nt * 8 + 2 * tq;
-    if (out0) *reinterpret_cast<uint2*>(out0 + col) = make_uint2(v[0], v[1]);
-    if (out1) *reinterpret_cast<uint2*>(out1 + col) = make_uint2(v[2], v[3]);
-  }
-}
+  __device__ const Modulus& modulus(u32 j, u32 r) const { return t.mods[t.prime(j, r)]; }
+  __device__ u32* out_row(u32 j, u32 r) const { return o + t.out_limb(j, r) * in.n(); }
+};
 
 // The tensor-core conversion where it applies: 32-bit words with the Montgomery table, digits of
 // at most 16 primes, at most 64 output rows a digit, N a multiple of kTcCoeffs.
@@ -312,9 +198,10 @@ bool mod_up_convert_tc(const Context& ctx, const Device& dev, std::size_t level,
     const std::size_t n = ctx.n();
     const RnsPolyView<const W> in = make_view<const W>(dev, src, 1, ctx.base_q(level), n);
     backend::set_current(dev);
-    const dim3 grid(unsigned(n / kTcCoeffs), unsigned(ks.dnum), 1);
-    mod_up_tc_kernel<kMax><<<grid, kTcThreads, 0, backend::stream(dev)>>>(
-        t, in, o, static_cast<u32>(n));
+    const dim3 grid(unsigned(n / rns_detail::kTcCoeffs), unsigned(ks.dnum), 1);
+    rns_detail::tc_convert_kernel<kMax, ModUpTcRows>
+        <<<grid, rns_detail::kTcThreads, 0, backend::stream(dev)>>>(ModUpTcRows{t, in, o},
+                                                                    static_cast<u32>(n));
     backend::check_last_launch("ModUp conversion (tensor cores)");
     return true;
   }

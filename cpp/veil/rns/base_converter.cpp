@@ -14,12 +14,13 @@
 #include "veil/ring/rns_poly_view.h"
 #include "veil/rns/conv_cpu.h"
 #include "veil/rns/conv_kernels.h"
+#include "veil/rns/conv_tc.h"
 
 namespace veil {
 
 namespace {
 std::atomic<int>& conversion_kernel_setting() {
-  static std::atomic<int> kernel{static_cast<int>(env_integer("VEIL_CONV_KERNEL", 0, 2, 2))};
+  static std::atomic<int> kernel{static_cast<int>(env_integer("VEIL_CONV_KERNEL", 0, 3, 2))};
   return kernel;
 }
 std::atomic<bool>& full_rows_setting() {
@@ -52,8 +53,8 @@ void set_conversion_full_rows(bool on) { full_rows_setting().store(on); }
 
 int conversion_kernel() { return conversion_kernel_setting().load(); }
 void set_conversion_kernel(int kernel) {
-  if (kernel < 0 || kernel > 2) {
-    throw InvalidArgument("kernel: expected 0, 1 or 2, got " + std::to_string(kernel));
+  if (kernel < 0 || kernel > 3) {
+    throw InvalidArgument("kernel: expected 0, 1, 2 or 3, got " + std::to_string(kernel));
   }
   conversion_kernel_setting().store(kernel);
 }
@@ -146,6 +147,62 @@ bool convert_smem(const Device& dev, const ConvView& cv, const W* mat, std::size
 #endif
 }
 
+#if defined(__CUDACC__)
+/// The conversion's rows for the tensor-core kernel (tc_convert_kernel): blockIdx.y = polynomial
+/// y / chunks and its output rows [64 (y % chunks), + 64).
+struct ConvTcRows {
+  ConvView cv;
+  const u32* mont;  // [kt][stride], Montgomery form
+  u32 stride_, chunks;
+  RnsPolyView<const u32> in;
+  RnsPolyView<u32> out;
+  __device__ ConvView view(u32) const { return cv; }
+  __device__ u32 poly(u32 y) const { return y / chunks; }
+  __device__ u32 first(u32) const { return 0; }
+  __device__ u32 row0(u32 y) const { return 64 * (y % chunks); }
+  __device__ u32 rows(u32 y) const {
+    const u32 kt = static_cast<u32>(cv.kt);
+    return kt - row0(y) < 64 ? kt - row0(y) : 64;
+  }
+  __device__ u32 stride() const { return stride_; }
+  __device__ const u32* table_row(u32 y, u32 r) const {
+    return mont + std::size_t(row0(y) + r) * stride_;
+  }
+  __device__ const Modulus& modulus(u32 y, u32 r) const { return cv.to[row0(y) + r]; }
+  __device__ u32* out_row(u32 y, u32 r) const { return out.limb(poly(y), row0(y) + r); }
+};
+#endif
+
+/// convert_blocked_k on the tensor cores (tc_convert_kernel; set_conversion_kernel(3)); false
+/// (nothing launched) where it does not apply: 64-bit words, no Montgomery table (or the lazy rows
+/// off), rows over 16 words, inputs not reduced (no scale), N not a multiple of 128.
+template <class W, u32 kMax>
+bool convert_tc(const Device& dev, const ConvView& cv, std::size_t stride,
+                const RnsPolyView<const W>& in, const RnsPolyView<W>& out, const W* mont) {
+  if constexpr (sizeof(W) != 4 || kMax > 16) {
+    (void)dev, (void)cv, (void)stride, (void)in, (void)out, (void)mont;
+    return false;
+  } else {
+    const std::size_t n = out.n(), chunks = (cv.kt + 63) / 64;
+    if (mont == nullptr || cv.scale == nullptr || !conversion_montgomery() || stride > 16 ||
+        n % 128 != 0 || out.num_polys * chunks > 65535) {
+      return false;
+    }
+#if defined(__CUDACC__)
+    backend::set_current(dev);
+    const dim3 grid(unsigned(n / kTcCoeffs), unsigned(out.num_polys * chunks), 1);
+    const ConvTcRows rows{cv, mont, static_cast<u32>(stride), static_cast<u32>(chunks), in, out};
+    tc_convert_kernel<kMax, ConvTcRows>
+        <<<grid, kTcThreads, 0, backend::stream(dev)>>>(rows, static_cast<u32>(n));
+    backend::check_last_launch("BaseConverter: tensor-core conversion");
+    return true;
+#else
+    (void)dev, (void)in;
+    throw_cuda_not_in_this_unit(__FILE__);
+#endif
+  }
+}
+
 /// The blocked conversion's threads (for_each_blocked): kC coefficients and a group of output
 /// limbs each. On the GPU, conversion_kernel() 1 runs the same threads through
 /// convert_smem_kernel (tables in shared memory), and 2 runs it with half the coefficients per
@@ -158,8 +215,9 @@ void convert_blocked_k(const Device& dev, const ConvView& cv, const W* mat, std:
   if (dev.is_cuda()) {
     constexpr u32 kHalf = kC > 1 ? kC / 2 : 1;
     const int kernel = conversion_kernel();
+    if (kernel == 3 && convert_tc<W, kMax>(dev, cv, stride, in, out, mont)) return;
     if (kernel == 1 && convert_smem<W, kMax, kC>(dev, cv, mat, stride, in, out, 16, mont)) return;
-    if (kernel == 2 && convert_smem<W, kMax, kHalf>(dev, cv, mat, stride, in, out,
+    if (kernel >= 2 && convert_smem<W, kMax, kHalf>(dev, cv, mat, stride, in, out,
                                                     conversion_log_threads(), mont)) {
       return;
     }
