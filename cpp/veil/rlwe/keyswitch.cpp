@@ -38,7 +38,7 @@ void set_key_switch_batched_loads(bool on) { batched_loads_setting().store(on); 
 
 namespace {
 std::atomic<int>& mod_up_kernel_setting() {
-  static std::atomic<int> k{static_cast<int>(env_integer("VEIL_MODUP_KERNEL", 0, 3, 2))};
+  static std::atomic<int> k{static_cast<int>(env_integer("VEIL_MODUP_KERNEL", 0, 3, 3))};
   return k;
 }
 }  // namespace

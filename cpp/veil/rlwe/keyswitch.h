@@ -21,15 +21,16 @@ bool key_switch_batched_loads();
 void set_key_switch_batched_loads(bool on);
 /// ModUp's conversion kernel on the GPU (the words are the same for each): 0 the generic one
 /// (tables read from global memory), 1 digit j's table rows and the moduli in shared memory, 2
-/// (the default) the same with half the coefficients per thread where the generic kernel blocks
+/// the same with half the coefficients per thread where the generic kernel blocks
 /// two or more (twice the threads, about half the registers; with one, as 64-bit words with
 /// digits of more than 16 primes, 2 is 1). Measured with 32-bit words and digits of 12 primes
 /// only (a full-slot bootstrap at N = 2^16 on an H200: 19.86 / 19.38 / 19.33 ms with 0 / 1 / 2;
 /// bench/NOTES.md); 64-bit words take 2 unmeasured. Kernel 2 also splits each digit's output
 /// rows into groups until about 2^conversion_log_threads() threads run (rns/base_converter.h;
-/// at N = 2^16 with 2 or more digits there is no split at the default 16). 3: the tensor cores
-/// (u8 matrix products, TensorFHE, arXiv 2212.14191) where they apply (32-bit words with the
-/// Montgomery table, digits of at most 16 primes, at most 64 output rows a digit), else 2.
+/// at N = 2^16 with 2 or more digits there is no split at the default 16). 3 (the default): the
+/// tensor cores (u8 matrix products, TensorFHE, arXiv 2212.14191; rns/conv_tc.h) where they apply
+/// (32-bit words with the Montgomery table, digits of at most 16 primes, at most 64 output rows a
+/// digit), else 2: 56.5 -> 44.6 us for ModUp at bootparam_40's top level (H200, ncu).
 /// VEIL_MODUP_KERNEL (0..3, read once) or set_mod_up_kernel choose it (A/B in
 /// bench/boot_bench.cpp).
 int mod_up_kernel();

@@ -20,7 +20,7 @@ namespace veil {
 
 namespace {
 std::atomic<int>& conversion_kernel_setting() {
-  static std::atomic<int> kernel{static_cast<int>(env_integer("VEIL_CONV_KERNEL", 0, 3, 2))};
+  static std::atomic<int> kernel{static_cast<int>(env_integer("VEIL_CONV_KERNEL", 0, 3, 3))};
   return kernel;
 }
 std::atomic<bool>& full_rows_setting() {

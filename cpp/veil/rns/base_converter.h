@@ -119,13 +119,14 @@ class BaseConverter {
 /// The GPU kernel of the register-blocked conversions (BaseConverter's fast and exact
 /// conversions, hence CKKS key switching's ModDown P -> Q); the words are the same for each.
 /// 0 the generic one (tables read from global memory, about 2^16 threads); 1 the table rows and
-/// target moduli staged in shared memory, as ModUp's conversion does (set_mod_up_kernel); 2 (the
-/// default) the same with half the coefficients per thread and about 2^17 threads. Measured with
+/// target moduli staged in shared memory, as ModUp's conversion does (set_mod_up_kernel); 2 the
+/// same with half the coefficients per thread and about 2^17 threads. Measured with
 /// 32-bit words at N = 2^16 (a full-slot bootstrap on an H200: 18.80 / 18.72 / 18.58 ms with
-/// 0 / 1 / 2; bench/NOTES.md); 64-bit words take 2 unmeasured. 3: the tensor cores (u8 matrix
-/// products, TensorFHE, arXiv 2212.14191; rns/conv_tc.h) where they apply (32-bit words with the
-/// Montgomery table and the lazy rows on, rows of at most 16 words, N a multiple of 128), else 2.
-/// VEIL_CONV_KERNEL (0..3, read once) or set_conversion_kernel choose it (A/B in
+/// 0 / 1 / 2; bench/NOTES.md); 64-bit words take 2 unmeasured. 3 (the default): the tensor
+/// cores (u8 matrix products, TensorFHE, arXiv 2212.14191; rns/conv_tc.h) where they apply
+/// (32-bit words with the Montgomery table and the lazy rows on, rows of at most 16 words, N a
+/// multiple of 128), else 2: ModDown's P -> Q at bootparam_40's top level 48.6 -> 35.8 us (H200,
+/// ncu). VEIL_CONV_KERNEL (0..3, read once) or set_conversion_kernel choose it (A/B in
 /// bench/boot_bench.cpp).
 int conversion_kernel();
 /// @throws InvalidArgument naming `kernel` outside 0..3.
