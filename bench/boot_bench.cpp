@@ -9,12 +9,13 @@
 // (ckks::set_bsgs_branches), eZ sets VEIL_EVALMOD_EVEN=Z for the bootstrapper built (EvalMod's
 // even form), dD the fused ModDown's most dropped primes (set_fused_mod_down_max_drop), kK the
 // key-switching inner products' batched loads 0/1 (set_key_switch_batched_loads), mM ModUp's
-// conversion kernel 0..2 (set_mod_up_kernel), cC the blocked conversions' kernel 0..2
+// conversion kernel 0..3 (set_mod_up_kernel), cC the blocked conversions' kernel 0..3
 // (set_conversion_kernel), fF the conversions' branch-free full rows 0/1
 // (set_conversion_full_rows), nN the fused ModDown's narrow producer 0/1
 // (set_fused_mod_down_narrow), lL the conversions' lazy Montgomery rows 0/1
 // (set_conversion_montgomery), tT the conversions' log2 threads 15..20
-// (set_conversion_log_threads), aA the Galois keys (circuits::BootstrapKeyStorage, each set
+// (set_conversion_log_threads), iI the tensor-core conversions' tiles a block 1/2/4
+// (set_conversion_tc_tiles), aA the Galois keys (circuits::BootstrapKeyStorage, each set
 // generated with the same seed): 0 every key at the top level, 1 every key compact
 // (KSwitchKey::compact), 2 per-level keys (KSwitchKey::level; the default), 3 per-level keys
 // with the cheapest made compact until keys + diagonals fit in BOOT_KEY_BUDGET GiB (default 6);
@@ -137,9 +138,9 @@ int main(int argc, char** argv) {
         } catch (const std::exception&) {
           used = 0;
         }
-        if (used == 0 || std::string("gbedkmcfnlta").find(key) == std::string::npos) {
+        if (used == 0 || std::string("gbedkmcfnltai").find(key) == std::string::npos) {
           std::fprintf(stderr,
-                       "BOOT_AB: expected letter-number pairs (g, b, e, d, k, m, c, f, n, l, t, a), "
+                       "BOOT_AB: expected letter-number pairs (g, b, e, d, k, m, c, f, n, l, t, a, i), "
                        "got %s\n",
                        cfg.c_str());
           return 2;
@@ -157,6 +158,7 @@ int main(int argc, char** argv) {
           if (key == 'n') set_fused_mod_down_narrow(v != 0);
           if (key == 'l') set_conversion_montgomery(v != 0);
           if (key == 't') set_conversion_log_threads(static_cast<int>(v));
+          if (key == 'i') set_conversion_tc_tiles(static_cast<int>(v));
           if (key == 'a') {
             if (v < 0 || v > 3) throw std::invalid_argument("a: expected 0..3");
             key_form = static_cast<int>(v);

@@ -454,8 +454,10 @@ struct RestoreSettings {
   bool full_rows = veil::conversion_full_rows();
   bool mont = veil::conversion_montgomery();
   int log_threads = veil::conversion_log_threads();
+  int tc_tiles = veil::conversion_tc_tiles();
   ~RestoreSettings() {
     veil::set_conversion_log_threads(log_threads);
+    veil::set_conversion_tc_tiles(tc_tiles);
     set_key_switch_batched_loads(batched);
     set_mod_up_kernel(modup);
     veil::set_conversion_full_rows(full_rows);
@@ -631,6 +633,8 @@ TEST(KeySwitchSettings, CompactKeysKeepTheWords) {
 // and these tables fit its 48 KiB: the generic fallback is a guard.)
 TEST(KeySwitchSettings, ModUpKernelsKeepTheWords) {
   veil::test::expect_invalid([] { set_mod_up_kernel(4); }, "kernel: expected 0");
+  veil::test::expect_invalid([] { veil::set_conversion_tc_tiles(3); },
+                             "tiles: expected 1, 2 or 4, got 3");
   veil::test::expect_invalid([] { veil::set_conversion_log_threads(14); },
                              "log_threads: expected 15..20, got 14");
   std::vector<ContextPtr> ctxs{ext_context(64), ext_context(32)};
@@ -672,13 +676,15 @@ TEST(KeySwitchSettings, ModUpKernelsKeepTheWords) {
           key_switch_mod_up(*ctx, Device::cpu(), level, on_cpu.data(), false).complement.to_host();
       const WordBuffer on_gpu = upload(*ctx, veil::test::gpu(), c);
       // kernel 3: the tensor cores where they apply (32-bit words, the Montgomery rows on;
-      // digits of at most 16 primes), else kernel 2. Kernel 4 here: kernel 2 with log2 threads
-      // 18 instead of the default 16, so each digit's rows are split into other groups (N =
-      // 4096 splits them at either: set_conversion_log_threads)
-      for (int kernel : {0, 1, 2, 3, 4}) {
+      // digits of at most 16 primes), else kernel 2; 5 and 6 here: kernel 3 with blocks of 2
+      // and 4 tiles (set_conversion_tc_tiles). Kernel 4 here: kernel 2 with log2 threads 18
+      // instead of the default 16, so each digit's rows are split into other groups (N = 4096
+      // splits them at either: set_conversion_log_threads)
+      for (int kernel : {0, 1, 2, 3, 4, 5, 6}) {
         for (int rows = 0; rows < 4; ++rows) {
           const bool full = rows % 2 == 1, mont = rows / 2 == 1;
-          set_mod_up_kernel(kernel == 4 ? 2 : kernel);
+          set_mod_up_kernel(kernel == 4 ? 2 : kernel > 4 ? 3 : kernel);
+          veil::set_conversion_tc_tiles(kernel == 5 ? 2 : kernel == 6 ? 4 : 1);
           veil::set_conversion_log_threads(kernel == 4 ? 18 : 16);
           veil::set_conversion_full_rows(full);  // the branch-free rows
           veil::set_conversion_montgomery(mont);  // the lazy rows

@@ -198,10 +198,13 @@ bool mod_up_convert_tc(const Context& ctx, const Device& dev, std::size_t level,
     const std::size_t n = ctx.n();
     const RnsPolyView<const W> in = make_view<const W>(dev, src, 1, ctx.base_q(level), n);
     backend::set_current(dev);
-    const dim3 grid(unsigned(n / rns_detail::kTcCoeffs), unsigned(ks.dnum), 1);
-    rns_detail::tc_convert_kernel<kMax, ModUpTcRows>
-        <<<grid, rns_detail::kTcThreads, 0, backend::stream(dev)>>>(ModUpTcRows{t, in, o},
-                                                                    static_cast<u32>(n));
+    rns_detail::with_tc_tiles(n, [&](auto tiles) {
+      constexpr u32 kTiles = decltype(tiles)::value;
+      const dim3 grid(unsigned(n / (kTiles * rns_detail::kTcCoeffs)), unsigned(ks.dnum), 1);
+      rns_detail::tc_convert_kernel<kMax, ModUpTcRows, kTiles>
+          <<<grid, rns_detail::kTcThreads, 0, backend::stream(dev)>>>(ModUpTcRows{t, in, o},
+                                                                      static_cast<u32>(n));
+    });
     backend::check_last_launch("ModUp conversion (tensor cores)");
     return true;
   }

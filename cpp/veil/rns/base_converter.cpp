@@ -51,6 +51,21 @@ void set_conversion_montgomery(bool on) { montgomery_setting().store(on); }
 bool conversion_full_rows() { return full_rows_setting().load(); }
 void set_conversion_full_rows(bool on) { full_rows_setting().store(on); }
 
+namespace {
+std::atomic<int>& tc_tiles_setting() {
+  static std::atomic<int> tiles{static_cast<int>(env_integer("VEIL_TC_TILES", 1, 4, 1))};
+  return tiles;
+}
+}  // namespace
+
+int conversion_tc_tiles() { return tc_tiles_setting().load(); }
+void set_conversion_tc_tiles(int tiles) {
+  if (tiles != 1 && tiles != 2 && tiles != 4) {
+    throw InvalidArgument("tiles: expected 1, 2 or 4, got " + std::to_string(tiles));
+  }
+  tc_tiles_setting().store(tiles);
+}
+
 int conversion_kernel() { return conversion_kernel_setting().load(); }
 void set_conversion_kernel(int kernel) {
   if (kernel < 0 || kernel > 3) {
@@ -190,10 +205,13 @@ bool convert_tc(const Device& dev, const ConvView& cv, std::size_t stride,
     }
 #if defined(__CUDACC__)
     backend::set_current(dev);
-    const dim3 grid(unsigned(n / kTcCoeffs), unsigned(out.num_polys * chunks), 1);
     const ConvTcRows rows{cv, mont, static_cast<u32>(stride), static_cast<u32>(chunks), in, out};
-    tc_convert_kernel<kMax, ConvTcRows>
-        <<<grid, kTcThreads, 0, backend::stream(dev)>>>(rows, static_cast<u32>(n));
+    with_tc_tiles(n, [&](auto tiles) {
+      constexpr u32 kTiles = decltype(tiles)::value;
+      const dim3 grid(unsigned(n / (kTiles * kTcCoeffs)), unsigned(out.num_polys * chunks), 1);
+      tc_convert_kernel<kMax, ConvTcRows, kTiles>
+          <<<grid, kTcThreads, 0, backend::stream(dev)>>>(rows, static_cast<u32>(n));
+    });
     backend::check_last_launch("BaseConverter: tensor-core conversion");
     return true;
 #else

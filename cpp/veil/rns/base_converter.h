@@ -131,6 +131,13 @@ class BaseConverter {
 int conversion_kernel();
 /// @throws InvalidArgument naming `kernel` outside 0..3.
 void set_conversion_kernel(int kernel);
+/// Tiles of 128 coefficients each block of the tensor-core conversions takes (set_conversion_kernel
+/// 3, set_mod_up_kernel 3; rns/conv_tc.h): 1 (the default), 2 or 4 (each thread's table fragments
+/// serve more coefficients; fewer blocks). The words are the same for each. VEIL_TC_TILES (read
+/// once) or set_conversion_tc_tiles choose it.
+int conversion_tc_tiles();
+/// @throws InvalidArgument naming `tiles` other than 1, 2 or 4.
+void set_conversion_tc_tiles(int tiles);
 /// Whether the shared-memory conversion kernels (set_conversion_kernel 1-2, set_mod_up_kernel
 /// 1-2) take their branch-free form where every table row has exactly the kernel's groups of
 /// four words (ModDown from 12 special primes, ModUp of digits of 9-12 primes): the group count

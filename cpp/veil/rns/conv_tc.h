@@ -17,6 +17,7 @@
 #pragma once
 #if defined(__CUDACC__)
 #include <cstddef>
+#include <type_traits>
 
 #include "veil/core/modarith.h"
 #include "veil/rns/conv_kernels.h"
@@ -24,7 +25,7 @@
 namespace veil::rns_detail {
 
 inline constexpr unsigned kTcThreads = 128;  // 4 warps: rows [0, 64) of a block
-inline constexpr u32 kTcCoeffs = 128;        // coefficients a block converts
+inline constexpr u32 kTcCoeffs = 128;        // coefficients a block stages per tile
 inline constexpr u32 kTcRowBytes = 80;       // a staged coefficient's 64 bytes, padded: the
                                              // B-fragment loads of 8 x 4 lanes hit 32 banks
 
@@ -56,25 +57,27 @@ __device__ __forceinline__ void bytes_transpose(u32 w0, u32 w1, u32 w2, u32 w3, 
   out[3] = __byte_perm(t1, t3, 0x7632);
 }
 
-/// One block of the tensor-core conversion: kTcCoeffs coefficients of the inputs of group
+/// One block of the tensor-core conversion: kTiles * kTcCoeffs coefficients of the inputs of group
 /// y = blockIdx.y (a ModUp digit, or a polynomial and a range of 64 output rows), with the rows
 /// given by R:
 ///   view(y), poly(y), first(y): block_inputs' view, polynomial and first input limb;
 ///   rows(y) (<= 64), stride() (the table's row length, <= 16, zero-padded);
 ///   table_row(y, r): row r's table words in Montgomery form; modulus(y, r); out_row(y, r): row
 ///   r's output limb (coefficient 0).
-/// The block stages its coefficients' 64 input bytes in shared memory (one coefficient a
+/// The block stages its coefficients' 64 input bytes in shared memory (kTiles coefficients a
 /// thread); warp w multiplies rows [16 w, 16 w + 16) and finishes its outputs in registers. Each
 /// thread builds its own A fragments (the bytes of T_a(r, i) for its two rows and four i) from the
 /// table, T_a = T_{a-1} 2^8 by one REDC with 2^40 mod p: no table in shared memory, so many small
 /// blocks stay resident and hide the inputs' load latency.
-template <u32 kMax, class R>
+template <u32 kMax, class R, u32 kTiles = 1>
 __global__ void __launch_bounds__(kTcThreads) tc_convert_kernel(const R rows_of, u32 n) {
-  __shared__ __align__(16) unsigned char sb[kTcCoeffs][kTcRowBytes];
-  const u32 y = blockIdx.y, c0 = blockIdx.x * kTcCoeffs;
+  __shared__ __align__(16) unsigned char sb[kTiles * kTcCoeffs][kTcRowBytes];
+  const u32 y = blockIdx.y, c0 = blockIdx.x * kTiles * kTcCoeffs;
   const u32 stride = rows_of.stride(), rows = rows_of.rows(y);
-  {  // stage: thread cc's coefficient, word 4 a + q = byte a of y_{4q}, ..., y_{4q+3}
-    const u32 cc = threadIdx.x;
+#pragma unroll
+  for (u32 tile = 0; tile < kTiles; ++tile) {
+    // stage: coefficient cc, word 4 a + q = byte a of y_{4q}, ..., y_{4q+3}
+    const u32 cc = tile * kTcCoeffs + threadIdx.x;
     u32 x[1][kMax] = {};
     block_inputs<u32, kMax, 1>(rows_of.view(y), rows_of.in, rows_of.poly(y), rows_of.first(y),
                                c0 + cc, n, stride / 4, x);
@@ -131,7 +134,7 @@ __global__ void __launch_bounds__(kTcThreads) tc_convert_kernel(const R rows_of,
   u32* out0 = r0 < rows ? rows_of.out_row(y, r0) + c0 : nullptr;
   u32* out1 = r1 < rows ? rows_of.out_row(y, r1) + c0 : nullptr;
 #pragma unroll 2
-  for (u32 nt = 0; nt < kTcCoeffs / 8; ++nt) {
+  for (u32 nt = 0; nt < kTiles * kTcCoeffs / 8; ++nt) {
     const unsigned char* brow = sb[nt * 8 + g];
     int acc[4][4] = {};
 #pragma unroll
@@ -151,6 +154,21 @@ __global__ void __launch_bounds__(kTcThreads) tc_convert_kernel(const R rows_of,
     const u32 col = nt * 8 + 2 * tq;
     if (out0) *reinterpret_cast<uint2*>(out0 + col) = make_uint2(v[0], v[1]);
     if (out1) *reinterpret_cast<uint2*>(out1 + col) = make_uint2(v[2], v[3]);
+  }
+}
+
+/// Runs launch(std::integral_constant<u32, kTiles>) with the tiles a block takes:
+/// conversion_tc_tiles() (1, 2 or 4), fewer where N has fewer tiles of kTcCoeffs.
+template <class Launch>
+void with_tc_tiles(std::size_t n, Launch launch) {
+  std::size_t tiles = static_cast<std::size_t>(conversion_tc_tiles());
+  while (tiles > 1 && n % (tiles * kTcCoeffs) != 0) tiles /= 2;
+  if (tiles >= 4) {
+    launch(std::integral_constant<u32, 4>{});
+  } else if (tiles == 2) {
+    launch(std::integral_constant<u32, 2>{});
+  } else {
+    launch(std::integral_constant<u32, 1>{});
   }
 }
 
