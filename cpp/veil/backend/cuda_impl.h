@@ -50,9 +50,10 @@ std::uint32_t* flag_acquire(int index);
 /// @param flag the flag.
 void flag_release(int index, std::uint32_t* flag) noexcept;
 
-/// Copies bytes between host and device or between devices. Host to device goes through pinned
-/// memory and waits for the copy; device to host waits; device to device on one GPU is
-/// stream-ordered; across GPUs it is a peer copy that waits.
+/// Copies bytes between host and device or between devices. Host to device waits for the copy
+/// (during a graph capture it copies the source into pinned memory that the graph keeps, and
+/// does not wait); device to host waits; device to device on one GPU is stream-ordered; across
+/// GPUs it waits for the source device's work, then makes a peer copy and waits for it.
 /// @param dst_index the destination GPU (-1 for the host).
 /// @param dst the destination pointer.
 /// @param src_index the source GPU (-1 for the host).

@@ -99,7 +99,7 @@ void copy_rows(const Device& dev, void* dst, std::size_t dst_pitch, const void* 
 /// A 32-bit flag in host-mapped memory, set to 0, that kernels on CUDA device `dev` may write
 /// (any_of's tests): nullptr when all of the device's flags are in use. Give it back with
 /// flag_release once no queued kernel can write it any more.
-/// @param dev the device (nullptr for the CPU).
+/// @param dev the device (the CPU always gets nullptr).
 /// @return the flag, or nullptr.
 /// @throws veil::RuntimeError on a CUDA error.
 std::uint32_t* flag_acquire(const Device& dev);
@@ -129,7 +129,7 @@ StreamHandle stream(const Device& dev);
 /// @throws veil::RuntimeError on a CUDA error.
 void set_current(const Device& dev);
 /// Pool limit in bytes for a CUDA device (0 = no limit beyond the device's memory).
-/// Lowering the limit also frees the device's cached blocks.
+/// Setting it also frees the device's cached blocks.
 /// @param dev a CUDA device.
 /// @param bytes the limit in bytes (0: none).
 /// @throws veil::InvalidArgument if `dev` is the CPU.

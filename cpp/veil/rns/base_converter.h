@@ -60,7 +60,7 @@ std::vector<u32> montgomery32_table(const std::vector<u64>& mat, std::size_t str
 
 /// Fast (approximate) and exact RNS base conversion from base `from` (product Q) to base `to`,
 /// with the tables built once on the host (FastBaseConv: Bajard-Eynard-Hasan-Zucca, SAC 2016;
-/// exact: Halevi-Polyakov-Shoup, CT-RSA 2019, Sec. 4).
+/// exact: Halevi-Polyakov-Shoup, CT-RSA 2019).
 class BaseConverter {
  public:
   BaseConverter() = default;
@@ -112,7 +112,7 @@ class BaseConverter {
   /// ((Q+1)/2, (Q+1)/2 + |from| * 2^-67 * Q) may come out uncentered (as x mod Q instead of
   /// x mod Q - Q); no other error. `out` must not alias `in`. Out words may be 64-bit for
   /// 32-bit inputs (Wo = u64: conversion to a plain modulus stored in 64-bit words).
-  /// (Halevi-Polyakov-Shoup, CT-RSA 2019, Sec. 4; the rounding in 0.128 fixed point instead of
+  /// (Halevi-Polyakov-Shoup, CT-RSA 2019; the rounding in 0.128 fixed point instead of
   /// double.)
   /// @tparam W the input word, u32 or u64.
   /// @tparam Wo the output word (W, or u64 for 32-bit inputs).
@@ -124,7 +124,7 @@ class BaseConverter {
   /// @param in_stride words between input polynomials (0: contiguous); a multiple of n.
   /// @param out_stride words between output polynomials (0: contiguous); a multiple of n.
   /// @throws InvalidArgument if the converter is default-constructed, a stride is not a multiple of
-  ///         n (or below its base's limbs), or a 32-bit word view holds a modulus not below 2^31.
+  ///         n (or below its base's limbs), or W or Wo is u32 and a modulus is not below 2^31.
   template <class W, class Wo = W>
   void exact_convert(const Device& dev, const W* in, Wo* out, std::size_t n,
                      std::size_t num_polys = 1, std::size_t in_stride = 0,

@@ -62,7 +62,7 @@ class HpsScaleAndRoundQR {
 };
 
 /// HPS's ScaleAndRound from Q to t: round(t x / Q) mod t, BFV decryption (Halevi-Polyakov-Shoup,
-/// CT-RSA 2019, Sec. 4; Al Badawi et al. 2021 Sec. IV).
+/// CT-RSA 2019; Al Badawi et al. 2021 Sec. IV).
 class HpsScaleAndRoundQ {
  public:
   HpsScaleAndRoundQ() = default;

@@ -26,7 +26,7 @@ class ModDown {
   /// Throws InvalidArgument if either base is empty or they share a modulus.
   /// @param keep the kept base K.
   /// @param drop the dropped base D (its limbs follow K's in the input).
-  /// @throws InvalidArgument as above, or if `drop` has moduli that are not co-prime.
+  /// @throws InvalidArgument as above, or if either base has moduli that are not co-prime.
   ModDown(const RnsBase& keep, const RnsBase& drop);
   /// The kept base K.
   /// @return the base.
