@@ -33,9 +33,11 @@ def _tool():
     return module
 
 
-@pytest.mark.parametrize("layer", DOCUMENTED)
-def test_layer_documented(layer):
-    run = subprocess.run([sys.executable, str(SCRIPT), "--check", "--strict", f"cpp/veil/{layer}"],
+def test_documented_layers():
+    """One run over every finished layer (one parse): each undocumented or incomplete
+    declaration is listed as file:line in the failure."""
+    paths = [f"cpp/veil/{layer}" for layer in DOCUMENTED]
+    run = subprocess.run([sys.executable, str(SCRIPT), "--check", "--strict", *paths],
                          cwd=ROOT, capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stdout + run.stderr
 
