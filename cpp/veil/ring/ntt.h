@@ -135,8 +135,9 @@ class NttTables {
 /// In-place forward negacyclic NTT of every limb of every polynomial of `poly` (coefficients ->
 /// NTT form, bit-reversed order), on `dev` (where `poly`'s words and tables live): Cooley-Tukey
 /// with Harvey's lazy butterflies (Harvey, "Faster arithmetic for number-theoretic transforms",
-/// J. Symb. Comp. 2014, Alg. 4), SEAL's ntt_negacyclic_harvey convention. CPU: a task per limb
-/// (AVX-512 kernels where available); CUDA: batched kernels (ntt_cuda.cu), asynchronous.
+/// J. Symb. Comp. 2014, Alg. 4), SEAL's ntt_negacyclic_harvey convention. CPU: an OpenMP loop
+/// over the (polynomial, limb) pairs (AVX-512 kernels where available); CUDA: batched kernels
+/// (ntt_cuda.cu), asynchronous.
 /// @tparam W u32 or u64.
 /// @param dev the device.
 /// @param poly the operand, residues in [0, q); overwritten with residues in [0, q).

@@ -148,8 +148,8 @@ void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::s
 /// @param out [npolys][base.size()][n]; receives the sum.
 /// @param b_shifts [count] shifts on `dev`, or nullptr (every b_i in full form).
 /// @param unshifted the number of leading terms read in full form (with b_shifts).
-/// @throws InvalidArgument if n is not a power of two >= 2, or W = u32 and a modulus of
-/// `base` is not below 2^31 (make_view); RuntimeError if a CUDA launch fails.
+/// @throws InvalidArgument if npolys is not 1..3, n is not a power of two >= 2, or W = u32 and a
+/// modulus of `base` is not below 2^31 (make_view); RuntimeError if a CUDA launch fails.
 template <class W>
 void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    const u64* a_ptrs, const u64* b_ptrs, std::size_t count, W* out,
@@ -355,9 +355,8 @@ void multiply_word(const Device& dev, const RnsBase& base, std::size_t n, std::s
 /// @param t the small modulus.
 /// @param centered whether values above t/2 are lifted as v - t.
 /// @param out [base.size()][n] words; receives the lifted polynomial.
-/// @throws InvalidArgument if the operands' word sizes differ from out's, n is not a power of
-/// two >= 2, or the words are 32-bit and a modulus is not below 2^31; RuntimeError if a CUDA
-/// launch fails.
+/// @throws InvalidArgument if n is not a power of two >= 2, or the words are 32-bit and a
+/// modulus is not below 2^31; RuntimeError if a CUDA launch fails.
 void lift_small(const Device& dev, const RnsBase& base, std::size_t n, const u64* in, u64 t,
                 bool centered, WordPtr out);
 /// dot_broadcast on words of out's run-time size (every operand has out's words).
@@ -371,10 +370,9 @@ void lift_small(const Device& dev, const RnsBase& base, std::size_t n, const u64
 /// @param out [npolys][base.size()][n]; receives the sum.
 /// @param b_shifts [count] shifts on `dev`, or nullptr.
 /// @param unshifted the number of leading terms read in full form (with b_shifts).
-/// @throws InvalidArgument if the operands' word sizes differ from out's, n is not a power of
-/// two >= 2, or the words are 32-bit and a modulus is not below 2^31; RuntimeError if a CUDA
-/// launch fails.
-/// InvalidArgument also when unshifted > count (with b_shifts) or npolys is not 1..3.
+/// @throws InvalidArgument if unshifted > count (with b_shifts), npolys is not 1..3, n is not a
+/// power of two >= 2, or the words are 32-bit and a modulus is not below 2^31; RuntimeError if
+/// a CUDA launch fails.
 void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                    const u64* a_ptrs, const u64* b_ptrs, std::size_t count, WordPtr out,
                    const u64* b_shifts = nullptr, std::size_t unshifted = 0);
@@ -389,9 +387,8 @@ void dot_broadcast(const Device& dev, const RnsBase& base, std::size_t n, std::s
 /// @param count the number of terms.
 /// @param constant [base.size()] residues of c on `dev`, or nullptr.
 /// @param out [npolys][base.size()][n]; receives the combination.
-/// @throws InvalidArgument if the operands' word sizes differ from out's, n is not a power of
-/// two >= 2, or the words are 32-bit and a modulus is not below 2^31; RuntimeError if a CUDA
-/// launch fails.
+/// @throws InvalidArgument if n is not a power of two >= 2, or the words are 32-bit and a
+/// modulus is not below 2^31; RuntimeError if a CUDA launch fails.
 void scalar_combination(const Device& dev, const RnsBase& base, std::size_t n, std::size_t npolys,
                         const u64* a_ptrs, const u64* a_strides, const u64* residues,
                         std::size_t count, const u64* constant, WordPtr out);
