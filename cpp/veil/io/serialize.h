@@ -129,8 +129,8 @@ struct HeaderInfo {
 ///         compression, flags, sizes).
 HeaderInfo read_header(ByteView in);
 
-/// Writes encryption parameters (object type 1): the scheme, N, the primes, the plain modulus and
-/// the key-switching layout.
+/// Writes encryption parameters (object type 1): the scheme, the BFV multiplication method, N,
+/// the special primes, alpha, the plain modulus, the primes and CKKS's rescale groups.
 /// @param p the parameters.
 /// @param o the compression (none or zstd) and level.
 /// @return the bytes.
@@ -149,8 +149,9 @@ Bytes save(const Plaintext& pt, const SaveOptions& o = {});
 /// @param ct the ciphertext.
 /// @param o the compression, level and seeding.
 /// @return the bytes.
-/// @throws InvalidArgument if the ciphertext is empty, o.seeded is always and it cannot be
-///         written seeded, or o asks for zlib or an invalid level; RuntimeError if zstd fails.
+/// @throws InvalidArgument if the ciphertext is empty or transparent (c_1.. all zero;
+///         rlwe/checks.h), o.seeded is always and it cannot be written seeded, or o asks for zlib
+///         or an invalid level; RuntimeError if zstd fails.
 Bytes save(const Ciphertext& ct, const SaveOptions& o = {});
 /// What the pythonic layer remembers about a ciphertext's values, written in the ciphertext
 /// descriptor's 7 bytes after is_ntt_form (zero before; builds that predate them ignore them):
