@@ -15,12 +15,22 @@ namespace veil {
 /// before reading it (backend::synchronize_device) and after writing it.
 template <class T>
 struct ArrayView {
+  /// The first element (nullptr only when count is 0).
   T* data = nullptr;
+  /// The number of elements.
   std::size_t count = 0;
+  /// The device the memory is on.
   Device device;
 
-  /// Throws InvalidArgument naming `arg` unless the view lives on `dev` and holds `expected`
-  /// elements (or, with `at_most`, at most that many).
+  /// Checks the view against what a call expects: Throws InvalidArgument naming `arg` unless the
+  /// view lives on `dev` and holds `expected` elements (or, with `at_most`, at most that many),
+  /// with
+  /// non-null data when it has any.
+  /// @param dev the device the context works on.
+  /// @param expected the element count required (or the most allowed).
+  /// @param at_most whether fewer elements are allowed.
+  /// @param arg the argument's name for the message.
+  /// @throws veil::InvalidArgument on a device mismatch, a wrong count or a null pointer.
   void check(const Device& dev, std::size_t expected, bool at_most, const char* arg) const {
     if (device != dev) {
       throw InvalidArgument(std::string(arg) + ": the array is on " + device.str() +

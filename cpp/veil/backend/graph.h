@@ -11,31 +11,48 @@
 
 namespace veil::backend {
 
+/// One captured CUDA graph of a device's queued work (move-only; destroying it frees the
+/// instantiated graph, or aborts a capture in progress).
 class Graph {
  public:
   Graph() = default;
   ~Graph();
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
+  /// Takes over another graph (and its capture in progress); `o` is left empty.
+  /// @param o the graph to move from.
   Graph(Graph&& o) noexcept;
+  /// Destroys this graph's instantiation and takes over `o`'s; `o` is left empty.
+  /// @param o the graph to move from.
+  /// @return *this.
   Graph& operator=(Graph&& o) noexcept;
 
   /// True where graphs exist (a CUDA device of a build with the CUDA backend).
+  /// @param dev the device.
+  /// @return true for a CUDA device when the CUDA backend is built.
   static bool supported(const Device& dev);
   /// Starts recording `dev`'s stream (relaxed capture mode: the calls made meanwhile must only
-  /// queue work; a synchronizing call makes end_capture() throw).
-  /// @throws InvalidArgument for the CPU; RuntimeError if the capture cannot start.
+  /// queue work; a synchronizing call makes end_capture() throw). A graph captured before is
+  /// destroyed first.
+  /// @param dev a CUDA device.
+  /// @throws InvalidArgument for the CPU (or a build without CUDA), or when a capture is already in
+  ///         progress; RuntimeError if the capture cannot start.
   void begin_capture(const Device& dev);
   /// Stops recording and instantiates the graph (its memory is freed at each relaunch).
   /// @throws RuntimeError if the captured work was invalidated (a synchronizing or unsupported
-  ///         call during the capture); the graph is then empty.
+  ///         call during the capture); the graph is then empty. InvalidArgument if no capture
+  ///         is in progress.
   void end_capture();
   /// Stops a capture that failed (an exception was thrown during it) and discards it.
   void abort_capture() noexcept;
   /// Queues one replay on the device's stream (asynchronous).
   /// @throws RuntimeError if the graph is empty or the launch fails.
   void launch() const;
+  /// Whether a graph has been captured and instantiated.
+  /// @return true when launch() has a graph to replay.
   bool ready() const { return exec_ != nullptr; }
+  /// Whether a capture is in progress (between begin_capture and end_capture or abort_capture).
+  /// @return true while capturing.
   bool capturing() const { return capturing_; }
 
  private:
@@ -65,6 +82,7 @@ class Graph {
 void run_branches(const Device& dev, const std::vector<std::function<void()>>& branches);
 /// Whether run_branches forks inside captures: yes unless the environment variable
 /// VEIL_GRAPH_BRANCHES is "0" when first asked (the A/B switch), or as set_graph_branches set it.
+/// @return true when forking is on.
 bool graph_branches();
 /// Turns run_branches' forking on or off for the whole process (tests compare both).
 /// @param on true: fork inside captures; false: always one branch after another.

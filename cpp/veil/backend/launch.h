@@ -15,6 +15,10 @@
 namespace veil {
 
 #if defined(__CUDACC__)
+/// for_each's kernel: f(i) for i in [0, n), each thread striding by the grid's size.
+/// @tparam F the functor type.
+/// @param n the number of indices.
+/// @param f the body.
 template <class F>
 __global__ void veil_grid_stride_kernel(std::size_t n, F f) {
   for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
@@ -24,8 +28,22 @@ __global__ void veil_grid_stride_kernel(std::size_t n, F f) {
 }
 #endif
 
+/// Reports a CUDA launch requested from a translation unit compiled without nvcc (the launch
+/// templates' host-compiler branch). Defined in memory.cpp.
+/// @param file the unit's __FILE__, named in the message.
+/// @throws veil::RuntimeError always.
 [[noreturn]] void throw_cuda_not_in_this_unit(const char* file);
 
+/// The one launch helper for element-wise work: calls f(i) for every i in [0, n). CPU: an OpenMP
+/// parallel for (static schedule; serial below 8192 elements or in a forked child). CUDA: a
+/// grid-stride kernel of 256-thread blocks (at most 262140 blocks) on the device's stream,
+/// asynchronous.
+/// @tparam F a VEIL_HD functor (or nvcc extended lambda) taking std::size_t.
+/// @param dev the device the data lives on.
+/// @param n the number of indices (0: nothing).
+/// @param f the body, copied to the device; it may capture device pointers and plain values only.
+/// @throws veil::RuntimeError if the kernel launch fails, or for a CUDA device from a unit
+/// compiled without nvcc.
 template <class F>
 void for_each(const Device& dev, std::size_t n, F f) {
   if (n == 0) return;
@@ -64,6 +82,14 @@ VEIL_HD void call_limb(F& f, std::size_t i, std::uint32_t l, std::uint32_t p) {
 }  // namespace launch_detail
 
 #if defined(__CUDACC__)
+/// for_each_limb's kernel: grid row blockIdx.y strides over the `rows` (polynomial, limb) rows,
+/// threads stride over the row's n words; l and p come from the row, not from a division per
+/// word.
+/// @tparam F the functor type.
+/// @param rows polynomials times limbs.
+/// @param limbs the limbs per polynomial.
+/// @param n the words per row.
+/// @param f the body, called as f(i, l) or f(i, l, p).
 template <class F>
 __global__ void veil_limb_kernel(std::size_t rows, std::uint32_t limbs, std::size_t n, F f) {
   for (std::size_t r = blockIdx.y; r < rows; r += gridDim.y) {
@@ -84,6 +110,14 @@ __global__ void veil_limb_kernel(std::size_t rows, std::uint32_t limbs, std::siz
 /// the limb of word i, without a division per word (a 64-bit division is ~70 instructions on a
 /// GPU and made the element-wise kernels instruction-bound; bench/NOTES.md). CUDA: one grid row
 /// (blockIdx.y) per (polynomial, limb). CPU: an OpenMP loop over (row, word), collapsed.
+/// @tparam F a VEIL_HD functor taking (std::size_t i, std::uint32_t l) or (i, l, p).
+/// @param dev the device the data lives on.
+/// @param npolys the number of polynomials.
+/// @param limbs the limbs per polynomial.
+/// @param n the words per limb (the ring degree N).
+/// @param f the body.
+/// @throws veil::RuntimeError if the kernel launch fails, or for a CUDA device from a unit
+/// compiled without nvcc.
 template <class F>
 void for_each_limb(const Device& dev, std::size_t npolys, std::size_t limbs, std::size_t n, F f) {
   const std::size_t rows = npolys * limbs;
@@ -117,6 +151,11 @@ void for_each_limb(const Device& dev, std::size_t npolys, std::size_t limbs, std
 }
 
 #if defined(__CUDACC__)
+/// any_of's kernel: sets flag[0] = 1 wherever pred(i) holds (grid-stride over [0, n)).
+/// @tparam P the predicate type.
+/// @param n the number of indices.
+/// @param pred the predicate.
+/// @param flag the flag, set to 0 before the launch.
 template <class P>
 __global__ void veil_any_of_kernel(std::size_t n, P pred, std::uint32_t* flag) {
   for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
@@ -133,10 +172,18 @@ __global__ void veil_any_of_kernel(std::size_t n, P pred, std::uint32_t* flag) {
 class PendingAny {
  public:
   PendingAny() = default;
+  /// An answer known already (the CPU, or a device flag read back at once).
+  /// @param value the answer wait() returns.
   explicit PendingAny(bool value) : value_(value) {}
+  /// A test queued on `dev` that writes the host-mapped `flag` (from backend::flag_acquire, which
+  /// this object releases).
+  /// @param dev the CUDA device the test's kernel runs on.
+  /// @param flag the flag, 0 before the kernel runs.
   PendingAny(const Device& dev, std::uint32_t* flag) : dev_(dev), flag_(flag) {}
   PendingAny(const PendingAny&) = delete;
   PendingAny& operator=(const PendingAny&) = delete;
+  /// Takes over `o`'s pending test; `o` no longer waits.
+  /// @param o the pending test to move from.
   PendingAny(PendingAny&& o) noexcept : dev_(o.dev_), flag_(o.flag_), value_(o.value_) {
     o.flag_ = nullptr;
   }
@@ -149,6 +196,9 @@ class PendingAny {
     backend::flag_release(dev_, flag_);
   }
   /// Waits for the test (CUDA: a stream synchronization) and returns whether pred held anywhere.
+  /// A second call returns the same answer without waiting.
+  /// @return whether pred(i) held for some i.
+  /// @throws veil::RuntimeError if the stream failed (the flag is released first).
   bool wait() {
     if (!flag_) return value_;
     std::uint32_t* flag = flag_;
@@ -171,6 +221,14 @@ class PendingAny {
 };
 
 #if defined(__CUDACC__)
+/// The any_of kernel's launch: 256-thread blocks (at most 262140) over [0, n) on the device's
+/// stream, writing 1 to `flag` where pred holds.
+/// @tparam P a VEIL_HD predicate taking std::size_t.
+/// @param dev the CUDA device.
+/// @param n the number of indices.
+/// @param pred the predicate.
+/// @param flag a device-writable 32-bit flag set to 0.
+/// @throws veil::RuntimeError if the launch fails.
 template <class P>
 void launch_any_of_kernel(const Device& dev, std::size_t n, P pred, std::uint32_t* flag) {
   constexpr unsigned threads = 256;
@@ -183,6 +241,13 @@ void launch_any_of_kernel(const Device& dev, std::size_t n, P pred, std::uint32_
 /// pred(i) for every i in [0, n) in one kernel that sets a flag: a host-mapped flag, read later
 /// through the PendingAny (no allocation or copy), or, with every mapped flag in use, a device
 /// flag read back at once (an allocation and a 4-byte copy).
+/// @tparam P a VEIL_HD predicate taking std::size_t.
+/// @param dev the CUDA device.
+/// @param n the number of indices.
+/// @param pred the predicate.
+/// @return the pending answer.
+/// @throws veil::RuntimeError if the launch or the copy fails; veil::OutOfMemory if the device
+/// flag cannot be allocated.
 template <class P>
 PendingAny launch_any(const Device& dev, std::size_t n, P pred) {
   backend::set_current(dev);
@@ -212,6 +277,13 @@ PendingAny launch_any(const Device& dev, std::size_t n, P pred) {
 
 /// True when pred(i) holds for some i in [0, n). CPU: a serial loop that stops at the first hit.
 /// CUDA: one kernel setting a host-mapped flag, then a synchronization (launch_any).
+/// @tparam P a VEIL_HD predicate taking std::size_t.
+/// @param dev the device the data lives on.
+/// @param n the number of indices (0: false).
+/// @param pred the predicate.
+/// @return whether pred(i) holds for some i < n.
+/// @throws veil::RuntimeError if the kernel or synchronization fails, or for a CUDA device from a
+/// unit compiled without nvcc.
 template <class P>
 bool any_of(const Device& dev, std::size_t n, P pred) {
   if (n == 0) return false;
@@ -228,6 +300,13 @@ bool any_of(const Device& dev, std::size_t n, P pred) {
 }
 
 /// The same test, queued: wait() on the result gives pred's answer (see PendingAny).
+/// @tparam P a VEIL_HD predicate taking std::size_t.
+/// @param dev the device the data lives on.
+/// @param n the number of indices (0: false at once).
+/// @param pred the predicate.
+/// @return the pending answer; wait() gives it.
+/// @throws veil::RuntimeError if the launch fails, or for a CUDA device from a unit compiled
+/// without nvcc.
 template <class P>
 PendingAny any_of_async(const Device& dev, std::size_t n, P pred) {
   if (n == 0) return PendingAny(false);
@@ -243,6 +322,13 @@ PendingAny any_of_async(const Device& dev, std::size_t n, P pred) {
 /// any_of_async, whether f returned true for some i: one pass that writes its outputs and checks
 /// them (decryption's scaling and its noise test). CPU: a parallel loop, its answer ready at once.
 /// CUDA: launch_any (the kernel evaluates every i; it never stops at a hit).
+/// @tparam F a VEIL_HD functor taking std::size_t and returning bool.
+/// @param dev the device the data lives on.
+/// @param n the number of indices (0: false at once).
+/// @param f the body; every i is evaluated.
+/// @return the pending answer: whether f returned true for some i.
+/// @throws veil::RuntimeError if the launch fails, or for a CUDA device from a unit compiled
+/// without nvcc.
 template <class F>
 PendingAny for_each_any(const Device& dev, std::size_t n, F f) {
   if (n == 0) return PendingAny(false);
@@ -262,9 +348,15 @@ PendingAny for_each_any(const Device& dev, std::size_t n, F f) {
 }
 
 /// The CPU's vector paths (host code only): f(r, j0, j1) for every row r < rows and chunk
-/// [j0, j1) of up to 4096 words of n (a multiple of 8 when n is), in parallel over (row, chunk)
-/// pairs as for_each_word does, so that a few long rows still spread over the threads. f may
-/// call host-only functions (a plain lambda, unlike for_each's).
+/// [j0, j1) of min(n, 4096) words, in parallel over (row, chunk) pairs as for_each_word
+/// (poly_ops.cpp) does, so that a few long rows still spread over the threads. f may call
+/// host-only functions (a plain lambda, unlike for_each's). The chunks tile [0, n) exactly
+/// when n <= 4096 or n is a multiple of 4096 (ring degrees are powers of two); otherwise the
+/// words after the last whole chunk are not visited.
+/// @tparam F a callable taking (std::size_t r, std::size_t j0, std::size_t j1).
+/// @param rows the number of rows.
+/// @param n the words per row.
+/// @param f the body for one chunk of one row.
 template <class F>
 void cpu_row_chunks(std::size_t rows, std::size_t n, F f) {
   const std::size_t chunk = n < 4096 ? n : 4096, chunks = chunk ? n / chunk : 0;

@@ -27,11 +27,13 @@ struct RuntimeError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Throws veil::InvalidArgument(msg) unless `cond` holds: the argument check of public entries.
 #define VEIL_REQUIRE(cond, msg)                                                                    \
   do {                                                                                             \
     if (!(cond)) throw ::veil::InvalidArgument(msg);                                               \
   } while (0)
 
+/// Throws veil::TypeMismatch(msg) unless `cond` holds: the kind, device and context checks.
 #define VEIL_REQUIRE_TYPE(cond, msg)                                                               \
   do {                                                                                             \
     if (!(cond)) throw ::veil::TypeMismatch(msg);                                                  \

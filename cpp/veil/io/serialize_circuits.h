@@ -13,11 +13,18 @@ namespace veil::io {
 /// evalmod_degree, double_angle, hamming_weight (u32 each), then pack_sparse (u32 1) only when
 /// set; no body.
 /// @throws InvalidArgument naming `parameters` when empty.
+/// @param p the parameters (object type 9).
+/// @param o the compression and level (the object has no body).
+/// @return the bytes.
 Bytes save(const circuits::BootstrapParameters& p, const SaveOptions& o = {});
 /// Loads and rebuilds the parameters on `ctx`: the header as every object's (type, scheme,
 /// parameter hash, sizes), N, every configuration field (BootstrapConfig::validate against N),
 /// Delta (finite, >= 2), and the chain (BootstrapParameters' own checks).
 /// @throws InvalidArgument naming the field ("bootstrap parameters: <field>: ...").
+/// @param in the bytes (exactly one object).
+/// @param ctx the CKKS context the parameters were made for.
+/// @param o the size cap.
+/// @return the rebuilt parameters.
 circuits::BootstrapParameters load_bootstrap_parameters(ByteView in, const ContextPtr& ctx,
                                                         const LoadOptions& o = {});
 

@@ -34,6 +34,7 @@
 
 namespace veil {
 
+/// The compact sampler's ChaCha rounds (ChaCha12; see above).
 inline constexpr int kCompactRounds = 12;
 
 /// Coefficients one column (a quarter of a block) gives: 4 with 32-bit words, 2 with 64-bit.
@@ -44,11 +45,17 @@ template <class W>
 inline constexpr int kCompactPerBlock = 4 * kCompactPerColumn<W>;
 
 /// The third nonce word of (limb, attempt).
+/// @param limb the limb's address, below 2^15.
+/// @param attempt the rejection attempt, below 2^15.
+/// @return 0x80000000 | attempt << 16 | limb.
 VEIL_HD std::uint32_t compact_stream(std::uint32_t limb, std::uint32_t attempt) {
   return 0x80000000u | (attempt << 16) | limb;
 }
 
 /// floor(2^w / q) q, the rejection bound of w-bit candidates (w = 8 sizeof(W); q odd, > 1).
+/// @tparam W u32 or u64 (w = 32 or 64).
+/// @param q the modulus, odd and > 1.
+/// @return the largest multiple of q that is at most 2^w - 1; candidates below it are accepted.
 template <class W>
 VEIL_HD u64 compact_bound(u64 q) {
   const u64 top = sizeof(W) == 4 ? u64(0xFFFFFFFFu) : ~u64(0);
@@ -56,6 +63,10 @@ VEIL_HD u64 compact_bound(u64 q) {
 }
 
 /// Candidate p of a column's four words.
+/// @tparam W u32 (the word col[p]) or u64 (words 2p, low, and 2p + 1, high).
+/// @param col the column's four words.
+/// @param p the candidate, below kCompactPerColumn<W>.
+/// @return the candidate.
 template <class W>
 VEIL_HD u64 compact_candidate(const std::uint32_t (&col)[4], int p) {
   if constexpr (sizeof(W) == 4) {
@@ -69,6 +80,13 @@ VEIL_HD u64 compact_candidate(const std::uint32_t (&col)[4], int p) {
 /// kCompactPerBlock<W> b + k. The reference form (one thread computes the whole block, and a
 /// block again for each rejected coefficient); the GPU's inner product computes the same words
 /// four lanes to a block (keyswitch.cpp).
+/// @tparam W u32 or u64.
+/// @param key the seed.
+/// @param index the polynomial's index (a key's digit).
+/// @param limb the limb's address, below 2^15.
+/// @param b the block.
+/// @param m the limb's modulus (odd).
+/// @param out receives kCompactPerBlock<W> coefficients in [0, q).
 template <class W>
 VEIL_HD void compact_uniform_block(const ChaChaKey& key, u64 index, std::uint32_t limb,
                                    std::uint32_t b, const Modulus& m, W* out) {
@@ -99,6 +117,13 @@ VEIL_HD void compact_uniform_block(const ChaChaKey& key, u64 index, std::uint32_
 /// rows 1-3 by 1-3 lanes first and back after (the SIMD layout of ChaCha). The D states are
 /// independent chains, interleaved so that each lane has D instructions to issue between
 /// dependent ones. col[j][r] is polynomial j's column word r, as compact_uniform_block reads it.
+/// @tparam D the number of polynomials.
+/// @param key the seed.
+/// @param index0 the first polynomial's index.
+/// @param limb the limb's address, below 2^15.
+/// @param b the block.
+/// @param attempt the rejection attempt.
+/// @param col receives each polynomial's column words.
 template <int D>
 __device__ __forceinline__ void compact_columns(const ChaChaKey& key, u64 index0,
                                                 std::uint32_t limb, std::uint32_t b,
@@ -163,6 +188,12 @@ __device__ __forceinline__ void compact_columns(const ChaChaKey& key, u64 index0
 
 /// Each still-rejected candidate c[j][p] (>= bound) takes column word(s) p of polynomial j's
 /// block; says whether any is still rejected.
+/// @tparam W u32 or u64.
+/// @tparam D the number of polynomials.
+/// @param col each polynomial's column words.
+/// @param bound the rejection bound (compact_bound).
+/// @param c the candidates, updated where still rejected.
+/// @return whether any candidate is still rejected.
 template <class W, int D>
 __device__ __forceinline__ bool take_candidates(const std::uint32_t (&col)[D][4], u64 bound,
                                                 u64 (&c)[D][kCompactPerColumn<W>]) {
@@ -183,6 +214,15 @@ __device__ __forceinline__ bool take_candidates(const std::uint32_t (&col)[D][4]
 /// coefficient kCompactPerBlock<W> b + kCompactPerColumn<W> (lane & 3) + p, equal to
 /// compact_uniform_block's.
 /// Every lane of the warp must call it (the rejection loop votes across the warp).
+/// @tparam W u32 or u64.
+/// @tparam D the number of polynomials.
+/// @param key the seed.
+/// @param index0 the first polynomial's index.
+/// @param limb the limb's address, below 2^15.
+/// @param b the block.
+/// @param m the limb's modulus (odd).
+/// @param bound compact_bound<W>(m.value).
+/// @param out receives each polynomial's kCompactPerColumn<W> coefficients of this lane.
 template <class W, int D>
 __device__ __forceinline__ void compact_uniform_columns(const ChaChaKey& key, u64 index0,
                                                         std::uint32_t limb, std::uint32_t b,

@@ -34,27 +34,59 @@ namespace veil {
 class NttTables {
  public:
   NttTables() = default;
-  /// Throws InvalidArgument if a prime is not 1 mod 2N.
+  /// Builds the tables of every prime at degree n: psi = minimal_primitive_root(2n, q), the powers
+  /// psi^i and psi^-i stored at bitrev(i) with their 64-bit Shoup quotients, and N^-1 mod q. The
+  /// 32-bit tables are derived later, on first use.
+  /// @param n the ring degree N, a power of two >= 2.
+  /// @param primes the NTT-friendly primes (q = 1 mod 2N), in table order.
+  /// @throws InvalidArgument if n is not a power of two >= 2 or a prime is not 1 mod 2N.
   NttTables(std::size_t n, const std::vector<Modulus>& primes);
 
+  /// The ring degree N.
+  /// @return N.
   std::size_t n() const { return n_; }
+  /// log2(N).
+  /// @return log2 of the ring degree.
   int log_n() const { return log_n_; }
+  /// The number of primes with tables.
+  /// @return the prime count.
   std::size_t num_primes() const { return primes_.size(); }
+  /// Prime i of the tables (unchecked).
+  /// @param i the table index, below num_primes().
+  /// @return the prime with its Barrett constants.
   const Modulus& prime(std::size_t i) const { return primes_[i]; }
+  /// All primes, in table order.
+  /// @return the primes (host).
   const std::vector<Modulus>& primes() const { return primes_.host(); }
   /// Index of prime q in this table; throws InvalidArgument if absent.
+  /// @param q the prime.
+  /// @return its table index.
+  /// @throws InvalidArgument if q has no table here.
   u32 index_of(u64 q) const;
 
+  /// The 64-bit twiddle tables on `dev`, [prime][4][N] as described above (uploaded on first use).
+  /// @param dev the device.
+  /// @return the tables on `dev`.
   const u64* twiddles(const Device& dev) const { return twiddles_.data(dev); }
+  /// The 64-bit N^-1 tables on `dev`, [prime][2] = N^-1 mod q and its Shoup quotient.
+  /// @param dev the device.
+  /// @return the tables on `dev`.
   const u64* inv_n(const Device& dev) const { return inv_n_.data(dev); }
   /// 32-bit tables, same layout as twiddles() with floor(w 2^32 / q) quotients; rows of primes
   /// >= 2^31 are zero. Built from the 64-bit tables on first use (once, thread-safe), so
   /// contexts that only use 64-bit words never pay for them.
+  /// @param dev the device.
+  /// @return the 32-bit tables on `dev`.
   const u32* twiddles32(const Device& dev) const { return tables32().twiddles.data(dev); }
   /// [prime][4] = N^-1, its 32-bit quotient, psi^-bitrev(1) N^-1 (the inverse transform's last
   /// stage merged with the scaling), its quotient.
+  /// @param dev the device.
+  /// @return the tables on `dev`.
   const u32* inv_n32(const Device& dev) const { return tables32().inv_n.data(dev); }
-  /// The twiddle and N^-1 tables for words W on dev.
+  /// The twiddle table for words W on dev (twiddles32 or twiddles).
+  /// @tparam W u32 or u64.
+  /// @param dev the device.
+  /// @return the tables on `dev`.
   template <class W>
   const W* twiddles_for(const Device& dev) const {
     if constexpr (sizeof(W) == 4) {
@@ -63,6 +95,10 @@ class NttTables {
       return twiddles(dev);
     }
   }
+  /// The N^-1 table for words W on dev (inv_n32, [prime][4], or inv_n, [prime][2]).
+  /// @tparam W u32 or u64.
+  /// @param dev the device.
+  /// @return the tables on `dev`.
   template <class W>
   const W* inv_n_for(const Device& dev) const {
     if constexpr (sizeof(W) == 4) {
@@ -71,8 +107,13 @@ class NttTables {
       return inv_n(dev);
     }
   }
+  /// The primes on `dev`, in table order.
+  /// @param dev the device.
+  /// @return num_primes() moduli on `dev`.
   const Modulus* moduli(const Device& dev) const { return primes_.data(dev); }
   /// psi (the minimal primitive 2N-th root) for prime i.
+  /// @param i the table index.
+  /// @return psi mod prime i.
   u64 psi(std::size_t i) const { return psi_[i]; }
 
  private:
@@ -91,30 +132,84 @@ class NttTables {
   std::vector<u64> psi_;
 };
 
-/// In-place forward NTT of every limb of every polynomial of `poly` (coefficients -> NTT form),
-/// on `dev` (where `poly`'s words and tables live). W = u32 or u64.
-/// @throws InvalidArgument if the view has no NTT-table ids, its degree differs from the tables',
-///         or (W = u32) one of its primes is not below 2^31.
+/// In-place forward negacyclic NTT of every limb of every polynomial of `poly` (coefficients ->
+/// NTT form, bit-reversed order), on `dev` (where `poly`'s words and tables live): Cooley-Tukey
+/// with Harvey's lazy butterflies (Harvey, "Faster arithmetic for number-theoretic transforms",
+/// J. Symb. Comp. 2014, Alg. 4), SEAL's ntt_negacyclic_harvey convention. CPU: an OpenMP loop
+/// over the (polynomial, limb) pairs (AVX-512 kernels where available); CUDA: batched kernels
+/// (ntt_cuda.cu), asynchronous.
+/// @tparam W u32 or u64.
+/// @param dev the device.
+/// @param poly the operand, residues in [0, q); overwritten with residues in [0, q).
+/// @param tables the tables at the operand's degree; poly.ntt_ids index them.
+/// @throws InvalidArgument if the view has no NTT-table ids or its degree differs from the tables'.
 template <class W>
 void ntt_forward(const Device& dev, const RnsPolyView<W>& poly, const NttTables& tables);
-/// In-place inverse NTT (NTT form -> coefficients, scaled by N^-1); as ntt_forward.
+/// In-place inverse NTT (NTT form -> coefficients in natural order, scaled by N^-1):
+/// Gentleman-Sande with Harvey's lazy butterflies; as ntt_forward.
+/// @tparam W u32 or u64.
+/// @param dev the device.
+/// @param poly the operand in NTT form; overwritten with its coefficients in [0, q).
+/// @param tables the tables at the operand's degree; poly.ntt_ids index them.
+/// @throws InvalidArgument if the view has no NTT-table ids or its degree differs from the tables'.
 template <class W>
 void ntt_inverse(const Device& dev, const RnsPolyView<W>& poly, const NttTables& tables);
 
 /// In-place forward NTT of `num_polys` polynomials over `base` (coefficients -> NTT form).
+/// The operand is `num_polys` contiguous polynomials of [base.size()][N] 64-bit words.
+/// @param dev the device `data` is on.
+/// @param data the words, overwritten.
+/// @param num_polys the number of polynomials.
+/// @param base their RNS base (with NTT-table ids).
+/// @param tables the tables at degree N = tables.n().
+/// @throws InvalidArgument if `base` has no NTT tables.
 void ntt_forward(const Device& dev, u64* data, std::size_t num_polys, const RnsBase& base,
                  const NttTables& tables);
 /// In-place inverse NTT (NTT form -> coefficients).
+/// @param dev the device `data` is on.
+/// @param data the words, overwritten.
+/// @param num_polys the number of polynomials.
+/// @param base their RNS base (with NTT-table ids).
+/// @param tables the tables at degree N = tables.n().
+/// @throws InvalidArgument if `base` has no NTT tables.
 void ntt_inverse(const Device& dev, u64* data, std::size_t num_polys, const RnsBase& base,
                  const NttTables& tables);
 /// The same on words of the pointer's run-time size.
+/// @param dev the device `data` is on.
+/// @param data the words (32 or 64 bits), overwritten.
+/// @param num_polys the number of polynomials.
+/// @param base their RNS base (with NTT-table ids).
+/// @param tables the tables at degree N = tables.n().
+/// @throws InvalidArgument if `base` has no NTT tables, or the words are 32-bit and a prime of
+/// `base` is not below 2^31.
 void ntt_forward(const Device& dev, WordPtr data, std::size_t num_polys, const RnsBase& base,
                  const NttTables& tables);
+/// Inverse NTT on words of the pointer's run-time size.
+/// @param dev the device `data` is on.
+/// @param data the words (32 or 64 bits), overwritten.
+/// @param num_polys the number of polynomials.
+/// @param base their RNS base (with NTT-table ids).
+/// @param tables the tables at degree N = tables.n().
+/// @throws InvalidArgument if `base` has no NTT tables, or the words are 32-bit and a prime of
+/// `base` is not below 2^31.
 void ntt_inverse(const Device& dev, WordPtr data, std::size_t num_polys, const RnsBase& base,
                  const NttTables& tables);
 /// The same on 32-bit words; every prime of `base` must be below 2^31.
+/// @param dev the device `data` is on.
+/// @param data the words, overwritten.
+/// @param num_polys the number of polynomials.
+/// @param base their RNS base (with NTT-table ids).
+/// @param tables the tables at degree N = tables.n().
+/// @throws InvalidArgument if `base` has no NTT tables or a prime is not below 2^31.
 void ntt_forward(const Device& dev, u32* data, std::size_t num_polys, const RnsBase& base,
                  const NttTables& tables);
+/// Inverse NTT on 32-bit words; every prime of `base` must be below 2^31.
+/// @param dev the device `data` is on.
+/// @param data the words, overwritten.
+/// @param num_polys the number of polynomials.
+/// @param base their RNS base (with NTT-table ids).
+/// @param tables the tables at degree N = tables.n().
+/// @throws InvalidArgument if `base` has no NTT tables or a prime is not below 2^31.
 void ntt_inverse(const Device& dev, u32* data, std::size_t num_polys, const RnsBase& base,
                  const NttTables& tables);
 

@@ -58,18 +58,33 @@ std::vector<u32> montgomery32_table(const std::vector<u64>& mat, std::size_t str
                                     const RnsBase& row_moduli, u64 in_bound);
 }  // namespace detail
 
+/// Fast (approximate) and exact RNS base conversion from base `from` (product Q) to base `to`,
+/// with the tables built once on the host (FastBaseConv: Bajard-Eynard-Hasan-Zucca, SAC 2016;
+/// exact: Halevi-Polyakov-Shoup, CT-RSA 2019).
 class BaseConverter {
  public:
   BaseConverter() = default;
   /// Precomputes (Q/q_i)^-1 mod q_i, (Q/q_i) mod p_j, Q mod p_j and the 0.128 fixed-point
   /// fractions 1/q_i. Throws InvalidArgument if a base is empty or the bases share a modulus.
+  /// @param from the source base (co-prime moduli).
+  /// @param to the target base, disjoint from `from`.
+  /// @throws InvalidArgument if a base is empty, `from` has moduli that are not co-prime, or the
+  ///         bases share a modulus.
   BaseConverter(const RnsBase& from, const RnsBase& to);
 
+  /// The source base.
+  /// @return the base the inputs are over.
   const RnsBase& from() const { return from_; }
+  /// The target base.
+  /// @return the base the outputs are over.
   const RnsBase& to() const { return to_; }
   /// The conversion's tables and the 0.128 fixed-point fractions 1/q_i ([from][2], on dev), for
   /// kernels that fuse the conversion into another pass (ModDownNtt::correction_first_pass).
+  /// @return the fast conversion's tables (c = 1).
   const detail::FastConvTables& tables() const { return conv_; }
+  /// The 0.128 fixed-point fractions floor(2^128 / q_i) as (hi, lo) pairs, [from][2], on `dev`.
+  /// @param dev the device.
+  /// @return the fractions on `dev`.
   const u64* fractions(const Device& dev) const { return frac_.data(dev); }
 
   /// in: [num_polys][from.size()][n] (residues in [0, q_i)); out: [num_polys][to.size()][n].
@@ -77,6 +92,16 @@ class BaseConverter {
   /// `in_stride` / `out_stride`: words between consecutive polynomials (0: contiguous), so a
   /// conversion can read from or write into a larger layout such as [poly][Q ∪ R][n].
   /// W = u32 needs every modulus of both bases below 2^31.
+  /// @tparam W u32 or u64.
+  /// @param dev the device of `in` and `out`.
+  /// @param in [num_polys][from.size()][n] residues (coefficient form).
+  /// @param out [num_polys][to.size()][n]; receives the converted residues.
+  /// @param n the ring degree N.
+  /// @param num_polys the number of polynomials.
+  /// @param in_stride words between input polynomials (0: from.size() * n); a multiple of n.
+  /// @param out_stride words between output polynomials (0: to.size() * n); a multiple of n.
+  /// @throws InvalidArgument if the converter is default-constructed, a stride is not a multiple of
+  ///         n (or below its base's limbs), or W = u32 and a modulus is not below 2^31.
   template <class W>
   void fast_convert(const Device& dev, const W* in, W* out, std::size_t n,
                     std::size_t num_polys = 1, std::size_t in_stride = 0,
@@ -87,6 +112,19 @@ class BaseConverter {
   /// ((Q+1)/2, (Q+1)/2 + |from| * 2^-67 * Q) may come out uncentered (as x mod Q instead of
   /// x mod Q - Q); no other error. `out` must not alias `in`. Out words may be 64-bit for
   /// 32-bit inputs (Wo = u64: conversion to a plain modulus stored in 64-bit words).
+  /// (Halevi-Polyakov-Shoup, CT-RSA 2019; the rounding in 0.128 fixed point instead of
+  /// double.)
+  /// @tparam W the input word, u32 or u64.
+  /// @tparam Wo the output word (W, or u64 for 32-bit inputs).
+  /// @param dev the device of `in` and `out`.
+  /// @param in [num_polys][from.size()][n] residues (coefficient form).
+  /// @param out [num_polys][to.size()][n]; receives the centered representative mod each p_j.
+  /// @param n the ring degree N.
+  /// @param num_polys the number of polynomials.
+  /// @param in_stride words between input polynomials (0: contiguous); a multiple of n.
+  /// @param out_stride words between output polynomials (0: contiguous); a multiple of n.
+  /// @throws InvalidArgument if the converter is default-constructed, a stride is not a multiple of
+  ///         n (or below its base's limbs), or W or Wo is u32 and a modulus is not below 2^31.
   template <class W, class Wo = W>
   void exact_convert(const Device& dev, const W* in, Wo* out, std::size_t n,
                      std::size_t num_polys = 1, std::size_t in_stride = 0,
@@ -99,13 +137,41 @@ class BaseConverter {
   /// wait() on the result says whether the test held for some coefficient (false when it is
   /// off). Throws InvalidArgument if factor is not below every p_j or the test is over another
   /// number of limbs.
+  /// @tparam W the input word, u32 or u64.
+  /// @param dev the device of `in` and `out`.
+  /// @param in [from.size()][n] residues (one polynomial).
+  /// @param out [to.size()][n] 64-bit words; receives the converted (and multiplied) values.
+  /// @param n the ring degree N (a multiple of 8 on a GPU with one target prime).
+  /// @param factor the multiplier, below every p_j (1: none).
+  /// @param test the noise test on `in` (off: none).
+  /// @return the pending answer of the test (false when it is off).
+  /// @throws InvalidArgument if the converter is default-constructed, factor is too large, the test
+  ///         is over another number of limbs, or n is not a multiple of 8 where the fused GPU pass
+  ///         runs.
   template <class W>
   PendingAny exact_convert_checked(const Device& dev, const W* in, u64* out, std::size_t n,
                                    u64 factor, const NoiseTest& test) const;
   /// The same on words of a run-time size (in and out of the same size).
+  /// @param dev the device of `in` and `out`.
+  /// @param in [num_polys][from.size()][n] words.
+  /// @param out [num_polys][to.size()][n] words of in's size.
+  /// @param n the ring degree N.
+  /// @param num_polys the number of polynomials.
+  /// @param in_stride words between input polynomials (0: contiguous).
+  /// @param out_stride words between output polynomials (0: contiguous).
+  /// @throws InvalidArgument as fast_convert, and if the two word sizes differ.
   void fast_convert(const Device& dev, ConstWordPtr in, WordPtr out, std::size_t n,
                     std::size_t num_polys = 1, std::size_t in_stride = 0,
                     std::size_t out_stride = 0) const;
+  /// exact_convert on words of a run-time size (in and out of the same size).
+  /// @param dev the device of `in` and `out`.
+  /// @param in [num_polys][from.size()][n] words.
+  /// @param out [num_polys][to.size()][n] words of in's size.
+  /// @param n the ring degree N.
+  /// @param num_polys the number of polynomials.
+  /// @param in_stride words between input polynomials (0: contiguous).
+  /// @param out_stride words between output polynomials (0: contiguous).
+  /// @throws InvalidArgument as exact_convert, and if the two word sizes differ.
   void exact_convert(const Device& dev, ConstWordPtr in, WordPtr out, std::size_t n,
                      std::size_t num_polys = 1, std::size_t in_stride = 0,
                      std::size_t out_stride = 0) const;
@@ -128,14 +194,22 @@ class BaseConverter {
 /// multiple of 128), else 2: ModDown's P -> Q at bootparam_40's top level 48.6 -> 35.8 us (H200,
 /// ncu). VEIL_CONV_KERNEL (0..3, read once) or set_conversion_kernel choose it (A/B in
 /// bench/boot_bench.cpp).
+/// @return the kernel in use, 0..3.
 int conversion_kernel();
+/// Chooses the register-blocked conversions' GPU kernel for the whole process (see
+/// conversion_kernel).
+/// @param kernel 0, 1, 2 or 3.
 /// @throws InvalidArgument naming `kernel` outside 0..3.
 void set_conversion_kernel(int kernel);
 /// Tiles of 128 coefficients each block of the tensor-core conversions takes (set_conversion_kernel
 /// 3, set_mod_up_kernel 3; rns/conv_tc.h): 1 (the default), 2 or 4 (each thread's table fragments
 /// serve more coefficients; fewer blocks). The words are the same for each. VEIL_TC_TILES (read
 /// once) or set_conversion_tc_tiles choose it.
+/// @return the tiles a block takes: 1, 2 or 4.
 int conversion_tc_tiles();
+/// Chooses the tensor-core conversions' tiles a block for the whole process (see
+/// conversion_tc_tiles).
+/// @param tiles 1, 2 or 4.
 /// @throws InvalidArgument naming `tiles` other than 1, 2 or 4.
 void set_conversion_tc_tiles(int tiles);
 /// Whether the shared-memory conversion kernels (set_conversion_kernel 1-2, set_mod_up_kernel
@@ -144,7 +218,11 @@ void set_conversion_tc_tiles(int tiles);
 /// is then a compile-time constant, each output row one block, and two rows interleave. The
 /// words are the same. On by default; VEIL_CONV_FULL_ROWS=0 (read once) or
 /// set_conversion_full_rows(false) turn it off (A/B in bench/boot_bench.cpp).
+/// @return true when the branch-free form is on.
 bool conversion_full_rows();
+/// Turns the branch-free full-row form on or off for the whole process (see
+/// conversion_full_rows).
+/// @param on true: on.
 void set_conversion_full_rows(bool on);
 /// Whether the shared-memory conversion kernels (set_conversion_kernel 1-2, set_mod_up_kernel
 /// 1-2) take their lazy rows with 32-bit words where the bases allow it (mont32_lazy_fits:
@@ -153,7 +231,10 @@ void set_conversion_full_rows(bool on);
 /// output word (conv_kernels.h: block_row_mont) instead of a 96-bit sum and a 64-bit Barrett
 /// reduction. The words are the same. On by default; VEIL_CONV_MONT=0 (read once) or
 /// set_conversion_montgomery(false) turn it off (A/B in bench/boot_bench.cpp, token l).
+/// @return true when the lazy Montgomery rows are on.
 bool conversion_montgomery();
+/// Turns the lazy Montgomery rows on or off for the whole process (see conversion_montgomery).
+/// @param on true: on.
 void set_conversion_montgomery(bool on);
 /// log2 of the threads the shared-memory conversion kernels aim at with half the coefficients
 /// per thread (set_conversion_kernel 2, set_mod_up_kernel 2): the output limbs are split into
@@ -165,7 +246,10 @@ void set_conversion_montgomery(bool on);
 /// where neither was timed.
 /// VEIL_CONV_LOG_THREADS (15..20, read once) or set_conversion_log_threads choose it (A/B in
 /// bench/boot_bench.cpp, token t). The words are the same.
+/// @return the log2 of the target thread count, 15..20.
 int conversion_log_threads();
+/// Sets conversion_log_threads for the whole process.
+/// @param log_threads 15..20.
 /// @throws InvalidArgument naming `log_threads` outside 15..20.
 void set_conversion_log_threads(int log_threads);
 

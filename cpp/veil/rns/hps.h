@@ -29,12 +29,26 @@ namespace rns_detail {
 struct ConvView;
 }
 
+/// HPS's ScaleAndRound from Q ∪ R to R: round(t x / Q) mod r_j for BFV's tensor-product
+/// rescaling (Halevi-Polyakov-Shoup, CT-RSA 2019, Sec. 4), with the fractions in 0.128 fixed
+/// point.
 class HpsScaleAndRoundQR {
  public:
   HpsScaleAndRoundQR() = default;
   /// Throws InvalidArgument if a base is empty, the bases overlap or t < 2.
+  /// @param q the ciphertext base Q.
+  /// @param r the extension base R, disjoint from Q.
+  /// @param t the plain modulus.
+  /// @throws InvalidArgument as above.
   HpsScaleAndRoundQR(const RnsBase& q, const RnsBase& r, u64 t);
   /// in: [num_polys][|Q|+|R|][n] (Q limbs first); out: [num_polys][|R|][n]. W = u32 or u64.
+  /// @tparam W u32 or u64.
+  /// @param dev the device of `in` and `out`.
+  /// @param in [num_polys][|Q|+|R|][n] residues (coefficient form).
+  /// @param out [num_polys][|R|][n]; receives round(t x / Q) mod r_j.
+  /// @param n the ring degree N.
+  /// @param num_polys the number of polynomials.
+  /// @throws InvalidArgument if the object is default-constructed.
   template <class W>
   void apply(const Device& dev, const W* in, W* out, std::size_t n,
              std::size_t num_polys = 1) const;
@@ -47,12 +61,23 @@ class HpsScaleAndRoundQR {
   DeviceTable<u64> lambda_shoup_;
 };
 
+/// HPS's ScaleAndRound from Q to t: round(t x / Q) mod t, BFV decryption (Halevi-Polyakov-Shoup,
+/// CT-RSA 2019; Al Badawi et al. 2021 Sec. IV).
 class HpsScaleAndRoundQ {
  public:
   HpsScaleAndRoundQ() = default;
   /// Throws InvalidArgument if q is empty, t is not in [2, 2^61) or shares a factor with Q.
+  /// @param q the ciphertext base Q.
+  /// @param t the plain modulus.
+  /// @throws InvalidArgument as above.
   HpsScaleAndRoundQ(const RnsBase& q, u64 t);
   /// in: [|Q|][n] words W; out: [n] values in [0, t) (64-bit words, as plaintexts are stored).
+  /// @tparam W u32 or u64.
+  /// @param dev the device of `in` and `out`.
+  /// @param in [|Q|][n] residues of the phase (coefficient form).
+  /// @param out [n] words; receives round(t x / Q) mod t.
+  /// @param n the ring degree N.
+  /// @throws InvalidArgument if the object is default-constructed.
   template <class W>
   void apply(const Device& dev, const W* in, u64* out, std::size_t n) const;
   /// apply and, in the same pass (the thread that converts a coefficient also tests it),
@@ -60,6 +85,15 @@ class HpsScaleAndRoundQ {
   /// queued, wait() on the result says whether it held for some coefficient (false when the
   /// test is off). `out` is written in full either way. On a GPU each coefficient takes
   /// NoiseTest::kLanes threads (convert_coeff_to_one), so n must be a multiple of 8 there.
+  /// @tparam W u32 or u64.
+  /// @param dev the device of `in` and `out`.
+  /// @param in [|Q|][n] residues of the phase.
+  /// @param out [n] words; receives round(t x / Q) mod t.
+  /// @param n the ring degree N (a multiple of 8 on a GPU).
+  /// @param test the noise test (off: none).
+  /// @return the pending answer of the test.
+  /// @throws InvalidArgument if the object is default-constructed, the test is over another number
+  ///         of limbs, or (GPU) n is not a multiple of 8.
   template <class W>
   PendingAny apply_checked(const Device& dev, const W* in, u64* out, std::size_t n,
                            const NoiseTest& test) const;
