@@ -9,37 +9,88 @@
 
 namespace veil {
 
-/// (c0, c1) = (b u + f e0, a u + f e1) over Q_level with u ternary, e0, e1 centered binomial and
-/// f = error_factor (t for BGV, 1 otherwise). NTT form iff `ntt_form`.
+/// Public-key encryption of zero (Fan-Vercauteren, eprint 2012/144, §3 Encrypt; SEAL's
+/// encrypt_zero_asymmetric): (c0, c1) = (b u + f e0, a u + f e1) with u ternary and e0, e1
+/// centered binomial. With special primes the products are formed over Q_level ∪ P and divided
+/// by P (ModDown), as SEAL does, so that the term e u + e1 s shrinks by P. Sampling and
+/// arithmetic run on the key's device; the result carries the key's key set.
+/// @param pk a public key ([2][L+k][N], NTT form) of the context to encrypt under.
+/// @param level the ciphertext's level (0..max level; not checked, the callers check it).
+/// @param prng the randomness: three streams are drawn from it (u, e0, e1).
+/// @param ntt_form the result's form: NTT form (BGV, CKKS) or coefficient form (BFV).
+/// @param error_factor f (t for BGV, 1 otherwise), multiplied into e0 and e1.
+/// @return a size-2 ciphertext at `level` ([2][level+1][N]) in the requested form, scale 1.
 Ciphertext encrypt_zero_asymmetric(const PublicKey& pk, std::size_t level, const Prng& prng,
                                    bool ntt_form, u64 error_factor = 1);
-/// (c0, c1) = (-a s + f e, a) with a uniform.
+/// Secret-key encryption of zero (SEAL's encrypt_zero_symmetric): (c0, c1) = (-a s + f e, a)
+/// over Q_level with a uniform and e centered binomial. The seed of a is recorded
+/// (DataObject::uniform_seed) so that seeded serialization can write it instead of c1.
+/// @param sk the secret key ([L+k][N], NTT form).
+/// @param level the ciphertext's level (0..max level; not checked, the callers check it).
+/// @param prng the randomness: two streams are drawn from it (the seed of a, then e).
+/// @param ntt_form the result's form: NTT form (BGV, CKKS) or coefficient form (BFV).
+/// @param error_factor f (t for BGV, 1 otherwise), multiplied into e.
+/// @return a size-2 ciphertext at `level` ([2][level+1][N]) in the requested form, scale 1,
+///         carrying the key's key set and the seed of a.
 Ciphertext encrypt_zero_symmetric(const SecretKey& sk, std::size_t level, const Prng& prng,
                                   bool ntt_form, u64 error_factor = 1);
-/// The phase c0 + c1 s + c2 s^2 + ... over Q_level, in the ciphertext's form ([level+1][N]).
-/// Throws InvalidArgument naming `secret_key` if the key belongs to another key set.
+/// The decryption phase c0 + c1 s + c2 s^2 + ... over Q_level, evaluated by Horner's rule in
+/// NTT form (for a coefficient-form ciphertext only c1.. go through the NTT; c0 is added after
+/// the inverse transform). The returned words are zeroized when freed (Buffer::set_secure).
+/// @param sk the secret key of the ciphertext's key set ([L+k][N], NTT form).
+/// @param ct a non-empty ciphertext (not checked) of size >= 2 ([size][level+1][N]), NTT or
+///        coefficient form.
+/// @return the phase, [level+1][N] words in the ciphertext's form, on its device.
+/// @throws InvalidArgument naming `secret_key` if the key is empty, of other parameters or
+///         word size, or of another key set; TypeMismatch naming `secret_key` if it lives on
+///         another device; InvalidArgument if a coefficient-form ct has size < 2.
 WordBuffer decrypt_phase(const SecretKey& sk, const Ciphertext& ct);
 
-/// BFV/BGV: true when the noise budget of a phase (coefficient form, [level+1][N]) is 0, i.e.
-/// |f * phase mod Q_l| >= 2^(bits(Q_l) - 2) for some coefficient (f = t for BFV, 1 for BGV;
-/// SEAL's budget bits(Q) - bits(|x|) - 1 <= 0). One pass (LevelTables::noise_factor): the
-/// centered x/Q_l is sum_i [x_i (Q/q_i)^-1]_{q_i} / q_i mod 1 in double precision.
+/// BFV/BGV: whether the noise budget of a phase is 0, i.e. |f * phase mod Q_l| >=
+/// 2^(bits(Q_l) - 2) for some coefficient (f = t for BFV, 1 for BGV; SEAL's budget
+/// bits(Q) - bits(|x|) - 1 <= 0). One pass (LevelTables::noise_factor): the centered x/Q_l is
+/// sum_i [x_i (Q/q_i)^-1]_{q_i} / q_i mod 1 in double precision. Synchronizes with the device.
+/// @param ctx a BFV or BGV context.
+/// @param dev the device the phase lives on.
+/// @param phase the phase (decrypt_phase), coefficient form, [level+1][N].
+/// @param level its level.
+/// @return true when some coefficient is past the threshold (the decryption would be wrong).
+/// @throws InvalidArgument naming `level` above the context's top level.
 bool noise_exhausted(const Context& ctx, const Device& dev, ConstWordPtr phase, std::size_t level);
 /// The test noise_exhausted makes, per coefficient, for a fused pass (NoiseTest::exceeds): its
-/// tables on `dev` for the phase at `level`.
+/// tables for the phase at `level`.
+/// @param ctx a BFV or BGV context.
+/// @param dev the device the tables are wanted on.
+/// @param level the phase's level.
+/// @return the moduli and factors (pointers into ctx's tables on `dev`) and the threshold.
+/// @throws InvalidArgument naming `level` above the context's top level.
 NoiseTest noise_test(const Context& ctx, const Device& dev, std::size_t level);
-/// Throws InvalidArgument naming `encrypted` if noise_exhausted (the decryption would be wrong).
+/// Checks the noise budget of a decryption phase (noise_exhausted).
+/// @param ctx, dev, phase, level as noise_exhausted.
+/// @throws InvalidArgument naming `encrypted` if noise_exhausted (the decryption would be
+///         wrong), or naming `level` above the top level.
 void check_noise_budget(const Context& ctx, const Device& dev, ConstWordPtr phase,
                         std::size_t level);
-/// The same test queued on the device (one synchronization when it is read): decryption queues
-/// its last steps behind it and throws, through throw_noise_exhausted, only once they are queued.
+/// The test of noise_exhausted queued on the device (one synchronization when it is read):
+/// decryption queues its last steps behind it and throws, through throw_noise_exhausted, only
+/// once they are queued.
+/// @param ctx, dev, phase, level as noise_exhausted.
+/// @return the pending answer (PendingAny::wait gives noise_exhausted's value).
+/// @throws InvalidArgument naming `level` above the top level.
 PendingAny noise_exhausted_async(const Context& ctx, const Device& dev, ConstWordPtr phase,
                                  std::size_t level);
-/// Throws InvalidArgument naming `encrypted`: its noise budget is exhausted.
+/// The error of an exhausted noise budget, thrown where the test's answer is read.
+/// @throws InvalidArgument naming `encrypted`: its noise budget is exhausted (always).
 [[noreturn]] void throw_noise_exhausted();
 
-/// SEAL's invariant noise budget from the host words of x (coefficient form): bits(Q_l) -
-/// bits(max |x mod Q_l|) - 1, floored at 0.
+/// SEAL's invariant noise budget (Decryptor::invariant_noise_budget) from the host words of x:
+/// bits(Q_l) - bits(max |x mod Q_l|) - 1, floored at 0, with x centered mod Q_l.
+/// @param ctx the context.
+/// @param host_x x in coefficient form, [level+1][N] 64-bit words on the host (for BFV the
+///        scaled phase t * phase, as SEAL measures it).
+/// @param level x's level.
+/// @return the budget in bits (>= 0).
+/// @throws std::out_of_range for a level above the context's top level (Context::base_q).
 int noise_budget_bits(const Context& ctx, const std::vector<u64>& host_x, std::size_t level);
 
 
