@@ -17,7 +17,10 @@ namespace veil {
 /// (dnum <= 8; the words are the same either way). On by default; VEIL_KS_BATCHED_LOADS=0 (read
 /// once) or set_key_switch_batched_loads(false) gives the loop that loads one digit at a time
 /// (A/B in bench/boot_bench.cpp).
+/// @return the current setting (process-wide).
 bool key_switch_batched_loads();
+/// Sets key_switch_batched_loads() for the whole process (the words computed do not change).
+/// @param on true: batched loads (the default); false: one digit's loads at a time.
 void set_key_switch_batched_loads(bool on);
 /// ModUp's conversion kernel on the GPU (the words are the same for each): 0 the generic one
 /// (tables read from global memory), 1 digit j's table rows and the moduli in shared memory, 2
@@ -32,8 +35,11 @@ void set_key_switch_batched_loads(bool on);
 /// (32-bit words with the Montgomery table, digits of at most 16 primes, at most 64 output rows a
 /// digit), else 2: 56.5 -> 44.6 us for ModUp at bootparam_40's top level (H200, ncu).
 /// VEIL_MODUP_KERNEL (0..3, read once) or set_mod_up_kernel choose it (A/B in
-/// bench/boot_bench.cpp).
+/// bench/boot_bench.cpp). An unparsable or out-of-range VEIL_MODUP_KERNEL is ignored (2).
+/// @return the current kernel, 0..3 (process-wide).
 int mod_up_kernel();
+/// Chooses mod_up_kernel() for the whole process (the words computed do not change).
+/// @param kernel 0, 1, 2 or 3 (see mod_up_kernel).
 /// @throws InvalidArgument naming `kernel` outside 0..3.
 void set_mod_up_kernel(int kernel);
 /// Whether set_mod_up_kernel(3)'s tensor-core conversion applies to ModUp at `level` of `ctx`
@@ -41,6 +47,7 @@ void set_mod_up_kernel(int kernel);
 /// digit, N a multiple of 128); where it does not, kernel 3 runs kernel 2.
 /// @param ctx a context; @param level a level of it (its key-switching tables are built).
 /// @return true where the tensor-core kernel runs (with set_conversion_montgomery on).
+/// @throws InvalidArgument naming `special_primes` (none) or `level` (above the top level).
 bool mod_up_tensor_cores_apply(const Context& ctx, std::size_t level);
 
 /// A compact key's full form (KSwitchKey::compact): its b_j beside the a_j its seed regenerates
@@ -48,11 +55,19 @@ bool mod_up_tensor_cores_apply(const Context& ctx, std::size_t level);
 /// serialization must not take it). A key that is not compact comes back as it is (a copy).
 /// The paths that cannot regenerate the a_j in their kernel (the CPU, digits above 8) call it
 /// for each key switch.
+/// @param key a key-switching key (compact or not).
+/// @return the key with its a_j stored ([dnum][2][level+1+k][N]), the same key set.
 /// @throws InvalidArgument naming `key` when a compact key has lost its seed.
 KSwitchKey expand_compact_key(const KSwitchKey& key);
 
 /// Copies the limbs of a polynomial over Q_l ∪ P ([src_q + k][N], src_q = l + 1) that a key of
-/// level level (<= l) stores, q_0..q_level then P, into dst ([level + 1 + k][N]).
+/// level level (<= l) stores, q_0..q_level then P, into dst ([level + 1 + k][N]). No checks.
+/// @param ctx the context (N and k).
+/// @param dev the device of src and dst.
+/// @param src the polynomial over Q_l ∪ P ([src_q + k][N], either form).
+/// @param src_q its number of Q limbs, l + 1.
+/// @param dst the output ([level + 1 + k][N]), not overlapping src.
+/// @param level the key's level (<= l).
 void copy_key_limbs(const Context& ctx, const Device& dev, ConstWordPtr src, std::size_t src_q,
                     WordPtr dst, std::size_t level);
 
@@ -62,13 +77,26 @@ void copy_key_limbs(const Context& ctx, const Device& dev, ConstWordPtr src, std
 /// regenerates the a_j). Returns `key` itself at its own level.
 /// @param key a key-switching key (not empty).
 /// @param level the highest level the result serves (<= key.level()).
+/// @return the projected key (a copy; the same key set), on key's device.
 /// @throws InvalidArgument naming `key` (empty) or `level` (above key.level()).
 KSwitchKey lower_key_level(const KSwitchKey& key, std::size_t level);
 
-/// acc0 += d0, acc1 += d1 (over Q_level; NTT form iff acc_ntt). `c` is over Q_level, in NTT form
-/// iff c_ntt. acc0/acc1 must not overlap c: with NTT-form accumulators one kernel reads c's
-/// limbs (the digits' own limbs) while it writes the accumulators. Throws InvalidArgument if the
-/// key does not belong to the context or device.
+/// One hybrid key switch (file comment; Han-Ki, CT-RSA 2020, §3): key_switch_mod_up of `c`,
+/// then key_switch_inner with `key`, adding the result (d0, d1), d0 + d1 s ~= c s', into the
+/// accumulators: acc0 += d0, acc1 += d1 over Q_level.
+/// @param ctx the context (it needs special primes).
+/// @param dev the device of c, the key and the accumulators.
+/// @param level the level of c and of the accumulators.
+/// @param c the polynomial to switch, [level+1][N], NTT form iff c_ntt.
+/// @param c_ntt whether c is in NTT form.
+/// @param key a key-switching key from s' to s serving `level` (KSwitchKey::level >= level).
+/// @param acc0, acc1 the accumulators, [level+1][N] each, NTT form iff acc_ntt; they must not
+///        overlap c (with NTT-form accumulators one kernel reads c's limbs, the digits' own
+///        limbs, while it writes them).
+/// @param acc_ntt whether the accumulators are in NTT form.
+/// @throws InvalidArgument naming `special_primes` (none), `level` (above the top), `key`
+///         (another context, a level below `level`, too few digits; TypeMismatch on another
+///         device) or `acc0`/`acc1` (overlapping c).
 void key_switch_accumulate(const Context& ctx, const Device& dev, std::size_t level,
                            ConstWordPtr c, bool c_ntt, const KSwitchKey& key, WordPtr acc0,
                            WordPtr acc1, bool acc_ntt);
@@ -79,11 +107,27 @@ void key_switch_accumulate(const Context& ctx, const Device& dev, std::size_t le
 /// holds in NTT form: c itself when it is in NTT form (then valid only while c is), else an
 /// NTT-form copy in `own_copy`. Reusable across keys (hoisting).
 struct KeySwitchDigits {
+  /// The level l of the decomposed polynomial.
   std::size_t level = 0;
-  WordBuffer complement;  // [sum_j (l+1+k - |D_j|)][N], NTT form
-  WordBuffer own_copy;    // [l+1][N] NTT form of c (when c is in coefficient form)
-  ConstWordPtr own;       // c in NTT form: own_copy's words or c's
+  /// [sum_j (l+1+k - |D_j|)][N], NTT form: each digit's limbs outside the digit.
+  WordBuffer complement;
+  /// [l+1][N] NTT form of c (when c is in coefficient form; else empty).
+  WordBuffer own_copy;
+  /// c in NTT form: own_copy's words or c's.
+  ConstWordPtr own;
 };
+/// The ModUp of hybrid key switching (Han-Ki, CT-RSA 2020, §3), the part shared by every key
+/// (hoisting: Halevi-Shoup, "Faster Homomorphic Linear Transformations in HElib", CRYPTO
+/// 2018): c decomposed into dnum digits of alpha primes, each digit converted to the other limbs
+/// of Q_l ∪ P by fast base conversion (mod_up_kernel() chooses the GPU kernel) and put in NTT
+/// form.
+/// @param ctx the context (it needs special primes).
+/// @param dev the device of c.
+/// @param level l, the level of c.
+/// @param c the polynomial, [l+1][N], NTT form iff c_ntt.
+/// @param c_ntt whether c is in NTT form (then the result's `own` points into c).
+/// @return the digits, for key_switch_inner, key_switch_rescale or key_switch_inner_ext.
+/// @throws InvalidArgument naming `special_primes` (none) or `level` (above the top level).
 KeySwitchDigits key_switch_mod_up(const Context& ctx, const Device& dev, std::size_t level,
                                   ConstWordPtr c, bool c_ntt);
 /// The per-key part: inner product with `key`, then ModDown by P (NTT form: only P's limbs leave
@@ -92,6 +136,17 @@ KeySwitchDigits key_switch_mod_up(const Context& ctx, const Device& dev, std::si
 /// through the NTT-form automorphism's permutation (hoisted rotations: sigma commutes with the
 /// decomposition), with no permuted copy. acc0/acc1 must not overlap the words `digits` was
 /// decomposed from (`digits.own` is read, through the permutation, while they are written).
+/// Hoisted rotations: Halevi-Shoup, CRYPTO 2018; the NTT-form ModDown of P's limbs only:
+/// Phantom (Yang et al. 2024, §III-C).
+/// @param ctx, dev, level as key_switch_mod_up.
+/// @param digits key_switch_mod_up's result at `level`.
+/// @param key a key-switching key serving `level` (for galois_elt != 0: that element's key).
+/// @param acc0, acc1 the accumulators, [level+1][N] each, NTT form iff acc_ntt.
+/// @param acc_ntt whether the accumulators are in NTT form.
+/// @param galois_elt 0, or the odd Galois element of a hoisted rotation (< 2N).
+/// @throws InvalidArgument naming `key` (another context, a level below `level`, too few
+///         digits; TypeMismatch on another device), `digits` (another level), `acc0`/`acc1`
+///         (overlapping digits.own), or `key` for a compact key without its seed.
 void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
                       const KeySwitchDigits& digits, const KSwitchKey& key, WordPtr acc0,
                       WordPtr acc1, bool acc_ntt, u32 galois_elt = 0);
@@ -102,6 +157,15 @@ void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
 /// of the result instead of two of each, as Cheddar fuses ModDown with rescale (Kim et al.,
 /// arXiv:2407.13055). The result equals relinearize-then-rescale up to the rounding of one
 /// division instead of two.
+/// @param ctx a CKKS context; @param dev the device of every operand.
+/// @param level l, the level of (c0, c1, c2) (above q_0's block).
+/// @param digits key_switch_mod_up of c2 at `level`.
+/// @param key the relinearization key (serving `level`).
+/// @param c0, c1 the first two polynomials, [l+1][N] each, NTT form.
+/// @param out the result, [2][t+1][N] with t = Context::rescale_target(level), NTT form.
+/// @throws InvalidArgument naming `encrypted` (level in q_0's block), `level` (above the
+///         top), `key`/`digits` as key_switch_inner; InvalidArgument for a scheme other than
+///         CKKS.
 void key_switch_rescale(const Context& ctx, const Device& dev, std::size_t level,
                         const KeySwitchDigits& digits, const KSwitchKey& key, ConstWordPtr c0,
                         ConstWordPtr c1, WordPtr out);
@@ -131,24 +195,45 @@ enum class ExtAddend {
 /// the digits and the addend are read through the NTT-form automorphism sigma (a hoisted
 /// rotation: key must be that element's Galois key). out: [2][l+1+k][N], stored, or added to
 /// when `accumulate`; it must not overlap the digits' own limbs nor add0.
-/// @throws InvalidArgument naming `key` (other context, too few digits), `digits` (another
-///         level), `add0` (null with an addend), `out` (overlap), or the operation (not CKKS).
+/// @param ctx a CKKS context; @param dev the device of every operand.
+/// @param level l, the level the digits were decomposed at.
+/// @param digits key_switch_mod_up's result at `level`.
+/// @param key a key serving `level` (for galois_elt != 0: that element's Galois key).
+/// @param add0 the addend (see ExtAddend), or null with ExtAddend::none.
+/// @param mode what is added to the first polynomial.
+/// @param out the result, [2][l+1+k][N], NTT form.
+/// @param accumulate add into out (mod each prime) instead of storing.
+/// @param galois_elt 0, or the odd Galois element of a hoisted rotation (< 2N).
+/// @throws InvalidArgument naming `key` (other context, a level below `level`, too few digits;
+///         TypeMismatch on another device), `digits` (another level), `add0` (null with an
+///         addend), `out` (overlap), or the operation (not CKKS).
 void key_switch_inner_ext(const Context& ctx, const Device& dev, std::size_t level,
                           const KeySwitchDigits& digits, const KSwitchKey& key, ConstWordPtr add0,
                           ExtAddend mode, WordPtr out, bool accumulate, u32 galois_elt = 0);
 /// The lift of Q_l polynomials to Q_l ∪ P: out = P * in on the Q limbs, 0 on P's (exact).
 /// in: [num_polys][l+1][N], out: [num_polys][l+1+k][N] (not overlapping in), NTT form or not.
+/// @param ctx a CKKS context; @param dev the device of in and out.
+/// @param level l; @param in, out as above; @param num_polys the number of polynomials.
+/// @throws InvalidArgument naming `out` (overlapping in), `special_primes` (none), `level`
+///         (above the top) or `key_switch_lift` (not CKKS).
 void key_switch_lift(const Context& ctx, const Device& dev, std::size_t level, ConstWordPtr in,
                      WordPtr out, std::size_t num_polys);
 /// ModDown of extended polynomials: out = round(in / P) over Q_l (KeySwitchLevel::mod_down_ntt;
 /// NTT form, exact rounding). in: [num_polys][l+1+k][N]; out: [num_polys][l+1][N], or in itself
 /// (each polynomial's Q_l limbs are then overwritten in place, the stride stays l+1+k).
+/// @param ctx a CKKS context; @param dev the device of in and out.
+/// @param level l; @param in, out as above; @param num_polys the number of polynomials.
+/// @throws InvalidArgument naming `key_switch_mod_down` (not CKKS), `special_primes` (none) or
+///         `level` (above the top).
 void key_switch_mod_down(const Context& ctx, const Device& dev, std::size_t level,
                          ConstWordPtr in, WordPtr out, std::size_t num_polys);
 /// ModDown fused with the CKKS rescale: out = round(in / (B P)) at t = Context::rescale_target
 /// (level), B the rescale block above t (KeySwitchLevel::rescale_down, as key_switch_rescale).
 /// in: [num_polys][l+1+k][N]; out: [num_polys][t+1][N] (not overlapping in); NTT form.
-/// @throws InvalidArgument naming `encrypted` at a level in q_0's block.
+/// @param ctx a CKKS context; @param dev the device of in and out.
+/// @param level l; @param in, out as above; @param num_polys the number of polynomials.
+/// @throws InvalidArgument naming `encrypted` at a level in q_0's block, `level` (above the
+///         top) or `key_switch_rescale_down` (not CKKS).
 void key_switch_rescale_down(const Context& ctx, const Device& dev, std::size_t level,
                              ConstWordPtr in, WordPtr out, std::size_t num_polys);
 

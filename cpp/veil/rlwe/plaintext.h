@@ -12,18 +12,30 @@
 namespace veil {
 
 /// The plaintext sum_i coefficients[i] x^i on `dev` (at most N coefficients, missing ones 0),
-/// in coefficient form at the top level. Throws InvalidArgument naming `coefficients` (too
-/// many, or one >= t) or `context` (not BFV/BGV).
+/// in coefficient form at the top level (SEAL's Plaintext from coefficients).
+/// @param ctx a BFV or BGV context.
+/// @param coefficients m_0, m_1, ..., each in [0, t), at most N of them.
+/// @param dev the device the plaintext lives on.
+/// @return the plaintext: N 64-bit words mod t ([N]), coefficient form.
+/// @throws InvalidArgument naming `coefficients` (too many, or one >= t) or `context` (empty,
+///         or CKKS).
 Plaintext make_plaintext(const ContextPtr& ctx, const std::vector<std::uint64_t>& coefficients,
                          const Device& dev = Device::cpu());
 
-/// The N coefficients (mod t) of a BFV/BGV plaintext in coefficient form. Throws
-/// InvalidArgument naming `plain` for NTT-form or CKKS plaintexts.
+/// The N coefficients (mod t) of a BFV/BGV plaintext in coefficient form, copied to the host.
+/// @param plain a BFV/BGV plaintext in coefficient form (make_plaintext, encode).
+/// @return its N coefficients, each in [0, t).
+/// @throws InvalidArgument naming `plain` if it is empty, in NTT form or a CKKS plaintext.
 std::vector<std::uint64_t> plaintext_coefficients(const Plaintext& plain);
 
 /// BFV/BGV: the coefficients of `plain` (coefficient form, mod t) lifted to Q_level centered
 /// (|m_i| <= t/2) and put in NTT form, [level+1][N] words: the factor multiply_plain applies.
 /// No checks (the callers have checked `plain`).
+/// @param ctx a BFV or BGV context.
+/// @param dev the device of `plain` and of the result.
+/// @param plain a coefficient-form plaintext ([N] 64-bit words mod t).
+/// @param level the level to lift to.
+/// @return [level+1][N] words in the context's word size, NTT form.
 WordBuffer lift_plain_ntt(const Context& ctx, const Device& dev, const Plaintext& plain,
                           std::size_t level);
 
@@ -33,15 +45,28 @@ WordBuffer lift_plain_ntt(const Context& ctx, const Device& dev, const Plaintext
 /// pre-encoded plaintext operands).
 /// @param plain a BFV/BGV plaintext in coefficient form (from encode).
 /// @param level the level of the ciphertexts it will multiply (0..max level).
-/// @throws InvalidArgument naming `plain` (empty, CKKS, already in NTT form) or `level`.
+/// @return the NTT-form plaintext at `level` ([level+1][N] words), on plain's device.
+/// @throws InvalidArgument naming `plain` (empty, CKKS, already in NTT form) or `level` (above
+///         the top level).
 Plaintext plain_to_ntt(const Plaintext& plain, std::size_t level);
 
 /// Checks that `plain` is an NTT-form BFV/BGV plaintext (plain_to_ntt) of `ctx` on `dev` at
-/// `level`; throws InvalidArgument naming `what` otherwise.
+/// `level`.
+/// @param ctx the operation's context; @param dev the operation's device.
+/// @param plain the plaintext operand.
+/// @param level the ciphertext's level, which the plaintext's must equal.
+/// @param what the argument's name in the messages.
+/// @throws InvalidArgument naming `what` if it is empty, of other parameters or word size, not
+///         in NTT form, or at another level; TypeMismatch naming `what` on another device.
 void check_ntt_plain(const Context& ctx, const Device& dev, const Plaintext& plain,
                      std::size_t level, const char* what);
 /// Checks that `plain` is a BFV/BGV plaintext of N coefficients mod t (encode) of `ctx` on
-/// `dev`; throws InvalidArgument naming `what` otherwise.
+/// `dev`.
+/// @param ctx the operation's context; @param dev the operation's device.
+/// @param plain the plaintext operand.
+/// @param what the argument's name in the messages.
+/// @throws InvalidArgument naming `what` if it is empty, of other parameters or word size, or
+///         in NTT form; TypeMismatch naming `what` on another device.
 void check_coeff_plain(const Context& ctx, const Device& dev, const Plaintext& plain,
                        const char* what);
 
