@@ -66,7 +66,10 @@ bool noise_exhausted(const Context& ctx, const Device& dev, ConstWordPtr phase, 
 /// @throws InvalidArgument naming `level` above the context's top level.
 NoiseTest noise_test(const Context& ctx, const Device& dev, std::size_t level);
 /// Checks the noise budget of a decryption phase (noise_exhausted).
-/// @param ctx, dev, phase, level as noise_exhausted.
+/// @param ctx a BFV or BGV context.
+/// @param dev the device the phase lives on.
+/// @param phase the phase (decrypt_phase), coefficient form, [level+1][N].
+/// @param level its level.
 /// @throws InvalidArgument naming `encrypted` if noise_exhausted (the decryption would be
 ///         wrong), or naming `level` above the top level.
 void check_noise_budget(const Context& ctx, const Device& dev, ConstWordPtr phase,
@@ -74,7 +77,10 @@ void check_noise_budget(const Context& ctx, const Device& dev, ConstWordPtr phas
 /// The test of noise_exhausted queued on the device (one synchronization when it is read):
 /// decryption queues its last steps behind it and throws, through throw_noise_exhausted, only
 /// once they are queued.
-/// @param ctx, dev, phase, level as noise_exhausted.
+/// @param ctx a BFV or BGV context.
+/// @param dev the device the phase lives on.
+/// @param phase the phase (decrypt_phase), coefficient form, [level+1][N].
+/// @param level its level.
 /// @return the pending answer (PendingAny::wait gives noise_exhausted's value).
 /// @throws InvalidArgument naming `level` above the top level.
 PendingAny noise_exhausted_async(const Context& ctx, const Device& dev, ConstWordPtr phase,

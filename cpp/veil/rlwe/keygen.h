@@ -43,7 +43,7 @@ class KeyGenerator {
   KeyGenerator(ContextPtr ctx, const SecretKey& sk,
                std::optional<std::uint64_t> seed = std::nullopt);
 
-  /// The secret key s ([L+k][N], NTT form over Q ∪ P).
+  /// @return the secret key s ([L+k][N], NTT form over Q ∪ P).
   const SecretKey& secret_key() const { return sk_; }
   /// A public key (b, a) = (-a s + e, a) over Q ∪ P in NTT form ([2][L+k][N]), a uniform from a
   /// recorded seed (seeded serialization), e centered binomial (t e for BGV). Kept over Q ∪ P as
@@ -63,6 +63,7 @@ class KeyGenerator {
   GaloisKeys create_galois_keys(const std::vector<int>& steps, bool include_columns = true) const;
   /// SEAL's default Galois keys: every power-of-two step below N/2 in both directions and the
   /// column swap: 2 log2(N/2) + 1 elements (create_galois_keys(steps, true)).
+  /// @return one full-level, non-compact key per element.
   /// @throws InvalidArgument naming `special_primes` if the context has none.
   GaloisKeys create_galois_keys() const;
   /// Keys for explicit Galois elements (odd, < 2N), generated in the order given; every element
@@ -111,7 +112,7 @@ class KeyGenerator {
   SwitchingKey create_switching_key(const SecretKey& from,
                                     std::size_t max_level = static_cast<std::size_t>(-1)) const;
 
-  /// The context this generator was built for.
+  /// @return the context this generator was built for.
   const ContextPtr& context() const { return ctx_; }
 
  private:

@@ -90,9 +90,10 @@ KSwitchKey lower_key_level(const KSwitchKey& key, std::size_t level);
 /// @param c the polynomial to switch, [level+1][N], NTT form iff c_ntt.
 /// @param c_ntt whether c is in NTT form.
 /// @param key a key-switching key from s' to s serving `level` (KSwitchKey::level >= level).
-/// @param acc0, acc1 the accumulators, [level+1][N] each, NTT form iff acc_ntt; they must not
-///        overlap c (with NTT-form accumulators one kernel reads c's limbs, the digits' own
-///        limbs, while it writes them).
+/// @param acc0 the first accumulator, [level+1][N], NTT form iff acc_ntt; it must not overlap
+///        c (with NTT-form accumulators one kernel reads c's limbs, the digits' own limbs,
+///        while it writes the accumulators).
+/// @param acc1 the second accumulator, as acc0.
 /// @param acc_ntt whether the accumulators are in NTT form.
 /// @throws InvalidArgument naming `special_primes` (none), `level` (above the top), `key`
 ///         (another context, a level below `level`, too few digits; TypeMismatch on another
@@ -138,10 +139,13 @@ KeySwitchDigits key_switch_mod_up(const Context& ctx, const Device& dev, std::si
 /// decomposed from (`digits.own` is read, through the permutation, while they are written).
 /// Hoisted rotations: Halevi-Shoup, CRYPTO 2018; the NTT-form ModDown of P's limbs only:
 /// Phantom (Yang et al. 2024, §III-C).
-/// @param ctx, dev, level as key_switch_mod_up.
+/// @param ctx the context (it needs special primes).
+/// @param dev the device of every operand.
+/// @param level l, the level of the digits and of the accumulators.
 /// @param digits key_switch_mod_up's result at `level`.
 /// @param key a key-switching key serving `level` (for galois_elt != 0: that element's key).
-/// @param acc0, acc1 the accumulators, [level+1][N] each, NTT form iff acc_ntt.
+/// @param acc0 the first accumulator, [level+1][N], NTT form iff acc_ntt.
+/// @param acc1 the second accumulator, as acc0.
 /// @param acc_ntt whether the accumulators are in NTT form.
 /// @param galois_elt 0, or the odd Galois element of a hoisted rotation (< 2N).
 /// @throws InvalidArgument naming `key` (another context, a level below `level`, too few
@@ -161,7 +165,8 @@ void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
 /// @param level l, the level of (c0, c1, c2) (above q_0's block).
 /// @param digits key_switch_mod_up of c2 at `level`.
 /// @param key the relinearization key (serving `level`).
-/// @param c0, c1 the first two polynomials, [l+1][N] each, NTT form.
+/// @param c0 the ciphertext's first polynomial, [l+1][N], NTT form.
+/// @param c1 its second polynomial, [l+1][N], NTT form.
 /// @param out the result, [2][t+1][N] with t = Context::rescale_target(level), NTT form.
 /// @throws InvalidArgument naming `encrypted` (level in q_0's block), `level` (above the
 ///         top), `key`/`digits` as key_switch_inner; InvalidArgument for a scheme other than
@@ -213,7 +218,9 @@ void key_switch_inner_ext(const Context& ctx, const Device& dev, std::size_t lev
 /// The lift of Q_l polynomials to Q_l ∪ P: out = P * in on the Q limbs, 0 on P's (exact).
 /// in: [num_polys][l+1][N], out: [num_polys][l+1+k][N] (not overlapping in), NTT form or not.
 /// @param ctx a CKKS context; @param dev the device of in and out.
-/// @param level l; @param in, out as above; @param num_polys the number of polynomials.
+/// @param level l; @param num_polys the number of polynomials.
+/// @param in the polynomials over Q_l, as above.
+/// @param out the lifted polynomials over Q_l ∪ P, as above.
 /// @throws InvalidArgument naming `out` (overlapping in), `special_primes` (none), `level`
 ///         (above the top) or `key_switch_lift` (not CKKS).
 void key_switch_lift(const Context& ctx, const Device& dev, std::size_t level, ConstWordPtr in,
@@ -222,7 +229,9 @@ void key_switch_lift(const Context& ctx, const Device& dev, std::size_t level, C
 /// NTT form, exact rounding). in: [num_polys][l+1+k][N]; out: [num_polys][l+1][N], or in itself
 /// (each polynomial's Q_l limbs are then overwritten in place, the stride stays l+1+k).
 /// @param ctx a CKKS context; @param dev the device of in and out.
-/// @param level l; @param in, out as above; @param num_polys the number of polynomials.
+/// @param level l; @param num_polys the number of polynomials.
+/// @param in the extended polynomials, as above.
+/// @param out the result over Q_l, as above.
 /// @throws InvalidArgument naming `key_switch_mod_down` (not CKKS), `special_primes` (none) or
 ///         `level` (above the top).
 void key_switch_mod_down(const Context& ctx, const Device& dev, std::size_t level,
@@ -231,7 +240,9 @@ void key_switch_mod_down(const Context& ctx, const Device& dev, std::size_t leve
 /// (level), B the rescale block above t (KeySwitchLevel::rescale_down, as key_switch_rescale).
 /// in: [num_polys][l+1+k][N]; out: [num_polys][t+1][N] (not overlapping in); NTT form.
 /// @param ctx a CKKS context; @param dev the device of in and out.
-/// @param level l; @param in, out as above; @param num_polys the number of polynomials.
+/// @param level l; @param num_polys the number of polynomials.
+/// @param in the extended polynomials, as above.
+/// @param out the result at t, as above.
 /// @throws InvalidArgument naming `encrypted` at a level in q_0's block, `level` (above the
 ///         top) or `key_switch_rescale_down` (not CKKS).
 void key_switch_rescale_down(const Context& ctx, const Device& dev, std::size_t level,

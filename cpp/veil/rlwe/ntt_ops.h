@@ -9,7 +9,8 @@ namespace veil {
 /// slot-wise in NTT form (the BGV/CKKS multiplication of Brakerski-Gentry-Vaikuntanathan, ITCS
 /// 2012, and Cheon-Kim-Kim-Song, Asiacrypt 2017, before relinearization). No checks: the
 /// scheme's evaluator checks the operands.
-/// @param a, b NTT-form ciphertexts of one context and device at the same level.
+/// @param a an NTT-form ciphertext (size s1).
+/// @param b an NTT-form ciphertext (size s2) of a's context and device, at a's level.
 /// @return a ciphertext of size s1 + s2 - 1 at that level, NTT form, scale 1.
 Ciphertext tensor_ntt(const Ciphertext& a, const Ciphertext& b);
 

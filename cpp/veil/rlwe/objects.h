@@ -29,13 +29,17 @@ class DataObject {
   DataObject(ContextPtr ctx, const Device& dev, std::size_t words)
       : ctx_(std::move(ctx)), data_(dev, words, ctx_->word_bits()) {}
   /// With an explicit word size (BFV/BGV coefficient plaintexts mod t keep 64-bit words).
-  /// @param ctx, dev, words as above.
+  /// @param ctx the context (not null).
+  /// @param dev the device the words live on.
+  /// @param words the number of words.
   /// @param word_bits 32 or 64.
   /// @throws OutOfMemory when the allocation fails.
   DataObject(ContextPtr ctx, const Device& dev, std::size_t words, int word_bits)
       : ctx_(std::move(ctx)), data_(dev, words, word_bits) {}
   /// A deep copy: the words are copied on the same device; the seed, its match and the key set
   /// are kept.
+  /// @param o the object copied.
+  /// @throws OutOfMemory when the allocation fails.
   DataObject(const DataObject& o)
       : ctx_(o.ctx_),
         data_(o.data_.clone()),
@@ -43,6 +47,9 @@ class DataObject {
         seed_matches_(o.seed_matches_),
         key_id_(o.key_id_) {}
   /// Deep-copy assignment (as the copy constructor).
+  /// @param o the object copied.
+  /// @return *this.
+  /// @throws OutOfMemory when the allocation fails.
   DataObject& operator=(const DataObject& o) {
     if (this != &o) {
       ctx_ = o.ctx_;
@@ -58,47 +65,51 @@ class DataObject {
   /// Move assignment (no copy).
   DataObject& operator=(DataObject&&) noexcept = default;
 
-  /// The context (null when empty()).
+  /// @return the context (null when empty()).
   const ContextPtr& context() const { return ctx_; }
-  /// The device the words live on.
+  /// @return the device the words live on.
   const Device& device() const { return data_.device(); }
-  /// The words as W (u32 or u64); throws InvalidArgument if W is not the stored word size.
-  // Every non-const access to the words forgets that they matched the seed (below).
+  /// The words as W (u32 or u64), writable. Every non-const access to the words forgets that
+  /// they matched the seed (seed_known_to_match).
+  /// @return a pointer to the first word.
+  /// @throws InvalidArgument if W is not the stored word size.
   template <class W>
   W* data() {
     seed_matches_ = false;
     return data_.data<W>();
   }
   /// The words as const W (u32 or u64).
+  /// @return a pointer to the first word.
   /// @throws InvalidArgument if W is not the stored word size.
   template <class W>
   const W* data() const {
     return data_.data<W>();
   }
-  /// The words as a run-time-sized pointer (kernels dispatch on its size).
+  /// @return the words as a run-time-sized pointer (kernels dispatch on its size).
   WordPtr data() {
     seed_matches_ = false;
     return data_.data();
   }
-  /// The words as a run-time-sized const pointer.
+  /// @return the words as a run-time-sized const pointer.
   ConstWordPtr data() const { return data_.data(); }
-  /// The stored word size: 32 or 64.
+  /// @return the stored word size: 32 or 64.
   int word_bits() const { return data_.word_bits(); }
-  /// The number of stored words.
+  /// @return the number of stored words.
   std::size_t word_count() const { return data_.size(); }
-  /// The word buffer, writable (forgets that the words matched the seed).
+  /// @return the word buffer, writable (forgets that the words matched the seed).
   WordBuffer& buffer() {
     seed_matches_ = false;
     return data_;
   }
-  /// The word buffer.
+  /// @return the word buffer.
   const WordBuffer& buffer() const { return data_; }
-  /// Whether the object is uninitialized (no context).
+  /// @return whether the object is uninitialized (no context).
   bool empty() const { return !ctx_; }
 
   /// The seed its uniform part was sampled from (symmetric-key ciphertexts, public keys and
   /// key-switching keys fresh from their generator), or nothing. Seeded serialization writes it
   /// instead of that part and checks first that the part still matches (io/serialize.h).
+  /// @return the seed, or nothing.
   const std::optional<UniformSeed>& uniform_seed() const { return seed_; }
   /// Sets (or clears) the seed of the uniform part; forgets that the words matched it.
   /// @param s the seed, or nothing.
@@ -110,6 +121,7 @@ class DataObject {
   /// or loader wrote it from the seed and said so (note_seed_matches), and the words have not
   /// been reachable for writing since (non-const data()/buffer() and set_uniform_seed forget
   /// it). Seeded serialization then skips regenerating the part to compare it.
+  /// @return whether the uniform part is known to match uniform_seed().
   bool seed_known_to_match() const { return seed_.has_value() && seed_matches_; }
   /// Records that the uniform part was just written from uniform_seed() (call after the
   /// writes).
@@ -118,6 +130,7 @@ class DataObject {
   /// Key-set identity: which secret key this object belongs to (rlwe/checks.h key_set_id; a
   /// one-way digest of the secret key). 0 = unknown (plaintexts, objects read from SEAL's
   /// format), which every key set accepts. Operations check that their operands agree.
+  /// @return the identity, or 0.
   u64 key_id() const { return key_id_; }
   /// Sets the key-set identity (key generation, encryption, loading).
   /// @param id the identity (key_set_id), or 0 for unknown.
@@ -150,11 +163,11 @@ class Plaintext : public DataObject {
       : DataObject(ctx, dev, words, ntt ? ctx->word_bits() : 64),
         level_(level),
         is_ntt_form_(ntt) {}
-  /// The level the plaintext is prepared for.
+  /// @return the level the plaintext is prepared for.
   std::size_t level() const { return level_; }
-  /// Whether the words are NTT-form residues over Q_level.
+  /// @return whether the words are NTT-form residues over Q_level.
   bool is_ntt_form() const { return is_ntt_form_; }
-  /// CKKS: the scale Delta the values were encoded at (1 for BFV/BGV).
+  /// @return CKKS: the scale Delta the values were encoded at (1 for BFV/BGV).
   double scale() const { return scale_; }
   /// Sets the CKKS scale. @param s the scale.
   void set_scale(double s) { scale_ = s; }
@@ -188,38 +201,44 @@ class Ciphertext : public DataObject {
         level_(level),
         is_ntt_form_(ntt) {}
 
-  /// The number of polynomials.
+  /// @return the number of polynomials.
   std::size_t size() const { return size_; }
-  /// The level l (the modulus is Q_l = q_0 ... q_l).
+  /// @return the level l (the modulus is Q_l = q_0 ... q_l).
   std::size_t level() const { return level_; }
-  /// Limbs per polynomial: level() + 1.
+  /// @return limbs per polynomial: level() + 1.
   std::size_t limbs() const { return level_ + 1; }
-  /// Whether the words are in NTT form.
+  /// @return whether the words are in NTT form.
   bool is_ntt_form() const { return is_ntt_form_; }
   /// Marks the words as being in NTT form or not; for the code that transforms them.
+  /// @param ntt whether the words are now in NTT form.
   void set_ntt_form(bool ntt) { is_ntt_form_ = ntt; }
-  /// CKKS: the scale Delta of the encrypted values (1 for BFV/BGV).
+  /// @return CKKS: the scale Delta of the encrypted values (1 for BFV/BGV).
   double scale() const { return scale_; }
   /// Sets the CKKS scale. @param s the scale.
   void set_scale(double s) { scale_ = s; }
   /// BGV: the factor f with which the phase decrypts to f m mod t (SEAL's correction factor,
   /// changed by modulus switching; 1 for BFV/CKKS).
+  /// @return the factor.
   u64 correction_factor() const { return correction_factor_; }
   /// Sets the BGV correction factor. @param f the factor, in [1, t).
   void set_correction_factor(u64 f) { correction_factor_ = f; }
-  /// Words per polynomial: (level + 1) N.
+  /// @return words per polynomial: (level + 1) N.
   std::size_t poly_words() const { return limbs() * ctx_->n(); }
-  /// Polynomial i ([level+1][N] words). @param i 0..size()-1 (not checked).
+  /// Polynomial i. @param i 0..size()-1 (not checked).
+  /// @return a pointer to its [level+1][N] words.
   WordPtr poly(std::size_t i) { return data() + i * poly_words(); }
   /// Polynomial i, read only. @param i 0..size()-1 (not checked).
+  /// @return a pointer to its [level+1][N] words.
   ConstWordPtr poly(std::size_t i) const { return data() + i * poly_words(); }
   /// Polynomial i as W words. @param i 0..size()-1 (not checked).
+  /// @return a pointer to its [level+1][N] words.
   /// @throws InvalidArgument if W is not the stored word size.
   template <class W>
   W* poly(std::size_t i) {
     return data<W>() + i * poly_words();
   }
   /// Polynomial i as const W words. @param i 0..size()-1 (not checked).
+  /// @return a pointer to its [level+1][N] words.
   /// @throws InvalidArgument if W is not the stored word size.
   template <class W>
   const W* poly(std::size_t i) const {
@@ -317,30 +336,34 @@ class KSwitchKey : public DataObject {
     VEIL_REQUIRE(dnum == (q_limbs_ + ctx->alpha() - 1) / ctx->alpha(),
                  "KSwitchKey: the digits of a key must be those its level meets");
   }
-  /// The number of digits stored.
+  /// @return the number of digits stored.
   std::size_t dnum() const { return dnum_; }
-  /// The highest ciphertext level the key serves.
+  /// @return the highest ciphertext level the key serves.
   std::size_t level() const { return q_limbs_ - 1; }
-  /// Limbs per stored polynomial: level() + 1 of Q, then P.
+  /// @return limbs per stored polynomial: level() + 1 of Q, then P.
   std::size_t limbs() const { return q_limbs_ + ctx_->num_p(); }
-  /// The samplers' address of each stored limb: its index in Q ∪ P.
+  /// @return the samplers' address of each stored limb: its index in Q ∪ P.
   LimbAddress limb_addresses() const { return {q_limbs_, ctx_->num_q() - q_limbs_}; }
-  /// Whether the a_j are regenerated from uniform_seed() instead of stored.
+  /// @return whether the a_j are regenerated from uniform_seed() instead of stored.
   bool compact() const { return compact_; }
-  /// Words per stored polynomial: limbs() N.
+  /// @return words per stored polynomial: limbs() N.
   std::size_t poly_words() const { return limbs() * ctx_->n(); }
-  /// Digit j's b_j ([limbs()][N], NTT form). @param j 0..dnum()-1 (not checked).
+  /// Digit j's b_j. @param j 0..dnum()-1 (not checked).
+  /// @return a pointer to its [limbs()][N] words, NTT form.
   ConstWordPtr b(std::size_t j) const { return data() + b_offset(j); }
-  /// Digit j's a_j ([limbs()][N], NTT form). @param j 0..dnum()-1 (not checked).
+  /// Digit j's a_j. @param j 0..dnum()-1 (not checked).
+  /// @return a pointer to its [limbs()][N] words, NTT form.
   /// @throws InvalidArgument on a compact key (its a_j are not stored: expand_compact_key).
   ConstWordPtr a(std::size_t j) const { return data() + a_offset(j); }
   /// Digit j's b_j as W words. @param j 0..dnum()-1 (not checked).
+  /// @return a pointer to its [limbs()][N] words, NTT form.
   /// @throws InvalidArgument if W is not the stored word size.
   template <class W>
   const W* b(std::size_t j) const {
     return data<W>() + b_offset(j);
   }
   /// Digit j's a_j as W words. @param j 0..dnum()-1 (not checked).
+  /// @return a pointer to its [limbs()][N] words, NTT form.
   /// @throws InvalidArgument on a compact key, or if W is not the stored word size.
   template <class W>
   const W* a(std::size_t j) const {
@@ -372,15 +395,15 @@ class RelinKeys {
   RelinKeys() = default;
   /// Wraps a key-switching key from s^2 to s. @param k the key (moved in).
   explicit RelinKeys(KSwitchKey k) : key_(std::move(k)) {}
-  /// The key-switching key.
+  /// @return the key-switching key.
   const KSwitchKey& key() const { return key_; }
-  /// The key set (DataObject::key_id; 0 when unknown).
+  /// @return the key set (DataObject::key_id; 0 when unknown).
   u64 key_id() const { return key_.key_id(); }
-  /// The context (null when empty).
+  /// @return the context (null when empty).
   const ContextPtr& context() const { return key_.context(); }
-  /// The device the key lives on.
+  /// @return the device the key lives on.
   const Device& device() const { return key_.device(); }
-  /// Whether no key is held.
+  /// @return whether no key is held.
   bool empty() const { return key_.empty(); }
   /// A copy on `dev`. @param dev the target device. @return the copy.
   RelinKeys to(const Device& dev) const { return RelinKeys(key_.to(dev)); }
@@ -401,19 +424,19 @@ class SwitchingKey {
   /// @param max_level the highest level served.
   SwitchingKey(KSwitchKey k, u64 from_key_id, std::size_t max_level)
       : key_(std::move(k)), from_(from_key_id), max_level_(max_level) {}
-  /// The key-switching key.
+  /// @return the key-switching key.
   const KSwitchKey& key() const { return key_; }
-  /// The source key set (ciphertexts switched must belong to it).
+  /// @return the source key set (ciphertexts switched must belong to it).
   u64 from_key_id() const { return from_; }
-  /// The target key set (the switched ciphertexts belong to it).
+  /// @return the target key set (the switched ciphertexts belong to it).
   u64 key_id() const { return key_.key_id(); }
-  /// The highest level served.
+  /// @return the highest level served.
   std::size_t max_level() const { return max_level_; }
-  /// The context (null when empty).
+  /// @return the context (null when empty).
   const ContextPtr& context() const { return key_.context(); }
-  /// The device the key lives on.
+  /// @return the device the key lives on.
   const Device& device() const { return key_.device(); }
-  /// Whether no key is held.
+  /// @return whether no key is held.
   bool empty() const { return key_.empty(); }
   /// A copy on `dev`. @param dev the target device. @return the copy.
   SwitchingKey to(const Device& dev) const { return SwitchingKey(key_.to(dev), from_, max_level_); }
@@ -432,8 +455,10 @@ class GaloisKeys {
   /// An empty set of `ctx` on `dev`. @param ctx the context; @param dev the device.
   GaloisKeys(ContextPtr ctx, const Device& dev) : ctx_(std::move(ctx)), dev_(dev) {}
   /// Whether the set holds a key for `galois_elt`. @param galois_elt an odd element < 2N.
+  /// @return true when it does.
   bool has_key(u32 galois_elt) const { return keys_.count(galois_elt) != 0; }
   /// The key of `galois_elt`. @param galois_elt an odd element < 2N.
+  /// @return the key.
   /// @throws InvalidArgument naming `galois_keys` when the set has no key for it.
   const KSwitchKey& key(u32 galois_elt) const;
   /// Adds a key (replacing one of the same element). No check of its context or device.
@@ -441,13 +466,13 @@ class GaloisKeys {
   /// @throws InvalidArgument naming `galois_keys` if it belongs to another key set than those
   ///         present.
   void insert(u32 galois_elt, KSwitchKey k);
-  /// The key set of the keys (0 when empty or unknown).
+  /// @return the key set of the keys (0 when empty or unknown).
   u64 key_id() const { return key_id_; }
-  /// The keys by Galois element, ascending.
+  /// @return the keys by Galois element, ascending.
   const std::map<u32, KSwitchKey>& keys() const { return keys_; }
-  /// The context (null for a default-constructed set).
+  /// @return the context (null for a default-constructed set).
   const ContextPtr& context() const { return ctx_; }
-  /// The device the keys live on.
+  /// @return the device the keys live on.
   const Device& device() const { return dev_; }
   /// A copy on `dev`. @param dev the target device. @return the copy.
   GaloisKeys to(const Device& dev) const {
