@@ -27,45 +27,68 @@
 
 namespace veil::circuits {
 
+/// EvalMod's polynomial and its evaluation (file comment): the Chebyshev interpolant of the
+/// scaled cosine, fixed at construction, then r double angles. Immutable; the even form is
+/// chosen at construction from VEIL_EVALMOD_EVEN.
 class EvalMod {
  public:
+  /// Interpolates the scaled cosine (chebyshev_interpolate) in both forms.
   /// @param k_range K, the bound on |I| (the interval is [-(K + 1), K + 1] before scaling).
   /// @param degree d, the degree of the Chebyshev interpolant (2..1023).
   /// @param double_angle r, the number of double-angle steps (0..16).
   /// @throws InvalidArgument naming `k_range` (< 1 or > 2^20), `degree` or `double_angle`.
   EvalMod(std::size_t k_range, std::size_t degree, std::size_t double_angle);
 
-  /// K, d and r as given.
+  /// @return K, the bound on |I|, as given.
   std::size_t k_range() const { return k_range_; }
+  /// @return d, the interpolant's degree, as given.
   std::size_t degree() const { return degree_; }
+  /// @return r, the number of double-angle steps, as given.
   std::size_t double_angle() const { return double_angle_; }
-  /// The interpolant's Chebyshev coefficients c_0..c_d of cos(2 pi (K1 y - 1/4) / 2^r).
+  /// @return the interpolant's Chebyshev coefficients c_0..c_d of
+  ///         cos(2 pi (K1 y - 1/4) / 2^r) on [-1, 1].
   const std::vector<double>& coefficients() const { return coeffs_; }
   /// The even form's coefficients: P(u) = sum_k p_k T_k(u), P(T_2(v)) = the interpolant of
   /// cos(2 pi K1 v / 2^r) (k = 0..floor(d / 2)).
+  /// @return p_0..p_floor(d/2).
   const std::vector<double>& even_coefficients() const { return even_coeffs_; }
-  /// Whether evaluate() uses the even form (file comment; VEIL_EVALMOD_EVEN=0 turns it off).
+  /// @return whether evaluate() uses the even form (file comment; VEIL_EVALMOD_EVEN=0 turns it
+  ///         off).
   bool even() const { return even_; }
   /// Rescale levels consumed: ceil(log2(d + 1)) (the Chebyshev evaluation; in the even form
   /// 1 + ceil(log2(floor(d / 2) + 1)), T_2 then the half-degree polynomial, which is the same
   /// for every d >= 2) + r.
+  /// @return the rescale blocks consumed.
   std::size_t depth() const;
 
   /// sin(2 pi K1 x) on an operand x (at a rescale-block top), landing exactly on
   /// `output_scale`, depth() blocks below x (planned or evaluated, as `ops`). Approximates for
   /// x in [-1, 1] (the even form: x in [-1 + 1/(4 K1), 1]).
   /// @param ops the arithmetic; @param x the input; @param output_scale finite, > 0.
+  /// @return sin(2 pi K1 x) (scaled as the file comment says) at (level, output_scale).
   /// @throws InvalidArgument naming `x` (empty), `output_scale`, or as ScaleOps when the chain
   ///         below x has fewer than depth() blocks.
   OperandPtr evaluate(const ScaleOps& ops, OperandPtr x, double output_scale) const;
   /// The (level, scale) evaluate() lands on for an input at (level, scale) (levels and scales
-  /// only). Same errors as evaluate().
+  /// only).
+  /// @param chain the context's rescale structure.
+  /// @param level the input's level (a block top).
+  /// @param scale the input's scale.
+  /// @param output_scale the requested output scale (finite, > 0).
+  /// @return (the output level, the output scale).
+  /// @throws InvalidArgument as evaluate().
   std::pair<std::size_t, double> plan(const RescaleChain& chain, std::size_t level, double scale,
                                       double output_scale) const;
-  /// sin(2 pi K1 x) slot-wise (real slots) for a size-2 ciphertext x at a block top.
+  /// sin(2 pi K1 x) slot-wise (real slots) for a size-2 ciphertext x at a block top; the levels
+  /// and scales are planned first, so that an error comes before any work.
+  /// @param ev a CKKS evaluator of ct's context.
+  /// @param relin_keys relinearization keys of ct's key set.
+  /// @param chain the context's rescale structure.
+  /// @param ct the input, size 2, at a block top with depth() blocks below it.
   /// @param output_scale the scale of the result (finite, > 0).
   /// @throws InvalidArgument naming `ct` (empty, size != 2, not at a block top, too few levels)
   ///         or `output_scale`; the evaluator's errors for mismatched keys.
+  /// @return the result, size 2, depth() blocks below ct, at output_scale.
   Ciphertext evaluate(const Evaluator& ev, const RelinKeys& relin_keys, const RescaleChain& chain,
                       const Ciphertext& ct, double output_scale) const;
 

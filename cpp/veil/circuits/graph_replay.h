@@ -15,8 +15,10 @@
 
 namespace veil::circuits {
 
+/// One captured computation (file comment). Thread-safe: calls are serialized by a mutex.
 class GraphReplay {
  public:
+  /// The computation replayed: a ciphertext in, a ciphertext out.
   using Computation = std::function<Ciphertext(const Ciphertext&)>;
 
   /// Runs `fn(x)`, through the captured graph once one exists. `fn` must depend on nothing but
@@ -25,13 +27,15 @@ class GraphReplay {
   /// @param x the input: every call must pass the same size, level and device.
   /// @param fn the computation.
   /// @return fn(x); bit for bit the same words whether replayed or run directly.
-  /// @throws InvalidArgument if x's shape differs from the captured one; fn's errors.
+  /// @throws InvalidArgument naming `ct` if x's shape (size, level, device, word size, form)
+  ///         differs from the captured one; fn's errors. A failed capture throws nothing: it is recorded (failure()) and the
+  ///         computation runs directly from then on.
   Ciphertext run(const Ciphertext& x, const Computation& fn);
-  /// True once a graph has been captured and is replayed.
+  /// @return true once a graph has been captured and is replayed.
   bool active() const;
-  /// Whether graphs are enabled: not VEIL_GRAPHS=0 (read once per process).
+  /// @return whether graphs are enabled: not VEIL_GRAPHS=0 (read once per process).
   static bool enabled();
-  /// Why the capture failed ("" if it did not, or has not been tried).
+  /// @return why the capture failed ("" if it did not, or has not been tried).
   std::string failure() const;
 
  private:

@@ -31,29 +31,44 @@ namespace veil::circuits {
 /// were first added (the order fixes the rounding of sums that build them).
 class Diagonals {
  public:
+  /// One diagonal, or a vector of n slot values.
   using Vector = std::vector<std::complex<double>>;
+  /// An empty map of size 0 (assign before use).
   Diagonals() = default;
+  /// The zero n x n map (no diagonal).
+  /// @param n the size, at least 1.
   /// @throws InvalidArgument naming `n` unless it is at least 1.
   explicit Diagonals(std::size_t n);
 
-  /// n, the length of every diagonal.
+  /// @return n, the length of every diagonal.
   std::size_t n() const { return n_; }
-  /// The number of diagonals held.
+  /// @return the number of diagonals held.
   std::size_t size() const { return keys_.size(); }
-  /// Whether diagonal k (in [0, n)) is held.
+  /// Whether diagonal k is held.
+  /// @param k a key in [0, n).
+  /// @return true when it is.
   bool contains(std::size_t k) const { return index_.count(k) != 0; }
-  /// Diagonal k. @throws InvalidArgument naming `k` when it is absent.
+  /// Diagonal k.
+  /// @param k a key in [0, n).
+  /// @return its n values.
+  /// @throws InvalidArgument naming `k` when it is absent.
   const Vector& at(std::size_t k) const;
-  /// The keys in insertion order.
+  /// @return the keys in insertion order.
   const std::vector<std::size_t>& keys() const { return keys_; }
-  /// d_k += v (a new key starts from v). k is taken mod n.
+  /// d_k += v (a new key starts from v).
+  /// @param k the diagonal, taken mod n (negative allowed).
+  /// @param v n values.
   /// @throws InvalidArgument naming `diagonal` when v's length is not n.
   void add(long long k, const Vector& v);
   /// Every diagonal multiplied by the real constant c.
+  /// @param c the constant.
+  /// @return c M (the same keys, in the same order).
   Diagonals scaled(double c) const;
-  /// The entries' largest magnitude.
+  /// @return the entries' largest magnitude (0 with no diagonal).
   double max_abs() const;
   /// y = M x (the oracle in double: sum_k d_k * rot(x, k)).
+  /// @param x n slot values.
+  /// @return y, n values.
   /// @throws InvalidArgument naming `x` for a length other than n.
   Vector apply(const Vector& x) const;
 
@@ -65,14 +80,26 @@ class Diagonals {
 };
 
 /// The diagonals of a dense n x n matrix (row-major, m[j][c]); zero diagonals are left out.
+/// @param matrix the rows, n of n entries each.
+/// @return its diagonals, keys ascending.
 /// @throws InvalidArgument naming `matrix` when it is empty or not square.
 Diagonals diagonals_of(const std::vector<std::vector<std::complex<double>>>& matrix);
 /// A∘B (B applied first): (AB)_{a+b} = A_a * rot_a(B_b); all-zero diagonals are dropped.
+/// @param a the map applied second.
+/// @param b the map applied first (of a's size).
+/// @return the product AB.
 /// @throws InvalidArgument naming `b` when the sizes differ.
 Diagonals compose(const Diagonals& a, const Diagonals& b);
-/// diag(rows) ∘ A. @throws InvalidArgument naming `rows` for a length other than n.
+/// diag(rows) ∘ A: entry j of every diagonal is scaled by rows[j].
+/// @param a the map.
+/// @param rows n real factors.
+/// @return the scaled map.
+/// @throws InvalidArgument naming `rows` for a length other than n.
 Diagonals row_scale(const Diagonals& a, const std::vector<double>& rows);
 /// A ∘ diag(cols): entry j of diagonal k is scaled by cols[(j + k) mod n].
+/// @param a the map.
+/// @param cols n real factors.
+/// @return the scaled map.
 /// @throws InvalidArgument naming `cols` for a length other than n.
 Diagonals col_scale(const Diagonals& a, const std::vector<double>& cols);
 
@@ -85,6 +112,7 @@ Diagonals col_scale(const Diagonals& a, const std::vector<double>& cols);
 inline constexpr double kBabyCost = 0.3;
 /// The cost bsgs_split uses: kBabyCost, or VEIL_BSGS_BABY_COST when set (read once per process;
 /// for A/B measurements: the rotation keys follow the split, so set it before any key is made).
+/// @return the relative cost of a baby step.
 /// @throws InvalidArgument naming VEIL_BSGS_BABY_COST when it is not a number in (0, 64].
 double baby_cost();
 
@@ -92,10 +120,18 @@ double baby_cost();
 /// minimizing baby_cost() * inputs * (baby steps) + outputs * (giant steps), and the diagonals
 /// grouped by giant step: giants[i] = (G, [(b, k)]) with k = G + b, both signed (|k| <= n/2).
 struct BsgsSplit {
+  /// The baby-step size (a power of two).
   std::size_t n1 = 1;
+  /// Per giant step G (a multiple of n1, in first-seen order): the (baby step b, key k) pairs.
   std::vector<std::pair<long long, std::vector<std::pair<long long, std::size_t>>>> giants;
 };
+/// The baby-step giant-step split of diagonal keys (Halevi-Shoup, CRYPTO 2018): every power of
+/// two n1 <= n is tried, the cheapest kept (the first on a tie).
 /// @param keys the diagonals' keys in [0, n), ascending.
+/// @param n the slots, a power of two.
+/// @param inputs the transform's inputs (each pays its baby steps).
+/// @param outputs the transform's outputs (each pays its giant steps).
+/// @return the split.
 /// @throws InvalidArgument naming `n` (not a power of two) or `keys` (empty or out of range),
 ///         or VEIL_BSGS_BABY_COST when it is set and not a number in (0, 64] (baby_cost()).
 BsgsSplit bsgs_split(const std::vector<std::size_t>& keys, std::size_t n, std::size_t inputs = 1,
@@ -115,6 +151,7 @@ class LinearTransform {
   /// The evaluation a transform gets when none is named: Hoisting::double_hoisted unless the
   /// environment variable VEIL_DOUBLE_HOIST is "0" (read at each call, so at each
   /// construction: the A/B switch of the bootstrapper, whose transforms take the default).
+  /// @return the default evaluation.
   static Hoisting default_hoisting();
 
   /// Encodes the matrices. The plaintext scale is scale_out * D / scale_in (D: the product of
@@ -124,7 +161,8 @@ class LinearTransform {
   /// @param matrices [outputs][inputs] diagonals, all of size `slots`.
   /// @param slots n, a power of two in 1..N/2.
   /// @param level the inputs' level (a level that can rescale).
-  /// @param scale_in, scale_out scales (finite, > 0).
+  /// @param scale_in the inputs' scale (finite, > 0).
+  /// @param scale_out the outputs' scale (finite, > 0).
   /// @param dev where the plaintexts live.
   /// @param hoisting the evaluation. double_hoisted encodes the diagonals over Q_l ∪ P
   ///        (CKKSEncoder::encode_extended: (l+1+k)/(l+1) times the memory of single's), each
@@ -133,7 +171,7 @@ class LinearTransform {
   ///        the DFT factors' diagonals repeat with their block size).
   /// @throws InvalidArgument naming `matrices` (empty, ragged, wrong size, or an output with no
   ///         diagonal), `slots`, `level` or `scale_in`/`scale_out`; `hoisting` for
-  ///         double_hoisted without special primes.
+  ///         double_hoisted without special primes; VEIL_BSGS_BABY_COST (baby_cost()).
   LinearTransform(const CKKSEncoder& encoder, const std::vector<std::vector<Diagonals>>& matrices,
                   std::size_t slots, std::size_t level, double scale_in, double scale_out,
                   const Device& dev = Device::cpu(), Hoisting hoisting = default_hoisting());
@@ -143,39 +181,49 @@ class LinearTransform {
   /// Evaluator::multiply_diagonals_bsgs's, when galois_keys hold a key for every step; else (and
   /// with Hoisting::single) the single-hoisted evaluation's (the extended diagonals' first l+1
   /// limbs are the ordinary ones).
+  /// @param ev a CKKS evaluator of the encoder's context.
+  /// @param inputs inputs() ciphertexts (pointers, not null), size 2, at level().
   /// @param galois_keys keys of rotation_steps() (steps without a key are composed from
   ///        power-of-two keys as Evaluator::rotate_vector does, single-hoisted).
+  /// @return outputs() ciphertexts, one rescale block below level(), at scale_out.
   /// @throws InvalidArgument naming `inputs` (count, level) or the evaluator's errors.
   std::vector<Ciphertext> apply(const Evaluator& ev, const std::vector<const Ciphertext*>& inputs,
                                 const GaloisKeys& galois_keys) const;
 
-  /// The signed rotation steps (of the N/2 slots) apply() uses, ascending, without 0.
+  /// @return the signed rotation steps (of the N/2 slots) apply() uses, ascending, without 0.
   std::vector<int> rotation_steps() const;
   /// The rotation steps of a transform with these diagonal keys (the same as rotation_steps()
   /// of the transform they would build), without encoding anything.
+  /// @param matrices [outputs][inputs] diagonals, all of size `slots`.
+  /// @param slots n, a power of two.
+  /// @return the steps, ascending, without 0.
   /// @throws InvalidArgument naming `matrices` (empty, ragged, wrong size) or `n`.
   static std::vector<int> rotation_steps_of(const std::vector<std::vector<Diagonals>>& matrices,
                                             std::size_t slots);
   /// The same steps, each with the key switches apply() makes with its key: a baby step once
   /// per input, a giant step once per output (double hoisting).
+  /// @param matrices [outputs][inputs] diagonals, all of size `slots`.
+  /// @param slots n, a power of two.
+  /// @return step -> number of key switches with its key.
   /// @throws InvalidArgument as rotation_steps_of.
   static std::map<int, std::size_t> rotation_uses_of(
       const std::vector<std::vector<Diagonals>>& matrices, std::size_t slots);
 
-  /// The inputs' level (the outputs are one rescale block lower).
+  /// @return the inputs' level (the outputs are one rescale block lower).
   std::size_t level() const { return level_; }
-  /// n, the slots of the vectors.
+  /// @return n, the slots of the vectors.
   std::size_t slots() const { return slots_; }
-  /// The number of inputs and of outputs.
+  /// @return the number of inputs.
   std::size_t inputs() const { return babies_.size(); }
+  /// @return the number of outputs.
   std::size_t outputs() const { return plan_.size(); }
-  /// n1, the baby-step size bsgs_split chose.
+  /// @return n1, the baby-step size bsgs_split chose.
   std::size_t baby_step() const { return n1_; }
-  /// The scale of the encoded diagonals: scale_out * D / scale_in.
+  /// @return the scale of the encoded diagonals: scale_out * D / scale_in.
   double plaintext_scale() const { return pt_scale_; }
-  /// The evaluation chosen at construction.
+  /// @return the evaluation chosen at construction.
   Hoisting hoisting() const { return hoisting_; }
-  /// Bytes of the encoded diagonals on their device.
+  /// @return bytes of the encoded diagonals on their device.
   std::size_t plaintext_bytes() const;
   /// Copies of the encoded diagonals in their full form ([limbs][N] words: new buffers on the
   /// plaintexts' device, the full form's memory; for tests and inspection), in the order
@@ -184,15 +232,21 @@ class LinearTransform {
   /// CKKSEncoder::expand_periodic). Its first l+1 limbs are single's words for a diagonal that
   /// does not repeat; one that does has the coefficients off the multiples of 2^shift set to
   /// 0 (single keeps the FFT's rounding noise there).
+  /// @return the copies.
   std::vector<Plaintext> plaintexts() const;
   /// Per diagonal, in plaintexts()' order, the shift it is stored with
   /// (CKKSEncoder::encode_extended_periodic; 0: the full form; single: always 0).
+  /// @return one shift per diagonal.
   std::vector<unsigned> plaintext_shifts() const;
   /// Whether double-hoisted transforms store repeating diagonals as one period: yes unless the
   /// environment variable VEIL_PERIODIC_DIAGONALS is "0" (read at each construction; the A/B
   /// switch).
+  /// @return whether repeating diagonals are stored as one period.
   static bool periodic_diagonals();
   /// A step of the n-slot vector as a signed step of the N/2 slots (k mod n, in (-n/2, n/2]).
+  /// @param k a step (any sign).
+  /// @param slots n (>= 1).
+  /// @return the signed step.
   static int signed_step(long long k, std::size_t slots);
 
  private:
