@@ -34,11 +34,17 @@ struct BootstrapKeyStorage {
   std::size_t max_bytes = 0;
 };
 
+/// The evaluation keys of one bootstrapper (file comment), all of one dense key set and on one
+/// device.
 struct BootstrapKeys {
+  /// The dense secret's relinearization keys (those of the context's other operations).
   RelinKeys relin_keys;
+  /// The Galois keys of BootstrapParameters::galois_elements(), each at its level.
   GaloisKeys galois_keys;
-  SwitchingKey to_sparse;  // s -> s', levels <= q_0's top only
-  SwitchingKey to_dense;   // s' -> s
+  /// s -> s' (dense to sparse), serving levels <= q_0's top only.
+  SwitchingKey to_sparse;
+  /// s' -> s (sparse to dense), serving every level.
+  SwitchingKey to_dense;
 
   /// Generates the keys from the secret key, on its device. With a seed the keys are
   /// reproducible and equal those of python/veil/_bootstrap.py for the same seed: the sparse
@@ -53,15 +59,22 @@ struct BootstrapKeys {
   ///        (BootstrapKeyStorage). A compact key's a_j come from another sampler, so it differs
   ///        from the full key of the same seed (the Python bootstrapper draws them in the same
   ///        order); a per-level key is the projection of the top-level key of the same seed.
-  /// @throws InvalidArgument/TypeMismatch naming `secret_key` (empty, another context), or
-  ///         `storage.max_bytes` when even compact keys take more.
+  /// @return the keys, on secret_key's device.
+  /// @throws InvalidArgument naming `secret_key` (empty, another context), `relin_keys` (given
+  ///         but empty), `storage.max_bytes` when even compact keys take more, or
+  ///         `special_primes` when the context has none.
   static BootstrapKeys generate(const BootstrapParameters& params, const SecretKey& secret_key,
                                 const std::optional<RelinKeys>& relin_keys = std::nullopt,
                                 std::optional<std::uint64_t> seed = std::nullopt,
                                 const BootstrapKeyStorage& storage = {});
   /// Which Galois keys (in params.galois_elements() order) BootstrapKeys::generate makes
   /// compact under `storage`, and the bytes the keys then take on the device (Galois keys and
-  /// the two switching keys).
+  /// the two switching keys). With storage.max_bytes the full keys whose a_j are regenerated
+  /// least per byte saved become compact first (stable order on ties).
+  /// @param params the bootstrapping parameters.
+  /// @param storage the storage choices.
+  /// @param bytes if not null, receives the bytes the keys take.
+  /// @return one flag per Galois element: whether its key is compact.
   /// @throws InvalidArgument naming `storage.max_bytes` when even compact keys take more.
   static std::vector<bool> compact_choice(const BootstrapParameters& params,
                                           const BootstrapKeyStorage& storage,
@@ -69,17 +82,22 @@ struct BootstrapKeys {
 
   /// Checks that every key is present, of params' context, on one device and of one key set,
   /// and that the Galois keys hold every element params.galois_elements() lists, each serving
-  /// its params.galois_key_levels() level.
+  /// its params.galois_key_levels() level; the switching keys serve q_0's top (to_sparse) and
+  /// the top level (to_dense), and to_dense switches from to_sparse's sparse secret.
+  /// @param params the bootstrapping parameters the keys are for.
   /// @throws InvalidArgument naming the missing or mismatched key (`relin_keys`,
   ///         `galois_keys`, `to_sparse`, `to_dense`).
   void check(const BootstrapParameters& params) const;
 
   /// Bytes of the keys on their device (Galois keys and the two switching keys, as the Python
   /// Bootstrapper.key_bytes; the relinearization key is the context's and not counted).
+  /// @return the bytes.
   std::size_t bytes() const;
-  /// The device the keys live on.
+  /// @return the device the keys live on (the Galois keys').
   const Device& device() const { return galois_keys.device(); }
-  /// The keys moved to `dev`.
+  /// The keys copied to `dev`.
+  /// @param dev the target device.
+  /// @return the copies.
   BootstrapKeys to(const Device& dev) const;
 };
 
