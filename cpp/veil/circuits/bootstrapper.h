@@ -57,7 +57,9 @@ class Bootstrapper {
   /// Encodes the transforms' matrices on the keys' device and checks the keys.
   /// @param params the level layout (BootstrapParameters).
   /// @param keys the evaluation keys (BootstrapKeys::generate, or loaded), moved in.
-  /// @throws InvalidArgument naming the missing or mismatched key (BootstrapKeys::check).
+  /// @throws InvalidArgument naming the missing or mismatched key (BootstrapKeys::check);
+  ///         RuntimeError if EvalMod's planned output level is not params' (an internal
+  ///         inconsistency).
   Bootstrapper(BootstrapParameters params, BootstrapKeys keys);
 
   /// Refreshes `ct` to output_level(), keeping its scale: the slots come back with about 20 bits
@@ -85,10 +87,13 @@ class Bootstrapper {
   /// brought to Delta if its scale is not within 2^4 of it (one level), then switched down to
   /// input_level() when at or above it (SlotToCoeff first), else to q0_level() (ModRaise
   /// first). bootstrap(ct) runs the steps on it and restores ct's scale.
+  /// @param ct as bootstrap().
+  /// @return the pipeline's input: size 2, at input_level() or q0_level(), scale Delta.
   /// @throws InvalidArgument as bootstrap().
   Ciphertext prepare(const Ciphertext& ct) const;
-  /// The scale bootstrap() returns for an input at `input_scale`: the same within 2^4 of
-  /// Delta, else Delta.
+  /// The scale bootstrap() returns for an input at `input_scale`.
+  /// @param input_scale the input's scale.
+  /// @return input_scale when within 2^4 of Delta, else Delta.
   double output_scale(double input_scale) const;
 
   /// SlotToCoeff: the slots z (read as a bit-reversed coefficient vector) become the
@@ -124,22 +129,25 @@ class Bootstrapper {
   /// @throws InvalidArgument naming `ct` for another level or size.
   Ciphertext eval_mod(const Ciphertext& ct) const;
 
-  /// The level layout, the keys and EvalMod's polynomial this bootstrapper was built with.
+  /// @return the level layout this bootstrapper was built with.
   const BootstrapParameters& parameters() const { return params_; }
+  /// @return the evaluation keys.
   const BootstrapKeys& keys() const { return keys_; }
+  /// @return EvalMod's polynomial.
   const EvalMod& evalmod() const { return evalmod_; }
-  /// The CoeffToSlot and SlotToCoeff levels, in the order they run.
+  /// @return the CoeffToSlot levels, in the order they run.
   const std::vector<LinearTransform>& coeff_to_slot_transforms() const { return cts_; }
+  /// @return the SlotToCoeff levels (from input_level()), in the order they run.
   const std::vector<LinearTransform>& slot_to_coeff_transforms() const { return stc_; }
-  /// Bytes of the encoded transform matrices on the device (with the original order's
-  /// SlotToCoeff matrices once an input below input_level() made them).
+  /// @return bytes of the encoded transform matrices on the device (with the original order's
+  ///         SlotToCoeff matrices once an input below input_level() made them).
   std::size_t plaintext_bytes() const;
-  /// The device of the keys and plaintexts (ciphertexts must live there).
+  /// @return the device of the keys and plaintexts (ciphertexts must live there).
   const Device& device() const { return keys_.device(); }
-  /// True once bootstrap() replays a captured CUDA graph (GPU, after the first call; see
-  /// GraphReplay: VEIL_GRAPHS=0 turns graphs off).
+  /// @return true once bootstrap() replays a captured CUDA graph (GPU, after the first call;
+  ///         see GraphReplay: VEIL_GRAPHS=0 turns graphs off).
   bool uses_graph() const { return replay_->active(); }
-  /// Why the graph capture failed, or "" (bootstrap() then runs its steps directly).
+  /// @return why the graph capture failed, or "" (bootstrap() then runs its steps directly).
   std::string graph_failure() const { return replay_->failure(); }
 
  private:
@@ -173,7 +181,10 @@ class Bootstrapper {
 namespace veil::ckks {
 /// The CKKS bootstrapper under the scheme's name (it lives in the circuits layer).
 using Bootstrapper = circuits::Bootstrapper;
+/// The bootstrapping configuration under the scheme's name (circuits::BootstrapConfig).
 using BootstrapConfig = circuits::BootstrapConfig;
+/// The bootstrapping level layout under the scheme's name (circuits::BootstrapParameters).
 using BootstrapParameters = circuits::BootstrapParameters;
+/// The bootstrapping keys under the scheme's name (circuits::BootstrapKeys).
 using BootstrapKeys = circuits::BootstrapKeys;
 }  // namespace veil::ckks

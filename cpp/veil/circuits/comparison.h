@@ -1,6 +1,6 @@
 // Comparison on CKKS ciphertexts: sign(x) by the composite polynomials of
-// Cheon, Kim, Kim, Lee and Lee, "Efficient Homomorphic Comparison Methods with
-// Optimal Complexity" (Asiacrypt 2020): d_g stages of g_n (their Table, §3.5,
+// Cheon, Kim and Kim, "Efficient Homomorphic Comparison Methods with Optimal
+// Complexity" (Asiacrypt 2020, eprint 2019/1234): d_g stages of g_n (their Table, §3.5,
 // which widens the interval around 0 fast) then d_f stages of f_n(x) =
 // sum_{i=0}^{n} binom(2i, i) / 4^i x (1 - x^2)^i (§3.1, Eq. (2): odd, f_n(±1) =
 // ±1, flat there to order n, so each stage contracts the distance to ±1). The
@@ -26,6 +26,7 @@ namespace veil::circuits {
 /// sum_{i=0}^{n} binom(2i, i) / 4^i x (1 - x^2)^i (Cheon et al., Asiacrypt
 /// 2020, §3.1); f_3 = (35x - 35x^3 + 21x^5 - 5x^7) / 16.
 /// @param n 1..8.
+/// @return 2n + 2 coefficients (the even ones 0).
 /// @throws InvalidArgument naming `n`.
 std::vector<double> sign_f_coefficients(std::size_t n);
 
@@ -34,6 +35,7 @@ std::vector<double> sign_f_coefficients(std::size_t n);
 /// g_n maps [1/4, 1] into about [3/4, 1]: g_3's minimum there is 0.748);
 /// g_3 = (4589x - 16577x^3 + 25614x^5 - 12860x^7) / 2^10.
 /// @param n 1..4 (the table's rows).
+/// @return 2n + 2 coefficients (the even ones 0).
 /// @throws InvalidArgument naming `n`.
 std::vector<double> sign_g_coefficients(std::size_t n);
 
@@ -47,8 +49,12 @@ struct SignPlan {
   double scalar_bits = 0;   ///< -log2 max_{x in [epsilon, 1]} |1 - F(x)| of the scalar map F
   /// Rescale levels: (g_stages + f_stages) ceil(log2(2n + 2)) on chains of
   /// one-prime blocks.
+  /// @return the depth.
   std::size_t depth() const;
   /// F(x) = f_n^(d_f)(g_n^(d_g)(x)) in double precision (Horner).
+  /// @param x a real number.
+  /// @return F(x).
+  /// @throws InvalidArgument naming `n` when n is outside 1..4.
   double scalar(double x) const;
 };
 
@@ -61,7 +67,9 @@ struct SignPlan {
 /// @param epsilon in (0, 1): the half-width of the interval around 0 left out.
 /// @param bits 1..30.
 /// @param n 1..4 (g_n's table).
-/// @throws InvalidArgument naming `epsilon`, `bits` or `n`.
+/// @return the plan (at most 64 stages).
+/// @throws InvalidArgument naming `epsilon` (outside (0, 1), or too small for 64 stages),
+///         `bits` or `n`.
 SignPlan plan_sign(double epsilon, int bits, std::size_t n = 3);
 
 /// sign, compare, maximum, minimum and relu on CKKS ciphertexts (slot-wise,
@@ -71,7 +79,8 @@ SignPlan plan_sign(double epsilon, int bits, std::size_t n = 3);
 /// (-epsilon, epsilon) sign lies in [-1, 1] only.
 class ComparisonEvaluator {
 public:
-  /// @throws InvalidArgument naming `context` when it is not a CKKS context.
+  /// @param ctx a CKKS context.
+  /// @throws InvalidArgument naming `context` when it is empty or not a CKKS context.
   explicit ComparisonEvaluator(ContextPtr ctx);
 
   /// sign(x) slot-wise: ±1 within 2^-bits for x in [-1, -epsilon] ∪ [epsilon,
@@ -82,37 +91,57 @@ public:
   /// @param relin_keys relinearization keys of ct's key set.
   /// @param plan from plan_sign.
   /// @return a ciphertext plan.depth() rescale levels below ct's block top.
-  /// @throws InvalidArgument naming `ct` (empty, size 3, another context, or
-  /// fewer levels left
-  ///         than the plan needs: the message gives both) or the evaluator's
-  ///         errors.
+  /// @throws InvalidArgument naming `ct` (empty, size != 2, another context,
+  ///         inside q_0's block, or fewer levels left than the plan needs: the
+  ///         message gives both) or the evaluator's errors.
   Ciphertext sign(const Ciphertext& ct, const RelinKeys& relin_keys, const SignPlan& plan) const;
   /// (sign(a - b) + 1) / 2: 1 where a > b, 0 where a < b (within 2^-bits when
   /// |a - b| >= epsilon), 1/2 at a = b. The affine map is folded into the last
   /// f_n stage: depth plan.depth(). a and b are brought to one level (the
   /// lower); their scales must agree.
-  /// @param a, b size-2 ciphertexts with a - b in [-1, 1] (e.g. a, b in [-1/2,
-  /// 1/2]).
-  /// @throws InvalidArgument naming `a`/`b` (empty, scales differ) or as sign.
+  /// @param a a size-2 CKKS ciphertext.
+  /// @param b a size-2 CKKS ciphertext of a's scale, with a - b in [-1, 1] (e.g.
+  ///        a, b in [-1/2, 1/2]).
+  /// @param relin_keys relinearization keys of the operands' key set.
+  /// @param plan from plan_sign.
+  /// @return a ciphertext plan.depth() rescale levels below the operands' common
+  ///         block top, at their scale.
+  /// @throws InvalidArgument naming `a`/`b` (empty, another context, size != 2,
+  ///         scales differ) or `ct` as sign (too few levels).
   Ciphertext compare(const Ciphertext& a, const Ciphertext& b, const RelinKeys& relin_keys,
                      const SignPlan& plan) const;
   /// max(a, b) = (a + b + (a - b) sign(a - b)) / 2 (Cheon et al. 2020, §5):
   /// absolute error
   /// <= |a - b| 2^-(bits+1) + noise where |a - b| >= epsilon, <= |a - b| / 2 <=
   /// epsilon / 2 elsewhere. Depth plan.depth() + 1; the result has a's scale.
-  /// @param a, b as compare.
+  /// @param a a size-2 CKKS ciphertext.
+  /// @param b as compare.
+  /// @param relin_keys relinearization keys of the operands' key set.
+  /// @param plan from plan_sign.
+  /// @return max(a, b), plan.depth() + 1 levels below the common block top.
+  /// @throws InvalidArgument as compare.
   Ciphertext maximum(const Ciphertext& a, const Ciphertext& b, const RelinKeys& relin_keys,
                      const SignPlan& plan) const;
   /// min(a, b) = (a + b - (a - b) sign(a - b)) / 2; as maximum.
+  /// @param a a size-2 CKKS ciphertext.
+  /// @param b as compare.
+  /// @param relin_keys relinearization keys of the operands' key set.
+  /// @param plan from plan_sign.
+  /// @return min(a, b), plan.depth() + 1 levels below the common block top.
+  /// @throws InvalidArgument as compare.
   Ciphertext minimum(const Ciphertext& a, const Ciphertext& b, const RelinKeys& relin_keys,
                      const SignPlan& plan) const;
   /// relu(x) = (x + x sign(x)) / 2 for x in [-1, 1]: absolute error <=
   /// 2^-(bits+1) + noise for |x| >= epsilon and <= epsilon / 2 inside. Depth
   /// plan.depth() + 1.
   /// @param ct as sign.
+  /// @param relin_keys relinearization keys of ct's key set.
+  /// @param plan from plan_sign.
+  /// @return relu(x), plan.depth() + 1 levels below ct's block top, at ct's scale.
+  /// @throws InvalidArgument as sign.
   Ciphertext relu(const Ciphertext& ct, const RelinKeys& relin_keys, const SignPlan& plan) const;
 
-  /// The chain's rescale structure.
+  /// @return the chain's rescale structure.
   const RescaleChain& chain() const { return pe_.chain(); }
 
 private:
