@@ -28,8 +28,8 @@ class GraphReplay {
   /// @param fn the computation.
   /// @return fn(x); bit for bit the same words whether replayed or run directly.
   /// @throws InvalidArgument naming `ct` if x's shape (size, level, device, word size, form)
-  ///         differs from the captured one; fn's errors. A failed capture throws nothing: it is recorded (failure()) and the
-  ///         computation runs directly from then on.
+  ///         differs from the captured one; fn's errors. A failed capture throws nothing:
+  ///         it is recorded (failure()) and the computation runs directly from then on.
   Ciphertext run(const Ciphertext& x, const Computation& fn);
   /// @return true once a graph has been captured and is replayed.
   bool active() const;

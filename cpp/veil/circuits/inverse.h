@@ -24,12 +24,12 @@
 
 namespace veil::circuits {
 
-/// Goldschmidt's inverse (division by convergence: R. E. Goldschmidt, "Applications of
-/// Division by Convergence", MSc thesis, MIT, 1964) on [a, b] (0 < a < b): with c = (a + b) / 2 and b_0 =
-/// 1 - x / c, a_0 = (2 - x / c) / c, b_{i+1} = b_i^2, a_{i+1} = a_i (1 +
-/// b_{i+1}), a_d = (1 - b_0^(2^(d+1))) / x: absolute error <= r^(2^(d+1)) / a
-/// with r = (b - a) / (b + a) (the identity behind Cheon et al. 2019's
-/// Algorithm Inverse(x; d), which takes x in (0, 2)).
+/// Goldschmidt's inverse (division by convergence: R. E. Goldschmidt,
+/// "Applications of Division by Convergence", MSc thesis, MIT, 1964) on [a, b]
+/// (0 < a < b): with c = (a + b) / 2 and b_0 = 1 - x / c, a_0 = (2 - x / c) / c,
+/// b_{i+1} = b_i^2, a_{i+1} = a_i (1 + b_{i+1}), a_d = (1 - b_0^(2^(d+1))) / x:
+/// absolute error <= r^(2^(d+1)) / a with r = (b - a) / (b + a) (the identity
+/// behind Cheon et al. 2019's Algorithm Inverse(x; d), which takes x in (0, 2)).
 struct InversePlan {
   double a = 0, b = 0;        ///< the interval [a, b]
   int bits = 0;               ///< requested precision (absolute, bits)

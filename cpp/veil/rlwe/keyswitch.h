@@ -1,4 +1,6 @@
-// Hybrid key switching (Han-Ki, CT-RSA 2020; Phantom, Yang et al. 2024 §III-C).
+// Hybrid key switching (Han-Ki, "Better Bootstrapping for Approximate Homomorphic Encryption",
+// CT-RSA 2020, §3; Kim-Polyakov-Zucca, "Revisiting Homomorphic Encryption Schemes for Finite
+// Fields", Asiacrypt 2021; Phantom, Yang et al. 2024 §III-C).
 //
 // For a polynomial c over Q_l encrypted "under" s' (i.e. a phase term c * s'), returns (d0, d1)
 // over Q_l with d0 + d1 s ~= c s'. Steps: decompose c into dnum digits of alpha primes
