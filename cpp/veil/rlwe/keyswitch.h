@@ -99,7 +99,7 @@ KSwitchKey lower_key_level(const KSwitchKey& key, std::size_t level);
 /// @param acc_ntt whether the accumulators are in NTT form.
 /// @throws InvalidArgument naming `special_primes` (none), `level` (above the top), `key`
 ///         (another context, a level below `level`, too few digits; TypeMismatch on another
-///         device) or `acc0`/`acc1` (overlapping c).
+///         device) or `acc0`/`acc1` (overlapping c when c is in NTT form).
 void key_switch_accumulate(const Context& ctx, const Device& dev, std::size_t level,
                            ConstWordPtr c, bool c_ntt, const KSwitchKey& key, WordPtr acc0,
                            WordPtr acc1, bool acc_ntt);
