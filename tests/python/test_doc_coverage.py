@@ -22,7 +22,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "doc_coverage.py"
 
 #: The layers whose every public declaration is documented completely (--check --strict).
-DOCUMENTED: list[str] = ["core", "backend", "ring", "rns", "io"]
+DOCUMENTED: list[str] = ["core", "backend", "ring", "rns", "io", "circuits",
+                         "rlwe/encrypt.h", "rlwe/keygen.h", "rlwe/keyswitch.h", "rlwe/ntt_ops.h",
+                         "rlwe/objects.h", "rlwe/params.h", "rlwe/plaintext.h"]
 
 
 def _tool():
