@@ -2,7 +2,6 @@
 // ones, CUDA devices, CPU threads, the memory pool, synchronization, Timer, and Ctrl-C in long C++
 // loops.
 #include <nanobind/nanobind.h>
-#include <nanobind/stl/string.h>
 
 #include <exception>
 #include <string>

@@ -1,9 +1,6 @@
 // veil._core's data objects: Plaintext and Ciphertext (the pythonic layer's RawCiphertext), with
 // their serialization (bind_io.h).
 #include <nanobind/nanobind.h>
-#include <nanobind/ndarray.h>
-#include <nanobind/stl/shared_ptr.h>
-#include <nanobind/stl/string.h>
 
 #include <cstdint>
 #include <string>

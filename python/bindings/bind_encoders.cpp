@@ -1,10 +1,6 @@
 // veil._core's encoders: BatchEncoder (BFV/BGV slots) and CKKSEncoder, from numpy arrays or from
 // any 1-D array on any device through DLPack (the array helpers of bind_common.h).
 #include <nanobind/nanobind.h>
-#include <nanobind/ndarray.h>
-#include <nanobind/stl/complex.h>
-#include <nanobind/stl/shared_ptr.h>
-#include <nanobind/stl/string.h>
 
 #include <complex>
 #include <cstdint>

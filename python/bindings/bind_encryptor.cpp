@@ -1,7 +1,5 @@
 // veil._core's Encryptor (public or secret key) and Decryptor.
 #include <nanobind/nanobind.h>
-#include <nanobind/stl/shared_ptr.h>
-#include <nanobind/stl/string.h>
 
 #include <string>
 

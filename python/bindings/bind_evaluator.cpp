@@ -1,8 +1,5 @@
 // veil._core's Evaluator: the homomorphic operations of BFV, BGV and CKKS (api/evaluator.h).
 #include <nanobind/nanobind.h>
-#include <nanobind/stl/shared_ptr.h>
-#include <nanobind/stl/string.h>
-#include <nanobind/stl/vector.h>
 
 #include <cstdint>
 #include <string>

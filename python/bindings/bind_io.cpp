@@ -3,12 +3,6 @@
 // (seal_*, io/seal.h). Each class's own to_bytes / from_bytes / save / load and pickling come from
 // def_serialization in bind_io.h.
 #include <nanobind/nanobind.h>
-#include <nanobind/ndarray.h>
-#include <nanobind/stl/optional.h>
-#include <nanobind/stl/pair.h>
-#include <nanobind/stl/shared_ptr.h>
-#include <nanobind/stl/string.h>
-#include <nanobind/stl/vector.h>
 
 #include <cstdint>
 #include <optional>

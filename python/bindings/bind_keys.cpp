@@ -1,12 +1,6 @@
 // veil._core's keys: SecretKey, PublicKey, RelinKeys, GaloisKeys, SwitchingKey (each with its
 // serialization, bind_io.h) and the KeyGenerator that makes them.
 #include <nanobind/nanobind.h>
-#include <nanobind/ndarray.h>
-#include <nanobind/stl/map.h>
-#include <nanobind/stl/optional.h>
-#include <nanobind/stl/shared_ptr.h>
-#include <nanobind/stl/string.h>
-#include <nanobind/stl/vector.h>
 
 #include <cstdint>
 #include <map>

@@ -1,10 +1,6 @@
 // veil._core's parameters: EncryptionParameters, CoeffModulus, PlainModulus and Context (the
 // validated, immutable parameters with their tables).
 #include <nanobind/nanobind.h>
-#include <nanobind/stl/optional.h>
-#include <nanobind/stl/shared_ptr.h>
-#include <nanobind/stl/string.h>
-#include <nanobind/stl/vector.h>
 
 #include <cstdint>
 #include <memory>
