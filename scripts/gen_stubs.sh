@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates python/veil/_core.pyi, the type stubs of the nanobind extension veil._core, with
 # nanobind's stubgen (python -m nanobind.stubgen) and the patterns in scripts/core_stub_patterns.txt.
-# Run it after every change to python/bindings/module.cpp, once the extension is rebuilt; commit
+# Run it after every change to python/bindings/ (bind_*.cpp), once the extension is rebuilt; commit
 # the result (tests/python/test_typing.py fails while the committed stub is stale).
 #
 # Usage: scripts/gen_stubs.sh [OUTPUT]     (default OUTPUT: python/veil/_core.pyi)

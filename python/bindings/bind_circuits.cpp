@@ -3,7 +3,6 @@
 // BootstrapKeys, Bootstrapper). They sit in _core itself rather than a submodule so that the one
 // generated stub (_core.pyi) types them. The pythonic bootstrapper (python/veil/_bootstrap.py)
 // stays the oracle; tests/python/test_circuits.py compares the two.
-#include "circuits_bind.h"
 
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/complex.h>
@@ -19,14 +18,15 @@
 #include <string>
 #include <vector>
 
+#include "bind.h"
+#include "bind_common.h"
+#include "bind_io.h"
 #include "veil/circuits/bootstrapper.h"
 #include "veil/circuits/dft.h"
 #include "veil/circuits/polynomial.h"
 #include "veil/circuits/scale_ops.h"
-#include "arg_checks.h"
 #include "veil/core/error.h"
 #include "veil/io/serialize_circuits.h"
-#include "io_bind.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -36,12 +36,10 @@ namespace veil::bind {
 namespace {
 
 using namespace veil::circuits;
-using Ctx = std::shared_ptr<Context>;
-using Release = nb::gil_scoped_release;
 using cplx = std::complex<double>;
 
-// ---- argument checks (the argument's name in every error, as module.cpp; int_of and real_of
-// in arg_checks.h) -------------------------------------------------------------------------
+// ---- argument checks (the argument's name in every error, as bind_common.h's; int_of and
+// real_of are there) -------------------------------------------------------------------------
 std::size_t size_of(nb::handle h, const char* name, std::size_t hi = (std::size_t{1} << 40)) {
   return static_cast<std::size_t>(int_of(h, name, 0, static_cast<std::int64_t>(hi)));
 }
@@ -76,15 +74,6 @@ std::vector<double> reals_of(nb::handle h, const char* name) {
   for (nb::handle x : nb::borrow<nb::sequence>(h)) out.push_back(real_of(x, name));
   return out;
 }
-
-template <class T>
-nb::ndarray<nb::numpy, T, nb::ndim<1>> to_numpy(std::vector<T> v) {
-  auto* heap = new std::vector<T>(std::move(v));
-  nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
-  return nb::ndarray<nb::numpy, T, nb::ndim<1>>(heap->data(), {heap->size()}, owner);
-}
-
-using C128Array = nb::ndarray<const cplx, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
 /// {k: complex128 array of n entries} -> Diagonals (the dict's order is kept).
 Diagonals diagonals_of_dict(nb::handle h, std::size_t n, const char* name) {
@@ -735,7 +724,7 @@ void def_bootstrap(nb::module_& m) {
 
 }  // namespace
 
-void def_circuits(nb::module_& m) {
+void bind_circuits(nb::module_& m) {
   def_config(m);
   def_transforms(m);
   def_scale_ops(m);

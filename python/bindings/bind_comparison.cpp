@@ -5,8 +5,6 @@
 // sit in _core itself so that the one generated stub (_core.pyi) types them.
 // The pythonic methods (ct.sign, ct.relu, ...) are in
 // python/veil/_functions.py.
-#include "comparison_bind.h"
-
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -15,9 +13,10 @@
 #include <memory>
 #include <string>
 
+#include "bind.h"
+#include "bind_common.h"
 #include "veil/circuits/comparison.h"
 #include "veil/circuits/inverse.h"
-#include "arg_checks.h"
 #include "veil/core/error.h"
 
 namespace nb = nanobind;
@@ -28,10 +27,8 @@ namespace veil::bind {
 namespace {
 
 using namespace veil::circuits;
-using Ctx = std::shared_ptr<Context>;
-using Release = nb::gil_scoped_release;
 
-// Argument checks: int_of and real_of (arg_checks.h).
+// Argument checks: int_of and real_of (bind_common.h).
 
 void def_sign(nb::module_& m) {
   nb::class_<SignPlan>(m, "SignPlan",
@@ -158,7 +155,7 @@ void def_inverse(nb::module_& m) {
 
 } // namespace
 
-void def_comparison(nb::module_& m) {
+void bind_comparison(nb::module_& m) {
   def_sign(m);
   def_inverse(m);
 }
