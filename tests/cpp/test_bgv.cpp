@@ -14,111 +14,21 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "test_util.h"
-#include "veil/api/encryptor.h"
-#include "veil/rlwe/checks.h"
-#include "veil/api/evaluator.h"
-#include "veil/bfv/batch_encoder.h"
+#include "batch_util.h"
 #include "veil/core/error.h"
-#include "veil/rlwe/context.h"
-#include "veil/rlwe/keygen.h"
-#include "veil/rlwe/params.h"
+#include "veil/rlwe/checks.h"
 #include "veil/rns/mod_down_ntt.h"
 
 namespace {
 
-using veil::BatchEncoder;
-using veil::Ciphertext;
-using veil::CoeffModulus;
-using veil::ContextPtr;
-using veil::Decryptor;
-using veil::Device;
-using veil::Encryptor;
-using veil::Evaluator;
-using veil::GaloisKeys;
-using veil::KeyGenerator;
-using veil::PlainModulus;
-using veil::Plaintext;
-using veil::PublicKey;
-using veil::RelinKeys;
-
-using u64 = std::uint64_t;
-using u128 = unsigned __int128;
-using Vec = std::vector<u64>;
-
-// ---- plaintext oracle (mod t) -----------------------------------------------------------------
-
-u64 mulm(u64 a, u64 b, u64 t) { return static_cast<u64>(static_cast<u128>(a) * b % t); }
-u64 addm(u64 a, u64 b, u64 t) { return static_cast<u64>((static_cast<u128>(a) + b) % t); }
-u64 subm(u64 a, u64 b, u64 t) { return a >= b ? a - b : a + (t - b); }
-
-template <class F> Vec zip(const Vec &a, const Vec &b, F f) {
-  Vec r(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i)
-    r[i] = f(a[i], b[i]);
-  return r;
-}
-Vec vadd(const Vec &a, const Vec &b, u64 t) {
-  return zip(a, b, [t](u64 x, u64 y) { return addm(x, y, t); });
-}
-Vec vsub(const Vec &a, const Vec &b, u64 t) {
-  return zip(a, b, [t](u64 x, u64 y) { return subm(x, y, t); });
-}
-Vec vmul(const Vec &a, const Vec &b, u64 t) {
-  return zip(a, b, [t](u64 x, u64 y) { return mulm(x, y, t); });
-}
-Vec vneg(const Vec &a, u64 t) {
-  Vec r(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i)
-    r[i] = subm(0, a[i], t);
-  return r;
-}
-
-// Slot (r, c) of the 2 x row matrix is index r * row + c.
-Vec rot_rows(const Vec &v, long long k) {
-  const long long row = static_cast<long long>(v.size() / 2);
-  Vec r(v.size());
-  for (long long i = 0; i < 2; ++i)
-    for (long long c = 0; c < row; ++c)
-      r[i * row + c] = v[i * row + (((c + k) % row) + row) % row];
-  return r;
-}
-Vec swap_rows(const Vec &v) {
-  const std::size_t row = v.size() / 2;
-  Vec r(v.size());
-  for (std::size_t i = 0; i < 2; ++i)
-    for (std::size_t c = 0; c < row; ++c)
-      r[i * row + c] = v[(1 - i) * row + c];
-  return r;
-}
-
-::testing::AssertionResult same_slots(const Vec &got, const Vec &want) {
-  if (got.size() != want.size())
-    return ::testing::AssertionFailure() << "size " << got.size() << " != " << want.size();
-  std::size_t bad = 0, first = 0;
-  for (std::size_t i = 0; i < got.size(); ++i)
-    if (got[i] != want[i] && bad++ == 0)
-      first = i;
-  if (bad == 0)
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << bad << " of " << got.size() << " slots differ; first at " << first << ": got "
-         << got[first] << ", want " << want[first];
-}
-
-template <class A, class B> bool same_words(const A &a, const B &b) {
-  return a.buffer().to_host() == b.buffer().to_host();
-}
-bool same_ct(const Ciphertext &a, const Ciphertext &b) {
-  return a.size() == b.size() && a.level() == b.level() && same_words(a, b);
-}
+using namespace veil;
+using namespace veil::test;
 
 // ---- shared environment ------------------------------------------------------------------------
 
@@ -130,13 +40,8 @@ const std::vector<int> kKeySteps = {1, -1, 2, 4, -4, 8};
 // N/2 - 3 (= -3 mod N/2, NAF 8192 - 4 + 1 with the 8192 part the identity).
 const std::vector<int> kComposedSteps = {3, -3, 5, -5, 7, 10, static_cast<int>(kN / 2) - 3};
 
-veil::EncryptionParameters bgv_params() {
-  veil::EncryptionParameters p(veil::SchemeType::bgv);
-  p.poly_modulus_degree = kN;
-  p.coeff_modulus = CoeffModulus::create(kN, {50, 40, 40, 40, 40, 40, 50});
-  p.special_primes = 1;
-  p.plain_modulus = PlainModulus::batching(kN, 20);
-  return p;
+EncryptionParameters bgv_params() {
+  return veil::test::bgv_params(kN, {50, 40, 40, 40, 40, 40, 50});
 }
 
 struct Env {
@@ -162,33 +67,9 @@ struct Env {
   Evaluator ev;
 };
 
-class Bgv : public ::testing::Test {
+class Bgv : public SharedEnvTest<Env> {
 protected:
-  static std::unique_ptr<Env> &env() {
-    static std::unique_ptr<Env> e;
-    return e;
-  }
-  static void SetUpTestSuite() {
-    if (!env())
-      env() = std::make_unique<Env>();
-  }
-  static void TearDownTestSuite() { env().reset(); }
-
-  void SetUp() override {
-    e = env().get();
-    const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
-    rng.seed(std::hash<std::string>{}(info->name()));
-  }
-  Vec random() {
-    std::uniform_int_distribution<u64> d(0, e->t - 1);
-    Vec v(kN);
-    for (auto &x : v)
-      x = d(rng);
-    return v;
-  }
-
-  Env *e = nullptr;
-  std::mt19937_64 rng;
+  Vec random() { return random_words(rng, kN, e->t); }
 };
 
 // ---- parameters -------------------------------------------------------------------------------

@@ -10,23 +10,18 @@
 #include <string>
 #include <vector>
 
-#include "circuits_util.h"
+#include "ckks_util.h"
 #include "veil/backend/graph.h"
 #include "veil/circuits/bootstrapper.h"
-#include "veil/ckks/bsgs.h"
 #include "veil/circuits/dft.h"
+#include "veil/ckks/bsgs.h"
 #include "veil/rlwe/keyswitch.h"
 
 namespace {
 
 using namespace veil;
 using namespace veil::circuits;
-using veil::test::cd;
-using veil::test::CkksKeys;
-using veil::test::CVec;
-using veil::test::precision;
-using veil::test::random_values;
-using veil::test::report;
+using namespace veil::test;
 
 constexpr int kLogN = 11;
 constexpr std::size_t kN = std::size_t{1} << kLogN;

@@ -13,7 +13,7 @@
 #include <numbers>
 #include <vector>
 
-#include "circuits_util.h"
+#include "ckks_util.h"
 #include "veil/circuits/dft.h"
 #include "veil/circuits/evalmod.h"
 #include "veil/circuits/linear_transform.h"
@@ -25,12 +25,7 @@ namespace {
 
 using namespace veil;
 using namespace veil::circuits;
-using veil::test::cd;
-using veil::test::CkksKeys;
-using veil::test::CVec;
-using veil::test::precision;
-using veil::test::random_values;
-using veil::test::report;
+using namespace veil::test;
 
 const double k2_40 = std::ldexp(1.0, 40);
 

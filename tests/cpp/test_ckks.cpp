@@ -30,40 +30,19 @@
 #include <complex>
 #include <cstdint>
 #include <cstdio>
-#include <functional>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "veil/api/encryptor.h"
-#include "veil/rlwe/checks.h"
-#include "veil/api/evaluator.h"
-#include "veil/ckks/encoder.h"
+#include "ckks_util.h"
 #include "veil/core/error.h"
-#include "veil/rlwe/context.h"
-#include "veil/rlwe/keygen.h"
-#include "veil/rlwe/params.h"
+#include "veil/rlwe/checks.h"
 
 namespace {
 
-using veil::Ciphertext;
-using veil::CKKSEncoder;
-using veil::CoeffModulus;
-using veil::ContextPtr;
-using veil::Decryptor;
-using veil::Device;
-using veil::Encryptor;
-using veil::Evaluator;
-using veil::GaloisKeys;
-using veil::KeyGenerator;
-using veil::Plaintext;
-using veil::PublicKey;
-using veil::RelinKeys;
-
-using u64 = std::uint64_t;
-using cd = std::complex<double>;
-using CVec = std::vector<cd>;
+using namespace veil;
+using namespace veil::test;
 
 constexpr std::size_t kN = 16384;
 constexpr std::size_t kSlots = kN / 2;
@@ -71,42 +50,6 @@ const double kScale = std::ldexp(1.0, 40);
 const std::vector<int> kBits = {60, 40, 40, 40, 40, 40, 40, 60};
 
 // ---- float64 oracle ---------------------------------------------------------------------------
-
-template <class F> CVec zip(const CVec &a, const CVec &b, F f) {
-  CVec r(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i)
-    r[i] = f(a[i], b[i]);
-  return r;
-}
-CVec vadd(const CVec &a, const CVec &b) {
-  return zip(a, b, [](cd x, cd y) { return x + y; });
-}
-CVec vsub(const CVec &a, const CVec &b) {
-  return zip(a, b, [](cd x, cd y) { return x - y; });
-}
-CVec vmul(const CVec &a, const CVec &b) {
-  return zip(a, b, [](cd x, cd y) { return x * y; });
-}
-CVec vscale(const CVec &a, cd c) {
-  CVec r(a);
-  for (auto &x : r)
-    x *= c;
-  return r;
-}
-CVec vconj(const CVec &a) {
-  CVec r(a);
-  for (auto &x : r)
-    x = std::conj(x);
-  return r;
-}
-// Slot j <- slot j + k (mod N/2).
-CVec rot(const CVec &v, long long k) {
-  const long long n = static_cast<long long>(v.size());
-  CVec r(v.size());
-  for (long long j = 0; j < n; ++j)
-    r[j] = v[(((j + k) % n) + n) % n];
-  return r;
-}
 
 // Error statistics of `got` against `want`: absolute errors |got - want|, relative ones divided
 // by |want| (the test values are bounded away from 0), and the precision -log2|err| in bits.
@@ -153,14 +96,6 @@ double rel_max_norm(const CVec &got, const CVec &want) {
   return e / w;
 }
 
-template <class A, class B> bool same_words(const A &a, const B &b) {
-  return a.buffer().to_host() == b.buffer().to_host();
-}
-bool same_ct(const Ciphertext &a, const Ciphertext &b) {
-  return a.size() == b.size() && a.level() == b.level() && a.scale() == b.scale() &&
-         same_words(a, b);
-}
-
 // ---- shared environment ------------------------------------------------------------------------
 
 // Direct keys (a subset of SEAL's power-of-two default, both directions) and the conjugation key.
@@ -176,13 +111,7 @@ const double kFreshPk = std::ldexp(1.0, -23);
 const double kFreshSym = std::ldexp(1.0, -27);
 const double kOps = std::ldexp(1.0, -16);
 
-veil::EncryptionParameters ckks_params() {
-  veil::EncryptionParameters p(veil::SchemeType::ckks);
-  p.poly_modulus_degree = kN;
-  p.coeff_modulus = CoeffModulus::create(kN, kBits);
-  p.special_primes = 1;
-  return p;
-}
+EncryptionParameters ckks_params() { return make_params(SchemeType::ckks, kN, kBits); }
 
 struct Env {
   Env()
@@ -212,22 +141,8 @@ struct Env {
   Evaluator ev;
 };
 
-class Ckks : public ::testing::Test {
+class Ckks : public SharedEnvTest<Env> {
 protected:
-  static std::unique_ptr<Env> &env() {
-    static std::unique_ptr<Env> e;
-    return e;
-  }
-  static void SetUpTestSuite() {
-    if (!env())
-      env() = std::make_unique<Env>();
-  }
-  static void TearDownTestSuite() { env().reset(); }
-  void SetUp() override {
-    e = env().get();
-    const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
-    rng.seed(std::hash<std::string>{}(info->name()));
-  }
   // Complex values of modulus in [0.5, 1] (bounded away from 0 so relative errors are meaningful).
   CVec random(double lo = 0.5, double hi = 1.0) {
     std::uniform_real_distribution<double> r(lo, hi), ang(0.0, 2.0 * M_PI);
@@ -238,9 +153,6 @@ protected:
   }
   // Values on the unit circle: products keep modulus 1 along long chains.
   CVec unit() { return random(1.0, 1.0); }
-
-  Env *e = nullptr;
-  std::mt19937_64 rng;
 };
 
 // ---- encryption -------------------------------------------------------------------------------

@@ -5,7 +5,8 @@
 
 #include <random>
 
-#include "test_util.h"
+#include "ring_util.h"
+#include "rlwe_util.h"
 #include "veil/rlwe/plaintext.h"
 
 namespace {
@@ -13,39 +14,6 @@ namespace {
 using namespace veil;
 using namespace veil::test;
 using Poly = std::vector<std::uint64_t>;
-
-Poly random_poly(std::size_t n, std::uint64_t t, std::mt19937_64& rng) {
-  Poly p(n);
-  for (auto& c : p) c = rng() % t;
-  return p;
-}
-
-// a * b mod (x^N + 1, t), schoolbook.
-Poly negacyclic(const Poly& a, const Poly& b, std::uint64_t t) {
-  const std::size_t n = a.size();
-  std::vector<unsigned __int128> acc(n, 0);
-  std::vector<bool> neg(n, false);
-  Poly out(n, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!a[i]) continue;
-    for (std::size_t j = 0; j < n; ++j) {
-      const std::uint64_t prod = static_cast<std::uint64_t>((unsigned __int128)a[i] * b[j] % t);
-      const std::size_t k = i + j;
-      if (k < n) {
-        out[k] = (out[k] + prod) % t;
-      } else {
-        out[k - n] = (out[k - n] + t - prod) % t;
-      }
-    }
-  }
-  return out;
-}
-
-Poly add(const Poly& a, const Poly& b, std::uint64_t t) {
-  Poly r(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i) r[i] = (a[i] + b[i]) % t;
-  return r;
-}
 
 struct Case {
   SchemeType scheme;
@@ -70,21 +38,21 @@ TEST_P(CoeffPlaintext, ArithmeticMatchesSchoolbookModT) {
     const Encryptor sym(ctx, keys.sk, 5);
     const Decryptor dec(ctx, keys.sk);
     const Evaluator ev(ctx);
-    const Poly a = random_poly(n, c.t, rng), b = random_poly(n, c.t, rng);
+    const Poly a = random_words(rng, n, c.t), b = random_words(rng, n, c.t);
     const Plaintext pa = make_plaintext(ctx, a, dev), pb = make_plaintext(ctx, b, dev);
     EXPECT_EQ(plaintext_coefficients(pa), a);
     const Ciphertext ca = enc.encrypt(pa), cb = sym.encrypt(pb);
     auto decrypt = [&](const Ciphertext& ct) { return plaintext_coefficients(dec.decrypt(ct)); };
     EXPECT_EQ(decrypt(ca), a);
     EXPECT_EQ(decrypt(cb), b);
-    EXPECT_EQ(decrypt(ev.add(ca, cb)), add(a, b, c.t));
+    EXPECT_EQ(decrypt(ev.add(ca, cb)), add_poly(a, b, c.t));
     Poly neg_b(n);
     for (std::size_t i = 0; i < n; ++i) neg_b[i] = (c.t - b[i]) % c.t;
-    EXPECT_EQ(decrypt(ev.sub(ca, cb)), add(a, neg_b, c.t));
+    EXPECT_EQ(decrypt(ev.sub(ca, cb)), add_poly(a, neg_b, c.t));
     EXPECT_EQ(decrypt(ev.negate(cb)), neg_b);
-    EXPECT_EQ(decrypt(ev.add_plain(ca, pb)), add(a, b, c.t));
-    EXPECT_EQ(decrypt(ev.sub_plain(ca, pb)), add(a, neg_b, c.t));
-    const Poly ab = negacyclic(a, b, c.t);
+    EXPECT_EQ(decrypt(ev.add_plain(ca, pb)), add_poly(a, b, c.t));
+    EXPECT_EQ(decrypt(ev.sub_plain(ca, pb)), add_poly(a, neg_b, c.t));
+    const Poly ab = negacyclic_schoolbook(a, b, c.t);
     EXPECT_EQ(decrypt(ev.multiply_plain(ca, pb)), ab);
     const Ciphertext prod = ev.relinearize(ev.multiply(ca, cb), keys.rk);
     EXPECT_EQ(decrypt(prod), ab);

@@ -13,7 +13,7 @@
 #include <random>
 #include <vector>
 
-#include "circuits_util.h"
+#include "ckks_util.h"
 #include "veil/circuits/comparison.h"
 #include "veil/circuits/inverse.h"
 
@@ -21,9 +21,7 @@ namespace {
 
 using namespace veil;
 using namespace veil::circuits;
-using veil::test::cd;
-using veil::test::CkksKeys;
-using veil::test::CVec;
+using namespace veil::test;
 
 const double k2_40 = std::ldexp(1.0, 40);
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "circuits_util.h"
+#include "ckks_util.h"
 #include "veil/circuits/bootstrapper.h"
 #include "veil/circuits/dft.h"
 #include "veil/circuits/linear_transform.h"
@@ -24,11 +24,7 @@ namespace {
 
 using namespace veil;
 using namespace veil::circuits;
-using veil::test::cd;
-using veil::test::CkksKeys;
-using veil::test::CVec;
-using veil::test::precision;
-using veil::test::random_values;
+using namespace veil::test;
 
 /// Sets an environment variable for a scope (VEIL_DOUBLE_HOIST: the bootstrapper's transforms
 /// take the default; VEIL_PERIODIC_DIAGONALS: diagonals stored as one period or in full).

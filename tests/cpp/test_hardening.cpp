@@ -9,7 +9,7 @@
 #include <complex>
 #include <random>
 
-#include "test_util.h"
+#include "rlwe_util.h"
 #include "veil/backend/memory.h"
 #include "veil/bfv/batch_encoder.h"
 #include "veil/ckks/encoder.h"
@@ -21,13 +21,9 @@
 namespace veil::test {
 namespace {
 
-using Vec = std::vector<std::uint64_t>;
-
 Vec random_slots(std::size_t n, u64 t, unsigned seed) {
   std::mt19937_64 g(seed);
-  Vec v(n);
-  for (auto& x : v) x = g() % t;
-  return v;
+  return random_words(g, n, t);
 }
 
 // A BFV/BGV key set plus encoder helpers on one device.

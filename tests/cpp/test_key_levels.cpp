@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "circuits_util.h"
+#include "ckks_util.h"
 #include "test_util.h"
 #include "veil/ring/ntt.h"
 #include "veil/rlwe/keyswitch.h"
@@ -18,26 +18,13 @@
 namespace {
 
 using namespace veil;
-using veil::test::CkksKeys;
-using veil::test::random_values;
+using namespace veil::test;
 
 // CKKS at N = 4096: 64-bit words, 7 Q primes and 2 special (digits of 2: dnum 4 at the top);
 // 32-bit words, 8 Q primes and 3 special (digits of 3: dnum 3).
 ContextPtr level_context(int bits) {
-  EncryptionParameters p(SchemeType::ckks);
-  p.poly_modulus_degree = 4096;
-  if (bits == 64) {
-    p.coeff_modulus = CoeffModulus::create(4096, std::vector<int>(9, 50));
-    p.special_primes = 2;
-  } else {
-    p.coeff_modulus = CoeffModulus::create(4096, std::vector<int>(11, 30));
-    p.special_primes = 3;
-  }
-  return Context::create(p, SecurityLevel::none);
-}
-
-u64 mul_mod(u64 a, u64 b, u64 q) {
-  return static_cast<u64>(static_cast<unsigned __int128>(a) * b % q);
+  return bits == 64 ? ckks_context(4096, std::vector<int>(9, 50), 2)
+                    : ckks_context(4096, std::vector<int>(11, 30), 3);
 }
 
 // The key's limb i as an index of Q ∪ P (q_0..q_level, then the special primes).
@@ -62,8 +49,8 @@ void expect_rlwe_relation(const KSwitchKey& key, const SecretKey& sk, const Secr
       const u64 pq = in_digit ? ctx.special_product_mod_q()[c] : 0;
       for (std::size_t x = 0; x < n; ++x) {
         const u64 b = k[(2 * j * limbs + i) * n + x], a = k[((2 * j + 1) * limbs + i) * n + x];
-        const u64 as = mul_mod(a, s[c * n + x], q);
-        const u64 ps = mul_mod(pq, t[c * n + x], q);
+        const u64 as = mulm(a, s[c * n + x], q);
+        const u64 ps = mulm(pq, t[c * n + x], q);
         e[i * n + x] = ((b + as) % q + q - ps) % q;
       }
     }

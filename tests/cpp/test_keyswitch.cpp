@@ -34,39 +34,14 @@
 #include <string>
 #include <vector>
 
-#include "veil/api/encryptor.h"
-#include "veil/api/evaluator.h"
-#include "veil/bfv/batch_encoder.h"
-#include "veil/ckks/encoder.h"
-#include "veil/core/error.h"
-#include "veil/rlwe/context.h"
-#include "veil/rlwe/keygen.h"
+#include "batch_util.h"
+#include "ckks_util.h"
 #include "veil/rlwe/keyswitch.h"
-#include "veil/rlwe/params.h"
 
 namespace {
 
-using veil::BatchEncoder;
-using veil::Ciphertext;
-using veil::CKKSEncoder;
-using veil::CoeffModulus;
-using veil::ContextPtr;
-using veil::Decryptor;
-using veil::Device;
-using veil::Encryptor;
-using veil::Evaluator;
-using veil::GaloisKeys;
-using veil::KeyGenerator;
-using veil::PlainModulus;
-using veil::Plaintext;
-using veil::RelinKeys;
-using veil::SchemeType;
-
-using u64 = std::uint64_t;
-using u128 = unsigned __int128;
-using cd = std::complex<double>;
-using CVec = std::vector<cd>;
-using Vec = std::vector<u64>;
+using namespace veil;
+using namespace veil::test;
 
 constexpr std::size_t kN = 8192;
 constexpr std::size_t kNumQ = 12;
@@ -85,67 +60,11 @@ bool accepted(const KsCase &c) {
   return static_cast<int>(c.alpha) * kQBits <= static_cast<int>(c.k) * kPBits;
 }
 
-veil::EncryptionParameters make_params(const KsCase &c) {
-  veil::EncryptionParameters p(c.scheme);
-  p.poly_modulus_degree = kN;
+EncryptionParameters ks_params(const KsCase& c) {
   std::vector<int> bits(kNumQ, kQBits);
   bits.insert(bits.end(), c.k, kPBits);
-  p.coeff_modulus = CoeffModulus::create(kN, bits);
-  p.special_primes = c.k;
-  p.alpha = c.alpha;
-  if (c.scheme == SchemeType::bgv)
-    p.plain_modulus = PlainModulus::batching(kN, 20);
-  return p;
-}
-
-// ---- oracles -----------------------------------------------------------------------------------
-
-CVec rot(const CVec &v, long long k) {
-  const long long n = static_cast<long long>(v.size());
-  CVec r(v.size());
-  for (long long j = 0; j < n; ++j)
-    r[j] = v[(((j + k) % n) + n) % n];
-  return r;
-}
-CVec conj(const CVec &v) {
-  CVec r(v);
-  for (auto &x : r)
-    x = std::conj(x);
-  return r;
-}
-CVec cmul(const CVec &a, const CVec &b) {
-  CVec r(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i)
-    r[i] = a[i] * b[i];
-  return r;
-}
-double max_err(const CVec &a, const CVec &b) {
-  double e = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    e = std::max(e, std::abs(a[i] - b[i]));
-  return e;
-}
-
-Vec rot_rows(const Vec &v, long long k) {
-  const long long row = static_cast<long long>(v.size() / 2);
-  Vec r(v.size());
-  for (long long i = 0; i < 2; ++i)
-    for (long long c = 0; c < row; ++c)
-      r[i * row + c] = v[i * row + (((c + k) % row) + row) % row];
-  return r;
-}
-Vec swap_rows(const Vec &v) {
-  const std::size_t row = v.size() / 2;
-  Vec r(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i)
-    r[i] = v[(i + row) % v.size()];
-  return r;
-}
-Vec vmul(const Vec &a, const Vec &b, u64 t) {
-  Vec r(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i)
-    r[i] = static_cast<u64>(static_cast<u128>(a[i]) * b[i] % t);
-  return r;
+  return make_params(c.scheme, kN, bits, c.k, c.alpha,
+                     c.scheme == SchemeType::bgv ? PlainModulus::batching(kN, 20) : 0);
 }
 
 // D / P for the largest key-switching digit D, from the parameters.
@@ -186,15 +105,10 @@ class KeySwitch : public ::testing::TestWithParam<KsCase> {};
 
 TEST_P(KeySwitch, ContextAcceptsOnlyLargeEnoughP) {
   const KsCase c = GetParam();
-  const veil::EncryptionParameters p = make_params(c);
+  const veil::EncryptionParameters p = ks_params(c);
   if (!accepted(c)) {
-    try {
-      veil::Context::create(p, veil::SecurityLevel::none);
-      ADD_FAILURE() << "accepted alpha = " << c.alpha << " with k = " << c.k
-                    << " (P smaller than a digit)";
-    } catch (const veil::InvalidArgument &ex) {
-      EXPECT_NE(std::string(ex.what()).find("special_primes"), std::string::npos) << ex.what();
-    }
+    // P smaller than a digit.
+    expect_invalid([&] { Context::create(p, SecurityLevel::none); }, "special_primes");
     return;
   }
   const ContextPtr ctx = veil::Context::create(p, veil::SecurityLevel::none);
@@ -213,7 +127,7 @@ TEST_P(KeySwitch, RelinearizeAndRotateAtSeveralLevels) {
   const KsCase c = GetParam();
   if (!accepted(c))
     GTEST_SKIP() << "rejected by the context (checked in ContextAcceptsOnlyLargeEnoughP)";
-  const ContextPtr ctx = veil::Context::create(make_params(c), veil::SecurityLevel::none);
+  const ContextPtr ctx = veil::Context::create(ks_params(c), veil::SecurityLevel::none);
   const std::uint64_t seed = 0x5EED + 16 * c.alpha + c.k;
   KeyGenerator kg(ctx, Device::cpu(), seed);
   const RelinKeys rlk = kg.create_relin_keys();
@@ -259,7 +173,7 @@ TEST_P(KeySwitch, RelinearizeAndRotateAtSeveralLevels) {
         const Ciphertext m = ev.multiply(x, y);
         const Ciphertext rl = ev.relinearize(m, rlk);
         EXPECT_EQ(rl.size(), 2u);
-        const CVec got = decode(rl), want = cmul(a, b);
+        const CVec got = decode(rl), want = vmul(a, b);
         if (sx * sy <= std::ldexp(1.0, 50)) {
           const double ks = max_err(got, decode(m)) * sx * sy;
           worst_ks = std::max(worst_ks, ks);
@@ -286,10 +200,10 @@ TEST_P(KeySwitch, RelinearizeAndRotateAtSeveralLevels) {
         EXPECT_LE(max_err(got, rot(a, step)) * sx, fresh + ks_bound) << "rotation " << step;
       }
       const CVec got = decode(ev.conjugate(x, gk));
-      const double ks = max_err(got, conj(da)) * sx;
+      const double ks = max_err(got, vconj(da)) * sx;
       worst_ks = std::max(worst_ks, ks);
       EXPECT_LE(ks, ks_bound) << "conjugation error (scaled units)";
-      EXPECT_LE(max_err(got, conj(a)) * sx, fresh + ks_bound) << "conjugation";
+      EXPECT_LE(max_err(got, vconj(a)) * sx, fresh + ks_bound) << "conjugation";
     };
 
     const double s40 = std::ldexp(1.0, 40), s20 = std::ldexp(1.0, 20), s16 = std::ldexp(1.0, 16);
@@ -306,7 +220,7 @@ TEST_P(KeySwitch, RelinearizeAndRotateAtSeveralLevels) {
     check(ma, a, mb, b, "top, scale 2^20");
     // After a rescale: a*b at level 10 (scale ~2^40), times b switched down.
     const Ciphertext ab = ev.rescale_to_next(ev.relinearize(ev.multiply(ca, cb), rlk));
-    check(ab, cmul(a, b), ev.mod_switch_to(cb, ab.level()), b, "after rescale");
+    check(ab, vmul(a, b), ev.mod_switch_to(cb, ab.level()), b, "after rescale");
     // After mod switching: level 6 (7 primes: a partial last digit for alpha = 2, 3, 6).
     check(ev.mod_switch_to(ca, 6), a, ev.mod_switch_to(cb, 6), b, "switched, scale 2^40");
     check(ev.mod_switch_to(ma, 6), a, ev.mod_switch_to(mb, 6), b, "switched, scale 2^20");
@@ -393,7 +307,7 @@ TEST(KeySwitchParams, SpecialPrimesTooSmallForAlpha) {
   for (SchemeType s : {SchemeType::ckks, SchemeType::bgv}) {
     SCOPED_TRACE(s == SchemeType::ckks ? "ckks" : "bgv");
     // Digits of 3 x 40 = 120 bits against P = 60 bits.
-    veil::EncryptionParameters p = make_params({s, 3, 1});
+    veil::EncryptionParameters p = ks_params({s, 3, 1});
     try {
       veil::Context::create(p, veil::SecurityLevel::none);
       ADD_FAILURE() << "P of 60 bits accepted for digits of 120 bits";
@@ -404,13 +318,13 @@ TEST(KeySwitchParams, SpecialPrimesTooSmallForAlpha) {
     }
     // Two bits short: two 59-bit special primes (118 bits) against 3-prime digits (120 bits)
     // are rejected; two 60-bit primes (120 bits) are accepted.
-    p = make_params({s, 3, 2});
+    p = ks_params({s, 3, 2});
     std::vector<int> bits(kNumQ, kQBits);
     bits.push_back(59);
     bits.push_back(59);
     p.coeff_modulus = CoeffModulus::create(kN, bits);
     EXPECT_THROW(veil::Context::create(p, veil::SecurityLevel::none), veil::InvalidArgument);
-    p = make_params({s, 3, 2});
+    p = ks_params({s, 3, 2});
     EXPECT_NO_THROW(veil::Context::create(p, veil::SecurityLevel::none));
   }
 }
@@ -419,7 +333,7 @@ TEST(KeySwitchParams, SpecialPrimesTooSmallForAlpha) {
 // accumulator that shares their words is rejected, naming it, instead of computing garbage.
 TEST(KeySwitchParams, AccumulatorOverlappingTheInputIsRejected) {
   const ContextPtr ctx =
-      veil::Context::create(make_params({SchemeType::ckks, 1, 1}), veil::SecurityLevel::none);
+      veil::Context::create(ks_params({SchemeType::ckks, 1, 1}), veil::SecurityLevel::none);
   KeyGenerator kg(ctx, Device::cpu(), 7);
   const RelinKeys rlk = kg.create_relin_keys();
   const CKKSEncoder ecd(ctx);

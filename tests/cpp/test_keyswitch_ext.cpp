@@ -12,12 +12,12 @@
 // GPU parity (word for word with the CPU) runs when a CUDA device is visible.
 #include <gtest/gtest.h>
 
-#include <boost/multiprecision/cpp_int.hpp>
 #include <cmath>
 #include <random>
 #include <vector>
 
-#include "circuits_util.h"
+#include "ckks_util.h"
+#include "rns_util.h"
 #include "veil/ring/ntt.h"
 #include "veil/ring/ntt_simd.h"
 #include "veil/rlwe/keyswitch.h"
@@ -26,74 +26,37 @@
 namespace {
 
 using namespace veil;
-using boost::multiprecision::cpp_int;
-using veil::test::CkksKeys;
-using veil::test::random_values;
+using namespace veil::test;
 
 ContextPtr ext_context(int word_bits) {
-  EncryptionParameters p(SchemeType::ckks);
-  p.poly_modulus_degree = 4096;
-  if (word_bits == 64) {
-    p.coeff_modulus = CoeffModulus::create(4096, {60, 40, 40, 40, 40, 55, 55});
-  } else {
-    p.coeff_modulus = CoeffModulus::create(4096, {30, 30, 30, 30, 30, 30, 30, 30, 31, 31});
-    p.rescale_groups = {2, 1, 2, 1, 2};
-  }
-  p.special_primes = 2;
+  if (word_bits == 64)
+    return ckks_context(4096, {60, 40, 40, 40, 40, 55, 55}, 2);
+  EncryptionParameters p =
+      make_params(SchemeType::ckks, 4096, {30, 30, 30, 30, 30, 30, 30, 30, 31, 31}, 2);
+  p.rescale_groups = {2, 1, 2, 1, 2};
   return Context::create(p, SecurityLevel::none);
+}
+
+/// The primes of base[first, first + count) (all of it by default).
+std::vector<u64> primes_of(const RnsBase& base, std::size_t first = 0,
+                           std::size_t count = std::size_t(-1)) {
+  std::vector<u64> q;
+  for (std::size_t i = first; i < base.size() && i - first < count; ++i)
+    q.push_back(base[i].value);
+  return q;
 }
 
 /// num_polys polynomials over `base`, uniform residues (the same for any device).
 std::vector<u64> random_words(const RnsBase& base, std::size_t n, std::size_t num_polys,
                               std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::vector<u64> v(num_polys * base.size() * n);
-  for (std::size_t p = 0; p < num_polys; ++p)
-    for (std::size_t l = 0; l < base.size(); ++l)
-      for (std::size_t i = 0; i < n; ++i) v[(p * base.size() + l) * n + i] = rng() % base[l].value;
-  return v;
+  return random_residues(rng, primes_of(base), n, num_polys);
 }
 
 WordBuffer upload(const Context& ctx, const Device& dev, const std::vector<u64>& host) {
   WordBuffer b(dev, host.size(), ctx.word_bits());
   copy_words_from_host(dev, b.data(), host.data(), host.size());
   return b;
-}
-
-cpp_int product(const RnsBase& base, std::size_t first, std::size_t count) {
-  cpp_int p = 1;
-  for (std::size_t i = first; i < first + count; ++i) p *= base[i].value;
-  return p;
-}
-
-u64 mod_word(const cpp_int& x, u64 q) {
-  cpp_int r = x % q;
-  if (r < 0) r += q;
-  return static_cast<u64>(r);
-}
-
-/// Coefficient i of a polynomial over `base` ([limbs][n] residues in coefficient form), as the
-/// centered integer in (-M/2, M/2) (CRT by Fermat inverses).
-cpp_int centered(const std::vector<u64>& coeffs, const RnsBase& base, std::size_t n,
-                 std::size_t i) {
-  const cpp_int m = product(base, 0, base.size());
-  cpp_int x = 0;
-  for (std::size_t l = 0; l < base.size(); ++l) {
-    const u64 q = base[l].value;
-    const cpp_int hat = m / q;
-    const cpp_int inv = boost::multiprecision::powm(cpp_int(hat % q), cpp_int(q - 2), cpp_int(q));
-    x += hat * ((cpp_int(coeffs[l * n + i]) * inv) % q);
-  }
-  x %= m;
-  if (2 * x > m) x -= m;
-  return x;
-}
-
-/// round(x / d) for d > 0 odd (no ties).
-cpp_int round_div(const cpp_int& x, const cpp_int& d) {
-  cpp_int t = 2 * x + d, q = t / (2 * d);
-  if (t < 0 && q * 2 * d != t) --q;  // floor
-  return q;
 }
 
 std::vector<u64> to_coeff(const Context& ctx, const Device& dev, const WordBuffer& b,
@@ -127,10 +90,10 @@ TEST_P(KeySwitchExt, LiftIsExactAndModDownUndoesIt) {
     WordBuffer y(dev, 2 * ext * n, ctx->word_bits());
     key_switch_lift(*ctx, dev, level, xb.data(), y.data(), 2);
     const std::vector<u64> yh = y.to_host();
-    const cpp_int p = product(ks.base_qp, limbs, ext - limbs);
+    const cpp_int p = prod(primes_of(ks.base_qp, limbs, ext - limbs));
     for (std::size_t poly = 0; poly < 2; ++poly) {
       for (std::size_t l = 0; l < ext; ++l) {
-        const u64 pm = l < limbs ? mod_word(p, ks.base_qp[l].value) : 0;
+        const u64 pm = l < limbs ? mod_u(p, ks.base_qp[l].value) : 0;
         for (std::size_t i = 0; i < n; i += 97) {
           const u64 want =
               l < limbs ? mul_mod(x[(poly * limbs + l) * n + i], pm, ks.base_qp[l]) : 0;
@@ -174,20 +137,21 @@ TEST_P(KeySwitchExt, ModDownAndRescaleDownRoundLikeBigIntegers) {
   const std::vector<u64> yc = to_coeff(*ctx, dev, y, 2, ks.base_qp);
   const std::vector<u64> zc = to_coeff(*ctx, dev, z, 2, ctx->base_q(level));
   const std::vector<u64> wc = to_coeff(*ctx, dev, w, 2, ctx->base_q(target));
-  const cpp_int p = product(ks.base_qp, limbs, ext - limbs);
-  const cpp_int bp = p * product(ks.base_qp, target + 1, level - target);
+  const cpp_int p = prod(primes_of(ks.base_qp, limbs, ext - limbs));
+  const cpp_int bp = p * prod(primes_of(ks.base_qp, target + 1, level - target));
+  const Crt crt(primes_of(ks.base_qp));
   std::size_t checked = 0;
   for (std::size_t poly = 0; poly < 2; ++poly) {
-    const std::vector<u64> yp(yc.begin() + poly * ext * n, yc.begin() + (poly + 1) * ext * n);
+    const u64* yp = yc.data() + poly * ext * n;
     for (std::size_t i = 0; i < n; i += 7) {
-      const cpp_int x = centered(yp, ks.base_qp, n, i);
+      const cpp_int x = crt.centered(yp + i, n);
       const cpp_int down = round_div(x, p), both = round_div(x, bp);
       for (std::size_t l = 0; l < limbs; ++l) {
-        ASSERT_EQ(zc[(poly * limbs + l) * n + i], mod_word(down, ks.base_qp[l].value))
+        ASSERT_EQ(zc[(poly * limbs + l) * n + i], mod_u(down, ks.base_qp[l].value))
             << "ModDown, coefficient " << i << " limb " << l;
       }
       for (std::size_t l = 0; l <= target; ++l) {
-        ASSERT_EQ(wc[(poly * (target + 1) + l) * n + i], mod_word(both, ks.base_qp[l].value))
+        ASSERT_EQ(wc[(poly * (target + 1) + l) * n + i], mod_u(both, ks.base_qp[l].value))
             << "rescale_down, coefficient " << i << " limb " << l;
       }
       ++checked;

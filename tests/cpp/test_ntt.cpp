@@ -14,8 +14,10 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "ring_util.h"
 #include "veil/backend/buffer.h"
 #include "veil/backend/device.h"
 #include "veil/backend/memory.h"
@@ -35,19 +37,9 @@ using veil::NttTables;
 using veil::RnsBase;
 using veil::u32;
 using veil::u64;
-using u128 = unsigned __int128;
+using namespace veil::test;
 
 // ---- independent arithmetic (plain 128-bit integers, no Barrett/Shoup) ----------------------
-
-u64 mulmod(u64 a, u64 b, u64 q) { return static_cast<u64>(static_cast<u128>(a) * b % q); }
-
-u64 powmod(u64 a, u64 e, u64 q) {
-  u64 r = 1 % q;
-  for (a %= q; e; e >>= 1, a = mulmod(a, a, q)) {
-    if (e & 1) r = mulmod(r, a, q);
-  }
-  return r;
-}
 
 u32 bitrev(u32 x, int bits) {
   u32 r = 0;
@@ -55,40 +47,19 @@ u32 bitrev(u32 x, int bits) {
   return r;
 }
 
-// c = a * b in Z_q[X]/(X^N + 1), schoolbook. Products (< 2^122) are summed 32 at a time in 128
-// bits before reducing, so no sum can overflow.
-std::vector<u64> negacyclic_schoolbook(const u64* a, const u64* b, std::size_t n, u64 q) {
-  std::vector<u64> c(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    u128 pos = 0, neg = 0;
-    int pos_terms = 0, neg_terms = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (i <= k) {  // X^i * X^(k-i) = X^k
-        pos += static_cast<u128>(a[i]) * b[k - i];
-        if (++pos_terms == 32) pos %= q, pos_terms = 0;
-      } else {  // X^i * X^(n+k-i) = X^(n+k) = -X^k
-        neg += static_cast<u128>(a[i]) * b[n + k - i];
-        if (++neg_terms == 32) neg %= q, neg_terms = 0;
-      }
-    }
-    const u64 p = static_cast<u64>(pos % q), m = static_cast<u64>(neg % q);
-    c[k] = p >= m ? p - m : p + q - m;
-  }
-  return c;
-}
-
 // The minimal primitive 2N-th root of unity mod q, by brute force over the odd powers of any one
 // primitive root (all of them are the odd powers).
 u64 minimal_psi(u64 q, std::size_t n) {
   // r = g^((q-1)/2N) has order dividing 2N; it is primitive exactly when r^N = -1.
   for (u64 g = 2;; ++g) {
-    const u64 r = powmod(g, (q - 1) / (2 * n), q);
-    if (powmod(r, n, q) != q - 1) continue;  // order must be 2N (N is a power of two)
+    const u64 r = powm(g, (q - 1) / (2 * n), q);
+    if (powm(r, n, q) != q - 1)
+      continue; // order must be 2N (N is a power of two)
     u64 best = r;
-    const u64 r2 = mulmod(r, r, q);
+    const u64 r2 = mulm(r, r, q);
     u64 cur = r;
     for (std::size_t k = 1; k < n; ++k) {
-      cur = mulmod(cur, r2, q);  // r^(2k+1)
+      cur = mulm(cur, r2, q); // r^(2k+1)
       best = std::min(best, cur);
     }
     return best;
@@ -167,7 +138,7 @@ void expect_products_match_schoolbook(std::uint64_t seed,
     ASSERT_TRUE(all_reduced(std::vector<u64>(fa.begin(), fa.end()), s)) << "log_n=" << log_n;
     std::vector<W> c(fa.size());
     for (std::size_t k = 0; k < c.size(); ++k) {
-      c[k] = W(mulmod(fa[k], fb[k], s.moduli[(k / n) % limbs].value));
+      c[k] = W(mulm(fa[k], fb[k], s.moduli[(k / n) % limbs].value));
     }
     veil::ntt_inverse(kCpu, c.data(), polys, s.base, s.tables);
     for (std::size_t p = 0; p < polys; ++p) {
@@ -244,7 +215,8 @@ TEST(NttCpu, MonomialWrapsNegatively) {
   b[n - 1] = 1;
   veil::ntt_forward(kCpu, a.data(), 1, s.base, s.tables);
   veil::ntt_forward(kCpu, b.data(), 1, s.base, s.tables);
-  for (std::size_t i = 0; i < n; ++i) a[i] = mulmod(a[i], b[i], q);
+  for (std::size_t i = 0; i < n; ++i)
+    a[i] = mulm(a[i], b[i], q);
   veil::ntt_inverse(kCpu, a.data(), 1, s.base, s.tables);
   EXPECT_EQ(a[0], q - 1);
   for (std::size_t i = 1; i < n; ++i) EXPECT_EQ(a[i], 0u) << i;
@@ -280,9 +252,10 @@ TEST(NttCpu, ForwardIsBitReversedEvaluation) {
         const u64* coeffs = a.data() + (p * limbs + l) * n;
         const u64* got = fa.data() + (p * limbs + l) * n;
         for (std::size_t i = 0; i < n; ++i) {
-          const u64 z = powmod(psi, 2 * u64(bitrev(u32(i), log_n)) + 1, q);
+          const u64 z = powm(psi, 2 * u64(bitrev(u32(i), log_n)) + 1, q);
           u64 acc = 0;  // Horner: a(z)
-          for (std::size_t k = n; k-- > 0;) acc = (mulmod(acc, z, q) + coeffs[k]) % q;
+          for (std::size_t k = n; k-- > 0;)
+            acc = (mulm(acc, z, q) + coeffs[k]) % q;
           ASSERT_EQ(got[i], acc) << "log_n=" << log_n << " poly=" << p << " limb=" << l
                                  << " i=" << i;
         }
@@ -339,6 +312,23 @@ TEST(NttCpu, RejectsBaseWithoutTables) {
 
 // ---- (d) CUDA against the CPU reference, bit for bit ----------------------------------------
 
+// The CPU's and `gpu`'s transforms (forward or inverse) of `input`, on the host: {cpu, gpu}.
+template <class W>
+std::pair<std::vector<W>, std::vector<W>> cpu_and_gpu(const Device& gpu, const NttSetup& s,
+                                                      std::vector<W> input, std::size_t polys,
+                                                      bool forward) {
+  Buffer<W> dev = Buffer<W>::from_host(gpu, input);
+  if (forward) {
+    veil::ntt_forward(kCpu, input.data(), polys, s.base, s.tables);
+    veil::ntt_forward(gpu, dev.data(), polys, s.base, s.tables);
+  } else {
+    veil::ntt_inverse(kCpu, input.data(), polys, s.base, s.tables);
+    veil::ntt_inverse(gpu, dev.data(), polys, s.base, s.tables);
+  }
+  veil::backend::synchronize(gpu);
+  return {std::move(input), dev.to_host()};
+}
+
 class NttCuda : public testing::TestWithParam<int> {
  protected:
   void SetUp() override {
@@ -350,18 +340,7 @@ class NttCuda : public testing::TestWithParam<int> {
                std::mt19937_64& rng) {
     const std::size_t n = std::size_t(1) << log_n;
     const NttSetup s = make_setup(n, bits_for(limbs, limbs + log_n));
-    const std::vector<u64> input = random_polys(s, polys, rng);
-    std::vector<u64> want = input;
-    Buffer<u64> dev = Buffer<u64>::from_host(gpu_, input);
-    if (forward) {
-      veil::ntt_forward(kCpu, want.data(), polys, s.base, s.tables);
-      veil::ntt_forward(gpu_, dev.data(), polys, s.base, s.tables);
-    } else {
-      veil::ntt_inverse(kCpu, want.data(), polys, s.base, s.tables);
-      veil::ntt_inverse(gpu_, dev.data(), polys, s.base, s.tables);
-    }
-    veil::backend::synchronize(gpu_);
-    const std::vector<u64> got = dev.to_host();
+    const auto [want, got] = cpu_and_gpu(gpu_, s, random_polys(s, polys, rng), polys, forward);
     ASSERT_EQ(got.size(), want.size());
     std::size_t bad = 0, first = got.size();
     for (std::size_t k = 0; k < got.size(); ++k) {
@@ -470,9 +449,10 @@ TEST(Ntt32Cpu, ForwardIsBitReversedEvaluation) {
       const u64 q = s.moduli[l].value;
       const u64 psi = minimal_psi(q, n);
       for (std::size_t i = 0; i < n; ++i) {
-        const u64 z = powmod(psi, 2 * u64(bitrev(u32(i), log_n)) + 1, q);
+        const u64 z = powm(psi, 2 * u64(bitrev(u32(i), log_n)) + 1, q);
         u64 acc = 0;
-        for (std::size_t k = n; k-- > 0;) acc = (mulmod(acc, z, q) + a[l * n + k]) % q;
+        for (std::size_t k = n; k-- > 0;)
+          acc = (mulm(acc, z, q) + a[l * n + k]) % q;
         ASSERT_EQ(fa[l * n + i], acc) << "log_n=" << log_n << " limb=" << l << " i=" << i;
       }
     }
@@ -634,18 +614,9 @@ TEST_P(NttCuda32, MatchesCpuBitForBit) {
     const NttSetup s = make_setup(n, bits32_for(limbs, limbs + log_n));
     const std::vector<u32> input = narrow(random_polys(s, polys, rng));
     for (const bool forward : {true, false}) {
-      std::vector<u32> want = input;
-      Buffer<u32> dev = Buffer<u32>::from_host(gpu_, input);
-      if (forward) {
-        veil::ntt_forward(kCpu, want.data(), polys, s.base, s.tables);
-        veil::ntt_forward(gpu_, dev.data(), polys, s.base, s.tables);
-      } else {
-        veil::ntt_inverse(kCpu, want.data(), polys, s.base, s.tables);
-        veil::ntt_inverse(gpu_, dev.data(), polys, s.base, s.tables);
-      }
-      veil::backend::synchronize(gpu_);
-      ASSERT_EQ(dev.to_host(), want) << (forward ? "forward" : "inverse") << " log_n=" << log_n
-                                     << " limbs=" << limbs << " polys=" << polys;
+      const auto [want, got] = cpu_and_gpu(gpu_, s, input, polys, forward);
+      ASSERT_EQ(got, want) << (forward ? "forward" : "inverse") << " log_n=" << log_n
+                           << " limbs=" << limbs << " polys=" << polys;
     }
     Buffer<u32> dev = Buffer<u32>::from_host(gpu_, input);
     veil::ntt_forward(gpu_, dev.data(), polys, s.base, s.tables);

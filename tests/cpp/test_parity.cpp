@@ -16,99 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "veil/api/encryptor.h"
-#include "veil/api/evaluator.h"
-#include "veil/backend/device.h"
-#include "veil/bfv/batch_encoder.h"
-#include "veil/rlwe/context.h"
-#include "veil/rlwe/keygen.h"
-#include "veil/rlwe/params.h"
+#include "batch_util.h"
 
 namespace {
 
-using veil::BatchEncoder;
-using veil::Ciphertext;
-using veil::CoeffModulus;
-using veil::ContextPtr;
-using veil::Decryptor;
-using veil::Device;
-using veil::Encryptor;
-using veil::Evaluator;
-using veil::GaloisKeys;
-using veil::KeyGenerator;
-using veil::MulMethod;
-using veil::PlainModulus;
-using veil::Plaintext;
-using veil::PublicKey;
-using veil::RelinKeys;
-
-using u64 = std::uint64_t;
-using Vec = std::vector<u64>;
-
-bool have_second_device() {
-#ifdef VEIL_PARITY_SELF_CHECK
-  return true;
-#else
-  return veil::cuda_device_count() > 0;
-#endif
-}
-
-Device second_device() {
-#ifdef VEIL_PARITY_SELF_CHECK
-  return Device::cpu();
-#else
-  return Device(Device::Kind::cuda, 0);
-#endif
-}
-
-// Compares two objects' words, reporting the first difference (keys can be gigabytes: no dump).
-template <class A, class B>::testing::AssertionResult same_words(const A &x, const B &y) {
-  const Vec a = x.buffer().to_host(), b = y.buffer().to_host();
-  if (a.size() != b.size()) {
-    return ::testing::AssertionFailure() << "word counts " << a.size() << " != " << b.size();
-  }
-  std::size_t bad = 0, first = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i] != b[i] && bad++ == 0)
-      first = i;
-  }
-  if (bad == 0)
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << bad << " of " << a.size() << " words differ; first at "
-                                       << first << ": " << a[first] << " vs " << b[first];
-}
-
-::testing::AssertionResult same_ct(const Ciphertext &x, const Ciphertext &y) {
-  if (x.size() != y.size() || x.level() != y.level() || x.is_ntt_form() != y.is_ntt_form()) {
-    return ::testing::AssertionFailure() << "shape differs: size " << x.size() << "/" << y.size()
-                                         << ", level " << x.level() << "/" << y.level();
-  }
-  return same_words(x, y);
-}
-
-::testing::AssertionResult same_galois(const GaloisKeys &x, const GaloisKeys &y) {
-  if (x.keys().size() != y.keys().size()) {
-    return ::testing::AssertionFailure()
-           << x.keys().size() << " keys vs " << y.keys().size() << " keys";
-  }
-  for (const auto &[elt, k] : x.keys()) {
-    if (!y.has_key(elt))
-      return ::testing::AssertionFailure() << "no key for element " << elt;
-    auto r = same_words(k, y.key(elt));
-    if (!r)
-      return r << " (element " << elt << ")";
-  }
-  return ::testing::AssertionSuccess();
-}
-
-Vec rot_rows(const Vec &v, long long k) {
-  const long long row = static_cast<long long>(v.size() / 2);
-  Vec r(v.size());
-  for (long long i = 0; i < 2; ++i)
-    for (long long c = 0; c < row; ++c)
-      r[i * row + c] = v[i * row + (((c + k) % row) + row) % row];
-  return r;
-}
+using namespace veil;
+using namespace veil::test;
 
 struct ParityCase {
   std::string name;
@@ -132,14 +45,7 @@ protected:
     const ParityCase &c = GetParam();
     if (!c.words && !have_second_device())
       GTEST_SKIP() << "no CUDA device";
-    veil::EncryptionParameters p(veil::SchemeType::bfv);
-    p.poly_modulus_degree = c.n;
-    p.coeff_modulus =
-        c.bits.empty() ? CoeffModulus::bfv_default(c.n) : CoeffModulus::create(c.n, c.bits);
-    p.special_primes = c.special_primes;
-    p.alpha = c.alpha;
-    p.plain_modulus = c.t_bits ? PlainModulus::batching(c.n, c.t_bits) : 65537;
-    p.mul_method = c.method;
+    EncryptionParameters p = bfv_params(c.n, c.bits, c.special_primes, c.alpha, c.t_bits, c.method);
     if (c.words) {
       p.word_bits = 64;
       ctx_a = veil::Context::create(p, veil::SecurityLevel::none);
@@ -183,12 +89,7 @@ TEST_P(BfvParity, KeysCiphertextsAndEvaluation) {
 
   // ---- encode and encrypt
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<u64> d(0, t - 1);
-  Vec a(n), b(n);
-  for (auto &x : a)
-    x = d(rng);
-  for (auto &x : b)
-    x = d(rng);
+  const Vec a = random_words(rng, n, t), b = random_words(rng, n, t);
   BatchEncoder enc(ctx_a), encb(ctx_b);
   const Plaintext pac = enc.encode(a, cpu), pag = encb.encode(a, gpu);
   const Plaintext pbc = enc.encode(b, cpu), pbg = encb.encode(b, gpu);
@@ -290,10 +191,7 @@ TEST_P(BfvParity, MovesPreserveData) {
   EXPECT_TRUE(same_galois(gkg.to(cpu), gkc));
   BatchEncoder enc(ctx);
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<u64> d(0, t - 1);
-  Vec a(n);
-  for (auto &x : a)
-    x = d(rng);
+  const Vec a = random_words(rng, n, t);
   const Plaintext pc = enc.encode(a, cpu);
   EXPECT_TRUE(same_words(pc.to(gpu).to(cpu), pc));
   EXPECT_EQ(enc.decode(pc.to(gpu)), a);

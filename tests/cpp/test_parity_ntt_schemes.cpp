@@ -27,94 +27,13 @@
 #include <string>
 #include <vector>
 
-#include "veil/api/encryptor.h"
-#include "veil/api/evaluator.h"
-#include "veil/backend/device.h"
-#include "veil/bfv/batch_encoder.h"
-#include "veil/ckks/encoder.h"
-#include "veil/rlwe/context.h"
-#include "veil/rlwe/keygen.h"
-#include "veil/rlwe/params.h"
+#include "batch_util.h"
+#include "ckks_util.h"
 
 namespace {
 
-using veil::BatchEncoder;
-using veil::Ciphertext;
-using veil::CKKSEncoder;
-using veil::CoeffModulus;
-using veil::ContextPtr;
-using veil::Decryptor;
-using veil::Device;
-using veil::Encryptor;
-using veil::Evaluator;
-using veil::GaloisKeys;
-using veil::KeyGenerator;
-using veil::PlainModulus;
-using veil::Plaintext;
-using veil::PublicKey;
-using veil::RelinKeys;
-using veil::SchemeType;
-
-using u64 = std::uint64_t;
-using Vec = std::vector<u64>;
-using cd = std::complex<double>;
-using CVec = std::vector<cd>;
-
-bool have_second_device() {
-#ifdef VEIL_PARITY_SELF_CHECK
-  return true;
-#else
-  return veil::cuda_device_count() > 0;
-#endif
-}
-
-Device second_device() {
-#ifdef VEIL_PARITY_SELF_CHECK
-  return Device::cpu();
-#else
-  return Device(Device::Kind::cuda, 0);
-#endif
-}
-
-// Compares two objects' words, reporting the first difference.
-template <class A, class B>::testing::AssertionResult same_words(const A &x, const B &y) {
-  const Vec a = x.buffer().to_host(), b = y.buffer().to_host();
-  if (a.size() != b.size())
-    return ::testing::AssertionFailure() << "word counts " << a.size() << " != " << b.size();
-  std::size_t bad = 0, first = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i] && bad++ == 0)
-      first = i;
-  if (bad == 0)
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << bad << " of " << a.size() << " words differ; first at "
-                                       << first << ": " << a[first] << " vs " << b[first];
-}
-
-// Ciphertexts: shape, metadata (level, scale, correction factor) and words.
-::testing::AssertionResult same_ct(const Ciphertext &x, const Ciphertext &y) {
-  if (x.size() != y.size() || x.level() != y.level() || x.is_ntt_form() != y.is_ntt_form())
-    return ::testing::AssertionFailure() << "shape differs: size " << x.size() << "/" << y.size()
-                                         << ", level " << x.level() << "/" << y.level();
-  if (x.scale() != y.scale() || x.correction_factor() != y.correction_factor())
-    return ::testing::AssertionFailure()
-           << "scale " << x.scale() << "/" << y.scale() << ", correction factor "
-           << x.correction_factor() << "/" << y.correction_factor();
-  return same_words(x, y);
-}
-
-::testing::AssertionResult same_galois(const GaloisKeys &x, const GaloisKeys &y) {
-  if (x.keys().size() != y.keys().size())
-    return ::testing::AssertionFailure() << x.keys().size() << " keys vs " << y.keys().size();
-  for (const auto &[elt, k] : x.keys()) {
-    if (!y.has_key(elt))
-      return ::testing::AssertionFailure() << "no key for element " << elt;
-    auto r = same_words(k, y.key(elt));
-    if (!r)
-      return r << " (element " << elt << ")";
-  }
-  return ::testing::AssertionSuccess();
-}
+using namespace veil;
+using namespace veil::test;
 
 // A copy of side B's plaintext `shape` holding the words of side A's `words` (CKKS encoding may
 // differ in the last rounding between backends; everything after it starts from side A's words).
@@ -139,15 +58,9 @@ constexpr std::size_t kN = 8192;
 // element.
 const std::vector<int> kKeySteps = {1, -1, 4};
 
-veil::EncryptionParameters make_params(SchemeType s, const ParityCase &c) {
-  veil::EncryptionParameters p(s);
-  p.poly_modulus_degree = kN;
-  p.coeff_modulus = CoeffModulus::create(kN, c.bits);
-  p.special_primes = c.special_primes;
-  p.alpha = c.alpha;
-  if (s == SchemeType::bgv)
-    p.plain_modulus = PlainModulus::batching(kN, 20);
-  return p;
+EncryptionParameters parity_params(SchemeType s, const ParityCase& c) {
+  return make_params(s, kN, c.bits, c.special_primes, c.alpha,
+                     s == SchemeType::bgv ? PlainModulus::batching(kN, 20) : 0);
 }
 
 // The two sides' contexts: one context (device cases) or the same parameters with 64- and 32-bit
@@ -158,7 +71,7 @@ struct Sides {
 };
 
 Sides make_sides(SchemeType s, const ParityCase &c) {
-  veil::EncryptionParameters p = make_params(s, c);
+  EncryptionParameters p = parity_params(s, c);
   if (!c.words) {
     const ContextPtr ctx = veil::Context::create(p, veil::SecurityLevel::none);
     return {ctx, ctx, second_device()};
@@ -178,6 +91,21 @@ struct KeyPair {
       : kc(sd.a, cpu, seed), kg(sd.b, sd.gpu, seed), pkc(kc.create_public_key()),
         pkg(kg.create_public_key()), rlkc(kc.create_relin_keys()), rlkg(kg.create_relin_keys()),
         gkc(kc.create_galois_keys(kKeySteps, true)), gkg(kg.create_galois_keys(kKeySteps, true)) {}
+  // Public-key encryption of a and symmetric encryption of b with the same seeds on both sides,
+  // compared word for word (and encryptions of zero): {a on A, a on B, b on A, b on B}.
+  struct Encrypted {
+    Ciphertext a_side_a, a_side_b, b_side_a, b_side_b;
+  };
+  Encrypted encrypt(const Sides& sd, std::uint64_t seed, const Plaintext& pac, const Plaintext& pag,
+                    const Plaintext& pbc, const Plaintext& pbg) const {
+    const Encryptor ec(sd.a, pkc, seed + 1), eg(sd.b, pkg, seed + 1);
+    const Encryptor sc(sd.a, kc.secret_key(), seed + 2), sg(sd.b, kg.secret_key(), seed + 2);
+    Encrypted e{ec.encrypt(pac), eg.encrypt(pag), sc.encrypt(pbc), sg.encrypt(pbg)};
+    EXPECT_TRUE(same_ct(e.a_side_a, e.a_side_b)) << "public-key encryption";
+    EXPECT_TRUE(same_ct(e.b_side_a, e.b_side_b)) << "symmetric encryption";
+    EXPECT_TRUE(same_ct(ec.encrypt_zero(), eg.encrypt_zero())) << "encrypt_zero";
+    return e;
+  }
   void expect_same(const Device &gpu) const {
     EXPECT_EQ(kg.secret_key().device(), gpu);
     EXPECT_EQ(pkg.device(), gpu);
@@ -226,12 +154,7 @@ TEST_P(BgvParity, KeysCiphertextsAndEvaluation) {
   K.expect_same(gpu);
   const u64 t = ctx->plain_modulus();
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<u64> d(0, t - 1);
-  Vec a(kN), b(kN);
-  for (auto &x : a)
-    x = d(rng);
-  for (auto &x : b)
-    x = d(rng);
+  const Vec a = random_words(rng, kN, t), b = random_words(rng, kN, t);
 
   const BatchEncoder enc(ctx), encb(ctx_b);
   const Plaintext pac = enc.encode(a, cpu), pag = encb.encode(a, gpu);
@@ -241,14 +164,8 @@ TEST_P(BgvParity, KeysCiphertextsAndEvaluation) {
   EXPECT_TRUE(same_words(pbc, pbg)) << "encode";
 
   // Public-key and symmetric encryption with the same seeds.
-  const Encryptor ec(ctx, K.pkc, seed + 1), eg(ctx_b, K.pkg, seed + 1);
-  const Encryptor sc(ctx, K.kc.secret_key(), seed + 2), sg(ctx_b, K.kg.secret_key(), seed + 2);
-  const Ciphertext cac = ec.encrypt(pac), cag = eg.encrypt(pag);
-  const Ciphertext cbc = sc.encrypt(pbc), cbg = sg.encrypt(pbg);
+  const auto [cac, cag, cbc, cbg] = K.encrypt(sides, seed, pac, pag, pbc, pbg);
   ASSERT_EQ(cag.device(), gpu);
-  EXPECT_TRUE(same_ct(cac, cag)) << "public-key encryption";
-  EXPECT_TRUE(same_ct(cbc, cbg)) << "symmetric encryption";
-  EXPECT_TRUE(same_ct(ec.encrypt_zero(), eg.encrypt_zero())) << "encrypt_zero";
 
   const Evaluator ev(ctx), evb(ctx_b);
   const Ciphertext mc = ev.multiply(cac, cbc), mg = evb.multiply(cag, cbg);
@@ -293,10 +210,7 @@ TEST_P(BgvParity, KeysCiphertextsAndEvaluation) {
     EXPECT_EQ(dc.invariant_noise_budget(*xc), dg.invariant_noise_budget(*xg));
   }
   // And the values are right (so that parity is not parity of garbage).
-  Vec ab(kN);
-  for (std::size_t i = 0; i < kN; ++i)
-    ab[i] = static_cast<u64>(static_cast<unsigned __int128>(a[i]) * b[i] % t);
-  EXPECT_EQ(encb.decode(dg.decrypt(sw_g)), ab);
+  EXPECT_EQ(encb.decode(dg.decrypt(sw_g)), vmul(a, b, t));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -350,13 +264,8 @@ TEST_P(CkksParity, KeysCiphertextsAndEvaluation) {
   const Plaintext pbg = GetParam().words ? reword(pbc, encb.encode(b, scale, top, gpu)) : pbc.to(gpu);
   EXPECT_TRUE(same_words(pac, pag));
 
-  const Encryptor ec(ctx, K.pkc, seed + 1), eg(ctx_b, K.pkg, seed + 1);
-  const Encryptor sc(ctx, K.kc.secret_key(), seed + 2), sg(ctx_b, K.kg.secret_key(), seed + 2);
-  const Ciphertext cac = ec.encrypt(pac), cag = eg.encrypt(pag);
-  const Ciphertext cbc = sc.encrypt(pbc), cbg = sg.encrypt(pbg);
+  const auto [cac, cag, cbc, cbg] = K.encrypt(sides, seed, pac, pag, pbc, pbg);
   ASSERT_EQ(cag.device(), gpu);
-  EXPECT_TRUE(same_ct(cac, cag)) << "public-key encryption";
-  EXPECT_TRUE(same_ct(cbc, cbg)) << "symmetric encryption";
 
   const Evaluator ev(ctx), evb(ctx_b);
   const Ciphertext mc = ev.multiply(cac, cbc), mg = evb.multiply(cag, cbg);

@@ -13,27 +13,22 @@
 #include <complex>
 #include <vector>
 
-#include "circuits_util.h"
+#include "ckks_util.h"
 #include "veil/ring/ntt.h"
 
 namespace {
 
 using namespace veil;
-using veil::test::CVec;
-using veil::test::random_values;
+using namespace veil::test;
 
 ContextPtr ext_context(int word_bits) {
-  EncryptionParameters p(SchemeType::ckks);
-  p.poly_modulus_degree = 2048;
-  p.coeff_modulus = word_bits == 64 ? CoeffModulus::create(2048, {60, 45, 45, 55, 55})
-                                    : CoeffModulus::create(2048, {30, 30, 30, 30, 31, 31});
-  p.special_primes = 2;
-  return Context::create(p, SecurityLevel::none);
+  return word_bits == 64 ? ckks_context(2048, {60, 45, 45, 55, 55}, 2)
+                         : ckks_context(2048, {30, 30, 30, 30, 31, 31}, 2);
 }
 
 /// N/2 slots repeating `period` random values.
 CVec periodic(std::size_t half, std::size_t period, std::uint64_t seed) {
-  return veil::test::tile(random_values(period, seed), half);
+  return tile(random_values(period, seed), half);
 }
 
 /// The coefficient-form words of an extended NTT-form plaintext (a copy).

@@ -8,49 +8,26 @@
 #include <random>
 #include <vector>
 
-#include "test_util.h"
+#include "ring_util.h"
+#include "rlwe_util.h"
 #include "veil/api/encryptor.h"
 #include "veil/api/evaluator.h"
-#include "veil/io/serialize.h"
 #include "veil/bfv/bfv_tables.h"
+#include "veil/io/serialize.h"
 #include "veil/ring/ntt_simd.h"
 #include "veil/rlwe/plaintext.h"
 
 namespace {
 
-using veil::Ciphertext;
-using veil::Decryptor;
-using veil::Device;
-using veil::Encryptor;
-using veil::Evaluator;
-using veil::Plaintext;
-using veil::SchemeType;
-using veil::test::KeySet;
-using veil::test::expect_invalid;
-using veil::test::words;
-using u64 = std::uint64_t;
+using namespace veil;
+using namespace veil::test;
 
 // sum_i a_i * b_i in Z_t[x]/(x^N + 1), schoolbook.
 std::vector<u64> schoolbook_sum(const std::vector<std::vector<u64>>& a,
                                 const std::vector<std::vector<u64>>& b, u64 t) {
-  const std::size_t n = a[0].size();
-  std::vector<unsigned __int128> acc(n, 0);
-  std::vector<u64> out(n);
-  for (std::size_t k = 0; k < a.size(); ++k) {
-    for (std::size_t i = 0; i < n; ++i) {
-      if (a[k][i] == 0) continue;
-      for (std::size_t j = 0; j < n; ++j) {
-        const u64 p = static_cast<u64>((static_cast<unsigned __int128>(a[k][i]) * b[k][j]) % t);
-        const std::size_t d = i + j;
-        if (d < n) {
-          acc[d] += p;
-        } else {
-          acc[d - n] += t - p;  // x^N = -1
-        }
-      }
-    }
-  }
-  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<u64>(acc[i] % t);
+  std::vector<u64> out(a[0].size(), 0);
+  for (std::size_t k = 0; k < a.size(); ++k)
+    out = add_poly(out, negacyclic_schoolbook(a[k], b[k], t), t);
   return out;
 }
 

@@ -4,7 +4,6 @@
 // Barrett code under test. RnsCuda compares the GPU bit for bit with the CPU.
 #include <gtest/gtest.h>
 
-#include <boost/multiprecision/cpp_int.hpp>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -12,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "rns_util.h"
 #include "veil/backend/buffer.h"
 #include "veil/backend/device.h"
 #include "veil/core/error.h"
@@ -20,14 +20,14 @@
 #include "veil/ring/ntt.h"
 #include "veil/ring/rns_base.h"
 #include "veil/rns/base_converter.h"
-#include "veil/rns/conv_kernels.h"
 #include "veil/rns/behz.h"
+#include "veil/rns/conv_kernels.h"
 #include "veil/rns/hps.h"
 #include "veil/rns/mod_down.h"
 
 namespace {
 
-using boost::multiprecision::cpp_int;
+using namespace veil::test;
 using veil::BaseConverter;
 using veil::BehzTools;
 using veil::Device;
@@ -60,97 +60,6 @@ RnsBase make_ntt_base(const std::vector<u64>& primes, const veil::NttTables& tab
     ids.push_back(tables.index_of(p));
   }
   return RnsBase(std::move(m), std::move(ids));
-}
-
-cpp_int prod(const std::vector<u64>& q) {
-  cpp_int p = 1;
-  for (u64 v : q) p *= v;
-  return p;
-}
-
-/// x mod p in [0, p) for any signed big integer.
-u64 mod_u(const cpp_int& x, u64 p) {
-  cpp_int r = x % p;
-  if (r < 0) r += p;
-  return static_cast<u64>(r);
-}
-
-cpp_int mod_pos(const cpp_int& x, const cpp_int& m) {
-  cpp_int r = x % m;
-  if (r < 0) r += m;
-  return r;
-}
-
-/// floor(a / b) for b > 0 (cpp_int division truncates toward zero).
-cpp_int floor_div(const cpp_int& a, const cpp_int& b) { return (a - mod_pos(a, b)) / b; }
-
-/// round(a / b) for b > 0 odd (no ties), a >= 0 or negative.
-cpp_int round_div(const cpp_int& a, const cpp_int& b) { return floor_div(2 * a + b, 2 * b); }
-
-/// CRT data for a base of primes: q-hat_i = Q/q_i and [q-hat_i^-1]_{q_i} by Fermat.
-struct Crt {
-  std::vector<u64> q;
-  cpp_int Q;
-  std::vector<cpp_int> qhat;
-  std::vector<u64> qhat_inv;
-  explicit Crt(const std::vector<u64>& primes) : q(primes), Q(prod(primes)) {
-    for (u64 qi : q) {
-      qhat.push_back(Q / qi);
-      qhat_inv.push_back(static_cast<u64>(
-          boost::multiprecision::powm(cpp_int(qhat.back() % qi), cpp_int(qi - 2), cpp_int(qi))));
-    }
-  }
-  /// x in [0, Q) from residues col[i * stride].
-  cpp_int compose(const u64* col, std::size_t stride) const {
-    cpp_int x = 0;
-    for (std::size_t i = 0; i < q.size(); ++i)
-      x += cpp_int(col[i * stride]) * qhat[i] * qhat_inv[i];
-    return x % Q;
-  }
-  /// sum_i [x_i * c * qhat_inv_i]_{q_i} * qhat_i (the fast conversion's integer).
-  cpp_int fast_sum(const u64* col, std::size_t stride, const cpp_int& c = 1) const {
-    cpp_int s = 0;
-    for (std::size_t i = 0; i < q.size(); ++i)
-      s += ((cpp_int(col[i * stride]) * c * qhat_inv[i]) % q[i]) * qhat[i];
-    return s;
-  }
-};
-
-std::vector<u64> random_residues(std::mt19937_64& rng, const std::vector<u64>& base,
-                                 std::size_t n, std::size_t num_polys) {
-  std::vector<u64> v(num_polys * base.size() * n);
-  for (std::size_t p = 0; p < num_polys; ++p)
-    for (std::size_t l = 0; l < base.size(); ++l)
-      for (std::size_t c = 0; c < n; ++c) v[(p * base.size() + l) * n + c] = rng() % base[l];
-  return v;
-}
-
-/// Uniform-ish big integer in [lo, hi).
-cpp_int random_big(std::mt19937_64& rng, const cpp_int& lo, const cpp_int& hi) {
-  const cpp_int range = hi - lo;
-  const std::size_t words = boost::multiprecision::msb(range) / 64 + 3;
-  cpp_int r = 0;
-  for (std::size_t w = 0; w < words; ++w) r = (r << 64) | cpp_int(rng());
-  return lo + r % range;
-}
-
-/// Writes the residues of x over `base` into column c of polynomial storage [limb][n].
-void put_residues(const cpp_int& x, const std::vector<u64>& base, u64* poly, std::size_t n,
-                  std::size_t c) {
-  for (std::size_t l = 0; l < base.size(); ++l) poly[l * n + c] = mod_u(x, base[l]);
-}
-
-/// Compares result with expected; reports the first mismatch and the count.
-::testing::AssertionResult same(const std::vector<u64>& got, const std::vector<u64>& want) {
-  if (got.size() != want.size())
-    return ::testing::AssertionFailure() << "size " << got.size() << " != " << want.size();
-  std::size_t bad = 0, first = 0;
-  for (std::size_t i = 0; i < got.size(); ++i)
-    if (got[i] != want[i] && bad++ == 0) first = i;
-  if (bad == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << bad << " of " << got.size() << " words differ; first at "
-                                       << first << ": got " << got[first] << ", want "
-                                       << want[first];
 }
 
 std::vector<u64> primes(int bits, std::size_t n, std::size_t count,
@@ -206,7 +115,7 @@ TEST(BaseConv, FastConvertIsXPlusUQ) {
         ASSERT_LT(d / crt.Q, cs.k_from);
         put_residues(s, pt, want.data() + p * pt.size() * cs.n, cs.n, c);
       }
-    EXPECT_TRUE(same(out, want));
+    EXPECT_TRUE(same_word_vectors(out, want));
   }
 }
 
@@ -231,7 +140,7 @@ TEST(BaseConv, ExactConvertIsCenteredX) {
         if (x > crt.Q / 2) x -= crt.Q;  // centered into (-Q/2, Q/2]
         put_residues(x, pt, want.data() + p * pt.size() * cs.n, cs.n, c);
       }
-    EXPECT_TRUE(same(out, want));
+    EXPECT_TRUE(same_word_vectors(out, want));
   }
 }
 
@@ -298,7 +207,7 @@ TEST(BaseConv, ExactConvertCheckedIsCenteredXTimesTheFactor) {
             conv.exact_convert_checked<u64>(dev, d_in.data(), out.data(), n, factor,
                                             on ? test : veil::NoiseTest())
                 .wait();
-        EXPECT_TRUE(same(out.to_host(), want)) << (on ? "test on" : "test off");
+        EXPECT_TRUE(same_word_vectors(out.to_host(), want)) << (on ? "test on" : "test off");
         EXPECT_EQ(hit, on && fires) << (on ? "test on" : "test off") << ", input " << which;
       }
     }
@@ -511,7 +420,7 @@ TEST(Hps, ScaleAndRoundQRMatchesRoundTXOverQ) {
         put_residues(round_div(cpp_int(cs.t) * x, Q), r, want.data() + p * r.size() * cs.n,
                      cs.n, c);
       }
-    EXPECT_TRUE(same(out, want));
+    EXPECT_TRUE(same_word_vectors(out, want));
   }
 }
 
@@ -532,7 +441,7 @@ TEST(Hps, ScaleAndRoundQMatchesRoundTXOverQ) {
     hps.apply(kCpu, in.data(), out.data(), cs.n);
     for (std::size_t c = 0; c < cs.n; ++c)
       want[c] = mod_u(round_div(cpp_int(cs.t) * crt.compose(in.data() + c, cs.n), crt.Q), cs.t);
-    EXPECT_TRUE(same(out, want));
+    EXPECT_TRUE(same_word_vectors(out, want));
   }
 }
 
@@ -571,7 +480,7 @@ TEST(Hps, ApplyCheckedGivesRoundTXOverQOnEveryDevice) {
         }
         veil::Buffer<u64> out(dev, n);
         const bool hit = hps.apply_checked<u64>(dev, d_in.data(), out.data(), n, test).wait();
-        EXPECT_TRUE(same(out.to_host(), want)) << "threshold " << threshold;
+        EXPECT_TRUE(same_word_vectors(out.to_host(), want)) << "threshold " << threshold;
         EXPECT_EQ(hit, threshold == 0.0) << "threshold " << threshold;
       }
     }
@@ -647,7 +556,7 @@ TEST(Behz, FastbconvMTildeIsFastConversionOfXTimesMTilde) {
         ASSERT_LT(v, crt.Q * s.q.size());
         put_residues(v, out_base, want.data() + p * out_base.size() * s.n, s.n, c);
       }
-    EXPECT_TRUE(same(out, want));
+    EXPECT_TRUE(same_word_vectors(out, want));
   }
 }
 
@@ -691,7 +600,7 @@ TEST(Behz, SmMrqIsSmallMontgomeryReduction) {
         ASSERT_LT(abs(y), crt.Q);
         put_residues(y, s.bsk, want.data() + p * s.bsk.size() * s.n, s.n, c);
       }
-    EXPECT_TRUE(same(out, want));
+    EXPECT_TRUE(same_word_vectors(out, want));
   }
 }
 
@@ -724,7 +633,7 @@ TEST(Behz, FastFloorIsFloorMinusU) {
         put_residues(floor_div(x, crt.Q) - u, s.bsk, want.data() + p * s.bsk.size() * s.n, s.n,
                      c);
       }
-    EXPECT_TRUE(same(out, want));
+    EXPECT_TRUE(same_word_vectors(out, want));
   }
 }
 
@@ -742,7 +651,7 @@ TEST(Behz, FastbconvSkIsExact) {
       put_residues(x, s.q, want.data() + (i / s.n) * s.q.size() * s.n, s.n, i % s.n);
     }
     s.tools.fastbconv_sk(kCpu, in.data(), out.data(), s.n, np);
-    EXPECT_TRUE(same(out, want));
+    EXPECT_TRUE(same_word_vectors(out, want));
   }
 }
 
@@ -764,7 +673,7 @@ TEST(Behz, DecryptScaleAndRoundRecoversMessage) {
         put_residues(x, s.q, in.data(), s.n, c);
       }
       s.tools.decrypt_scale_and_round(kCpu, in.data(), out.data(), s.n);
-      EXPECT_TRUE(same(out, want));
+      EXPECT_TRUE(same_word_vectors(out, want));
     }
   }
 }
@@ -836,7 +745,7 @@ TEST(ModDown, DivideAndRoundWithinD) {
     std::vector<u64> out(mc.num_polys * kq.size() * mc.n), want(out.size());
     md.apply(kCpu, in.data(), out.data(), mc.n, mc.num_polys);
     mod_down_oracle(kq, dq, in, want, mc.n, mc.num_polys, kq.size() * mc.n);
-    EXPECT_TRUE(same(out, want));
+    EXPECT_TRUE(same_word_vectors(out, want));
   }
 }
 
@@ -859,7 +768,7 @@ TEST(ModDown, SinglePrimeIsExactRounding) {
     put_residues(round_div(x, D), kq, want.data(), n, c);
   }
   md.apply(kCpu, in.data(), out.data(), n);
-  EXPECT_TRUE(same(out, want));
+  EXPECT_TRUE(same_word_vectors(out, want));
 }
 
 TEST(ModDown, InPlaceKeepsPolynomialStride) {
@@ -874,7 +783,7 @@ TEST(ModDown, InPlaceKeepsPolynomialStride) {
     std::vector<u64> data = in, want = in;
     md.apply(kCpu, data.data(), data.data(), mc.n, np);
     mod_down_oracle(kq, dq, in, want, mc.n, np, stride);  // D limbs stay as they were
-    EXPECT_TRUE(same(data, want));
+    EXPECT_TRUE(same_word_vectors(data, want));
   }
 }
 
@@ -931,7 +840,7 @@ class RnsCuda : public ::testing::Test {
     veil::Buffer<u64> dout(gpu_, out_size);
     dout.zero();
     f(gpu_, din.data(), dout.data());
-    EXPECT_TRUE(same(dout.to_host(), cpu_out));
+    EXPECT_TRUE(same_word_vectors(dout.to_host(), cpu_out));
   }
   Device gpu_;
 };

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "test_util.h"
+#include "rlwe_util.h"
 #include "veil/bfv/bfv_tables.h"
 #include "veil/bgv/bgv_tables.h"
 #include "veil/core/error.h"

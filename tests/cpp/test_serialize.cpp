@@ -8,7 +8,7 @@
 #include <cstring>
 #include <random>
 
-#include "test_util.h"
+#include "rlwe_util.h"
 #include "veil/bfv/batch_encoder.h"
 #include "veil/ckks/encoder.h"
 #include "veil/io/seal.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "circuits_util.h"
+#include "ckks_util.h"
 #include "veil/circuits/bootstrapper.h"
 #include "veil/io/serialize.h"
 #include "veil/io/serialize_circuits.h"
@@ -19,8 +19,7 @@ namespace {
 
 using namespace veil;
 using namespace veil::circuits;
-using veil::test::CkksKeys;
-using veil::test::CVec;
+using namespace veil::test;
 
 constexpr std::size_t kN = 2048;
 

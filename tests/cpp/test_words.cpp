@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "test_util.h"
+#include "rlwe_util.h"
 #include "veil/bfv/batch_encoder.h"
 #include "veil/ckks/encoder.h"
+#include "veil/core/primes.h"
 #include "veil/io/seal.h"
 #include "veil/io/serialize.h"
 #include "veil/ring/poly_ops.h"
-#include "veil/core/primes.h"
 
 namespace veil::test {
 namespace {

@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
+import veil
+from conftest import centered_mod, rotate_rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import veil
 
 T = 65537
 
@@ -17,13 +17,7 @@ def ctx():
 
 
 def centered(x):
-    x = np.mod(x, T)
-    return np.where(x > T // 2, x - T, x)
-
-
-def rotate_rows(v, k):
-    row = v.size // 2
-    return np.concatenate([np.roll(v[:row], -k), np.roll(v[row:], -k)])
+    return centered_mod(x, T)
 
 
 def test_encrypt_decrypt_roundtrip(ctx):

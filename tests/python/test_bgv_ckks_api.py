@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pytest
 import veil
+from conftest import centered_mod, rotate_rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -44,10 +45,6 @@ def report(what: str, bits: float | dict) -> None:
         print(f"[precision] {what}: {bits:.2f} bits")
 
 
-def has_gpu() -> bool:
-    return veil._core.cuda_built() and veil._core.cuda_device_count() > 0
-
-
 # ================================================================================================
 # BGV
 # ================================================================================================
@@ -58,13 +55,7 @@ def bgv():
 
 
 def centered(x):
-    x = np.mod(x, T)
-    return np.where(x > T // 2, x - T, x)
-
-
-def rotate_rows(v, k):
-    row = v.size // 2
-    return np.concatenate([np.roll(v[:row], -k), np.roll(v[row:], -k)])
+    return centered_mod(x, T)
 
 
 def test_bgv_context_facts(bgv):

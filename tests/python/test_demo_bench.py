@@ -13,14 +13,11 @@ import sys
 import numpy as np
 import pytest
 import veil
+from conftest import has_gpu
 from veil import bench, cli
 from veil.apps import demo, demo_ckks
 
 sklearn = pytest.importorskip("sklearn")
-
-
-def has_gpu() -> bool:
-    return veil._core.cuda_built() and veil._core.cuda_device_count() > 0
 
 
 # ---- demo: pure functions -----------------------------------------------------------------------

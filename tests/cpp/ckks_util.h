@@ -1,6 +1,8 @@
-// Helpers of the circuits tests (test_circuits.cpp, test_bootstrap.cpp): a CKKS key set on a
-// device, encryption/decryption of complex slot vectors, and precision in bits against a float64
-// oracle (DESIGN.md "Tests": numpy-style float64 oracles for CKKS, precision reported in bits).
+// Test fixture of the CKKS and circuits layers: float64 oracles on complex slot vectors computed
+// here with std::complex<double> (DESIGN.md "Tests": numpy-style float64 oracles for CKKS,
+// precision reported in bits), seeded random messages, CKKS parameters, and a CKKS key set on a
+// device with encryption/decryption of slot vectors. Slot j of a plaintext is the value at
+// zeta^(3^j); rotation by k maps slot j <- slot j + k (mod N/2).
 #pragma once
 #include <gtest/gtest.h>
 
@@ -13,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "rlwe_util.h"
 #include "test_util.h"
 #include "veil/api/encryptor.h"
 #include "veil/api/evaluator.h"
@@ -23,6 +26,51 @@ namespace veil::test {
 
 using cd = std::complex<double>;
 using CVec = std::vector<cd>;
+
+// ---- slot-wise float64 oracles -----------------------------------------------------------------
+
+template <class F> CVec zip(const CVec& a, const CVec& b, F f) {
+  CVec r(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i)
+    r[i] = f(a[i], b[i]);
+  return r;
+}
+inline CVec vadd(const CVec& a, const CVec& b) {
+  return zip(a, b, [](cd x, cd y) { return x + y; });
+}
+inline CVec vsub(const CVec& a, const CVec& b) {
+  return zip(a, b, [](cd x, cd y) { return x - y; });
+}
+inline CVec vmul(const CVec& a, const CVec& b) {
+  return zip(a, b, [](cd x, cd y) { return x * y; });
+}
+inline CVec vscale(const CVec& a, cd c) {
+  CVec r(a);
+  for (auto& x : r)
+    x *= c;
+  return r;
+}
+inline CVec vconj(const CVec& a) {
+  CVec r(a);
+  for (auto& x : r)
+    x = std::conj(x);
+  return r;
+}
+/// Slot j <- slot j + k (mod the slot count).
+inline CVec rot(const CVec& v, long long k) {
+  const long long n = static_cast<long long>(v.size());
+  CVec r(v.size());
+  for (long long j = 0; j < n; ++j)
+    r[j] = v[(((j + k) % n) + n) % n];
+  return r;
+}
+/// max_i |a_i - b_i|.
+inline double max_err(const CVec& a, const CVec& b) {
+  double e = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    e = std::max(e, std::abs(a[i] - b[i]));
+  return e;
+}
 
 /// Worst and mean error as bits (-log2), like veil.ckks.precision.
 struct Precision {
@@ -65,8 +113,17 @@ inline CVec random_values(std::size_t n, std::uint64_t seed, double bound = 1.0,
 /// `period` values repeated to fill `slots` slots.
 inline CVec tile(const CVec& v, std::size_t slots) {
   CVec out(slots);
-  for (std::size_t i = 0; i < slots; ++i) out[i] = v[i % v.size()];
+  for (std::size_t i = 0; i < slots; ++i)
+    out[i] = v[i % v.size()];
   return out;
+}
+
+/// A CKKS context at degree n with primes of `bits`, the last `special_primes` special (security
+/// checks off: these test mechanics, not security).
+inline ContextPtr ckks_context(std::size_t n, const std::vector<int>& bits,
+                               std::size_t special_primes = 1, std::size_t alpha = 0) {
+  return Context::create(make_params(SchemeType::ckks, n, bits, special_primes, alpha),
+                         SecurityLevel::none);
 }
 
 /// A CKKS key set on a device, with its encoder, encryptor, decryptor and evaluator.
@@ -81,15 +138,8 @@ struct CkksKeys {
   Decryptor decryptor;
   Evaluator ev;
   CkksKeys(ContextPtr c, const Device& d, std::uint64_t seed)
-      : ctx(c),
-        dev(d),
-        kg(c, d, seed),
-        sk(kg.secret_key()),
-        rk(kg.create_relin_keys()),
-        encoder(c),
-        encryptor(c, sk, seed + 1),
-        decryptor(c, sk),
-        ev(c) {}
+      : ctx(c), dev(d), kg(c, d, seed), sk(kg.secret_key()), rk(kg.create_relin_keys()), encoder(c),
+        encryptor(c, sk, seed + 1), decryptor(c, sk), ev(c) {}
 
   Ciphertext encrypt(const CVec& v, double scale, std::size_t level) const {
     return encryptor.encrypt(encoder.encode(v, scale, level, dev));
@@ -100,4 +150,4 @@ struct CkksKeys {
   }
 };
 
-}  // namespace veil::test
+} // namespace veil::test
