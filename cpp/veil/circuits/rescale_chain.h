@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "veil/ckks/ckks_tables.h"
 #include "veil/rlwe/context.h"
 
 namespace veil::circuits {
@@ -27,7 +28,7 @@ class RescaleChain {
   double block_product(std::size_t level) const;
   /// The level a rescale from `level` lands on (Context::rescale_target).
   /// @throws InvalidArgument naming `encrypted` when `level` lies in q_0's block.
-  std::size_t below(std::size_t level) const { return ctx_->rescale_target(level); }
+  std::size_t below(std::size_t level) const { return ckks::rescale_target(*ctx_, level); }
   /// The block top whose rescale lands on `level`.
   /// @throws InvalidArgument naming `level` when no rescale lands there.
   std::size_t above(std::size_t level) const;

@@ -1,7 +1,8 @@
 // Operand and argument validation in one place. Every public operation (api/, the schemes,
 // serialization) checks its inputs through these helpers, in the spirit of Lattigo's
 // InitOutputBinaryOp, instead of repeating the checks: same parameters, same device, same key
-// set, matching levels and forms, CKKS scales in range, no transparent results.
+// set, matching levels and forms, no transparent results. Checks of one scheme's own state live
+// with that scheme (ckks/ckks_tables.h: check_ckks_scale).
 //
 // Errors: InvalidArgument (Python ValueError) naming the argument, TypeMismatch (TypeError) for
 // objects on another device. Messages never contain coefficient values or key material.
@@ -19,17 +20,31 @@ void check_compatible(const Context& ctx, const Device& dev, const ContextPtr& o
                       const Device& other_dev, const char* what);
 
 /// A ciphertext operand: initialized, of `ctx`'s parameters, on its own device, size >= 2,
-/// in the scheme's form (BFV: coefficient form; BGV, CKKS: NTT form). `bfv_ntt`: the operation
-/// also takes BFV ciphertexts in NTT form (Evaluator::transform_to_ntt): add, sub, negate,
-/// multiply_plain, multiply_plain_sum and transform_from_ntt; every other refuses them, naming
-/// transform_from_ntt.
+/// in the scheme's form (SchemeDefinition::ntt_form: NTT form, or coefficient form).
+/// @param ctx the context of the operation.
+/// @param ct the operand.
+/// @param what the argument's name in messages.
+/// @param coeff_ntt the operation also takes ciphertexts of a coefficient-form scheme moved to
+///        NTT form (Evaluator::transform_to_ntt): add, sub, negate, multiply_plain,
+///        multiply_plain_sum and transform_from_ntt; every other refuses them, naming
+///        transform_from_ntt.
+/// @throws InvalidArgument naming `what` (empty, other parameters, size < 2, wrong form);
+///         TypeMismatch naming `what` (another device).
 void check_ciphertext(const Context& ctx, const Ciphertext& ct, const char* what,
-                      bool bfv_ntt = false);
+                      bool coeff_ntt = false);
 
 /// Two ciphertext operands (each as check_ciphertext, then the same device, level, form and key
-/// set). Returns the key set of the result (rlwe/objects.h DataObject::key_id).
+/// set).
+/// @param ctx the context of the operation.
+/// @param a the first operand.
+/// @param b the second operand.
+/// @param what_a the first argument's name in messages.
+/// @param what_b the second argument's name in messages.
+/// @param coeff_ntt as check_ciphertext.
+/// @return the key set of the result (rlwe/objects.h DataObject::key_id).
+/// @throws InvalidArgument or TypeMismatch naming the argument at fault.
 u64 check_ciphertext_pair(const Context& ctx, const Ciphertext& a, const Ciphertext& b,
-                          const char* what_a, const char* what_b, bool bfv_ntt = false);
+                          const char* what_a, const char* what_b, bool coeff_ntt = false);
 
 /// Key-set identity of an object used with a ciphertext (a key, a second ciphertext): both known
 /// and different throws InvalidArgument naming `what`. Returns the joined identity (0 = unknown
@@ -59,10 +74,6 @@ void check_not_transparent_words(const u32* words, std::size_t size, std::size_t
                                  const char* what);
 void set_transparent_check(bool on);
 bool transparent_check();
-
-/// CKKS scales must stay in [1, 2^bits(Q_level)): below 1 no precision is left, at or above
-/// Q_level the message no longer fits. Also rejects NaN and infinities. Names `what`.
-void check_ckks_scale(const Context& ctx, double scale, std::size_t level, const char* what);
 
 /// Long loops (key generation, many-operand products, prime searches) call this between steps;
 /// a front end installs a handler that throws when the user interrupted (Python: Ctrl-C ->

@@ -2,6 +2,7 @@
 // encrypt_zero_asymmetric / encrypt_zero_symmetric).
 #pragma once
 #include "veil/backend/launch.h"
+#include "veil/backend/table.h"
 #include "veil/ring/prng.h"
 #include "veil/rns/noise_test.h"
 #include "veil/rlwe/checks.h"
@@ -10,7 +11,8 @@
 namespace veil {
 
 /// (c0, c1) = (b u + f e0, a u + f e1) over Q_level with u ternary, e0, e1 centered binomial and
-/// f = error_factor (t for BGV, 1 otherwise). NTT form iff `ntt_form`.
+/// f = error_factor (Context::error_factor: t when the scheme's errors are multiples of t, 1
+/// otherwise). NTT form iff `ntt_form`.
 Ciphertext encrypt_zero_asymmetric(const PublicKey& pk, std::size_t level, const Prng& prng,
                                    bool ntt_form, u64 error_factor = 1);
 /// (c0, c1) = (-a s + f e, a) with a uniform.
@@ -20,21 +22,62 @@ Ciphertext encrypt_zero_symmetric(const SecretKey& sk, std::size_t level, const 
 /// Throws InvalidArgument naming `secret_key` if the key belongs to another key set.
 WordBuffer decrypt_phase(const SecretKey& sk, const Ciphertext& ct);
 
-/// BFV/BGV: true when the noise budget of a phase (coefficient form, [level+1][N]) is 0, i.e.
-/// |f * phase mod Q_l| >= 2^(bits(Q_l) - 2) for some coefficient (f = t for BFV, 1 for BGV;
-/// SEAL's budget bits(Q) - bits(|x|) - 1 <= 0). One pass (LevelTables::noise_factor): the
-/// centered x/Q_l is sum_i [x_i (Q/q_i)^-1]_{q_i} / q_i mod 1 in double precision.
-bool noise_exhausted(const Context& ctx, const Device& dev, ConstWordPtr phase, std::size_t level);
-/// The test noise_exhausted makes, per coefficient, for a fused pass (NoiseTest::exceeds): its
-/// tables on `dev` for the phase at `level`.
-NoiseTest noise_test(const Context& ctx, const Device& dev, std::size_t level);
-/// Throws InvalidArgument naming `encrypted` if noise_exhausted (the decryption would be wrong).
+/// The tables of the exhausted-noise test at one level, for a scheme with a plain modulus t: with
+/// x = f * phase (f = t when the message is scaled by Q/t, 1 when it lies in the low bits; the
+/// scheme chooses), x/Q mod 1 = sum_i [x_i * (Q/q_i)^-1]_{q_i} / q_i mod 1, so factor[i] =
+/// f * (Q/q_i)^-1 mod q_i and |x| >= 2^(bits(Q) - 2) (budget 0) iff |x/Q| >= threshold. Each
+/// scheme keeps its own in its per-level tables (bfv/bfv_tables.h, bgv/bgv_tables.h).
+struct NoiseTables {
+  DeviceTable<u64> factor;  ///< [level+1]: f * (Q_l/q_i)^-1 mod q_i
+  double threshold = 0;     ///< 2^(bits(Q_l) - 2) / Q_l
+};
+
+/// Builds the noise test's tables at `level` with the factor `f` (NoiseTables).
+/// @param ctx the context.
+/// @param level the level l (Q_l = q_0..q_l).
+/// @param f the factor the phase is multiplied by before the test (reduced mod each q_i).
+/// @return the tables.
+NoiseTables make_noise_tables(const Context& ctx, std::size_t level, u64 f);
+
+/// True when the noise budget of a phase (coefficient form, [level+1][N]) is 0, i.e.
+/// |f * phase mod Q_l| >= 2^(bits(Q_l) - 2) for some coefficient (SEAL's budget
+/// bits(Q) - bits(|x|) - 1 <= 0). One pass: the centered x/Q_l is
+/// sum_i [x_i (Q/q_i)^-1]_{q_i} / q_i mod 1 in double precision.
+/// @param ctx the context.
+/// @param dev the device of `phase`.
+/// @param phase the phase, [level+1][N] in coefficient form.
+/// @param level its level.
+/// @param tables the scheme's noise tables at `level` (make_noise_tables).
+/// @return whether the budget is exhausted.
+bool noise_exhausted(const Context& ctx, const Device& dev, ConstWordPtr phase, std::size_t level,
+                     const NoiseTables& tables);
+/// The test noise_exhausted makes, per coefficient, for a fused pass (NoiseTest::exceeds).
+/// @param ctx the context.
+/// @param dev the device the test runs on.
+/// @param level the phase's level.
+/// @param tables the scheme's noise tables at `level`.
+/// @return the test's views on `dev` (valid while ctx and tables live).
+NoiseTest noise_test(const Context& ctx, const Device& dev, std::size_t level,
+                     const NoiseTables& tables);
+/// Throws if noise_exhausted (the decryption would be wrong).
+/// @param ctx the context.
+/// @param dev the device of `phase`.
+/// @param phase the phase, [level+1][N] in coefficient form.
+/// @param level its level.
+/// @param tables the scheme's noise tables at `level`.
+/// @throws InvalidArgument naming `encrypted` if the budget is exhausted.
 void check_noise_budget(const Context& ctx, const Device& dev, ConstWordPtr phase,
-                        std::size_t level);
+                        std::size_t level, const NoiseTables& tables);
 /// The same test queued on the device (one synchronization when it is read): decryption queues
 /// its last steps behind it and throws, through throw_noise_exhausted, only once they are queued.
+/// @param ctx the context.
+/// @param dev the device of `phase`.
+/// @param phase the phase, [level+1][N] in coefficient form.
+/// @param level its level.
+/// @param tables the scheme's noise tables at `level`.
+/// @return the pending answer (true: exhausted).
 PendingAny noise_exhausted_async(const Context& ctx, const Device& dev, ConstWordPtr phase,
-                                 std::size_t level);
+                                 std::size_t level, const NoiseTables& tables);
 /// Throws InvalidArgument naming `encrypted`: its noise budget is exhausted.
 [[noreturn]] void throw_noise_exhausted();
 
