@@ -15,7 +15,7 @@ class KeyGenerator {
   /// Samples a fresh secret key on `dev`. `seed` fixes the randomness (tests and reproducible
   /// runs); without it the generator is seeded from the OS. `hamming_weight` = 0: uniform ternary
   /// (SEAL's distribution); h > 0: exactly h nonzero coefficients (sample_sparse_ternary), as
-  /// for the sparse secret inside bootstrapping. A sparse secret alone is not 128-bit
+  /// for the sparse secret inside CKKS bootstrapping. A sparse secret alone is not 128-bit
   /// secure at the full modulus; use it only with sparse-secret encapsulation
   /// (create_switching_key with max_level). Throws InvalidArgument naming `hamming_weight` if
   /// h > N.
