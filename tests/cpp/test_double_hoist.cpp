@@ -228,7 +228,8 @@ TEST_P(DoubleHoist, DftRoundTripMatchesTheSingleHoistedPrecision) {
     };
     const auto cts_lt = encode(cts);
     const auto stc_lt = encode(
-        slot_to_coeff_levels(slots, levels, ckks::rescale_target(*ctx, cts_lt.back().level()), *ctx));
+        slot_to_coeff_levels(slots, levels, ckks::rescale_target(*ctx, cts_lt.back().level()),
+                             *ctx));
     if (!gk) {
       std::vector<int> steps;
       for (const auto* v : {&cts_lt, &stc_lt})

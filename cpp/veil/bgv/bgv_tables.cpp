@@ -12,7 +12,9 @@ std::unique_ptr<SchemeLevelTables> build_bgv_tables(const Context& ctx, std::siz
   auto t = std::make_unique<BgvTables>();
   const RnsBase& q = ctx.base_q(level);
   t->to_plain = BaseConverter(q, RnsBase({ctx.plain_mod()}));
-  if (level > 0) t->mod_switch = ModDownNtt(ctx.base_q(level - 1), q.slice(level, 1), ctx.plain_modulus());
+  if (level > 0) {
+    t->mod_switch = ModDownNtt(ctx.base_q(level - 1), q.slice(level, 1), ctx.plain_modulus());
+  }
   t->noise = make_noise_tables(ctx, level, 1);
   return t;
 }

@@ -56,7 +56,8 @@ RescaleChain::RescaleChain(ContextPtr ctx) : ctx_(std::move(ctx)) {
   const std::size_t num_q = ctx_->num_q();
   products_.assign(num_q, 0.0);
   above_.assign(num_q, -1);
-  const std::size_t first = ckks_context_tables(*ctx_).groups.front();  // levels below lie in q_0's block
+  // levels below lie in q_0's block
+  const std::size_t first = ckks_context_tables(*ctx_).groups.front();
   for (std::size_t level = first; level < num_q; ++level) {
     const std::size_t t = ckks::rescale_target(*ctx_, level);
     std::vector<std::uint64_t> primes;

@@ -18,7 +18,9 @@ std::unique_ptr<SchemeLevelTables> build_ckks_tables(const Context& ctx, std::si
     const std::size_t target = start - 1;
     const RnsBase block = q.slice(target + 1, level - target);
     t->rescale = ModDownNtt(ctx.base_q(target), block, 0);
-    if (ctx.num_p() > 0) t->rescale_down = ModDownNtt(ctx.base_q(target), block.concat(ctx.base_p()), 0);
+    if (ctx.num_p() > 0) {
+      t->rescale_down = ModDownNtt(ctx.base_q(target), block.concat(ctx.base_p()), 0);
+    }
   } else if (level < ctx.max_level()) {
     const RnsBase& top = ctx.base_q(ctx.max_level());
     t->raise = BaseConverter(q, top.slice(level + 1, ctx.max_level() - level));
@@ -75,7 +77,9 @@ void check_ckks_scale(const Context& ctx, double scale, std::size_t level, const
                           "larger scale)");
   }
   double bits = 0;
-  for (const Modulus& m : ctx.base_q(level).moduli()) bits += std::log2(static_cast<double>(m.value));
+  for (const Modulus& m : ctx.base_q(level).moduli()) {
+    bits += std::log2(static_cast<double>(m.value));
+  }
   if (std::log2(scale) >= bits) {
     throw InvalidArgument(std::string(what) + ": scale 2^" + std::to_string(std::log2(scale)) +
                           " is not below Q at level " + std::to_string(level) + " (2^" +

@@ -79,6 +79,78 @@ int resolve_word_bits(const EncryptionParameters& p, const SchemeDefinition& def
   return obstacle.empty() ? 32 : 64;
 }
 
+
+// Every prime of Q and P: at most 60 bits, prime, NTT-friendly for N, not repeated.
+void check_primes(const std::vector<u64>& primes, std::size_t n) {
+  std::set<u64> seen;
+  for (u64 q : primes) {
+    if (q >> 60) {
+      throw InvalidArgument("coeff_modulus: prime " + std::to_string(q) +
+                            " has more than 60 bits");
+    }
+    if (!is_prime(q)) {
+      throw InvalidArgument("coeff_modulus: " + std::to_string(q) + " is not prime");
+    }
+    if ((q - 1) % (2 * n) != 0) {
+      throw InvalidArgument("coeff_modulus: prime " + std::to_string(q) +
+                            " is not NTT-friendly (q != 1 mod 2N with N = " + std::to_string(n) +
+                            ")");
+    }
+    if (!seen.insert(q).second) {
+      throw InvalidArgument("coeff_modulus: prime " + std::to_string(q) + " is repeated");
+    }
+  }
+}
+
+// Security: log2(QP) against the HE Standard bound, with the product's exact bit count as SEAL
+// counts it.
+void check_security(const std::vector<u64>& primes, std::size_t n, SecurityLevel security) {
+  if (security == SecurityLevel::none) return;
+  const int qp_bits = product_bit_count(primes);
+  const int bound = max_coeff_modulus_bits(n, security);
+  if (qp_bits > bound) {
+    throw InvalidArgument("coeff_modulus: log2(QP) = " + std::to_string(qp_bits) +
+                          " bits exceeds the " + std::to_string(int(security)) +
+                          "-bit security bound of " + std::to_string(bound) +
+                          " bits for poly_modulus_degree " + std::to_string(n) +
+                          " (pass security=None explicitly to allow it)");
+  }
+}
+
+// P large enough for the digit size: P must dominate every digit D_j, or ModDown no longer
+// removes the key-switching error (Han-Ki 2020 §3; Phantom, Yang et al. 2024 §III-C).
+void check_digits_below_p(const std::vector<u64>& primes, std::size_t num_q, std::size_t alpha) {
+  int p_bits = 0;
+  for (std::size_t i = num_q; i < primes.size(); ++i) p_bits += Modulus(primes[i]).bit_count;
+  for (std::size_t first = 0; first < num_q; first += alpha) {
+    int d_bits = 0;
+    for (std::size_t i = first; i < std::min(num_q, first + alpha); ++i)
+      d_bits += Modulus(primes[i]).bit_count;
+    if (d_bits > p_bits) {
+      throw InvalidArgument("special_primes: P has " + std::to_string(p_bits) +
+                            " bits but a key-switching digit of alpha = " +
+                            std::to_string(alpha) + " primes has " + std::to_string(d_bits) +
+                            " bits; use more or larger special primes or a smaller alpha");
+    }
+  }
+}
+
+// SEAL's matrix representation of the slots: row i holds the slots of 3^i, row 2 those of -3^i
+// (bit-reversed NTT indices, [N]).
+std::vector<u32> slot_map(std::size_t n, int log_n) {
+  const std::size_t row = n / 2;
+  const u64 m = 2 * n;
+  std::vector<u32> map(n);
+  u64 pos = 1;
+  for (std::size_t i = 0; i < row; ++i) {
+    u64 idx1 = (pos - 1) >> 1, idx2 = (m - pos - 1) >> 1;
+    map[i] = reverse_bits(static_cast<u32>(idx1), log_n);
+    map[row + i] = reverse_bits(static_cast<u32>(idx2), log_n);
+    pos = (pos * 3) & (m - 1);
+  }
+  return map;
+}
+
 }  // namespace
 
 std::shared_ptr<const Context> Context::create(const EncryptionParameters& params,
@@ -105,24 +177,7 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
                           " special primes leave no ciphertext prime in coeff_modulus of size " +
                           std::to_string(p.coeff_modulus.size()));
   }
-  std::set<u64> seen;
-  for (u64 q : p.coeff_modulus) {
-    if (q >> 60) {
-      throw InvalidArgument("coeff_modulus: prime " + std::to_string(q) +
-                            " has more than 60 bits");
-    }
-    if (!is_prime(q)) {
-      throw InvalidArgument("coeff_modulus: " + std::to_string(q) + " is not prime");
-    }
-    if ((q - 1) % (2 * n) != 0) {
-      throw InvalidArgument("coeff_modulus: prime " + std::to_string(q) +
-                            " is not NTT-friendly (q != 1 mod 2N with N = " + std::to_string(n) +
-                            ")");
-    }
-    if (!seen.insert(q).second) {
-      throw InvalidArgument("coeff_modulus: prime " + std::to_string(q) + " is repeated");
-    }
-  }
+  check_primes(p.coeff_modulus, n);
   num_p_ = p.special_primes;
   num_q_ = p.coeff_modulus.size() - num_p_;
   if (p.alpha > num_q_) {
@@ -147,38 +202,9 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
 
   check_plain_modulus(p, q_primes);
 
-  // Security: log2(QP) against the HE Standard bound, with the product's exact bit count as
-  // SEAL counts it.
-  const int qp_bits = product_bit_count(p.coeff_modulus);
-  if (security != SecurityLevel::none) {
-    int bound = max_coeff_modulus_bits(n, security);
-    if (qp_bits > bound) {
-      throw InvalidArgument("coeff_modulus: log2(QP) = " + std::to_string(qp_bits) +
-                            " bits exceeds the " + std::to_string(int(security)) +
-                            "-bit security bound of " + std::to_string(bound) +
-                            " bits for poly_modulus_degree " + std::to_string(n) +
-                            " (pass security=None explicitly to allow it)");
-    }
-  }
+  check_security(p.coeff_modulus, n, security);
 
-  // P large enough for the digit size: P must dominate every digit D_j, or ModDown no longer
-  // removes the key-switching error (Han-Ki 2020 §3; Phantom, Yang et al. 2024 §III-C).
-  if (num_p_ > 0) {
-    int p_bits = 0;
-    for (std::size_t i = num_q_; i < p.coeff_modulus.size(); ++i)
-      p_bits += Modulus(p.coeff_modulus[i]).bit_count;
-    for (std::size_t first = 0; first < num_q_; first += alpha_) {
-      int d_bits = 0;
-      for (std::size_t i = first; i < std::min(num_q_, first + alpha_); ++i)
-        d_bits += Modulus(p.coeff_modulus[i]).bit_count;
-      if (d_bits > p_bits) {
-        throw InvalidArgument("special_primes: P has " + std::to_string(p_bits) +
-                              " bits but a key-switching digit of alpha = " +
-                              std::to_string(alpha_) + " primes has " + std::to_string(d_bits) +
-                              " bits; use more or larger special primes or a smaller alpha");
-      }
-    }
-  }
+  if (num_p_ > 0) check_digits_below_p(p.coeff_modulus, num_q_, alpha_);
 
   word_bits_ = resolve_word_bits(p, *scheme_def_);
   if (scheme_def_->build_context) scheme_ctx_ = scheme_def_->build_context(p, num_q_, word_bits_);
@@ -215,18 +241,7 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
 
   if (batching_) {
     plain_ntt_ = std::make_unique<NttTables>(n, std::vector<Modulus>{plain_});
-    // SEAL's matrix representation: row i holds the slots of 3^i, row 2 those of -3^i.
-    const std::size_t row = n / 2;
-    const u64 m = 2 * n;
-    std::vector<u32> map(n);
-    u64 pos = 1;
-    for (std::size_t i = 0; i < row; ++i) {
-      u64 idx1 = (pos - 1) >> 1, idx2 = (m - pos - 1) >> 1;
-      map[i] = reverse_bits(static_cast<u32>(idx1), log_n_);
-      map[row + i] = reverse_bits(static_cast<u32>(idx2), log_n_);
-      pos = (pos * 3) & (m - 1);
-    }
-    slot_map_ = DeviceTable<u32>(std::move(map));
+    slot_map_ = DeviceTable<u32>(slot_map(n, log_n_));
   }
 }
 
