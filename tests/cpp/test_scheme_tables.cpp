@@ -129,9 +129,9 @@ TEST(SchemeTables, OneBuilderPerSlot) {
 }
 
 TEST(SchemeTables, CkksTablesPerLevel) {
-  EncryptionParameters p(SchemeType::ckks);
+  veil::EncryptionParameters p(SchemeType::ckks);
   p.poly_modulus_degree = 4096;
-  p.coeff_modulus = CoeffModulus::create(4096, {30, 30, 30, 30, 30, 30});
+  p.coeff_modulus = veil::CoeffModulus::create(4096, {30, 30, 30, 30, 30, 30});
   p.special_primes = 1;
   p.rescale_groups = {2, 1, 2};
   const ContextPtr ctx = Context::create(p, SecurityLevel::none);
