@@ -11,6 +11,7 @@
 #include "bind.h"
 #include "bind_common.h"
 #include "bind_io.h"
+#include "veil/ckks/ckks_tables.h"
 #include "veil/core/error.h"
 #include "veil/rlwe/context.h"
 #include "veil/rlwe/params.h"
@@ -163,10 +164,10 @@ void bind_params(nb::module_& m) {
       .def_prop_ro("mul_method", [](const Context& c) { return to_string(c.params().mul_method); })
       .def_prop_ro("word_bits", &Context::word_bits,
                    "Word size of every residue in memory (32 or 64).")
-      .def_prop_ro("rescale_groups", &Context::rescale_groups,
+      .def_prop_ro("rescale_groups", [](const Context& c) { return ckks::rescale_groups(c); },
                    "CKKS rescale blocks, resolved (from q_0 up; all 1 by default).")
       .def("rescale_target", [](const Context& c, nb::handle lv) {
-             return c.rescale_target(size_arg(lv, "level", c.max_level()));
+             return ckks::rescale_target(c, size_arg(lv, "level", c.max_level()));
            }, "level"_a, "The level a CKKS rescale from `level` goes to.")
       .def_prop_ro("max_level", &Context::max_level)
       .def_prop_ro("total_coeff_modulus_bits", &Context::total_qp_bits)

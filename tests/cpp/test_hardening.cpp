@@ -12,6 +12,7 @@
 #include "rlwe_util.h"
 #include "veil/backend/memory.h"
 #include "veil/bfv/batch_encoder.h"
+#include "veil/ckks/ckks_tables.h"
 #include "veil/ckks/encoder.h"
 #include "veil/core/primes.h"
 #include "veil/io/seal.h"

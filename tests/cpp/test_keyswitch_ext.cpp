@@ -18,6 +18,7 @@
 
 #include "ckks_util.h"
 #include "rns_util.h"
+#include "veil/ckks/ckks_tables.h"
 #include "veil/ring/ntt.h"
 #include "veil/ring/ntt_simd.h"
 #include "veil/rlwe/keyswitch.h"
@@ -110,7 +111,7 @@ TEST_P(KeySwitchExt, LiftIsExactAndModDownUndoesIt) {
     EXPECT_TRUE(std::equal(x.begin(), x.begin() + limbs * n, inplace.begin()));
     // round(P x / (B P)) = round(x / B): the ordinary rescale, word for word.
     double scale = 32.0;  // the rescale block times 2^5: in range before and after
-    for (std::size_t i = ctx->rescale_target(level) + 1; i <= level; ++i)
+    for (std::size_t i = ckks::rescale_target(*ctx, level) + 1; i <= level; ++i)
       scale *= double(q[i].value);
     const Ciphertext ct = as_ciphertext(ctx, dev, x, level, scale);
     WordBuffer y2(dev, 2 * ext * n, ctx->word_bits());
@@ -128,7 +129,7 @@ TEST_P(KeySwitchExt, ModDownAndRescaleDownRoundLikeBigIntegers) {
   const std::size_t n = ctx->n(), level = ctx->max_level();
   const KeySwitchLevel& ks = ctx->key_switch(level);
   const std::size_t limbs = level + 1, ext = ks.base_qp.size();
-  const std::size_t target = ctx->rescale_target(level);
+  const std::size_t target = ckks::rescale_target(*ctx, level);
   const WordBuffer y = upload(*ctx, dev, random_words(ks.base_qp, n, 2, 3));
   WordBuffer z(dev, 2 * limbs * n, ctx->word_bits()),
       w(dev, 2 * (target + 1) * n, ctx->word_bits());
@@ -302,7 +303,7 @@ TEST(KeySwitchExtErrors, NameTheArgument) {
   ContextPtr bfv = veil::test::small_context(SchemeType::bfv);
   WordBuffer b(dev, 8 * bfv->n(), bfv->word_bits());
   veil::test::expect_invalid([&] { key_switch_lift(*bfv, dev, 1, b.data(), b.data(), 1); },
-                             "CKKS only");
+                             "not available to BFV");
 }
 
 // ---- GPU parity ----------------------------------------------------------------------------
@@ -313,7 +314,7 @@ TEST(KeySwitchExtGpu, PrimitivesMatchTheCpuWordForWord) {
     ContextPtr ctx = ext_context(bits);
     const std::size_t n = ctx->n(), level = ctx->max_level(), limbs = level + 1;
     const KeySwitchLevel& ks = ctx->key_switch(level);
-    const std::size_t ext = ks.base_qp.size(), target = ctx->rescale_target(level);
+    const std::size_t ext = ks.base_qp.size(), target = ckks::rescale_target(*ctx, level);
     std::vector<std::vector<u64>> got[2];
     for (int d = 0; d < 2; ++d) {
       const Device dev = d ? veil::test::gpu() : Device::cpu();
@@ -369,7 +370,7 @@ TEST(KeySwitchSettings, FusedModDownKeepsTheWords) {
     ContextPtr ctx = ext_context(bits);
     const std::size_t n = ctx->n(), level = ctx->max_level(), limbs = level + 1;
     const KeySwitchLevel& ks = ctx->key_switch(level);
-    const std::size_t ext = ks.base_qp.size(), target = ctx->rescale_target(level);
+    const std::size_t ext = ks.base_qp.size(), target = ckks::rescale_target(*ctx, level);
     std::vector<std::vector<u64>> want;
     for (const Device& dev : devs) {
       CkksKeys k(ctx, dev, 41);

@@ -118,7 +118,7 @@ TEST_P(PlainNtt, Errors) {
   expect_invalid([&] { ev.multiply_plain_sum({}, {}); }, "encrypted: expected at least one");
   expect_invalid([&] { ev.multiply_plain_sum(ptrs(c.cts), {&c.pts[0]}); },
                  "plain: expected 2 plaintexts");
-  expect_invalid([&] { ev.transform_to_ntt(c.ntt_pts[0], 0); }, "plain: expected a BFV/BGV");
+  expect_invalid([&] { ev.transform_to_ntt(c.ntt_pts[0], 0); }, "plain: expected a plaintext mod t");
   expect_invalid([&] { ev.transform_to_ntt(c.pts[0], k.ctx->max_level() + 1); }, "level");
   const Plaintext low = ev.transform_to_ntt(c.pts[0], 0);
   expect_invalid([&] { ev.multiply_plain(c.cts[0], low); }, "plain: is in NTT form at level 0");

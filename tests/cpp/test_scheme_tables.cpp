@@ -13,6 +13,7 @@
 #include "rlwe_util.h"
 #include "veil/bfv/bfv_tables.h"
 #include "veil/bgv/bgv_tables.h"
+#include "veil/ckks/ckks_tables.h"
 #include "veil/core/error.h"
 #include "veil/rlwe/context.h"
 
@@ -52,7 +53,7 @@ std::unique_ptr<SchemeLevelTables> other_builder(const Context&, std::size_t) {
 
 TEST(SchemeTables, BfvHpsTablesPerLevel) {
   const ContextPtr ctx = bfv_context(MulMethod::hps);
-  const auto& aux = ctx->bfv_aux_primes();
+  const auto& aux = veil::bfv_aux_primes(*ctx);
   ASSERT_FALSE(aux.hps.empty());
   EXPECT_TRUE(aux.bsk.empty());
   EXPECT_EQ(aux.gamma, 0u);
@@ -72,7 +73,7 @@ TEST(SchemeTables, BfvHpsTablesPerLevel) {
 
 TEST(SchemeTables, BfvBehzTablesPerLevel) {
   const ContextPtr ctx = bfv_context(MulMethod::behz);
-  const auto& aux = ctx->bfv_aux_primes();
+  const auto& aux = veil::bfv_aux_primes(*ctx);
   EXPECT_TRUE(aux.hps.empty());
   ASSERT_EQ(aux.bsk.size(), ctx->num_q() + 1);
   EXPECT_NE(aux.gamma, 0u);
@@ -88,8 +89,10 @@ TEST(SchemeTables, BfvBehzTablesPerLevel) {
 
 TEST(SchemeTables, BgvTablesPerLevel) {
   const ContextPtr ctx = veil::test::small_context(SchemeType::bgv);
-  EXPECT_TRUE(ctx->bfv_aux_primes().hps.empty());
-  EXPECT_TRUE(ctx->bfv_aux_primes().bsk.empty());
+  // BGV has no context-wide tables (no auxiliary primes) and refuses BFV's.
+  EXPECT_EQ(ctx->scheme_context_tables(), nullptr);
+  veil::test::expect_invalid([&] { veil::bfv_aux_primes(*ctx); }, "context");
+  EXPECT_EQ(ctx->ntt().num_primes(), ctx->params().coeff_modulus.size());
   for (std::size_t level = 0; level <= ctx->max_level(); ++level) {
     const BgvTables& t = veil::bgv_tables(*ctx, level);
     EXPECT_EQ(&t, &veil::bgv_tables(*ctx, level));
@@ -119,10 +122,47 @@ TEST(SchemeTables, OneBuilderPerSlot) {
   veil::bfv_tables(*ctx, 0);
   EXPECT_INVALID_NAMING(ctx->scheme_tables(0, &other_builder), "build");
   EXPECT_INVALID_NAMING(ctx->scheme_tables(0, nullptr), "build");
-  // A CKKS context has no scheme tables of its own; the cache serves any one builder.
+  // The cache serves any one builder per slot (here before CKKS's own asks for it).
   const ContextPtr ckks = veil::test::small_context(SchemeType::ckks);
   const SchemeLevelTables& t = ckks->scheme_tables(1, &other_builder);
   EXPECT_EQ(&t, &ckks->scheme_tables(1, &other_builder));
+}
+
+TEST(SchemeTables, CkksTablesPerLevel) {
+  veil::EncryptionParameters p(SchemeType::ckks);
+  p.poly_modulus_degree = 4096;
+  p.coeff_modulus = veil::CoeffModulus::create(4096, {30, 30, 30, 30, 30, 30});
+  p.special_primes = 1;
+  p.rescale_groups = {2, 1, 2};
+  const ContextPtr ctx = Context::create(p, SecurityLevel::none);
+  const veil::CkksContextTables& ct = veil::ckks_context_tables(*ctx);
+  EXPECT_EQ(ct.groups, (std::vector<std::size_t>{2, 1, 2}));
+  EXPECT_EQ(ct.group_start, (std::vector<std::size_t>{0, 0, 2, 3, 3}));
+  EXPECT_EQ(veil::ckks::rescale_groups(*ctx), ct.groups);
+  for (std::size_t level = 0; level <= ctx->max_level(); ++level) {
+    const veil::CkksTables& t = veil::ckks_tables(*ctx, level);
+    EXPECT_EQ(&t, &veil::ckks_tables(*ctx, level));
+    if (level < 2) {  // q_0's block: ModRaise only
+      EXPECT_EQ(t.rescale.keep().size(), 0u);
+      EXPECT_EQ(t.raise.to().size(), ctx->max_level() - level);
+      continue;
+    }
+    const std::size_t target = veil::ckks::rescale_target(*ctx, level);
+    EXPECT_EQ(t.rescale.keep().size(), target + 1);
+    EXPECT_EQ(t.rescale.drop().size(), level - target);
+    EXPECT_EQ(t.rescale_down.keep().size(), target + 1);
+    EXPECT_EQ(t.rescale_down.drop().size(), level - target + ctx->num_p());
+  }
+  // BFV and BGV own their modulus switch and noise test; CKKS refuses their tables.
+  const ContextPtr bfv = bfv_context(MulMethod::hps);
+  EXPECT_EQ(veil::bfv_tables(*bfv, 1).mod_switch.keep().size(), 1u);
+  EXPECT_EQ(veil::bfv_tables(*bfv, 1).noise.factor.size(), 2u);
+  const ContextPtr bgv = veil::test::small_context(SchemeType::bgv);
+  EXPECT_EQ(veil::bgv_tables(*bgv, 1).mod_switch.keep().size(), 1u);
+  EXPECT_EQ(veil::bgv_tables(*bgv, 1).noise.factor.size(), 2u);
+  EXPECT_INVALID_NAMING(veil::ckks_tables(*bfv, 0), "context");
+  EXPECT_INVALID_NAMING(veil::ckks_context_tables(*bgv), "context");
+  EXPECT_INVALID_NAMING(veil::bfv_aux_primes(*ctx), "context");
 }
 
 TEST(SchemeTables, ConcurrentFirstRequestsBuildOnce) {

@@ -12,6 +12,7 @@
 
 #include "ckks_util.h"
 #include "veil/circuits/bootstrapper.h"
+#include "veil/ckks/ckks_tables.h"
 #include "veil/io/serialize.h"
 #include "veil/io/serialize_circuits.h"
 
@@ -83,7 +84,7 @@ TEST(SwitchingKeySerialization, TrimmedKeysStoreOnlyTheirLimbs) {
     ContextPtr ctx = boot_context(word_bits);
     CkksKeys a(ctx, Device::cpu(), 1);
     KeyGenerator sparse(ctx, Device::cpu(), 12, 32);
-    const std::size_t q0_top = ctx->rescale_groups()[0] - 1;
+    const std::size_t q0_top = ckks::rescale_groups(*ctx)[0] - 1;
     const SwitchingKey to_sparse = sparse.create_switching_key(a.sk, q0_top);
     const SwitchingKey full = sparse.create_switching_key(a.sk);
     const std::size_t limbs = q0_top + 1 + ctx->num_p();

@@ -17,6 +17,7 @@
 
 #include "rlwe_util.h"
 #include "veil/bfv/batch_encoder.h"
+#include "veil/ckks/ckks_tables.h"
 #include "veil/ckks/encoder.h"
 #include "veil/core/primes.h"
 #include "veil/io/seal.h"
@@ -324,18 +325,18 @@ TEST(RescaleGroups, TargetsAndValidation) {
   const ContextPtr ctx = Context::create(blocked_params(0), SecurityLevel::none);
   EXPECT_EQ(ctx->word_bits(), 32);
   ASSERT_EQ(ctx->max_level(), 7u);
-  EXPECT_EQ(ctx->rescale_target(7), 6u);  // top block: q_7
-  EXPECT_EQ(ctx->rescale_target(6), 4u);  // block {q_5, q_6}
-  EXPECT_EQ(ctx->rescale_target(5), 4u);  // inside that block (after a mod switch)
-  EXPECT_EQ(ctx->rescale_target(4), 3u);
-  EXPECT_EQ(ctx->rescale_target(3), 1u);
-  expect_invalid([&] { ctx->rescale_target(1); }, "encrypted");
-  expect_invalid([&] { ctx->rescale_target(0); }, "encrypted");
+  EXPECT_EQ(ckks::rescale_target(*ctx, 7), 6u);  // top block: q_7
+  EXPECT_EQ(ckks::rescale_target(*ctx, 6), 4u);  // block {q_5, q_6}
+  EXPECT_EQ(ckks::rescale_target(*ctx, 5), 4u);  // inside that block (after a mod switch)
+  EXPECT_EQ(ckks::rescale_target(*ctx, 4), 3u);
+  EXPECT_EQ(ckks::rescale_target(*ctx, 3), 1u);
+  expect_invalid([&] { ckks::rescale_target(*ctx, 1); }, "encrypted");
+  expect_invalid([&] { ckks::rescale_target(*ctx, 0); }, "encrypted");
   // SEAL's default: one prime per block.
   const ContextPtr plain = Context::create(params_with(SchemeType::ckks, 4096, {30, 30, 31}),
                                            SecurityLevel::none);
-  EXPECT_EQ(plain->rescale_target(1), 0u);
-  EXPECT_EQ(plain->rescale_groups(), (std::vector<std::size_t>{1, 1}));
+  EXPECT_EQ(ckks::rescale_target(*plain, 1), 0u);
+  EXPECT_EQ(ckks::rescale_groups(*plain), (std::vector<std::size_t>{1, 1}));
 
   EncryptionParameters bad = blocked_params(0);
   bad.rescale_groups = {2, 2, 2};
@@ -380,7 +381,7 @@ TEST(RescaleGroups, ScaleTracksTheBlocksOnThirtyBitPrimes) {
     std::size_t level = ctx->max_level();
     scale[level] = std::ldexp(1.0, 40);
     while (level > 1) {
-      const std::size_t next = ctx->rescale_target(level);
+      const std::size_t next = ckks::rescale_target(*ctx, level);
       double s = scale[level] * scale[level];
       for (std::size_t i = next + 1; i <= level; ++i)
         s /= static_cast<double>(ctx->base_q(level)[i].value);
@@ -391,7 +392,7 @@ TEST(RescaleGroups, ScaleTracksTheBlocksOnThirtyBitPrimes) {
     std::vector<double> want = x;
     int squarings = 0;
     while (c.level() > 1) {
-      const std::size_t next = ctx->rescale_target(c.level());
+      const std::size_t next = ckks::rescale_target(*ctx, c.level());
       c = ev.rescale_to_next(ev.relinearize(ev.square(c), rk));
       for (double& v : want) v *= v;
       ++squarings;

@@ -1,8 +1,6 @@
 #include "veil/api/encryptor.h"
 
-#include "veil/bfv/bfv.h"
-#include "veil/bgv/bgv.h"
-#include "veil/ckks/ckks.h"
+#include "veil/api/schemes.h"
 #include "veil/core/error.h"
 #include "veil/rlwe/encrypt.h"
 
@@ -30,20 +28,13 @@ const Device& Encryptor::device() const { return pk_ ? pk_->device() : sk_->devi
 
 Ciphertext Encryptor::encrypt(const Plaintext& plain) const {
   check_compatible(*ctx_, device(), plain.context(), plain.device(), "plain");
-  switch (ctx_->scheme()) {
-    case SchemeType::bfv:
-      return pk_ ? bfv::encrypt(*pk_, plain, prng_) : bfv::encrypt_symmetric(*sk_, plain, prng_);
-    case SchemeType::bgv:
-      return pk_ ? bgv::encrypt(*pk_, plain, prng_) : bgv::encrypt_symmetric(*sk_, plain, prng_);
-    case SchemeType::ckks:
-      return pk_ ? ckks::encrypt(*pk_, plain, prng_) : ckks::encrypt_symmetric(*sk_, plain, prng_);
-  }
-  unsupported(ctx_->scheme(), "encrypt");
+  const SchemeOps& ops = scheme_ops(ctx_->scheme());
+  return pk_ ? ops.encrypt(*pk_, plain, prng_) : ops.encrypt_symmetric(*sk_, plain, prng_);
 }
 
 Ciphertext Encryptor::encrypt_zero() const {
-  const bool ntt = ctx_->scheme() != SchemeType::bfv;
-  const u64 f = ctx_->scheme() == SchemeType::bgv ? ctx_->plain_modulus() : 1;
+  const bool ntt = ctx_->scheme_definition().ntt_form;
+  const u64 f = ctx_->error_factor();
   return pk_ ? encrypt_zero_asymmetric(*pk_, ctx_->max_level(), prng_, ntt, f)
              : encrypt_zero_symmetric(*sk_, ctx_->max_level(), prng_, ntt, f);
 }
@@ -59,7 +50,7 @@ void Decryptor::set_noise_flooding(int bits) {
     throw InvalidArgument("bits: expected 0 (off) .. 62 bits of flooding noise, got " +
                           std::to_string(bits));
   }
-  if (bits && ctx_->scheme() != SchemeType::ckks) {
+  if (bits && scheme_ops(ctx_->scheme()).invariant_noise_budget) {  // exact decryption
     throw InvalidArgument("bits: noise flooding applies to CKKS (BFV/BGV decryption is exact)");
   }
   flooding_bits_ = bits;
@@ -69,24 +60,17 @@ Plaintext Decryptor::decrypt(const Ciphertext& encrypted, bool check_noise) cons
   check_ciphertext(*ctx_, encrypted, "encrypted");
   check_compatible(*ctx_, sk_.device(), encrypted.context(), encrypted.device(), "encrypted");
   join_key_sets(encrypted.key_id(), sk_.key_id(), "encrypted");
-  switch (ctx_->scheme()) {
-    case SchemeType::bfv: return bfv::decrypt(sk_, encrypted, check_noise);
-    case SchemeType::bgv: return bgv::decrypt(sk_, encrypted, check_noise);
-    case SchemeType::ckks: return ckks::decrypt(sk_, encrypted, flooding_bits_, &flooding_prng_);
-  }
-  unsupported(ctx_->scheme(), "decrypt");
+  return scheme_ops(ctx_->scheme())
+      .decrypt(sk_, encrypted, check_noise, flooding_bits_, &flooding_prng_);
 }
 
 int Decryptor::invariant_noise_budget(const Ciphertext& encrypted) const {
   check_ciphertext(*ctx_, encrypted, "encrypted");
   check_compatible(*ctx_, sk_.device(), encrypted.context(), encrypted.device(), "encrypted");
   join_key_sets(encrypted.key_id(), sk_.key_id(), "encrypted");
-  switch (ctx_->scheme()) {
-    case SchemeType::bfv: return bfv::invariant_noise_budget(sk_, encrypted);
-    case SchemeType::bgv: return bgv::invariant_noise_budget(sk_, encrypted);
-    default: break;
-  }
-  unsupported(ctx_->scheme(), "invariant_noise_budget");
+  const SchemeOps& ops = scheme_ops(ctx_->scheme());
+  if (!ops.invariant_noise_budget) unsupported(ctx_->scheme(), "invariant_noise_budget");
+  return ops.invariant_noise_budget(sk_, encrypted);
 }
 
 }  // namespace veil

@@ -1,4 +1,5 @@
 #include "veil/api/evaluator.h"
+#include "veil/api/schemes.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -8,6 +9,7 @@
 #include "veil/bfv/bfv.h"
 #include "veil/bgv/bgv.h"
 #include "veil/ckks/ckks.h"
+#include "veil/ckks/ckks_tables.h"
 #include "veil/core/error.h"
 #include "veil/ring/poly_ops.h"
 #include "veil/rlwe/encrypt.h"
@@ -25,16 +27,16 @@ void Evaluator::check(const Ciphertext& a, const char* what, bool bfv_ntt) const
 }
 
 namespace {
-// Checks the operands of add/sub (rlwe/checks.h) and returns b brought to a's correction factor
-// when BGV needs it (nullopt: use b as it is). CKKS scales must agree within the tolerance.
+// The context's scheme operations (api/schemes.h): one table lookup per operation.
+const SchemeOps& ops(const Context& ctx) { return scheme_ops(ctx.scheme()); }
+
+// Checks the operands of add/sub (rlwe/checks.h) and returns b made compatible with a by the
+// scheme (SchemeOps::prepare_binary; nullopt: use b as it is).
 std::optional<Ciphertext> prepare_binary(const Context& ctx, const Ciphertext& a,
                                          const Ciphertext& b, u64& key_id) {
   key_id = check_ciphertext_pair(ctx, a, b, "encrypted1", "encrypted2", /*bfv_ntt=*/true);
-  if (ctx.scheme() == SchemeType::ckks) ckks::check_scales(a.scale(), b.scale(), "encrypted2");
-  if (ctx.scheme() == SchemeType::bgv && a.correction_factor() != b.correction_factor()) {
-    return bgv::align_correction(b, a.correction_factor());
-  }
-  return std::nullopt;
+  const SchemeOps& o = ops(ctx);
+  return o.prepare_binary ? o.prepare_binary(a, b) : std::nullopt;
 }
 
 // The result of an operation keeps its operands' key set.
@@ -148,30 +150,18 @@ Ciphertext Evaluator::add_many(const std::vector<Ciphertext>& cts) const {
 
 void Evaluator::add_plain_inplace(Ciphertext& a, const Plaintext& p) const {
   check(a, "encrypted");
-  switch (ctx_->scheme()) {
-    case SchemeType::bfv: bfv::add_plain_inplace(a, p); return;
-    case SchemeType::bgv: bgv::add_plain_inplace(a, p, false); return;
-    case SchemeType::ckks: ckks::add_plain_inplace(a, p, false); return;
-  }
+  ops(*ctx_).add_plain(a, p, false);
 }
 
 void Evaluator::sub_plain_inplace(Ciphertext& a, const Plaintext& p) const {
   check(a, "encrypted");
-  switch (ctx_->scheme()) {
-    case SchemeType::bfv: bfv::sub_plain_inplace(a, p); return;
-    case SchemeType::bgv: bgv::add_plain_inplace(a, p, true); return;
-    case SchemeType::ckks: ckks::add_plain_inplace(a, p, true); return;
-  }
+  ops(*ctx_).add_plain(a, p, true);
 }
 
 void Evaluator::multiply_plain_inplace(Ciphertext& a, const Plaintext& p) const {
   check(a, "encrypted", /*bfv_ntt=*/true);
   const u64 id = a.key_id();
-  switch (ctx_->scheme()) {
-    case SchemeType::bfv: bfv::multiply_plain_inplace(a, p); break;
-    case SchemeType::bgv: bgv::multiply_plain_inplace(a, p); break;
-    case SchemeType::ckks: ckks::multiply_plain_inplace(a, p); break;
-  }
+  ops(*ctx_).multiply_plain_inplace(a, p);
   a.set_key_id(id);
   check_not_transparent(a, "multiply_plain");
 }
@@ -187,14 +177,15 @@ Ciphertext Evaluator::sub_plain(const Ciphertext& a, const Plaintext& p) const {
   return r;
 }
 Ciphertext Evaluator::multiply_plain(const Ciphertext& a, const Plaintext& p) const {
-  if (ctx_->scheme() != SchemeType::ckks) {
+  const SchemeOps& o = ops(*ctx_);
+  if (!o.multiply_plain) {
     Ciphertext r(a);
     multiply_plain_inplace(r, p);
     return r;
   }
   check(a, "encrypted");
-  Ciphertext r = shaped_like(ctx_, a);  // CKKS: one slot-wise pass writes the whole result
-  ckks::multiply_plain(a, p, r);
+  Ciphertext r = shaped_like(ctx_, a);  // one slot-wise pass writes the whole result
+  o.multiply_plain(a, p, r);
   r.set_key_id(a.key_id());
   check_not_transparent(r, "multiply_plain");
   return r;
@@ -202,22 +193,12 @@ Ciphertext Evaluator::multiply_plain(const Ciphertext& a, const Plaintext& p) co
 
 Ciphertext Evaluator::multiply(const Ciphertext& a, const Ciphertext& b) const {
   const u64 id = check_ciphertext_pair(*ctx_, a, b, "encrypted1", "encrypted2");
-  switch (ctx_->scheme()) {
-    case SchemeType::bfv: return with_key(bfv::multiply(a, b), id);
-    case SchemeType::bgv: return with_key(bgv::multiply(a, b), id);
-    case SchemeType::ckks: return with_key(ckks::multiply(a, b), id);
-  }
-  throw InvalidArgument("multiply: unknown scheme");
+  return with_key(ops(*ctx_).multiply(a, b), id);
 }
 
 Ciphertext Evaluator::square(const Ciphertext& a) const {
   check(a, "encrypted");
-  switch (ctx_->scheme()) {
-    case SchemeType::bfv: return with_key(bfv::multiply(a, a), a.key_id());
-    case SchemeType::bgv: return with_key(bgv::multiply(a, a), a.key_id());
-    case SchemeType::ckks: return with_key(ckks::multiply(a, a), a.key_id());
-  }
-  throw InvalidArgument("square: unknown scheme");
+  return with_key(ops(*ctx_).multiply(a, a), a.key_id());
 }
 
 namespace {
@@ -251,7 +232,7 @@ void Evaluator::relinearize_inplace(Ciphertext& a, const RelinKeys& rlk) const {
 
 Ciphertext Evaluator::relinearize_rescale(const Ciphertext& a, const RelinKeys& rlk) const {
   check(a, "encrypted");
-  if (ctx_->scheme() != SchemeType::ckks) {
+  if (!ops(*ctx_).rescales) {
     throw InvalidArgument("encrypted: relinearize_rescale is a CKKS operation");
   }
   const u64 id = check_relinearize(*ctx_, a, rlk, "relinearize_rescale");
@@ -259,7 +240,8 @@ Ciphertext Evaluator::relinearize_rescale(const Ciphertext& a, const RelinKeys& 
   const ckks::RescaleStep step = ckks::rescale_step(a);
   const KeySwitchDigits digits = key_switch_mod_up(*ctx_, a.device(), level, a.poly(2), true);
   Ciphertext out(ctx_, a.device(), 2, step.target, true);
-  key_switch_rescale(*ctx_, a.device(), level, digits, rlk.key(), a.poly(0), a.poly(1), out.data());
+  key_switch_rescale(*ctx_, a.device(), level, digits, rlk.key(), a.poly(0), a.poly(1),
+                     ckks_tables(*ctx_, level).rescale_down, out.data());
   out.set_scale(step.scale);
   out.set_key_id(id);
   return out;
@@ -384,98 +366,23 @@ u64 Evaluator::check_all(const std::vector<const Ciphertext*>& cts, bool bfv_ntt
   return id;
 }
 
-namespace {
-// BFV/BGV: sum_i cts[i] * pts[i] with one accumulator in NTT form. BFV ciphertexts are brought
-// into NTT form one at a time and the sum leaves it once (2 |Q_l| limb-NTTs per term and one
-// inverse of 2 |Q_l| at the end, against 5 |Q_l| per multiply_plain); BGV's are in NTT form.
-// Plaintexts in NTT form (plain_to_ntt) are used as they are, the others lifted.
-Ciphertext integer_plain_sum(const std::vector<const Ciphertext*>& cts,
-                             const std::vector<const Plaintext*>& pts) {
-  if (cts.empty()) throw InvalidArgument("encrypted: expected at least one ciphertext");
-  if (pts.size() != cts.size()) {
-    throw InvalidArgument("plain: expected " + std::to_string(cts.size()) +
-                          " plaintexts (one per ciphertext), got " + std::to_string(pts.size()));
-  }
-  const Ciphertext& first = *cts[0];
-  const ContextPtr& ctx = first.context();
-  const Device& dev = first.device();
-  const std::size_t level = first.level(), n = ctx->n();
-  const bool bfv = ctx->scheme() == SchemeType::bfv;
-  // BFV ciphertexts in coefficient form enter the NTT-form accumulator one at a time and the sum
-  // leaves it; those in NTT form (transform_to_ntt) enter as they are and the sum stays there.
-  const bool to_ntt = bfv && !first.is_ntt_form();
-  std::size_t size = 0;
-  for (const Ciphertext* c : cts) {
-    if (c->is_ntt_form() != first.is_ntt_form()) {
-      throw InvalidArgument("encrypted: BFV ciphertexts in NTT and in coefficient form "
-                            "(transform_to_ntt or transform_from_ntt some of them)");
-    }
-    if (c->level() != level) {
-      throw InvalidArgument("encrypted: expected one level, got " + std::to_string(level) +
-                            " and " + std::to_string(c->level()));
-    }
-    if (!bfv && c->correction_factor() != first.correction_factor()) {
-      throw InvalidArgument("encrypted: BGV ciphertexts with different correction factors "
-                            "(mod_switch one of them, or multiply them one by one)");
-    }
-    size = std::max(size, c->size());
-  }
-  const RnsBase& q = ctx->base_q(level);
-  Ciphertext acc(ctx, dev, size, level, true);
-  acc.set_correction_factor(first.correction_factor());
-  backend::fill_zero(dev, acc.data().get(), acc.data().bytes(acc.word_count()));
-  WordBuffer form(dev, to_ntt ? size * q.size() * n : 0, ctx->word_bits());
-  for (std::size_t i = 0; i < cts.size(); ++i) {
-    const Ciphertext& c = *cts[i];
-    const Plaintext* pt = pts[i];
-    if (pt == nullptr) throw InvalidArgument("plain: a plaintext is null");
-    WordBuffer lifted;
-    ConstWordPtr m;
-    if (pt->is_ntt_form()) {
-      check_ntt_plain(*ctx, dev, *pt, level, "plain");
-      m = pt->data();
-    } else {
-      check_coeff_plain(*ctx, dev, *pt, "plain");
-      lifted = lift_plain_ntt(*ctx, dev, *pt, level);
-      m = lifted.data();
-    }
-    ConstWordPtr x = c.data();
-    if (to_ntt) {
-      copy_words(dev, form.data(), dev, c.data(), c.word_count());
-      ntt_forward(dev, form.data(), c.size(), q, ctx->ntt());
-      x = form.data();
-    }
-    const std::size_t pw = q.size() * n;
-    for (std::size_t p = 0; p < c.size(); ++p) {
-      poly::multiply_accumulate(dev, q, n, 1, x + p * pw, m, acc.data() + p * pw);
-    }
-  }
-  if (to_ntt) {
-    ntt_inverse(dev, acc.data(), acc.size(), q, ctx->ntt());
-    acc.set_ntt_form(false);
-  }
-  return acc;
-}
-}  // namespace
-
 Ciphertext Evaluator::multiply_plain_sum(const std::vector<const Ciphertext*>& cts,
                                          const std::vector<const Plaintext*>& pts) const {
   for (const Ciphertext* c : cts) {
     if (c == nullptr) throw InvalidArgument("encrypted: a ciphertext is null");
   }
   const u64 id = check_all(cts, /*bfv_ntt=*/true);
-  if (ctx_->scheme() != SchemeType::ckks) {  // as multiply_plain: no transparent result
-    Ciphertext r = with_key(integer_plain_sum(cts, pts), id);
-    check_not_transparent(r, "multiply_plain_sum");
-    return r;
-  }
-  return with_key(ckks::multiply_plain_sum(cts, pts), id);
+  const SchemeOps& o = ops(*ctx_);
+  Ciphertext r = with_key(o.multiply_plain_sum(cts, pts), id);
+  // as multiply_plain: no transparent result (CKKS's encodings are never transparent)
+  if (!o.rescales) check_not_transparent(r, "multiply_plain_sum");
+  return r;
 }
 
 namespace {
 // BFV: every polynomial of `a` to (to_ntt) or from the NTT domain over Q_level, in place.
 void transform_bfv(const Context& ctx, Ciphertext& a, bool to_ntt) {
-  if (ctx.scheme() != SchemeType::bfv) {
+  if (ctx.scheme_definition().ntt_form) {
     throw InvalidArgument(std::string("encrypted: ") + to_string(ctx.scheme()) +
                           " ciphertexts are always in NTT form (only BFV ciphertexts move)");
   }
@@ -581,7 +488,7 @@ std::vector<int> naf_decompose(int step) {
 
 Ciphertext Evaluator::rotate_rows(const Ciphertext& a, int steps, const GaloisKeys& gk) const {
   check(a, "encrypted");
-  if (ctx_->scheme() == SchemeType::ckks) {
+  if (!ops(*ctx_).row_slots) {
     throw InvalidArgument("rotate_rows: not defined for CKKS (use rotate_vector)");
   }
   return rotate_generic(a, steps, gk);
@@ -589,14 +496,14 @@ Ciphertext Evaluator::rotate_rows(const Ciphertext& a, int steps, const GaloisKe
 
 Ciphertext Evaluator::rotate_vector(const Ciphertext& a, int steps, const GaloisKeys& gk) const {
   check(a, "encrypted");
-  if (ctx_->scheme() != SchemeType::ckks) {
+  if (ops(*ctx_).row_slots) {
     throw InvalidArgument("rotate_vector: defined for CKKS only (use rotate_rows)");
   }
   return rotate_generic(a, steps, gk);
 }
 
 Ciphertext Evaluator::conjugate(const Ciphertext& a, const GaloisKeys& gk) const {
-  if (ctx_->scheme() != SchemeType::ckks) {
+  if (ops(*ctx_).row_slots) {
     throw InvalidArgument("conjugate: defined for CKKS only (use rotate_columns)");
   }
   return apply_galois(a, ctx_->galois_elt_column(), gk);
@@ -624,7 +531,7 @@ Ciphertext Evaluator::rotate_generic(const Ciphertext& a, int steps, const Galoi
 }
 
 Ciphertext Evaluator::rotate_columns(const Ciphertext& a, const GaloisKeys& gk) const {
-  if (ctx_->scheme() == SchemeType::ckks) {
+  if (!ops(*ctx_).row_slots) {
     throw InvalidArgument("rotate_columns: not defined for CKKS (use conjugate)");
   }
   return apply_galois(a, ctx_->galois_elt_column(), gk);
@@ -663,11 +570,7 @@ namespace veil {
 void Evaluator::mod_switch_to_next_inplace(Ciphertext& a) const {
   check(a, "encrypted");
   const u64 id = a.key_id();
-  switch (ctx_->scheme()) {
-    case SchemeType::bfv: bfv::mod_switch_to_next_inplace(a); break;
-    case SchemeType::bgv: bgv::mod_switch_to_next_inplace(a); break;
-    case SchemeType::ckks: ckks::mod_switch_to_next_inplace(a); break;
-  }
+  ops(*ctx_).mod_switch_to_next(a);
   a.set_key_id(id);
 }
 
@@ -689,7 +592,7 @@ Ciphertext Evaluator::mod_switch_to(const Ciphertext& a, std::size_t level) cons
 }
 
 Plaintext Evaluator::mod_switch_to(const Plaintext& p, std::size_t level) const {
-  if (ctx_->scheme() != SchemeType::ckks) {
+  if (!ops(*ctx_).rescales) {
     throw InvalidArgument("plain: only CKKS plaintexts carry a level");
   }
   if (level > p.level()) {
@@ -703,7 +606,7 @@ Plaintext Evaluator::mod_switch_to(const Plaintext& p, std::size_t level) const 
 
 void Evaluator::rescale_to_next_inplace(Ciphertext& a) const {
   check(a, "encrypted");
-  if (ctx_->scheme() != SchemeType::ckks) {
+  if (!ops(*ctx_).rescales) {
     throw InvalidArgument("encrypted: rescaling is a CKKS operation (use mod_switch_to_next)");
   }
   const u64 id = a.key_id();

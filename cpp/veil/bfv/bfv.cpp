@@ -87,14 +87,16 @@ Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
   const BfvTables& tables = bfv_tables(*ctx, ct.level());
   if (ctx->params().mul_method == MulMethod::behz) {  // BEHZ: 64-bit words only
     // The noise test is read after the scaling is queued: one synchronization, at the end.
-    PendingAny exhausted = check_noise ? noise_exhausted_async(*ctx, dev, phase.data(), ct.level())
-                                       : PendingAny();
+    PendingAny exhausted =
+        check_noise ? noise_exhausted_async(*ctx, dev, phase.data(), ct.level(), tables.noise)
+                    : PendingAny();
     tables.behz->decrypt_scale_and_round(dev, phase.data<u64>(), pt.data<u64>(), n);
     if (exhausted.wait()) throw_noise_exhausted();
     return pt;
   }
   // HPS: the scaling and the noise test in one pass over the phase, read once at the end.
-  const NoiseTest test = check_noise ? noise_test(*ctx, dev, ct.level()) : NoiseTest();
+  const NoiseTest test =
+      check_noise ? noise_test(*ctx, dev, ct.level(), tables.noise) : NoiseTest();
   const bool exhausted = VEIL_WITH_WORD(
       phase.word_bits(),
       return tables.scale_q.apply_checked<W>(dev, phase.data<W>(), pt.data<u64>(), n, test).wait());
@@ -110,8 +112,8 @@ void mod_switch_to_next_inplace(Ciphertext& ct) {
   // c -> round(c / q_l) mod Q_{l-1}: Delta_l m + e becomes Delta_{l-1} m + e / q_l + rounding
   // (SEAL's BFV mod_switch_scale_to_next; Brakerski-Gentry-Vaikuntanathan 2012 §4 for BFV).
   Ciphertext out(ctx, ct.device(), ct.size(), level - 1, false);
-  ctx->level_tables(level).drop_last_coeff.apply(ct.device(), ct.data(), out.data(), ctx->n(),
-                                                 ct.size());
+  bfv_tables(*ctx, level).mod_switch.apply(ct.device(), ct.data(), out.data(), ctx->n(),
+                                           ct.size());
   ct = std::move(out);
 }
 

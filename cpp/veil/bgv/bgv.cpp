@@ -64,11 +64,13 @@ Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
   Plaintext pt(ctx, dev, n, ct.level(), false);
   // The exact centered conversion Q_l -> {t} gives [phase]_Q mod t (into 64-bit plaintext
   // words), times the inverse of the correction factor, with the noise test (one pass on a GPU).
-  const BaseConverter& to_plain = bgv_tables(*ctx, ct.level()).to_plain;
+  const BgvTables& tables = bgv_tables(*ctx, ct.level());
+  const BaseConverter& to_plain = tables.to_plain;
   const u64 t = ctx->plain_modulus();
   const u64 f = ct.correction_factor() % t;
   const u64 finv = f == 1 ? 1 : inv_mod(f, t);
-  const NoiseTest test = check_noise ? noise_test(*ctx, dev, ct.level()) : NoiseTest();
+  const NoiseTest test =
+      check_noise ? noise_test(*ctx, dev, ct.level(), tables.noise) : NoiseTest();
   const bool exhausted = VEIL_WITH_WORD(
       phase.word_bits(),
       return to_plain.exact_convert_checked<W>(dev, phase.data<W>(), pt.data<u64>(), n, finv, test)
@@ -152,7 +154,8 @@ void mod_switch_to_next_inplace(Ciphertext& ct) {
   const ContextPtr& ctx = ct.context();
   const std::size_t level = ct.level();
   if (level == 0) throw InvalidArgument("encrypted: is at level 0; no next level");
-  Ciphertext out = divide_by_top_primes(ct, level - 1, "encrypted");
+  Ciphertext out =
+      divide_by_top_primes(ct, level - 1, bgv_tables(*ctx, level).mod_switch, "encrypted");
   const Modulus& t = ctx->plain_mod();
   const u64 ql = ctx->base_q(level)[level].value;
   const u64 qinv = inv_mod(ql % t.value, t.value);

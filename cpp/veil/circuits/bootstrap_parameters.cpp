@@ -10,6 +10,7 @@
 
 #include "veil/circuits/dft.h"
 #include "veil/circuits/numeric.h"
+#include "veil/ckks/ckks_tables.h"
 #include "veil/core/error.h"
 
 namespace veil::circuits {
@@ -235,7 +236,7 @@ BootstrapParameters::BootstrapParameters(ContextPtr ctx, const BootstrapConfig& 
       use(s, lv.level, true, times);
       use(s, late_level, false, times);
     }
-    if (&lv != &stc.back()) late_level = c.rescale_target(late_level);
+    if (&lv != &stc.back()) late_level = ckks::rescale_target(c, late_level);
   }
   for (std::size_t s = slots; s < n_full; s *= 2) use(static_cast<int>(s), top_level(), true, 1);
   for (const auto& [s, lv] : top_of) rotation_steps_.push_back(s);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "veil/circuits/numeric.h"
+#include "veil/ckks/ckks_tables.h"
 #include "veil/core/error.h"
 
 namespace veil::circuits {
@@ -161,12 +162,12 @@ void check_levels(std::size_t n, std::size_t levels, std::size_t first, const Co
   const std::size_t used = std::min<std::size_t>(levels, std::countr_zero(n));
   std::size_t level = first;
   for (std::size_t i = 0; i < used; ++i) {
-    if (level < ctx.rescale_groups().front()) {
+    if (level < ckks_context_tables(ctx).groups.front()) {
       throw InvalidArgument(std::string(what) + ": " + std::to_string(used) +
                             " transform levels need as many rescale blocks at and below level " +
                             std::to_string(first) + " above q_0's block");
     }
-    if (i + 1 < used) level = ctx.rescale_target(level);
+    if (i + 1 < used) level = ckks::rescale_target(ctx, level);
   }
 }
 
@@ -219,7 +220,7 @@ std::vector<DftLevel> coeff_to_slot_levels(std::size_t n, std::size_t levels, st
       lv.slots = 2 * n;
     }
     out.push_back(std::move(lv));
-    if (gi + 1 < groups.size()) level = ctx.rescale_target(level);
+    if (gi + 1 < groups.size()) level = ckks::rescale_target(ctx, level);
   }
   return out;
 }
@@ -242,7 +243,7 @@ std::vector<DftLevel> slot_to_coeff_levels(std::size_t n, std::size_t levels,
       lv.matrices = {{m}};
     }
     out.push_back(std::move(lv));
-    if (gi + 1 < groups.size()) level = ctx.rescale_target(level);
+    if (gi + 1 < groups.size()) level = ckks::rescale_target(ctx, level);
   }
   return out;
 }

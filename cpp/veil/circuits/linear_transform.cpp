@@ -10,6 +10,7 @@
 #include <string>
 
 #include "veil/circuits/numeric.h"
+#include "veil/ckks/ckks_tables.h"
 #include "veil/core/env.h"
 #include "veil/core/error.h"
 
@@ -307,7 +308,7 @@ LinearTransform::LinearTransform(const CKKSEncoder& encoder,
     throw InvalidArgument("slots: expected a power of two in 1.." + std::to_string(ctx.n() / 2) +
                           ", got " + std::to_string(slots));
   }
-  if (level > ctx.max_level() || level < ctx.rescale_groups().front()) {
+  if (level > ctx.max_level() || level < ckks_context_tables(ctx).groups.front()) {
     throw InvalidArgument("level: expected a level above q_0's block (that can rescale), got " +
                           std::to_string(level));
   }
@@ -321,7 +322,7 @@ LinearTransform::LinearTransform(const CKKSEncoder& encoder,
   n1_ = split.n1;
   // The product of the rescale block above `level` (the same double as RescaleChain's).
   std::vector<std::uint64_t> block;
-  for (std::size_t i = ctx.rescale_target(level) + 1; i <= level; ++i)
+  for (std::size_t i = ckks::rescale_target(ctx, level) + 1; i <= level; ++i)
     block.push_back(ctx.base_q(level)[i].value);
   pt_scale_ = scale_out * detail::exact_product(block) / scale_in;
   const std::size_t reps = ctx.n() / 2 / slots;

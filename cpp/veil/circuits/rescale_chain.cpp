@@ -5,6 +5,7 @@
 #include <string>
 
 #include "veil/circuits/numeric.h"
+#include "veil/ckks/ckks_tables.h"
 #include "veil/core/error.h"
 
 namespace veil::circuits {
@@ -48,22 +49,23 @@ RescaleChain::RescaleChain(ContextPtr ctx) : ctx_(std::move(ctx)) {
                           to_string(ctx_->scheme()));
   }
   std::size_t acc = 0;
-  for (std::size_t g : ctx_->rescale_groups()) {
+  for (std::size_t g : ckks_context_tables(*ctx_).groups) {
     acc += g;
     tops_.push_back(acc - 1);
   }
   const std::size_t num_q = ctx_->num_q();
   products_.assign(num_q, 0.0);
   above_.assign(num_q, -1);
-  const std::size_t first = ctx_->rescale_groups().front();  // levels below lie in q_0's block
+  // levels below lie in q_0's block
+  const std::size_t first = ckks_context_tables(*ctx_).groups.front();
   for (std::size_t level = first; level < num_q; ++level) {
-    const std::size_t t = ctx_->rescale_target(level);
+    const std::size_t t = ckks::rescale_target(*ctx_, level);
     std::vector<std::uint64_t> primes;
     for (std::size_t i = t + 1; i <= level; ++i) primes.push_back(ctx_->base_q(level)[i].value);
     products_[level] = detail::exact_product(primes);
   }
   for (std::size_t i = 1; i < tops_.size(); ++i) {
-    above_[ctx_->rescale_target(tops_[i])] = static_cast<std::ptrdiff_t>(tops_[i]);
+    above_[ckks::rescale_target(*ctx_, tops_[i])] = static_cast<std::ptrdiff_t>(tops_[i]);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "veil/ckks/ckks_tables.h"
 #include "veil/rlwe/context.h"
 
 namespace veil::circuits {
@@ -34,12 +35,12 @@ class RescaleChain {
   /// @return D, the block product (~2^40..2^60 for one or two primes).
   /// @throws InvalidArgument naming `level` when it lies in q_0's block or above the top level.
   double block_product(std::size_t level) const;
-  /// The level a rescale from `level` lands on (Context::rescale_target).
+  /// The level a rescale from `level` lands on (ckks::rescale_target).
   /// @param level a level of the chain.
   /// @return the top of the block below `level`'s block.
   /// @throws InvalidArgument naming `encrypted` when `level` lies in q_0's block, or `level`
   ///         above the top level.
-  std::size_t below(std::size_t level) const { return ctx_->rescale_target(level); }
+  std::size_t below(std::size_t level) const { return ckks::rescale_target(*ctx_, level); }
   /// The block top whose rescale lands on `level`.
   /// @param level a block top below the highest.
   /// @return the top of the next block up.

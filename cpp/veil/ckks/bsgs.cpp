@@ -14,6 +14,7 @@
 #include "veil/backend/graph.h"
 #include "veil/backend/table.h"
 #include "veil/ckks/ckks.h"
+#include "veil/ckks/ckks_tables.h"
 #include "veil/core/env.h"
 #include "veil/core/error.h"
 #include "veil/ring/poly_ops.h"
@@ -54,7 +55,7 @@ Shape check_operands(const std::vector<const Ciphertext*>& inputs,
                             " at level " + std::to_string(c->level()));
     }
   }
-  s.target = ctx.rescale_target(s.level);  // throws naming `encrypted` in q_0's block
+  s.target = ckks::rescale_target(ctx, s.level);  // throws naming `encrypted` in q_0's block
   check_compatible(ctx, s.dev, gk.context(), gk.device(), "galois_keys");
   if (outputs.empty()) throw InvalidArgument("outputs: expected at least one output");
   const std::size_t ext_words = (s.level + 1 + ctx.num_p()) * ctx.n();

@@ -10,6 +10,7 @@
 #include "veil/ring/ntt.h"
 #include "veil/ring/poly_ops.h"
 #include "veil/ring/sampler.h"
+#include "veil/ckks/ckks_tables.h"
 #include "veil/rlwe/checks.h"
 #include "veil/rlwe/encrypt.h"
 #include "veil/rlwe/ntt_ops.h"
@@ -205,7 +206,7 @@ RescaleStep rescale_step(const Ciphertext& ct) {
   if (level == 0) {
     throw InvalidArgument("encrypted: is at the last level (0); it cannot be rescaled further");
   }
-  const std::size_t target = ctx.rescale_target(level);
+  const std::size_t target = rescale_target(ctx, level);
   double scale = ct.scale();
   for (std::size_t i = target + 1; i <= level; ++i) {
     scale /= static_cast<double>(ctx.base_q(level)[i].value);
@@ -216,7 +217,9 @@ RescaleStep rescale_step(const Ciphertext& ct) {
 
 void rescale_to_next_inplace(Ciphertext& ct) {
   const RescaleStep step = rescale_step(ct);
-  Ciphertext out = divide_by_top_primes(ct, step.target, "encrypted");
+  const Context& ctx = *ct.context();
+  Ciphertext out =
+      divide_by_top_primes(ct, step.target, ckks_tables(ctx, ct.level()).rescale, "encrypted");
   out.set_scale(step.scale);
   ct = std::move(out);
 }
@@ -231,21 +234,6 @@ WordBuffer drop_last_limb(const Obj& o, std::size_t polys, std::size_t level) {
 }
 }  // namespace
 
-namespace {
-// CKKS's scheme tables at a level l inside q_0's block: the exact conversion from Q_l to the
-// primes q_{l+1}..q_top (ModRaise).
-struct CkksTables : SchemeLevelTables {
-  BaseConverter raise;
-};
-
-std::unique_ptr<SchemeLevelTables> build_ckks_tables(const Context& ctx, std::size_t level) {
-  auto t = std::make_unique<CkksTables>();
-  const RnsBase& top = ctx.base_q(ctx.max_level());
-  t->raise = BaseConverter(ctx.base_q(level), top.slice(level + 1, ctx.max_level() - level));
-  return t;
-}
-}  // namespace
-
 Ciphertext mod_raise(const Ciphertext& ct) {
   check_ckks(ct, "encrypted");
   const ContextPtr& cp = ct.context();
@@ -255,16 +243,16 @@ Ciphertext mod_raise(const Ciphertext& ct) {
     throw InvalidArgument("encrypted: ModRaise expects size 2 (relinearize first), got size " +
                           std::to_string(ct.size()));
   }
-  if (l >= ctx.rescale_groups()[0]) {
+  const std::size_t first_block = ckks_context_tables(ctx).groups[0];
+  if (l >= first_block) {
     throw InvalidArgument("encrypted: ModRaise expects a level inside q_0's rescale block (< " +
-                          std::to_string(ctx.rescale_groups()[0]) + "), got level " +
+                          std::to_string(first_block) + "), got level " +
                           std::to_string(l) + " (mod_switch_to a lower level first)");
   }
   if (top == l) {
     throw InvalidArgument("encrypted: the context has no level above q_0's block to raise to");
   }
-  const auto& tabs = scheme_tables_of<CkksTables>(ctx, SchemeType::ckks, "CKKS", l,
-                                                  &build_ckks_tables);
+  const CkksTables& tabs = ckks_tables(ctx, l);
   const Device& dev = ct.device();
   const std::size_t in_limbs = l + 1, out_limbs = top + 1;
   WordBuffer coeff(dev, 2 * in_limbs * n, ct.word_bits());

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "veil/backend/launch.h"
+#include "veil/ckks/ckks_tables.h"
 #include "veil/core/error.h"
 
 namespace veil {

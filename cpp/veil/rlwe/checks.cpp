@@ -28,20 +28,20 @@ void check_compatible(const Context& ctx, const Device& dev, const ContextPtr& o
   }
 }
 
-void check_ciphertext(const Context& ctx, const Ciphertext& ct, const char* what, bool bfv_ntt) {
+void check_ciphertext(const Context& ctx, const Ciphertext& ct, const char* what, bool coeff_ntt) {
   if (ct.empty()) throw InvalidArgument(std::string(what) + ": is empty (not initialized)");
   check_compatible(ctx, ct.device(), ct.context(), ct.device(), what);
   if (ct.size() < 2) {
     throw InvalidArgument(std::string(what) + ": expected at least 2 polynomials, got " +
                           std::to_string(ct.size()));
   }
-  const bool bfv = ctx.scheme() == SchemeType::bfv;
-  if (bfv && ct.is_ntt_form() && !bfv_ntt) {
-    throw InvalidArgument(std::string(what) +
-                          ": is a BFV ciphertext in NTT form (transform_to_ntt), which only add, "
+  const SchemeDefinition& def = ctx.scheme_definition();
+  if (!def.ntt_form && ct.is_ntt_form() && !coeff_ntt) {
+    throw InvalidArgument(std::string(what) + ": is a " + def.name +
+                          " ciphertext in NTT form (transform_to_ntt), which only add, "
                           "sub, negate and multiply_plain take; transform_from_ntt first");
   }
-  if (!bfv && !ct.is_ntt_form()) {
+  if (def.ntt_form && !ct.is_ntt_form()) {
     throw InvalidArgument(std::string(what) + ": " + to_string(ctx.scheme()) +
                           " ciphertexts are in NTT form");
   }
@@ -57,9 +57,9 @@ u64 join_key_sets(u64 ct_id, u64 other_id, const char* what) {
 }
 
 u64 check_ciphertext_pair(const Context& ctx, const Ciphertext& a, const Ciphertext& b,
-                          const char* what_a, const char* what_b, bool bfv_ntt) {
-  check_ciphertext(ctx, a, what_a, bfv_ntt);
-  check_ciphertext(ctx, b, what_b, bfv_ntt);
+                          const char* what_a, const char* what_b, bool coeff_ntt) {
+  check_ciphertext(ctx, a, what_a, coeff_ntt);
+  check_ciphertext(ctx, b, what_b, coeff_ntt);
   if (a.is_ntt_form() != b.is_ntt_form()) {
     throw InvalidArgument(std::string(what_b) + ": is in " +
                           (b.is_ntt_form() ? "NTT" : "coefficient") + " form but " + what_a +
@@ -129,25 +129,6 @@ void check_not_transparent_words(const u64* words, std::size_t size, std::size_t
 void check_not_transparent_words(const u32* words, std::size_t size, std::size_t poly_words,
                                  const char* what) {
   not_transparent_words(words, size, poly_words, what);
-}
-
-void check_ckks_scale(const Context& ctx, double scale, std::size_t level, const char* what) {
-  if (!std::isfinite(scale)) {
-    throw InvalidArgument(std::string(what) + ": expected a finite scale, got " +
-                          std::to_string(scale));
-  }
-  if (!(scale >= 1.0)) {
-    throw InvalidArgument(std::string(what) + ": scale 2^" + std::to_string(std::log2(scale)) +
-                          " is below 1 (no precision left; rescale less often or encode at a "
-                          "larger scale)");
-  }
-  double bits = 0;
-  for (const Modulus& m : ctx.base_q(level).moduli()) bits += std::log2(static_cast<double>(m.value));
-  if (std::log2(scale) >= bits) {
-    throw InvalidArgument(std::string(what) + ": scale 2^" + std::to_string(std::log2(scale)) +
-                          " is not below Q at level " + std::to_string(level) + " (2^" +
-                          std::to_string(bits) + ")");
-  }
 }
 
 void check_interrupt() {

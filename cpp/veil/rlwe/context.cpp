@@ -29,9 +29,9 @@ std::vector<u32> iota_ids(std::size_t first, std::size_t count) {
   return ids;
 }
 
-// Rejects BFV/BGV parameters whose fresh ciphertexts would have no noise budget (they could not
-// decrypt). The budget is bits(Q) - bits(t * (|e| + 1)) - 1 (SEAL's definition, with BFV's
-// rounding of Q m / t and BGV's message both below t), for a high-probability bound on the fresh
+// Rejects parameters with a plain modulus whose fresh ciphertexts would have no noise budget
+// (they could not decrypt). The budget is bits(Q) - bits(t * (|e| + 1)) - 1 (SEAL's definition,
+// with a message scaled by Q/t or one below t), for a high-probability bound on the fresh
 // error e of public-key encryption (the larger of the two encryptions):
 // - with special primes the noise u e + e0 + e1 s is divided by P and rounding leaves
 //   |r0 + r1 s| with variance N/18 (r uniform in [-1/2, 1/2], s ternary): 6 sigma = 6 sqrt(N/18);
@@ -54,28 +54,24 @@ void check_fresh_noise(const std::vector<u64>& q, u64 t, std::size_t n, std::siz
 }
 
 // 32-bit words are possible when every residue Veil stores or converts to fits one: every prime
-// of Q and P below 2^31, and for BFV/BGV the plain modulus too (BGV's correction and decryption
-// convert to t); BFV's BEHZ tools work on 61-bit primes and m~ = 2^32, so BFV needs HPS.
-// Returns the reason 32-bit words are impossible, or nothing.
-std::string word32_obstacle(const EncryptionParameters& p) {
+// of Q and P below 2^31, the plain modulus too (conversions to t), and whatever the scheme adds
+// (SchemeDefinition::word32_obstacle). Returns the reason 32-bit words are impossible, or nothing.
+std::string word32_obstacle(const EncryptionParameters& p, const SchemeDefinition& def) {
   for (u64 q : p.coeff_modulus) {
     if (!fits_word32(q)) return "prime " + std::to_string(q) + " is not below 2^31";
   }
-  if (p.scheme != SchemeType::ckks && !fits_word32(p.plain_modulus)) {
+  if (def.has_plain_modulus && !fits_word32(p.plain_modulus)) {
     return "plain_modulus " + std::to_string(p.plain_modulus) + " is not below 2^31";
   }
-  if (p.scheme == SchemeType::bfv && p.mul_method == MulMethod::behz) {
-    return "BFV's BEHZ variant needs 64-bit words (use mul_method hps)";
-  }
-  return "";
+  return def.word32_obstacle ? def.word32_obstacle(p) : "";
 }
 
-int resolve_word_bits(const EncryptionParameters& p) {
+int resolve_word_bits(const EncryptionParameters& p, const SchemeDefinition& def) {
   if (p.word_bits != 0 && p.word_bits != 32 && p.word_bits != 64) {
     throw InvalidArgument("word_bits: expected 0 (choose), 32 or 64, got " +
                           std::to_string(p.word_bits));
   }
-  const std::string obstacle = word32_obstacle(p);
+  const std::string obstacle = word32_obstacle(p, def);
   if (p.word_bits == 32 && !obstacle.empty()) {
     throw InvalidArgument("word_bits: 32-bit words need every residue below 2^31, but " + obstacle);
   }
@@ -83,11 +79,85 @@ int resolve_word_bits(const EncryptionParameters& p) {
   return obstacle.empty() ? 32 : 64;
 }
 
+
+// Every prime of Q and P: at most 60 bits, prime, NTT-friendly for N, not repeated.
+void check_primes(const std::vector<u64>& primes, std::size_t n) {
+  std::set<u64> seen;
+  for (u64 q : primes) {
+    if (q >> 60) {
+      throw InvalidArgument("coeff_modulus: prime " + std::to_string(q) +
+                            " has more than 60 bits");
+    }
+    if (!is_prime(q)) {
+      throw InvalidArgument("coeff_modulus: " + std::to_string(q) + " is not prime");
+    }
+    if ((q - 1) % (2 * n) != 0) {
+      throw InvalidArgument("coeff_modulus: prime " + std::to_string(q) +
+                            " is not NTT-friendly (q != 1 mod 2N with N = " + std::to_string(n) +
+                            ")");
+    }
+    if (!seen.insert(q).second) {
+      throw InvalidArgument("coeff_modulus: prime " + std::to_string(q) + " is repeated");
+    }
+  }
+}
+
+// Security: log2(QP) against the HE Standard bound, with the product's exact bit count as SEAL
+// counts it.
+void check_security(const std::vector<u64>& primes, std::size_t n, SecurityLevel security) {
+  if (security == SecurityLevel::none) return;
+  const int qp_bits = product_bit_count(primes);
+  const int bound = max_coeff_modulus_bits(n, security);
+  if (qp_bits > bound) {
+    throw InvalidArgument("coeff_modulus: log2(QP) = " + std::to_string(qp_bits) +
+                          " bits exceeds the " + std::to_string(int(security)) +
+                          "-bit security bound of " + std::to_string(bound) +
+                          " bits for poly_modulus_degree " + std::to_string(n) +
+                          " (pass security=None explicitly to allow it)");
+  }
+}
+
+// P large enough for the digit size: P must dominate every digit D_j, or ModDown no longer
+// removes the key-switching error (Han-Ki 2020 §3; Phantom, Yang et al. 2024 §III-C).
+void check_digits_below_p(const std::vector<u64>& primes, std::size_t num_q, std::size_t alpha) {
+  int p_bits = 0;
+  for (std::size_t i = num_q; i < primes.size(); ++i) p_bits += Modulus(primes[i]).bit_count;
+  for (std::size_t first = 0; first < num_q; first += alpha) {
+    int d_bits = 0;
+    for (std::size_t i = first; i < std::min(num_q, first + alpha); ++i)
+      d_bits += Modulus(primes[i]).bit_count;
+    if (d_bits > p_bits) {
+      throw InvalidArgument("special_primes: P has " + std::to_string(p_bits) +
+                            " bits but a key-switching digit of alpha = " +
+                            std::to_string(alpha) + " primes has " + std::to_string(d_bits) +
+                            " bits; use more or larger special primes or a smaller alpha");
+    }
+  }
+}
+
+// SEAL's matrix representation of the slots: row i holds the slots of 3^i, row 2 those of -3^i
+// (bit-reversed NTT indices, [N]).
+std::vector<u32> slot_map(std::size_t n, int log_n) {
+  const std::size_t row = n / 2;
+  const u64 m = 2 * n;
+  std::vector<u32> map(n);
+  u64 pos = 1;
+  for (std::size_t i = 0; i < row; ++i) {
+    u64 idx1 = (pos - 1) >> 1, idx2 = (m - pos - 1) >> 1;
+    map[i] = reverse_bits(static_cast<u32>(idx1), log_n);
+    map[row + i] = reverse_bits(static_cast<u32>(idx2), log_n);
+    pos = (pos * 3) & (m - 1);
+  }
+  return map;
+}
+
 }  // namespace
 
 std::shared_ptr<const Context> Context::create(const EncryptionParameters& params,
+                                               const SchemeDefinition& scheme,
                                                SecurityLevel security) {
   std::shared_ptr<Context> ctx(new Context());
+  ctx->scheme_def_ = &scheme;
   ctx->build(params, security);
   return ctx;
 }
@@ -107,30 +177,7 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
                           " special primes leave no ciphertext prime in coeff_modulus of size " +
                           std::to_string(p.coeff_modulus.size()));
   }
-  if (p.scheme == SchemeType::bgv && p.special_primes > 31) {
-    // BGV's ModDown applies its t-correction inside the register-blocked conversion from P
-    // (rns/mod_down_ntt.cpp), whose tables exist for at most 31 input primes.
-    throw InvalidArgument("special_primes: BGV supports at most 31 special primes, got " +
-                          std::to_string(p.special_primes));
-  }
-  std::set<u64> seen;
-  for (u64 q : p.coeff_modulus) {
-    if (q >> 60) {
-      throw InvalidArgument("coeff_modulus: prime " + std::to_string(q) +
-                            " has more than 60 bits");
-    }
-    if (!is_prime(q)) {
-      throw InvalidArgument("coeff_modulus: " + std::to_string(q) + " is not prime");
-    }
-    if ((q - 1) % (2 * n) != 0) {
-      throw InvalidArgument("coeff_modulus: prime " + std::to_string(q) +
-                            " is not NTT-friendly (q != 1 mod 2N with N = " + std::to_string(n) +
-                            ")");
-    }
-    if (!seen.insert(q).second) {
-      throw InvalidArgument("coeff_modulus: prime " + std::to_string(q) + " is repeated");
-    }
-  }
+  check_primes(p.coeff_modulus, n);
   num_p_ = p.special_primes;
   num_q_ = p.coeff_modulus.size() - num_p_;
   if (p.alpha > num_q_) {
@@ -153,95 +200,21 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
                           " supported; use more special primes or a larger alpha");
   }
 
-  if (p.scheme == SchemeType::ckks) {
-    if (p.plain_modulus != 0) {
-      throw InvalidArgument("plain_modulus: CKKS has no plain modulus (expected 0, got " +
-                            std::to_string(p.plain_modulus) + ")");
-    }
-  } else {
-    const u64 t = p.plain_modulus;
-    if (t < 2 || (t >> 60)) {
-      throw InvalidArgument("plain_modulus: expected 2 <= t < 2^60, got " + std::to_string(t));
-    }
-    for (u64 q : p.coeff_modulus) {
-      if (q % t == 0 || t % q == 0) {
-        throw InvalidArgument("plain_modulus: " + std::to_string(t) +
-                              " is not co-prime to coeff_modulus prime " + std::to_string(q));
-      }
-    }
-    if (!product_exceeds(q_primes, t)) {
-      throw InvalidArgument("plain_modulus: t = " + std::to_string(t) +
-                            " is not below the ciphertext modulus Q (the product of the " +
-                            std::to_string(num_q_) + " non-special primes)");
-    }
-    plain_ = Modulus(t);
-    batching_ = is_prime(t) && (t - 1) % (2 * n) == 0;
-    check_fresh_noise(q_primes, t, n, num_p_);
-  }
+  check_plain_modulus(p, q_primes);
 
-  // Security: log2(QP) against the HE Standard bound, with the product's exact bit count as
-  // SEAL counts it.
-  const int qp_bits = product_bit_count(p.coeff_modulus);
-  if (security != SecurityLevel::none) {
-    int bound = max_coeff_modulus_bits(n, security);
-    if (qp_bits > bound) {
-      throw InvalidArgument("coeff_modulus: log2(QP) = " + std::to_string(qp_bits) +
-                            " bits exceeds the " + std::to_string(int(security)) +
-                            "-bit security bound of " + std::to_string(bound) +
-                            " bits for poly_modulus_degree " + std::to_string(n) +
-                            " (pass security=None explicitly to allow it)");
-    }
-  }
+  check_security(p.coeff_modulus, n, security);
 
-  // P large enough for the digit size: P must dominate every digit D_j, or ModDown no longer
-  // removes the key-switching error (Han-Ki 2020 §3; Phantom, Yang et al. 2024 §III-C).
-  if (num_p_ > 0) {
-    int p_bits = 0;
-    for (std::size_t i = num_q_; i < p.coeff_modulus.size(); ++i)
-      p_bits += Modulus(p.coeff_modulus[i]).bit_count;
-    for (std::size_t first = 0; first < num_q_; first += alpha_) {
-      int d_bits = 0;
-      for (std::size_t i = first; i < std::min(num_q_, first + alpha_); ++i)
-        d_bits += Modulus(p.coeff_modulus[i]).bit_count;
-      if (d_bits > p_bits) {
-        throw InvalidArgument("special_primes: P has " + std::to_string(p_bits) +
-                              " bits but a key-switching digit of alpha = " +
-                              std::to_string(alpha_) + " primes has " + std::to_string(d_bits) +
-                              " bits; use more or larger special primes or a smaller alpha");
-      }
-    }
-  }
+  if (num_p_ > 0) check_digits_below_p(p.coeff_modulus, num_q_, alpha_);
 
-  word_bits_ = resolve_word_bits(p);
-  resolve_rescale_groups(p);
+  word_bits_ = resolve_word_bits(p, *scheme_def_);
+  if (scheme_def_->build_context) scheme_ctx_ = scheme_def_->build_context(p, num_q_, word_bits_);
 
-  // NTT primes: Q, P, then scheme auxiliaries.
-  std::vector<u64> all = p.coeff_modulus;
-  std::vector<u64> aux_hps, aux_bsk;
-  u64 gamma = 0;
-  if (p.scheme == SchemeType::bfv) {
-    std::vector<u64> exclude = all;
-    exclude.push_back(p.plain_modulus);
-    if (p.mul_method == MulMethod::hps) {
-      // R must hold round(t * (ct1 x ct2) / Q) exactly: log2 R >= log2 Q + log2 N + log2 t + 3.
-      int q_bits = 0;
-      for (std::size_t i = 0; i < num_q_; ++i) q_bits += Modulus(p.coeff_modulus[i]).bit_count;
-      // 60-bit primes, or 30-bit ones with 32-bit words.
-      const int aux_bits = word_bits_ == 32 ? 30 : 60;
-      int need = q_bits + log_n_ + plain_.bit_count + 3;
-      std::size_t count = static_cast<std::size_t>((need + aux_bits - 1) / aux_bits);
-      aux_hps = generate_ntt_primes(aux_bits, n, count, exclude);
-    } else {
-      // Bsk: |Q| + 1 primes of 61 bits, plus gamma (SEAL's choice of sizes).
-      auto primes = generate_ntt_primes(61, n, num_q_ + 2, exclude);
-      gamma = primes.back();
-      primes.pop_back();
-      aux_bsk = primes;
-    }
-  }
+  // NTT primes: Q, P, then the scheme's auxiliary primes.
+  const std::vector<u64>& all = p.coeff_modulus;
+  static const std::vector<u64> kNone;
+  const std::vector<u64>& aux = scheme_ctx_ ? scheme_ctx_->aux_ntt_primes : kNone;
   std::vector<u64> ntt_primes = all;
-  ntt_primes.insert(ntt_primes.end(), aux_hps.begin(), aux_hps.end());
-  ntt_primes.insert(ntt_primes.end(), aux_bsk.begin(), aux_bsk.end());
+  ntt_primes.insert(ntt_primes.end(), aux.begin(), aux.end());
   ntt_ = NttTables(n, to_moduli(ntt_primes));
 
   std::vector<Modulus> qm = to_moduli(p.coeff_modulus);
@@ -268,69 +241,38 @@ void Context::build(const EncryptionParameters& p, SecurityLevel security) {
 
   if (batching_) {
     plain_ntt_ = std::make_unique<NttTables>(n, std::vector<Modulus>{plain_});
-    // SEAL's matrix representation: row i holds the slots of 3^i, row 2 those of -3^i.
-    const std::size_t row = n / 2;
-    const u64 m = 2 * n;
-    std::vector<u32> map(n);
-    u64 pos = 1;
-    for (std::size_t i = 0; i < row; ++i) {
-      u64 idx1 = (pos - 1) >> 1, idx2 = (m - pos - 1) >> 1;
-      map[i] = reverse_bits(static_cast<u32>(idx1), log_n_);
-      map[row + i] = reverse_bits(static_cast<u32>(idx2), log_n_);
-      pos = (pos * 3) & (m - 1);
-    }
-    slot_map_ = DeviceTable<u32>(std::move(map));
-  }
-
-  // The BFV tables themselves (bfv/bfv_tables.h) are built from these per level, on first use.
-  bfv_aux_.hps = aux_hps;
-  bfv_aux_.bsk = aux_bsk;
-  bfv_aux_.gamma = gamma;
-  bfv_aux_.hps_first_id = all.size();
-  bfv_aux_.bsk_first_id = all.size() + aux_hps.size();
-}
-
-void Context::resolve_rescale_groups(const EncryptionParameters& p) {
-  groups_ = p.rescale_groups;
-  if (!groups_.empty()) {
-    if (p.scheme != SchemeType::ckks) {
-      throw InvalidArgument("rescale_groups: rescaling by blocks of primes is a CKKS option (BFV "
-                            "and BGV switch modulus one prime at a time)");
-    }
-    std::size_t sum = 0;
-    for (std::size_t g : groups_) {
-      if (g == 0 || g > num_q_) {
-        throw InvalidArgument("rescale_groups: expected block sizes in 1.." +
-                              std::to_string(num_q_) + ", got " + std::to_string(g));
-      }
-      sum += g;
-    }
-    if (sum != num_q_) {
-      throw InvalidArgument("rescale_groups: the block sizes sum to " + std::to_string(sum) +
-                            " but Q has " + std::to_string(num_q_) + " primes");
-    }
-  } else {
-    groups_.assign(num_q_, 1);
-  }
-  group_start_.clear();
-  std::size_t first = 0;
-  for (std::size_t g : groups_) {
-    for (std::size_t i = 0; i < g; ++i) group_start_.push_back(first);
-    first += g;
+    slot_map_ = DeviceTable<u32>(slot_map(n, log_n_));
   }
 }
 
-std::size_t Context::rescale_target(std::size_t level) const {
-  if (level >= num_q_) {
-    throw InvalidArgument("level: " + std::to_string(level) + " exceeds the maximum level " +
-                          std::to_string(num_q_ - 1));
+void Context::check_plain_modulus(const EncryptionParameters& p, const std::vector<u64>& q_primes) {
+  const std::size_t n = p.poly_modulus_degree;
+  if (!scheme_def_->has_plain_modulus) {
+    if (p.plain_modulus != 0) {
+      throw InvalidArgument(std::string("plain_modulus: ") + scheme_def_->name +
+                            " has no plain modulus (expected 0, got " +
+                            std::to_string(p.plain_modulus) + ")");
+    }
+    return;
   }
-  const std::size_t start = group_start_[level];
-  if (start == 0) {
-    throw InvalidArgument("encrypted: is at level " + std::to_string(level) +
-                          ", in the last block of primes (q_0's); it cannot be rescaled further");
+  const u64 t = p.plain_modulus;
+  if (t < 2 || (t >> 60)) {
+    throw InvalidArgument("plain_modulus: expected 2 <= t < 2^60, got " + std::to_string(t));
   }
-  return start - 1;
+  for (u64 q : p.coeff_modulus) {
+    if (q % t == 0 || t % q == 0) {
+      throw InvalidArgument("plain_modulus: " + std::to_string(t) +
+                            " is not co-prime to coeff_modulus prime " + std::to_string(q));
+    }
+  }
+  if (!product_exceeds(q_primes, t)) {
+    throw InvalidArgument("plain_modulus: t = " + std::to_string(t) +
+                          " is not below the ciphertext modulus Q (the product of the " +
+                          std::to_string(num_q_) + " non-special primes)");
+  }
+  plain_ = Modulus(t);
+  batching_ = is_prime(t) && (t - 1) % (2 * n) == 0;
+  check_fresh_noise(q_primes, t, n, num_p_);
 }
 
 const SchemeLevelTables& Context::scheme_tables(std::size_t level,
@@ -453,20 +395,15 @@ std::unique_ptr<KeySwitchLevel> Context::build_key_switch(std::size_t level) con
   }
   ks->modup_mat = DeviceTable<u64>(std::move(mat));
   ks->mod_down = ModDown(q, base_p_);
-  ks->mod_down_ntt = ModDownNtt(q, base_p_, scheme() == SchemeType::bgv ? plain_modulus() : 0);
-  if (scheme() == SchemeType::ckks && group_start_[level] > 0) {
-    const std::size_t target = group_start_[level] - 1;
-    ks->rescale_down = ModDownNtt(base_q_[target], q.slice(target + 1, level - target).concat(base_p_), 0);
+  // The t-correction keeps the errors multiples of t (SchemeDefinition::errors_times_plain).
+  ks->mod_down_ntt = ModDownNtt(q, base_p_, scheme_def_->errors_times_plain ? plain_modulus() : 0);
+  std::vector<u64> pq(limbs), pqs(limbs);  // the lift of c to Q_l ∪ P
+  for (std::size_t i = 0; i < limbs; ++i) {
+    pq[i] = p_mod_q_[i];
+    pqs[i] = shoup_quotient(pq[i], q[i].value);
   }
-  if (scheme() == SchemeType::ckks) {  // every level: the lift of double hoisting
-    std::vector<u64> pq(limbs), pqs(limbs);
-    for (std::size_t i = 0; i < limbs; ++i) {
-      pq[i] = p_mod_q_[i];
-      pqs[i] = shoup_quotient(pq[i], q[i].value);
-    }
-    ks->p_mod_q = DeviceTable<u64>(std::move(pq));
-    ks->p_mod_q_shoup = DeviceTable<u64>(std::move(pqs));
-  }
+  ks->p_mod_q = DeviceTable<u64>(std::move(pq));
+  ks->p_mod_q_shoup = DeviceTable<u64>(std::move(pqs));
   return ks;
 }
 
@@ -478,35 +415,9 @@ const LevelTables& Context::level_tables(std::size_t level) const {
   std::call_once(*lt_once_[level], [&] {
     auto lt = std::make_unique<LevelTables>();
     lt->level = level;
-    const u64 t = scheme() == SchemeType::bgv ? plain_modulus() : 0;
-    const RnsBase& q = base_q_[level];
-    if (scheme() == SchemeType::ckks && group_start_[level] > 0) {
-      const std::size_t target = group_start_[level] - 1;
-      lt->drop_last = ModDownNtt(base_q_[target], q.slice(target + 1, level - target), 0);
-    } else if (level > 0 && scheme() != SchemeType::ckks) {
-      lt->drop_last = ModDownNtt(base_q_[level - 1], q.slice(level, 1), t);
-      if (scheme() == SchemeType::bfv) lt->drop_last_coeff = ModDown(base_q_[level - 1], q.slice(level, 1));
-    }
     std::vector<u64> qv;
-    double log2_q = 0;
-    for (const Modulus& m : q.moduli()) {
-      qv.push_back(m.value);
-      log2_q += std::log2(static_cast<double>(m.value));
-    }
+    for (const Modulus& m : base_q_[level].moduli()) qv.push_back(m.value);
     lt->q_bit_count = product_bit_count(qv);
-    if (scheme() != SchemeType::ckks) {
-      std::vector<u64> factor(q.size());
-      for (std::size_t i = 0; i < q.size(); ++i) {
-        u64 hat = 1;
-        for (std::size_t j = 0; j < q.size(); ++j)
-          if (j != i) hat = mul_mod(hat, reduce_word(q[j].value, q[i]), q[i]);
-        u64 f = inv_mod(hat, q[i].value);
-        if (scheme() == SchemeType::bfv) f = mul_mod(f, reduce_word(plain_.value, q[i]), q[i]);
-        factor[i] = f;
-      }
-      lt->noise_factor = DeviceTable<u64>(std::move(factor));
-      lt->noise_threshold = std::exp2(static_cast<double>(lt->q_bit_count - 2) - log2_q);
-    }
     lt_[level] = std::move(lt);
   });
   return *lt_[level];

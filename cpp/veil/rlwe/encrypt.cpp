@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "veil/core/error.h"
+#include "veil/core/modarith.h"
 #include "veil/backend/launch.h"
 #include "veil/ring/poly_ops.h"
 #include "veil/rns/mod_down.h"
@@ -101,7 +103,7 @@ WordBuffer decrypt_phase(const SecretKey& sk, const Ciphertext& ct) {
     poly::horner(dev, q, n, ct.size(), ct.data(), sk.data(), acc.data());
     return acc;
   }
-  // Coefficient form (BFV): c0 + INTT(s * NTT-form Horner of c1..c_k). Only c1..c_k go through
+  // Coefficient form: c0 + INTT(s * NTT-form Horner of c1..c_k). Only c1..c_k go through
   // the NTT; c0 is added in coefficient form (the transforms are linear).
   VEIL_REQUIRE(ct.size() >= 2, "decrypt_phase: ciphertexts have at least 2 polynomials");
   const std::size_t tail = ct.size() - 1, words = limbs * n;
@@ -120,35 +122,56 @@ WordBuffer decrypt_phase(const SecretKey& sk, const Ciphertext& ct) {
   return acc;
 }
 
-NoiseTest noise_test(const Context& ctx, const Device& dev, std::size_t level) {
-  const LevelTables& lt = ctx.level_tables(level);
+NoiseTables make_noise_tables(const Context& ctx, std::size_t level, u64 f) {
+  const RnsBase& q = ctx.base_q(level);
+  std::vector<u64> factor(q.size());
+  double log2_q = 0;
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    u64 hat = 1;
+    for (std::size_t j = 0; j < q.size(); ++j)
+      if (j != i) hat = mul_mod(hat, reduce_word(q[j].value, q[i]), q[i]);
+    u64 fi = inv_mod(hat, q[i].value);
+    if (f != 1) fi = mul_mod(fi, reduce_word(f, q[i]), q[i]);
+    factor[i] = fi;
+    log2_q += std::log2(static_cast<double>(q[i].value));
+  }
+  NoiseTables t;
+  t.factor = DeviceTable<u64>(std::move(factor));
+  t.threshold = std::exp2(static_cast<double>(ctx.level_tables(level).q_bit_count - 2) - log2_q);
+  return t;
+}
+
+NoiseTest noise_test(const Context& ctx, const Device& dev, std::size_t level,
+                     const NoiseTables& tables) {
   const RnsBase& q = ctx.base_q(level);
   NoiseTest test;
   test.mods = q.moduli(dev);
-  test.factor = lt.noise_factor.data(dev);
-  test.factor_host = lt.noise_factor.host().data();
+  test.factor = tables.factor.data(dev);
+  test.factor_host = tables.factor.host().data();
   test.limbs = q.size();
-  test.threshold = lt.noise_threshold;
+  test.threshold = tables.threshold;
   return test;
 }
 
 namespace {
 template <class W>
-PendingAny noise_exhausted_t(const Context& ctx, const Device& dev, const W* x,
-                             std::size_t level) {
-  const NoiseTest test = noise_test(ctx, dev, level);
+PendingAny noise_exhausted_t(const Context& ctx, const Device& dev, const W* x, std::size_t level,
+                             const NoiseTables& tables) {
+  const NoiseTest test = noise_test(ctx, dev, level, tables);
   const std::size_t n = ctx.n();
   return any_of_async(dev, n, VEIL_LAMBDA(std::size_t j) { return test.exceeds(x, n, j); });
 }
 }  // namespace
 
 PendingAny noise_exhausted_async(const Context& ctx, const Device& dev, ConstWordPtr x,
-                                 std::size_t level) {
-  return VEIL_WITH_WORD(x.word_bits(), return noise_exhausted_t<W>(ctx, dev, x.as<W>(), level));
+                                 std::size_t level, const NoiseTables& tables) {
+  return VEIL_WITH_WORD(x.word_bits(),
+                        return noise_exhausted_t<W>(ctx, dev, x.as<W>(), level, tables));
 }
 
-bool noise_exhausted(const Context& ctx, const Device& dev, ConstWordPtr x, std::size_t level) {
-  return noise_exhausted_async(ctx, dev, x, level).wait();
+bool noise_exhausted(const Context& ctx, const Device& dev, ConstWordPtr x, std::size_t level,
+                     const NoiseTables& tables) {
+  return noise_exhausted_async(ctx, dev, x, level, tables).wait();
 }
 
 void throw_noise_exhausted() {
@@ -159,8 +182,8 @@ void throw_noise_exhausted() {
 }
 
 void check_noise_budget(const Context& ctx, const Device& dev, ConstWordPtr phase,
-                        std::size_t level) {
-  if (noise_exhausted(ctx, dev, phase, level)) throw_noise_exhausted();
+                        std::size_t level, const NoiseTables& tables) {
+  if (noise_exhausted(ctx, dev, phase, level, tables)) throw_noise_exhausted();
 }
 
 int noise_budget_bits(const Context& ctx, const std::vector<u64>& host_x, std::size_t level) {

@@ -2,6 +2,7 @@
 // encrypt_zero_asymmetric / encrypt_zero_symmetric).
 #pragma once
 #include "veil/backend/launch.h"
+#include "veil/backend/table.h"
 #include "veil/ring/prng.h"
 #include "veil/rns/noise_test.h"
 #include "veil/rlwe/checks.h"
@@ -18,7 +19,8 @@ namespace veil {
 /// @param level the ciphertext's level (0..max level; not checked, the callers check it).
 /// @param prng the randomness: three streams are drawn from it (u, e0, e1).
 /// @param ntt_form the result's form: NTT form (BGV, CKKS) or coefficient form (BFV).
-/// @param error_factor f (t for BGV, 1 otherwise), multiplied into e0 and e1.
+/// @param error_factor f (Context::error_factor: t when the scheme's errors are multiples of t,
+///        1 otherwise), multiplied into e0 and e1.
 /// @return a size-2 ciphertext at `level` ([2][level+1][N]) in the requested form, scale 1.
 Ciphertext encrypt_zero_asymmetric(const PublicKey& pk, std::size_t level, const Prng& prng,
                                    bool ntt_form, u64 error_factor = 1);
@@ -46,47 +48,63 @@ Ciphertext encrypt_zero_symmetric(const SecretKey& sk, std::size_t level, const 
 ///         another device; InvalidArgument if a coefficient-form ct has size < 2.
 WordBuffer decrypt_phase(const SecretKey& sk, const Ciphertext& ct);
 
-/// BFV/BGV: whether the noise budget of a phase is 0, i.e. |f * phase mod Q_l| >=
-/// 2^(bits(Q_l) - 2) for some coefficient (f = t for BFV, 1 for BGV; SEAL's budget
-/// bits(Q) - bits(|x|) - 1 <= 0). One pass (LevelTables::noise_factor): the centered x/Q_l is
-/// sum_i [x_i (Q/q_i)^-1]_{q_i} / q_i mod 1 in double precision. Synchronizes with the device.
-/// @param ctx a BFV or BGV context.
-/// @param dev the device the phase lives on.
-/// @param phase the phase (decrypt_phase), coefficient form, [level+1][N].
+/// The tables of the exhausted-noise test at one level, for a scheme with a plain modulus t: with
+/// x = f * phase (f = t when the message is scaled by Q/t, 1 when it lies in the low bits; the
+/// scheme chooses), x/Q mod 1 = sum_i [x_i * (Q/q_i)^-1]_{q_i} / q_i mod 1, so factor[i] =
+/// f * (Q/q_i)^-1 mod q_i and |x| >= 2^(bits(Q) - 2) (budget 0) iff |x/Q| >= threshold. Each
+/// scheme keeps its own in its per-level tables (bfv/bfv_tables.h, bgv/bgv_tables.h).
+struct NoiseTables {
+  DeviceTable<u64> factor;  ///< [level+1]: f * (Q_l/q_i)^-1 mod q_i
+  double threshold = 0;     ///< 2^(bits(Q_l) - 2) / Q_l
+};
+
+/// Builds the noise test's tables at `level` with the factor `f` (NoiseTables).
+/// @param ctx the context.
+/// @param level the level l (Q_l = q_0..q_l).
+/// @param f the factor the phase is multiplied by before the test (reduced mod each q_i).
+/// @return the tables.
+NoiseTables make_noise_tables(const Context& ctx, std::size_t level, u64 f);
+
+/// True when the noise budget of a phase (coefficient form, [level+1][N]) is 0, i.e.
+/// |f * phase mod Q_l| >= 2^(bits(Q_l) - 2) for some coefficient (SEAL's budget
+/// bits(Q) - bits(|x|) - 1 <= 0). One pass: the centered x/Q_l is
+/// sum_i [x_i (Q/q_i)^-1]_{q_i} / q_i mod 1 in double precision.
+/// @param ctx the context.
+/// @param dev the device of `phase`.
+/// @param phase the phase, [level+1][N] in coefficient form.
 /// @param level its level.
-/// @return true when some coefficient is past the threshold (the decryption would be wrong).
-/// @throws InvalidArgument naming `level` above the context's top level.
-bool noise_exhausted(const Context& ctx, const Device& dev, ConstWordPtr phase, std::size_t level);
-/// The test noise_exhausted makes, per coefficient, for a fused pass (NoiseTest::exceeds): its
-/// tables for the phase at `level`.
-/// @param ctx a BFV or BGV context.
-/// @param dev the device the tables are wanted on.
+/// @param tables the scheme's noise tables at `level` (make_noise_tables).
+/// @return whether the budget is exhausted.
+bool noise_exhausted(const Context& ctx, const Device& dev, ConstWordPtr phase, std::size_t level,
+                     const NoiseTables& tables);
+/// The test noise_exhausted makes, per coefficient, for a fused pass (NoiseTest::exceeds).
+/// @param ctx the context.
+/// @param dev the device the test runs on.
 /// @param level the phase's level.
-/// @return the moduli and factors (pointers into ctx's tables on `dev`) and the threshold.
-/// @throws InvalidArgument naming `level` above the context's top level.
-NoiseTest noise_test(const Context& ctx, const Device& dev, std::size_t level);
-/// Checks the noise budget of a decryption phase (noise_exhausted).
-/// @param ctx a BFV or BGV context.
-/// @param dev the device the phase lives on.
-/// @param phase the phase (decrypt_phase), coefficient form, [level+1][N].
+/// @param tables the scheme's noise tables at `level`.
+/// @return the test's views on `dev` (valid while ctx and tables live).
+NoiseTest noise_test(const Context& ctx, const Device& dev, std::size_t level,
+                     const NoiseTables& tables);
+/// Throws if noise_exhausted (the decryption would be wrong).
+/// @param ctx the context.
+/// @param dev the device of `phase`.
+/// @param phase the phase, [level+1][N] in coefficient form.
 /// @param level its level.
-/// @throws InvalidArgument naming `encrypted` if noise_exhausted (the decryption would be
-///         wrong), or naming `level` above the top level.
+/// @param tables the scheme's noise tables at `level`.
+/// @throws InvalidArgument naming `encrypted` if the budget is exhausted.
 void check_noise_budget(const Context& ctx, const Device& dev, ConstWordPtr phase,
-                        std::size_t level);
-/// The test of noise_exhausted queued on the device (one synchronization when it is read):
-/// decryption queues its last steps behind it and throws, through throw_noise_exhausted, only
-/// once they are queued.
-/// @param ctx a BFV or BGV context.
-/// @param dev the device the phase lives on.
-/// @param phase the phase (decrypt_phase), coefficient form, [level+1][N].
+                        std::size_t level, const NoiseTables& tables);
+/// The same test queued on the device (one synchronization when it is read): decryption queues
+/// its last steps behind it and throws, through throw_noise_exhausted, only once they are queued.
+/// @param ctx the context.
+/// @param dev the device of `phase`.
+/// @param phase the phase, [level+1][N] in coefficient form.
 /// @param level its level.
-/// @return the pending answer (PendingAny::wait gives noise_exhausted's value).
-/// @throws InvalidArgument naming `level` above the top level.
+/// @param tables the scheme's noise tables at `level`.
+/// @return the pending answer (true: exhausted).
 PendingAny noise_exhausted_async(const Context& ctx, const Device& dev, ConstWordPtr phase,
-                                 std::size_t level);
-/// The error of an exhausted noise budget, thrown where the test's answer is read.
-/// @throws InvalidArgument naming `encrypted`: its noise budget is exhausted (always).
+                                 std::size_t level, const NoiseTables& tables);
+/// Throws InvalidArgument naming `encrypted`: its noise budget is exhausted.
 [[noreturn]] void throw_noise_exhausted();
 
 /// SEAL's invariant noise budget (Decryptor::invariant_noise_budget) from the host words of x:

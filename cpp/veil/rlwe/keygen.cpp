@@ -65,8 +65,8 @@ PublicKey KeyGenerator::create_public_key() const {
   WordBuffer e(dev_, limbs * n, ctx_->word_bits());
   e.set_secure();
   sample_cbd(dev_, e.data(), n, q, prng_.next());
-  if (ctx_->scheme() == SchemeType::bgv) {
-    poly::multiply_word(dev_, q, n, 1, e.data(), ctx_->plain_modulus(), e.data());  // BGV: t*e
+  if (ctx_->error_factor() != 1) {  // errors that are multiples of t: t*e
+    poly::multiply_word(dev_, q, n, 1, e.data(), ctx_->error_factor(), e.data());
   }
   ntt_forward(dev_, e.data(), 1, q, ctx_->ntt());
   // b = e - a s (the secret key's Q limbs are its first limbs).
@@ -131,8 +131,8 @@ KSwitchKey KeyGenerator::create_kswitch_key(ConstWordPtr target, bool compact,
       sample_uniform(dev_, a, n, qp, uniform_stream(seed, j), addr);
     }
     sample_cbd(dev_, e.data(), n, qp, prng_.next());
-    if (ctx_->scheme() == SchemeType::bgv) {
-      poly::multiply_word(dev_, qp, n, 1, e.data(), ctx_->plain_modulus(), e.data());
+    if (ctx_->error_factor() != 1) {
+      poly::multiply_word(dev_, qp, n, 1, e.data(), ctx_->error_factor(), e.data());
     }
     ntt_forward(dev_, e.data(), 1, qp, ctx_->ntt());
     poly::multiply(dev_, qp, n, 1, a, s, b);

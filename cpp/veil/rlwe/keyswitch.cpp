@@ -458,7 +458,7 @@ struct Addend {
 // The inner product of the digits with a key at one coefficient of one limb of Q_l ∪ P (NTT
 // form), both key polynomials at once. With a Galois element, coefficient i reads the digits at
 // sigma_g's source slot (the NTT-form automorphism is a permutation: poly::automorphism_ntt), so
-// no permuted copy is made. With an Addend (CKKS relinearize + rescale: P * (c0, c1); double
+// no permuted copy is made. With an Addend (a key switch fused with a rescale: P * (c0, c1); double
 // hoisting: P * sigma_g(c0), or an extended sigma_g(u0)), it is added in the same pass, read at
 // the same permuted slot: the result is then the key-switched ciphertext plus the addend, over
 // Q_l ∪ P.
@@ -971,7 +971,7 @@ void inner_t(const Context& ctx, const Device& dev, std::size_t level,
                             ks.mod_down_ntt, acc0, acc1);
     return;
   }
-  // Coefficient form (BFV): the whole inner product, INTT, then ModDown fused with the
+  // Coefficient form: the whole inner product, INTT, then ModDown fused with the
   // accumulation.
   check_inner(ctx, dev, level, digits, key);
   std::optional<KSwitchKey> full;
@@ -984,25 +984,37 @@ void inner_t(const Context& ctx, const Device& dev, std::size_t level,
   ks.mod_down.apply_accumulate(dev, out.data(), acc0, acc1, n, 2);
 }
 
+// The extended-basis primitives of double hoisting need NTT-form ciphertexts and a ModDown
+// without the plain-modulus correction (a lift by P would have to match it).
+void check_ext(const Context& ctx, const char* op) {
+  const SchemeDefinition& def = ctx.scheme_definition();
+  if (!def.ntt_form || def.errors_times_plain) {
+    throw InvalidArgument(std::string(op) + ": the extended basis Q_l ∪ P is not available to " +
+                          def.name +
+                          " (it needs NTT-form ciphertexts whose errors are not multiples of t)");
+  }
+}
+
+// A caller's ModDown target from Q_l ∪ P (key_switch_rescale, key_switch_mod_down): it must
+// keep a prefix Q_t of Q_l (t <= l) and divide by the rest of Q_l and by P.
+void check_down(const Context& ctx, std::size_t level, const ModDownNtt& down, const char* what) {
+  const std::size_t kept = down.keep().size();
+  if (kept == 0 || kept > level + 1 || kept + down.drop().size() != level + 1 + ctx.num_p()) {
+    throw InvalidArgument(std::string(what) + ": is not a ModDown from Q_" +
+                          std::to_string(level) + " ∪ P to a prefix of Q_" +
+                          std::to_string(level));
+  }
+}
+
 template <class W>
 void rescale_t(const Context& ctx, const Device& dev, std::size_t level,
                const KeySwitchDigits& digits, const KSwitchKey& key, const W* c0, const W* c1,
-               W* out) {
-  const KeySwitchLevel& ks = ctx.key_switch(level);
-  VEIL_REQUIRE(ctx.scheme() == SchemeType::ckks, "key_switch_rescale: CKKS only");
-  ctx.rescale_target(level);  // throws naming `encrypted` in q_0's block
-  // (c + P c') / (P * B) = round(relinearized / B) up to the rounding of one division.
-  const std::size_t kept = ks.rescale_down.keep().size();
-  inner_mod_down<W, false>(ctx, dev, level, digits, key, 0, Addend<W>{c0, c1, true},
-                           ks.rescale_down, out, out + kept * ctx.n());
-}
-
-// The extended-basis primitives of double hoisting are CKKS's: BGV's ModDown carries a
-// t-correction that a lift by P would have to match, BFV key-switches in coefficient form.
-void check_ext(const Context& ctx, const char* op) {
-  if (ctx.scheme() != SchemeType::ckks) {
-    throw InvalidArgument(std::string(op) + ": the extended basis Q_l ∪ P is used by CKKS only");
-  }
+               const ModDownNtt& down, W* out) {
+  check_down(ctx, level, down, "down");
+  // (P c + c') / (P * B) = round(switched / B) up to the rounding of one division.
+  const std::size_t kept = down.keep().size();
+  inner_mod_down<W, false>(ctx, dev, level, digits, key, 0, Addend<W>{c0, c1, true}, down, out,
+                           out + kept * ctx.n());
 }
 
 // Double hoisting (Bossuat-Mouchet-Troncoso-Hubaux, Eurocrypt 2021, §4, Alg. 6; Lattigo v6
@@ -1123,16 +1135,12 @@ void key_switch_lift(const Context& ctx, const Device& dev, std::size_t level, C
 }
 
 void key_switch_mod_down(const Context& ctx, const Device& dev, std::size_t level,
-                         ConstWordPtr in, WordPtr out, std::size_t num_polys) {
+                         ConstWordPtr in, WordPtr out, std::size_t num_polys,
+                         const ModDownNtt* down) {
   check_ext(ctx, "key_switch_mod_down");
-  ctx.key_switch(level).mod_down_ntt.apply(dev, ctx.ntt(), in, out, ctx.n(), num_polys);
-}
-
-void key_switch_rescale_down(const Context& ctx, const Device& dev, std::size_t level,
-                             ConstWordPtr in, WordPtr out, std::size_t num_polys) {
-  check_ext(ctx, "key_switch_rescale_down");
-  ctx.rescale_target(level);  // throws naming `encrypted` in q_0's block
-  ctx.key_switch(level).rescale_down.apply(dev, ctx.ntt(), in, out, ctx.n(), num_polys);
+  if (down) check_down(ctx, level, *down, "down");
+  const ModDownNtt& d = down ? *down : ctx.key_switch(level).mod_down_ntt;
+  d.apply(dev, ctx.ntt(), in, out, ctx.n(), num_polys);
 }
 
 KeySwitchDigits key_switch_mod_up(const Context& ctx, const Device& dev, std::size_t level,
@@ -1149,9 +1157,9 @@ void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
 
 void key_switch_rescale(const Context& ctx, const Device& dev, std::size_t level,
                         const KeySwitchDigits& digits, const KSwitchKey& key, ConstWordPtr c0,
-                        ConstWordPtr c1, WordPtr out) {
+                        ConstWordPtr c1, const ModDownNtt& down, WordPtr out) {
   VEIL_WITH_WORD(out.word_bits(), rescale_t<W>(ctx, dev, level, digits, key, c0.as<W>(),
-                                               c1.as<W>(), out.as<W>()));
+                                               c1.as<W>(), down, out.as<W>()));
 }
 
 void key_switch_accumulate(const Context& ctx, const Device& dev, std::size_t level,

@@ -156,26 +156,28 @@ KeySwitchDigits key_switch_mod_up(const Context& ctx, const Device& dev, std::si
 void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
                       const KeySwitchDigits& digits, const KSwitchKey& key, WordPtr acc0,
                       WordPtr acc1, bool acc_ntt, u32 galois_elt = 0);
-/// CKKS relinearization fused with rescaling: out = round((c0, c1) + keyswitch(digits)) / B),
-/// B the rescale block above Context::rescale_target(level), written at that level ([2][t+1][N],
-/// NTT form). The inner product adds P (c0, c1) on the Q limbs and one ModDown divides by B P
-/// at once (KeySwitchLevel::rescale_down): one inverse NTT of |B| + k limbs and one forward NTT
-/// of the result instead of two of each, as Cheddar fuses ModDown with rescale (Kim et al.,
-/// arXiv:2407.13055). The result equals relinearize-then-rescale up to the rounding of one
-/// division instead of two.
-/// @param ctx a CKKS context; @param dev the device of every operand.
-/// @param level l, the level of (c0, c1, c2) (above q_0's block).
-/// @param digits key_switch_mod_up of c2 at `level`.
-/// @param key the relinearization key (serving `level`).
-/// @param c0 the ciphertext's first polynomial, [l+1][N], NTT form.
-/// @param c1 its second polynomial, [l+1][N], NTT form.
-/// @param out the result, [2][t+1][N] with t = Context::rescale_target(level), NTT form.
-/// @throws InvalidArgument naming `encrypted` (level in q_0's block), `level` (above the
-///         top), `key`/`digits` as key_switch_inner; InvalidArgument for a scheme other than
-///         CKKS.
+/// A key switch fused with a division by more primes than P (a rescale fused with ModDown):
+/// out = round(((c0, c1) + keyswitch(digits)) / B), B the primes of Q_l above `down`'s target t,
+/// written at t ([2][t+1][N], NTT form). The inner product adds P (c0, c1) on the Q limbs and
+/// one ModDown (`down`, the caller's table from Q_l ∪ P to Q_t) divides by B P at once: one
+/// inverse NTT of |B| + k limbs and one forward NTT of the result instead of two of each, as
+/// Cheddar fuses ModDown with rescale (Kim et al., arXiv:2407.13055). The result equals
+/// switch-then-divide up to the rounding of one division instead of two. The scheme supplies
+/// `down` (ckks/ckks_tables.h: CkksTables::rescale_down), so rlwe/ knows no rescale rule.
+/// @param ctx the context.
+/// @param dev the device of every operand.
+/// @param level the level l of c0, c1 and the digits.
+/// @param digits key_switch_mod_up of the polynomial to switch, at `level`.
+/// @param key the switching key (a relinearization key for c2).
+/// @param c0 the first polynomial added (times P), [l+1][N] NTT form.
+/// @param c1 the second, likewise.
+/// @param down ModDownNtt from Q_l ∪ P to a prefix Q_t of Q_l (it divides by B and P).
+/// @param out [2][t+1][N], not overlapping the inputs.
+/// @throws InvalidArgument naming `down` if it is not a ModDown from Q_l ∪ P to a prefix of
+///         Q_l, or as key_switch_inner.
 void key_switch_rescale(const Context& ctx, const Device& dev, std::size_t level,
                         const KeySwitchDigits& digits, const KSwitchKey& key, ConstWordPtr c0,
-                        ConstWordPtr c1, WordPtr out);
+                        ConstWordPtr c1, const ModDownNtt& down, WordPtr out);
 
 // ---- The extended basis Q_l ∪ P: double hoisting ------------------------------------------
 // Bossuat, Mouchet, Troncoso, Hubaux, "Efficient Bootstrapping for Approximate Homomorphic
@@ -184,8 +186,9 @@ void key_switch_rescale(const Context& ctx, const Device& dev, std::size_t level
 // circuits/common/lintrans MultiplyByDiagMatrixBSGS). A key switch whose result stays over
 // Q_l ∪ P, scaled by P, is linear: such results can be multiplied by plaintexts encoded over
 // Q_l ∪ P and summed before one ModDown divides the sum by P. Layout of an extended pair:
-// [2][l+1+k][N] in NTT form, the Q_l limbs first (KeySwitchLevel::base_qp). CKKS only; each
-// function throws InvalidArgument naming its operation for another scheme.
+// [2][l+1+k][N] in NTT form, the Q_l limbs first (KeySwitchLevel::base_qp). Only for schemes
+// whose ciphertexts are in NTT form and whose errors are not multiples of t
+// (SchemeDefinition); each function throws InvalidArgument naming its operation otherwise.
 
 /// What key_switch_inner_ext adds to the first polynomial of its result, read through the same
 /// automorphism as the digits.
@@ -202,7 +205,8 @@ enum class ExtAddend {
 /// the digits and the addend are read through the NTT-form automorphism sigma (a hoisted
 /// rotation: key must be that element's Galois key). out: [2][l+1+k][N], stored, or added to
 /// when `accumulate`; it must not overlap the digits' own limbs nor add0.
-/// @param ctx a CKKS context; @param dev the device of every operand.
+/// @param ctx the context.
+/// @param dev the device of every operand.
 /// @param level l, the level the digits were decomposed at.
 /// @param digits key_switch_mod_up's result at `level`.
 /// @param key a key serving `level` (for galois_elt != 0: that element's Galois key).
@@ -211,9 +215,9 @@ enum class ExtAddend {
 /// @param out the result, [2][l+1+k][N], NTT form.
 /// @param accumulate add into out (mod each prime) instead of storing.
 /// @param galois_elt 0, or the odd Galois element of a hoisted rotation (< 2N).
-/// @throws InvalidArgument naming `key` (other context, a level below `level`, too few digits;
-///         TypeMismatch on another device), `digits` (another level), `add0` (null with an
-///         addend), `out` (overlap), or the operation (not CKKS).
+/// @throws InvalidArgument naming `key` (other context, too few digits), `digits` (another
+///         level), `add0` (null with an addend), `out` (overlap), or the operation (a scheme
+///         without the extended basis).
 void key_switch_inner_ext(const Context& ctx, const Device& dev, std::size_t level,
                           const KeySwitchDigits& digits, const KSwitchKey& key, ConstWordPtr add0,
                           ExtAddend mode, WordPtr out, bool accumulate, u32 galois_elt = 0);
@@ -228,26 +232,22 @@ void key_switch_inner_ext(const Context& ctx, const Device& dev, std::size_t lev
 void key_switch_lift(const Context& ctx, const Device& dev, std::size_t level, ConstWordPtr in,
                      WordPtr out, std::size_t num_polys);
 /// ModDown of extended polynomials: out = round(in / P) over Q_l (KeySwitchLevel::mod_down_ntt;
-/// NTT form, exact rounding). in: [num_polys][l+1+k][N]; out: [num_polys][l+1][N], or in itself
-/// (each polynomial's Q_l limbs are then overwritten in place, the stride stays l+1+k).
-/// @param ctx a CKKS context; @param dev the device of in and out.
-/// @param level l; @param num_polys the number of polynomials.
-/// @param in the extended polynomials, as above.
-/// @param out the result over Q_l, as above.
-/// @throws InvalidArgument naming `key_switch_mod_down` (not CKKS), `special_primes` (none) or
-///         `level` (above the top).
+/// NTT form, exact rounding), or, with `down`, round(in / (B P)) over the prefix Q_t that `down`
+/// keeps (B: the primes of Q_l above t; a scheme's rescale fused with ModDown, e.g.
+/// ckks/ckks_tables.h: key_switch_rescale_down).
+/// @param ctx the context.
+/// @param dev the device of in and out.
+/// @param level the level l of the extended polynomials.
+/// @param in [num_polys][l+1+k][N], NTT form.
+/// @param out [num_polys][l+1][N] (or [num_polys][t+1][N] with `down`, not overlapping in), or,
+///        without `down`, in itself (each polynomial's Q_l limbs are then overwritten in place,
+///        the stride stays l+1+k).
+/// @param num_polys the number of polynomials.
+/// @param down null (divide by P), or a ModDownNtt from Q_l ∪ P to a prefix of Q_l.
+/// @throws InvalidArgument naming the operation (a scheme without the extended basis) or
+///         `down` (not a ModDown from Q_l ∪ P to a prefix of Q_l).
 void key_switch_mod_down(const Context& ctx, const Device& dev, std::size_t level,
-                         ConstWordPtr in, WordPtr out, std::size_t num_polys);
-/// ModDown fused with the CKKS rescale: out = round(in / (B P)) at t = Context::rescale_target
-/// (level), B the rescale block above t (KeySwitchLevel::rescale_down, as key_switch_rescale).
-/// in: [num_polys][l+1+k][N]; out: [num_polys][t+1][N] (not overlapping in); NTT form.
-/// @param ctx a CKKS context; @param dev the device of in and out.
-/// @param level l; @param num_polys the number of polynomials.
-/// @param in the extended polynomials, as above.
-/// @param out the result at t, as above.
-/// @throws InvalidArgument naming `encrypted` at a level in q_0's block, `level` (above the
-///         top) or `key_switch_rescale_down` (not CKKS).
-void key_switch_rescale_down(const Context& ctx, const Device& dev, std::size_t level,
-                             ConstWordPtr in, WordPtr out, std::size_t num_polys);
+                         ConstWordPtr in, WordPtr out, std::size_t num_polys,
+                         const ModDownNtt* down = nullptr);
 
 }  // namespace veil

@@ -18,7 +18,8 @@ Ciphertext tensor_ntt(const Ciphertext& a, const Ciphertext& b) {
   return out;
 }
 
-Ciphertext divide_by_top_primes(const Ciphertext& ct, std::size_t target, const char* what) {
+Ciphertext divide_by_top_primes(const Ciphertext& ct, std::size_t target, const ModDownNtt& down,
+                                const char* what) {
   const ContextPtr& ctx = ct.context();
   const std::size_t level = ct.level();
   if (level == 0) {
@@ -28,8 +29,7 @@ Ciphertext divide_by_top_primes(const Ciphertext& ct, std::size_t target, const 
   const Device& dev = ct.device();
   VEIL_REQUIRE(target < level, "divide_by_top_primes: target must be below the level");
   Ciphertext out(ctx, dev, ct.size(), target, true);
-  ctx->level_tables(level).drop_last.apply(dev, ctx->ntt(), ct.data(), out.data(), ctx->n(),
-                                           ct.size());
+  down.apply(dev, ctx->ntt(), ct.data(), out.data(), ctx->n(), ct.size());
   out.set_scale(ct.scale());
   out.set_correction_factor(ct.correction_factor());
   return out;

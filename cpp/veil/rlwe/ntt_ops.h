@@ -1,6 +1,7 @@
-// Operations shared by the NTT-form schemes (BGV, CKKS).
+// Operations shared by the schemes whose ciphertexts live in NTT form.
 #pragma once
 #include "veil/rlwe/objects.h"
+#include "veil/rns/mod_down_ntt.h"
 
 namespace veil {
 
@@ -14,15 +15,18 @@ namespace veil {
 /// @return a ciphertext of size s1 + s2 - 1 at that level, NTT form, scale 1.
 Ciphertext tensor_ntt(const Ciphertext& a, const Ciphertext& b);
 
-/// Divides every polynomial by the primes above `target` and drops them (ModDownNtt,
-/// LevelTables::drop_last): BGV modulus switching by q_l (target = l - 1, with the t-correction)
-/// or a CKKS rescale by the block of primes holding q_l (target = Context::rescale_target(l)).
-/// The result keeps the input's scale and correction factor; the caller adjusts them.
-/// @param ct an NTT-form ciphertext at level l >= 1.
-/// @param target the result's level, below l (the primes q_{target+1}..q_l are divided out).
-/// @param what the argument's name in the messages.
-/// @return the ciphertext at `target`, NTT form, same size.
-/// @throws InvalidArgument naming `what` at level 0, or when target >= l.
-Ciphertext divide_by_top_primes(const Ciphertext& ct, std::size_t target, const char* what);
+/// Divides every polynomial by the primes above `target` and drops them (rounding, NTT form):
+/// `down` is the scheme's table from Q_l to Q_target (a modulus switch by q_l with the
+/// plain-modulus correction, or a rescale by the block of primes holding q_l; Cheon, Han, Kim,
+/// Kim, Song, SAC 2018, §3.3). The result keeps the input's scale and correction factor; the
+/// caller adjusts them.
+/// @param ct the ciphertext at level l > 0, in NTT form.
+/// @param target the level of the result (below l; the level `down` keeps).
+/// @param down the ModDownNtt from Q_l to Q_target.
+/// @param what the argument's name in messages.
+/// @return the ciphertext at `target`.
+/// @throws InvalidArgument naming `what` at level 0.
+Ciphertext divide_by_top_primes(const Ciphertext& ct, std::size_t target, const ModDownNtt& down,
+                                const char* what);
 
 }  // namespace veil

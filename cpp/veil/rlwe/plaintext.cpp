@@ -12,8 +12,11 @@ namespace veil {
 Plaintext make_plaintext(const ContextPtr& ctx, const std::vector<std::uint64_t>& coefficients,
                          const Device& dev) {
   if (!ctx) throw InvalidArgument("context: is empty");
-  if (ctx->scheme() == SchemeType::ckks) {
-    throw InvalidArgument("context: coefficient plaintexts are for BFV and BGV (CKKS encodes with CKKSEncoder)");
+  const SchemeDefinition& def = ctx->scheme_definition();
+  if (!def.has_plain_modulus) {
+    throw InvalidArgument(std::string("context: coefficient plaintexts are for schemes with a "
+                                      "plain modulus (") +
+                          def.name + " encodes with " + def.name + "Encoder)");
   }
   const std::size_t n = ctx->n();
   if (coefficients.size() > n) {
@@ -37,9 +40,9 @@ Plaintext make_plaintext(const ContextPtr& ctx, const std::vector<std::uint64_t>
 
 std::vector<std::uint64_t> plaintext_coefficients(const Plaintext& plain) {
   if (plain.empty()) throw InvalidArgument("plain: is empty");
-  if (plain.context()->scheme() == SchemeType::ckks || plain.is_ntt_form() ||
+  if (!plain.context()->scheme_definition().has_plain_modulus || plain.is_ntt_form() ||
       plain.word_count() != plain.context()->n()) {
-    throw InvalidArgument("plain: expected a BFV/BGV plaintext in coefficient form");
+    throw InvalidArgument("plain: expected a plaintext mod t in coefficient form");
   }
   return plain.buffer().to_host();
 }
@@ -56,11 +59,12 @@ WordBuffer lift_plain_ntt(const Context& ctx, const Device& dev, const Plaintext
 Plaintext plain_to_ntt(const Plaintext& plain, std::size_t level) {
   if (plain.empty()) throw InvalidArgument("plain: is empty");
   const ContextPtr& ctx = plain.context();
-  if (ctx->scheme() == SchemeType::ckks) {
-    throw InvalidArgument("plain: CKKS plaintexts are encoded in NTT form already");
+  if (!ctx->scheme_definition().has_plain_modulus) {
+    throw InvalidArgument(std::string("plain: ") + ctx->scheme_definition().name +
+                          " plaintexts are encoded in NTT form already");
   }
   if (plain.is_ntt_form() || plain.word_count() != ctx->n()) {
-    throw InvalidArgument("plain: expected a BFV/BGV plaintext in coefficient form (from "
+    throw InvalidArgument("plain: expected a plaintext mod t in coefficient form (from "
                           "encode), got one in NTT form");
   }
   if (level > ctx->max_level()) {
