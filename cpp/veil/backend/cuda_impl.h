@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "veil/backend/cluster.h"
 #include "veil/backend/device.h"
 #include "veil/backend/memory.h"
 
@@ -185,5 +186,9 @@ void graph_destroy(void* exec) noexcept;
 /// @throws veil::RuntimeError on a CUDA error or without the CUDA backend; the first exception a
 /// branch throws (rethrown after the branch is joined back).
 void run_branches(int index, const std::vector<std::function<void()>>& branches);
+// Cluster launches (backend/cluster.h).
+bool prepare_cluster_kernel(int index, const void* kernel, const ClusterLaunch& cfg);
+void launch_cluster(int index, const void* kernel, const ClusterLaunch& cfg, void** args,
+                    const char* what);
 
 }  // namespace veil::backend::cuda
