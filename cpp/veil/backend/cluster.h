@@ -19,11 +19,11 @@ namespace veil::backend {
 /// `cluster` consecutive blocks, each block with `smem` bytes of dynamic shared memory, queued on
 /// `stream` (backend::stream(dev) or a branch's stream).
 struct ClusterLaunch {
-  unsigned grid = 1;
-  unsigned block = 1;
-  unsigned cluster = 1;
-  std::size_t smem = 0;
-  StreamHandle stream = nullptr;
+  unsigned grid = 1;              ///< blocks in the grid (a multiple of `cluster`)
+  unsigned block = 1;             ///< threads per block
+  unsigned cluster = 1;           ///< blocks per cluster (at most 8 portably, 16 on Hopper)
+  std::size_t smem = 0;           ///< dynamic shared memory per block, in bytes
+  StreamHandle stream = nullptr;  ///< the stream the launch is queued on
 };
 
 /// Prepares `kernel` (the address of a __global__ function) for launches shaped as `cfg` on
@@ -33,9 +33,19 @@ struct ClusterLaunch {
 /// is not used) that fit on the device at once. False when a step is refused or no cluster fits;
 /// the refusal is cleared, so the caller may fall back to other kernels. False on the CPU and in a
 /// build without the CUDA backend. Call once per (device, kernel) and keep the answer.
+/// @param dev the device.
+/// @param kernel the address of the __global__ function.
+/// @param cfg the launch's shape (its `grid` is not used).
+/// @return whether launches shaped as `cfg` can run on `dev`.
+/// @throws RuntimeError if `dev` cannot be made current.
 bool prepare_cluster_kernel(const Device& dev, const void* kernel, const ClusterLaunch& cfg);
 
 /// prepare_cluster_kernel for a kernel given as a function.
+/// @param dev the device.
+/// @param kernel the __global__ function.
+/// @param cfg the launch's shape (its `grid` is not used).
+/// @return whether launches shaped as `cfg` can run on `dev`.
+/// @throws RuntimeError if `dev` cannot be made current.
 template <class... Params>
 bool prepare_cluster_kernel(const Device& dev, void (*kernel)(Params...),
                             const ClusterLaunch& cfg) {
@@ -46,11 +56,24 @@ bool prepare_cluster_kernel(const Device& dev, void (*kernel)(Params...),
 /// as `cfg`; `args[i]` points at the value of its i-th parameter (the values are copied before the
 /// call returns). Throws RuntimeError "<what>: <CUDA error>" when the runtime refuses the launch,
 /// RuntimeError on the CPU or in a build without the CUDA backend.
+/// @param dev the CUDA device.
+/// @param kernel the address of the __global__ function.
+/// @param cfg the launch's shape and stream.
+/// @param args pointers to the kernel's arguments, in order.
+/// @param what names the launch in the error message.
+/// @throws RuntimeError "<what>: <CUDA error>" if the runtime refuses the launch; RuntimeError on
+///         the CPU or without the CUDA backend.
 void launch_cluster_args(const Device& dev, const void* kernel, const ClusterLaunch& cfg,
                          void** args, const char* what);
 
 /// launch_cluster_args with the kernel's arguments given as values, each converted to its
 /// parameter's type (as `kernel<<<...>>>(args...)` converts them).
+/// @param dev the CUDA device.
+/// @param kernel the __global__ function.
+/// @param cfg the launch's shape and stream.
+/// @param what names the launch in the error message.
+/// @param args the kernel's arguments, one per parameter.
+/// @throws RuntimeError as launch_cluster_args.
 template <class... Params, class... Args>
 void launch_cluster(const Device& dev, void (*kernel)(Params...), const ClusterLaunch& cfg,
                     const char* what, Args&&... args) {
