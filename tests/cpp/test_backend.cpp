@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "veil/backend/buffer.h"
+#include "veil/backend/cluster.h"
 #include "veil/backend/device.h"
 #include "veil/backend/graph.h"
 #include "veil/backend/memory.h"
@@ -263,6 +264,21 @@ TEST(BackendTest, CpuRawCopyAndFill) {
   EXPECT_EQ(veil::backend::stream(cpu), nullptr);
   EXPECT_NO_THROW(veil::backend::synchronize(cpu));
   EXPECT_NO_THROW(veil::backend::set_current(cpu));
+}
+
+// A host function standing in for a kernel: the CPU never launches it.
+void not_a_kernel(int, u64) {}
+
+TEST(BackendTest, ClusterLaunchesAreCudaOnly) {
+  const Device cpu = Device::cpu();
+  const veil::backend::ClusterLaunch cfg{.grid = 4, .block = 32, .cluster = 4, .smem = 0};
+  EXPECT_FALSE(veil::backend::prepare_cluster_kernel(cpu, &not_a_kernel, cfg));
+  try {
+    veil::backend::launch_cluster(cpu, &not_a_kernel, cfg, "test launch", 1, u64(2));
+    FAIL() << "a cluster launch on the CPU must throw";
+  } catch (const veil::RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("test launch"), std::string::npos) << e.what();
+  }
 }
 
 // ---- Buffer on CUDA -------------------------------------------------------------------------

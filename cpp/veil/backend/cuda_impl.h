@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "veil/backend/cluster.h"
 #include "veil/backend/device.h"
 #include "veil/backend/memory.h"
 
@@ -185,5 +186,23 @@ void graph_destroy(void* exec) noexcept;
 /// @throws veil::RuntimeError on a CUDA error or without the CUDA backend; the first exception a
 /// branch throws (rethrown after the branch is joined back).
 void run_branches(int index, const std::vector<std::function<void()>>& branches);
+/// Prepares a kernel for cluster launches and says whether they can run (backend/cluster.h:
+/// prepare_cluster_kernel). Without the CUDA backend: false.
+/// @param index the CUDA device index.
+/// @param kernel the address of the __global__ function.
+/// @param cfg the launch's shape (its `grid` is not used).
+/// @return whether one cluster of `cfg.cluster` blocks fits on the device.
+/// @throws veil::RuntimeError if the device cannot be made current.
+bool prepare_cluster_kernel(int index, const void* kernel, const ClusterLaunch& cfg);
+/// Queues a cluster launch (backend/cluster.h: launch_cluster_args).
+/// @param index the CUDA device index.
+/// @param kernel the address of the __global__ function.
+/// @param cfg the launch's shape and stream.
+/// @param args pointers to the kernel's arguments, in order.
+/// @param what names the launch in the error message.
+/// @throws veil::RuntimeError "<what>: <CUDA error>" if the runtime refuses the launch, or without
+///         the CUDA backend.
+void launch_cluster(int index, const void* kernel, const ClusterLaunch& cfg, void** args,
+                    const char* what);
 
 }  // namespace veil::backend::cuda

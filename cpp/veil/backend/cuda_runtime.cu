@@ -628,4 +628,50 @@ void graph_destroy(void* exec) noexcept {
   }
 }
 
+// ---- cluster launches (backend/cluster.h) -----------------------------------------------------
+namespace {
+// `c` as the runtime's launch configuration; `attr` receives the cluster-dimension attribute.
+cudaLaunchConfig_t cluster_config(const ClusterLaunch& c, cudaLaunchAttribute (&attr)[1]) {
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = c.cluster;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(c.grid, 1, 1);
+  cfg.blockDim = dim3(c.block, 1, 1);
+  cfg.dynamicSmemBytes = c.smem;
+  cfg.stream = c.stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+}  // namespace
+
+bool prepare_cluster_kernel(int index, const void* kernel, const ClusterLaunch& c) {
+  set_current(index);
+  cudaLaunchAttribute attr[1];
+  cudaLaunchConfig_t cfg = cluster_config(c, attr);
+  cfg.gridDim = dim3(c.cluster, 1, 1);  // one cluster
+  bool ok = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 int(c.smem)) == cudaSuccess;
+  if (ok && c.cluster > 8) {
+    ok = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) ==
+         cudaSuccess;
+  }
+  int clusters = 0;
+  ok = ok && cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) == cudaSuccess && clusters > 0;
+  cudaGetLastError();  // a refusal only tells the caller to use other kernels
+  return ok;
+}
+
+void launch_cluster(int, const void* kernel, const ClusterLaunch& c, void** args,
+                    const char* what) {
+  cudaLaunchAttribute attr[1];
+  const cudaLaunchConfig_t cfg = cluster_config(c, attr);
+  const cudaError_t err = cudaLaunchKernelExC(&cfg, kernel, args);
+  if (err == cudaSuccess) return;
+  cudaGetLastError();
+  throw RuntimeError(std::string(what) + ": " + cudaGetErrorString(err));
+}
+
 }  // namespace veil::backend::cuda

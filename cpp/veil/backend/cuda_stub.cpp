@@ -42,5 +42,7 @@ void graph_abort(int) noexcept {}
 void graph_launch(int, void*) { no_cuda(); }
 void graph_destroy(void*) noexcept {}
 void run_branches(int, const std::vector<std::function<void()>>&) { no_cuda(); }
+bool prepare_cluster_kernel(int, const void*, const ClusterLaunch&) { return false; }
+void launch_cluster(int, const void*, const ClusterLaunch&, void**, const char*) { no_cuda(); }
 
 }  // namespace veil::backend::cuda

@@ -62,7 +62,6 @@
 // Setting VEIL_NTT_SIMPLE=1 in the environment (read once) selects the simple one-launch-per-stage
 // kernels at the end of this file instead, to bisect a suspected fault of the fast path.
 #include <cooperative_groups.h>
-#include <cuda_runtime.h>
 
 #include <array>
 #include <atomic>
@@ -74,6 +73,7 @@
 #include <string>
 #include <type_traits>
 
+#include "veil/backend/cluster.h"
 #include "veil/backend/memory.h"
 #include "veil/core/error.h"
 #include "veil/ring/ntt.h"
@@ -380,22 +380,17 @@ int env_variant() {
   return v;
 }
 
-void throw_if(cudaError_t err, const char* what) {
-  if (err == cudaSuccess) return;
-  cudaGetLastError();
-  throw RuntimeError(std::string(what) + ": " + cudaGetErrorString(err));
-}
-
 template <class P, int kMinBlocks>
 void launch_pass(const NttArgs<typename P::Word>& args, std::size_t num_pl, int log_n,
-                 cudaStream_t stream, const char* what) {
+                 backend::StreamHandle stream, const char* what) {
   ntt_pass_kernel<P, kMinBlocks>
       <<<unsigned(pass_blocks<P>(num_pl, log_n)), P::kThreads, 0, stream>>>(args);
   backend::check_last_launch(what);
 }
 
 template <bool kFwd, class F, class W>
-bool run_two_pass(const NttArgs<W>& args, std::size_t num_pl, int log_n, cudaStream_t stream) {
+bool run_two_pass(const NttArgs<W>& args, std::size_t num_pl, int log_n,
+                  backend::StreamHandle stream) {
   return for_each_pass<kFwd, F, W>(log_n, [&]<class P>() {
     // One block per (polynomial, limb) for N <= T: few blocks, so registers over occupancy.
     constexpr int kWarps = P::kL == P::kN ? 16 : kWarpsFor<F, W>;
@@ -405,54 +400,36 @@ bool run_two_pass(const NttArgs<W>& args, std::size_t num_pl, int log_n, cudaStr
 }
 
 // Launches the cluster kernel; false (nothing launched) where this device cannot run one cluster
-// of it (checked once per device: cudaOccupancyMaxActiveClusters).
+// of it (checked once per device: backend::prepare_cluster_kernel).
 template <class P1, class P2, int kC, int kMinBlocks>
-bool launch_cluster(const NttArgs<typename P1::Word>& args, std::size_t num_pl, int device,
-                    cudaStream_t stream) {
+bool launch_cluster(const NttArgs<typename P1::Word>& args, std::size_t num_pl, const Device& dev,
+                    backend::StreamHandle stream) {
   auto* kernel = &ntt_cluster_kernel<P1, P2, kC, kMinBlocks>;
   constexpr std::size_t smem =
       std::size_t(P1::kSmemWords + P2::kSmemWords) * sizeof(typename P1::Word);
   constexpr int kMaxDevices = 64;
   static std::array<std::once_flag, kMaxDevices> once;
   static std::array<bool, kMaxDevices> usable{};
+  const int device = dev.index;
   if (device < 0 || device >= kMaxDevices) return false;
-  cudaLaunchConfig_t cfg{};
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = kC;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.blockDim = dim3(P1::kThreads, 1, 1);
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = stream;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  std::call_once(once[device], [&] {
-    bool ok = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   int(smem)) == cudaSuccess;
-    if (ok && kC > 8) {
-      ok = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) ==
-           cudaSuccess;
-    }
-    int clusters = 0;
-    cfg.gridDim = dim3(kC, 1, 1);
-    ok = ok && cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) == cudaSuccess &&
-         clusters > 0;
-    cudaGetLastError();  // a refusal here only selects the two-pass kernels
-    usable[device] = ok;
-  });
+  const backend::ClusterLaunch cfg{.grid = unsigned(num_pl * kC),
+                                   .block = P1::kThreads,
+                                   .cluster = kC,
+                                   .smem = smem,
+                                   .stream = stream};
+  std::call_once(once[device],
+                 [&] { usable[device] = backend::prepare_cluster_kernel(dev, kernel, cfg); });
   if (!usable[device]) return false;
-  cfg.gridDim = dim3(unsigned(num_pl * kC), 1, 1);
-  throw_if(cudaLaunchKernelEx(&cfg, kernel, args), "ntt (cluster kernel) launch");
+  backend::launch_cluster(dev, kernel, cfg, "ntt (cluster kernel) launch", args);
   return true;
 }
 
 template <bool kFwd, class F, class W>
-bool run_cluster(const NttArgs<W>& args, std::size_t num_pl, int log_n, int device,
-                 cudaStream_t stream) {
+bool run_cluster(const NttArgs<W>& args, std::size_t num_pl, int log_n, const Device& dev,
+                 backend::StreamHandle stream) {
   return for_cluster<kFwd, F, W>(log_n, [&]<class P1, class P2, int kC>() {
     return launch_cluster<P1, P2, kC, min_blocks<P1::kThreads, kWarpsFor<F, W>>()>(args, num_pl,
-                                                                                   device, stream);
+                                                                                   dev, stream);
   });
 }
 
@@ -469,10 +446,10 @@ bool run_fast(const Device& dev, const NttArgs<W>& args, std::size_t num_pl, int
     case 1:
       return run_two_pass<kFwd, FamR8>(args, num_pl, log_n, stream);
     case 2:
-      return run_cluster<kFwd, FamClusterR8>(args, num_pl, log_n, dev.index, stream) ||
+      return run_cluster<kFwd, FamClusterR8>(args, num_pl, log_n, dev, stream) ||
              run_two_pass<kFwd, FamR8>(args, num_pl, log_n, stream);
     default:
-      return run_cluster<kFwd, FamClusterR16>(args, num_pl, log_n, dev.index, stream) ||
+      return run_cluster<kFwd, FamClusterR16>(args, num_pl, log_n, dev, stream) ||
              run_two_pass<kFwd, FamR16Lean>(args, num_pl, log_n, stream);
   }
 }

@@ -1,8 +1,10 @@
 // Internal to ring/ntt_cuda.cu: the NTT pass templates (one butterfly network held in registers
 // and exchanged through shared memory) and the phase drivers shared by the kernels and the
-// host-side emulation harness. Included by ntt_cuda.cu only.
+// host-side emulation harness. Included by ntt_cuda.cu and ntt_fused.cuh.
 #pragma once
-#include <cuda_runtime.h>
+// CUDA's vector types (uint2, ulonglong2), also for the host harness, which a plain C++ compiler
+// builds; the runtime API itself is backend/'s.
+#include <vector_types.h>
 
 #include <cassert>
 #include <cstdint>

@@ -1,8 +1,8 @@
-// key_set_id (rlwe/checks.h): host-only because it hashes with libb2 (io/blake2.h).
+// key_set_id (rlwe/checks.h): host-only because it hashes with libb2 (core/blake2.h).
 #include <cstring>
 #include <vector>
 
-#include "veil/io/blake2.h"
+#include "veil/core/blake2.h"
 #include "veil/rlwe/checks.h"
 
 namespace veil {
@@ -15,7 +15,7 @@ u64 key_set_id(const SecretKey& sk) {
   const u64 h = sk.context()->parameter_hash();
   std::memcpy(msg.data() + sizeof(kTag), &h, 8);
   std::memcpy(msg.data() + sizeof(kTag) + 8, words.data(), words.size() * 8);
-  const auto digest = io::blake2b_256(io::ByteView(msg.data(), msg.size()));
+  const auto digest = blake2b_256(msg.data(), msg.size());
   explicit_bzero(msg.data(), msg.size());
   explicit_bzero(words.data(), words.size() * 8);
   u64 id = 0;
