@@ -18,7 +18,7 @@ namespace veil::bfv {
 void add_scaled_plain(const Context& ctx, const Device& dev, const u64* m, WordPtr c0,
                       bool subtract, std::size_t level);
 
-/// Public-key encryption (Fan-Vercauteren, eprint 2012/144, §3 Encrypt): an encryption of zero
+/// Public-key encryption (Fan-Vercauteren, eprint 2012/144, SHE.Encrypt): an encryption of zero
 /// at the top level (rlwe/encrypt.h) plus round(Q m / t) in c0 (add_scaled_plain).
 /// @param pk a public key of a BFV context.
 /// @param pt the message, N coefficients mod t (coefficient form).
@@ -35,7 +35,7 @@ Ciphertext encrypt(const PublicKey& pk, const Plaintext& pt, const Prng& prng);
 /// @throws as encrypt.
 Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prng& prng);
 /// round(t/Q * [c0 + c1 s + ...]_Q) mod t (HPS or BEHZ per mul_method), at any level
-/// (Fan-Vercauteren, eprint 2012/144, §3 Decrypt; the RNS scaling of Halevi-Polyakov-Shoup,
+/// (Fan-Vercauteren, eprint 2012/144, SHE.Decrypt; the RNS scaling of Halevi-Polyakov-Shoup,
 /// CT-RSA 2019, or Bajard-Eynard-Hasan-Zucca, SAC 2016).
 /// @param sk the secret key.
 /// @param ct a BFV ciphertext in coefficient form (`encrypted`).
@@ -57,7 +57,7 @@ void mod_switch_to_next_inplace(Ciphertext& ct);
 int invariant_noise_budget(const SecretKey& sk, const Ciphertext& ct);
 
 /// Tensor product rescaled by t/Q: sizes s1, s2 -> s1 + s2 - 1 (Fan-Vercauteren, eprint
-/// 2012/144, §4; in RNS by HPS, CT-RSA 2019, or BEHZ, SAC 2016, per mul_method).
+/// 2012/144, SHE.Mul; in RNS by HPS, CT-RSA 2019, or BEHZ, SAC 2016, per mul_method).
 /// @param a the first BFV ciphertext in coefficient form (`encrypted1`).
 /// @param b the second (`encrypted2`), at a's level.
 /// @return the product, coefficient form, at a's level.

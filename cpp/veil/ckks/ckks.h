@@ -19,7 +19,7 @@ inline constexpr double kScaleTolerance = 1e-6;
 /// @throws InvalidArgument naming `what` if the scales differ by more than the tolerance.
 void check_scales(double a, double b, const char* what);
 
-/// Public-key encryption (Cheon-Kim-Kim-Song, Asiacrypt 2017, §3.4 Enc): an encryption of zero
+/// Public-key encryption (Cheon-Kim-Kim-Song, Asiacrypt 2017, Enc): an encryption of zero
 /// at pt's level (rlwe/encrypt.h, NTT form) plus pt in c0; the result takes pt's scale.
 /// @param pk a public key of the context.
 /// @param pt a CKKS plaintext in NTT form, at least (level + 1) * N words.
