@@ -17,6 +17,10 @@ namespace veil {
 // (check_ciphertext_pair). A result that would be transparent (every polynomial but c0 zero:
 // decryptable without the key) throws InvalidArgument naming the operation
 // (check_not_transparent). Results keep their operands' key set, level and device.
+/// Homomorphic operations on ciphertexts of one context (SEAL's Evaluator), dispatching to the
+/// scheme: BFV (Fan-Vercauteren, eprint 2012/144), BGV (Brakerski-Gentry-Vaikuntanathan, ITCS
+/// 2012; full RNS by Kim-Polyakov-Zucca, Asiacrypt 2021) or CKKS (Cheon-Kim-Kim-Song, Asiacrypt
+/// 2017; full RNS by Cheon-Han-Kim-Kim-Song, SAC 2018).
 class Evaluator {
  public:
   /// @param ctx the context every operand must belong to.
@@ -28,27 +32,39 @@ class Evaluator {
   /// correction factor first; CKKS: the scales must agree (ckks::check_scales).
   /// @param a the first operand (`encrypted1` in messages).
   /// @param b the second operand (`encrypted2`).
+  /// @return a + b, of the larger size, at the operands' level (and scale).
   /// @throws InvalidArgument naming `encrypted1` or `encrypted2` (invalid, another context,
   ///         level, form or key set; CKKS scales apart), or `add` for a transparent result;
   ///         TypeMismatch naming `encrypted2` on another device.
   Ciphertext add(const Ciphertext& a, const Ciphertext& b) const;
   /// a += b (add, in place; a grows to b's size when b is larger).
+  /// @param a the first operand (`encrypted1`), overwritten by the sum.
+  /// @param b the second operand (`encrypted2`).
   /// @throws as add.
   void add_inplace(Ciphertext& a, const Ciphertext& b) const;
   /// a - b (SEAL's sub); as add otherwise.
+  /// @param a the minuend (`encrypted1`).
+  /// @param b the subtrahend (`encrypted2`).
+  /// @return a - b, of the larger size.
   /// @throws as add, naming `sub` for a transparent result.
   Ciphertext sub(const Ciphertext& a, const Ciphertext& b) const;
   /// a -= b (sub, in place).
+  /// @param a the minuend (`encrypted1`), overwritten by the difference.
+  /// @param b the subtrahend (`encrypted2`).
   /// @throws as sub.
   void sub_inplace(Ciphertext& a, const Ciphertext& b) const;
   /// -a, every polynomial negated (BFV: either form).
+  /// @param a a ciphertext of this context (`encrypted`).
+  /// @return -a, same size, level and form.
   /// @throws InvalidArgument naming `encrypted` for an invalid ciphertext.
   Ciphertext negate(const Ciphertext& a) const;
   /// a = -a.
+  /// @param a a ciphertext of this context (`encrypted`), negated in place.
   /// @throws as negate.
   void negate_inplace(Ciphertext& a) const;
   /// The sum of one or more ciphertexts, left to right (SEAL's add_many).
   /// @param cts at least one ciphertext, all valid (each checked, even a single one).
+  /// @return the sum, of the largest size.
   /// @throws InvalidArgument naming `encrypteds` (empty, or an invalid element) or the
   ///         operands of add.
   Ciphertext add_many(const std::vector<Ciphertext>& cts) const;
@@ -58,27 +74,38 @@ class Evaluator {
   /// CKKS: p at a's level and scale (NTT form, from CKKSEncoder).
   /// @param a a ciphertext of this context (`encrypted`).
   /// @param p a plaintext of this context for a's scheme (`plain`).
+  /// @return a + p, same size, level and scale as a.
   /// @throws InvalidArgument naming `encrypted` (invalid) or `plain` (empty, another context,
   ///         the wrong form, level or scale).
   Ciphertext add_plain(const Ciphertext& a, const Plaintext& p) const;
   /// a - p; as add_plain.
+  /// @param a a ciphertext of this context (`encrypted`).
+  /// @param p a plaintext of this context for a's scheme (`plain`).
+  /// @return a - p, same size, level and scale as a.
   /// @throws as add_plain.
   Ciphertext sub_plain(const Ciphertext& a, const Plaintext& p) const;
   /// a * p (SEAL's multiply_plain): size and level unchanged; CKKS scale multiplied by p's (no
   /// rescale). BFV: a may be in NTT form, and p may be one from transform_to_ntt at a's level.
   /// @param a a ciphertext of this context (`encrypted`).
   /// @param p a plaintext of this context for a's scheme (`plain`).
+  /// @return a * p, a's size and level (CKKS: the product scale).
   /// @throws InvalidArgument naming `encrypted` (invalid), `plain` (empty, another context, the
   ///         wrong form or level; CKKS: a product scale out of range), or `multiply_plain` for a
   ///         transparent result (for example a zero plaintext).
   Ciphertext multiply_plain(const Ciphertext& a, const Plaintext& p) const;
   /// a += p.
+  /// @param a a ciphertext of this context (`encrypted`), overwritten by the sum.
+  /// @param p a plaintext of this context for a's scheme (`plain`).
   /// @throws as add_plain.
   void add_plain_inplace(Ciphertext& a, const Plaintext& p) const;
   /// a -= p.
+  /// @param a a ciphertext of this context (`encrypted`), overwritten by the difference.
+  /// @param p a plaintext of this context for a's scheme (`plain`).
   /// @throws as add_plain.
   void sub_plain_inplace(Ciphertext& a, const Plaintext& p) const;
   /// a *= p.
+  /// @param a a ciphertext of this context (`encrypted`), overwritten by the product.
+  /// @param p a plaintext of this context for a's scheme (`plain`).
   /// @throws as multiply_plain.
   void multiply_plain_inplace(Ciphertext& a, const Plaintext& p) const;
 
@@ -88,11 +115,14 @@ class Evaluator {
   /// (no rescale).
   /// @param a the first operand (`encrypted1`).
   /// @param b the second operand (`encrypted2`), at a's level.
+  /// @return the tensor product, of size a.size() + b.size() - 1, at the operands' level.
   /// @throws InvalidArgument naming `encrypted1` or `encrypted2` (invalid, another context,
   ///         level or key set; BFV in NTT form; CKKS: a product scale out of range);
   ///         TypeMismatch naming `encrypted2` on another device.
   Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) const;
   /// a * a (multiply with one operand read once).
+  /// @param a a ciphertext of this context (`encrypted`).
+  /// @return a * a, of size 2 * a.size() - 1.
   /// @throws InvalidArgument naming `encrypted` for an invalid ciphertext.
   Ciphertext square(const Ciphertext& a) const;
   /// Size 3 -> 2: key switching of c2 with the relinearization key (hybrid key switching,
@@ -100,19 +130,28 @@ class Evaluator {
   /// @param a a size-3 ciphertext (`encrypted`).
   /// @param rlk the context's relinearization keys (`relin_keys`; a compact key is read as
   ///        KSwitchKey::compact says).
+  /// @return a size-2 ciphertext decrypting under s to what a decrypted to.
   /// @throws InvalidArgument naming `encrypted` (invalid, or of size other than 3) or
   ///         `relin_keys` (empty, another context or key set); TypeMismatch naming `relin_keys`
   ///         on another device.
   Ciphertext relinearize(const Ciphertext& a, const RelinKeys& rlk) const;
   /// a = relinearize(a, rlk).
+  /// @param a a size-3 ciphertext (`encrypted`), replaced by its size-2 relinearization.
+  /// @param rlk the context's relinearization keys (`relin_keys`).
   /// @throws as relinearize.
   void relinearize_inplace(Ciphertext& a, const RelinKeys& rlk) const;
   /// Product of all inputs by a balanced tree, relinearizing after each multiplication.
   /// @param cts at least one ciphertext, all valid and at one level.
+  /// @param rlk the context's relinearization keys (`relin_keys`).
+  /// @return the product, relinearized after each multiplication.
   /// @throws InvalidArgument naming `encrypteds` (empty, or an invalid element), `relin_keys`,
   ///         or the operands of multiply.
   Ciphertext multiply_many(const std::vector<Ciphertext>& cts, const RelinKeys& rlk) const;
   /// a^exponent (exponent >= 1) by square-and-multiply with relinearization.
+  /// @param a a ciphertext of this context (`encrypted`).
+  /// @param exponent the power, at least 1.
+  /// @param rlk the context's relinearization keys (`relin_keys`).
+  /// @return a^exponent, relinearized to size 2 when exponent > 1 (a copy of a when it is 1).
   /// @throws InvalidArgument naming `encrypted`, `exponent` (0) or `relin_keys`.
   Ciphertext exponentiate(const Ciphertext& a, std::uint64_t exponent, const RelinKeys& rlk) const;
 
@@ -120,6 +159,7 @@ class Evaluator {
   /// @param a a size-2 ciphertext (`encrypted`).
   /// @param galois_elt an odd element below 2N (1 is the identity and needs no key).
   /// @param gk Galois keys holding galois_elt's key (`galois_keys`).
+  /// @return the automorphism of a, a size-2 ciphertext under s.
   /// @throws InvalidArgument naming `encrypted` (invalid, size other than 2), `galois_elt`, or
   ///         `galois_keys` (another context, key set, or no key for the element); TypeMismatch
   ///         naming `galois_keys` on another device.
@@ -127,15 +167,25 @@ class Evaluator {
   /// BFV/BGV: rotates both rows left by `steps` (negative: right; 0 returns a copy, no key).
   /// Without a key for the step it composes the power-of-two keys along the step's non-adjacent
   /// form (naf_decompose).
+  /// @param a a size-2 BFV/BGV ciphertext (`encrypted`).
+  /// @param steps the rotation, |steps| < N/2.
+  /// @param gk Galois keys (`galois_keys`).
+  /// @return the rotated ciphertext.
   /// @throws InvalidArgument naming `encrypted`, `steps` (|steps| >= N/2), `galois_keys` (no
   ///         key for the step or its non-adjacent form), or `rotate_rows` on a CKKS context.
   Ciphertext rotate_rows(const Ciphertext& a, int steps, const GaloisKeys& gk) const;
   /// BFV/BGV: swaps the two rows (Galois element 2N - 1).
+  /// @param a a size-2 BFV/BGV ciphertext (`encrypted`).
+  /// @param gk Galois keys holding the key of 2N - 1 (`galois_keys`).
+  /// @return the ciphertext with its rows swapped.
   /// @throws as apply_galois, or naming `rotate_columns` on a CKKS context.
   Ciphertext rotate_columns(const Ciphertext& a, const GaloisKeys& gk) const;
   /// Hoisted rotations: one decomposition (ModUp) shared by every step (Halevi-Shoup 2018,
   /// Phantom, Yang et al. 2024 §III-C); each result equals rotate_rows(a, step) bit for bit.
+  /// @param a a size-2 ciphertext (`encrypted`).
   /// @param steps rotation steps, each with a key in gk (no composition).
+  /// @param gk Galois keys (`galois_keys`).
+  /// @return one rotated ciphertext per step, in the order of `steps`.
   /// @throws InvalidArgument naming `encrypted` (invalid, size other than 2) or `galois_keys`
   ///         (another context, or a missing key); TypeMismatch naming `galois_keys` on another
   ///         device.
@@ -145,36 +195,67 @@ class Evaluator {
   /// BGV: modulus switching to the next level (Phantom, Yang et al. 2024 eq. 3); BFV: c ->
   /// round(c / q_l) over Q_{l-1} (SEAL's); CKKS: drops the last prime without rescaling (level
   /// alignment).
+  /// @param a a ciphertext of this context above level 0 (`encrypted`).
+  /// @return a at level - 1 (BGV: correction factor updated; CKKS: scale unchanged).
   /// @throws InvalidArgument naming `encrypted` (invalid, or at level 0).
   Ciphertext mod_switch_to_next(const Ciphertext& a) const;
+  /// a = mod_switch_to_next(a).
+  /// @param a a ciphertext of this context above level 0 (`encrypted`), switched in place.
+  /// @throws as mod_switch_to_next.
   void mod_switch_to_next_inplace(Ciphertext& a) const;
   /// Switches down to `level` (<= the current level) by repeated mod_switch_to_next.
+  /// @param a a ciphertext of this context (`encrypted`).
+  /// @param level the target level, at most a's.
+  /// @return a at `level` (a copy when already there).
   /// @throws InvalidArgument naming `encrypted` or `level` (above the ciphertext's).
   Ciphertext mod_switch_to(const Ciphertext& a, std::size_t level) const;
   /// CKKS plaintexts: drop primes down to `level`.
+  /// @param p a CKKS plaintext of this context in NTT form (`plain`).
+  /// @param level the target level, at most p's.
+  /// @return p's limbs 0..level, scale unchanged.
   /// @throws InvalidArgument naming `plain` (not CKKS) or `level` (above the plaintext's).
   Plaintext mod_switch_to(const Plaintext& p, std::size_t level) const;
   /// CKKS: divides by the rescale block holding q_l (the last prime by default) and drops it
   /// (scale /= the block's product).
   /// @throws InvalidArgument naming `encrypted` (invalid, not CKKS, or at a level in q_0's
   ///         block).
+  /// @param a a CKKS ciphertext of this context above q_0's block (`encrypted`).
+  /// @return a one rescale block down (Context::rescale_target), scale divided by the block.
   Ciphertext rescale_to_next(const Ciphertext& a) const;
+  /// a = rescale_to_next(a).
+  /// @param a a CKKS ciphertext of this context above q_0's block (`encrypted`).
+  /// @throws as rescale_to_next.
   void rescale_to_next_inplace(Ciphertext& a) const;
   /// CKKS: relinearize then rescale in one key switch (size 3 -> 2, one level block down; the
   /// ModDown by P fused with the rescale: key_switch_rescale). Equal to
   /// rescale_to_next(relinearize(a)) up to the rounding of one division instead of two.
   /// @throws InvalidArgument naming `encrypted` (not CKKS, size != 3, in q_0's block, scale out
   ///         of range) or `relin_keys` (empty, other context or key set).
+  /// @param a a size-3 CKKS ciphertext (`encrypted`).
+  /// @param rlk the context's relinearization keys (`relin_keys`).
+  /// @return a size-2 ciphertext one rescale block down, scale divided by the block.
   Ciphertext relinearize_rescale(const Ciphertext& a, const RelinKeys& rlk) const;
   /// CKKS: multiply, relinearize and rescale (multiply, then relinearize_rescale).
+  /// @param a the first size-2 CKKS operand (`encrypted1`).
+  /// @param b the second size-2 CKKS operand (`encrypted2`), at a's level.
+  /// @param rlk the context's relinearization keys (`relin_keys`).
+  /// @return a size-2 ciphertext one rescale block down.
+  /// @throws as multiply and relinearize_rescale.
   Ciphertext multiply_relinearize_rescale(const Ciphertext& a, const Ciphertext& b,
                                           const RelinKeys& rlk) const;
   /// CKKS: rotates the N/2 slots left by `steps` (negative: right; 0 returns a copy, no key;
   /// NAF composition without a direct key).
   /// @throws InvalidArgument naming `encrypted`, `steps` (|steps| >= N/2), `galois_keys` (no
   ///         key for the step or its non-adjacent form) or `rotate_vector` on a BFV/BGV context.
+  /// @param a a size-2 CKKS ciphertext (`encrypted`).
+  /// @param steps the rotation, |steps| < N/2.
+  /// @param gk Galois keys (`galois_keys`).
+  /// @return the rotated ciphertext.
   Ciphertext rotate_vector(const Ciphertext& a, int steps, const GaloisKeys& gk) const;
   /// CKKS: complex conjugation of every slot (Galois element 2N - 1).
+  /// @param a a size-2 CKKS ciphertext (`encrypted`).
+  /// @param gk Galois keys holding the key of 2N - 1 (`galois_keys`).
+  /// @return the conjugated ciphertext.
   /// @throws as apply_galois, or naming `conjugate` on a BFV/BGV context.
   Ciphertext conjugate(const Ciphertext& a, const GaloisKeys& gk) const;
 
@@ -183,8 +264,16 @@ class Evaluator {
   /// plus the key-switching noise. Used by sparse-secret encapsulation in CKKS bootstrapping.
   /// @throws InvalidArgument naming `encrypted` (size != 2, above the key's max_level) or
   ///         `switching_key` (empty, other context or device, or made for another source key).
+  /// @param a a size-2 ciphertext under the key's source secret (`encrypted`).
+  /// @param key a switching key from a's secret to the target secret (`switching_key`).
+  /// @return a size-2 ciphertext under the target secret, at a's level, key set key.key_id().
   Ciphertext switch_key(const Ciphertext& a, const SwitchingKey& key) const;
-  /// CKKS ModRaise (ckks::mod_raise): from a level inside q_0's rescale block to the top level.
+  /// CKKS ModRaise (ckks::mod_raise; Cheon-Han-Kim-Kim-Song, Eurocrypt 2018, §3.1): from a
+  /// level inside q_0's rescale block to the top level.
+  /// @param a a size-2 CKKS ciphertext inside q_0's block (`encrypted`).
+  /// @return a at the top level, scale kept; its phase gains a multiple of Q_level.
+  /// @throws InvalidArgument naming `encrypted` (invalid, not CKKS, not size 2, above q_0's
+  ///         block, or no level above that block).
   Ciphertext mod_raise(const Ciphertext& a) const;
   /// sum_i cts[i] * pts[i] in one pass, like OpenFHE's EvalLinearWSum with plaintext weights.
   /// CKKS: ckks::multiply_plain_sum. BFV/BGV: one accumulator in NTT form; BFV ciphertexts enter
@@ -195,6 +284,7 @@ class Evaluator {
   /// @param cts one or more ciphertexts of this context at one level and of one key set (BGV:
   ///        one correction factor); sizes may differ (the sum has the largest).
   /// @param pts one plaintext per ciphertext.
+  /// @return the sum of the products, of the largest size, at the ciphertexts' level.
   /// @throws InvalidArgument naming `encrypted` (none, null, other context, device, key set,
   ///         level or correction factor) or `plain` (count, null, other context, or NTT form at
   ///         another level); BFV/BGV on the CPU, naming multiply_plain_sum, for a transparent
@@ -206,6 +296,7 @@ class Evaluator {
   /// and the NTT are done once instead of in every product.
   /// @param plain a BFV/BGV plaintext of this context in coefficient form.
   /// @param level 0..max level.
+  /// @return the plaintext lifted to Q_level in NTT form.
   /// @throws InvalidArgument naming `plain` (empty, CKKS, already in NTT form, other context)
   ///         or `level`.
   Plaintext transform_to_ntt(const Plaintext& plain, std::size_t level) const;
@@ -217,15 +308,23 @@ class Evaluator {
   /// operation (decryption included) refuses NTT form, naming transform_from_ntt. The words
   /// transform back exactly (transform_from_ntt).
   /// @param encrypted a BFV ciphertext of this context in coefficient form.
+  /// @return the same ciphertext in NTT form.
   /// @throws InvalidArgument naming `encrypted`: another scheme (BGV and CKKS ciphertexts are
   ///         always in NTT form), already in NTT form, empty or of another context.
   Ciphertext transform_to_ntt(const Ciphertext& encrypted) const;
+  /// encrypted = transform_to_ntt(encrypted).
+  /// @param encrypted a BFV ciphertext of this context in coefficient form.
+  /// @throws as transform_to_ntt.
   void transform_to_ntt_inplace(Ciphertext& encrypted) const;
   /// BFV: back to coefficient form (SEAL's transform_from_ntt).
   /// @param encrypted a BFV ciphertext of this context in NTT form.
+  /// @return the same ciphertext in coefficient form.
   /// @throws InvalidArgument naming `encrypted`: another scheme, already in coefficient form,
   ///         empty or of another context.
   Ciphertext transform_from_ntt(const Ciphertext& encrypted) const;
+  /// encrypted = transform_from_ntt(encrypted).
+  /// @param encrypted a BFV ciphertext of this context in NTT form.
+  /// @throws as transform_from_ntt.
   void transform_from_ntt_inplace(Ciphertext& encrypted) const;
   /// CKKS: plaintext-matrix products by baby-step giant-step with double hoisting (Bossuat et
   /// al., Eurocrypt 2021, §4, Alg. 6; ckks/bsgs.h): outputs[o] = rescale(sum_G rot_G(sum_t
@@ -252,17 +351,41 @@ class Evaluator {
       const GaloisKeys& galois_keys) const;
   /// CKKS: constant + sum_i values[i] * cts[i] at `level` and `scale` in one pass
   /// (ckks::scalar_combination); the ciphertexts must share one key set.
+  /// @param cts size-2 CKKS ciphertexts at `level` or above.
+  /// @param values one real weight per ciphertext.
+  /// @param constant the real constant term.
+  /// @param scale the result's scale.
+  /// @param level the result's level.
+  /// @return the combination at `level` and `scale`.
+  /// @throws InvalidArgument naming `encrypted` (invalid, another key set, or as
+  ///         ckks::scalar_combination), `scale` or `values` (ckks::scalar_combination).
   Ciphertext scalar_combination(const std::vector<const Ciphertext*>& cts,
                                 const std::vector<double>& values, double constant, double scale,
                                 std::size_t level) const;
   /// CKKS: a * value, the real constant at `scale` (ckks::multiply_scalar_inplace): scale
   /// multiplied by `scale`, level unchanged; no plaintext is encoded.
+  /// @param a a CKKS ciphertext (`encrypted`).
+  /// @param value the real constant.
+  /// @param scale the constant's scale (at least 1).
+  /// @return a * value at scale a.scale() * scale.
+  /// @throws InvalidArgument naming `encrypted` (invalid), `value` (not finite) or `scale`
+  ///         (ckks::multiply_scalar_inplace).
   Ciphertext multiply_scalar(const Ciphertext& a, double value, double scale) const;
   /// CKKS: a + value at a's scale (ckks::add_scalar_inplace).
+  /// @param a a CKKS ciphertext (`encrypted`).
+  /// @param value the real constant.
+  /// @return a + value, same level and scale.
+  /// @throws InvalidArgument naming `encrypted` (invalid) or `value` (not finite or beyond Q).
   Ciphertext add_scalar(const Ciphertext& a, double value) const;
   /// CKKS: a * X^k (ckks::multiply_monomial_inplace), exact: level and scale unchanged.
+  /// @param a a CKKS ciphertext (`encrypted`).
+  /// @param k the exponent, below 2N.
+  /// @return a * X^k.
+  /// @throws InvalidArgument naming `encrypted` (invalid, not CKKS) or `k` (>= 2N).
   Ciphertext multiply_monomial(const Ciphertext& a, std::size_t k) const;
 
+  /// The context this evaluator was built for.
+  /// @return the context.
   const ContextPtr& context() const { return ctx_; }
 
  private:
@@ -277,6 +400,9 @@ class Evaluator {
 
 /// Signed-digit (non-adjacent form) decomposition of a step into powers of two (SEAL's
 /// naf-based rotation when no key exists for the step).
+/// @param step the rotation step (any sign).
+/// @return signed powers of two (+-2^i, ascending i, no two adjacent) summing to step; empty
+///         for 0.
 std::vector<int> naf_decompose(int step);
 
 }  // namespace veil

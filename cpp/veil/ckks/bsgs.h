@@ -31,6 +31,7 @@ namespace veil::ckks {
 
 /// One term of a giant step's inner sum: plain * rot_step(inputs[input]).
 struct BsgsTerm {
+  /// index into multiply_diagonals_bsgs's inputs
   std::size_t input = 0;
   int step = 0;                      ///< baby step: a rotation of the N/2 slots (|step| < N/2)
   /// over Q_l ∪ P (CKKSEncoder::encode_extended, or encode_extended_periodic with `shift`)
@@ -42,7 +43,9 @@ struct BsgsTerm {
 
 /// One giant step: rot_step(sum of its terms).
 struct BsgsGiant {
+  /// giant step: a rotation of the N/2 slots (|step| < N/2) applied to the inner sum
   int step = 0;
+  /// the terms of the inner sum
   std::vector<BsgsTerm> terms;
 };
 
@@ -57,9 +60,11 @@ struct BsgsGiant {
 /// bootstrap at N = 2^16 took 25.25 / 24.98 / 24.88 ms with 2 / 4 / 8 in one call, 24.84 with
 /// both 4 and 8 in another (bench/NOTES.md, "Concurrent branches").
 inline constexpr std::size_t kDefaultBsgsBranches = 4;
+/// The largest branch count set_bsgs_branches (and VEIL_BSGS_BRANCHES) accepts.
 inline constexpr std::size_t kMaxBsgsBranches = 16;
 /// The setting in use: kDefaultBsgsBranches, VEIL_BSGS_BRANCHES (1..16) when set at the first
 /// call, or set_bsgs_branches'.
+/// @return the branch count, 1..kMaxBsgsBranches.
 std::size_t bsgs_branches();
 /// @param n 1 (no grouping: the order of the single-branch evaluation) to kMaxBsgsBranches.
 /// @throws InvalidArgument naming `n` outside 1..kMaxBsgsBranches.
@@ -72,7 +77,10 @@ void set_bsgs_branches(std::size_t n);
 /// kScaleTolerance. Each output is at Context::rescale_target(l), its scale the first term's
 /// product scale divided by the rescale block's primes (as rescale_to_next); its key set is
 /// not set (the Evaluator joins them).
+/// @param inputs the input ciphertexts (size 2, NTT form, one level l and device).
+/// @param outputs per output, its giant steps, each with its terms.
 /// @param galois_keys a key for every nonzero baby and giant step (no composition).
+/// @return one size-2 ciphertext per output, at Context::rescale_target(l).
 /// @throws InvalidArgument naming `inputs` (empty, null, not CKKS, size, level, device, form),
 ///         `outputs` (empty, an empty giant step, a term's input out of range), `plain` (null,
 ///         not extended, level, device, scale, a word count other than its shift's, a shift

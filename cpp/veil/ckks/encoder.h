@@ -65,16 +65,22 @@ struct CkksEncoderTables {
 CkksEncoderTables build_ckks_encoder_tables(const Context& ctx);
 }  // namespace detail
 
-/// Encodes vectors of up to N/2 complex (or real) numbers into CKKS plaintexts and back.
+/// Encodes vectors of up to N/2 complex (or real) numbers into CKKS plaintexts and back
+/// (Cheon-Kim-Kim-Song, Asiacrypt 2017, §3.1: the canonical embedding sigma; SEAL's
+/// CKKSEncoder, with its slot order).
 /// Immutable after construction; safe to share between threads.
 class CKKSEncoder {
  public:
   /// Builds the root tables, the slot map and the decoding converters for every level.
-  /// Throws InvalidArgument("context: ...") unless `ctx` is a CKKS context.
+  /// @param ctx a CKKS context.
+  /// @throws InvalidArgument naming `context` unless `ctx` is a CKKS context.
   explicit CKKSEncoder(ContextPtr ctx);
 
   /// Number of complex slots, N/2.
+  /// @return N/2.
   std::size_t slot_count() const { return tables_.n / 2; }
+  /// The context this encoder was built for.
+  /// @return the context.
   const ContextPtr& context() const { return ctx_; }
 
   /// Encodes `values` (at most N/2; missing slots are 0) with scale `scale` at level `level`
@@ -82,7 +88,12 @@ class CKKSEncoder {
   /// Returns a Plaintext of (level + 1) * N words ([level+1][N], NTT form over Q_level), with
   /// plain.scale() == scale. Its coefficients are round(scale * sigma^-1(z)) (CKKS §3.1), reduced
   /// exactly modulo each prime (also above 2^63).
-  /// Throws InvalidArgument naming the argument: "values" if there are more than N/2 values, a
+  /// @param values at most N/2 complex slot values.
+  /// @param scale the scale Delta, finite and > 0.
+  /// @param level the plaintext's level, at most max_level.
+  /// @param dev the device the plaintext is made on.
+  /// @return the NTT-form plaintext, [level+1][N] words.
+  /// @throws InvalidArgument naming the argument: "values" if there are more than N/2 values, a
   /// value is not finite, or the scaled polynomial does not fit ("values: the scaled input needs
   /// X bits but Q at level L has Y bits", X = log2(2 * max |coefficient|), Y = log2(Q_level));
   /// "level" if level > max_level; "scale" if scale is not finite or <= 0.
@@ -96,6 +107,11 @@ class CKKSEncoder {
   /// Eurocrypt 2021, §4: the diagonals multiply key switches still over Q_l ∪ P;
   /// Evaluator::multiply_diagonals_bsgs); costs (level+1+k)/(level+1) times encode()'s memory.
   /// plain.level() == level; decode() refuses it (its word count).
+  /// @param values at most N/2 complex slot values.
+  /// @param scale the scale, as encode.
+  /// @param level the plaintext's level.
+  /// @param dev the device the plaintext is made on.
+  /// @return the NTT-form plaintext over Q_level ∪ P, [level+1+k][N] words.
   /// @throws InvalidArgument as encode, and naming `context` without special primes.
   Plaintext encode_extended(const std::vector<std::complex<double>>& values, double scale,
                             std::size_t level, const Device& dev = Device::cpu()) const;
@@ -104,6 +120,8 @@ class CKKSEncoder {
   /// doubles for equality; 0 for any other length. Slots of period p are fixed by the
   /// automorphism X -> X^(3^p), whose fixed polynomials are those in X^(N/2p) (for p >= 2 the
   /// powers 3^p generate the units = 1 mod 4p), so the encoded polynomial is m(X^(2^s)).
+  /// @param values slot values.
+  /// @return the shift s (0: no period found, or not N/2 values).
   unsigned periodic_shift(const std::vector<std::complex<double>>& values) const;
   /// encode_extended for slots of period N/2^(shift+1) (periodic_shift(values) >= shift), stored
   /// as one period: [level+1+|P|][N/2^shift] words, word i of a limb being word i * 2^shift of
@@ -117,6 +135,12 @@ class CKKSEncoder {
   /// full form.
   /// @throws InvalidArgument naming `shift` (above log2(N) - 2, or values that do not repeat
   ///         with that period: shift > 0 needs exactly N/2 values), and as encode_extended.
+  /// @param values slot values (exactly N/2 when shift > 0).
+  /// @param scale the scale, as encode.
+  /// @param level the plaintext's level.
+  /// @param shift the period's shift, at most periodic_shift(values) and log2(N) - 2.
+  /// @param dev the device the plaintext is made on.
+  /// @return the compact NTT-form plaintext, [level+1+|P|][N/2^shift] words.
   /// @throws RuntimeError if a run of the NTT values is not constant (an internal error: the
   ///         NTT order this layout relies on changed).
   Plaintext encode_extended_periodic(const std::vector<std::complex<double>>& values,
@@ -127,25 +151,56 @@ class CKKSEncoder {
   /// scale (a new buffer: the full form's memory).
   /// @throws InvalidArgument naming `compact` (empty, not NTT form, or not (level+1+|P|) *
   ///         N/2^shift words) or `shift` (above log2(N) - 2).
+  /// @param compact a plaintext from encode_extended_periodic.
+  /// @param shift the shift it was encoded with.
+  /// @return the full plaintext, [level+1+|P|][N] words.
   static Plaintext expand_periodic(const Plaintext& compact, unsigned shift);
   /// Real values: the decoded slots are real (imaginary parts ~ 0). Same shapes and errors.
+  /// @param values at most N/2 real slot values.
+  /// @param scale the scale, finite and > 0.
+  /// @param level the plaintext's level.
+  /// @param dev the device the plaintext is made on.
+  /// @return the NTT-form plaintext, [level+1][N] words.
+  /// @throws InvalidArgument as the complex overload.
   Plaintext encode(const std::vector<double>& values, double scale, std::size_t level,
                    const Device& dev = Device::cpu()) const;
   /// The same from `count` real values in host memory at `values` (no intermediate host copy).
+  /// @param values host pointer to `count` doubles.
+  /// @param count the number of values, at most N/2.
+  /// @param scale the scale, finite and > 0.
+  /// @param level the plaintext's level.
+  /// @param dev the device the plaintext is made on.
+  /// @return the NTT-form plaintext, [level+1][N] words.
   /// @throws InvalidArgument as above.
   Plaintext encode(const double* values, std::size_t count, double scale, std::size_t level,
                    const Device& dev) const;
   /// Every slot = `value`. A real value is encoded as the constant polynomial round(value*scale)
   /// (as SEAL does: exact, no FFT noise); a complex one through the general path. Same errors.
+  /// @param value the slot value.
+  /// @param scale the scale, finite and > 0.
+  /// @param level the plaintext's level.
+  /// @param dev the device the plaintext is made on.
+  /// @return the NTT-form plaintext, [level+1][N] words.
+  /// @throws InvalidArgument as the vector overloads.
   Plaintext encode(std::complex<double> value, double scale, std::size_t level,
                    const Device& dev = Device::cpu()) const;
   /// Encodes values that live in memory Veil does not own (a CuPy/PyTorch/JAX array reached
   /// through DLPack, or host memory) on their own device, with no copy through the host: the
   /// plaintext is created on values.device. Same shapes and errors as the vector overloads
   /// ("values: a slot is not finite" without the slot's index).
+  /// @param values at most N/2 complex values on a device.
+  /// @param scale the scale, finite and > 0.
+  /// @param level the plaintext's level.
+  /// @return the NTT-form plaintext on values.device, [level+1][N] words.
+  /// @throws InvalidArgument as the vector overloads.
   Plaintext encode_view(const ArrayView<const std::complex<double>>& values, double scale,
                         std::size_t level) const;
   /// Real values on a device; see the complex overload.
+  /// @param values at most N/2 real values on a device.
+  /// @param scale the scale, finite and > 0.
+  /// @param level the plaintext's level.
+  /// @return the NTT-form plaintext on values.device, [level+1][N] words.
+  /// @throws InvalidArgument as the vector overloads.
   Plaintext encode_view(const ArrayView<const double>& values, double scale,
                         std::size_t level) const;
 
@@ -156,14 +211,22 @@ class CKKSEncoder {
   /// exact conversion to three 61-bit primes and Garner's mixed radix, which is exact for
   /// |x| < p1*p2*p3/2 (about 2^182; larger values - never a meaningful plaintext - wrap), then
   /// converted to double (relative error below 2^-50).
-  /// Throws InvalidArgument("plain: ...") if the plaintext is empty, from another context, of the
-  /// wrong size, or has a non-finite or non-positive scale.
+  /// @param plain a CKKS plaintext of this context.
+  /// @return the N/2 slot values on the host.
+  /// @throws InvalidArgument naming `plain` if the plaintext is empty, from another context, of
+  ///         the wrong size, or has a non-finite or non-positive scale.
   std::vector<std::complex<double>> decode(const Plaintext& plain) const;
   /// Decodes into `out`: exactly N/2 elements on plain.device() (e.g. a CUDA array reached through
-  /// DLPack; nothing crosses to the host). Same errors as decode, and InvalidArgument("out: ...")
-  /// for a view on another device or of another length.
+  /// DLPack; nothing crosses to the host).
+  /// @param plain a CKKS plaintext of this context.
+  /// @param out N/2 complex values on plain.device().
+  /// @throws InvalidArgument as decode, and naming `out` for a view on another device or of
+  ///         another length.
   void decode_view(const Plaintext& plain, const ArrayView<std::complex<double>>& out) const;
   /// The real parts of the N/2 slots into `out` (N/2 doubles on plain.device()).
+  /// @param plain a CKKS plaintext of this context.
+  /// @param out N/2 doubles on plain.device().
+  /// @throws InvalidArgument as the complex overload.
   void decode_view(const Plaintext& plain, const ArrayView<double>& out) const;
 
  private:

@@ -95,7 +95,8 @@ NoiseTest noise_test(const Context& ctx, const Device& dev, std::size_t level,
 void check_noise_budget(const Context& ctx, const Device& dev, ConstWordPtr phase,
                         std::size_t level, const NoiseTables& tables);
 /// The same test queued on the device (one synchronization when it is read): decryption queues
-/// its last steps behind it and throws, through throw_noise_exhausted, only once they are queued.
+/// its last steps behind it and reports the failure, through throw_noise_exhausted, only once
+/// they are queued. This function raises nothing itself: the caller reads the answer.
 /// @param ctx the context.
 /// @param dev the device of `phase`.
 /// @param phase the phase, [level+1][N] in coefficient form.
@@ -104,7 +105,8 @@ void check_noise_budget(const Context& ctx, const Device& dev, ConstWordPtr phas
 /// @return the pending answer (true: exhausted).
 PendingAny noise_exhausted_async(const Context& ctx, const Device& dev, ConstWordPtr phase,
                                  std::size_t level, const NoiseTables& tables);
-/// Throws InvalidArgument naming `encrypted`: its noise budget is exhausted.
+/// Reports an exhausted noise budget (the error of check_noise_budget).
+/// @throws InvalidArgument naming `encrypted`: its noise budget is exhausted (always).
 [[noreturn]] void throw_noise_exhausted();
 
 /// SEAL's invariant noise budget (Decryptor::invariant_noise_budget) from the host words of x:
