@@ -851,7 +851,9 @@ struct RestoreConversionKernel {
   int kernel = veil::conversion_kernel();
   bool full = veil::conversion_full_rows();
   bool mont = veil::conversion_montgomery();
+  int tiles = veil::conversion_tc_tiles();
   ~RestoreConversionKernel() {
+    veil::set_conversion_tc_tiles(tiles);
     veil::set_conversion_kernel(kernel);
     veil::set_conversion_full_rows(full);
     veil::set_conversion_montgomery(mont);
@@ -865,15 +867,19 @@ struct RestoreConversionKernel {
 template <class Body>
 void for_each_conversion_setting(Body body) {
   const RestoreConversionKernel restore;
-  for (int setting = 0; setting < 16; ++setting) {
-    const int kernel = setting / 4;
-    const bool full = setting % 2 == 1, mont = setting / 2 % 2 == 1;
+  // settings 16 and 17: the tensor cores with blocks of 2 and 4 tiles (set_conversion_tc_tiles)
+  for (int setting = 0; setting < 18; ++setting) {
+    const int kernel = setting < 16 ? setting / 4 : 3;
+    const bool full = setting % 2 == 1, mont = setting >= 16 || setting / 2 % 2 == 1;
+    const int tiles = setting == 16 ? 2 : setting == 17 ? 4 : 1;
     veil::set_conversion_kernel(kernel);
     veil::set_conversion_full_rows(full);
     veil::set_conversion_montgomery(mont);
+    veil::set_conversion_tc_tiles(tiles);
     SCOPED_TRACE("conversion kernel " + std::to_string(kernel) +
                  (full ? ", full rows" : ", no full rows") +
-                 (mont ? ", Montgomery rows" : ", no Montgomery rows"));
+                 (mont ? ", Montgomery rows" : ", no Montgomery rows") + ", tiles " +
+                 std::to_string(tiles));
     body();
   }
 }
@@ -902,34 +908,38 @@ TEST_F(RnsCuda, BaseConverterMatchesCpu) {
   });
 }
 
-// 32-bit words at ModDown's bootstrap shape (12 primes -> 46, 2 polynomials), fast and exact, with
-// each conversion kernel (set_conversion_kernel).
+// 32-bit words at ModDown's bootstrap shape (12 primes -> 46, 2 polynomials), and to 70 primes
+// (the tensor-core kernel's rows in two chunks of 64), fast and exact, with each conversion kernel
+// (set_conversion_kernel).
 TEST_F(RnsCuda, BaseConverter32MatchesCpu) {
   std::mt19937_64 rng(22);
   for_each_conversion_setting([&] {
-    const std::size_t n = 4096, polys = 2;
-    const auto qf = primes(30, n, 12);
-    const auto pt = primes(31, n, 46, qf);
-    BaseConverter conv(make_base(qf), make_base(pt));
-    // products of 30- and 31-bit residues, below 2^61: the lazy rows' table exists
-    ASSERT_GT(conv.tables().mat_mont32.size(), 0u);
-    const auto in64 = random_residues(rng, qf, n, polys);
-    const std::vector<u32> in(in64.begin(), in64.end());
-    for (bool exact : {false, true}) {
-      std::vector<u32> want(polys * pt.size() * n);
-      if (exact) {
-        conv.exact_convert(kCpu, in.data(), want.data(), n, polys);
-      } else {
-        conv.fast_convert(kCpu, in.data(), want.data(), n, polys);
+    for (std::size_t targets : {46, 70}) {
+      const std::size_t n = 4096, polys = 2;
+      const auto qf = primes(30, n, 12);
+      const auto pt = primes(31, n, targets, qf);
+      BaseConverter conv(make_base(qf), make_base(pt));
+      // products of 30- and 31-bit residues, below 2^61: the lazy rows' table exists
+      ASSERT_GT(conv.tables().mat_mont32.size(), 0u);
+      const auto in64 = random_residues(rng, qf, n, polys);
+      const std::vector<u32> in(in64.begin(), in64.end());
+      for (bool exact : {false, true}) {
+        std::vector<u32> want(polys * pt.size() * n);
+        if (exact) {
+          conv.exact_convert(kCpu, in.data(), want.data(), n, polys);
+        } else {
+          conv.fast_convert(kCpu, in.data(), want.data(), n, polys);
+        }
+        auto din = veil::Buffer<u32>::from_host(gpu_, in);
+        veil::Buffer<u32> dout(gpu_, want.size());
+        if (exact) {
+          conv.exact_convert(gpu_, din.data(), dout.data(), n, polys);
+        } else {
+          conv.fast_convert(gpu_, din.data(), dout.data(), n, polys);
+        }
+        EXPECT_EQ(dout.to_host(), want)
+            << "32-bit words, " << (exact ? "exact" : "fast") << ", " << targets << " targets";
       }
-      auto din = veil::Buffer<u32>::from_host(gpu_, in);
-      veil::Buffer<u32> dout(gpu_, want.size());
-      if (exact) {
-        conv.exact_convert(gpu_, din.data(), dout.data(), n, polys);
-      } else {
-        conv.fast_convert(gpu_, din.data(), dout.data(), n, polys);
-      }
-      EXPECT_EQ(dout.to_host(), want) << "32-bit words, " << (exact ? "exact" : "fast");
     }
   });
 }

@@ -111,7 +111,7 @@ const BfvTables& bfv_tables(const Context& ctx, std::size_t level) {
 const SchemeDefinition& bfv_definition() {
   static const SchemeDefinition def{"BFV", /*ntt_form=*/false, /*has_plain_modulus=*/true,
                                     /*errors_times_plain=*/false, &bfv_word32_obstacle,
-                                    &build_bfv_context};
+                                    &build_bfv_context, SchemeType::bfv};
   return def;
 }
 

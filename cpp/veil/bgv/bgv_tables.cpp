@@ -40,7 +40,8 @@ const BgvTables& bgv_tables(const Context& ctx, std::size_t level) {
 
 const SchemeDefinition& bgv_definition() {
   static const SchemeDefinition def{"BGV", /*ntt_form=*/true, /*has_plain_modulus=*/true,
-                                    /*errors_times_plain=*/true, nullptr, &build_bgv_context};
+                                    /*errors_times_plain=*/true, nullptr, &build_bgv_context,
+                                    SchemeType::bgv};
   return def;
 }
 

@@ -100,7 +100,8 @@ void key_switch_rescale_down(const Context& ctx, const Device& dev, std::size_t 
 
 const SchemeDefinition& ckks_definition() {
   static const SchemeDefinition def{"CKKS", /*ntt_form=*/true, /*has_plain_modulus=*/false,
-                                    /*errors_times_plain=*/false, nullptr, &build_ckks_context};
+                                    /*errors_times_plain=*/false, nullptr, &build_ckks_context,
+                                    SchemeType::ckks};
   return def;
 }
 

@@ -156,6 +156,10 @@ std::vector<u32> slot_map(std::size_t n, int log_n) {
 std::shared_ptr<const Context> Context::create(const EncryptionParameters& params,
                                                const SchemeDefinition& scheme,
                                                SecurityLevel security) {
+  if (scheme.scheme != params.scheme) {
+    throw InvalidArgument("scheme: expected the definition of " + to_string(params.scheme) +
+                          " (the parameters' scheme), got " + scheme.name + "'s");
+  }
   std::shared_ptr<Context> ctx(new Context());
   ctx->scheme_def_ = &scheme;
   ctx->build(params, security);

@@ -124,6 +124,8 @@ struct SchemeDefinition {
   std::unique_ptr<SchemeContextTables> (*build_context)(const EncryptionParameters& params,
                                                         std::size_t num_q,
                                                         int word_bits) = nullptr;
+  /// The scheme this definition is of: Context::create refuses parameters of another.
+  SchemeType scheme = SchemeType::bfv;
 };
 
 /// The definition of `scheme` (its constant in the scheme's folder). Defined by the scheme
@@ -164,7 +166,8 @@ class Context {
   /// @param scheme what the scheme adds: its name, forms, checks and context-wide tables.
   /// @param security the HE Standard security level QP is checked against.
   /// @return the context.
-  /// @throws InvalidArgument naming the offending parameter (the context's checks, then the
+  /// @throws InvalidArgument naming `scheme` when it is another scheme's definition than
+  ///         params.scheme, or naming the offending parameter (the context's checks, then the
   ///         scheme's SchemeDefinition::build_context).
   static std::shared_ptr<const Context> create(const EncryptionParameters& params,
                                                const SchemeDefinition& scheme,

@@ -144,6 +144,8 @@ NoiseTables make_noise_tables(const Context& ctx, std::size_t level, u64 f) {
 NoiseTest noise_test(const Context& ctx, const Device& dev, std::size_t level,
                      const NoiseTables& tables) {
   const RnsBase& q = ctx.base_q(level);
+  VEIL_REQUIRE(tables.factor.size() == q.size(),
+               "noise_test: `tables` must be the noise tables of `level`");
   NoiseTest test;
   test.mods = q.moduli(dev);
   test.factor = tables.factor.data(dev);

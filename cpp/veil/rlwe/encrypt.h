@@ -83,6 +83,7 @@ bool noise_exhausted(const Context& ctx, const Device& dev, ConstWordPtr phase, 
 /// @param level the phase's level.
 /// @param tables the scheme's noise tables at `level`.
 /// @return the test's views on `dev` (valid while ctx and tables live).
+/// @throws InvalidArgument when `tables` are not of `level` (their factor count).
 NoiseTest noise_test(const Context& ctx, const Device& dev, std::size_t level,
                      const NoiseTables& tables);
 /// Throws if noise_exhausted (the decryption would be wrong).

@@ -192,7 +192,10 @@ bool mod_up_convert_tc(const Context& ctx, const Device& dev, std::size_t level,
     (void)ctx, (void)dev, (void)level, (void)src, (void)o;
     return false;
   } else {
-    if (!conversion_montgomery() || !mod_up_tensor_cores_apply(ctx, level)) return false;
+    if (!conversion_montgomery() || !mod_up_tensor_cores_apply(ctx, level) ||
+        !rns_detail::tc_supported(dev)) {
+      return false;
+    }
     const KeySwitchLevel& ks = ctx.key_switch(level);
     const ModUpTables<W> t(ctx, dev, level);
     const std::size_t n = ctx.n();
@@ -1010,6 +1013,7 @@ template <class W>
 void rescale_t(const Context& ctx, const Device& dev, std::size_t level,
                const KeySwitchDigits& digits, const KSwitchKey& key, const W* c0, const W* c1,
                const ModDownNtt& down, W* out) {
+  check_ext(ctx, "key_switch_rescale");  // a rescale's division: no t-correction, NTT form
   check_down(ctx, level, down, "down");
   // (P c + c') / (P * B) = round(switched / B) up to the rounding of one division.
   const std::size_t kept = down.keep().size();

@@ -37,7 +37,8 @@ void set_key_switch_batched_loads(bool on);
 /// (32-bit words with the Montgomery table, digits of at most 16 primes, at most 64 output rows a
 /// digit), else 2: 56.5 -> 44.6 us for ModUp at bootparam_40's top level (H200, ncu).
 /// VEIL_MODUP_KERNEL (0..3, read once) or set_mod_up_kernel choose it (A/B in
-/// bench/boot_bench.cpp). An unparsable or out-of-range VEIL_MODUP_KERNEL is ignored (2).
+/// bench/boot_bench.cpp). An unparsable or out-of-range VEIL_MODUP_KERNEL is ignored (3).
+/// Kernel 3 needs compute capability 8.0 or later; older GPUs run kernel 2.
 /// @return the current kernel, 0..3 (process-wide).
 int mod_up_kernel();
 /// Chooses mod_up_kernel() for the whole process (the words computed do not change).
@@ -173,8 +174,9 @@ void key_switch_inner(const Context& ctx, const Device& dev, std::size_t level,
 /// @param c1 the second, likewise.
 /// @param down ModDownNtt from Q_l ∪ P to a prefix Q_t of Q_l (it divides by B and P).
 /// @param out [2][t+1][N], not overlapping the inputs.
-/// @throws InvalidArgument naming `down` if it is not a ModDown from Q_l ∪ P to a prefix of
-///         Q_l, or as key_switch_inner.
+/// @throws InvalidArgument naming `key_switch_rescale` for a scheme without the extended basis
+///         (coefficient-form ciphertexts or errors that are multiples of t), `down` if it is not
+///         a ModDown from Q_l ∪ P to a prefix of Q_l, or as key_switch_inner.
 void key_switch_rescale(const Context& ctx, const Device& dev, std::size_t level,
                         const KeySwitchDigits& digits, const KSwitchKey& key, ConstWordPtr c0,
                         ConstWordPtr c1, const ModDownNtt& down, WordPtr out);

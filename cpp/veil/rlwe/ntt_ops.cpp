@@ -28,6 +28,8 @@ Ciphertext divide_by_top_primes(const Ciphertext& ct, std::size_t target, const 
   }
   const Device& dev = ct.device();
   VEIL_REQUIRE(target < level, "divide_by_top_primes: target must be below the level");
+  VEIL_REQUIRE(down.keep().size() == target + 1 && down.drop().size() == level - target,
+               "divide_by_top_primes: `down` must divide Q_level by the primes above `target`");
   Ciphertext out(ctx, dev, ct.size(), target, true);
   down.apply(dev, ctx->ntt(), ct.data(), out.data(), ctx->n(), ct.size());
   out.set_scale(ct.scale());

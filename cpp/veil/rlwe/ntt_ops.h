@@ -25,7 +25,8 @@ Ciphertext tensor_ntt(const Ciphertext& a, const Ciphertext& b);
 /// @param down the ModDownNtt from Q_l to Q_target.
 /// @param what the argument's name in messages.
 /// @return the ciphertext at `target`.
-/// @throws InvalidArgument naming `what` at level 0.
+/// @throws InvalidArgument naming `what` at level 0; InvalidArgument when target >= l or `down`
+///         does not divide Q_l by the primes above `target`.
 Ciphertext divide_by_top_primes(const Ciphertext& ct, std::size_t target, const ModDownNtt& down,
                                 const char* what);
 

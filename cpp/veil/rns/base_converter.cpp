@@ -204,6 +204,10 @@ bool convert_tc(const Device& dev, const ConvView& cv, std::size_t stride,
       return false;
     }
 #if defined(__CUDACC__)
+    // 8-byte stores (the limbs are n % 128 == 0 words apart, so the first limb decides)
+    if ((reinterpret_cast<std::uintptr_t>(out.limb(0, 0)) & 7) != 0 || !tc_supported(dev)) {
+      return false;
+    }
     backend::set_current(dev);
     const ConvTcRows rows{cv, mont, static_cast<u32>(stride), static_cast<u32>(chunks), in, out};
     with_tc_tiles(n, [&](auto tiles) {

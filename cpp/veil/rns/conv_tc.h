@@ -11,14 +11,18 @@
 // T_a = sum_b T_{a,b} 2^{8b}, so that
 //   out_r 2^32 = sum_b 2^{8b} C_b(r)  (mod p),   C_b(r) = sum_{a, i} T_{a,b}(r, i) y_{i,a}:
 // four u8 x u8 -> s32 products of [rows x 64] by [64 x coefficients] (k = 16 a + i, i < 16,
-// zero-padded). Each C_b is below 64 * 255^2 < 2^22, so the sum is below 2^47 < p 2^32 and one
-// REDC (Montgomery, Math. Comp. 1985; redc32) gives the canonical residue: the same words as the
-// other conversion kernels.
+// zero-padded). Each C_b is below 64 * 255^2 < 2^22 (no s32 overflow), and the sum
+// sum_{a,i} T_a(r, i) y_{i,a} is below 64 * 255 * p < p 2^32, so one REDC (Montgomery, Math. Comp.
+// 1985; redc32) gives the canonical residue: the same words as the other conversion kernels. The
+// kernel needs sm_80 or later (tc_supported) and 8-byte aligned output limbs.
 #pragma once
 #if defined(__CUDACC__)
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
+#include "veil/backend/device.h"
 #include "veil/core/modarith.h"
 #include "veil/rns/conv_kernels.h"
 
@@ -155,6 +159,21 @@ __global__ void __launch_bounds__(kTcThreads) tc_convert_kernel(const R rows_of,
     if (out0) *reinterpret_cast<uint2*>(out0 + col) = make_uint2(v[0], v[1]);
     if (out1) *reinterpret_cast<uint2*>(out1 + col) = make_uint2(v[2], v[3]);
   }
+}
+
+/// Whether `dev` runs the u8 mma.sync of tc_convert_kernel (compute capability 8.0 or later),
+/// asked of the runtime once per device.
+/// @param dev a CUDA device.
+/// @return true on sm_80 and later.
+inline bool tc_supported(const Device& dev) {
+  static std::atomic<int> known[64] = {};  // 0 unknown, 1 no, 2 yes
+  if (dev.index < 0 || dev.index >= 64) return false;
+  int k = known[dev.index].load(std::memory_order_relaxed);
+  if (k == 0) {
+    k = cuda_device_info(dev.index).compute_major >= 8 ? 2 : 1;
+    known[dev.index].store(k, std::memory_order_relaxed);
+  }
+  return k == 2;
 }
 
 /// Runs launch(std::integral_constant<u32, kTiles>) with the tiles a block takes:
