@@ -192,8 +192,8 @@ class BaseConverter {
 /// cores (u8 matrix products, TensorFHE, arXiv 2212.14191; rns/conv_tc.h) where they apply
 /// (32-bit words with the Montgomery table and the lazy rows on, rows of at most 16 words, N a
 /// multiple of 128, 8-byte aligned outputs, compute capability 8.0 or later), else 2: ModDown's
-/// P -> Q at bootparam_40's top level 48.6 -> 35.8 us (H200, ncu). VEIL_CONV_KERNEL (0..3, read once) or set_conversion_kernel choose it (A/B in
-/// bench/boot_bench.cpp).
+/// P -> Q at bootparam_40's top level 48.6 -> 35.8 us (H200, ncu). VEIL_CONV_KERNEL (0..3, read
+/// once) or set_conversion_kernel choose it (A/B in bench/boot_bench.cpp).
 /// @return the kernel in use, 0..3.
 int conversion_kernel();
 /// Chooses the register-blocked conversions' GPU kernel for the whole process (see
