@@ -8,6 +8,7 @@
 #include "bind.h"
 #include "bind_common.h"
 #include "bind_io.h"
+#include "veil/ckks/ckks_tables.h"
 #include "veil/core/error.h"
 #include "veil/rlwe/checks.h"
 #include "veil/rlwe/plaintext.h"
