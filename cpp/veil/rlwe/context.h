@@ -124,8 +124,9 @@ struct SchemeDefinition {
   std::unique_ptr<SchemeContextTables> (*build_context)(const EncryptionParameters& params,
                                                         std::size_t num_q,
                                                         int word_bits) = nullptr;
-  /// The scheme this definition is of: Context::create refuses parameters of another.
-  SchemeType scheme = SchemeType::bfv;
+  /// The scheme this definition is of (every definition sets it): Context::create refuses
+  /// parameters of another.
+  SchemeType scheme{};
 };
 
 /// The definition of `scheme` (its constant in the scheme's folder). Defined by the scheme
