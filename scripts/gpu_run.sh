@@ -47,6 +47,11 @@
 #           ModUp kernel, c the blocked conversions' kernel, f their branch-free rows, n the fused
 #           ModDown's narrow producer, a compact Galois keys (e.g.
 #           BOOT_AB='c0 c1 c2')
+#   abtree  veil bench of this tree and of another commit's source tree AB_TREE (an ignored
+#           folder carried with the call, e.g. `git archive <sha> | tar -x -C .before`; AB_COMMIT
+#           names its commit), built into a private target and run alternately, AB_ROUNDS rounds
+#           (default "1 2"; SCHEME and the extra arguments as for bench; abtree_<a|b>_<round>.*),
+#           then bench/ab_compare.py's table of the medians (abtree.md)
 # VEIL_SITE=dir installs the build into dir instead of site-packages (two commits side by side).
 #   ray     scale-out on Ray (bench/ray_scale.py): batch bootstraps, online serving against
 #           independent servers and a replica killed under load, over RAY_GPUS (default 1,2)
@@ -225,6 +230,26 @@ if has bench; then
   (cd "$PRIV" && veil bench --scheme "$SCHEME" --device cuda --json "$OUT/bench_$SCHEME.json" \
     --markdown "$OUT/bench_$SCHEME.md" "$@") > "$OUT/bench_$SCHEME.log" 2>&1
   echo "bench rc=$?"; tail -40 "$OUT/bench_$SCHEME.log"
+fi
+if has abtree; then  # this tree (a) against AB_TREE (b, another commit), alternately
+  SCHEME=${SCHEME:-ckks}
+  t0=$(date +%s)
+  (cd "${AB_TREE:?AB_TREE names the other source tree}" && python3 -m pip install \
+    --no-build-isolation --no-deps -q -C build-dir=build/gpu --target "$PRIV/site_b" \
+    -C cmake.define.VEIL_CUDA=ON .) > "$OUT/build_b.log" 2>&1
+  echo "build of $AB_TREE rc=$? in $(( $(date +%s) - t0 )) s"
+  for round in ${AB_ROUNDS:-1 2}; do
+    for side in a b; do
+      if [ $side = a ]; then pp=${PYTHONPATH:-}; cm=${VEIL_GIT_COMMIT:-unknown}
+      else pp="$PRIV/site_b${PYTHONPATH:+:$PYTHONPATH}"; cm=${AB_COMMIT:-unknown}; fi
+      (cd "$PRIV" && PYTHONPATH="$pp" VEIL_GIT_COMMIT="$cm" python3 -m veil bench \
+        --scheme "$SCHEME" --device cuda --json "$OUT/abtree_${side}_$round.json" \
+        --markdown "$OUT/abtree_${side}_$round.md" "$@") > "$OUT/abtree_${side}_$round.log" 2>&1
+      echo "bench ($side = $cm, round $round) rc=$?"
+    done
+  done
+  python3 bench/ab_compare.py "$OUT"/abtree_a_*.json --b "$OUT"/abtree_b_*.json \
+    --markdown "$OUT/abtree.md"
 fi
 if has ab; then
   SCHEME=${SCHEME:-ckks}

@@ -87,6 +87,16 @@ void bind_data(nb::module_& m) {
   def_serialization<Ciphertext>(ct_cls, "ciphertext", [](io::ByteView v, const Ctx& c, const Device& d, const io::LoadOptions& o) {
     return io::load_ciphertext(v, c, d, o);
   });
+  // The pythonic layer's "same context" check is this one (rlwe/checks.h check_compatible), with
+  // the user's argument name: Python forwards, the core checks.
+  m.def("check_same_context", [](const Ctx& c, const Ciphertext& ct, const std::string& what) {
+        if (!c) throw InvalidArgument("context: is empty");
+        check_compatible(*c, ct.device(), ct.context(), ct.device(), what.c_str());
+      }, "context"_a, "ciphertext"_a, "what"_a,
+      "Checks that `ciphertext` belongs to `context`'s parameters and word size (the core's one "
+      "check, rlwe/checks.h check_compatible). ValueError naming `what` otherwise: empty, or "
+      "another context (the message gives both parameter sets: scheme, poly_modulus_degree, "
+      "primes, plain_modulus), or another word size.");
 }
 
 }  // namespace veil::bind

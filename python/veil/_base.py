@@ -1009,16 +1009,11 @@ def load(source: Bytes | PathLike, ctx: KeyedContext | _core.Context | None = No
 
 
 def check_same_context(a, b, what: str = "other") -> None:
-    if a.ctx.context.parameter_hash != b.ctx.context.parameter_hash:
-        def params(c):
-            ctx = c.ctx
-            t = f", plain_modulus {ctx.context.plain_modulus}" if ctx.scheme != "ckks" else ""
-            return (f"{ctx.scheme.upper()}, poly_modulus_degree {ctx.poly_modulus_degree}, "
-                    f"{len(ctx.coeff_modulus)} primes{t}")
-        raise ValueError(
-            f"{what}: ciphertext belongs to a different context ({params(b)}; this one: "
-            f"{params(a)}): compute only on ciphertexts of one context (and its ctx.public() "
-            "view)")
+    """ValueError naming ``what`` unless ciphertext ``b`` belongs to ``a``'s context (its
+    parameters and word size). The check is the core's (``veil._core.check_same_context``,
+    C++ ``check_compatible``): this forwards to it with the user's argument name, and the
+    message gives both parameter sets."""
+    _core.check_same_context(a.ctx.context, b.raw, what)
 
 
 __all__: Sequence[str] = ["CiphertextBase", "KeyedContext", "build_params", "check_degree",

@@ -274,7 +274,7 @@ class CKKSContext(KeyedContext):
                              "bootstrapping=True or call enable_bootstrapping())")
         if not isinstance(ct, CKKSCiphertext):
             raise TypeError(f"ct: expected a CKKSCiphertext, got {type(ct).__name__}")
-        check_same_context(ct, CKKSCiphertext(self, ct.raw, False), "ct")
+        _core.check_same_context(self.context, ct.raw, "ct")
         n = self._sparse_slots()
         if n is not None and n < len(ct) < self.slot_count:
             # Its slots cannot repeat with period n: SubSum would return a wrong vector.
@@ -535,7 +535,7 @@ class CKKSContext(KeyedContext):
         decryptor = self._need_secret()
         if not isinstance(ct, CKKSCiphertext):
             raise _errors.wrong_ciphertext(self, "ct", ct, "a CKKSCiphertext")
-        check_same_context(ct, CKKSCiphertext(self, ct.raw, False), "ct")
+        _core.check_same_context(self.context, ct.raw, "ct")
         if out is not None:
             self.encoder.decode_into(decryptor.decrypt(ct.raw), out)
             return out

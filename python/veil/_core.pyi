@@ -381,6 +381,11 @@ class Ciphertext:
     def load(path: str, context: Context, device: str = 'cpu', max_bytes: int | None = None) -> Ciphertext:
         """Loads a file written by save()."""
 
+def check_same_context(context: Context, ciphertext: Ciphertext, what: str) -> None:
+    """
+    Checks that `ciphertext` belongs to `context`'s parameters and word size (the core's one check, rlwe/checks.h check_compatible). ValueError naming `what` otherwise: empty, or another context (the message gives both parameter sets: scheme, poly_modulus_degree, primes, plain_modulus), or another word size.
+    """
+
 def ciphertext_to_buffer(ct: Ciphertext, length: object, complex_values: bool = False) -> Annotated[NDArray[numpy.uint8], dict(shape=(None,))]:
     """
     ciphertext_to_bytes(ct, length, complex_values, 'none') as a uint8 numpy array that owns the saved bytes (no copy into a bytes object): what pickling hands to protocol 5 as an out-of-band buffer (Ray's object store, multiprocessing).

@@ -40,7 +40,7 @@ from typing import Any, Union, cast
 
 import numpy as np
 
-from . import _check, _repack, _tensor
+from . import _check, _core, _repack, _tensor
 from ._base import Bytes, CiphertextBase, KeyedContext
 from ._ckks import CKKSCiphertext, CKKSContext
 from ._integer import IntegerContext
@@ -370,8 +370,7 @@ class EncryptedTensor:
                                  f"layouts (perm {self._perm} and {other._perm}, e.g. one was "
                                  "transposed); transpose both alike, or encrypt the operand "
                                  "transposed")
-            if other.ctx.context.parameter_hash != self.ctx.context.parameter_hash:
-                raise ValueError(f"{name}: the tensors belong to different contexts")
+            _core.check_same_context(self.ctx.context, other._chunks[0].raw, name)
             return "tensor", other._chunks
         if isinstance(other, CiphertextBase):
             raise TypeError(f"{name}: combine an encrypted tensor with a tensor, a number or a "

@@ -314,8 +314,7 @@ class IntegerContext(KeyedContext):
         for c in cts:
             if not isinstance(c, Ciphertext):
                 raise TypeError(f"cts: expected veil ciphertexts, got {type(c).__name__}")
-            if c.ctx.context.parameter_hash != self.context.parameter_hash:
-                raise ValueError("cts: expected ciphertexts of this context (or its public view)")
+            _core.check_same_context(self.context, c.raw, "cts")
         raws = [c.raw for c in cts]
         pts = [c._plain(p) for c, p in zip(cts, plains)]
         return cts[0]._wrap(self.evaluator.multiply_plain_sum(raws, pts))
@@ -428,8 +427,7 @@ class IntegerContext(KeyedContext):
 
     def _raw(self, ct) -> _core.Ciphertext:
         if isinstance(ct, Ciphertext):
-            if ct.ctx.context.parameter_hash != self.context.parameter_hash:
-                raise ValueError("ct: belongs to a different context")
+            _core.check_same_context(self.context, ct.raw, "ct")
             return ct.raw
         if isinstance(ct, _core.Ciphertext):
             return ct

@@ -260,6 +260,47 @@ TEST(BadInput, OperandsFromDifferentContexts) {
   EXPECT_THROW_NAMING(da.invariant_noise_budget(P.cb), InvalidArgument, "encrypted");
 }
 
+// The one "same context" gate (check_compatible) gives both parameter sets; the key gate
+// (check_key) names the key and refuses another key set of the same parameters; the
+// CKKS-only operations are refused at the operation, before the scheme's code runs.
+TEST(BadInput, OneGateNamesTheArgumentAndBothParameterSets) {
+  Pair &P = pair();
+  const std::string primes = std::to_string(base_params().coeff_modulus.size()) + " primes";
+  const std::string ours = "BFV, poly_modulus_degree 4096, " + primes + ", plain_modulus 65537";
+  const std::string theirs = "BFV, poly_modulus_degree 4096, " + primes + ", plain_modulus " +
+                             std::to_string(PlainModulus::batching(kN, 20));
+  try {
+    P.eva.add(P.ca, P.cb);
+    ADD_FAILURE() << "no exception";
+  } catch (const InvalidArgument &e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("encrypted2: belongs to a different context", 0), 0u) << m;
+    EXPECT_NE(m.find("(" + theirs + "; the operation's: " + ours + ")"), std::string::npos) << m;
+  }
+  // Same parameters, another secret key: the keys' gate names the key.
+  KeyGenerator other(P.a, Device::cpu(), 99);
+  const Ciphertext prod = P.eva.multiply(P.ca, P.ca);
+  EXPECT_THROW_NAMING(P.eva.relinearize(prod, other.create_relin_keys()), InvalidArgument,
+                      "relin_keys: belongs to another key set");
+  const GaloisKeys gk = other.create_galois_keys({1}, true);
+  EXPECT_THROW_NAMING(P.eva.rotate_rows(P.ca, 1, gk), InvalidArgument,
+                      "galois_keys: belongs to another key set");
+  EXPECT_THROW_NAMING(P.eva.rotate_many(P.ca, {1}, gk), InvalidArgument,
+                      "galois_keys: belongs to another key set");
+  EXPECT_THROW_NAMING(Decryptor(P.a, other.secret_key()).decrypt(P.ca), InvalidArgument,
+                      "encrypted: belongs to another key set");
+  // The nearest valid input passes.
+  EXPECT_NO_THROW(P.eva.relinearize(prod, P.kga.create_relin_keys()));
+  // CKKS-only operations on a BFV ciphertext.
+  EXPECT_THROW_NAMING(P.eva.multiply_scalar(P.ca, 2.0, 1.0), InvalidArgument,
+                      "multiply_scalar is a CKKS operation");
+  EXPECT_THROW_NAMING(P.eva.add_scalar(P.ca, 2.0), InvalidArgument,
+                      "add_scalar is a CKKS operation");
+  EXPECT_THROW_NAMING(P.eva.multiply_monomial(P.ca, 1), InvalidArgument,
+                      "multiply_monomial is a CKKS operation");
+  EXPECT_THROW_NAMING(P.eva.mod_raise(P.ca), InvalidArgument, "mod_raise is a CKKS operation");
+}
+
 TEST(BadInput, EncryptorDecryptorFromKeyOfAnotherContext) {
   // Decrypting with a public key does not compile; a key of another context must be refused.
   static_assert(!std::is_constructible_v<Decryptor, ContextPtr, const PublicKey &>);

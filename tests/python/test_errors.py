@@ -220,6 +220,32 @@ def test_key_sets_and_schemes_in_every_scheme() -> None:
     assert isinstance(e, TypeError) and "do not mix" in str(e)
 
 
+def test_same_context_is_the_cores_one_check_with_the_users_names() -> None:
+    """The pythonic layer forwards its "same context" checks to the core's one gate
+    (veil._core.check_same_context), which names the user's argument and gives both parameter
+    sets; the parameters in the message are read here from the contexts themselves."""
+    bfv = veil.bfv(poly_modulus_degree=4096, device="cpu", seed=8)
+    other = veil.bfv(poly_modulus_degree=8192, device="cpu", seed=8)
+    x, y = bfv.encrypt([1]), other.encrypt([1])
+
+    def summary(c) -> str:
+        return (f"BFV, poly_modulus_degree {c.poly_modulus_degree}, "
+                f"{len(c.context.params.coeff_modulus)} primes, "
+                f"plain_modulus {c.context.plain_modulus}")
+
+    for op, name in ((lambda: x + y, "other"), (lambda: x * y, "other"),
+                     (lambda: bfv.decrypt(y), "ct"), (lambda: bfv.noise_budget(y), "ct")):
+        e = message_of(op)
+        assert isinstance(e, ValueError), e
+        msg = str(e)
+        assert msg.startswith(f"{name}: belongs to a different context"), msg
+        assert f"({summary(other)}; the operation's: {summary(bfv)})" in msg, msg
+    # The gate itself, called directly: the name passed in is the one reported.
+    with pytest.raises(ValueError, match=r"^my_arg: belongs to a different context"):
+        veil._core.check_same_context(bfv.context, y.raw, "my_arg")
+    veil._core.check_same_context(bfv.context, x.raw, "my_arg")  # the same context passes
+
+
 def test_rotation_keys_on_the_server_name_the_step() -> None:
     client = veil.ckks(poly_modulus_degree=8192, device="cpu", seed=10)
     client.create_galois_keys([1])

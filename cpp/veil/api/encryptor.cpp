@@ -8,6 +8,17 @@ namespace veil {
 
 namespace {
 Prng make_prng(std::optional<std::uint64_t> seed) { return seed ? Prng::from_u64(*seed) : Prng(); }
+// The gate of decryption: a ciphertext of this context, on the secret key's device, of its key
+// set (the key-set error names `encrypted`: the ciphertext is the user's argument).
+void check_decryptable(const Context& ctx, const SecretKey& sk, const Ciphertext& encrypted) {
+  check_ciphertext(ctx, encrypted, "encrypted");
+  if (encrypted.device() != sk.device()) {
+    throw TypeMismatch("encrypted: lives on " + encrypted.device().str() +
+                       " but the operation runs on " + sk.device().str() +
+                       " (move it with .to(device))");
+  }
+  join_key_sets(encrypted.key_id(), sk.key_id(), "encrypted");
+}
 [[noreturn]] void unsupported(SchemeType s, const char* op) {
   throw InvalidArgument(std::string(op) + ": not available for scheme " + to_string(s));
 }
@@ -57,17 +68,13 @@ void Decryptor::set_noise_flooding(int bits) {
 }
 
 Plaintext Decryptor::decrypt(const Ciphertext& encrypted, bool check_noise) const {
-  check_ciphertext(*ctx_, encrypted, "encrypted");
-  check_compatible(*ctx_, sk_.device(), encrypted.context(), encrypted.device(), "encrypted");
-  join_key_sets(encrypted.key_id(), sk_.key_id(), "encrypted");
+  check_decryptable(*ctx_, sk_, encrypted);
   return scheme_ops(ctx_->scheme())
       .decrypt(sk_, encrypted, check_noise, flooding_bits_, &flooding_prng_);
 }
 
 int Decryptor::invariant_noise_budget(const Ciphertext& encrypted) const {
-  check_ciphertext(*ctx_, encrypted, "encrypted");
-  check_compatible(*ctx_, sk_.device(), encrypted.context(), encrypted.device(), "encrypted");
-  join_key_sets(encrypted.key_id(), sk_.key_id(), "encrypted");
+  check_decryptable(*ctx_, sk_, encrypted);
   const SchemeOps& ops = scheme_ops(ctx_->scheme());
   if (!ops.invariant_noise_budget) unsupported(ctx_->scheme(), "invariant_noise_budget");
   return ops.invariant_noise_budget(sk_, encrypted);

@@ -39,6 +39,15 @@ std::optional<Ciphertext> prepare_binary(const Context& ctx, const Ciphertext& a
   return o.prepare_binary ? o.prepare_binary(a, b) : std::nullopt;
 }
 
+// The gate of the CKKS-only operations (the other schemes have no rescale, scale or slot-wise
+// real constants): the scheme functions they call do not check their operands again.
+void require_ckks(const Context& ctx, const char* op) {
+  if (!ops(ctx).rescales) {
+    throw InvalidArgument(std::string("encrypted: ") + op + " is a CKKS operation (this is a " +
+                          ctx.scheme_definition().name + " ciphertext)");
+  }
+}
+
 // The result of an operation keeps its operands' key set.
 Ciphertext with_key(Ciphertext c, u64 id) {
   c.set_key_id(id);
@@ -206,9 +215,7 @@ namespace {
 // device and key set. Returns the joined key-set id.
 u64 check_relinearize(const Context& ctx, const Ciphertext& a, const RelinKeys& rlk,
                       const char* op) {
-  if (rlk.empty()) throw InvalidArgument("relin_keys: is empty");
-  check_compatible(ctx, a.device(), rlk.context(), rlk.device(), "relin_keys");
-  const u64 id = join_key_sets(a.key_id(), rlk.key_id(), "relin_keys");
+  const u64 id = check_key(ctx, a, rlk, "relin_keys");
   if (a.size() != 3) {
     throw InvalidArgument(std::string("encrypted: ") + op +
                           " expects a ciphertext of size 3, got size " + std::to_string(a.size()));
@@ -232,9 +239,7 @@ void Evaluator::relinearize_inplace(Ciphertext& a, const RelinKeys& rlk) const {
 
 Ciphertext Evaluator::relinearize_rescale(const Ciphertext& a, const RelinKeys& rlk) const {
   check(a, "encrypted");
-  if (!ops(*ctx_).rescales) {
-    throw InvalidArgument("encrypted: relinearize_rescale is a CKKS operation");
-  }
+  require_ckks(*ctx_, "relinearize_rescale");
   const u64 id = check_relinearize(*ctx_, a, rlk, "relinearize_rescale");
   const std::size_t level = a.level();
   const ckks::RescaleStep step = ckks::rescale_step(a);
@@ -261,8 +266,7 @@ Ciphertext Evaluator::relinearize(const Ciphertext& a, const RelinKeys& rlk) con
 Ciphertext Evaluator::multiply_many(const std::vector<Ciphertext>& cts, const RelinKeys& rlk) const {
   if (cts.empty()) throw InvalidArgument("encrypteds: expected at least one ciphertext");
   for (const Ciphertext& c : cts) check(c, "encrypteds");  // all of them, even a single one
-  if (rlk.empty()) throw InvalidArgument("relin_keys: is empty");
-  check_compatible(*ctx_, cts[0].device(), rlk.context(), rlk.device(), "relin_keys");
+  check_key(*ctx_, cts[0], rlk, "relin_keys");
   std::vector<Ciphertext> layer(cts);
   while (layer.size() > 1) {
     std::vector<Ciphertext> next;
@@ -292,14 +296,14 @@ Ciphertext Evaluator::exponentiate(const Ciphertext& a, std::uint64_t exponent,
 }
 
 Ciphertext Evaluator::galois_with_digits(const Ciphertext& a, const KeySwitchDigits& digits, u32 elt,
-                                         const GaloisKeys& gk) const {
+                                         const GaloisKeys& gk, u64 key_id) const {
   const KSwitchKey& key = gk.key(elt);
   const std::size_t n = ctx_->n();
   const RnsBase& q = ctx_->base_q(a.level());
   Ciphertext out(ctx_, a.device(), 2, a.level(), a.is_ntt_form());
   out.set_scale(a.scale());
   out.set_correction_factor(a.correction_factor());
-  out.set_key_id(join_key_sets(a.key_id(), gk.key_id(), "galois_keys"));
+  out.set_key_id(key_id);
   if (a.is_ntt_form()) {
     poly::automorphism_ntt(a.device(), q, n, 1, elt, a.poly(0), out.poly(0));
   } else {
@@ -313,7 +317,7 @@ Ciphertext Evaluator::galois_with_digits(const Ciphertext& a, const KeySwitchDig
 
 Ciphertext Evaluator::apply_galois(const Ciphertext& a, u32 galois_elt, const GaloisKeys& gk) const {
   check(a, "encrypted");
-  check_compatible(*ctx_, a.device(), gk.context(), gk.device(), "galois_keys");
+  const u64 id = check_key(*ctx_, a, gk, "galois_keys");
   if (a.size() != 2) {
     throw InvalidArgument("encrypted: Galois automorphisms expect size 2 (relinearize first), got " +
                           std::to_string(a.size()));
@@ -323,9 +327,8 @@ Ciphertext Evaluator::apply_galois(const Ciphertext& a, u32 galois_elt, const Ga
                           std::to_string(galois_elt));
   }
   gk.key(galois_elt);  // throws a clear error if missing
-  join_key_sets(a.key_id(), gk.key_id(), "galois_keys");
   const KeySwitchDigits digits = key_switch_mod_up(*ctx_, a.device(), a.level(), a.poly(1), a.is_ntt_form());
-  return galois_with_digits(a, digits, galois_elt, gk);
+  return galois_with_digits(a, digits, galois_elt, gk, id);
 }
 
 Ciphertext Evaluator::switch_key(const Ciphertext& a, const SwitchingKey& key) const {
@@ -354,6 +357,7 @@ Ciphertext Evaluator::switch_key(const Ciphertext& a, const SwitchingKey& key) c
 
 Ciphertext Evaluator::mod_raise(const Ciphertext& a) const {
   check(a, "encrypted");
+  require_ckks(*ctx_, "mod_raise");
   return ckks::mod_raise(a);
 }
 
@@ -436,6 +440,7 @@ std::vector<Ciphertext> Evaluator::multiply_diagonals_bsgs(
   for (const Ciphertext* c : inputs) {
     if (c == nullptr) throw InvalidArgument("inputs: a ciphertext is null");
   }
+  require_ckks(*ctx_, "multiply_diagonals_bsgs");
   const u64 id = join_key_sets(check_all(inputs), gk.key_id(), "galois_keys");
   std::vector<Ciphertext> out = ckks::multiply_diagonals_bsgs(inputs, outputs, gk);
   for (Ciphertext& c : out) c.set_key_id(id);
@@ -445,12 +450,14 @@ std::vector<Ciphertext> Evaluator::multiply_diagonals_bsgs(
 Ciphertext Evaluator::scalar_combination(const std::vector<const Ciphertext*>& cts,
                                          const std::vector<double>& values, double constant,
                                          double scale, std::size_t level) const {
+  require_ckks(*ctx_, "scalar_combination");
   const u64 id = check_all(cts);
   return with_key(ckks::scalar_combination(cts, values, constant, scale, level), id);
 }
 
 Ciphertext Evaluator::multiply_scalar(const Ciphertext& a, double value, double scale) const {
   check(a, "encrypted");
+  require_ckks(*ctx_, "multiply_scalar");
   Ciphertext out = a;
   ckks::multiply_scalar_inplace(out, value, scale);
   return out;
@@ -458,6 +465,7 @@ Ciphertext Evaluator::multiply_scalar(const Ciphertext& a, double value, double 
 
 Ciphertext Evaluator::add_scalar(const Ciphertext& a, double value) const {
   check(a, "encrypted");
+  require_ckks(*ctx_, "add_scalar");
   Ciphertext out = a;
   ckks::add_scalar_inplace(out, value);
   return out;
@@ -465,6 +473,7 @@ Ciphertext Evaluator::add_scalar(const Ciphertext& a, double value) const {
 
 Ciphertext Evaluator::multiply_monomial(const Ciphertext& a, std::size_t k) const {
   check(a, "encrypted");
+  require_ckks(*ctx_, "multiply_monomial");
   Ciphertext out = a;
   ckks::multiply_monomial_inplace(out, k);
   return out;
@@ -540,9 +549,8 @@ Ciphertext Evaluator::rotate_columns(const Ciphertext& a, const GaloisKeys& gk) 
 std::vector<Ciphertext> Evaluator::rotate_many(const Ciphertext& a, const std::vector<int>& steps,
                                                const GaloisKeys& gk) const {
   check(a, "encrypted");
-  check_compatible(*ctx_, a.device(), gk.context(), gk.device(), "galois_keys");
+  const u64 id = check_key(*ctx_, a, gk, "galois_keys");
   if (a.size() != 2) throw InvalidArgument("encrypted: expected size 2 (relinearize first)");
-  join_key_sets(a.key_id(), gk.key_id(), "galois_keys");
   std::vector<u32> elts;
   for (int s : steps) elts.push_back(ctx_->galois_elt_from_step(s));
   std::optional<KeySwitchDigits> digits;  // the shared decomposition, computed once if needed
@@ -555,7 +563,7 @@ std::vector<Ciphertext> Evaluator::rotate_many(const Ciphertext& a, const std::v
       if (!digits) {
         digits = key_switch_mod_up(*ctx_, a.device(), a.level(), a.poly(1), a.is_ntt_form());
       }
-      out.push_back(galois_with_digits(a, *digits, e, gk));
+      out.push_back(galois_with_digits(a, *digits, e, gk, id));
     } else {
       out.push_back(rotate_generic(a, steps[i], gk));  // NAF composition, as rotate_rows
     }
@@ -595,6 +603,7 @@ Plaintext Evaluator::mod_switch_to(const Plaintext& p, std::size_t level) const 
   if (!ops(*ctx_).rescales) {
     throw InvalidArgument("plain: only CKKS plaintexts carry a level");
   }
+  check_compatible(*ctx_, p.device(), p.context(), p.device(), "plain");
   if (level > p.level()) {
     throw InvalidArgument("level: " + std::to_string(level) + " is above the plaintext's level " +
                           std::to_string(p.level()));

@@ -393,8 +393,10 @@ class Evaluator {
   /// Checks each operand (named `encrypted`) and returns their common key set.
   u64 check_all(const std::vector<const Ciphertext*>& cts, bool bfv_ntt = false) const;
   Ciphertext rotate_generic(const Ciphertext& a, int steps, const GaloisKeys& gk) const;
+  // The automorphism `elt` of `a` from its shared decomposition; the result's key set is
+  // `key_id` (the caller checked the keys: check_key).
   Ciphertext galois_with_digits(const Ciphertext& a, const KeySwitchDigits& digits, u32 elt,
-                                const GaloisKeys& gk) const;
+                                const GaloisKeys& gk, u64 key_id) const;
   ContextPtr ctx_;
 };
 

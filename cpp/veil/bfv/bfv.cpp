@@ -14,21 +14,6 @@
 namespace veil::bfv {
 
 namespace {
-
-// `ntt_ok`: the operation also takes NTT-form ciphertexts (Evaluator::transform_to_ntt).
-void check_bfv(const Ciphertext& ct, const char* what, bool ntt_ok = false) {
-  if (ct.empty()) throw InvalidArgument(std::string(what) + ": is empty");
-  if (ct.context()->scheme() != SchemeType::bfv) {
-    throw InvalidArgument(std::string(what) + ": is not a BFV ciphertext");
-  }
-  if (ct.is_ntt_form() && !ntt_ok) {
-    throw InvalidArgument(std::string(what) + ": BFV ciphertexts must be in coefficient form");
-  }
-}
-
-}  // namespace
-
-namespace {
 template <class W>
 void add_scaled_plain_t(const Context& ctx, const Device& dev, const u64* m, W* c0, bool subtract,
                         std::size_t level) {
@@ -78,7 +63,6 @@ Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prn
 }
 
 Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
-  check_bfv(ct, "encrypted");
   const ContextPtr& ctx = ct.context();
   const Device& dev = ct.device();
   const std::size_t n = ctx->n();
@@ -105,7 +89,6 @@ Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
 }
 
 void mod_switch_to_next_inplace(Ciphertext& ct) {
-  check_bfv(ct, "encrypted");
   const ContextPtr& ctx = ct.context();
   const std::size_t level = ct.level();
   if (level == 0) throw InvalidArgument("encrypted: is at level 0; no next level");
@@ -118,7 +101,6 @@ void mod_switch_to_next_inplace(Ciphertext& ct) {
 }
 
 int invariant_noise_budget(const SecretKey& sk, const Ciphertext& ct) {
-  check_bfv(ct, "encrypted");
   const ContextPtr& ctx = ct.context();
   WordBuffer phase = decrypt_phase(sk, ct);
   const RnsBase& q = ctx->base_q(ct.level());
@@ -203,20 +185,12 @@ Ciphertext multiply_behz(const Ciphertext& a, const Ciphertext& b) {
 }  // namespace
 
 Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) {
-  check_bfv(a, "encrypted1");
-  check_bfv(b, "encrypted2");
-  check_compatible(*a.context(), a.device(), b.context(), b.device(), "encrypted2");
-  if (b.level() != a.level()) {
-    throw InvalidArgument("encrypted2: is at level " + std::to_string(b.level()) +
-                          " but encrypted1 is at level " + std::to_string(a.level()));
-  }
   if (a.context()->params().mul_method == MulMethod::behz) return multiply_behz(a, b);
   return VEIL_WITH_WORD(a.word_bits(), return multiply_hps<W>(a, b));
 }
 
 void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
   // Coefficient form, or NTT form from Evaluator::transform_to_ntt (no transforms here then).
-  check_bfv(ct, "encrypted", /*ntt_ok=*/true);
   const Context& ctx = *ct.context();
   const Device& dev = ct.device();
   const std::size_t n = ctx.n();
@@ -238,13 +212,11 @@ void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
 }
 
 void add_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
-  check_bfv(ct, "encrypted");
   check_coeff_plain(*ct.context(), ct.device(), pt, "plain");
   add_scaled_plain(*ct.context(), ct.device(), pt.data<u64>(), ct.poly(0), false, ct.level());
 }
 
 void sub_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
-  check_bfv(ct, "encrypted");
   check_coeff_plain(*ct.context(), ct.device(), pt, "plain");
   add_scaled_plain(*ct.context(), ct.device(), pt.data<u64>(), ct.poly(0), true, ct.level());
 }

@@ -1,6 +1,11 @@
 // BFV (Fan-Vercauteren 2012) in full RNS: ciphertexts in coefficient form over Q. Multiplication by
 // HPS (Halevi-Polyakov-Shoup 2019; Al Badawi et al. 2021 §IV) or BEHZ (Bajard et al. 2016; Özcan et
 // al. 2023 §III, SEAL's pipeline), chosen by EncryptionParameters::mul_method.
+//
+// Operand checks: these functions run behind api/ (Evaluator, Encryptor, Decryptor), which checks
+// every ciphertext and key once (rlwe/checks.h: check_ciphertext, check_ciphertext_pair,
+// check_key). They check only what is the scheme's own (plaintexts, scales, levels left, noise)
+// and do not check their ciphertext operands again: call them through api/.
 #pragma once
 #include "veil/ring/prng.h"
 #include "veil/rlwe/objects.h"
@@ -41,19 +46,18 @@ Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prn
 /// @param ct a BFV ciphertext in coefficient form (`encrypted`).
 /// @param check_noise test the noise budget (false: decrypt anyway).
 /// @return the message, N coefficients mod t.
-/// @throws InvalidArgument naming `encrypted` (empty, not BFV, NTT form), or, with
-///         `check_noise`, when the noise budget is 0.
+/// @throws InvalidArgument naming `encrypted`, with `check_noise`, when the noise budget is 0.
 Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise = true);
 /// Modulus switching to the next level: c -> round(c / q_l) over Q_{l-1} (SEAL's BFV
 /// mod_switch_to_next).
 /// @param ct a BFV ciphertext in coefficient form (`encrypted`), switched in place.
-/// @throws InvalidArgument naming `encrypted` (empty, not BFV, NTT form, at level 0).
+/// @throws InvalidArgument naming `encrypted` (at level 0).
 void mod_switch_to_next_inplace(Ciphertext& ct);
 /// SEAL's invariant noise budget in bits: log2(Q) - log2(||t * phase||) - 1, floored at 0.
 /// @param sk the secret key.
 /// @param ct a BFV ciphertext in coefficient form (`encrypted`).
 /// @return the budget in bits.
-/// @throws InvalidArgument naming `encrypted` (empty, not BFV, NTT form).
+/// @throws nothing of its own (api/ checked the operands).
 int invariant_noise_budget(const SecretKey& sk, const Ciphertext& ct);
 
 /// Tensor product rescaled by t/Q: sizes s1, s2 -> s1 + s2 - 1 (Fan-Vercauteren, eprint
@@ -61,21 +65,20 @@ int invariant_noise_budget(const SecretKey& sk, const Ciphertext& ct);
 /// @param a the first BFV ciphertext in coefficient form (`encrypted1`).
 /// @param b the second (`encrypted2`), at a's level.
 /// @return the product, coefficient form, at a's level.
-/// @throws InvalidArgument naming `encrypted1` or `encrypted2` (empty, not BFV, NTT form,
-///         other parameters, another level); TypeMismatch naming `encrypted2` on another device.
+/// @throws nothing of its own (api/ checked the operands: check_ciphertext_pair).
 Ciphertext multiply(const Ciphertext& a, const Ciphertext& b);
 /// ct * m for a plaintext m (coefficients mod t, centered lift).
 /// @param ct a BFV ciphertext, coefficient or NTT form (`encrypted`), multiplied in place.
 /// @param pt the plaintext (`plain`): N coefficients mod t, or NTT form at ct's level
 ///        (Evaluator::transform_to_ntt).
-/// @throws InvalidArgument naming `encrypted` (empty, not BFV) or `plain` (as
+/// @throws InvalidArgument naming `plain` (as
 ///         check_coeff_plain, or check_ntt_plain for an NTT-form plaintext); TypeMismatch
 ///         naming `plain` on another device.
 void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt);
 /// ct += round(Q m / t) in c0.
 /// @param ct a BFV ciphertext in coefficient form (`encrypted`), updated in place.
 /// @param pt the message, N coefficients mod t (`plain`).
-/// @throws InvalidArgument naming `encrypted` (empty, not BFV, NTT form) or `plain` (as
+/// @throws InvalidArgument naming `plain` (as
 ///         check_coeff_plain); TypeMismatch naming `plain` on another device.
 void add_plain_inplace(Ciphertext& ct, const Plaintext& pt);
 /// ct -= round(Q m / t) in c0.

@@ -14,17 +14,6 @@
 
 namespace veil::bgv {
 
-namespace {
-
-void check_bgv(const Ciphertext& ct, const char* what) {
-  if (ct.empty()) throw InvalidArgument(std::string(what) + ": is empty");
-  if (ct.context()->scheme() != SchemeType::bgv) {
-    throw InvalidArgument(std::string(what) + ": is not a BGV ciphertext");
-  }
-}
-
-}  // namespace
-
 WordBuffer lift_plain(const Context& ctx, const Device& dev, const Plaintext& pt,
                       std::size_t level) {
   return lift_plain_ntt(ctx, dev, pt, level);
@@ -55,7 +44,6 @@ Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prn
 }
 
 Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
-  check_bgv(ct, "encrypted");
   const ContextPtr& ctx = ct.context();
   const Device& dev = ct.device();
   const std::size_t n = ctx->n();
@@ -80,7 +68,6 @@ Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise) {
 }
 
 int invariant_noise_budget(const SecretKey& sk, const Ciphertext& ct) {
-  check_bgv(ct, "encrypted");
   const ContextPtr& ctx = ct.context();
   WordBuffer phase = decrypt_phase(sk, ct);
   const RnsBase& q = ctx->base_q(ct.level());
@@ -90,8 +77,6 @@ int invariant_noise_budget(const SecretKey& sk, const Ciphertext& ct) {
 }
 
 Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) {
-  check_bgv(a, "encrypted1");
-  check_bgv(b, "encrypted2");
   const ContextPtr& ctx = a.context();
   Ciphertext out = tensor_ntt(a, b);
   const Modulus& t = ctx->plain_mod();
@@ -100,7 +85,6 @@ Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) {
 }
 
 void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
-  check_bgv(ct, "encrypted");
   const Context& ctx = *ct.context();
   WordBuffer lifted;
   ConstWordPtr m;
@@ -117,7 +101,6 @@ void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt) {
 }
 
 void add_plain_inplace(Ciphertext& ct, const Plaintext& pt, bool subtract) {
-  check_bgv(ct, "encrypted");
   const Context& ctx = *ct.context();
   check_coeff_plain(ctx, ct.device(), pt, "plain");
   WordBuffer m = lift_plain(ctx, ct.device(), pt, ct.level());
@@ -150,7 +133,6 @@ Ciphertext align_correction(const Ciphertext& b, u64 target_factor) {
 }
 
 void mod_switch_to_next_inplace(Ciphertext& ct) {
-  check_bgv(ct, "encrypted");
   const ContextPtr& ctx = ct.context();
   const std::size_t level = ct.level();
   if (level == 0) throw InvalidArgument("encrypted: is at level 0; no next level");

@@ -2,6 +2,11 @@
 // NTT form, phase = correction_factor * m + t * e, modulus switching with the plaintext-modulus
 // correction (Kim-Polyakov-Zucca 2021 §3; Phantom, Yang et al. 2024 §II-C eq. 3), keys with errors
 // t * e.
+//
+// Operand checks: these functions run behind api/ (Evaluator, Encryptor, Decryptor), which checks
+// every ciphertext and key once (rlwe/checks.h: check_ciphertext, check_ciphertext_pair,
+// check_key). They check only what is the scheme's own (plaintexts, scales, levels left, noise)
+// and do not check their ciphertext operands again: call them through api/.
 #pragma once
 #include "veil/ring/prng.h"
 #include "veil/rlwe/objects.h"
@@ -39,28 +44,27 @@ Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prn
 /// @param ct a BGV ciphertext (`encrypted`).
 /// @param check_noise test the noise budget (false: decrypt anyway).
 /// @return the message, N coefficients mod t.
-/// @throws InvalidArgument naming `encrypted` (empty, not BGV), or, with `check_noise`, when
-///         the noise budget is 0.
+/// @throws InvalidArgument naming `encrypted`, with `check_noise`, when the noise budget is 0.
 Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, bool check_noise = true);
 /// SEAL's budget: bits(Q_level) - bits(||phase||) - 1 (decryption is correct while the phase
 /// stays below Q_level / 2), floored at 0.
 /// @param sk the secret key.
 /// @param ct a BGV ciphertext (`encrypted`).
 /// @return the budget in bits.
-/// @throws InvalidArgument naming `encrypted` (empty, not BGV).
+/// @throws nothing of its own (api/ checked the operands).
 int invariant_noise_budget(const SecretKey& sk, const Ciphertext& ct);
 
 /// Tensor product in the NTT domain; correction factors multiply.
 /// @param a the first BGV ciphertext (`encrypted1`).
 /// @param b the second (`encrypted2`), at a's level (the Evaluator checks the pair).
 /// @return the product, size a.size() + b.size() - 1, NTT form.
-/// @throws InvalidArgument naming `encrypted1` or `encrypted2` (empty, not BGV).
+/// @throws nothing of its own (api/ checked the operands: check_ciphertext_pair).
 Ciphertext multiply(const Ciphertext& a, const Ciphertext& b);
 /// ct * m: the plaintext lifted centered into Q_level (or already in NTT form at ct's level,
 /// from Evaluator::transform_to_ntt), multiplied into every polynomial.
 /// @param ct a BGV ciphertext (`encrypted`), multiplied in place.
 /// @param pt the plaintext (`plain`): N coefficients mod t, or NTT form at ct's level.
-/// @throws InvalidArgument naming `encrypted` (empty, not BGV) or `plain` (as
+/// @throws InvalidArgument naming `plain` (as
 ///         check_coeff_plain, or check_ntt_plain for an NTT-form plaintext); TypeMismatch
 ///         naming `plain` on another device.
 void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt);
@@ -69,7 +73,7 @@ void multiply_plain_inplace(Ciphertext& ct, const Plaintext& pt);
 /// @param ct a BGV ciphertext (`encrypted`), updated in place.
 /// @param pt the message, N coefficients mod t (`plain`).
 /// @param subtract true: subtract instead of adding.
-/// @throws InvalidArgument naming `encrypted` (empty, not BGV) or `plain` (as
+/// @throws InvalidArgument naming `plain` (as
 ///         check_coeff_plain); TypeMismatch naming `plain` on another device.
 void add_plain_inplace(Ciphertext& ct, const Plaintext& pt, bool subtract);
 /// Multiplies every polynomial by a scalar mod t (used to align correction factors).
@@ -86,7 +90,7 @@ Ciphertext align_correction(const Ciphertext& b, u64 target_factor);
 /// (Kim-Polyakov-Zucca, Asiacrypt 2021; SEAL's BGV mod_switch_to_next); the correction factor
 /// is multiplied by q_l^-1 mod t.
 /// @param ct a BGV ciphertext above level 0 (`encrypted`), switched in place.
-/// @throws InvalidArgument naming `encrypted` (empty, not BGV, at level 0).
+/// @throws InvalidArgument naming `encrypted` (at level 0).
 void mod_switch_to_next_inplace(Ciphertext& ct);
 
 }  // namespace veil::bgv

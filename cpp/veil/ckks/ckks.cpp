@@ -20,13 +20,6 @@ namespace veil::ckks {
 
 namespace {
 
-void check_ckks(const Ciphertext& ct, const char* what) {
-  if (ct.empty()) throw InvalidArgument(std::string(what) + ": is empty");
-  if (ct.context()->scheme() != SchemeType::ckks) {
-    throw InvalidArgument(std::string(what) + ": is not a CKKS ciphertext");
-  }
-}
-
 /// Throws naming `what` unless pt holds every word of its level's Q limbs ([level+1][N] or more:
 /// an extended plaintext's first limbs are the ordinary ones). A plaintext stored as one period
 /// (CKKSEncoder::encode_extended_periodic) has fewer and is refused.
@@ -92,7 +85,6 @@ Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prn
 
 Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, int flooding_bits,
                   const Prng* prng) {
-  check_ckks(ct, "encrypted");
   WordBuffer phase = decrypt_phase(sk, ct);
   if (flooding_bits > 0) {
     // Noise flooding (Li-Micciancio 2021, IND-CPA-D; OpenFHE's NOISE_FLOODING_DECRYPT): add a
@@ -121,8 +113,6 @@ Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, int flooding_bits,
 }
 
 Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) {
-  check_ckks(a, "encrypted1");
-  check_ckks(b, "encrypted2");
   const ContextPtr& ctx = a.context();
   const double scale = a.scale() * b.scale();
   if (std::log2(scale) >= log2_q(*ctx, a.level()) - 1) {
@@ -136,7 +126,6 @@ Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) {
 }
 
 void multiply_plain(const Ciphertext& ct, const Plaintext& pt, Ciphertext& out) {
-  check_ckks(ct, "encrypted");
   const Context& ctx = *ct.context();
   check_plain(ctx, ct, pt, "plain");
   const double scale = ct.scale() * pt.scale();
@@ -157,13 +146,11 @@ Ciphertext multiply_plain_sum(const std::vector<const Ciphertext*>& cts,
                           std::to_string(pts.size()) + " and " + std::to_string(cts.size()));
   }
   const Ciphertext& first = *cts[0];
-  check_ckks(first, "encrypted");
   const Context& ctx = *first.context();
   const double scale = first.scale() * pts[0]->scale();
   std::vector<u64> a(cts.size()), b(cts.size());
   for (std::size_t i = 0; i < cts.size(); ++i) {
     const Ciphertext& c = *cts[i];
-    check_ckks(c, "encrypted");
     check_compatible(ctx, first.device(), c.context(), c.device(), "encrypted");
     if (c.size() != first.size() || c.level() != first.level()) {
       throw InvalidArgument("encrypted: every ciphertext needs the first one's size and level");
@@ -187,7 +174,6 @@ Ciphertext multiply_plain_sum(const std::vector<const Ciphertext*>& cts,
 }
 
 void add_plain_inplace(Ciphertext& ct, const Plaintext& pt, bool subtract) {
-  check_ckks(ct, "encrypted");
   const Context& ctx = *ct.context();
   check_plain(ctx, ct, pt, "plain");
   check_scales(ct.scale(), pt.scale(), "plain");
@@ -200,7 +186,6 @@ void add_plain_inplace(Ciphertext& ct, const Plaintext& pt, bool subtract) {
 }
 
 RescaleStep rescale_step(const Ciphertext& ct) {
-  check_ckks(ct, "encrypted");
   const Context& ctx = *ct.context();
   const std::size_t level = ct.level();
   if (level == 0) {
@@ -235,7 +220,6 @@ WordBuffer drop_last_limb(const Obj& o, std::size_t polys, std::size_t level) {
 }  // namespace
 
 Ciphertext mod_raise(const Ciphertext& ct) {
-  check_ckks(ct, "encrypted");
   const ContextPtr& cp = ct.context();
   const Context& ctx = *cp;
   const std::size_t l = ct.level(), top = ctx.max_level(), n = ctx.n();
@@ -269,7 +253,6 @@ Ciphertext mod_raise(const Ciphertext& ct) {
 }
 
 void multiply_monomial_inplace(Ciphertext& ct, std::size_t k) {
-  check_ckks(ct, "encrypted");
   const Context& ctx = *ct.context();
   const std::size_t n = ctx.n();
   if (k >= 2 * n) {
@@ -335,7 +318,6 @@ void combine(const Device& dev, const RnsBase& q, std::size_t n, std::size_t npo
 }  // namespace
 
 void multiply_scalar_inplace(Ciphertext& ct, double value, double scale) {
-  check_ckks(ct, "encrypted");
   if (!std::isfinite(value)) throw InvalidArgument("value: expected a finite number");
   if (!std::isfinite(scale) || scale < 1.0) {
     throw InvalidArgument("scale: expected a finite scale >= 1, got " + std::to_string(scale));
@@ -360,7 +342,6 @@ Ciphertext scalar_combination(const std::vector<const Ciphertext*>& cts,
                           std::to_string(values.size()));
   }
   const Ciphertext& first = *cts[0];
-  check_ckks(first, "encrypted");
   const Context& ctx = *first.context();
   if (!std::isfinite(scale) || std::log2(scale) >= log2_q(ctx, level) - 1) {
     throw InvalidArgument("scale: 2^" + std::to_string(std::log2(scale)) +
@@ -373,7 +354,6 @@ Ciphertext scalar_combination(const std::vector<const Ciphertext*>& cts,
   residues.reserve(cts.size() * q.size());
   for (std::size_t i = 0; i < cts.size(); ++i) {
     const Ciphertext& c = *cts[i];
-    check_ckks(c, "encrypted");
     check_compatible(ctx, first.device(), c.context(), c.device(), "encrypted");
     if (c.size() != 2 || c.level() < level || !c.is_ntt_form()) {
       throw InvalidArgument("encrypted: expected NTT-form ciphertexts of size 2 at level >= " +
@@ -397,7 +377,6 @@ Ciphertext scalar_combination(const std::vector<const Ciphertext*>& cts,
 }
 
 void add_scalar_inplace(Ciphertext& ct, double value) {
-  check_ckks(ct, "encrypted");
   if (!std::isfinite(value)) throw InvalidArgument("value: expected a finite number");
   const Context& ctx = *ct.context();
   const double v = value * ct.scale();
@@ -414,7 +393,6 @@ void add_scalar_inplace(Ciphertext& ct, double value) {
 }
 
 void mod_switch_to_next_inplace(Ciphertext& ct) {
-  check_ckks(ct, "encrypted");
   if (ct.level() == 0) throw InvalidArgument("encrypted: is at level 0; no next level");
   Ciphertext out(ct.context(), ct.device(), ct.size(), ct.level() - 1, true);
   out.buffer() = drop_last_limb(ct, ct.size(), ct.level());

@@ -1,5 +1,10 @@
 // CKKS (Cheon-Kim-Kim-Song 2017) in full RNS (Cheon-Han-Kim-Kim-Song 2018): ciphertexts and
 // plaintexts in NTT form over Q_level, each with a scale; rescaling divides by the last prime.
+//
+// Operand checks: these functions run behind api/ (Evaluator, Encryptor, Decryptor), which checks
+// every ciphertext and key once (rlwe/checks.h: check_ciphertext, check_ciphertext_pair,
+// check_key). They check only what is the scheme's own (plaintexts, scales, levels left, noise)
+// and do not check their ciphertext operands again: call them through api/.
 #pragma once
 #include <vector>
 
@@ -44,7 +49,7 @@ Ciphertext encrypt_symmetric(const SecretKey& sk, const Plaintext& pt, const Prn
 /// @param flooding_bits b, 0 for none.
 /// @param prng the flooding error's randomness, or null for OS entropy.
 /// @return the phase, an NTT-form plaintext at ct's level and scale.
-/// @throws InvalidArgument naming `encrypted` (empty, not CKKS) or `noise_flooding_bits` if b
+/// @throws InvalidArgument naming `noise_flooding_bits` if b
 ///         exceeds 62 or 2^b and the scale do not fit in Q_l.
 Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, int flooding_bits = 0,
                   const Prng* prng = nullptr);
@@ -53,15 +58,14 @@ Plaintext decrypt(const SecretKey& sk, const Ciphertext& ct, int flooding_bits =
 /// @param a the first CKKS ciphertext (`encrypted1`).
 /// @param b the second CKKS ciphertext (`encrypted2`), at a's level.
 /// @return the product at a's level.
-/// @throws InvalidArgument naming `encrypted1` or `encrypted2` (empty, not CKKS), or
-///         `encrypted2` if log2(scale) would reach log2(Q_l) - 1.
+/// @throws InvalidArgument naming `encrypted2` if log2(scale) would reach log2(Q_l) - 1.
 Ciphertext multiply(const Ciphertext& a, const Ciphertext& b);
 /// out = ct * pt (NTT form, slot-wise), scale = the product of the scales. `out` has ct's shape
 /// and may be ct itself.
 /// @param ct a CKKS ciphertext (`encrypted`).
 /// @param pt a CKKS plaintext in NTT form at ct's level (`plain`).
 /// @param out the product (resized to ct's shape).
-/// @throws InvalidArgument naming `encrypted` (empty, not CKKS) or `plain` (another context,
+/// @throws InvalidArgument naming `plain` (another context,
 ///         coefficient form, too few words, another level, or a scale that would reach Q_l);
 ///         TypeMismatch naming `plain` on another device.
 void multiply_plain(const Ciphertext& ct, const Plaintext& pt, Ciphertext& out);
@@ -86,7 +90,7 @@ Ciphertext multiply_plain_sum(const std::vector<const Ciphertext*>& cts,
 /// @param ct a CKKS ciphertext (`encrypted`), updated in place.
 /// @param pt a CKKS plaintext in NTT form at ct's level and scale (`plain`).
 /// @param subtract true: subtract pt instead of adding it.
-/// @throws InvalidArgument naming `encrypted` (empty, not CKKS) or `plain` (another context,
+/// @throws InvalidArgument naming `plain` (another context,
 ///         coefficient form, too few words, another level or scale); TypeMismatch naming
 ///         `plain` on another device.
 void add_plain_inplace(Ciphertext& ct, const Plaintext& pt, bool subtract);
@@ -94,7 +98,7 @@ void add_plain_inplace(Ciphertext& ct, const Plaintext& pt, bool subtract);
 /// (one prime, q_l, with SEAL's default blocks; EncryptionParameters::rescale_groups): the
 /// full-RNS rescale of Cheon-Han-Kim-Kim-Song, SAC 2018.
 /// @param ct a CKKS ciphertext above q_0's block (`encrypted`), replaced by the rescaled one.
-/// @throws InvalidArgument naming `encrypted` (empty, not CKKS, at level 0 or in q_0's block,
+/// @throws InvalidArgument naming `encrypted` (at level 0 or in q_0's block,
 ///         or a new scale out of range), as rescale_step.
 void rescale_to_next_inplace(Ciphertext& ct);
 /// The level and scale a rescale of `ct` lands on (rescale_to_next_inplace and the fused
@@ -109,7 +113,7 @@ struct RescaleStep {
 /// The target level and scale of a rescale of `ct` (see RescaleStep).
 /// @param ct a CKKS ciphertext (`encrypted`).
 /// @return the level and scale it rescales to.
-/// @throws InvalidArgument naming `encrypted` (empty, not CKKS, at level 0 or in q_0's block,
+/// @throws InvalidArgument naming `encrypted` (at level 0 or in q_0's block,
 ///         or a new scale out of range).
 RescaleStep rescale_step(const Ciphertext& ct);
 /// ModRaise (Cheon-Han-Kim-Kim-Song, Eurocrypt 2018, §3.1 "modulus raising"): lifts a size-2
@@ -119,7 +123,7 @@ RescaleStep rescale_step(const Ciphertext& ct);
 /// the phase becomes m + Q_level * I(X) with |I| bounded by about the secret's Hamming weight
 /// (the term that bootstrapping's EvalMod removes). The scale is kept. Costs one inverse NTT
 /// over Q_level, one conversion and one forward NTT over Q_top.
-/// @throws InvalidArgument naming `encrypted` if it is not CKKS, not size 2, above q_0's block,
+/// @throws InvalidArgument naming `encrypted` if it is not size 2, above q_0's block,
 ///         or if the context has no level above that block.
 /// @param ct a size-2 CKKS ciphertext inside q_0's block (`encrypted`).
 /// @return ct at the top level, NTT form, scale kept.
@@ -128,7 +132,7 @@ Ciphertext mod_raise(const Ciphertext& ct);
 /// unchanged. With SEAL's slot order (generator 3) X^(N/2) multiplies slot j by i * (-1)^j.
 /// @param ct a CKKS ciphertext in NTT form (`encrypted`), multiplied in place.
 /// @param k the exponent, below 2N.
-/// @throws InvalidArgument naming `encrypted` (empty, not CKKS, not NTT form) or `k` (>= 2N).
+/// @throws InvalidArgument naming `encrypted` (not NTT form) or `k` (>= 2N).
 void multiply_monomial_inplace(Ciphertext& ct, std::size_t k);
 /// ct *= value, the real constant taken as round(value * scale) (exact in RNS however large:
 /// value * scale is split as m * 2^e with m a 53-bit integer); ct's scale is multiplied by
@@ -159,12 +163,12 @@ Ciphertext scalar_combination(const std::vector<const Ciphertext*>& cts,
 /// ct += value (real) at ct's scale: round(value * ct.scale) added to c0's constant term.
 /// @param ct a CKKS ciphertext in NTT form (`encrypted`), updated in place.
 /// @param value the real constant.
-/// @throws InvalidArgument naming `encrypted` (empty, not CKKS, not NTT form) or `value` (not
+/// @throws InvalidArgument naming `encrypted` (not NTT form) or `value` (not
 ///         finite or beyond Q at ct's level).
 void add_scalar_inplace(Ciphertext& ct, double value);
 /// Drops the last prime without dividing (level alignment; the scale is unchanged).
 /// @param ct a CKKS ciphertext above level 0 (`encrypted`), switched in place.
-/// @throws InvalidArgument naming `encrypted` (empty, not CKKS, at level 0).
+/// @throws InvalidArgument naming `encrypted` (at level 0).
 void mod_switch_to_next_inplace(Ciphertext& ct);
 /// The same for a plaintext.
 /// @param pt a CKKS plaintext in NTT form above level 0 (`plain`), switched in place.

@@ -10,11 +10,25 @@
 
 namespace veil {
 
+std::string parameter_summary(const Context& ctx) {
+  const EncryptionParameters& p = ctx.params();
+  std::string s = std::string(ctx.scheme_definition().name) + ", poly_modulus_degree " +
+                  std::to_string(ctx.n()) + ", " + std::to_string(p.coeff_modulus.size()) +
+                  " primes";
+  if (ctx.scheme_definition().has_plain_modulus) {
+    s += ", plain_modulus " + std::to_string(p.plain_modulus);
+  }
+  return s;
+}
+
 void check_compatible(const Context& ctx, const Device& dev, const ContextPtr& other_ctx,
                       const Device& other_dev, const char* what) {
   if (!other_ctx) throw InvalidArgument(std::string(what) + ": is empty (not initialized)");
   if (other_ctx->parameter_hash() != ctx.parameter_hash()) {
-    throw InvalidArgument(std::string(what) + ": belongs to a different context (parameters differ)");
+    throw InvalidArgument(std::string(what) + ": belongs to a different context (" +
+                          parameter_summary(*other_ctx) + "; the operation's: " +
+                          parameter_summary(ctx) + "): compute only on objects of one context "
+                          "(and its public view)");
   }
   if (other_ctx->word_bits() != ctx.word_bits()) {
     throw InvalidArgument(std::string(what) + ": belongs to a context with " +

@@ -9,21 +9,31 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "veil/rlwe/objects.h"
 
 namespace veil {
 
-/// Checks that an object shares `ctx`'s parameters and word size and lives on `dev`.
+/// Checks that an object shares `ctx`'s parameters and word size and lives on `dev`. This is
+/// the one "same context" check: the operations below, the key checks and the Python layer
+/// (veil._core.check_same_context, which passes the user's argument name) all come here.
 /// @param ctx the context of the operation.
 /// @param dev the device the operation runs on.
 /// @param other_ctx the object's context.
 /// @param other_dev the object's device.
 /// @param what the argument's name in messages.
-/// @throws InvalidArgument naming `what` (empty, other parameters or word size); TypeMismatch
-///         naming `what` (another device).
+/// @throws InvalidArgument naming `what` (empty; other parameters, giving both parameter sets
+///         as scheme, poly_modulus_degree, primes and plain_modulus; other word size);
+///         TypeMismatch naming `what` (another device).
 void check_compatible(const Context& ctx, const Device& dev, const ContextPtr& other_ctx,
                       const Device& other_dev, const char* what);
+
+/// The parameters of `ctx` in a message: "BFV, poly_modulus_degree 8192, 4 primes,
+/// plain_modulus 65537" (public parameters only).
+/// @param ctx the context.
+/// @return the summary.
+std::string parameter_summary(const Context& ctx);
 
 /// A ciphertext operand: initialized, of `ctx`'s parameters, on its own device, size >= 2,
 /// in the scheme's form (SchemeDefinition::ntt_form: NTT form, or coefficient form).
@@ -59,6 +69,22 @@ u64 check_ciphertext_pair(const Context& ctx, const Ciphertext& a, const Ciphert
 /// @return the joined identity (0 = unknown only when both are unknown).
 /// @throws InvalidArgument naming `what` when both are known and differ.
 u64 join_key_sets(u64 ct_id, u64 other_id, const char* what);
+
+/// The gate for a key used on a ciphertext (relinearization and Galois keys):
+/// not empty, of `ctx`'s parameters on the ciphertext's device (check_compatible), and of the
+/// ciphertext's key set (join_key_sets).
+/// @param ctx the context of the operation.
+/// @param ct the ciphertext (already checked with check_ciphertext).
+/// @param key the key: anything with empty(), context(), device() and key_id().
+/// @param what the key's argument name in messages.
+/// @return the joined key-set identity (join_key_sets).
+/// @throws InvalidArgument naming `what` (empty, other parameters, another key set);
+///         TypeMismatch naming `what` (another device).
+template <class Key>
+u64 check_key(const Context& ctx, const Ciphertext& ct, const Key& key, const char* what) {
+  check_compatible(ctx, ct.device(), key.context(), key.device(), what);
+  return join_key_sets(ct.key_id(), key.key_id(), what);
+}
 
 /// The key-set identity of a secret key: the first 64 bits of BLAKE2b-256 over a domain tag, the
 /// parameter hash and the key's words (one-way: publishing it, as every ciphertext and key does,

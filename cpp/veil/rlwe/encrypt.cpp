@@ -90,8 +90,6 @@ Ciphertext encrypt_zero_symmetric(const SecretKey& sk, std::size_t level, const 
 
 WordBuffer decrypt_phase(const SecretKey& sk, const Ciphertext& ct) {
   const ContextPtr& ctx = ct.context();
-  check_compatible(*ctx, ct.device(), sk.context(), sk.device(), "secret_key");
-  join_key_sets(ct.key_id(), sk.key_id(), "secret_key");
   const Device& dev = ct.device();
   const std::size_t n = ctx->n();
   const RnsBase& q = ctx->base_q(ct.level());

@@ -43,9 +43,9 @@ Ciphertext encrypt_zero_symmetric(const SecretKey& sk, std::size_t level, const 
 /// @param ct a non-empty ciphertext (not checked) of size >= 2 ([size][level+1][N]), NTT or
 ///        coefficient form.
 /// @return the phase, [level+1][N] words in the ciphertext's form, on its device.
-/// @throws InvalidArgument naming `secret_key` if the key is empty, of other parameters or
-///         word size, or of another key set; TypeMismatch naming `secret_key` if it lives on
-///         another device; InvalidArgument if a coefficient-form ct has size < 2.
+/// @throws InvalidArgument if a coefficient-form ct has size < 2. The key and the ciphertext
+///         are not checked here: the Decryptor checked both (check_ciphertext, and the key's
+///         device and key set).
 WordBuffer decrypt_phase(const SecretKey& sk, const Ciphertext& ct);
 
 /// The tables of the exhausted-noise test at one level, for a scheme with a plain modulus t: with
