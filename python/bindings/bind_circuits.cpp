@@ -38,42 +38,9 @@ namespace {
 using namespace veil::circuits;
 using cplx = std::complex<double>;
 
-// ---- argument checks (the argument's name in every error, as bind_common.h's; int_of and
-// real_of are there) -------------------------------------------------------------------------
-std::size_t size_of(nb::handle h, const char* name, std::size_t hi = (std::size_t{1} << 40)) {
-  return static_cast<std::size_t>(int_of(h, name, 0, static_cast<std::int64_t>(hi)));
-}
-
-
-// An integer in 0..2^64-1 named `name` (TypeMismatch / InvalidArgument naming it otherwise).
-std::uint64_t unsigned_of(nb::handle h, const char* name) {
-  if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr())) {
-    throw TypeMismatch(std::string(name) + ": expected an integer, got " +
-                       Py_TYPE(h.ptr())->tp_name);
-  }
-  const unsigned long long s = PyLong_AsUnsignedLongLong(h.ptr());
-  if (PyErr_Occurred()) {
-    PyErr_Clear();
-    throw InvalidArgument(std::string(name) + ": expected an integer in 0..2^64-1");
-  }
-  return s;
-}
-
-std::optional<std::uint64_t> seed_of(nb::handle h) {
-  if (h.is_none()) return std::nullopt;
-  return unsigned_of(h, "seed");
-}
-
-std::vector<double> reals_of(nb::handle h, const char* name) {
-  if (PyUnicode_Check(h.ptr()) || !PySequence_Check(h.ptr())) {
-    // numpy arrays are sequences; anything else is refused with the argument's name
-    throw TypeMismatch(std::string(name) + ": expected a sequence of real numbers, got " +
-                       Py_TYPE(h.ptr())->tp_name);
-  }
-  std::vector<double> out;
-  for (nb::handle x : nb::borrow<nb::sequence>(h)) out.push_back(real_of(x, name));
-  return out;
-}
+// Argument checks: the *_arg family of bind_common.h. Counts the C++ side validates itself
+// (BootstrapConfig's fields, special primes) are bounded here only to stay far from overflow.
+constexpr std::size_t kMaxCount = std::size_t{1} << 40;
 
 /// {k: complex128 array of n entries} -> Diagonals (the dict's order is kept).
 Diagonals diagonals_of_dict(nb::handle h, std::size_t n, const char* name) {
@@ -83,7 +50,7 @@ Diagonals diagonals_of_dict(nb::handle h, std::size_t n, const char* name) {
   Diagonals d(n);
   for (auto [k, v] : nb::borrow<nb::dict>(h)) {
     const std::int64_t key =
-        int_of(k, name, -static_cast<std::int64_t>(n), static_cast<std::int64_t>(n) - 1);
+        i64_arg(k, name, -static_cast<std::int64_t>(n), static_cast<std::int64_t>(n) - 1);
     C128Array a;
     if (!nb::try_cast(v, a)) {
       throw TypeMismatch(std::string(name) + ": expected 1-D complex128 arrays as diagonals");
@@ -141,7 +108,7 @@ nb::list levels_list(const std::vector<DftLevel>& levels) {
 
 SecurityLevel security_of(nb::handle h) {
   if (h.is_none()) return SecurityLevel::none;
-  switch (int_of(h, "security", 0, 1024)) {
+  switch (i64_arg(h, "security", 0, 1024)) {
     case 128:
       return SecurityLevel::tc128;
     case 192:
@@ -180,13 +147,13 @@ void def_config(nb::module_& m) {
           [](BootstrapConfig* c, nb::handle slots, nb::handle cts, nb::handle stc, nb::handle k,
              nb::handle deg, nb::handle r, nb::handle h, nb::handle pack) {
             BootstrapConfig v;
-            v.slots = slots.is_none() ? 0 : size_of(slots, "slots");
-            v.cts_levels = size_of(cts, "cts_levels");
-            v.stc_levels = size_of(stc, "stc_levels");
-            v.k_range = size_of(k, "k_range");
-            v.evalmod_degree = size_of(deg, "evalmod_degree");
-            v.double_angle = size_of(r, "double_angle");
-            v.hamming_weight = size_of(h, "hamming_weight");
+            v.slots = slots.is_none() ? 0 : size_arg(slots, "slots", kMaxCount);
+            v.cts_levels = size_arg(cts, "cts_levels", kMaxCount);
+            v.stc_levels = size_arg(stc, "stc_levels", kMaxCount);
+            v.k_range = size_arg(k, "k_range", kMaxCount);
+            v.evalmod_degree = size_arg(deg, "evalmod_degree", kMaxCount);
+            v.double_angle = size_arg(r, "double_angle", kMaxCount);
+            v.hamming_weight = size_arg(h, "hamming_weight", kMaxCount);
             if (!nb::isinstance<nb::bool_>(pack)) {
               throw TypeMismatch("pack_sparse: expected a bool");
             }
@@ -220,8 +187,8 @@ void def_config(nb::module_& m) {
       .def(
           "parameters",
           [](const BootstrapChain& c, nb::handle n, nb::handle wb) {
-            return c.parameters(size_of(n, "poly_modulus_degree", 131072),
-                                static_cast<int>(int_of(wb, "word_bits", 0, 64)));
+            return c.parameters(size_arg(n, "poly_modulus_degree", 131072),
+                                int_arg(wb, "word_bits", 0, 64));
           },
           "poly_modulus_degree"_a, "word_bits"_a = 0,
           "CKKS EncryptionParameters of this chain (CoeffModulus.create's primes).");
@@ -230,10 +197,11 @@ void def_config(nb::module_& m) {
       [](nb::handle log_n, nb::handle users, nb::handle cfg, nb::handle wb, nb::handle special,
          nb::handle alpha) {
         return bootstrap_chain(
-            static_cast<int>(int_of(log_n, "log_n", 0, 64)), size_of(users, "user_levels", 4096),
-            config_of(cfg), static_cast<int>(int_of(wb, "word_bits", 0, 64)),
-            special.is_none() ? std::nullopt : std::optional(size_of(special, "special")),
-            alpha.is_none() ? std::nullopt : std::optional(size_of(alpha, "alpha")));
+            int_arg(log_n, "log_n", 0, 64), size_arg(users, "user_levels", 4096), config_of(cfg),
+            int_arg(wb, "word_bits", 0, 64),
+            special.is_none() ? std::nullopt
+                              : std::optional(size_arg(special, "special", kMaxCount)),
+            alpha.is_none() ? std::nullopt : std::optional(size_arg(alpha, "alpha", kMaxCount)));
       },
       "log_n"_a, "user_levels"_a, "config"_a.none() = nb::none(), "word_bits"_a = 64,
       "special"_a.none() = nb::none(), "alpha"_a.none() = nb::none(),
@@ -242,8 +210,8 @@ void def_config(nb::module_& m) {
   m.def(
       "preset_chain",
       [](nb::handle n, nb::handle sec, nb::handle cfg, nb::handle wb) {
-        return preset_chain(size_of(n, "poly_modulus_degree", 1u << 20), security_of(sec),
-                            config_of(cfg), static_cast<int>(int_of(wb, "word_bits", 0, 64)));
+        return preset_chain(size_arg(n, "poly_modulus_degree", 1u << 20), security_of(sec),
+                            config_of(cfg), int_arg(wb, "word_bits", 0, 64));
       },
       "poly_modulus_degree"_a, "security"_a.none() = 128, "config"_a.none() = nb::none(),
       "word_bits"_a = 64, "bootstrap_chain with as many user levels as the security bound allows.");
@@ -252,11 +220,11 @@ void def_config(nb::module_& m) {
 void def_transforms(nb::module_& m) {
   m.def(
       "special_fft_stages",
-      [](nb::handle n) { return stages_list(special_fft_stages(size_of(n, "n", 1u << 20))); },
+      [](nb::handle n) { return stages_list(special_fft_stages(size_arg(n, "n", 1u << 20))); },
       "n"_a, "The radix-2 stages of the special FFT as [{k: complex128 diagonal}].");
   m.def(
       "special_ifft_stages",
-      [](nb::handle n) { return stages_list(special_ifft_stages(size_of(n, "n", 1u << 20))); },
+      [](nb::handle n) { return stages_list(special_ifft_stages(size_arg(n, "n", 1u << 20))); },
       "n"_a, "The inverse stages, in the same order.");
 
   nb::class_<LinearTransform>(m, "LinearTransform",
@@ -266,10 +234,10 @@ void def_transforms(nb::module_& m) {
           "__init__",
           [](LinearTransform* t, const CKKSEncoder& enc, nb::handle mats, nb::handle slots,
              nb::handle level, nb::handle s_in, nb::handle s_out, const std::string& dev) {
-            const std::size_t n = size_of(slots, "slots", 1u << 20);
+            const std::size_t n = size_arg(slots, "slots", 1u << 20);
             auto m = matrices_of(mats, n);
-            const std::size_t lv = size_of(level, "level", 4096);
-            const double a = real_of(s_in, "scale_in"), b = real_of(s_out, "scale_out");
+            const std::size_t lv = size_arg(level, "level", 4096);
+            const double a = real_arg(s_in, "scale_in"), b = real_arg(s_out, "scale_out");
             const Device d = Device::parse(dev);
             Release r;
             new (t) LinearTransform(enc, m, n, lv, a, b, d);
@@ -312,17 +280,17 @@ void def_transforms(nb::module_& m) {
       "coeff_to_slot_levels",
       [](nb::handle n, nb::handle levels, nb::handle top, nb::handle c, const Ctx& ctx) {
         return levels_list(
-            coeff_to_slot_levels(size_of(n, "n", 1u << 20), size_of(levels, "levels", 64),
-                                 size_of(top, "top_level", 4096), real_of(c, "c"), *ctx));
+            coeff_to_slot_levels(size_arg(n, "n", 1u << 20), size_arg(levels, "levels", 64),
+                                 size_arg(top, "top_level", 4096), real_arg(c, "c"), *ctx));
       },
       "n"_a, "levels"_a, "top_level"_a, "c"_a, "context"_a,
       "CoeffToSlot's levels: [(matrices, level)] with matrices [[{k: diagonal}]].");
   m.def(
       "slot_to_coeff_levels",
       [](nb::handle n, nb::handle levels, nb::handle input, const Ctx& ctx) {
-        return levels_list(slot_to_coeff_levels(size_of(n, "n", 1u << 20),
-                                                size_of(levels, "levels", 64),
-                                                size_of(input, "input_level", 4096), *ctx));
+        return levels_list(slot_to_coeff_levels(size_arg(n, "n", 1u << 20),
+                                                size_arg(levels, "levels", 64),
+                                                size_arg(input, "input_level", 4096), *ctx));
       },
       "n"_a, "levels"_a, "input_level"_a, "context"_a, "SlotToCoeff's levels.");
 
@@ -336,10 +304,10 @@ void def_transforms(nb::module_& m) {
           "evaluate_chebyshev",
           [](const PolynomialEvaluator& p, const Ciphertext& ct, nb::handle coeffs,
              const RelinKeys& rk, nb::handle domain) {
-            const auto c = reals_of(coeffs, "coeffs");
+            const auto c = reals_arg(coeffs, "coeffs", /*quote=*/false);
             double a = -1.0, b = 1.0;
             if (!domain.is_none()) {
-              const auto ab = reals_of(domain, "domain");
+              const auto ab = reals_arg(domain, "domain");
               if (ab.size() != 2) throw InvalidArgument("domain: expected (a, b)");
               a = ab[0];
               b = ab[1];
@@ -352,7 +320,7 @@ void def_transforms(nb::module_& m) {
           "evaluate_power",
           [](const PolynomialEvaluator& p, const Ciphertext& ct, nb::handle coeffs,
              const RelinKeys& rk) {
-            const auto c = reals_of(coeffs, "coeffs");
+            const auto c = reals_arg(coeffs, "coeffs", /*quote=*/false);
             Release r;
             return p.evaluate_power(ct, c, rk);
           },
@@ -360,12 +328,13 @@ void def_transforms(nb::module_& m) {
       .def(
           "plan_level",
           [](const PolynomialEvaluator& p, nb::handle level, nb::handle scale, nb::handle coeffs) {
-            return p.plan_level(size_of(level, "level", 4096), real_of(scale, "scale"),
-                                reals_of(coeffs, "coeffs"));
+            return p.plan_level(size_arg(level, "level", 4096), real_arg(scale, "scale"),
+                                reals_arg(coeffs, "coeffs", /*quote=*/false));
           },
           "level"_a, "scale"_a, "coeffs"_a);
   m.def(
-      "power_to_chebyshev", [](nb::handle c) { return power_to_chebyshev(reals_of(c, "coeffs")); },
+      "power_to_chebyshev",
+      [](nb::handle c) { return power_to_chebyshev(reals_arg(c, "coeffs", /*quote=*/false)); },
       "coeffs"_a, "numpy.polynomial.chebyshev.poly2cheb.");
 }
 
@@ -401,7 +370,7 @@ std::vector<std::pair<OperandPtr, double>> terms_of(nb::handle h) {
       throw TypeMismatch("terms: expected a sequence of (Operand, coefficient) pairs");
     }
     nb::sequence pair = nb::borrow<nb::sequence>(t);
-    out.emplace_back(operand_of(pair[0], "terms"), real_of(pair[1], "terms"));
+    out.emplace_back(operand_of(pair[0], "terms"), real_arg(pair[1], "terms", /*quote=*/false));
   }
   return out;
 }
@@ -416,18 +385,18 @@ void def_scale_ops(nb::module_& m) {
       .def(
           "block_product",
           [](const RescaleChain& c, nb::handle level) {
-            return c.block_product(size_of(level, "level", 4096));
+            return c.block_product(size_arg(level, "level", 4096));
           },
           "level"_a, "The product of the primes a rescale from `level` divides by (a double).")
       .def(
-          "below", [](const RescaleChain& c, nb::handle l) { return c.below(size_of(l, "level", 4096)); },
+          "below", [](const RescaleChain& c, nb::handle l) { return c.below(size_arg(l, "level", 4096)); },
           "level"_a, "The level a rescale from `level` lands on.")
       .def(
-          "above", [](const RescaleChain& c, nb::handle l) { return c.above(size_of(l, "level", 4096)); },
+          "above", [](const RescaleChain& c, nb::handle l) { return c.above(size_arg(l, "level", 4096)); },
           "level"_a, "The block top whose rescale lands on `level`.")
       .def(
           "top_at_or_below",
-          [](const RescaleChain& c, nb::handle l) { return c.top_at_or_below(size_of(l, "level", 4096)); },
+          [](const RescaleChain& c, nb::handle l) { return c.top_at_or_below(size_arg(l, "level", 4096)); },
           "level"_a, "The highest block top at or below `level`.");
 
   nb::class_<Operand>(m, "Operand",
@@ -459,10 +428,10 @@ void def_scale_ops(nb::module_& m) {
           "wrap", [](const PyScaleOps& p, const Ciphertext& ct) { return p.ops.wrap(ct); }, "ct"_a,
           "An operand holding a copy of ct (size 2), at its level and scale.")
       .def(
-          "below", [](const PyScaleOps& p, nb::handle l) { return p.ops.below(size_of(l, "level", 4096)); },
+          "below", [](const PyScaleOps& p, nb::handle l) { return p.ops.below(size_arg(l, "level", 4096)); },
           "level"_a)
       .def(
-          "above", [](const PyScaleOps& p, nb::handle l) { return p.ops.above(size_of(l, "level", 4096)); },
+          "above", [](const PyScaleOps& p, nb::handle l) { return p.ops.above(size_arg(l, "level", 4096)); },
           "level"_a)
       .def(
           "mul",
@@ -495,7 +464,7 @@ void def_scale_ops(nb::module_& m) {
       .def(
           "add_const",
           [](const PyScaleOps& p, nb::handle a, nb::handle c) {
-            return p.ops.add_const(operand_of(a, "a"), real_of(c, "value"));
+            return p.ops.add_const(operand_of(a, "a"), real_arg(c, "value", /*quote=*/false));
           },
           "a"_a, "value"_a)
       .def(
@@ -503,8 +472,8 @@ void def_scale_ops(nb::module_& m) {
           [](const PyScaleOps& p, nb::handle terms, nb::handle c0, nb::handle level,
              nb::handle scale) {
             auto t = terms_of(terms);
-            const double c = real_of(c0, "c0"), s = real_of(scale, "scale");
-            const std::size_t l = size_of(level, "level", 4096);
+            const double c = real_arg(c0, "c0", /*quote=*/false), s = real_arg(scale, "scale");
+            const std::size_t l = size_arg(level, "level", 4096);
             Release r;
             return p.ops.linear_to(t, c, l, s);
           },
@@ -515,8 +484,8 @@ void def_scale_ops(nb::module_& m) {
           "const_to",
           [](const PyScaleOps& p, nb::handle a, nb::handle c, nb::handle level, nb::handle scale) {
             auto x = operand_of(a, "a");
-            const double v = real_of(c, "value"), s = real_of(scale, "scale");
-            const std::size_t l = size_of(level, "level", 4096);
+            const double v = real_arg(c, "value", /*quote=*/false), s = real_arg(scale, "scale");
+            const std::size_t l = size_arg(level, "level", 4096);
             Release r;
             return p.ops.const_to(x, v, l, s);
           },
@@ -525,7 +494,7 @@ void def_scale_ops(nb::module_& m) {
           "to_level",
           [](const PyScaleOps& p, nb::handle a, nb::handle level) {
             auto x = operand_of(a, "a");
-            const std::size_t l = size_of(level, "level", 4096);
+            const std::size_t l = size_arg(level, "level", 4096);
             Release r;
             return p.ops.to_level(x, l);
           },
@@ -540,7 +509,7 @@ void def_bootstrap(nb::module_& m) {
           "__init__",
           [](BootstrapParameters* p, const Ctx& c, nb::handle cfg, nb::handle scale) {
             const BootstrapConfig config = config_of(cfg);
-            const double s = real_of(scale, "scale");
+            const double s = real_arg(scale, "scale");
             Release r;
             new (p) BootstrapParameters(c, config, s);
           },
@@ -616,11 +585,11 @@ void def_bootstrap(nb::module_& m) {
           "generate",
           [](const BootstrapParameters& p, const SecretKey& sk, std::optional<RelinKeys> rk,
              nb::handle seed, bool compact, bool per_level, nb::handle max_bytes) {
-            const auto s = seed_of(seed);
+            const auto s = seed_arg(seed);
             BootstrapKeyStorage storage;
             storage.compact = compact;
             storage.per_level = per_level;
-            if (!max_bytes.is_none()) storage.max_bytes = unsigned_of(max_bytes, "max_bytes");
+            if (!max_bytes.is_none()) storage.max_bytes = u64_arg(max_bytes, "max_bytes");
             Release r;
             return BootstrapKeys::generate(p, sk, rk, s, storage);
           },
