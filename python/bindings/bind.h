@@ -25,8 +25,12 @@ void bind_ciphertext_io(nanobind::module_& m);  // ciphertext_to_buffer/_to_byte
 void bind_seal(nanobind::module_& m);           // seal_*: SEAL 4.x's format
 // bind_evaluator.cpp: Evaluator
 void bind_evaluator(nanobind::module_& m);
-// bind_circuits.cpp: polynomial evaluation, linear transforms, the special FFT, bootstrapping
+// bind_bootstrap.cpp
+void bind_bootstrap_config(nanobind::module_& m);  // BootstrapConfig, BootstrapChain, *_chain
+// bind_circuits.cpp: linear transforms, the special FFT, polynomial evaluation, ScaleOps
 void bind_circuits(nanobind::module_& m);
+// bind_bootstrap.cpp
+void bind_bootstrap(nanobind::module_& m);  // BootstrapParameters, BootstrapKeys, Bootstrapper
 // bind_comparison.cpp: sign, compare, maximum, relu, inverse and square roots
 void bind_comparison(nanobind::module_& m);
 

@@ -23,6 +23,9 @@ std::string py_repr(nb::handle h) {
   return out.size() > 40 ? out.substr(0, 37) + "..." : out;
 }
 
+// ", got <repr>" for a refused value that may be quoted, "" for one that may not (bind_common.h).
+std::string got(nb::handle h, bool quote) { return quote ? ", got " + py_repr(h) : std::string(); }
+
 // An exact Python integer (int, numpy integer: anything with __index__, but not bool or float).
 nb::object as_index(nb::handle h, const char* name) {
   if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr())) {
@@ -40,89 +43,65 @@ nb::object as_index(nb::handle h, const char* name) {
 
 Device dev_of(const std::string& s) { return Device::parse(s); }
 
-std::uint64_t u64_arg(nb::handle h, const char* name, std::uint64_t lo, std::uint64_t hi) {
+std::uint64_t u64_arg(nb::handle h, const char* name, std::uint64_t lo, std::uint64_t hi,
+                      bool quote) {
   nb::object v = as_index(h, name);
-  const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
   const int negative = PyObject_RichCompareBool(v.ptr(), nb::int_(0).ptr(), Py_LT);
-  unsigned long long x = 0;
   if (negative == 0) {
-    x = PyLong_AsUnsignedLongLong(v.ptr());
+    const unsigned long long x = PyLong_AsUnsignedLongLong(v.ptr());
     if (PyErr_Occurred()) PyErr_Clear(); else if (x >= lo && x <= hi) return x;
   } else {
     PyErr_Clear();
   }
-  throw InvalidArgument(std::string(name) + ": expected an integer in " + range + ", got " +
-                        py_repr(v));
+  throw InvalidArgument(std::string(name) + ": expected an integer in " + std::to_string(lo) +
+                        ".." + std::to_string(hi) + got(v, quote));
 }
 
-std::int64_t i64_arg(nb::handle h, const char* name, std::int64_t lo, std::int64_t hi) {
+std::int64_t i64_arg(nb::handle h, const char* name, std::int64_t lo, std::int64_t hi,
+                     bool quote) {
   nb::object v = as_index(h, name);
   int overflow = 0;
   const long long x = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
   if (PyErr_Occurred()) PyErr_Clear();
   if (!overflow && x >= lo && x <= hi) return x;
   throw InvalidArgument(std::string(name) + ": expected an integer in " + std::to_string(lo) +
-                        ".." + std::to_string(hi) + ", got " + py_repr(v));
+                        ".." + std::to_string(hi) + got(v, quote));
 }
 
-std::size_t size_arg(nb::handle h, const char* name, std::size_t hi) {
-  return static_cast<std::size_t>(u64_arg(h, name, 0, hi));
+std::size_t size_arg(nb::handle h, const char* name, std::size_t hi, bool quote) {
+  return static_cast<std::size_t>(u64_arg(h, name, 0, hi, quote));
 }
 
-int int_arg(nb::handle h, const char* name, int lo, int hi) {
-  return static_cast<int>(i64_arg(h, name, lo, hi));
+int int_arg(nb::handle h, const char* name, int lo, int hi, bool quote) {
+  return static_cast<int>(i64_arg(h, name, lo, hi, quote));
 }
 
-double real_arg(nb::handle h, const char* name) {
-  if (PyBool_Check(h.ptr()) || !(PyFloat_Check(h.ptr()) || PyIndex_Check(h.ptr()) ||
-                                 PyObject_HasAttrString(h.ptr(), "__float__"))) {
-    throw TypeMismatch(std::string(name) + ": expected a real number, got " + Py_TYPE(h.ptr())->tp_name);
-  }
+double real_arg(nb::handle h, const char* name, bool quote) {
   if (PyComplex_Check(h.ptr())) {
     throw TypeMismatch(std::string(name) + ": expected a real number, got complex");
   }
-  const double v = PyFloat_AsDouble(h.ptr());
-  if (PyErr_Occurred()) {
-    PyErr_Clear();
-    throw InvalidArgument(std::string(name) + ": " + py_repr(h) + " does not fit a double");
-  }
-  return v;
-}
-
-std::optional<std::uint64_t> seed_arg(nb::handle h) {
-  if (h.is_none()) return std::nullopt;
-  return u64_arg(h, "seed");
-}
-
-std::int64_t int_of(nb::handle h, const char* name, std::int64_t lo, std::int64_t hi) {
-  if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr())) {
-    throw TypeMismatch(std::string(name) + ": expected an integer, got " +
-                       Py_TYPE(h.ptr())->tp_name);
-  }
-  nb::object v = nb::steal(PyNumber_Index(h.ptr()));
-  int overflow = 0;
-  const long long x = v.is_valid() ? PyLong_AsLongLongAndOverflow(v.ptr(), &overflow) : 0;
-  if (PyErr_Occurred()) PyErr_Clear();
-  if (!v.is_valid() || overflow || x < lo || x > hi) {
-    throw InvalidArgument(std::string(name) + ": expected an integer in " + std::to_string(lo) +
-                          ".." + std::to_string(hi));
-  }
-  return x;
-}
-
-double real_of(nb::handle h, const char* name) {
-  if (PyBool_Check(h.ptr()) || PyComplex_Check(h.ptr()) ||
-      !(PyFloat_Check(h.ptr()) || PyIndex_Check(h.ptr()) ||
-        PyObject_HasAttrString(h.ptr(), "__float__"))) {
+  if (PyBool_Check(h.ptr()) || !(PyFloat_Check(h.ptr()) || PyIndex_Check(h.ptr()) ||
+                                 PyObject_HasAttrString(h.ptr(), "__float__"))) {
     throw TypeMismatch(std::string(name) + ": expected a real number, got " +
                        Py_TYPE(h.ptr())->tp_name);
   }
   const double v = PyFloat_AsDouble(h.ptr());
   if (PyErr_Occurred()) {
     PyErr_Clear();
-    throw InvalidArgument(std::string(name) + ": does not fit a double");
+    throw InvalidArgument(std::string(name) + ": expected a real number within the range of a "
+                          "double" + got(h, quote));
   }
   return v;
+}
+
+std::optional<std::uint64_t> seed_arg(nb::handle h, const char* name) {
+  if (h.is_none()) return std::nullopt;
+  return u64_arg(h, name, 0, UINT64_MAX, /*quote=*/false);
+}
+
+std::vector<double> reals_arg(nb::handle h, const char* name, bool quote) {
+  return list_arg(h, name, "real numbers",
+                  [&](nb::handle x) { return real_arg(x, name, quote); });
 }
 
 std::string dtype_name(const nb::dlpack::dtype& d) {

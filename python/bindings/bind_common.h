@@ -43,27 +43,37 @@ Device dev_of(const std::string& s);
 // ---- Python-facing argument checks --------------------------------------------------------
 // Integers and reals are converted here, with the argument's name, instead of by nanobind's
 // casters, whose failures read "incompatible function arguments" without naming the argument.
-// TypeMismatch (TypeError) for the wrong type, InvalidArgument (ValueError) for a value out of
-// range. The *_arg checks quote the refused value in the message; int_of and real_of (used by
-// bind_circuits.cpp and bind_comparison.cpp) do not.
+// Every bind_*.cpp uses these checks and no other. TypeMismatch (TypeError) for the wrong type
+// ("name: expected an integer, got float"), InvalidArgument (ValueError) for a value out of range
+// ("name: expected an integer in 0..4096, got 5000").
+//
+// Quoting: the refused value is quoted (", got 5000") for parameters (sizes, levels, steps,
+// degrees, scales), never for a seed (it determines the encryption randomness: seed_arg) and
+// never for a plaintext data value (constants, coefficients, points a plan is evaluated at): pass
+// quote = false there. The type of a refused value is always named, the value itself only when
+// quoted.
 
 /// An exact integer (int, numpy integer: anything with __index__, but not bool or float) in lo..hi.
 std::uint64_t u64_arg(nb::handle h, const char* name, std::uint64_t lo = 0,
-                      std::uint64_t hi = UINT64_MAX);
-std::int64_t i64_arg(nb::handle h, const char* name, std::int64_t lo, std::int64_t hi);
-std::size_t size_arg(nb::handle h, const char* name, std::size_t hi = SIZE_MAX);
-int int_arg(nb::handle h, const char* name, int lo = INT32_MIN, int hi = INT32_MAX);
-/// A real number (int, float or anything with __float__; bool and complex refused).
-double real_arg(nb::handle h, const char* name);
-/// None, or a seed in 0..2^64-1.
-std::optional<std::uint64_t> seed_arg(nb::handle h);
+                      std::uint64_t hi = UINT64_MAX, bool quote = true);
+std::int64_t i64_arg(nb::handle h, const char* name, std::int64_t lo, std::int64_t hi,
+                     bool quote = true);
+std::size_t size_arg(nb::handle h, const char* name, std::size_t hi = SIZE_MAX, bool quote = true);
+int int_arg(nb::handle h, const char* name, int lo = INT32_MIN, int hi = INT32_MAX,
+            bool quote = true);
+/// A real number (int, float or anything with __float__; bool and complex refused) that fits a
+/// double.
+double real_arg(nb::handle h, const char* name, bool quote = true);
+/// None, or a seed in 0..2^64-1 (the refused value is never quoted).
+std::optional<std::uint64_t> seed_arg(nb::handle h, const char* name = "seed");
 
-/// The items of a sequence (not str or bytes), each converted by `convert`.
+/// The items of a sequence (not str or bytes), each converted by `convert`; `items` names what the
+/// sequence holds in the message ("integers", "Ciphertext").
 template <class F>
-auto list_arg(nb::handle h, const char* name, F convert) {
+auto list_arg(nb::handle h, const char* name, const char* items, F convert) {
   using T = decltype(convert(h));
   if (PyUnicode_Check(h.ptr()) || PyBytes_Check(h.ptr()) || !PySequence_Check(h.ptr())) {
-    throw TypeMismatch(std::string(name) + ": expected a sequence of integers, got " +
+    throw TypeMismatch(std::string(name) + ": expected a sequence of " + items + ", got " +
                        Py_TYPE(h.ptr())->tp_name);
   }
   std::vector<T> out;
@@ -71,10 +81,8 @@ auto list_arg(nb::handle h, const char* name, F convert) {
   return out;
 }
 
-/// An integer in lo..hi named `name` (bool refused).
-std::int64_t int_of(nb::handle h, const char* name, std::int64_t lo, std::int64_t hi);
-/// A real number named `name` (int, float or anything with __float__; bool and complex refused).
-double real_of(nb::handle h, const char* name);
+/// A sequence of real numbers (numpy arrays included), each checked by real_arg.
+std::vector<double> reals_arg(nb::handle h, const char* name, bool quote = true);
 
 // ---- arrays -------------------------------------------------------------------------------
 /// A 1-D numpy array that owns `v`'s words (no copy).

@@ -28,7 +28,8 @@ namespace {
 
 using namespace veil::circuits;
 
-// Argument checks: int_of and real_of (bind_common.h).
+// Argument checks: the *_arg family of bind_common.h. The points a plan's scalar map is evaluated
+// at are data values: never quoted in a message.
 
 void def_sign(nb::module_& m) {
   nb::class_<SignPlan>(m, "SignPlan",
@@ -46,8 +47,8 @@ void def_sign(nb::module_& m) {
           "part",
           [](const SignPlan& p, nb::handle g, nb::handle f) {
             SignPlan q = p;
-            q.g_stages = static_cast<std::size_t>(int_of(g, "g_stages", 0, 64));
-            q.f_stages = static_cast<std::size_t>(int_of(f, "f_stages", 0, 64));
+            q.g_stages = size_arg(g, "g_stages", 64);
+            q.f_stages = size_arg(f, "f_stages", 64);
             if (q.g_stages + q.f_stages == 0)
               throw InvalidArgument("g_stages, f_stages: expected at least one stage");
             return q;
@@ -56,13 +57,16 @@ void def_sign(nb::module_& m) {
           "The same plan restricted to g_stages stages of g_n then f_stages of f_n: the "
           "composite split at a bootstrap (veil._functions).")
       .def(
-          "scalar", [](const SignPlan& p, nb::handle x) { return p.scalar(real_of(x, "x")); },
+          "scalar",
+          [](const SignPlan& p, nb::handle x) {
+            return p.scalar(real_arg(x, "x", /*quote=*/false));
+          },
           "x"_a, "F(x) in double precision.");
   m.def(
       "plan_sign",
       [](nb::handle epsilon, nb::handle bits, nb::handle n) {
-        return plan_sign(real_of(epsilon, "epsilon"), static_cast<int>(int_of(bits, "bits", 0, 64)),
-                         static_cast<std::size_t>(int_of(n, "n", 0, 64)));
+        return plan_sign(real_arg(epsilon, "epsilon"), int_arg(bits, "bits", 0, 64),
+                         size_arg(n, "n", 64));
       },
       "epsilon"_a, "bits"_a, "n"_a = 3,
       "The smallest composite (d_g, d_f) within 2^-(bits + 1) of sign(x) for "
@@ -70,11 +74,11 @@ void def_sign(nb::module_& m) {
       "[epsilon, 1].");
   m.def(
       "sign_f_coefficients",
-      [](nb::handle n) { return sign_f_coefficients(int_of(n, "n", 0, 64)); }, "n"_a,
+      [](nb::handle n) { return sign_f_coefficients(size_arg(n, "n", 64)); }, "n"_a,
       "Power-basis coefficients of f_n (lowest degree first).");
   m.def(
       "sign_g_coefficients",
-      [](nb::handle n) { return sign_g_coefficients(int_of(n, "n", 0, 64)); }, "n"_a,
+      [](nb::handle n) { return sign_g_coefficients(size_arg(n, "n", 64)); }, "n"_a,
       "Power-basis coefficients of the paper's g_n (lowest degree first).");
 
   nb::class_<ComparisonEvaluator>(m, "ComparisonEvaluator",
@@ -106,13 +110,16 @@ void def_inverse(nb::module_& m) {
       .def_ro("scalar_bits", &InversePlan::scalar_bits)
       .def_prop_ro("depth", &InversePlan::depth, "Rescale levels inverse takes.")
       .def(
-          "scalar", [](const InversePlan& p, nb::handle x) { return p.scalar(real_of(x, "x")); },
+          "scalar",
+          [](const InversePlan& p, nb::handle x) {
+            return p.scalar(real_arg(x, "x", /*quote=*/false));
+          },
           "x"_a, "The iteration in double precision.");
   m.def(
       "plan_inverse",
       [](nb::handle a, nb::handle b, nb::handle bits) {
-        return plan_inverse(real_of(a, "interval"), real_of(b, "interval"),
-                            static_cast<int>(int_of(bits, "bits", 0, 64)));
+        return plan_inverse(real_arg(a, "interval"), real_arg(b, "interval"),
+                            int_arg(bits, "bits", 0, 64));
       },
       "a"_a, "b"_a, "bits"_a, "The fewest Goldschmidt iterations for 2^-(bits + 1) on [a, b].");
   nb::class_<InvSqrtPlan>(m, "InvSqrtPlan",
@@ -127,13 +134,16 @@ void def_inverse(nb::module_& m) {
       .def_ro("scalar_bits", &InvSqrtPlan::scalar_bits)
       .def_prop_ro("depth", &InvSqrtPlan::depth, "Rescale levels the evaluation takes.")
       .def(
-          "scalar", [](const InvSqrtPlan& p, nb::handle x) { return p.scalar(real_of(x, "x")); },
+          "scalar",
+          [](const InvSqrtPlan& p, nb::handle x) {
+            return p.scalar(real_arg(x, "x", /*quote=*/false));
+          },
           "x"_a, "The scalar map in double precision.");
   m.def(
       "plan_inv_sqrt",
       [](nb::handle a, nb::handle b, nb::handle bits, bool sqrt) {
-        return plan_inv_sqrt(real_of(a, "interval"), real_of(b, "interval"),
-                             static_cast<int>(int_of(bits, "bits", 0, 64)), sqrt);
+        return plan_inv_sqrt(real_arg(a, "interval"), real_arg(b, "interval"),
+                             int_arg(bits, "bits", 0, 64), sqrt);
       },
       "a"_a, "b"_a, "bits"_a, "sqrt"_a = false,
       "The initial degree and Newton steps of least depth for 2^-(bits + 1) on "

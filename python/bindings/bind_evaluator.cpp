@@ -53,7 +53,7 @@ void bind_evaluator(nb::module_& m) {
            }, "encrypted"_a, "steps"_a, "galois_keys"_a)
       .def("rotate_columns", &Evaluator::rotate_columns, "encrypted"_a, "galois_keys"_a, nb::call_guard<Release>())
       .def("rotate_many", [](const Evaluator& ev, const Ciphertext& c, nb::handle s, const GaloisKeys& gk) {
-             auto steps = list_arg(s, "steps", [](nb::handle x) { return int_arg(x, "steps"); });
+             auto steps = list_arg(s, "steps", "integers", [](nb::handle x) { return int_arg(x, "steps"); });
              Release r;
              return ev.rotate_many(c, steps, gk);
            }, "encrypted"_a, "steps"_a, "galois_keys"_a)
@@ -83,14 +83,14 @@ void bind_evaluator(nb::module_& m) {
              // The references keep the operands alive while the GIL is released; they are
              // declared before `r`, so they are dropped after the GIL is taken back.
              std::vector<nb::object> keep;
-             auto cs = list_arg(cts, "encrypted", [&](nb::handle x) {
+             auto cs = list_arg(cts, "encrypted", "Ciphertext", [&](nb::handle x) {
                if (!nb::isinstance<Ciphertext>(x)) {
                  throw TypeMismatch("encrypted: expected a sequence of Ciphertext");
                }
                keep.push_back(nb::borrow(x));
                return &nb::cast<const Ciphertext&>(x);
              });
-             auto ps = list_arg(pts, "plain", [&](nb::handle x) {
+             auto ps = list_arg(pts, "plain", "Plaintext", [&](nb::handle x) {
                if (!nb::isinstance<Plaintext>(x)) {
                  throw TypeMismatch("plain: expected a sequence of Plaintext");
                }
@@ -124,15 +124,16 @@ void bind_evaluator(nb::module_& m) {
       .def("scalar_combination", [](const Evaluator& ev, nb::handle cts, nb::handle vals,
                                      nb::handle c, nb::handle s, nb::handle lv) {
              std::vector<nb::object> keep;  // alive while the GIL is released (see above)
-             auto cs = list_arg(cts, "encrypted", [&](nb::handle x) {
+             auto cs = list_arg(cts, "encrypted", "Ciphertext", [&](nb::handle x) {
                if (!nb::isinstance<Ciphertext>(x)) {
                  throw TypeMismatch("encrypted: expected a sequence of Ciphertext");
                }
                keep.push_back(nb::borrow(x));
                return &nb::cast<const Ciphertext&>(x);
              });
-             auto vs = list_arg(vals, "values", [](nb::handle x) { return real_arg(x, "values"); });
-             const double constant = real_arg(c, "constant"), scale = real_arg(s, "scale");
+             auto vs = reals_arg(vals, "values", /*quote=*/false);
+             const double constant = real_arg(c, "constant", /*quote=*/false);
+             const double scale = real_arg(s, "scale");
              const std::size_t level = size_arg(lv, "level");
              Release r;
              return ev.scalar_combination(cs, vs, constant, scale, level);
@@ -140,13 +141,14 @@ void bind_evaluator(nb::module_& m) {
            "CKKS: constant + sum_i values[i] * encrypted[i] at `level` and `scale`, one pass.")
       .def("multiply_scalar", [](const Evaluator& ev, const Ciphertext& c, nb::handle v,
                                   nb::handle s) {
-             const double value = real_arg(v, "value"), scale = real_arg(s, "scale");
+             const double value = real_arg(v, "value", /*quote=*/false);
+             const double scale = real_arg(s, "scale");
              Release r;
              return ev.multiply_scalar(c, value, scale);
            }, "encrypted"_a, "value"_a, "scale"_a,
            "CKKS: encrypted * value (a real constant at `scale`; the scale multiplies).")
       .def("add_scalar", [](const Evaluator& ev, const Ciphertext& c, nb::handle v) {
-             const double value = real_arg(v, "value");
+             const double value = real_arg(v, "value", /*quote=*/false);
              Release r;
              return ev.add_scalar(c, value);
            }, "encrypted"_a, "value"_a, "CKKS: encrypted + value (a real constant).")

@@ -163,7 +163,7 @@ void bind_keys(nb::module_& m) {
                Release r;
                return k.create_galois_keys();
              }
-             auto steps = list_arg(steps_in, "steps", [](nb::handle x) { return int_arg(x, "steps"); });
+             auto steps = list_arg(steps_in, "steps", "integers", [](nb::handle x) { return int_arg(x, "steps"); });
              Release r;
              return k.create_galois_keys(steps, cols);
            }, "steps"_a.none() = nb::none(), "include_columns"_a = true,
@@ -179,12 +179,12 @@ void bind_keys(nb::module_& m) {
            "<= max_level (default: all; lower levels keep only Q_max_level and P limbs).")
       .def("create_galois_keys_from_elts", [](const KeyGenerator& k, nb::handle e, bool compact,
                                               nb::handle lv) {
-             auto elts = list_arg(e, "galois_elts", [](nb::handle x) {
+             auto elts = list_arg(e, "galois_elts", "integers", [](nb::handle x) {
                return static_cast<std::uint32_t>(u64_arg(x, "galois_elts", 0, UINT32_MAX));
              });
              std::vector<std::size_t> levels;
              if (!lv.is_none()) {
-               levels = list_arg(lv, "levels", [](nb::handle x) { return size_arg(x, "levels"); });
+               levels = list_arg(lv, "levels", "integers", [](nb::handle x) { return size_arg(x, "levels"); });
              }
              Release r;
              return k.create_galois_keys_from_elts(elts, compact, levels);

@@ -60,7 +60,7 @@ void bind_params(nb::module_& m) {
                    })
       .def_prop_rw("coeff_modulus", [](const EncryptionParameters& p) { return p.coeff_modulus; },
                    [](EncryptionParameters& p, nb::handle v) {
-                     p.coeff_modulus = list_arg(v, "coeff_modulus", [](nb::handle x) {
+                     p.coeff_modulus = list_arg(v, "coeff_modulus", "integers", [](nb::handle x) {
                        return u64_arg(x, "coeff_modulus", 2, (std::uint64_t(1) << 61) - 1);
                      });
                    })
@@ -88,7 +88,7 @@ void bind_params(nb::module_& m) {
       .def_prop_rw("rescale_groups",
                    [](const EncryptionParameters& p) { return p.rescale_groups; },
                    [](EncryptionParameters& p, nb::handle v) {
-                     p.rescale_groups = list_arg(v, "rescale_groups", [](nb::handle x) {
+                     p.rescale_groups = list_arg(v, "rescale_groups", "integers", [](nb::handle x) {
                        return size_arg(x, "rescale_groups", 1024);
                      });
                    },
@@ -123,7 +123,7 @@ void bind_params(nb::module_& m) {
           "prime is the special prime.")
       .def_static("create", [](nb::handle n, nb::handle bits) {
             const std::size_t deg = size_arg(n, "poly_modulus_degree");
-            auto sizes = list_arg(bits, "bit_sizes", [](nb::handle x) { return int_arg(x, "bit_sizes", 2, 60); });
+            auto sizes = list_arg(bits, "bit_sizes", "integers", [](nb::handle x) { return int_arg(x, "bit_sizes", 2, 60); });
             Release r;
             return CoeffModulus::create(deg, sizes);
           }, "poly_modulus_degree"_a, "bit_sizes"_a,

@@ -21,7 +21,9 @@ NB_MODULE(_core, m) {
   bind_encryptor(m);
   bind_seal(m);
   bind_evaluator(m);
-  bind_circuits(m);    // the circuits layer, after the classes it uses
-  bind_comparison(m);  // sign, max, inverse, sqrt
+  bind_bootstrap_config(m);  // the circuits layer, after the classes it uses
+  bind_circuits(m);
+  bind_bootstrap(m);         // after LinearTransform, which Bootstrapper returns
+  bind_comparison(m);        // sign, max, inverse, sqrt
   bind_interrupts(m);
 }

@@ -130,6 +130,46 @@ def test_largest_64_bit_seed_is_valid():
     assert np.array_equal(a.data(), b.data())
 
 
+def test_core_messages_quote_parameters_but_never_seeds_or_data():
+    ctx = veil.bfv(poly_modulus_degree=4096, device="cpu", seed=1, galois_steps=None)
+    # a parameter: the refused value is quoted
+    with pytest.raises(ValueError, match=r"^cts_levels: expected an integer in 0\.\.\d+, got -1$"):
+        _core.BootstrapConfig(cts_levels=-1)
+    with pytest.raises(ValueError, match=r"^bits: expected an integer in 0\.\.64, got 100$"):
+        _core.plan_sign(0.01, 100)
+    with pytest.raises(ValueError, match=r"^epsilon: expected a real number within the range of "
+                                         r"a double, got 1000"):
+        _core.plan_sign(10**400, 8)
+    # a seed: never quoted, whatever the binding
+    for bad in (-1, 2**64, 987654321 * 2**64):
+        with pytest.raises(ValueError, match=r"^seed: expected an integer in "
+                                             r"0\.\.18446744073709551615$"):
+            _core.KeyGenerator(ctx.context, "cpu", bad)
+    with pytest.raises(TypeError, match=r"^seed: expected an integer, got float$"):
+        _core.KeyGenerator(ctx.context, "cpu", 1.5)
+    # a plaintext data value: never quoted
+    with pytest.raises(ValueError, match=r"^coeffs: expected a real number within the range of "
+                                         r"a double$"):
+        _core.power_to_chebyshev([1.0, 10**400])
+    with pytest.raises(ValueError, match=r"^x: expected a real number within the range of a "
+                                         r"double$"):
+        _core.plan_sign(0.01, 8).scalar(10**400)
+    with pytest.raises(TypeError, match=r"^coeffs: expected a sequence of real numbers, got str$"):
+        _core.power_to_chebyshev("12")
+    ck = veil.ckks(poly_modulus_degree=4096, device="cpu", seed=1, galois_steps=None)
+    ct = ck.encrypt([0.5])
+    for call in (lambda: ck.evaluator.add_scalar(ct.raw, 10**400),
+                 lambda: ck.evaluator.multiply_scalar(ct.raw, 10**400, 2.0**20)):
+        with pytest.raises(ValueError, match=r"^value: expected a real number within the range "
+                                             r"of a double$"):
+            call()
+    with pytest.raises(ValueError, match=r"^values: expected a real number within the range of "
+                                         r"a double$"):
+        ck.evaluator.scalar_combination([ct.raw], [10**400], 0.0, 2.0**20, 0)
+    with pytest.raises(TypeError, match=r"^encrypted: expected a sequence of Ciphertext, got int$"):
+        ck.evaluator.scalar_combination(1, [1.0], 0.0, 2.0**20, 0)
+
+
 # ---- threads and the GIL ----------------------------------------------------------------------
 
 
