@@ -48,27 +48,32 @@ def _bounds(name: str, lo, hi) -> str:
     return f"{name} <= {hi}"
 
 
-def integer(value, name: str, lo: int | None = None, hi: int | None = None) -> int:
+def integer(value, name: str, lo: int | None = None, hi: int | None = None,
+            quote: bool = True) -> int:
     """``value`` as a Python int, checked to be an integer in ``lo..hi`` (inclusive; None: no
     bound).
 
     Accepts int and numpy integer scalars; rejects bool, float (even 2.0), str and the rest.
+    ``quote=False`` (seeds) leaves the refused value out of the message: only its type is named.
 
     Raises:
         TypeError: ``"name: expected an integer, got float 1.5"``.
         ValueError: ``"name: expected lo <= name <= hi, got X"``.
     """
     if not is_integer(value):
-        raise TypeError(f"{name}: expected an integer, got {show(value)}")
+        got = show(value) if quote else type(value).__name__
+        raise TypeError(f"{name}: expected an integer, got {got}")
     v = int(value)
     if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise ValueError(f"{name}: expected {_bounds(name, lo, hi)}, got {show(v)}")
+        raise ValueError(f"{name}: expected {_bounds(name, lo, hi)}"
+                         + (f", got {show(v)}" if quote else ""))
     return v
 
 
-def optional_integer(value, name: str, lo: int | None = None, hi: int | None = None):
+def optional_integer(value, name: str, lo: int | None = None, hi: int | None = None,
+                     quote: bool = True):
     """None, or :func:`integer` of ``value``."""
-    return None if value is None else integer(value, name, lo, hi)
+    return None if value is None else integer(value, name, lo, hi, quote)
 
 
 def flag(value, name: str) -> bool:
@@ -83,8 +88,9 @@ def flag(value, name: str) -> bool:
 
 
 def seed(value) -> int | None:
-    """A seed: None (OS entropy) or an integer in 0..2^64-1."""
-    return optional_integer(value, "seed", 0, SEED_MAX)
+    """A seed: None (OS entropy) or an integer in 0..2^64-1. A refused seed is not quoted in the
+    message (seeds determine the encryption randomness), as in the bindings' seed check."""
+    return optional_integer(value, "seed", 0, SEED_MAX, quote=False)
 
 
 def derived_seed(value: int | None, k: int) -> int | None:

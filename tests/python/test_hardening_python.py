@@ -163,10 +163,12 @@ def test_ckks_context_arguments_are_strict(name, value, exc):
 
 
 def test_integer_messages_show_type_and_bounds():
-    with pytest.raises(TypeError, match=r"^seed: expected an integer, got float 1\.5$"):
+    with pytest.raises(TypeError, match=r"^galois_steps: expected an integer, got float 1\.5$"):
+        veil.ckks(poly_modulus_degree=CKKS_N, device="cpu", galois_steps=[1.5])
+    # A seed is named with its expected range, never quoted (it fixes the randomness).
+    with pytest.raises(TypeError, match=r"^seed: expected an integer, got float$"):
         veil.bfv(poly_modulus_degree=N, device="cpu", seed=1.5)
-    with pytest.raises(ValueError, match=r"^seed: expected 0 <= seed <= 18446744073709551615, "
-                                         r"got -1$"):
+    with pytest.raises(ValueError, match=r"^seed: expected 0 <= seed <= 18446744073709551615$"):
         veil.bfv(poly_modulus_degree=N, device="cpu", seed=-1)
 
 
