@@ -345,12 +345,14 @@ def too_many_values(ctx, name: str, count: int) -> ValueError:
                       f"ciphertexts{larger}")
 
 
-def out_of_plain_range(ctx, name: str, lo: str, hi: str) -> ValueError:
-    """A BFV/BGV value outside [-(t-1)/2, t): what t is, and that results wrap mod t."""
+def out_of_plain_range(ctx, name: str) -> ValueError:
+    """A BFV/BGV value outside [-(t-1)/2, t): what t is, and that results wrap mod t. The values
+    themselves are not quoted (plaintext data: a served model's weights must not reach a
+    client's error)."""
     t = ctx.plain_modulus
     return ValueError(
-        f"{name}: expected entries in [-(t-1)/2, t) with plain_modulus t = {t}, got range "
-        f"[{lo}, {hi}]: BFV and BGV compute modulo t, so t must exceed every value the "
+        f"{name}: expected entries in [-(t-1)/2, t) with plain_modulus t = {t}, got entries "
+        f"outside it: BFV and BGV compute modulo t, so t must exceed every value the "
         "computation produces (inputs and results); create the context with a larger "
         f"plain_modulus (a prime = 1 mod 2N for batching: veil.PlainModulus.batching("
         f"{ctx.poly_modulus_degree}, bits))")

@@ -342,7 +342,7 @@ class IntegerContext(KeyedContext):
     def _check_range(self, lo: int, hi: int, name: str) -> None:
         t = self.plain_modulus
         if hi >= t or lo < -((t - 1) // 2):
-            raise _errors.out_of_plain_range(self, name, _check.show(lo), _check.show(hi))
+            raise _errors.out_of_plain_range(self, name)
 
     def _residues(self, arr: np.ndarray, name: str = "values") -> np.ndarray:
         """Integers in [-(t-1)/2, t) as uint64 residues mod t (slots or coefficients alike)."""

@@ -81,9 +81,9 @@ def _seed_arg(value: str) -> int:
     except ValueError:
         n = None
     if n is None:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value!r}")
+        raise argparse.ArgumentTypeError("expected a non-negative integer")  # not quoted
     if not 0 <= n < 2**64:
-        raise argparse.ArgumentTypeError(f"expected an integer in [0, 2^64), got {n}")
+        raise argparse.ArgumentTypeError("expected an integer in [0, 2^64)")  # a seed: not quoted
     return n
 
 

@@ -299,6 +299,34 @@ TEST(BadInput, OneGateNamesTheArgumentAndBothParameterSets) {
   EXPECT_THROW_NAMING(P.eva.multiply_monomial(P.ca, 1), InvalidArgument,
                       "multiply_monomial is a CKKS operation");
   EXPECT_THROW_NAMING(P.eva.mod_raise(P.ca), InvalidArgument, "mod_raise is a CKKS operation");
+  EXPECT_THROW_NAMING(P.eva.scalar_combination({&P.ca}, {1.0}, 0.0, 1.0, 0), InvalidArgument,
+                      "scalar_combination is a CKKS operation");
+  EXPECT_THROW_NAMING(P.eva.multiply_relinearize_rescale(P.ca, P.ca, P.kga.create_relin_keys()),
+                      InvalidArgument, "multiply_relinearize_rescale is a CKKS operation");
+  // Lists of operands: a null entry is named, not dereferenced.
+  EXPECT_THROW_NAMING(P.eva.scalar_combination({&P.ca, nullptr}, {1.0, 1.0}, 0.0, 1.0, 0),
+                      InvalidArgument, "encrypted: a ciphertext is null");
+  const Plaintext one = P.enca.encode({1});
+  EXPECT_THROW_NAMING(P.eva.multiply_plain_sum({&P.ca}, {nullptr}), InvalidArgument,
+                      "plain: a plaintext is null");
+  EXPECT_NO_THROW(P.eva.multiply_plain_sum({&P.ca}, {&one}));
+}
+
+// Two contexts whose summaries read the same (scheme, N, prime count, t) but whose primes
+// differ: the message says what differs instead of printing two equal summaries.
+TEST(BadInput, SameSummaryDifferentPrimesSaysWhatDiffers) {
+  EncryptionParameters p = base_params();
+  const std::size_t count = p.coeff_modulus.size();
+  p.coeff_modulus = CoeffModulus::create(kN, std::vector<int>(count, 30));
+  const ContextPtr other = Context::create(p);
+  KeyGenerator kg(other, Device::cpu(), 5);
+  BatchEncoder enc(other);
+  const Ciphertext c = Encryptor(other, kg.create_public_key(), 6).encrypt(enc.encode({1}));
+  Pair &P = pair();
+  std::string bits;
+  for (std::size_t i = 0; i < count; ++i) bits += (i ? ",30" : "30");
+  EXPECT_THROW_NAMING(P.eva.add(P.ca, c), InvalidArgument,
+                      "they differ in the primes' bit sizes (" + bits + " against ");
 }
 
 TEST(BadInput, EncryptorDecryptorFromKeyOfAnotherContext) {

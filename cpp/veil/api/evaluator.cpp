@@ -41,10 +41,11 @@ std::optional<Ciphertext> prepare_binary(const Context& ctx, const Ciphertext& a
 
 // The gate of the CKKS-only operations (the other schemes have no rescale, scale or slot-wise
 // real constants): the scheme functions they call do not check their operands again.
+// Called after the operands' check, so the ciphertext's scheme is the context's.
 void require_ckks(const Context& ctx, const char* op) {
   if (!ops(ctx).rescales) {
-    throw InvalidArgument(std::string("encrypted: ") + op + " is a CKKS operation (this is a " +
-                          ctx.scheme_definition().name + " ciphertext)");
+    throw InvalidArgument(std::string("encrypted: is a ") + ctx.scheme_definition().name +
+                          " ciphertext; " + op + " is a CKKS operation");
   }
 }
 
@@ -254,6 +255,8 @@ Ciphertext Evaluator::relinearize_rescale(const Ciphertext& a, const RelinKeys& 
 
 Ciphertext Evaluator::multiply_relinearize_rescale(const Ciphertext& a, const Ciphertext& b,
                                                    const RelinKeys& rlk) const {
+  check(a, "encrypted1");
+  require_ckks(*ctx_, "multiply_relinearize_rescale");  // before the product is computed
   return relinearize_rescale(multiply(a, b), rlk);
 }
 
@@ -361,21 +364,27 @@ Ciphertext Evaluator::mod_raise(const Ciphertext& a) const {
   return ckks::mod_raise(a);
 }
 
-u64 Evaluator::check_all(const std::vector<const Ciphertext*>& cts, bool bfv_ntt) const {
+u64 Evaluator::check_all(const std::vector<const Ciphertext*>& cts, bool bfv_ntt,
+                         const char* what) const {
   u64 id = 0;
   for (const Ciphertext* c : cts) {
-    check(*c, "encrypted", bfv_ntt);
-    id = join_key_sets(id, c->key_id(), "encrypted");
+    if (c == nullptr) throw InvalidArgument(std::string(what) + ": a ciphertext is null");
+    check(*c, what, bfv_ntt);
+    if (c->device() != cts[0]->device()) {
+      throw TypeMismatch(std::string(what) + ": lives on " + c->device().str() +
+                         " but the first ciphertext lives on " + cts[0]->device().str());
+    }
+    id = join_key_sets(id, c->key_id(), what);
   }
   return id;
 }
 
 Ciphertext Evaluator::multiply_plain_sum(const std::vector<const Ciphertext*>& cts,
                                          const std::vector<const Plaintext*>& pts) const {
-  for (const Ciphertext* c : cts) {
-    if (c == nullptr) throw InvalidArgument("encrypted: a ciphertext is null");
-  }
   const u64 id = check_all(cts, /*bfv_ntt=*/true);
+  for (const Plaintext* p : pts) {
+    if (p == nullptr) throw InvalidArgument("plain: a plaintext is null");
+  }
   const SchemeOps& o = ops(*ctx_);
   Ciphertext r = with_key(o.multiply_plain_sum(cts, pts), id);
   // as multiply_plain: no transparent result (CKKS's encodings are never transparent)
@@ -437,11 +446,8 @@ Plaintext Evaluator::transform_to_ntt(const Plaintext& plain, std::size_t level)
 std::vector<Ciphertext> Evaluator::multiply_diagonals_bsgs(
     const std::vector<const Ciphertext*>& inputs,
     const std::vector<std::vector<ckks::BsgsGiant>>& outputs, const GaloisKeys& gk) const {
-  for (const Ciphertext* c : inputs) {
-    if (c == nullptr) throw InvalidArgument("inputs: a ciphertext is null");
-  }
+  const u64 id = join_key_sets(check_all(inputs, false, "inputs"), gk.key_id(), "galois_keys");
   require_ckks(*ctx_, "multiply_diagonals_bsgs");
-  const u64 id = join_key_sets(check_all(inputs), gk.key_id(), "galois_keys");
   std::vector<Ciphertext> out = ckks::multiply_diagonals_bsgs(inputs, outputs, gk);
   for (Ciphertext& c : out) c.set_key_id(id);
   return out;
@@ -450,8 +456,8 @@ std::vector<Ciphertext> Evaluator::multiply_diagonals_bsgs(
 Ciphertext Evaluator::scalar_combination(const std::vector<const Ciphertext*>& cts,
                                          const std::vector<double>& values, double constant,
                                          double scale, std::size_t level) const {
-  require_ckks(*ctx_, "scalar_combination");
   const u64 id = check_all(cts);
+  require_ckks(*ctx_, "scalar_combination");
   return with_key(ckks::scalar_combination(cts, values, constant, scale, level), id);
 }
 

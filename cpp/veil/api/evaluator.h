@@ -213,7 +213,8 @@ class Evaluator {
   /// @param p a CKKS plaintext of this context in NTT form (`plain`).
   /// @param level the target level, at most p's.
   /// @return p's limbs 0..level, scale unchanged.
-  /// @throws InvalidArgument naming `plain` (not CKKS) or `level` (above the plaintext's).
+  /// @throws InvalidArgument naming `plain` (not CKKS, empty, another context) or `level`
+  ///         (above the plaintext's); TypeMismatch naming `plain` on another device.
   Plaintext mod_switch_to(const Plaintext& p, std::size_t level) const;
   /// CKKS: divides by the rescale block holding q_l (the last prime by default) and drops it
   /// (scale /= the block's product).
@@ -344,7 +345,8 @@ class Evaluator {
   /// @throws InvalidArgument naming `inputs`, `outputs`, `plain` (also a word count other
   ///         than its shift's, or a shift above log2(N) - 2), `galois_keys` (another context,
   ///         device or key set; a missing key), `steps` or `encrypted`
-  ///         (ckks::multiply_diagonals_bsgs), or `encrypted` for an invalid ciphertext.
+  ///         (ckks::multiply_diagonals_bsgs), `inputs` for an invalid or null ciphertext or
+  ///         ones on different devices, or `encrypted` when the context is not CKKS.
   std::vector<Ciphertext> multiply_diagonals_bsgs(
       const std::vector<const Ciphertext*>& inputs,
       const std::vector<std::vector<ckks::BsgsGiant>>& outputs,
@@ -357,8 +359,9 @@ class Evaluator {
   /// @param scale the result's scale.
   /// @param level the result's level.
   /// @return the combination at `level` and `scale`.
-  /// @throws InvalidArgument naming `encrypted` (invalid, another key set, or as
-  ///         ckks::scalar_combination), `scale` or `values` (ckks::scalar_combination).
+  /// @throws InvalidArgument naming `encrypted` (invalid, null, another key set, not CKKS, or
+  ///         as ckks::scalar_combination), `scale` or `values` (ckks::scalar_combination);
+  ///         TypeMismatch naming `encrypted` for ciphertexts on different devices.
   Ciphertext scalar_combination(const std::vector<const Ciphertext*>& cts,
                                 const std::vector<double>& values, double constant, double scale,
                                 std::size_t level) const;
@@ -368,14 +371,15 @@ class Evaluator {
   /// @param value the real constant.
   /// @param scale the constant's scale (at least 1).
   /// @return a * value at scale a.scale() * scale.
-  /// @throws InvalidArgument naming `encrypted` (invalid), `value` (not finite) or `scale`
-  ///         (ckks::multiply_scalar_inplace).
+  /// @throws InvalidArgument naming `encrypted` (invalid, not CKKS), `value` (not finite) or
+  ///         `scale` (ckks::multiply_scalar_inplace).
   Ciphertext multiply_scalar(const Ciphertext& a, double value, double scale) const;
   /// CKKS: a + value at a's scale (ckks::add_scalar_inplace).
   /// @param a a CKKS ciphertext (`encrypted`).
   /// @param value the real constant.
   /// @return a + value, same level and scale.
-  /// @throws InvalidArgument naming `encrypted` (invalid) or `value` (not finite or beyond Q).
+  /// @throws InvalidArgument naming `encrypted` (invalid, not CKKS) or `value` (not finite or
+  ///         beyond Q).
   Ciphertext add_scalar(const Ciphertext& a, double value) const;
   /// CKKS: a * X^k (ckks::multiply_monomial_inplace), exact: level and scale unchanged.
   /// @param a a CKKS ciphertext (`encrypted`).
@@ -390,8 +394,10 @@ class Evaluator {
 
  private:
   void check(const Ciphertext& a, const char* what, bool bfv_ntt = false) const;
-  /// Checks each operand (named `encrypted`) and returns their common key set.
-  u64 check_all(const std::vector<const Ciphertext*>& cts, bool bfv_ntt = false) const;
+  /// Checks each operand (named `what`: not null, check_ciphertext, on the first one's device,
+  /// one key set) and returns their common key set.
+  u64 check_all(const std::vector<const Ciphertext*>& cts, bool bfv_ntt = false,
+                const char* what = "encrypted") const;
   Ciphertext rotate_generic(const Ciphertext& a, int steps, const GaloisKeys& gk) const;
   // The automorphism `elt` of `a` from its shared decomposition; the result's key set is
   // `key_id` (the caller checked the keys: check_key).

@@ -128,8 +128,9 @@ Plaintext BatchEncoder::encode(const std::uint64_t* values, std::size_t count,
   }
   for (std::size_t i = 0; bad && i < count; ++i) {
     if (values[i] >= t) {
-      throw InvalidArgument("values: slot " + std::to_string(i) + " holds " +
-                            std::to_string(values[i]) + ", expected a value below plain_modulus " +
+      // The value is plaintext data: the slot is named, the value not quoted.
+      throw InvalidArgument("values: slot " + std::to_string(i) +
+                            " holds a value >= plain_modulus, expected values below " +
                             std::to_string(t));
     }
   }
@@ -149,9 +150,9 @@ Plaintext BatchEncoder::encode_signed(const std::vector<std::int64_t>& values,
   for (std::size_t i = 0; i < values.size(); ++i) {
     const std::int64_t v = values[i];
     if (v > bound || v < -bound) {
-      throw InvalidArgument("values: slot " + std::to_string(i) + " holds " + std::to_string(v) +
-                            ", expected |value| <= (plain_modulus - 1) / 2 = " +
-                            std::to_string(bound));
+      throw InvalidArgument("values: slot " + std::to_string(i) +
+                            " holds a value outside the range, expected |value| <= "
+                            "(plain_modulus - 1) / 2 = " + std::to_string(bound));
     }
     slots[i] = v >= 0 ? static_cast<u64>(v) : t - static_cast<u64>(-v);
   }

@@ -151,7 +151,6 @@ Ciphertext multiply_plain_sum(const std::vector<const Ciphertext*>& cts,
   std::vector<u64> a(cts.size()), b(cts.size());
   for (std::size_t i = 0; i < cts.size(); ++i) {
     const Ciphertext& c = *cts[i];
-    check_compatible(ctx, first.device(), c.context(), c.device(), "encrypted");
     if (c.size() != first.size() || c.level() != first.level()) {
       throw InvalidArgument("encrypted: every ciphertext needs the first one's size and level");
     }
@@ -354,7 +353,6 @@ Ciphertext scalar_combination(const std::vector<const Ciphertext*>& cts,
   residues.reserve(cts.size() * q.size());
   for (std::size_t i = 0; i < cts.size(); ++i) {
     const Ciphertext& c = *cts[i];
-    check_compatible(ctx, first.device(), c.context(), c.device(), "encrypted");
     if (c.size() != 2 || c.level() < level || !c.is_ntt_form()) {
       throw InvalidArgument("encrypted: expected NTT-form ciphertexts of size 2 at level >= " +
                             std::to_string(level));
@@ -381,9 +379,9 @@ void add_scalar_inplace(Ciphertext& ct, double value) {
   const Context& ctx = *ct.context();
   const double v = value * ct.scale();
   if (std::log2(std::fabs(v) + 1) >= log2_q(ctx, ct.level()) - 2) {
-    throw InvalidArgument("value: " + std::to_string(value) + " at scale 2^" +
-                          std::to_string(std::log2(ct.scale())) + " does not fit Q at level " +
-                          std::to_string(ct.level()));
+    // The value is plaintext data (e.g. a served model's weight): not quoted.
+    throw InvalidArgument("value: times the scale 2^" + std::to_string(std::log2(ct.scale())) +
+                          " does not fit Q at level " + std::to_string(ct.level()));
   }
   if (!ct.is_ntt_form()) throw InvalidArgument("encrypted: expected NTT form");
   // A constant polynomial is the same constant at every NTT point: c0 = 1 * c0 + constant.

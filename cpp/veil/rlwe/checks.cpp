@@ -1,6 +1,7 @@
 #include "veil/rlwe/checks.h"
 
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <mutex>
 #include <string>
@@ -21,14 +22,44 @@ std::string parameter_summary(const Context& ctx) {
   return s;
 }
 
+std::string parameter_difference(const Context& a, const Context& b) {
+  const EncryptionParameters& p = a.params();
+  const EncryptionParameters& q = b.params();
+  auto bits = [](const std::vector<u64>& primes) {
+    std::string s;
+    for (u64 v : primes) s += (s.empty() ? "" : ",") + std::to_string(std::bit_width(v));
+    return s;
+  };
+  if (p.coeff_modulus != q.coeff_modulus) {
+    const std::string bp = bits(p.coeff_modulus), bq = bits(q.coeff_modulus);
+    return bp == bq ? "the primes' values (same bit sizes " + bp + ")"
+                    : "the primes' bit sizes (" + bp + " against " + bq + ")";
+  }
+  if (p.special_primes != q.special_primes) {
+    return "special_primes (" + std::to_string(p.special_primes) + " against " +
+           std::to_string(q.special_primes) + ")";
+  }
+  if (resolved_alpha(p) != resolved_alpha(q)) {
+    return "alpha (" + std::to_string(resolved_alpha(p)) + " against " +
+           std::to_string(resolved_alpha(q)) + ")";
+  }
+  if (p.mul_method != q.mul_method) {
+    return "mul_method (" + to_string(p.mul_method) + " against " + to_string(q.mul_method) + ")";
+  }
+  if (p.rescale_groups != q.rescale_groups) return "rescale_groups";
+  return "their parameter hash";
+}
+
 void check_compatible(const Context& ctx, const Device& dev, const ContextPtr& other_ctx,
                       const Device& other_dev, const char* what) {
   if (!other_ctx) throw InvalidArgument(std::string(what) + ": is empty (not initialized)");
   if (other_ctx->parameter_hash() != ctx.parameter_hash()) {
-    throw InvalidArgument(std::string(what) + ": belongs to a different context (" +
-                          parameter_summary(*other_ctx) + "; the operation's: " +
-                          parameter_summary(ctx) + "): compute only on objects of one context "
-                          "(and its public view)");
+    const std::string theirs = parameter_summary(*other_ctx), ours = parameter_summary(ctx);
+    std::string differs;
+    if (theirs == ours) differs = "; they differ in " + parameter_difference(*other_ctx, ctx);
+    throw InvalidArgument(std::string(what) + ": belongs to a different context (" + theirs +
+                          "; the operation's: " + ours + differs + "): compute only on objects "
+                          "of one context (and its public view)");
   }
   if (other_ctx->word_bits() != ctx.word_bits()) {
     throw InvalidArgument(std::string(what) + ": belongs to a context with " +

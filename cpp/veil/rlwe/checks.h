@@ -35,6 +35,14 @@ void check_compatible(const Context& ctx, const Device& dev, const ContextPtr& o
 /// @return the summary.
 std::string parameter_summary(const Context& ctx);
 
+/// What makes two contexts' parameters differ when their summaries (parameter_summary) read the
+/// same: the primes' bit sizes or values, special_primes, alpha, mul_method or rescale_groups
+/// (public parameters only).
+/// @param a one context.
+/// @param b the other.
+/// @return the first difference found, e.g. "the primes' bit sizes (60,40,60 against 60,30,60)".
+std::string parameter_difference(const Context& a, const Context& b);
+
 /// A ciphertext operand: initialized, of `ctx`'s parameters, on its own device, size >= 2,
 /// in the scheme's form (SchemeDefinition::ntt_form: NTT form, or coefficient form).
 /// @param ctx the context of the operation.
@@ -75,7 +83,7 @@ u64 join_key_sets(u64 ct_id, u64 other_id, const char* what);
 /// ciphertext's key set (join_key_sets).
 /// @param ctx the context of the operation.
 /// @param ct the ciphertext (already checked with check_ciphertext).
-/// @param key the key: anything with empty(), context(), device() and key_id().
+/// @param key the key: anything with context() (null when empty), device() and key_id().
 /// @param what the key's argument name in messages.
 /// @return the joined key-set identity (join_key_sets).
 /// @throws InvalidArgument naming `what` (empty, other parameters, another key set);
